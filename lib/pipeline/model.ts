@@ -1,0 +1,142 @@
+/**
+ * The values that flow between pipeline stages. Every value is a whole
+ * snapshot (never a diff), so any stage may drop an intermediate value and
+ * the next one still carries everything needed downstream.
+ */
+
+export type ChangeType = 'added' | 'modified' | 'deleted';
+
+/** One Kubernetes object change, kept so a reconciliation can name (and trace) what caused it. */
+export interface ChangeRef {
+  readonly kind: string;
+  readonly type: ChangeType;
+  readonly namespace: string | undefined;
+  readonly name: string;
+  /** Scheduler time the change was seen; the start of change-to-deploy latency. */
+  readonly at: number;
+}
+
+/**
+ * The changes folded into one reconciliation. `refs` is capped (a trace span
+ * can only carry so many links); `count` and `firstAt` stay exact.
+ */
+export interface Changes {
+  readonly count: number;
+  readonly firstAt: number;
+  readonly refs: readonly ChangeRef[];
+}
+
+/** Read side of one watched type's store, as templates and renderers see it. */
+export interface StoreReader<T = KubeObject> {
+  readonly size: number;
+  list(): readonly T[];
+  get(namespace: string | undefined, name: string): T | undefined;
+  /** Objects whose index keys start with `keys` (an index lookup, not a scan). */
+  lookup(...keys: string[]): readonly T[];
+}
+
+export interface KubeObject {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly resourceVersion?: string;
+    readonly uid?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
+    readonly [key: string]: unknown;
+  };
+  readonly [key: string]: unknown;
+}
+
+/**
+ * The state of every watched store at one revision. The stores are read
+ * live: rendering reads them synchronously when it starts, which is the
+ * newest state, so a dropped snapshot loses nothing.
+ */
+export interface Snapshot {
+  readonly revision: number;
+  readonly stores: ReadonlyMap<string, StoreReader>;
+  /** The change that produced this revision; absent for the initial-sync snapshot. */
+  readonly change: ChangeRef | undefined;
+}
+
+/** A debounced snapshot together with every change folded into it. */
+export interface Trigger {
+  readonly snapshot: Snapshot;
+  readonly changes: Changes;
+}
+
+/** What a render produces: the main configuration plus the auxiliary files it refers to. */
+export interface RenderedFiles {
+  readonly config: string;
+  readonly maps: Readonly<Record<string, string>>;
+  readonly certificates: Readonly<Record<string, string>>;
+  readonly files: Readonly<Record<string, string>>;
+}
+
+export interface Rendered {
+  readonly revision: number;
+  /** Content hash of `files`: equal hashes mean identical deployments. */
+  readonly hash: string;
+  readonly files: RenderedFiles;
+  readonly changes: Changes;
+}
+
+/** A rendered configuration that passed validation; the only thing ever deployed. */
+export type Validated = Rendered;
+
+export type ValidationVerdict =
+  | { readonly valid: true }
+  | { readonly valid: false; readonly message: string };
+
+export interface Endpoint {
+  /** Stable identity (for example the pod's namespace/name). */
+  readonly id: string;
+  readonly url: string;
+}
+
+export type DeployReason = 'change' | 'discovered' | 'drift';
+
+export interface DeployRequest {
+  readonly endpoint: Endpoint;
+  readonly config: Validated;
+  readonly reason: DeployReason;
+}
+
+export type DeployMode = 'runtime' | 'reload' | 'unchanged';
+
+/** What one endpoint's synchroniser reports after applying a configuration. */
+export interface DeployResult {
+  readonly mode: DeployMode;
+  /** Why a reload was needed, when mode is 'reload'. */
+  readonly reloadReason?: string;
+  readonly reloadId?: string;
+  readonly operations: number;
+}
+
+/**
+ * What an informer-like source emits for one watched type: object events,
+ * and `synced` once its initial list has been delivered.
+ */
+export type ResourceEvent =
+  | { readonly type: ChangeType; readonly kind: string; readonly object: KubeObject }
+  | { readonly type: 'synced'; readonly kind: string };
+
+/** How one watched type is stored: its name in the store map and its index key extractors. */
+export interface WatchedType {
+  readonly kind: string;
+  /** Composite index: each extractor yields one key part; lookups match a prefix of the parts. */
+  readonly indexBy: readonly ((object: KubeObject) => string | undefined)[];
+}
+
+/** What the fleet stages consume: the newest validated config, or the whole current endpoint set. */
+export type FleetInput =
+  | { readonly type: 'config'; readonly config: Validated }
+  | { readonly type: 'endpoints'; readonly endpoints: readonly Endpoint[] };
+
+/** Per-endpoint work: deploy a config there, or forget the endpoint (its stream completes). */
+export type FleetCommand =
+  | { readonly type: 'deploy'; readonly request: DeployRequest }
+  | { readonly type: 'remove'; readonly endpointId: string };

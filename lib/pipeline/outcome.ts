@@ -1,0 +1,66 @@
+import type { Changes, DeployReason, DeployResult } from './model.ts';
+
+/**
+ * Everything the pipeline reports, on one typed stream. Logging, metrics,
+ * tracing and Kubernetes events subscribe to it; stages never call them.
+ */
+export type Outcome =
+  | { readonly type: 'configApplied'; readonly generation: number }
+  | { readonly type: 'configRejected'; readonly errors: readonly string[] }
+  | { readonly type: 'synced'; readonly revision: number; readonly kinds: readonly string[] }
+  | {
+      readonly type: 'rendered';
+      readonly revision: number;
+      readonly hash: string;
+      readonly durationMs: number;
+      readonly changes: Changes;
+    }
+  | {
+      readonly type: 'renderFailed';
+      readonly revision: number;
+      readonly error: string;
+      readonly durationMs: number;
+      readonly changes: Changes;
+    }
+  | { readonly type: 'validated'; readonly revision: number; readonly hash: string; readonly durationMs: number }
+  | {
+      readonly type: 'validationFailed';
+      readonly revision: number;
+      readonly hash: string;
+      readonly error: string;
+      readonly durationMs: number;
+    }
+  | {
+      readonly type: 'deployed';
+      readonly endpoint: string;
+      readonly revision: number;
+      readonly hash: string;
+      readonly reason: DeployReason;
+      readonly result: DeployResult;
+      readonly attempts: number;
+      readonly durationMs: number;
+      /**
+       * Time from the first change folded into this config to its deployment
+       * here; only for reason 'change' (a drift repair or a new endpoint has no
+       * triggering change).
+       */
+      readonly latencyMs: number | undefined;
+    }
+  | {
+      readonly type: 'deployFailed';
+      readonly endpoint: string;
+      readonly revision: number;
+      readonly hash: string;
+      readonly reason: DeployReason;
+      readonly error: string;
+      readonly attempt: number;
+      /** True when no more retries follow for this configuration. */
+      readonly final: boolean;
+    };
+
+export type OutcomeType = Outcome['type'];
+
+/** Where a stage sends its outcomes. */
+export type Report = (outcome: Outcome) => void;
+
+export type DeployOutcome = Extract<Outcome, { readonly type: 'deployed' | 'deployFailed' }>;
