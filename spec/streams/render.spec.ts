@@ -1,0 +1,76 @@
+import { expect } from 'chai';
+import { map, type Observable } from 'rxjs';
+import type { RenderedFiles, Snapshot } from '../../lib/pipeline/model.ts';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { render } from '../../streams/render.ts';
+import { change, changes, files, rendered, trigger } from '../support/pipeline-values.ts';
+import { testScheduler } from '../support/marbles.ts';
+
+const byRevision = (snapshot: Snapshot) => files(`cfg-${snapshot.revision}`);
+
+describe('render stage', () => {
+  it('renders each trigger and reports how long it took', () => {
+    const reports: Outcome[] = [];
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // Rendering takes 2 frames; the result carries the revision, hash and changes of its trigger.
+      const c1 = change('a', 0);
+      const source = hot('  a------|', { a: trigger(1, [c1]) });
+      const work = cold('   --(x|)');
+      const effect = (s: Snapshot): Observable<RenderedFiles> => work.pipe(map(() => byRevision(s)));
+      const expected = '    --r----|';
+      expectObservable(source.pipe(render({ render: effect, report: (o) => reports.push(o) }))).toBe(expected, {
+        r: rendered(1, 'cfg-1', [c1]),
+      });
+    });
+    const c1 = change('a', 0);
+    expect(reports).to.deep.equal([
+      { type: 'rendered', revision: 1, hash: rendered(1, 'cfg-1').hash, durationMs: 2, changes: changes([c1]) },
+    ]);
+  });
+
+  it('lets a newer trigger supersede a render not yet delivered', () => {
+    testScheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+      // b arrives while a renders: a's render is cancelled and only b's result is delivered.
+      const source = hot('  a-b-------|', { a: trigger(1), b: trigger(2) });
+      const work = cold('   ---(x|)');
+      const effect = (s: Snapshot) => work.pipe(map(() => byRevision(s)));
+      const expected = '    -----r----|';
+      expectObservable(source.pipe(render({ render: effect, report: () => undefined }))).toBe(expected, {
+        r: rendered(2, 'cfg-2'),
+      });
+      expectSubscriptions(work.subscriptions).toBe(['^-!', '--^--!']);
+    });
+  });
+
+  it('reports a failed render and keeps rendering later triggers', () => {
+    const reports: Outcome[] = [];
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // a's template fails: nothing is delivered for it, the error is reported, b renders normally.
+      const source = hot('  a---b---|', { a: trigger(1), b: trigger(2) });
+      const failing = cold<RenderedFiles>('-#', {}, new Error('template haproxy.cfg line 3: unclosed section'));
+      const working = cold('-(x|)');
+      const effect = (s: Snapshot) => (s.revision === 1 ? failing : working.pipe(map(() => byRevision(s))));
+      const expected = '    -----r--|';
+      expectObservable(source.pipe(render({ render: effect, report: (o) => reports.push(o) }))).toBe(expected, {
+        r: rendered(2, 'cfg-2'),
+      });
+    });
+    expect(reports.map((o) => (o.type === 'renderFailed' ? o.error : o.type))).to.deep.equal([
+      'template haproxy.cfg line 3: unclosed section',
+      'rendered',
+    ]);
+  });
+
+  it('treats an effect that ends without a result as a failure', () => {
+    const reports: Outcome[] = [];
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // A render effect must produce files; completing empty is reported, not silently ignored.
+      const source = hot('  a---|', { a: trigger(1) });
+      const expected = '    ----|';
+      expectObservable(source.pipe(render({ render: () => cold<RenderedFiles>('-|'), report: (o) => reports.push(o) }))).toBe(
+        expected,
+      );
+    });
+    expect(reports.map((o) => o.type)).to.deep.equal(['renderFailed']);
+  });
+});

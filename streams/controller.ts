@@ -1,0 +1,42 @@
+import { distinctUntilChanged, filter, map, Observable, switchMap, type OperatorFunction } from 'rxjs';
+import type { DeployOutcome, Outcome, Report } from '../lib/pipeline/outcome.ts';
+
+export type ConfigLoad<Config> =
+  | { readonly ok: true; readonly config: Config }
+  | { readonly ok: false; readonly errors: readonly string[] };
+
+export interface ControllerOptions<Raw, Config> {
+  /** Parses and checks a configuration candidate completely, before anything uses it. */
+  readonly load: (raw: Raw) => ConfigLoad<Config>;
+  /** Builds and runs the whole pipeline for one valid configuration. */
+  readonly pipeline: (config: Config, report: Report) => Observable<DeployOutcome>;
+}
+
+/**
+ * The controller: its own configuration is a stream of candidates. A valid
+ * one re-initialises the whole pipeline (switchMap tears the old one down);
+ * an invalid one is reported and filtered out before switchMap, so the
+ * running pipeline keeps going untouched. Every outcome comes out of this one
+ * stream.
+ */
+export function controller<Raw, Config>(options: ControllerOptions<Raw, Config>): OperatorFunction<Raw, Outcome> {
+  return (candidates) =>
+    new Observable<Outcome>((subscriber) => {
+      const report: Report = (outcome) => subscriber.next(outcome);
+      let generation = 0;
+      return candidates
+        .pipe(
+          distinctUntilChanged(),
+          map((raw) => options.load(raw)),
+          filter((loaded): loaded is Extract<ConfigLoad<Config>, { ok: true }> => {
+            if (!loaded.ok) report({ type: 'configRejected', errors: loaded.errors });
+            return loaded.ok;
+          }),
+          switchMap(({ config }) => {
+            report({ type: 'configApplied', generation: ++generation });
+            return options.pipeline(config, report);
+          }),
+        )
+        .subscribe(subscriber);
+    });
+}

@@ -1,0 +1,59 @@
+import { map, merge, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import type { PipelineSettings } from '../lib/config/pipeline-settings.ts';
+import type { Endpoint, FleetInput, ResourceEvent, WatchedType } from '../lib/pipeline/model.ts';
+import type { DeployOutcome, Report } from '../lib/pipeline/outcome.ts';
+import { deploy } from './deploy.ts';
+import { discovery } from './discovery.ts';
+import { drift } from './drift.ts';
+import type { DeployEffect, RenderEffect, ValidateEffect } from './effects.ts';
+import { render } from './render.ts';
+import { resources } from './resources.ts';
+import { schedule } from './schedule.ts';
+import { trigger } from './trigger.ts';
+import { validate } from './validate.ts';
+
+export interface ReconcileOptions {
+  readonly watched: readonly WatchedType[];
+  readonly settings: PipelineSettings;
+  /** The HAProxy endpoints, as whole sets. */
+  readonly endpoints: Observable<readonly Endpoint[]>;
+  readonly render: RenderEffect;
+  readonly validate: ValidateEffect;
+  readonly deploy: DeployEffect;
+  readonly report: Report;
+  readonly scheduler?: SchedulerLike;
+  readonly random?: () => number;
+}
+
+/**
+ * The reconciliation pipeline for one controller configuration: resource
+ * events in, one outcome per deployment attempt out. Every other outcome
+ * goes to `report`.
+ */
+export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceEvent, DeployOutcome> {
+  const { settings, report, scheduler } = options;
+  return (events) => {
+    const configs = events.pipe(
+      resources({ watched: options.watched, report, scheduler }),
+      trigger({ debounceMs: settings.debounceMs, maxWaitMs: settings.maxWaitMs, scheduler }),
+      render({ render: options.render, report, scheduler }),
+      validate({ validate: options.validate, report, scheduler }),
+      schedule({ minIntervalMs: settings.minDeploymentIntervalMs, scheduler }),
+    );
+    return merge(
+      configs.pipe(map((config): FleetInput => ({ type: 'config', config }))),
+      options.endpoints.pipe(map((endpoints): FleetInput => ({ type: 'endpoints', endpoints }))),
+    ).pipe(
+      discovery(),
+      drift({ intervalMs: settings.driftCheckIntervalMs, scheduler }),
+      deploy({
+        deploy: options.deploy,
+        timeoutMs: settings.deployTimeoutMs,
+        maxParallel: settings.maxParallel,
+        retry: settings.retry,
+        scheduler,
+        random: options.random,
+      }),
+    );
+  };
+}
