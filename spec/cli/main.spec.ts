@@ -1,0 +1,32 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const entry = fileURLToPath(new URL('../../streams/main.ts', import.meta.url));
+const run = (...args: string[]) => spawnSync(process.execPath, [entry, ...args], { encoding: 'utf8' });
+
+describe('haproxy-template-ic command', () => {
+  it('prints usage on stderr and exits 2 on misuse, naming what is wrong', () => {
+    const none = run();
+    expect(none.status).to.equal(2);
+    expect(none.stderr).to.include('no command given').and.include('Usage: haproxy-template-ic <command>');
+    const unknown = run('deploy-everything');
+    expect(unknown.status).to.equal(2);
+    expect(unknown.stderr).to.include('unknown command "deploy-everything"');
+    const badOption = run('version', '--verbose');
+    expect(badOption.status).to.equal(2);
+    expect(badOption.stderr).to.include('--verbose');
+  });
+
+  it('prints help on stdout and exits 0', () => {
+    const help = run('--help');
+    expect(help.status).to.equal(0);
+    expect(help.stdout).to.include('Commands:').and.include('version');
+  });
+
+  it('prints the package version', () => {
+    const version = run('version');
+    expect(version.status).to.equal(0);
+    expect(version.stdout.trim()).to.match(/^\d+\.\d+\.\d+$/);
+  });
+});
