@@ -140,3 +140,12 @@ export type FleetInput =
 export type FleetCommand =
   | { readonly type: 'deploy'; readonly request: DeployRequest }
   | { readonly type: 'remove'; readonly endpointId: string };
+
+/** Something left out of, or degraded in, a rendered configuration, named so a user can find it. */
+export interface Problem {
+  /** "Kind namespace/name". */
+  readonly object: string;
+  /** The field at fault, e.g. `spec.rules[0].host`. */
+  readonly field: string;
+  readonly message: string;
+}

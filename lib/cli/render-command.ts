@@ -1,0 +1,57 @@
+import { resolve } from 'node:path';
+import type { KubeObject } from '../pipeline/model.ts';
+import { readManifests } from '../kube/manifests.ts';
+import { selectionFor } from '../kube/select.ts';
+import { createRenderer, RenderError } from '../render/renderer.ts';
+import { writeRenderedFiles } from '../render/write-files.ts';
+import { buildStores } from '../store/build-stores.ts';
+import { loadConfigFile } from './load-config-file.ts';
+import type { CommandOutput } from './output.ts';
+
+export interface RenderCommandOptions {
+  readonly manifests: string;
+  readonly out: string;
+  readonly config: string | undefined;
+}
+
+/**
+ * `render`: Kubernetes manifests in, haproxy.cfg with its maps, certificates
+ * and general files out, laid out under --out as HAProxy will find them
+ * (the render's base directory is --out itself).
+ */
+export async function renderCommand(options: RenderCommandOptions, output: CommandOutput): Promise<number> {
+  const loaded = await loadConfigFile(options.config);
+  if (!loaded.ok) {
+    for (const error of loaded.errors) output.err(`error: ${error}\n`);
+    return 1;
+  }
+  const { config } = loaded;
+  const read = await readManifests(options.manifests).catch((error: unknown) => ({
+    manifests: [],
+    errors: [`${options.manifests}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : String(error)}`],
+  }));
+  if (read.errors.length > 0) {
+    for (const error of read.errors) output.err(`error: ${error}\n`);
+    return 1;
+  }
+  const objects = new Map<string, KubeObject[]>();
+  for (const resource of config.watchedResources) {
+    const selects = selectionFor(resource);
+    objects.set(resource.name, read.manifests.map((m) => m.object).filter(selects));
+  }
+  const out = resolve(options.out);
+  let rendered;
+  try {
+    rendered = createRenderer(config)({ stores: buildStores(config.watchedResources, objects, config.ignoreFields), baseDir: out });
+  } catch (error) {
+    if (!(error instanceof RenderError)) throw error;
+    output.err(`error: the configuration cannot be rendered:\n${error.message}\n`);
+    return 1;
+  }
+  for (const problem of rendered.excluded) output.err(`excluded ${problem.object}: ${problem.field}: ${problem.message}\n`);
+  for (const problem of rendered.warnings) output.err(`warning ${problem.object}: ${problem.field}: ${problem.message}\n`);
+  const configFile = await writeRenderedFiles(out, rendered.files, config.dataplane);
+  const count = [rendered.files.maps, rendered.files.certificates, rendered.files.files].reduce((n, g) => n + Object.keys(g).length, 1);
+  output.out(`rendered ${count} files from ${read.manifests.length} manifests into ${out} (check with: haproxy -c -f ${configFile})\n`);
+  return 0;
+}

@@ -1,0 +1,147 @@
+import { isIP } from 'node:net';
+
+/**
+ * Validation of every string a Kubernetes object contributes to an HAProxy
+ * configuration or map file. Each check is an allow-list over printable
+ * ASCII, so a value that passes cannot carry whitespace, a line break, a
+ * comment ('#'), a quote, an escape, an environment expansion ('$'), a
+ * sample-fetch expression ('%[') or an ACL brace: it stays one word where
+ * it lands. Checks never trust the API server's own validation, because the
+ * objects may come from anywhere that can write them (and a future API
+ * version may relax it).
+ */
+
+/** A validated value, or why it was refused (for a Problem message). */
+export type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
+
+const accept = <T>(value: T): Checked<T> => ({ ok: true, value });
+const refuse = <T>(reason: string): Checked<T> => ({ ok: false, reason });
+
+/** RFC 1123 label, lowercase: what Kubernetes accepts for namespaces and Service names. */
+const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * Longest path accepted. The renderer admits a `{{value}}` of at most 1024
+ * characters (lib/render/escape.ts), and a route key is host (at most 253)
+ * + path + '/'; the cap keeps every key within that. It also keeps lines far
+ * below HAProxy's line buffers: a cut line's tail would be read as a line of
+ * its own.
+ */
+export const MAX_PATH_LENGTH = 768;
+
+/**
+ * RFC 3986 path characters minus those that mean something in an HAProxy
+ * configuration or map file, and within the renderer's safe word
+ * (lib/render/escape.ts): unreserved (A-Z a-z 0-9 - . _ ~), the sub-delims
+ * '!' '&' '*' '+' '=', ':', '@', '/', and '%' only as a complete
+ * percent-encoding (so never '%[', a sample fetch). Left out: "$"
+ * (environment expansion), "'" (quoting), '(' ')' ',' (converter argument
+ * lists), ';'; and by construction space and every control character, '#',
+ * '"', '\\', '{', '}', '?', '[', ']', '<', '>', '^', '`', '|' and all
+ * non-ASCII.
+ */
+const PATH = /^\/(?:[A-Za-z0-9\-._~!&*+=:@/]|%[0-9A-Fa-f]{2})*$/;
+
+/** IANA service name as Kubernetes validates port names (IsValidPortName). */
+const PORT_NAME = /^[a-z0-9](?:[a-z0-9-]{0,13}[a-z0-9])?$/;
+
+/** Only the characters of a textual IPv4 or IPv6 address: no zone index ('%eth0'), no prefix length. */
+const IP_CHARACTERS = /^[0-9A-Fa-f:.]+$/;
+
+export function isDnsLabel(value: unknown): value is string {
+  return typeof value === 'string' && DNS_LABEL.test(value);
+}
+
+/** RFC 1123 subdomain, lowercase: what Kubernetes accepts for most object names (Secrets among them). */
+export function isDnsSubdomain(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= 253 && value.split('.').every((label) => DNS_LABEL.test(label));
+}
+
+export function isPortName(value: unknown): value is string {
+  // '--' and an all-digit name are refused as Kubernetes does: a digit-only
+  // name would read as a port number, and the two must never be confused.
+  return typeof value === 'string' && PORT_NAME.test(value) && !value.includes('--') && /[a-z]/.test(value);
+}
+
+export function isPortNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65535;
+}
+
+export interface CheckedHost {
+  readonly host: string;
+  readonly wildcard: boolean;
+}
+
+/**
+ * A host as Ingress rules and TLS entries give it: a DNS name, or '*.' and a
+ * DNS name (the wildcard covers exactly one label). Returned lowercase, since
+ * Host headers are case-insensitive. The character check runs before
+ * lowercasing: String#toLowerCase maps some non-ASCII characters to ASCII
+ * ('\u212A', the Kelvin sign, becomes 'k'), which must not sneak a host past it.
+ */
+export function checkHost(value: unknown): Checked<CheckedHost> {
+  if (typeof value !== 'string') return refuse(`must be a string, not ${quote(value)}`);
+  if (!/^[A-Za-z0-9.*-]+$/.test(value)) return refuse(`${quote(value)} has characters a DNS name cannot have`);
+  const lower = value.toLowerCase();
+  const wildcard = lower.startsWith('*.');
+  const name = wildcard ? lower.slice(2) : lower;
+  if (lower.length > 253) return refuse(`${quote(value)} is longer than 253 characters`);
+  if (name.includes('*')) return refuse(`${quote(value)} may only have '*' as its whole first label`);
+  if (!isDnsSubdomain(name)) {
+    return refuse(`${quote(value)} is not a DNS name (labels of 1-63 letters, digits and '-', not starting or ending with '-')`);
+  }
+  return accept({ host: lower, wildcard });
+}
+
+/** A path as an Ingress gives it; see PATH for the characters allowed. */
+export function checkPath(value: unknown): Checked<string> {
+  if (typeof value !== 'string') return refuse(`must be a string, not ${quote(value)}`);
+  if (!value.startsWith('/')) return refuse(`${quote(value)} does not start with '/'`);
+  if (value.length > MAX_PATH_LENGTH) return refuse(`is longer than ${MAX_PATH_LENGTH} characters`);
+  if (!PATH.test(value)) {
+    return refuse(
+      `${quote(value)} has characters outside A-Z a-z 0-9 - . _ ~ ! & * + = : @ / and %XX percent-encodings`,
+    );
+  }
+  return accept(value);
+}
+
+/**
+ * An endpoint address: a textual IPv4 or IPv6 address, IPv6 lowercased so
+ * one address always gives one server name. `isIP` alone is not enough: it
+ * accepts an IPv6 zone index, which may hold any characters.
+ */
+export function checkIpAddress(value: unknown): Checked<string> {
+  if (typeof value !== 'string' || !IP_CHARACTERS.test(value) || isIP(value) === 0) {
+    return refuse(`${quote(value)} is not an IPv4 or IPv6 address`);
+  }
+  return accept(value.toLowerCase());
+}
+
+/**
+ * A value shown in a Problem message: quoted, with every character outside
+ * printable ASCII escaped and long values cut, so a message stays one
+ * readable line however hostile the value (messages go to logs and status
+ * fields, never into the configuration).
+ */
+export function quote(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value !== 'string') return `a ${typeof value}`;
+  const shown = value.length > 80 ? `${value.slice(0, 80)}...` : value;
+  const escaped = shown.replace(/[\\"]|[^\x20-\x7e]/g, (character) =>
+    character === '\\' || character === '"' ? `\\${character}` : `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return `"${escaped}"`;
+}
+
+/**
+ * How a Problem names an object: "Kind namespace/name". Names that are not
+ * DNS subdomains are quoted, so they cannot break the message either.
+ */
+export function describeObject(kind: string, namespace: unknown, name: unknown): string {
+  const show = (part: unknown) => (isDnsSubdomain(part) ? part : quote(part));
+  return namespace === undefined || namespace === '' ? `${kind} ${show(name)}` : `${kind} ${show(namespace)}/${show(name)}`;
+}

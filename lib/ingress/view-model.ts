@@ -1,0 +1,577 @@
+import type { KubeObject, Problem } from '../pipeline/model.ts';
+import { checkTlsSecret } from './certificates.ts';
+import {
+  checkHost,
+  checkIpAddress,
+  checkPath,
+  describeObject,
+  isDnsLabel,
+  isDnsSubdomain,
+  isPortName,
+  isPortNumber,
+  quote,
+} from './names.ts';
+
+/**
+ * The view model the shipped templates render: HTTP routing by a host map,
+ * then an exact-path map and a prefix-path map keyed by host key and path.
+ *
+ * Every string in it that came from a Kubernetes object passed a check for
+ * where it lands (see names.ts), so no object can add a line, a word, a
+ * comment or a directive to the configuration or a map file. Whatever fails
+ * a check is left out with a Problem naming the object and field, and the
+ * rest is still built: one bad Ingress never takes the others down.
+ */
+
+export interface IngressSources {
+  /** Ingress class to serve (default "haproxy"). */
+  readonly className: string;
+  readonly ingresses: readonly KubeObject[];
+  readonly service: (namespace: string, name: string) => KubeObject | undefined;
+  /** EndpointSlices labelled kubernetes.io/service-name=<service>. */
+  readonly endpointSlices: (namespace: string, service: string) => readonly KubeObject[];
+  readonly secret: (namespace: string, name: string) => KubeObject | undefined;
+}
+
+export interface IngressModel {
+  /** host.map lines: every distinct host key, sorted. */
+  readonly hosts: readonly HostEntry[];
+  /** path-exact.map lines, sorted by key. */
+  readonly exactRoutes: readonly Route[];
+  /** path-prefix.map lines: longest key first (map_beg takes the first match), ties by key. */
+  readonly prefixRoutes: readonly Route[];
+  /** Sorted by name. */
+  readonly backends: readonly Backend[];
+  /** Sorted by file. */
+  readonly certificates: readonly Certificate[];
+  /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */
+  readonly defaultBackend: string | undefined;
+  /** Objects, or the rules, paths, TLS entries and endpoints in them, left out, with why. */
+  readonly excluded: readonly Problem[];
+  /** Served but degraded: backends without servers, routes lost to an older Ingress. */
+  readonly warnings: readonly Problem[];
+}
+
+/**
+ * A host.map key (written as "<host> <host>"). Rules without a host use the
+ * catch-all key CATCH_ALL_HOST, which is not a wildcard: `wildcard` is true
+ * only for '*.domain' keys, which cover exactly one label.
+ */
+export interface HostEntry {
+  readonly host: string;
+  readonly wildcard: boolean;
+}
+
+/** A path map line: key = host key + path, e.g. "example.com/api/". */
+export interface Route {
+  readonly key: string;
+  readonly backend: string;
+}
+
+export interface Backend {
+  /** `<namespace>_<service>_<port>`: no part can hold '_', so names never collide. */
+  readonly name: string;
+  readonly namespace: string;
+  readonly service: string;
+  /** The Ingress's service port: its name, or its number in decimal. */
+  readonly port: string;
+  readonly servers: readonly Server[];
+}
+
+export interface Server {
+  /** `srv-<address with ':' as '_'>-<port>`, unique within a backend. */
+  readonly name: string;
+  /** IPv4 or IPv6 (lowercase, no brackets). */
+  readonly address: string;
+  readonly port: number;
+}
+
+export interface Certificate {
+  /** `<namespace>_<secret>.pem`. */
+  readonly file: string;
+  /** The certificate chain then the private key, PEM, re-encoded from the parsed objects. */
+  readonly pem: string;
+  /** SNI names from every spec.tls[].hosts naming this Secret: sorted, deduplicated, lowercase. */
+  readonly hosts: readonly string[];
+  /** `<namespace>/<secret>`. */
+  readonly secret: string;
+}
+
+/** The host key of rules without a host. */
+export const CATCH_ALL_HOST = '*';
+
+const CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
+
+type Fields = Readonly<Record<string, unknown>>;
+
+function isFields(value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function compare(a: string, b: string): number {
+  // Code-unit order, never localeCompare: output must not depend on the host's locale.
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+interface BackendRef {
+  readonly name: string;
+  readonly namespace: string;
+  readonly service: string;
+  readonly port: { readonly name: string } | { readonly number: number };
+}
+
+/** One map line an Ingress asks for, before conflicts are settled. */
+interface RouteClaim {
+  readonly map: 'exact' | 'prefix';
+  readonly key: string;
+  readonly backend: BackendRef;
+  /** An Exact path outranks the exact line a Prefix path adds for itself, as Kubernetes ranks Exact over Prefix. */
+  readonly fromExactPath: boolean;
+  readonly field: string;
+}
+
+interface TlsClaim {
+  readonly secretName: string;
+  readonly hosts: readonly string[];
+  readonly field: string;
+}
+
+/** An Ingress that passed every check, reduced to what it contributes. */
+interface ServedIngress {
+  readonly label: string;
+  readonly namespace: string;
+  readonly hosts: readonly HostEntry[];
+  readonly routes: readonly RouteClaim[];
+  readonly defaultBackend: { readonly backend: BackendRef; readonly field: string } | undefined;
+  readonly tls: readonly TlsClaim[];
+}
+
+function servesClass(ingress: KubeObject, className: string): boolean {
+  const spec = ingress['spec'];
+  const fieldClass = isFields(spec) ? spec['ingressClassName'] : undefined;
+  if (fieldClass !== undefined && fieldClass !== null) return fieldClass === className;
+  return ingress.metadata.annotations?.[CLASS_ANNOTATION] === className;
+}
+
+/**
+ * Oldest first: the age order that settles conflicts. A missing or
+ * unparsable creationTimestamp counts as newest; namespace/name breaks ties,
+ * so the order never depends on the order of the input.
+ */
+function olderFirst(a: KubeObject, b: KubeObject): number {
+  const time = (object: KubeObject) => {
+    // Raw API JSON holds an RFC 3339 string; @kubernetes/client-node objects hold a Date.
+    const stamp = object.metadata['creationTimestamp'];
+    const parsed = stamp instanceof Date ? stamp.getTime() : typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
+    return Number.isNaN(parsed) ? Number.POSITIVE_INFINITY : parsed;
+  };
+  const byTime = time(a) - time(b);
+  if (byTime !== 0 && !Number.isNaN(byTime)) return byTime < 0 ? -1 : 1;
+  return (
+    compare(String(a.metadata.namespace ?? ''), String(b.metadata.namespace ?? '')) ||
+    compare(String(a.metadata.name), String(b.metadata.name))
+  );
+}
+
+/** Reads one Ingress; every field it cannot trust becomes a Problem instead. */
+class IngressReader {
+  readonly problems: Problem[] = [];
+  /** Problems that leave out only a TLS entry, not the whole Ingress. */
+  readonly tlsProblems: Problem[] = [];
+  readonly label: string;
+  readonly #ingress: KubeObject;
+  readonly #namespace: string;
+
+  constructor(ingress: KubeObject) {
+    this.#ingress = ingress;
+    this.label = describeObject('Ingress', ingress.metadata.namespace, ingress.metadata.name);
+    const namespace = ingress.metadata.namespace;
+    if (!isDnsLabel(namespace)) this.#problem('metadata.namespace', `${quote(namespace)} is not a namespace name`);
+    this.#namespace = isDnsLabel(namespace) ? namespace : '';
+  }
+
+  read(): ServedIngress | undefined {
+    const spec = this.#ingress['spec'] ?? {};
+    if (!isFields(spec)) {
+      this.#problem('spec', 'is not an object');
+      return undefined;
+    }
+    const defaultBackend =
+      spec['defaultBackend'] === undefined || spec['defaultBackend'] === null
+        ? undefined
+        : this.#backend(spec['defaultBackend'], 'spec.defaultBackend');
+    const hosts: HostEntry[] = [];
+    const routes: RouteClaim[] = [];
+    this.#list(spec['rules'], 'spec.rules').forEach((rule, index) => {
+      this.#rule(rule, `spec.rules[${index}]`, hosts, routes);
+    });
+    const tls = this.#list(spec['tls'], 'spec.tls', this.tlsProblems).flatMap((entry, index) => this.#tls(entry, `spec.tls[${index}]`));
+    if (this.problems.length > 0) return undefined;
+    return {
+      label: this.label,
+      namespace: this.#namespace,
+      hosts,
+      routes,
+      defaultBackend: defaultBackend && { backend: defaultBackend, field: 'spec.defaultBackend' },
+      tls,
+    };
+  }
+
+  #problem(field: string, message: string, into: Problem[] = this.problems): void {
+    into.push({ object: this.label, field, message });
+  }
+
+  /** An optional list: absent is empty, anything but a list is a problem. */
+  #list(value: unknown, field: string, into: Problem[] = this.problems): readonly unknown[] {
+    if (value === undefined || value === null) return [];
+    if (Array.isArray(value)) return value;
+    this.#problem(field, 'is not a list', into);
+    return [];
+  }
+
+  #rule(rule: unknown, field: string, hosts: HostEntry[], routes: RouteClaim[]): void {
+    if (!isFields(rule)) return this.#problem(field, 'is not an object');
+    let hostKey = CATCH_ALL_HOST;
+    if (rule['host'] === undefined || rule['host'] === null || rule['host'] === '') {
+      hosts.push({ host: CATCH_ALL_HOST, wildcard: false });
+    } else {
+      const host = checkHost(rule['host']);
+      if (!host.ok) return this.#problem(`${field}.host`, `invalid host: ${host.reason}`);
+      hostKey = host.value.host;
+      hosts.push(host.value);
+    }
+    const http = rule['http'];
+    if (http === undefined || http === null) return;
+    if (!isFields(http)) return this.#problem(`${field}.http`, 'is not an object');
+    this.#list(http['paths'], `${field}.http.paths`).forEach((path, index) => {
+      this.#path(path, `${field}.http.paths[${index}]`, hostKey, routes);
+    });
+  }
+
+  /**
+   * Exact: one exact line. Prefix (and ImplementationSpecific, served as
+   * Prefix): Kubernetes matches element-wise, so '/foo' matches '/foo' and
+   * '/foo/bar' but not '/foobar': an exact line for '/foo' and a prefix line
+   * for '/foo/'; '/' is the prefix line '/' alone.
+   */
+  #path(path: unknown, field: string, hostKey: string, routes: RouteClaim[]): void {
+    if (!isFields(path)) return this.#problem(field, 'is not an object');
+    const pathType = path['pathType'] ?? 'ImplementationSpecific';
+    if (pathType !== 'Exact' && pathType !== 'Prefix' && pathType !== 'ImplementationSpecific') {
+      return this.#problem(`${field}.pathType`, `${quote(pathType)} is not Exact, Prefix or ImplementationSpecific`);
+    }
+    // Only ImplementationSpecific may leave the path out; it then means everything.
+    const given = path['path'];
+    const omitted = given === undefined || given === null || given === '';
+    const checked = checkPath(omitted && pathType === 'ImplementationSpecific' ? '/' : given);
+    if (!checked.ok) this.#problem(`${field}.path`, `invalid path: ${checked.reason}`);
+    const backend = this.#backend(path['backend'], `${field}.backend`);
+    if (!checked.ok || !backend) return;
+    if (pathType === 'Exact') {
+      routes.push({ map: 'exact', key: hostKey + checked.value, backend, fromExactPath: true, field });
+      return;
+    }
+    const trimmed = checked.value.replace(/\/+$/, '');
+    if (trimmed !== '') routes.push({ map: 'exact', key: hostKey + trimmed, backend, fromExactPath: false, field });
+    routes.push({ map: 'prefix', key: `${hostKey}${trimmed}/`, backend, fromExactPath: false, field });
+  }
+
+  /** A Service backend; undefined (with the problems recorded) when any part fails its check. */
+  #backend(backend: unknown, field: string): BackendRef | undefined {
+    if (!isFields(backend)) {
+      this.#problem(field, 'is not an object');
+      return undefined;
+    }
+    if (backend['resource'] !== undefined && backend['resource'] !== null) {
+      this.#problem(`${field}.resource`, 'resource backends are not supported; use a Service');
+      return undefined;
+    }
+    const service = backend['service'];
+    if (!isFields(service)) {
+      this.#problem(`${field}.service`, 'is missing');
+      return undefined;
+    }
+    const name = service['name'];
+    if (!isDnsLabel(name)) this.#problem(`${field}.service.name`, `${quote(name)} is not a Service name`);
+    const port = this.#port(service['port'], `${field}.service.port`);
+    if (!isDnsLabel(name) || !port || this.#namespace === '') return undefined;
+    return { name: `${this.#namespace}_${name}_${portText(port)}`, namespace: this.#namespace, service: name, port };
+  }
+
+  #port(port: unknown, field: string): BackendRef['port'] | undefined {
+    const name = isFields(port) ? (port['name'] ?? undefined) : undefined;
+    const number = isFields(port) ? (port['number'] ?? undefined) : undefined;
+    if ((name === undefined) === (number === undefined)) {
+      this.#problem(field, 'needs exactly one of name and number');
+    } else if (name !== undefined) {
+      if (isPortName(name)) return { name };
+      this.#problem(`${field}.name`, `${quote(name)} is not a port name (1-15 of a-z, 0-9 and '-', with a letter)`);
+    } else {
+      if (isPortNumber(number)) return { number };
+      this.#problem(`${field}.number`, `${quote(number)} is not a port number (1-65535)`);
+    }
+    return undefined;
+  }
+
+  /** A TLS entry; its problems leave out only the entry. Without secretName it asks for nothing to serve. */
+  #tls(entry: unknown, field: string): TlsClaim[] {
+    const into = this.tlsProblems;
+    if (!isFields(entry)) {
+      this.#problem(field, 'is not an object', into);
+      return [];
+    }
+    const secretName = entry['secretName'];
+    if (secretName === undefined || secretName === null || secretName === '') return [];
+    const before = into.length;
+    if (!isDnsSubdomain(secretName)) this.#problem(`${field}.secretName`, `${quote(secretName)} is not a Secret name`, into);
+    const hosts: string[] = [];
+    this.#list(entry['hosts'], `${field}.hosts`, into).forEach((host, index) => {
+      const checked = checkHost(host);
+      if (checked.ok) hosts.push(checked.value.host);
+      else this.#problem(`${field}.hosts[${index}]`, `invalid host: ${checked.reason}`, into);
+    });
+    if (into.length > before || !isDnsSubdomain(secretName)) return [];
+    return [{ secretName, hosts, field: `${field}.secretName` }];
+  }
+}
+
+function portText(port: BackendRef['port']): string {
+  return 'name' in port ? port.name : String(port.number);
+}
+
+/** Problems keyed by their whole content, so one reached twice is reported once. */
+class ProblemList {
+  readonly #problems = new Map<string, Problem>();
+
+  add(problem: Problem): void {
+    this.#problems.set(JSON.stringify([problem.object, problem.field, problem.message]), problem);
+  }
+
+  sorted(): Problem[] {
+    return [...this.#problems.values()].sort(
+      (a, b) => compare(a.object, b.object) || compare(a.field, b.field) || compare(a.message, b.message),
+    );
+  }
+}
+
+/** Who asked for a backend or Secret: the first field of each Ingress that did, for warnings. */
+type Referrers = Map<string, string>;
+
+function refer(referrers: Referrers, label: string, field: string): void {
+  if (!referrers.has(label)) referrers.set(label, field);
+}
+
+/**
+ * The servers of one backend, and why it has none when that is a
+ * configuration fault (a missing Service, port or EndpointSlices). No ready
+ * endpoints is not one: that is a workload scaled to zero or starting.
+ */
+function resolveServers(
+  backend: BackendRef,
+  sources: IngressSources,
+  excluded: ProblemList,
+): { readonly servers: Server[]; readonly issue: string | undefined } {
+  const serviceLabel = describeObject('Service', backend.namespace, backend.service);
+  const service = sources.service(backend.namespace, backend.service);
+  if (!service) return { servers: [], issue: `${serviceLabel} not found` };
+  const spec = isFields(service['spec']) ? service['spec'] : {};
+  if (spec['type'] === 'ExternalName') return { servers: [], issue: `${serviceLabel} is an ExternalName Service, which is not supported` };
+  const ports = Array.isArray(spec['ports']) ? spec['ports'].filter(isFields) : [];
+  const wanted = backend.port;
+  const servicePort = ports.find((port) => ('name' in wanted ? port['name'] === wanted.name : port['port'] === wanted.number));
+  if (!servicePort) {
+    const which = 'name' in wanted ? `named ${quote(wanted.name)}` : String(wanted.number);
+    return { servers: [], issue: `${serviceLabel} has no port ${which}` };
+  }
+  // EndpointSlices name their ports after the Service port and carry the
+  // resolved target port, so a named targetPort needs no Pod lookup. A
+  // single unnamed Service port is '' or absent on both sides.
+  const portName = typeof servicePort['name'] === 'string' ? servicePort['name'] : '';
+
+  const slices = [...sources.endpointSlices(backend.namespace, backend.service)].sort(
+    (a, b) => compare(String(a.metadata.name), String(b.metadata.name)),
+  );
+  if (slices.length === 0) return { servers: [], issue: `${serviceLabel} has no EndpointSlices` };
+
+  const servers = new Map<string, Server>();
+  let anyEndpoints = false;
+  let portFound = false;
+  for (const slice of slices) {
+    const sliceLabel = describeObject('EndpointSlice', slice.metadata.namespace, slice.metadata.name);
+    const endpoints = Array.isArray(slice['endpoints']) ? slice['endpoints'] : [];
+    if (endpoints.length > 0) anyEndpoints = true;
+    const addressType = slice['addressType'];
+    if (addressType !== undefined && addressType !== 'IPv4' && addressType !== 'IPv6') {
+      excluded.add({ object: sliceLabel, field: 'addressType', message: `${quote(addressType)} is not supported; only IPv4 and IPv6` });
+      continue;
+    }
+    const slicePorts = Array.isArray(slice['ports']) ? slice['ports'] : [];
+    const portIndex = slicePorts.findIndex((port) => isFields(port) && (port['name'] ?? '') === portName);
+    if (portIndex < 0) continue;
+    portFound = true;
+    const number = (slicePorts[portIndex] as Fields)['port'];
+    if (!isPortNumber(number)) {
+      excluded.add({ object: sliceLabel, field: `ports[${portIndex}].port`, message: `${quote(number)} is not a port number (1-65535)` });
+      continue;
+    }
+    endpoints.forEach((endpoint: unknown, index) => {
+      if (!isFields(endpoint)) return;
+      const conditions = endpoint['conditions'];
+      if (isFields(conditions) && conditions['ready'] === false) return;
+      const addresses = Array.isArray(endpoint['addresses']) ? endpoint['addresses'] : [];
+      const checked = addresses.map(checkIpAddress);
+      const bad = checked.findIndex((address) => !address.ok);
+      if (bad >= 0) {
+        const failed = checked[bad]!;
+        const reason = failed.ok ? '' : failed.reason;
+        excluded.add({ object: sliceLabel, field: `endpoints[${index}].addresses[${bad}]`, message: `endpoint left out: ${reason}` });
+        return;
+      }
+      for (const address of checked) {
+        if (!address.ok) continue;
+        const name = `srv-${address.value.replaceAll(':', '_')}-${number}`;
+        servers.set(name, { name, address: address.value, port: number });
+      }
+    });
+  }
+  const sorted = [...servers.values()].sort((a, b) => compare(a.name, b.name));
+  if (anyEndpoints && !portFound) {
+    return { servers: sorted, issue: `no EndpointSlice of ${serviceLabel} has a port named ${quote(portName)}` };
+  }
+  return { servers: sorted, issue: undefined };
+}
+
+/**
+ * Builds the view model from the Ingresses of one class and the Services,
+ * EndpointSlices and Secrets they refer to. Pure and deterministic: the same
+ * objects in any order give a deep-equal model.
+ */
+export function buildIngressModel(sources: IngressSources): IngressModel {
+  const excluded = new ProblemList();
+  const warnings = new ProblemList();
+
+  const served: ServedIngress[] = [];
+  const ingresses = sources.ingresses.filter((ingress) => servesClass(ingress, sources.className)).sort(olderFirst);
+  for (const ingress of ingresses) {
+    const reader = new IngressReader(ingress);
+    const result = reader.read();
+    for (const problem of reader.problems) excluded.add(problem);
+    for (const problem of reader.tlsProblems) excluded.add(problem);
+    if (result) served.push(result);
+  }
+
+  const hosts = new Map<string, HostEntry>();
+  for (const ingress of served) for (const host of ingress.hosts) hosts.set(host.host, host);
+
+  // Conflicts: an Exact path beats the exact line of a Prefix path (as
+  // Kubernetes ranks Exact over Prefix); then the older Ingress wins; within
+  // one Ingress, the earlier path. `order` numbers claims oldest Ingress first,
+  // then in spec order.
+  const claims = served.flatMap((ingress) => ingress.routes.map((route) => ({ ingress, route })));
+  const ranked = claims
+    .map((claim, order) => ({ ...claim, order }))
+    .sort((a, b) => Number(b.route.fromExactPath) - Number(a.route.fromExactPath) || a.order - b.order);
+  const winners = new Map<string, (typeof ranked)[number]>();
+  for (const claim of ranked) {
+    const mapKey = `${claim.route.map} ${claim.route.key}`;
+    const winner = winners.get(mapKey);
+    if (!winner) {
+      winners.set(mapKey, claim);
+    } else if (winner.route.backend.name !== claim.route.backend.name && winner.route.fromExactPath === claim.route.fromExactPath) {
+      // Losing an Exact-over-Prefix ranking is Kubernetes semantics, not a
+      // conflict; two claims of the same rank for different backends are.
+      const by = winner.ingress === claim.ingress ? `the earlier ${winner.route.field}` : `older ${winner.ingress.label}`;
+      warnings.add({
+        object: claim.ingress.label,
+        field: claim.route.field,
+        message: `route ${quote(claim.route.key)} not served here: ${by} sends it to backend ${winner.route.backend.name}`,
+      });
+    }
+  }
+
+  const backends = new Map<string, { readonly ref: BackendRef; readonly referrers: Referrers }>();
+  const useBackend = (ref: BackendRef, label: string, field: string) => {
+    let entry = backends.get(ref.name);
+    if (!entry) {
+      entry = { ref, referrers: new Map() };
+      backends.set(ref.name, entry);
+    }
+    refer(entry.referrers, label, field);
+  };
+  // Only backends something routes to are built. Referrers are recorded in
+  // claim order, so each warning names the first path of an Ingress asking.
+  const winning = [...winners.values()].sort((a, b) => a.order - b.order);
+  for (const { ingress, route } of winning) useBackend(route.backend, ingress.label, route.field);
+
+  let defaultBackend: { readonly ingress: ServedIngress; readonly backend: BackendRef } | undefined;
+  for (const ingress of served) {
+    if (!ingress.defaultBackend) continue;
+    const { backend, field } = ingress.defaultBackend;
+    if (!defaultBackend) {
+      defaultBackend = { ingress, backend };
+      useBackend(backend, ingress.label, field);
+    } else if (defaultBackend.backend.name !== backend.name) {
+      warnings.add({
+        object: ingress.label,
+        field,
+        message: `not served: older ${defaultBackend.ingress.label} sets the default backend ${defaultBackend.backend.name}`,
+      });
+    }
+  }
+
+  const resolvedBackends: Backend[] = [];
+  for (const { ref, referrers } of backends.values()) {
+    const { servers, issue } = resolveServers(ref, sources, excluded);
+    if (issue !== undefined) {
+      for (const [label, field] of referrers) {
+        warnings.add({ object: label, field, message: `backend ${ref.name} has no servers: ${issue}` });
+      }
+    }
+    resolvedBackends.push({ name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers });
+  }
+
+  const secrets = new Map<string, { readonly namespace: string; readonly name: string; readonly hosts: Set<string>; readonly referrers: Referrers }>();
+  for (const ingress of served) {
+    for (const claim of ingress.tls) {
+      const id = `${ingress.namespace}/${claim.secretName}`;
+      let entry = secrets.get(id);
+      if (!entry) {
+        entry = { namespace: ingress.namespace, name: claim.secretName, hosts: new Set(), referrers: new Map() };
+        secrets.set(id, entry);
+      }
+      for (const host of claim.hosts) entry.hosts.add(host);
+      refer(entry.referrers, ingress.label, claim.field);
+    }
+  }
+  const certificates: Certificate[] = [];
+  for (const [id, { namespace, name, hosts: sniHosts, referrers }] of secrets) {
+    const secretLabel = describeObject('Secret', namespace, name);
+    const secret = sources.secret(namespace, name);
+    if (!secret) {
+      for (const [label, field] of referrers) warnings.add({ object: label, field, message: `${secretLabel} not found; TLS entry not served` });
+      continue;
+    }
+    const checked = checkTlsSecret(secret);
+    if (!checked.ok) {
+      excluded.add({ object: secretLabel, field: checked.field, message: `${checked.reason}; TLS entries using it left out` });
+      continue;
+    }
+    certificates.push({ file: `${namespace}_${name}.pem`, pem: checked.pem, hosts: [...sniHosts].sort(compare), secret: id });
+  }
+
+  const routesOf = (map: RouteClaim['map']): Route[] =>
+    [...winners.values()]
+      .filter(({ route }) => route.map === map)
+      .map(({ route }) => ({ key: route.key, backend: route.backend.name }));
+
+  return {
+    hosts: [...hosts.values()].sort((a, b) => compare(a.host, b.host)),
+    exactRoutes: routesOf('exact').sort((a, b) => compare(a.key, b.key)),
+    prefixRoutes: routesOf('prefix').sort((a, b) => b.key.length - a.key.length || compare(a.key, b.key)),
+    backends: resolvedBackends.sort((a, b) => compare(a.name, b.name)),
+    certificates: certificates.sort((a, b) => compare(a.file, b.file)),
+    defaultBackend: defaultBackend?.backend.name,
+    excluded: excluded.sorted(),
+    warnings: warnings.sorted(),
+  };
+}

@@ -1,0 +1,32 @@
+import type { CompiledPath, WatchedResource } from '../config/types.ts';
+import { withoutPath } from '../config/json-path.ts';
+import type { KubeObject, WatchedType } from '../pipeline/model.ts';
+import { matchesLabels, parseLabelSelector } from './label-selector.ts';
+import { pluralOf } from './plural.ts';
+
+/**
+ * Whether an object belongs to a watched resource: its API version and kind
+ * (or plural), namespace, label selector (the API server applies it in a
+ * cluster; manifests need it applied here) and client-side field selector.
+ */
+export function selectionFor(resource: WatchedResource): (object: KubeObject) => boolean {
+  const labels = resource.labelSelector ? parseLabelSelector(resource.labelSelector) : undefined;
+  return (object) =>
+    object.apiVersion === resource.apiVersion &&
+    (resource.kind !== undefined
+      ? object.kind === resource.kind
+      : typeof object.kind === 'string' && pluralOf(object.kind) === resource.resource) &&
+    (resource.namespace === undefined || object.metadata.namespace === resource.namespace) &&
+    (labels === undefined || matchesLabels(labels, object.metadata.labels)) &&
+    resource.fieldSelector.every(({ path, operator, value }) => (path.get(object) === value) === (operator === '='));
+}
+
+/** The object as stored: fields the configuration ignores are dropped, so their churn never triggers a render. */
+export function withoutIgnoredFields(object: KubeObject, ignoreFields: readonly CompiledPath[]): KubeObject {
+  return ignoreFields.reduce((stripped, path) => withoutPath(stripped, path), object);
+}
+
+/** The pipeline's view of a watched resource: its store name and index key extractors. */
+export function watchedType(resource: WatchedResource): WatchedType {
+  return { kind: resource.name, indexBy: resource.indexBy.map((path) => path.get) };
+}

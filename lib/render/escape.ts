@@ -1,0 +1,50 @@
+/**
+ * What a value from a Kubernetes object may contain where a template puts it.
+ *
+ * `{{value}}` admits a single safe word: ASCII letters, digits and
+ * `- . _ ~ : / @ ! * + = & ? %` (enough for host names, paths, addresses,
+ * ports and names), at most 1024 characters, not starting with `-` or `!`.
+ * That word cannot end its line, start a comment (`#`), open a quote, an
+ * environment variable (`$`), a sample expression (`%[`), an ACL block
+ * (`{ }`) or a converter argument list (`(`, `,`), and is a single key in a
+ * map file. Nothing is rewritten: a value is either admitted as it is or the
+ * object carrying it is excluded.
+ *
+ * `{{{value}}}` and `{{&value}}` admit anything on one line: no control
+ * character (newline, carriage return, NUL...) and at most 1024 characters.
+ * Such a value can add words, quotes or a comment to its own line, so
+ * templates use it only for values their author controls (templateValues).
+ */
+
+const maxLength = 1024;
+const safeWord = /^[A-Za-z0-9._~:/@!*+=&?%-]*$/;
+/** Control characters, DEL and the Unicode line and paragraph separators. */
+function isControl(character: string): boolean {
+  const code = character.codePointAt(0)!;
+  return code < 0x20 || code === 0x7f || code === 0x2028 || code === 0x2029;
+}
+
+function describe(character: string): string {
+  const code = character.codePointAt(0)!;
+  return code < 0x20 || code === 0x7f || code > 0x7e
+    ? `U+${code.toString(16).toUpperCase().padStart(4, '0')}`
+    : `"${character}"`;
+}
+
+/** Why `value` is not a safe word, or undefined when it is. */
+export function unsafeWordReason(value: string): string | undefined {
+  if (value.length > maxLength) return `is longer than ${maxLength} characters`;
+  if (safeWord.test(value)) {
+    if (value.startsWith('-') || value.startsWith('!')) return `starts with "${value[0]}"`;
+    return undefined;
+  }
+  const offending = [...value].find((character) => !safeWord.test(character))!;
+  return `contains ${describe(offending)}`;
+}
+
+/** Why `value` cannot be inserted raw, or undefined when it can. */
+export function unsafeRawReason(value: string): string | undefined {
+  if (value.length > maxLength) return `is longer than ${maxLength} characters`;
+  const control = [...value].find(isControl);
+  return control === undefined ? undefined : `contains ${describe(control)}`;
+}

@@ -1,0 +1,53 @@
+import type { ControllerConfig, WatchedResource } from '../config/types.ts';
+import type { KubeObject, StoreReader } from '../pipeline/model.ts';
+import type { IngressSources } from '../ingress/view-model.ts';
+
+const serviceNameLabel = 'kubernetes.io/service-name';
+
+function isKind(resource: WatchedResource, kind: string, plural: string): boolean {
+  return resource.kind === kind || resource.resource === plural;
+}
+
+/** True when the store is indexed by namespace, then the EndpointSlice's service label. */
+function indexedByService(resource: WatchedResource): boolean {
+  const [first, second] = resource.indexBy.map((path) => path.segments.join('\u0000'));
+  return (
+    first === ['metadata', 'namespace'].join('\u0000') &&
+    second === ['metadata', 'labels', serviceNameLabel].join('\u0000')
+  );
+}
+
+/**
+ * Connects the typed Ingress view model to the watched stores, when the
+ * configuration watches Ingresses, Services and EndpointSlices (Secrets are
+ * optional: without them TLS entries are reported missing). Lookups go
+ * through the indexes when the configuration indexes the way the model
+ * asks, and fall back to a scan otherwise.
+ */
+export function ingressSources(
+  config: ControllerConfig,
+  stores: ReadonlyMap<string, StoreReader>,
+): IngressSources | undefined {
+  const find = (kind: string, plural: string) => config.watchedResources.find((r) => isKind(r, kind, plural));
+  const ingresses = find('Ingress', 'ingresses');
+  const services = find('Service', 'services');
+  const slices = find('EndpointSlice', 'endpointslices');
+  const secrets = find('Secret', 'secrets');
+  if (!ingresses || !services || !slices) return undefined;
+  const store = (resource: WatchedResource | undefined) => (resource ? stores.get(resource.name) : undefined);
+  const sliceStore = store(slices);
+  const byIndex = indexedByService(slices);
+  return {
+    className: config.ingress.className,
+    ingresses: store(ingresses)?.list() ?? [],
+    service: (namespace, name) => store(services)?.get(namespace, name),
+    endpointSlices: (namespace, service): readonly KubeObject[] => {
+      if (!sliceStore) return [];
+      if (byIndex) return sliceStore.lookup(namespace, service);
+      return sliceStore
+        .list()
+        .filter((slice) => slice.metadata.namespace === namespace && slice.metadata.labels?.[serviceNameLabel] === service);
+    },
+    secret: (namespace, name) => store(secrets)?.get(namespace, name),
+  };
+}

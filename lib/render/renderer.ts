@@ -1,0 +1,129 @@
+import Mustache from 'mustache';
+import type { ControllerConfig } from '../config/types.ts';
+import type { KubeObject, Problem, RenderedFiles, StoreReader } from '../pipeline/model.ts';
+import { buildIngressModel, type IngressModel } from '../ingress/view-model.ts';
+import { ingressSources } from './ingress-sources.ts';
+import { AccessTracker, createResourceViews } from './resource-views.ts';
+import { SafeWriter, type Violation } from './safe-writer.ts';
+import type { Template } from './template.ts';
+
+export interface RenderRequest {
+  readonly stores: ReadonlyMap<string, StoreReader>;
+  /**
+   * Where the files will live; relative paths in the configuration resolve
+   * against it (`default-path origin`). Defaults to `dataplane.baseDir`.
+   */
+  readonly baseDir?: string;
+}
+
+export interface RenderOutput {
+  readonly files: RenderedFiles;
+  /** Objects (or parts of them) left out, each with the field at fault. */
+  readonly excluded: readonly Problem[];
+  /** Served, but not as the object asks (a missing Service, a route conflict...). */
+  readonly warnings: readonly Problem[];
+}
+
+/** A render that cannot produce a configuration at all: a template inserts an unsafe value of its own. */
+export class RenderError extends Error {
+  override readonly name = 'RenderError';
+}
+
+export type Renderer = (request: RenderRequest) => RenderOutput;
+
+function describe(violation: Violation): string {
+  return `${violation.template}: line ${violation.line}: ${violation.tag}: value ${violation.reason}`;
+}
+
+/**
+ * Renders every template of a configuration. A value from a Kubernetes
+ * object that is unsafe where a template puts it excludes that object: the
+ * render runs again without it, until a pass is clean, so one bad object
+ * never takes the rest of the configuration down with it.
+ */
+export function createRenderer(config: ControllerConfig): Renderer {
+  const { templates, dataplane } = config;
+  const named: Template[] = [
+    templates.haproxyConfig,
+    ...templates.partials.values(),
+    ...templates.maps.values(),
+    ...templates.files.values(),
+    ...templates.certificates.values(),
+  ];
+  const names = new Map(named.map((template) => [template.source, template.name]));
+  const partials = Object.fromEntries([...templates.partials].map(([name, template]) => [name, template.source]));
+  const tracker = new AccessTracker();
+  const writer = new SafeWriter(tracker, names);
+
+  return (request) => {
+    const base = request.baseDir ?? dataplane.baseDir;
+    const ingress: IngressModel | undefined = (() => {
+      const sources = ingressSources(config, request.stores);
+      return sources ? buildIngressModel(sources) : undefined;
+    })();
+    const paths = {
+      base,
+      maps: dataplane.mapsDir,
+      ssl: dataplane.certificatesDir,
+      general: dataplane.generalDir,
+    };
+    const excludedObjects = new Map<KubeObject, Problem>();
+
+    const renderPass = () => {
+      tracker.reset();
+      writer.violations = [];
+      const view = {
+        templateValues: config.templateValues,
+        paths,
+        resources: createResourceViews({
+          resources: config.watchedResources,
+          stores: request.stores,
+          excluded: new Set(excludedObjects.keys()),
+          tracker,
+        }),
+        ingress,
+      };
+      const render = (template: Template) =>
+        writer.renderTokens(
+          template.tokens as Parameters<SafeWriter['renderTokens']>[0],
+          new Mustache.Context(view),
+          partials,
+          template.source,
+        );
+      const renderAll = (group: ReadonlyMap<string, Template>) =>
+        Object.fromEntries([...group].map(([file, template]) => [file, render(template)]));
+      const files: RenderedFiles = {
+        config: render(templates.haproxyConfig),
+        maps: renderAll(templates.maps),
+        certificates: { ...renderAll(templates.certificates) },
+        files: renderAll(templates.files),
+      };
+      return { files, violations: writer.violations };
+    };
+
+    for (;;) {
+      const { files, violations } = renderPass();
+      let excludedMore = false;
+      for (const violation of violations) {
+        const object = violation.provenance?.object;
+        if (!object || excludedObjects.has(object)) continue;
+        excludedObjects.set(object, {
+          object: violation.provenance!.label,
+          field: violation.provenance!.field,
+          message: `value ${violation.reason} (${violation.template}: line ${violation.line}: ${violation.tag})`,
+        });
+        excludedMore = true;
+      }
+      if (excludedMore) continue;
+      const unattributed = violations.filter((violation) => !violation.provenance);
+      if (unattributed.length > 0) throw new RenderError(unattributed.map(describe).join('\n'));
+      const certificates = { ...files.certificates };
+      for (const certificate of ingress?.certificates ?? []) certificates[certificate.file] ??= certificate.pem;
+      return {
+        files: { ...files, certificates },
+        excluded: [...(ingress?.excluded ?? []), ...excludedObjects.values()],
+        warnings: ingress?.warnings ?? [],
+      };
+    }
+  };
+}

@@ -1,0 +1,145 @@
+import type { WatchedResource } from '../config/types.ts';
+import type { KubeObject, StoreReader } from '../pipeline/model.ts';
+
+/** Where a string value a template reads comes from. */
+export interface Provenance {
+  readonly object: KubeObject;
+  /** "Kind namespace/name", as error messages name objects. */
+  readonly label: string;
+  /** The field path inside the object, e.g. `spec.rules.0.host`. */
+  readonly field: string;
+}
+
+/**
+ * Records the strings templates read from Kubernetes objects, so an unsafe
+ * value can be charged to the object that carried it. The writer clears the
+ * last read before each lookup and asks right after, which names the exact
+ * field; `{{.}}` reads no property (the section already did), so it falls
+ * back to the latest object that held that same string.
+ */
+export class AccessTracker {
+  #last: { readonly value: string; readonly provenance: Provenance } | undefined;
+  #byValue = new Map<string, Provenance>();
+
+  record(value: string, provenance: Provenance): void {
+    this.#last = { value, provenance };
+    this.#byValue.set(value, provenance);
+  }
+
+  beforeLookup(): void {
+    this.#last = undefined;
+  }
+
+  provenanceOf(value: unknown): Provenance | undefined {
+    if (typeof value !== 'string') return undefined;
+    return this.#last?.value === value ? this.#last.provenance : this.#byValue.get(value);
+  }
+
+  /** Starts a render pass: reads of an earlier pass say nothing about this one. */
+  reset(): void {
+    this.#last = undefined;
+    this.#byValue = new Map();
+  }
+}
+
+export function objectLabel(kind: string, object: KubeObject): string {
+  const { namespace, name } = object.metadata;
+  return `${kind} ${namespace ? `${namespace}/` : ''}${name}`;
+}
+
+export function compareObjects(a: KubeObject, b: KubeObject): number {
+  const byNamespace = (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '', 'en');
+  return byNamespace !== 0 ? byNamespace : a.metadata.name.localeCompare(b.metadata.name, 'en');
+}
+
+interface Root {
+  readonly object: KubeObject;
+  readonly resource: WatchedResource;
+  readonly label: string;
+}
+
+export interface ResourceViewOptions {
+  readonly resources: readonly WatchedResource[];
+  readonly stores: ReadonlyMap<string, StoreReader>;
+  /** Objects left out of this render pass. */
+  readonly excluded: ReadonlySet<KubeObject>;
+  readonly tracker: AccessTracker;
+}
+
+/**
+ * The `resources` object of the template context: one sorted list per
+ * watched resource, each object behind a read-only proxy that records every
+ * string read and resolves the declared relations lazily through the
+ * target's index. Lists and relations leave excluded objects out.
+ */
+export function createResourceViews(options: ResourceViewOptions): Readonly<Record<string, readonly object[]>> {
+  const byName = new Map(options.resources.map((resource) => [resource.name, resource]));
+  const proxies = new WeakMap<object, object>();
+  const lists = new Map<string, readonly object[]>();
+
+  const viewsOf = (resource: WatchedResource, objects: readonly KubeObject[]): readonly object[] => {
+    const kind = resource.kind ?? resource.resource;
+    return objects
+      .filter((object) => !options.excluded.has(object))
+      .sort(compareObjects)
+      .map((object) => view({ object, resource, label: objectLabel(kind, object) }, object, ''));
+  };
+
+  const related = (root: Root, relationName: string): readonly object[] | undefined => {
+    const relation = root.resource.relations.find((r) => r.name === relationName);
+    if (!relation) return undefined;
+    const target = byName.get(relation.resource);
+    const store = options.stores.get(relation.resource);
+    if (!target || !store) return [];
+    const keys = relation.keys.map((key) => key.get(root.object));
+    if (keys.some((key) => key === undefined)) return [];
+    return viewsOf(target, store.lookup(...(keys as string[])));
+  };
+
+  const view = (root: Root, target: object, path: string): object => {
+    const cached = proxies.get(target);
+    if (cached) return cached;
+    const isRoot = target === root.object;
+    const proxy = new Proxy(target, {
+      get(object, property, receiver) {
+        if (isRoot && typeof property === 'string' && !(property in object)) {
+          const relation = related(root, property);
+          if (relation) return relation;
+        }
+        const value: unknown = Reflect.get(object, property, receiver);
+        if (typeof property !== 'string') return value;
+        const field = path ? `${path}.${property}` : property;
+        if (typeof value === 'string') {
+          options.tracker.record(value, { object: root.object, label: root.label, field });
+          return value;
+        }
+        return value !== null && typeof value === 'object' ? view(root, value, field) : value;
+      },
+      has(object, property) {
+        if (property in object) return true;
+        return isRoot && typeof property === 'string' && root.resource.relations.some((r) => r.name === property);
+      },
+      set: () => false,
+      deleteProperty: () => false,
+      defineProperty: () => false,
+    });
+    proxies.set(target, proxy);
+    return proxy;
+  };
+
+  const resources: Record<string, readonly object[]> = {};
+  for (const resource of options.resources) {
+    Object.defineProperty(resources, resource.name, {
+      enumerable: true,
+      get: () => {
+        let list = lists.get(resource.name);
+        if (!list) {
+          list = viewsOf(resource, options.stores.get(resource.name)?.list() ?? []);
+          lists.set(resource.name, list);
+        }
+        return list;
+      },
+    });
+  }
+  return resources;
+}
