@@ -18,12 +18,12 @@ export interface Provenance {
  * back to the latest object that held that same string.
  */
 export class AccessTracker {
-  #last: { readonly value: string; readonly provenance: Provenance } | undefined;
+  #last: { readonly value: unknown; readonly provenance: Provenance } | undefined;
   #byValue = new Map<string, Provenance>();
 
-  record(value: string, provenance: Provenance): void {
+  record(value: unknown, provenance: Provenance): void {
     this.#last = { value, provenance };
-    this.#byValue.set(value, provenance);
+    if (typeof value === 'string') this.#byValue.set(value, provenance);
   }
 
   beforeLookup(): void {
@@ -31,8 +31,8 @@ export class AccessTracker {
   }
 
   provenanceOf(value: unknown): Provenance | undefined {
-    if (typeof value !== 'string') return undefined;
-    return this.#last?.value === value ? this.#last.provenance : this.#byValue.get(value);
+    if (this.#last !== undefined && this.#last.value === value) return this.#last.provenance;
+    return typeof value === 'string' ? this.#byValue.get(value) : undefined;
   }
 
   /** Starts a render pass: reads of an earlier pass say nothing about this one. */
@@ -109,11 +109,9 @@ export function createResourceViews(options: ResourceViewOptions): Readonly<Reco
         const value: unknown = Reflect.get(object, property, receiver);
         if (typeof property !== 'string') return value;
         const field = path ? `${path}.${property}` : property;
-        if (typeof value === 'string') {
-          options.tracker.record(value, { object: root.object, label: root.label, field });
-          return value;
-        }
-        return value !== null && typeof value === 'object' ? view(root, value, field) : value;
+        const seen = value !== null && typeof value === 'object' ? view(root, value, field) : value;
+        options.tracker.record(seen, { object: root.object, label: root.label, field });
+        return seen;
       },
       has(object, property) {
         if (property in object) return true;

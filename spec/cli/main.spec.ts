@@ -16,6 +16,9 @@ describe('haproxy-template-ic command', () => {
     const badOption = run('version', '--verbose');
     expect(badOption.status).to.equal(2);
     expect(badOption.stderr).to.include('--verbose');
+    const missing = run('render', '--manifests', '.');
+    expect(missing.status).to.equal(2);
+    expect(missing.stderr).to.include('render: --out is required');
   });
 
   it('prints help on stdout and exits 0', () => {

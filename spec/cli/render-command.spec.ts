@@ -1,0 +1,94 @@
+import { expect } from 'chai';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { renderCommand } from '../../lib/cli/render-command.ts';
+import type { CommandOutput } from '../../lib/cli/output.ts';
+import { checkConfig } from '../../lib/haproxy/check.ts';
+
+function captured(): CommandOutput & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { stdout, stderr, out: (t) => void stdout.push(t), err: (t) => void stderr.push(t) };
+}
+
+const manifests = `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: shop, namespace: default }
+spec:
+  ingressClassName: haproxy
+  rules:
+    - host: shop.example.com
+      http:
+        paths:
+          - { path: /, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: evil, namespace: default }
+spec:
+  ingressClassName: haproxy
+  rules:
+    - host: "evil.example.com # comment"
+      http:
+        paths:
+          - { path: /, pathType: Prefix, backend: { service: { name: web, port: { number: 80 } } } }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: web, namespace: default }
+spec: { ports: [ { port: 80, targetPort: 8080 } ] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: web-abc, namespace: default, labels: { kubernetes.io/service-name: web } }
+addressType: IPv4
+ports: [ { port: 8080 } ]
+endpoints: [ { addresses: [127.0.0.1] } ]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: unrelated, namespace: default }
+data: { a: b }
+`;
+
+describe('render command', () => {
+  it('renders manifests into a directory that haproxy -c accepts as it stands, listing excluded objects', async () => {
+    const input = await mkdtemp(join(tmpdir(), 'render-in-'));
+    const out = await mkdtemp(join(tmpdir(), 'render-out-'));
+    await writeFile(join(input, 'app.yaml'), manifests);
+    const output = captured();
+    expect(await renderCommand({ manifests: input, out, config: undefined }, output)).to.equal(0);
+    // One line on stderr, for the one excluded object, naming it and the field at fault.
+    expect(output.stderr).to.have.length(1);
+    expect(output.stderr[0]).to.match(/^excluded Ingress default\/evil: spec\.rules\[0\]\.host: .*evil\.example\.com.*\n$/);
+    expect(output.stdout.join('')).to.include(`into ${out}`);
+    const config = await readFile(join(out, 'haproxy.cfg'), 'utf8');
+    expect(config).to.include(`default-path origin ${out}`);
+    expect(config).to.include('server srv-127.0.0.1-8080 127.0.0.1:8080 check');
+    expect(await readFile(join(out, 'maps', 'host.map'), 'utf8')).to.equal('shop.example.com shop.example.com\n');
+    const verdict = await checkConfig(join(out, 'haproxy.cfg'));
+    expect(verdict.output).to.not.include('ALERT');
+    expect(verdict.valid).to.equal(true);
+  });
+
+  it('fails naming the file of a manifest it cannot read, and writes nothing', async () => {
+    const input = await mkdtemp(join(tmpdir(), 'render-in-'));
+    const out = await mkdtemp(join(tmpdir(), 'render-out-'));
+    await writeFile(join(input, 'bad.yaml'), 'kind: Service\nmetadata: {name: x}\n');
+    const output = captured();
+    expect(await renderCommand({ manifests: input, out, config: undefined }, output)).to.equal(1);
+    expect(output.stderr.join('')).to.equal('error: bad.yaml#1: has no apiVersion\n');
+  });
+
+  it('fails with every configuration error when --config is invalid', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'render-cfg-'));
+    await writeFile(join(dir, 'config.yaml'), 'debounce: soon\nwatchedResources: {}\n');
+    const output = captured();
+    expect(await renderCommand({ manifests: dir, out: dir, config: join(dir, 'config.yaml') }, output)).to.equal(1);
+    const errors = output.stderr.join('');
+    expect(errors).to.include(`${join(dir, 'config.yaml')}: debounce:`);
+    expect(errors).to.include('templates');
+  });
+});

@@ -1,0 +1,75 @@
+import { expect } from 'chai';
+import { loadControllerConfig } from '../../../lib/config/load.ts';
+import type { ControllerConfig } from '../../../lib/config/types.ts';
+import type { KubeObject } from '../../../lib/pipeline/model.ts';
+import { selectionFor, watchedType, withoutIgnoredFields } from '../../../lib/kube/select.ts';
+import { buildStores } from '../../../lib/store/build-stores.ts';
+
+const loaded = loadControllerConfig(`
+watchedResources:
+  ingresses:
+    apiVersion: networking.k8s.io/v1
+    kind: Ingress
+    namespace: prod
+    labelSelector: "team in (web,api),!legacy"
+    fieldSelector: "spec.ingressClassName=haproxy"
+  widgets:
+    apiVersion: example.com/v1
+    resource: widgets
+    fieldSelector: "status.phase!=Failed"
+templates:
+  haproxyConfig: global
+`);
+if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+const config: ControllerConfig = loaded.config;
+const [ingresses, widgets] = config.watchedResources as [ControllerConfig['watchedResources'][0], ControllerConfig['watchedResources'][0]];
+
+function ingress(overrides: { namespace?: string; labels?: Record<string, string>; className?: string; apiVersion?: string }): KubeObject {
+  return {
+    apiVersion: overrides.apiVersion ?? 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name: 'web', namespace: overrides.namespace ?? 'prod', labels: overrides.labels ?? { team: 'web' } },
+    spec: { ingressClassName: overrides.className ?? 'haproxy' },
+  };
+}
+
+describe('selecting objects for a watched resource', () => {
+  it('applies API version, kind, namespace, label selector and field selector', () => {
+    const selects = selectionFor(ingresses);
+    expect(selects(ingress({}))).to.equal(true);
+    expect(selects(ingress({ apiVersion: 'extensions/v1beta1' }))).to.equal(false);
+    expect(selects(ingress({ namespace: 'dev' }))).to.equal(false);
+    expect(selects(ingress({ labels: { team: 'db' } }))).to.equal(false);
+    expect(selects(ingress({ labels: { team: 'api', legacy: 'yes' } }))).to.equal(false);
+    expect(selects(ingress({ className: 'nginx' }))).to.equal(false);
+  });
+
+  it('matches a resource watched by plural name, and a != field selector when the field is absent', () => {
+    const selects = selectionFor(widgets);
+    const widget = (status?: object): KubeObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, ...(status ? { status } : {}) });
+    expect(selects(widget())).to.equal(true);
+    expect(selects(widget({ phase: 'Running' }))).to.equal(true);
+    expect(selects(widget({ phase: 'Failed' }))).to.equal(false);
+    expect(selects({ ...widget(), kind: 'Gadget' })).to.equal(false);
+  });
+
+  it('drops ignored fields before storing, without touching the original', () => {
+    const object: KubeObject = {
+      metadata: {
+        name: 'a',
+        managedFields: [{ manager: 'kubectl' }],
+        annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{}', keep: 'yes' },
+      },
+    };
+    const stored = withoutIgnoredFields(object, config.ignoreFields);
+    expect(stored).to.deep.equal({ metadata: { name: 'a', annotations: { keep: 'yes' } } });
+    expect(object.metadata['managedFields']).to.have.length(1);
+  });
+
+  it('builds indexed stores named after the watched resources', () => {
+    const stores = buildStores(config.watchedResources, new Map([['ingresses', [ingress({})]]]), config.ignoreFields);
+    expect([...stores.keys()]).to.deep.equal(['ingresses', 'widgets']);
+    expect(stores.get('ingresses')?.lookup('prod', 'web')).to.have.length(1);
+    expect(watchedType(ingresses).kind).to.equal('ingresses');
+  });
+});

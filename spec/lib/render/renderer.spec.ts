@@ -1,0 +1,157 @@
+import { expect } from 'chai';
+import { loadControllerConfig } from '../../../lib/config/load.ts';
+import type { ControllerConfig } from '../../../lib/config/types.ts';
+import type { KubeObject } from '../../../lib/pipeline/model.ts';
+import { createRenderer, RenderError } from '../../../lib/render/renderer.ts';
+import { buildStores } from '../../../lib/store/build-stores.ts';
+
+/** A configuration over a custom resource, with a relation to Services. */
+function configWith(haproxyConfig: string, extra = ''): ControllerConfig {
+  const text = `
+watchedResources:
+  routes:
+    apiVersion: example.com/v1
+    kind: Route
+    relations:
+      services: { resource: services, keys: [metadata.namespace, spec.service] }
+  services:
+    apiVersion: v1
+    kind: Service
+templateValues:
+  port: 8080
+  banner: "custom banner"
+  unsafe: "a\\nb"
+templates:
+  haproxyConfig: |
+${haproxyConfig
+  .split('\n')
+  .map((line) => `    ${line}`)
+  .join('\n')}
+${extra}`;
+  const loaded = loadControllerConfig(text);
+  if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+  return loaded.config;
+}
+
+function route(name: string, spec: Record<string, unknown>, namespace = 'default'): KubeObject {
+  return { apiVersion: 'example.com/v1', kind: 'Route', metadata: { name, namespace }, spec };
+}
+
+function service(name: string, namespace = 'default'): KubeObject {
+  return { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace }, spec: { ports: [{ port: 80 }] } };
+}
+
+function render(config: ControllerConfig, routes: KubeObject[], services: KubeObject[] = [], baseDir?: string) {
+  const stores = buildStores(
+    config.watchedResources,
+    new Map([
+      ['routes', routes],
+      ['services', services],
+    ]),
+    config.ignoreFields,
+  );
+  return createRenderer(config)({ stores, ...(baseDir ? { baseDir } : {}) });
+}
+
+const routeLines = '{{#resources.routes}}\nuse {{metadata.name}} {{spec.host}}{{spec.path}}\n{{/resources.routes}}';
+
+describe('renderer', () => {
+  it('renders any watched resource in namespace/name order, without HTML escaping', () => {
+    const config = configWith(routeLines);
+    const output = render(config, [
+      route('b', { host: 'b.example.com', path: '/x=1' }),
+      route('a', { host: 'a.example.com', path: '/' }),
+      route('c', { host: 'c.example.com', path: '/' }, 'aaa'),
+    ]);
+    expect(output.files.config).to.equal('use c c.example.com/\nuse a a.example.com/\nuse b b.example.com/x=1\n');
+    expect(output.excluded).to.deep.equal([]);
+  });
+
+  it('resolves declared relations lazily through the target index', () => {
+    const config = configWith(
+      '{{#resources.routes}}\n{{metadata.name}} ->{{#services}} {{metadata.namespace}}/{{metadata.name}}{{/services}}\n{{/resources.routes}}',
+    );
+    const output = render(
+      config,
+      [route('r1', { service: 'web' }), route('r2', { service: 'absent' }), route('r3', {}, 'other')],
+      [service('web'), service('web', 'other'), service('api')],
+    );
+    expect(output.files.config).to.equal('r1 -> default/web\nr2 ->\nr3 ->\n');
+  });
+
+  it('excludes an object whose value is unsafe where it stands, names it, and renders the rest', () => {
+    const config = configWith(routeLines);
+    const output = render(config, [
+      route('good', { host: 'good.example.com', path: '/' }),
+      route('evil', { host: 'evil.example.com\n  lua-load /tmp/x.lua', path: '/' }),
+      route('spaced', { host: 'a b', path: '/' }),
+    ]);
+    expect(output.files.config).to.equal('use good good.example.com/\n');
+    expect(output.excluded).to.deep.equal([
+      {
+        object: 'Route default/evil',
+        field: 'spec.host',
+        message: 'value contains U+000A (templates.haproxyConfig: line 2: {{spec.host}})',
+      },
+      {
+        object: 'Route default/spaced',
+        field: 'spec.host',
+        message: 'value contains " " (templates.haproxyConfig: line 2: {{spec.host}})',
+      },
+    ]);
+  });
+
+  it('lets raw tags carry spaces and quotes but never a new line', () => {
+    const config = configWith('{{#resources.routes}}\n  option {{{spec.option}}}\n{{/resources.routes}}');
+    const output = render(config, [
+      route('a', { option: 'httpchk GET /healthz "HTTP/1.1"' }),
+      route('b', { option: 'httpchk\nbackend evil' }),
+    ]);
+    expect(output.files.config).to.equal('  option httpchk GET /healthz "HTTP/1.1"\n');
+    expect(output.excluded.map((p) => [p.object, p.field])).to.deep.equal([['Route default/b', 'spec.option']]);
+  });
+
+  it('charges a value read through {{.}} to the object that held it', () => {
+    const config = configWith('{{#resources.routes}}\nhosts{{#spec.hosts}} {{.}}{{/spec.hosts}}\n{{/resources.routes}}');
+    const output = render(config, [route('a', { hosts: ['a.example.com', 'b.example.com'] }), route('b', { hosts: ['ok', '#x'] })]);
+    expect(output.files.config).to.equal('hosts a.example.com b.example.com\n');
+    expect(output.excluded.map((p) => p.object)).to.deep.equal(['Route default/b']);
+  });
+
+  it('refuses a list or mapping where a single value belongs', () => {
+    const config = configWith('{{#resources.routes}}\nuse {{spec}}\n{{/resources.routes}}');
+    const output = render(config, [route('a', { host: 'x' })]);
+    expect(output.files.config).to.equal('');
+    expect(output.excluded).to.have.length(1);
+    expect(output.excluded[0]?.message).to.include('is not a single value');
+  });
+
+  it('fails the whole render, naming template and line, when a value of its own is unsafe', () => {
+    const config = configWith('global\n  description {{templateValues.unsafe}}');
+    expect(() => render(config, [])).to.throw(RenderError, 'templates.haproxyConfig: line 2: {{templateValues.unsafe}}: value contains U+000A');
+  });
+
+  it('names the partial and its line for a value a partial inserts', () => {
+    const config = configWith(
+      '{{#resources.routes}}\n{{> route}}\n{{/resources.routes}}',
+      '  partials:\n    route: "# route\\nuse {{spec.host}}\\n"',
+    );
+    const output = render(config, [route('a', { host: 'x y' })]);
+    expect(output.excluded[0]?.message).to.equal('value contains " " (templates.partials.route: line 2: {{spec.host}})');
+  });
+
+  it('puts the base directory of the request, or the configured one, in paths.base', () => {
+    const config = configWith('default-path origin {{paths.base}}\nmap {{paths.maps}}/host.map');
+    expect(render(config, []).files.config).to.equal('default-path origin /etc/haproxy\nmap maps/host.map\n');
+    expect(render(config, [], [], '/tmp/render-1').files.config).to.equal(
+      'default-path origin /tmp/render-1\nmap maps/host.map\n',
+    );
+  });
+
+  it('renders maps and general files with their own templates', () => {
+    const config = configWith('global', '  maps:\n    hosts.map: "{{#resources.routes}}{{spec.host}} {{metadata.name}}\\n{{/resources.routes}}"\n  files:\n    banner.txt: "{{{templateValues.banner}}}"');
+    const output = render(config, [route('a', { host: 'a.example.com' })]);
+    expect(output.files.maps).to.deep.equal({ 'hosts.map': 'a.example.com a\n' });
+    expect(output.files.files).to.deep.equal({ 'banner.txt': 'custom banner' });
+  });
+});
