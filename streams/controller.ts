@@ -1,9 +1,8 @@
 import { distinctUntilChanged, filter, map, Observable, switchMap, type OperatorFunction } from 'rxjs';
+import type { ConfigLoad } from '../lib/config/types.ts';
 import type { DeployOutcome, Outcome, Report } from '../lib/pipeline/outcome.ts';
 
-export type ConfigLoad<Config> =
-  | { readonly ok: true; readonly config: Config }
-  | { readonly ok: false; readonly errors: readonly string[] };
+export type { ConfigLoad };
 
 export interface ControllerOptions<Raw, Config> {
   /** Parses and checks a configuration candidate completely, before anything uses it. */

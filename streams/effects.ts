@@ -3,7 +3,7 @@ import type {
   DeployRequest,
   DeployResult,
   Rendered,
-  RenderedFiles,
+  RenderOutput,
   Snapshot,
   ValidationVerdict,
 } from '../lib/pipeline/model.ts';
@@ -13,7 +13,7 @@ import type {
  * cancellation reaches the work and virtual time can drive it in marble
  * tests; production implementations wrap async work in `defer`.
  */
-export type RenderEffect = (snapshot: Snapshot) => Observable<RenderedFiles>;
+export type RenderEffect = (snapshot: Snapshot) => Observable<RenderOutput>;
 /** Emits one verdict; an error means validation could not run (it is not a verdict). */
 export type ValidateEffect = (rendered: Rendered) => Observable<ValidationVerdict>;
 /** Applies a configuration to one endpoint; emits one result or errors. */

@@ -37,7 +37,7 @@ export function render(options: RenderOptions): OperatorFunction<Trigger, Render
       return options.render(snapshot).pipe(
         take(1),
         throwIfEmpty(() => new Error(`render of revision ${snapshot.revision} produced no configuration`)),
-        map((files): Rendered => ({ revision: snapshot.revision, hash: contentHash(files), files, changes })),
+        map((output): Rendered => ({ ...output, revision: snapshot.revision, hash: contentHash(output.files), changes })),
         tap((result) =>
           options.report({
             type: 'rendered',
@@ -45,6 +45,8 @@ export function render(options: RenderOptions): OperatorFunction<Trigger, Render
             hash: result.hash,
             durationMs: scheduler.now() - startedAt,
             changes,
+            excluded: result.excluded,
+            warnings: result.warnings,
           }),
         ),
         catchError((error: unknown) => {

@@ -10,16 +10,17 @@ import { loadAll, YAMLException } from 'js-yaml';
 import { errorMessage } from '../error-message.ts';
 import { checkLabelKey, checkLabelValue, isDnsLabel, isDnsSubdomain, parseLabelSelector } from '../kube/label-selector.ts';
 import { pluralOf } from '../kube/plural.ts';
+import { guardedDirectives, isGuardedDirective, type GuardedDirective } from '../haproxy/guarded-directives.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { compileTemplate, TemplateError } from '../render/template.ts';
 import type { Template } from '../render/template.ts';
-import type { ConfigLoad } from '../../streams/controller.ts';
 import { parseDuration } from './duration.ts';
 import { compilePath } from './json-path.ts';
 import { defaultPipelineSettings } from './pipeline-settings.ts';
 import type { PipelineSettings } from './pipeline-settings.ts';
 import type {
   Assertion,
+  ConfigLoad,
   CompiledPath,
   ControllerConfig,
   DataplaneSettings,
@@ -776,6 +777,7 @@ const rootFields = [
   'templates',
   'templateValues',
   'validationTests',
+  'allowDirectives',
 ] as const;
 
 function readPipeline(problems: Problems, raw: Fields<(typeof rootFields)[number]>, timings: DataplaneTimings): PipelineSettings {
@@ -817,7 +819,20 @@ function readConfig(problems: Problems, document: unknown): ControllerConfig {
       return undefined;
     }),
     validationTests: readValidationTests(problems, raw.validationTests, ['validationTests'], context),
+    allowDirectives: withDefault(raw.allowDirectives, ['allowDirectives'], [], (v, p) => readAllowDirectives(problems, v, p)),
   };
+}
+
+function readAllowDirectives(problems: Problems, value: unknown, at: Path): GuardedDirective[] | undefined {
+  const items = readList(problems, value, at);
+  if (items === undefined) return undefined;
+  const allowed = items.map((item, i) => {
+    const name = readString(problems, item, [...at, i]);
+    if (name === undefined || isGuardedDirective(name)) return name;
+    problems.add([...at, i], `unknown guarded directive ${JSON.stringify(name)} (one of ${Object.keys(guardedDirectives).join(', ')})`);
+    return undefined;
+  });
+  return allowed.every((name) => name !== undefined) ? (allowed as GuardedDirective[]) : undefined;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { GuardedDirective } from '../haproxy/guarded-directives.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import type { PipelineSettings } from './pipeline-settings.ts';
 import type { Template } from '../render/template.ts';
@@ -20,6 +21,8 @@ export interface ControllerConfig {
   readonly templates: Templates;
   readonly templateValues: Readonly<Record<string, unknown>>;
   readonly validationTests: readonly ValidationTest[];
+  /** Guarded directives (see lib/haproxy/guarded-directives.ts) this configuration may use. */
+  readonly allowDirectives: readonly GuardedDirective[];
 }
 
 export interface DataplaneSettings {
@@ -99,3 +102,8 @@ export interface ValidationTest {
   readonly fixtures: ReadonlyMap<string, readonly KubeObject[]>;
   readonly assertions: readonly Assertion[];
 }
+
+/** The result of loading a configuration: all of it, or every problem found. */
+export type ConfigLoad<Config> =
+  | { readonly ok: true; readonly config: Config }
+  | { readonly ok: false; readonly errors: readonly string[] };

@@ -76,11 +76,31 @@ export interface RenderedFiles {
   readonly files: Readonly<Record<string, string>>;
 }
 
-export interface Rendered {
+/** Where one rendered line comes from: the template line, and the objects whose values are on it. */
+export interface LineOrigin {
+  readonly template: string;
+  readonly line: number;
+  /** "Kind namespace/name" of each object a value on the line came from. */
+  readonly objects: readonly string[];
+}
+
+/** Origins per rendered file, by target name (`haproxy.cfg`, `maps/host.map`...), one entry per line. */
+export type RenderOrigins = ReadonlyMap<string, readonly LineOrigin[]>;
+
+/** Everything a render produces. */
+export interface RenderOutput {
+  readonly files: RenderedFiles;
+  /** Objects (or parts of them) left out, each with the field at fault. */
+  readonly excluded: readonly Problem[];
+  /** Served, but not as the object asks (a missing Service, a route conflict...). */
+  readonly warnings: readonly Problem[];
+  readonly origins: RenderOrigins;
+}
+
+export interface Rendered extends RenderOutput {
   readonly revision: number;
   /** Content hash of `files`: equal hashes mean identical deployments. */
   readonly hash: string;
-  readonly files: RenderedFiles;
   readonly changes: Changes;
 }
 

@@ -1,4 +1,4 @@
-import type { Changes, DeployReason, DeployResult } from './model.ts';
+import type { Changes, DeployReason, DeployResult, Problem } from './model.ts';
 
 /**
  * Everything the pipeline reports, on one typed stream. Logging, metrics,
@@ -14,6 +14,9 @@ export type Outcome =
       readonly hash: string;
       readonly durationMs: number;
       readonly changes: Changes;
+      /** Objects left out of this configuration, each naming the field at fault. */
+      readonly excluded: readonly Problem[];
+      readonly warnings: readonly Problem[];
     }
   | {
       readonly type: 'renderFailed';

@@ -1,6 +1,6 @@
 import Mustache from 'mustache';
 import type { ControllerConfig } from '../config/types.ts';
-import type { KubeObject, Problem, RenderedFiles, StoreReader } from '../pipeline/model.ts';
+import type { KubeObject, LineOrigin, Problem, RenderedFiles, RenderOutput, StoreReader } from '../pipeline/model.ts';
 import { buildIngressModel, type IngressModel } from '../ingress/view-model.ts';
 import { ingressSources } from './ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
@@ -16,18 +16,12 @@ export interface RenderRequest {
   readonly baseDir?: string;
 }
 
-export interface RenderOutput {
-  readonly files: RenderedFiles;
-  /** Objects (or parts of them) left out, each with the field at fault. */
-  readonly excluded: readonly Problem[];
-  /** Served, but not as the object asks (a missing Service, a route conflict...). */
-  readonly warnings: readonly Problem[];
-}
-
 /** A render that cannot produce a configuration at all: a template inserts an unsafe value of its own. */
 export class RenderError extends Error {
   override readonly name = 'RenderError';
 }
+
+export type { RenderOutput };
 
 export type Renderer = (request: RenderRequest) => RenderOutput;
 
@@ -43,17 +37,9 @@ function describe(violation: Violation): string {
  */
 export function createRenderer(config: ControllerConfig): Renderer {
   const { templates, dataplane } = config;
-  const named: Template[] = [
-    templates.haproxyConfig,
-    ...templates.partials.values(),
-    ...templates.maps.values(),
-    ...templates.files.values(),
-    ...templates.certificates.values(),
-  ];
-  const names = new Map(named.map((template) => [template.source, template.name]));
   const partials = Object.fromEntries([...templates.partials].map(([name, template]) => [name, template.source]));
   const tracker = new AccessTracker();
-  const writer = new SafeWriter(tracker, names);
+  const writer = new SafeWriter(tracker);
 
   return (request) => {
     const base = request.baseDir ?? dataplane.baseDir;
@@ -83,26 +69,31 @@ export function createRenderer(config: ControllerConfig): Renderer {
         }),
         ingress,
       };
-      const render = (template: Template) =>
-        writer.renderTokens(
+      const origins = new Map<string, readonly LineOrigin[]>();
+      const render = (target: string, template: Template) => {
+        const { text, origins: lines } = writer.renderFile(
+          template.name,
           template.tokens as Parameters<SafeWriter['renderTokens']>[0],
           new Mustache.Context(view),
           partials,
           template.source,
         );
-      const renderAll = (group: ReadonlyMap<string, Template>) =>
-        Object.fromEntries([...group].map(([file, template]) => [file, render(template)]));
-      const files: RenderedFiles = {
-        config: render(templates.haproxyConfig),
-        maps: renderAll(templates.maps),
-        certificates: { ...renderAll(templates.certificates) },
-        files: renderAll(templates.files),
+        origins.set(target, lines);
+        return text;
       };
-      return { files, violations: writer.violations };
+      const renderAll = (dir: string, group: ReadonlyMap<string, Template>) =>
+        Object.fromEntries([...group].map(([file, template]) => [file, render(`${dir}/${file}`, template)]));
+      const files: RenderedFiles = {
+        config: render('haproxy.cfg', templates.haproxyConfig),
+        maps: renderAll(dataplane.mapsDir, templates.maps),
+        certificates: renderAll(dataplane.certificatesDir, templates.certificates),
+        files: renderAll(dataplane.generalDir, templates.files),
+      };
+      return { files, origins, violations: writer.violations };
     };
 
     for (;;) {
-      const { files, violations } = renderPass();
+      const { files, origins, violations } = renderPass();
       let excludedMore = false;
       for (const violation of violations) {
         const object = violation.provenance?.object;
@@ -123,6 +114,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
         files: { ...files, certificates },
         excluded: [...(ingress?.excluded ?? []), ...excludedObjects.values()],
         warnings: ingress?.warnings ?? [],
+        origins,
       };
     }
   };

@@ -1,4 +1,5 @@
 import Mustache from 'mustache';
+import type { LineOrigin } from '../pipeline/model.ts';
 import { unsafeRawReason, unsafeWordReason } from './escape.ts';
 import type { AccessTracker, Provenance } from './resource-views.ts';
 
@@ -16,28 +17,74 @@ export interface Violation {
 type Token = [string, string, number, number, ...unknown[]];
 type Context = Mustache.Context & { cache: Record<string, unknown>; view: unknown };
 
-function lineOf(source: string, offset: number): number {
-  let line = 1;
-  for (let i = 0; i < offset && i < source.length; i++) if (source[i] === '\n') line++;
-  return line;
+interface MutableOrigin {
+  template: string;
+  line: number;
+  objects: string[];
 }
 
 /**
  * A Mustache writer that checks every inserted value for HAProxy instead of
  * HTML-escaping it (see escape.ts): an unsafe value is left out and recorded
  * with its template, line and the object that carried it.
+ *
+ * It also maps every output line to the template line that produced it and
+ * the objects whose values are on it, so an `haproxy -c` error can be traced
+ * back. Mustache produces the leaves (text and values) in output order, so
+ * counting newlines as they are produced gives each leaf its output line.
  */
 export class SafeWriter extends Mustache.Writer {
   readonly #tracker: AccessTracker;
-  /** Template names by source text, so a tag's line can be reported against its partial. */
-  readonly #names: ReadonlyMap<string, string>;
+  /** Template sources being rendered (partials nest) and their names. */
   readonly #sources: string[] = [];
+  readonly #names: string[] = [];
+  #origins: MutableOrigin[] = [];
+  #atLineStart = true;
+  readonly #lineStarts = new Map<string, number[]>();
   violations: Violation[] = [];
 
-  constructor(tracker: AccessTracker, names: ReadonlyMap<string, string>) {
+  constructor(tracker: AccessTracker) {
     super();
     this.#tracker = tracker;
-    this.#names = names;
+  }
+
+  /** Renders one template as one output file; returns the text and its line origins. */
+  renderFile(
+    name: string,
+    tokens: Parameters<Mustache.Writer['renderTokens']>[0],
+    context: Mustache.Context,
+    partials: Record<string, string>,
+    source: string,
+  ): { text: string; origins: readonly LineOrigin[] } {
+    this.#origins = [];
+    this.#atLineStart = true;
+    this.#names.push(name);
+    try {
+      const text = this.renderTokens(tokens, context, partials, source);
+      return { text, origins: this.#origins };
+    } finally {
+      this.#names.pop();
+    }
+  }
+
+  override renderPartial(
+    token: string[],
+    context: Mustache.Context,
+    partials?: Parameters<Mustache.Writer['renderPartial']>[2],
+    config?: Parameters<Mustache.Writer['renderPartial']>[3],
+  ): string {
+    this.#names.push(`templates.partials.${token[1]}`);
+    try {
+      return super.renderPartial(token, context, partials, config);
+    } finally {
+      this.#names.pop();
+    }
+  }
+
+  override rawValue(token: string[]): string {
+    const text = token[1]!;
+    this.#emit(text, Number(token[2]), undefined);
+    return text;
   }
 
   override renderTokens(
@@ -78,14 +125,57 @@ export class SafeWriter extends Mustache.Writer {
     else if (typeof value === 'boolean') text = String(value);
     else return this.#violate(token, 'is not a single value (a list, mapping or function)', provenance);
     const reason = unsafe(text);
-    return reason === undefined ? text : this.#violate(token, reason, provenance);
+    if (reason !== undefined) return this.#violate(token, reason, provenance);
+    this.#emit(text, token[2], provenance?.label);
+    return text;
+  }
+
+  /** Records which template line, and which object, the output produced now comes from. */
+  #emit(text: string, offset: number, object: string | undefined): void {
+    const template = this.#names.at(-1) ?? 'template';
+    let line = this.#lineOf(this.#sources.at(-1) ?? '', offset);
+    let position = 0;
+    for (;;) {
+      const newline = text.indexOf('\n', position);
+      const end = newline < 0 ? text.length : newline;
+      if (end > position || newline >= 0) {
+        if (this.#atLineStart) {
+          this.#origins.push({ template, line, objects: [] });
+          this.#atLineStart = false;
+        }
+        const origin = this.#origins.at(-1)!;
+        if (object !== undefined && !origin.objects.includes(object)) origin.objects.push(object);
+      }
+      if (newline < 0) return;
+      this.#atLineStart = true;
+      line++;
+      position = newline + 1;
+    }
+  }
+
+  /** Line numbers by binary search over each source's line starts, computed once per source. */
+  #lineOf(source: string, offset: number): number {
+    let starts = this.#lineStarts.get(source);
+    if (!starts) {
+      starts = [0];
+      for (let i = source.indexOf('\n'); i >= 0; i = source.indexOf('\n', i + 1)) starts.push(i + 1);
+      this.#lineStarts.set(source, starts);
+    }
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (starts[middle]! <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return low + 1;
   }
 
   #violate(token: Token, reason: string, provenance: Provenance | undefined): string {
     const source = this.#sources.at(-1) ?? '';
     this.violations.push({
-      template: this.#names.get(source) ?? 'template',
-      line: lineOf(source, token[2]),
+      template: this.#names.at(-1) ?? 'template',
+      line: this.#lineOf(source, token[2]),
       tag: token[0] === 'name' ? `{{${token[1]}}}` : `{{{${token[1]}}}}`,
       reason,
       provenance,

@@ -5,7 +5,8 @@ import type { Assertion, ControllerConfig, ValidationTest } from '../config/type
 import { checkConfig } from '../haproxy/check.ts';
 import type { KubeObject, RenderedFiles } from '../pipeline/model.ts';
 import { contentHash } from '../pipeline/content-hash.ts';
-import { createRenderer, type RenderOutput } from '../render/renderer.ts';
+import type { RenderOutput } from '../pipeline/model.ts';
+import { createRenderer } from '../render/renderer.ts';
 import { writeRenderedFiles } from '../render/write-files.ts';
 import { buildStores } from '../store/build-stores.ts';
 

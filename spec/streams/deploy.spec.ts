@@ -20,6 +20,9 @@ function config(revision: number): Validated {
     hash: `hash-${revision}`,
     files: { config: `# revision ${revision}`, maps: {}, certificates: {}, files: {} },
     changes: { count: 1, firstAt: 0, refs: [] },
+    excluded: [],
+    warnings: [],
+    origins: new Map(),
   };
 }
 

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { map, type Observable } from 'rxjs';
-import type { RenderedFiles, Snapshot } from '../../lib/pipeline/model.ts';
+import type { RenderOutput, Snapshot } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { render } from '../../streams/render.ts';
-import { change, changes, files, rendered, trigger } from '../support/pipeline-values.ts';
+import { change, changes, output, rendered, trigger } from '../support/pipeline-values.ts';
 import { testScheduler } from '../support/marbles.ts';
 
-const byRevision = (snapshot: Snapshot) => files(`cfg-${snapshot.revision}`);
+const byRevision = (snapshot: Snapshot) => output(`cfg-${snapshot.revision}`);
 
 describe('render stage', () => {
   it('renders each trigger and reports how long it took', () => {
@@ -16,7 +16,7 @@ describe('render stage', () => {
       const c1 = change('a', 0);
       const source = hot('  a------|', { a: trigger(1, [c1]) });
       const work = cold('   --(x|)');
-      const effect = (s: Snapshot): Observable<RenderedFiles> => work.pipe(map(() => byRevision(s)));
+      const effect = (s: Snapshot): Observable<RenderOutput> => work.pipe(map(() => byRevision(s)));
       const expected = '    --r----|';
       expectObservable(source.pipe(render({ render: effect, report: (o) => reports.push(o) }))).toBe(expected, {
         r: rendered(1, 'cfg-1', [c1]),
@@ -24,7 +24,15 @@ describe('render stage', () => {
     });
     const c1 = change('a', 0);
     expect(reports).to.deep.equal([
-      { type: 'rendered', revision: 1, hash: rendered(1, 'cfg-1').hash, durationMs: 2, changes: changes([c1]) },
+      {
+        type: 'rendered',
+        revision: 1,
+        hash: rendered(1, 'cfg-1').hash,
+        durationMs: 2,
+        changes: changes([c1]),
+        excluded: [],
+        warnings: [],
+      },
     ]);
   });
 
@@ -47,7 +55,7 @@ describe('render stage', () => {
     testScheduler().run(({ cold, hot, expectObservable }) => {
       // a's template fails: nothing is delivered for it, the error is reported, b renders normally.
       const source = hot('  a---b---|', { a: trigger(1), b: trigger(2) });
-      const failing = cold<RenderedFiles>('-#', {}, new Error('template haproxy.cfg line 3: unclosed section'));
+      const failing = cold<RenderOutput>('-#', {}, new Error('template haproxy.cfg line 3: unclosed section'));
       const working = cold('-(x|)');
       const effect = (s: Snapshot) => (s.revision === 1 ? failing : working.pipe(map(() => byRevision(s))));
       const expected = '    -----r--|';
@@ -67,7 +75,7 @@ describe('render stage', () => {
       // A render effect must produce files; completing empty is reported, not silently ignored.
       const source = hot('  a---|', { a: trigger(1) });
       const expected = '    ----|';
-      expectObservable(source.pipe(render({ render: () => cold<RenderedFiles>('-|'), report: (o) => reports.push(o) }))).toBe(
+      expectObservable(source.pipe(render({ render: () => cold<RenderOutput>('-|'), report: (o) => reports.push(o) }))).toBe(
         expected,
       );
     });

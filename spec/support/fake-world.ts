@@ -6,6 +6,7 @@ import type {
   Endpoint,
   KubeObject,
   RenderedFiles,
+  RenderOutput,
   ResourceEvent,
   Snapshot,
   ValidationVerdict,
@@ -108,14 +109,21 @@ export class FakeWorld {
     this.#behaviours.set(endpointId, behaviour);
   }
 
-  readonly render = (snapshot: Snapshot): Observable<RenderedFiles> =>
+  readonly render = (snapshot: Snapshot): Observable<RenderOutput> =>
     defer(() => {
       const objects = snapshot.stores.get('Ingress')?.list() ?? [];
       const lines = objects.map((o) => `backend ${o.metadata.name} :${String((o['spec'] as { port: number }).port)}`);
       const config = lines.sort().join('\n');
       this.renders.push({ at: this.#scheduler.now(), revision: snapshot.revision, config });
       return timer(durations.renderMs, this.#scheduler).pipe(
-        map((): RenderedFiles => ({ config, maps: {}, certificates: {}, files: {} })),
+        map(
+          (): RenderOutput => ({
+            files: { config, maps: {}, certificates: {}, files: {} },
+            excluded: [],
+            warnings: [],
+            origins: new Map(),
+          }),
+        ),
       );
     });
 

@@ -1,4 +1,4 @@
-import type { ChangeRef, Changes, Rendered, RenderedFiles, Snapshot, Trigger } from '../../lib/pipeline/model.ts';
+import type { ChangeRef, Changes, Rendered, RenderedFiles, RenderOutput, Snapshot, Trigger } from '../../lib/pipeline/model.ts';
 import { contentHash } from '../../lib/pipeline/content-hash.ts';
 
 /** Builders for pipeline values in marble specs, so expected values read like the inputs. */
@@ -25,7 +25,11 @@ export function files(config: string): RenderedFiles {
   return { config, maps: {}, certificates: {}, files: {} };
 }
 
+export function output(config: string): RenderOutput {
+  return { files: files(config), excluded: [], warnings: [], origins: new Map() };
+}
+
 export function rendered(revision: number, config: string, refs: readonly ChangeRef[] = []): Rendered {
   const f = files(config);
-  return { revision, hash: contentHash(f), files: f, changes: changes(refs) };
+  return { ...output(config), revision, hash: contentHash(f), changes: changes(refs) };
 }

@@ -214,6 +214,7 @@ describe('loadControllerConfig', () => {
     expect(config.ingress).to.deep.equal({ className: 'haproxy' });
     expect(config.templateValues).to.deep.equal({});
     expect(config.validationTests).to.deep.equal([]);
+    expect(config.allowDirectives).to.deep.equal([]);
     const { templates } = config;
     expect([templates.partials.size, templates.maps.size, templates.files.size, templates.certificates.size]).to.deep.equal([0, 0, 0, 0]);
   });
@@ -222,6 +223,13 @@ describe('loadControllerConfig', () => {
     const config = loaded(`${minimal}dataplane:\nvalidationTests:\n`);
     expect(config.dataplane.port).to.equal(5555);
     expect(config.validationTests).to.deep.equal([]);
+  });
+
+  it('allows guarded directives by name, and nothing else', () => {
+    expect(loaded(`${minimal}allowDirectives: [lua-load, files-outside-base]`).allowDirectives).to.deep.equal(['lua-load', 'files-outside-base']);
+    const refused = loadControllerConfig(`${minimal}allowDirectives: [lua-load, eval]`);
+    expect(refused.ok ? [] : refused.errors).to.have.length(1);
+    expect(refused.ok ? '' : refused.errors[0]).to.match(/^allowDirectives\[1\]: unknown guarded directive "eval" \(one of lua-load, /);
   });
 
   it('moves the default configFile with baseDir', () => {

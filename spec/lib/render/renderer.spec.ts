@@ -155,3 +155,36 @@ describe('renderer', () => {
     expect(output.files.files).to.deep.equal({ 'banner.txt': 'custom banner' });
   });
 });
+
+describe('renderer line origins', () => {
+  it('maps every output line to its template line and the objects whose values are on it', () => {
+    const config = configWith(
+      'global\n  maxconn 100\n{{#resources.routes}}\nbackend {{metadata.name}}\n  server s {{spec.host}}:80\n{{/resources.routes}}',
+      '  partials:\n    unused: "x"',
+    );
+    const output = render(config, [route('a', { host: '10.0.0.1' }), route('b', { host: '10.0.0.2' })]);
+    expect(output.files.config.split('\n')).to.have.length(7);
+    expect(output.origins.get('haproxy.cfg')).to.deep.equal([
+      { template: 'templates.haproxyConfig', line: 1, objects: [] },
+      { template: 'templates.haproxyConfig', line: 2, objects: [] },
+      { template: 'templates.haproxyConfig', line: 4, objects: ['Route default/a'] },
+      { template: 'templates.haproxyConfig', line: 5, objects: ['Route default/a'] },
+      { template: 'templates.haproxyConfig', line: 4, objects: ['Route default/b'] },
+      { template: 'templates.haproxyConfig', line: 5, objects: ['Route default/b'] },
+    ]);
+  });
+
+  it('names partials in origins and maps each file separately', () => {
+    const config = configWith(
+      'global\n{{> head}}\n',
+      '  partials:\n    head: "# head\\n  description {{templateValues.port}}\\n"\n  maps:\n    a.map: "{{#resources.routes}}{{metadata.name}} x\\n{{/resources.routes}}"',
+    );
+    const output = render(config, [route('r', {})]);
+    expect(output.origins.get('haproxy.cfg')).to.deep.equal([
+      { template: 'templates.haproxyConfig', line: 1, objects: [] },
+      { template: 'templates.partials.head', line: 1, objects: [] },
+      { template: 'templates.partials.head', line: 2, objects: [] },
+    ]);
+    expect(output.origins.get('maps/a.map')).to.deep.equal([{ template: 'templates.maps.a.map', line: 1, objects: ['Route default/r'] }]);
+  });
+});

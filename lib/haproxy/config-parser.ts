@@ -1,0 +1,225 @@
+/**
+ * A structural reading of an HAProxy 2.6 configuration: sections, their
+ * directive lines as words, and backend servers as ServerSpecs. It is enough
+ * to compare two configurations and to find directives; it is not a
+ * validator (`haproxy -c` is).
+ */
+import type { ServerSpec } from './plan-types.ts';
+
+export interface TokenizedLine {
+  readonly words: string[];
+  /** The text after an unquoted, unescaped `#`, as written; undefined when there is none. */
+  readonly comment: string | undefined;
+}
+
+export interface ConfigLine {
+  readonly words: readonly string[];
+  /** 1-based line number in the configuration text. */
+  readonly line: number;
+}
+
+export type ParsedServer = ServerSpec & { readonly line: number };
+
+export interface Section {
+  /** A section keyword, or '' for the lines before the first section. */
+  readonly keyword: string;
+  readonly name: string | undefined;
+  /** The header line's words, e.g. ["backend", "web", "from", "tuned"]: they can carry more than the name. */
+  readonly words: readonly string[];
+  readonly line: number;
+  /** Directive lines without the server lines of backends and listens (those are in `servers`). */
+  readonly lines: readonly ConfigLine[];
+  readonly servers: readonly ParsedServer[];
+}
+
+export interface ParsedConfig {
+  readonly sections: readonly Section[];
+}
+
+/** The section keywords of HAProxy 2.6 (cfg_register_section calls). */
+export const SECTION_KEYWORDS: ReadonlySet<string> = new Set([
+  'global',
+  'defaults',
+  'frontend',
+  'backend',
+  'listen',
+  'userlist',
+  'peers',
+  'resolvers',
+  'mailers',
+  'program',
+  'http-errors',
+  'ring',
+  'cache',
+  'fcgi-app',
+  'log-forward',
+]);
+
+/** Sections whose `server` lines are load-balanced servers (peers and rings have `server` lines too). */
+const SERVER_SECTIONS: ReadonlySet<string> = new Set(['backend', 'listen']);
+
+/** isspace() without \n and \r, which end the line in HAProxy's reader. */
+function isSeparator(char: string): boolean {
+  return char === ' ' || char === '\t' || char === '\v' || char === '\f';
+}
+
+function isHexDigit(char: string | undefined): boolean {
+  return char !== undefined && /^[0-9a-fA-F]$/.test(char);
+}
+
+/**
+ * Splits one configuration line into words the way HAProxy 2.6's parse_line
+ * does for configuration files, checked against haproxy 2.6.12 itself:
+ * - leading separators are skipped; runs of spaces/tabs separate words;
+ * - `#` outside quotes starts a comment; `\r` or `\n` end the line;
+ * - double quotes group (backslash escapes still apply inside them), single
+ *   quotes group literally; quotes are removed, so `a"b c"d` is one word;
+ * - `\ `, `\\`, `\#`, `\"`, `\'` give the character, `\t` `\n` `\r` the
+ *   control character, `\xHH` the character with that code; any other
+ *   backslash stays as written (`\z` is the two characters `\z`);
+ * - an empty quoted word is a word (`a "" b` has three), except at the very
+ *   end of the line, which HAProxy drops.
+ * Deliberate differences, because the controller neither runs HAProxy nor
+ * knows its environment: `"$VAR"` and `"${VAR}"` are not expanded and `\$`
+ * keeps its backslash (so an escaped dollar stays distinguishable from a
+ * variable); where HAProxy reports an error (unclosed quote, bad `\x`
+ * sequence) this tokenizer is lenient (the quote runs to the end of the
+ * line, `\x` stays as written) and leaves the error to `haproxy -c`.
+ */
+export function tokenizeLine(line: string): TokenizedLine {
+  const words: string[] = [];
+  let comment: string | undefined;
+  let word = '';
+  let squote = false;
+  let dquote = false;
+  let i = 0;
+  while (i < line.length && isSeparator(line.charAt(i))) i++;
+  while (i < line.length) {
+    const char = line.charAt(i);
+    if (char === '\n' || char === '\r') break;
+    if (char === '#' && !squote && !dquote) {
+      comment = line.slice(i + 1).split(/[\r\n]/, 1)[0];
+      break;
+    }
+    if (char === '"' && !squote) {
+      dquote = !dquote;
+      i++;
+    } else if (char === "'" && !dquote) {
+      squote = !squote;
+      i++;
+    } else if (char === '\\' && !squote) {
+      const next = line.charAt(i + 1);
+      if (next === ' ' || next === '\\' || next === '#' || next === '"' || next === "'") {
+        word += next;
+        i += 2;
+      } else if (next === 't' || next === 'n' || next === 'r') {
+        word += next === 't' ? '\t' : next === 'n' ? '\n' : '\r';
+        i += 2;
+      } else if (next === 'x' && isHexDigit(line[i + 2]) && isHexDigit(line[i + 3])) {
+        word += String.fromCharCode(Number.parseInt(line.slice(i + 2, i + 4), 16));
+        i += 4;
+      } else {
+        word += char;
+        i++;
+      }
+    } else if (isSeparator(char) && !squote && !dquote) {
+      while (i < line.length && isSeparator(line.charAt(i))) i++;
+      words.push(word);
+      word = '';
+    } else {
+      word += char;
+      i++;
+    }
+  }
+  if (word !== '') words.push(word);
+  return { words, comment };
+}
+
+/**
+ * Splits a server address into address and port the way HAProxy's
+ * str2sa_range does: `[v6]:port` in brackets, otherwise the port follows the
+ * LAST colon (`fd00::1:8080`), so a bare IPv6 address needs brackets. The
+ * `ipv4@`/`ipv6@` family hints are dropped since the address itself says
+ * the family and `set server addr` refuses them. Without a port (HAProxy
+ * then uses the client's destination port) the port is 0. Anything else
+ * (another `proto@` prefix, a UNIX socket path, a port offset such as
+ * `:+1`) is kept whole as the address with port 0, so a planner sees an
+ * address it cannot set at runtime.
+ */
+function parseServerAddress(text: string): { address: string; port: number } {
+  const hint = /^ipv[46]@/.exec(text);
+  if (!hint && (text.includes('@') || text.startsWith('/'))) return { address: text, port: 0 };
+  const rest = hint ? text.slice(hint[0].length) : text;
+  const bracketed = /^\[([^\]]*)\](?::(\d+))?$/.exec(rest);
+  if (bracketed) return { address: bracketed[1] ?? '', port: bracketed[2] === undefined ? 0 : Number(bracketed[2]) };
+  const colon = rest.lastIndexOf(':');
+  if (colon < 0) return { address: rest, port: 0 };
+  const port = rest.slice(colon + 1);
+  if (!/^\d+$/.test(port)) return { address: text, port: 0 };
+  return { address: rest.slice(0, colon), port: Number(port) };
+}
+
+function parseServer(words: readonly string[], line: number): ParsedServer {
+  const options = words.slice(3);
+  let weight: number | undefined;
+  let disabled = false;
+  // Server keywords apply in order, so the last weight and the last of disabled/enabled win.
+  for (let i = 0; i < options.length; i++) {
+    const option = options[i];
+    if (option === 'weight' && /^\d+$/.test(options[i + 1] ?? '')) weight = Number(options[++i]);
+    else if (option === 'disabled') disabled = true;
+    else if (option === 'enabled') disabled = false;
+  }
+  const { address, port } = parseServerAddress(words[2] ?? '');
+  return { name: words[1] ?? '', address, port, options, weight, disabled, line };
+}
+
+interface SectionBuilder {
+  readonly keyword: string;
+  readonly name: string | undefined;
+  readonly words: readonly string[];
+  readonly line: number;
+  readonly lines: ConfigLine[];
+  readonly servers: ParsedServer[];
+}
+
+/** The section name; `defaults from <other>` is an unnamed defaults section inheriting from <other>. */
+function sectionName(words: readonly string[]): string | undefined {
+  if (words[0] === 'defaults' && words[1] === 'from' && words.length > 2) return undefined;
+  return words[1];
+}
+
+/**
+ * Parses a configuration into sections. Blank and comment-only lines are
+ * dropped, as are lines whose first word is empty (`"" x`: HAProxy skips
+ * them as empty). Lines before the first section keyword form a pseudo
+ * section with keyword '' that exists only when there are such lines.
+ * Conditional blocks (`.if`/`.endif`) are not evaluated: they stay ordinary
+ * lines of the section they appear in. A `server` line with fewer than three
+ * words is invalid for HAProxy and stays in `lines`.
+ */
+export function parseConfig(text: string): ParsedConfig {
+  const sections: SectionBuilder[] = [];
+  let current: SectionBuilder | undefined;
+  text.split('\n').forEach((raw, index) => {
+    const line = index + 1;
+    const { words } = tokenizeLine(raw);
+    const first = words[0];
+    if (first === undefined || first === '') return;
+    if (SECTION_KEYWORDS.has(first)) {
+      current = { keyword: first, name: sectionName(words), words, line, lines: [], servers: [] };
+      sections.push(current);
+      return;
+    }
+    if (!current) {
+      current = { keyword: '', name: undefined, words: [], line, lines: [], servers: [] };
+      sections.push(current);
+    }
+    if (first === 'server' && words.length >= 3 && SERVER_SECTIONS.has(current.keyword)) {
+      current.servers.push(parseServer(words, line));
+    } else {
+      current.lines.push({ words, line });
+    }
+  });
+  return { sections };
+}
