@@ -1,9 +1,13 @@
 #!/usr/bin/env node
-import { parseCommandLine, usage, UsageError, type CommandSpec } from '../lib/cli/arguments.ts';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseCommandLine, portValue, usage, UsageError, type CommandSpec } from '../lib/cli/arguments.ts';
 import { processOutput } from '../lib/cli/output.ts';
-import { packageVersion } from '../lib/cli/package-root.ts';
+import { terminationRequested } from '../lib/cli/termination.ts';
+import { defaultConfigPath, packageVersion } from '../lib/cli/package-root.ts';
 import { renderCommand } from '../lib/cli/render-command.ts';
 import { validateCommand } from '../lib/cli/validate-command.ts';
+import { startLocalMode } from './local-mode.ts';
 
 /** The composition root: parses the command line and runs one command. */
 
@@ -24,6 +28,21 @@ const commands: readonly CommandSpec[] = [
     },
   },
   {
+    name: 'local',
+    summary: 'Run the controller on a folder of manifests against a HAProxy on this machine.',
+    options: {
+      manifests: { type: 'string', description: 'A directory of Kubernetes YAML manifests, watched for changes.' },
+      config: { ...configOption, description: 'The controller configuration (YAML), watched for changes.' },
+      'work-dir': { type: 'string', description: "HAProxy's directory: haproxy.cfg, maps/, ssl/, general/, sockets.", defaultText: '<temp dir>/haproxy-template-ic-local' },
+      'bind-address': { type: 'string', description: 'The address HAProxy binds.', defaultText: '127.0.0.1' },
+      'http-port': { type: 'string', description: 'HAProxy HTTP port.', defaultText: '18080' },
+      'https-port': { type: 'string', description: 'HAProxy HTTPS port (used when TLS Secrets exist).', defaultText: '18443' },
+      'status-port': { type: 'string', description: 'HAProxy status port (/healthz, /ready, /stats).', defaultText: '18404' },
+      'health-port': { type: 'string', description: 'Controller /healthz and /readyz.', defaultText: '8080' },
+      'metrics-port': { type: 'string', description: 'Controller /metrics.', defaultText: '9090' },
+    },
+  },
+  {
     name: 'validate',
     summary: "Run the configuration's validationTests and print a table of results.",
     options: { config: configOption },
@@ -35,6 +54,27 @@ function required(command: string, values: Record<string, unknown>, names: reado
   for (const name of names) {
     if (typeof values[name] !== 'string' || values[name] === '') throw new UsageError(`${command}: --${name} is required`);
   }
+}
+
+/** Runs local mode until SIGINT or SIGTERM, then stops HAProxy and exits 0. */
+async function runLocal(values: Record<string, string | undefined>): Promise<number> {
+  const port = (name: string, fallback: number) => portValue('local', name, values[name], fallback);
+  const mode = await startLocalMode({
+    manifests: values['manifests']!,
+    config: { path: values['config'] ?? defaultConfigPath(), watch: values['config'] !== undefined },
+    workDir: values['work-dir'] ?? join(tmpdir(), 'haproxy-template-ic-local'),
+    bindAddress: values['bind-address'] ?? '127.0.0.1',
+    httpPort: port('http-port', 18080),
+    httpsPort: port('https-port', 18443),
+    statusPort: port('status-port', 18404),
+    healthPort: port('health-port', 8080),
+    metricsPort: port('metrics-port', 9090),
+    output: processOutput,
+  });
+  await terminationRequested();
+  processOutput.out('stopping HAProxy and the controller\n');
+  await mode.stop();
+  return 0;
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -54,6 +94,9 @@ async function main(argv: readonly string[]): Promise<number> {
         );
       case 'validate':
         return await validateCommand({ config: values['config'] }, processOutput);
+      case 'local':
+        required('local', values, ['manifests']);
+        return await runLocal(values);
       default:
         processOutput.out(`${packageVersion()}\n`);
         return 0;

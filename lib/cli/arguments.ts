@@ -80,3 +80,13 @@ export function parseCommandLine(commands: readonly CommandSpec[], argv: readonl
     throw new UsageError(`${name}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
+
+/** A TCP port option: a whole number from 1 to 65535, or the default when absent. */
+export function portValue(command: string, name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  const port = Number(value);
+  if (typeof value !== 'string' || !/^\d+$/.test(value) || port < 1 || port > 65535) {
+    throw new UsageError(`${command}: --${name} must be a port number from 1 to 65535, got ${JSON.stringify(value)}`);
+  }
+  return port;
+}

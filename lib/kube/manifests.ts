@@ -71,12 +71,26 @@ export function parseManifests(text: string, file: string): ManifestSet {
   return { manifests, errors };
 }
 
+/** Reads every file under `dir` (recursively, in name order), each parsed on its own. */
+export async function readManifestFiles(dir: string): Promise<Map<string, ManifestSet>> {
+  const files = new Map<string, ManifestSet>();
+  for (const path of await filesUnder(dir)) {
+    const name = relative(dir, path) || path;
+    // A file deleted between listing and reading is simply gone.
+    const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (text !== undefined) files.set(name, parseManifests(text, name));
+  }
+  return files;
+}
+
 /** Reads every file under `dir` (recursively, in name order) as Kubernetes YAML or JSON manifests. */
 export async function readManifests(dir: string): Promise<ManifestSet> {
   const manifests: Manifest[] = [];
   const errors: string[] = [];
-  for (const path of await filesUnder(dir)) {
-    const parsed = parseManifests(await readFile(path, 'utf8'), relative(dir, path) || path);
+  for (const parsed of (await readManifestFiles(dir)).values()) {
     manifests.push(...parsed.manifests);
     errors.push(...parsed.errors);
   }

@@ -8,6 +8,8 @@ export type Outcome =
   | { readonly type: 'configApplied'; readonly generation: number }
   | { readonly type: 'configRejected'; readonly errors: readonly string[] }
   | { readonly type: 'synced'; readonly revision: number; readonly kinds: readonly string[] }
+  /** A resource source could not read something (a manifest that does not parse...); what it held keeps serving. */
+  | { readonly type: 'resourceError'; readonly error: string }
   | {
       readonly type: 'rendered';
       readonly revision: number;

@@ -1,0 +1,88 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { CompiledPath, WatchedResource } from '../config/types.ts';
+import type { KubeObject, ResourceEvent } from '../pipeline/model.ts';
+import type { ManifestSet } from './manifests.ts';
+import { selectionFor, withoutIgnoredFields } from './select.ts';
+
+/** Kinds without a namespace; every other object from a manifest defaults to "default", as kubectl does. */
+const clusterScoped = new Set([
+  'Namespace',
+  'Node',
+  'PersistentVolume',
+  'IngressClass',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'StorageClass',
+  'PriorityClass',
+  'GatewayClass',
+]);
+
+function withNamespace(object: KubeObject): KubeObject {
+  if (object.metadata.namespace !== undefined || clusterScoped.has(String(object.kind))) return object;
+  return { ...object, metadata: { ...object.metadata, namespace: 'default' } };
+}
+
+const identity = (object: KubeObject) => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+
+/**
+ * The objects a folder of manifests holds, per watched resource, as a
+ * stream of informer-like events. Each update is a whole re-read; a file
+ * that no longer parses keeps contributing what it held when it last did,
+ * so a bad edit never takes objects (and traffic) away.
+ */
+export class ManifestIndex {
+  readonly #resources: readonly { readonly resource: WatchedResource; readonly selects: (o: KubeObject) => boolean }[];
+  readonly #ignoreFields: readonly CompiledPath[];
+  #lastGood = new Map<string, ManifestSet['manifests']>();
+  #objects = new Map<string, Map<string, KubeObject>>();
+
+  constructor(resources: readonly WatchedResource[], ignoreFields: readonly CompiledPath[]) {
+    this.#resources = resources.map((resource) => ({ resource, selects: selectionFor(resource) }));
+    this.#ignoreFields = ignoreFields;
+  }
+
+  /** Applies a re-read of every file; returns the changes since the last one, and the problems found. */
+  update(files: ReadonlyMap<string, ManifestSet>): { events: ResourceEvent[]; errors: string[] } {
+    const errors: string[] = [];
+    const lastGood = new Map<string, ManifestSet['manifests']>();
+    for (const [file, set] of files) {
+      if (set.errors.length === 0) {
+        lastGood.set(file, set.manifests);
+        continue;
+      }
+      const kept = this.#lastGood.get(file);
+      errors.push(...set.errors.map((error) => `${error}${kept ? ' (the objects it held before keep serving)' : ''}`));
+      if (kept) lastGood.set(file, kept);
+    }
+    this.#lastGood = lastGood;
+
+    const events: ResourceEvent[] = [];
+    const next = new Map<string, Map<string, KubeObject>>();
+    for (const { resource, selects } of this.#resources) {
+      const objects = new Map<string, KubeObject>();
+      const sources = new Map<string, string>();
+      for (const manifests of lastGood.values()) {
+        for (const { object, source } of manifests) {
+          const candidate = withNamespace(object);
+          if (!selects(candidate)) continue;
+          const id = identity(candidate);
+          const earlier = sources.get(id);
+          if (earlier) errors.push(`${source}: ${candidate.kind} ${id} is also defined in ${earlier}; this one wins`);
+          sources.set(id, source);
+          objects.set(id, withoutIgnoredFields(candidate, this.#ignoreFields));
+        }
+      }
+      const before = this.#objects.get(resource.name) ?? new Map<string, KubeObject>();
+      for (const [id, object] of objects) {
+        const previous = before.get(id);
+        if (!previous) events.push({ type: 'added', kind: resource.name, object });
+        else if (!isDeepStrictEqual(previous, object)) events.push({ type: 'modified', kind: resource.name, object });
+      }
+      for (const [id, object] of before) if (!objects.has(id)) events.push({ type: 'deleted', kind: resource.name, object });
+      next.set(resource.name, objects);
+    }
+    this.#objects = next;
+    return { events, errors };
+  }
+}

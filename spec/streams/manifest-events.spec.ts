@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import { map, type Observable } from 'rxjs';
+import { loadControllerConfig } from '../../lib/config/load.ts';
+import { parseManifests, type ManifestSet } from '../../lib/kube/manifests.ts';
+import type { ResourceEvent } from '../../lib/pipeline/model.ts';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { manifestEvents } from '../../streams/manifest-events.ts';
+import { testScheduler } from '../support/marbles.ts';
+
+const loaded = loadControllerConfig('watchedResources:\n  services: { apiVersion: v1, kind: Service }\ntemplates: { haproxyConfig: global }\n');
+if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+const { watchedResources: resources, ignoreFields } = loaded.config;
+
+const folder = (text: string): ReadonlyMap<string, ManifestSet> => new Map([['app.yaml', parseManifests(text, 'app.yaml')]]);
+const web = (port: number) => `apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: ${port}}]}\n`;
+const label = (event: ResourceEvent) => (event.type === 'synced' ? `synced ${event.kind}` : `${event.type} ${event.object.metadata.name}`);
+
+describe('manifestEvents stage', () => {
+  it('lists the folder on the first tick, then says synced, then emits only what changed', () => {
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // Tick at 0 reads web:80 (added, then synced); tick at 4 reads web:81 (modified); tick at 8 reads the same (nothing).
+      const ticks = hot('   t---t---t---|');
+      const reads = [folder(web(80)), folder(web(81)), folder(web(81))];
+      const read = cold('   -(r|)');
+      const source = () => read.pipe(map(() => reads.shift()!));
+      const expected = '    -(as)m------|';
+      expectObservable(ticks.pipe(manifestEvents({ resources, ignoreFields, read: source, report: () => undefined }), map(label))).toBe(
+        expected,
+        { a: 'added web', s: 'synced services', m: 'modified web' },
+      );
+    });
+  });
+
+  it('coalesces ticks that arrive while a read runs into one more read', () => {
+    const reads: number[] = [];
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // Ticks at 1, 2 and 3 arrive during the first read (0-4): one more read follows, not three.
+      const ticks = hot('   tttt----------|');
+      const read = cold('   ----(r|)');
+      const source = (): Observable<ReadonlyMap<string, ManifestSet>> => read.pipe(map(() => (reads.push(reads.length), folder(web(80)))));
+      const expected = '    ----(as)------|';
+      expectObservable(ticks.pipe(manifestEvents({ resources, ignoreFields, read: source, report: () => undefined }), map(label))).toBe(
+        expected,
+        { a: 'added web', s: 'synced services' },
+      );
+    });
+    expect(reads).to.deep.equal([0, 1]);
+  });
+
+  it('reports a broken manifest and a failed read, keeps going, and syncs once a read succeeds', () => {
+    const reports: Outcome[] = [];
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // The first read fails (folder missing): reported, nothing emitted; the second succeeds; the
+      // third finds app.yaml broken: reported, and web stays.
+      const ticks = hot('   t--t--t--|');
+      const failing = cold<ReadonlyMap<string, ManifestSet>>('-#', {}, new Error('ENOENT: no such file or directory, scandir /m'));
+      const reading = cold('-(r|)');
+      let call = 0;
+      const contents = [folder(web(80)), folder('kind: [')];
+      const source = () => (call++ === 0 ? failing : reading.pipe(map(() => contents.shift()!)));
+      const expected = '    ----(as)-|';
+      expectObservable(ticks.pipe(manifestEvents({ resources, ignoreFields, read: source, report: (o) => reports.push(o) }), map(label))).toBe(
+        expected,
+        { a: 'added web', s: 'synced services' },
+      );
+    });
+    expect(reports.map((o) => (o.type === 'resourceError' ? o.error.split(':')[0] : o.type))).to.deep.equal([
+      'manifests could not be read',
+      'app.yaml',
+    ]);
+  });
+});

@@ -1,0 +1,166 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Server } from 'node:http';
+import {
+  catchError,
+  concat,
+  concatWith,
+  debounceTime,
+  defer,
+  EMPTY,
+  merge,
+  NEVER,
+  of,
+  Subject,
+  type Observable,
+  type Subscription,
+} from 'rxjs';
+import { loadControllerConfig } from '../lib/config/load.ts';
+import type { ConfigLoad, ControllerConfig } from '../lib/config/types.ts';
+import type { CommandOutput } from '../lib/cli/output.ts';
+import { errorMessage } from '../lib/error-message.ts';
+import { outcomeLines } from '../lib/cli/outcome-lines.ts';
+import { LocalTarget } from '../lib/haproxy/local-target.ts';
+import { Validator } from '../lib/haproxy/validator.ts';
+import { readManifestFiles } from '../lib/kube/manifests.ts';
+import { watchedType } from '../lib/kube/select.ts';
+import type { Endpoint } from '../lib/pipeline/model.ts';
+import type { Outcome } from '../lib/pipeline/outcome.ts';
+import { createRenderer } from '../lib/render/renderer.ts';
+import { createMetrics } from '../lib/telemetry/metrics.ts';
+import { serveHealth, serveMetrics } from '../lib/telemetry/http-endpoints.ts';
+import { controller } from './controller.ts';
+import { manifestEvents } from './manifest-events.ts';
+import { reconcile } from './reconcile.ts';
+import { serialLatest } from './operators/serial-latest.ts';
+import { watchDirectory, watchFile } from './watch-path.ts';
+
+export interface LocalModeOptions {
+  readonly manifests: string;
+  /** The controller configuration file, watched; the shipped one when absent (then not watched). */
+  readonly config: { readonly path: string; readonly watch: boolean };
+  readonly workDir: string;
+  readonly bindAddress: string;
+  readonly httpPort: number;
+  readonly httpsPort: number;
+  readonly statusPort: number;
+  readonly healthPort: number;
+  readonly metricsPort: number;
+  /** How long file changes settle before the folder is re-read. */
+  readonly settleMs?: number;
+  readonly output: CommandOutput;
+}
+
+export interface LocalMode {
+  /** Resolves once HAProxy is stopped and every watch closed. */
+  stop(options?: { readonly keepHaproxy?: boolean }): Promise<void>;
+  readonly target: LocalTarget;
+  /** Every outcome, for callers that wait on them (tests, the demo). */
+  readonly outcomes: Observable<Outcome>;
+}
+
+const localEndpoint: Endpoint = { id: 'local', url: 'local' };
+
+/**
+ * Local mode: the whole pipeline, with a folder of manifests as the resource
+ * source and a HAProxy on this machine as the only endpoint. The controller
+ * configuration is the shipped one or a watched file; local settings (work
+ * directory, ports, the runtime socket) are laid over it.
+ */
+export async function startLocalMode(options: LocalModeOptions): Promise<LocalMode> {
+  const { output } = options;
+  const workDir = resolve(options.workDir);
+  await mkdir(workDir, { recursive: true, mode: 0o700 });
+  const initial = loadControllerConfig(await readFile(options.config.path, 'utf8'));
+  const dirs = initial.ok
+    ? initial.config.dataplane
+    : { mapsDir: 'maps', certificatesDir: 'ssl', generalDir: 'general' };
+  const target = new LocalTarget({ workDir, dirs, log: (line) => output.out(`${line}\n`) });
+  if (await target.attach()) output.out(`attached to the HAProxy already running in ${workDir}\n`);
+
+  const local = (config: ControllerConfig): ControllerConfig => ({
+    ...config,
+    dataplane: { ...config.dataplane, baseDir: workDir, configFile: join(workDir, 'haproxy.cfg') },
+    templateValues: {
+      ...config.templateValues,
+      bindAddress: options.bindAddress,
+      httpPort: options.httpPort,
+      httpsPort: options.httpsPort,
+      statusPort: options.statusPort,
+      runtimeSocket: target.statsSocket,
+    },
+  });
+  const load = (text: string): ConfigLoad<ControllerConfig> => {
+    const loaded = loadControllerConfig(text);
+    return loaded.ok ? { ok: true, config: local(loaded.config) } : { ok: false, errors: loaded.errors.map((e) => `${options.config.path}: ${e}`) };
+  };
+
+  const settle = options.settleMs ?? 100;
+  const readConfig = () =>
+    defer(() => readFile(options.config.path, 'utf8')).pipe(
+      catchError((error: unknown) => {
+        output.err(`error: ${options.config.path}: ${errorMessage(error)} (the running configuration keeps serving)\n`);
+        return EMPTY;
+      }),
+    );
+  const configTexts: Observable<string> = options.config.watch
+    ? merge(of(undefined), watchFile(options.config.path).pipe(debounceTime(settle))).pipe(serialLatest(readConfig))
+    : readConfig().pipe(concatWith(NEVER));
+
+  const pipeline = (config: ControllerConfig, report: (o: Outcome) => void) => {
+    const renderer = createRenderer(config);
+    const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
+    const ticks = merge(of(undefined), watchDirectory(options.manifests).pipe(debounceTime(settle)));
+    return ticks.pipe(
+      manifestEvents({
+        resources: config.watchedResources,
+        ignoreFields: config.ignoreFields,
+        read: () => defer(() => readManifestFiles(options.manifests)),
+        report,
+      }),
+      reconcile({
+        watched: config.watchedResources.map(watchedType),
+        settings: config.pipeline,
+        endpoints: concat(of([localEndpoint]), NEVER),
+        render: (snapshot) => defer(() => of(renderer({ stores: snapshot.stores, baseDir: workDir }))),
+        validate: (rendered) => defer(() => validator.validate(rendered)),
+        deploy: (request) => defer(() => target.deploy(request.config.files)),
+        report,
+      }),
+    );
+  };
+
+  const metrics = createMetrics();
+  let deployedOnce = false;
+  const outcomes = configTexts.pipe(controller({ load, pipeline }));
+  const servers: Server[] = [
+    await serveHealth(options.healthPort, '127.0.0.1', { ready: () => deployedOnce }),
+    await serveMetrics(options.metricsPort, '127.0.0.1', metrics.registry),
+  ];
+  output.out(
+    `HAProxy serves http://${options.bindAddress}:${options.httpPort}/ (status and stats on :${options.statusPort}); ` +
+      `controller health http://127.0.0.1:${options.healthPort}/healthz, metrics http://127.0.0.1:${options.metricsPort}/metrics; ` +
+      `manifests ${resolve(options.manifests)}, work dir ${workDir}\n`,
+  );
+
+  const observed = new Subject<Outcome>();
+  const subscription: Subscription = outcomes.subscribe({
+    next: (outcome) => {
+      metrics.observe(outcome);
+      if (outcome.type === 'deployed') deployedOnce = true;
+      for (const line of outcomeLines(outcome)) output.out(`${line}\n`);
+      observed.next(outcome);
+    },
+    error: (error: unknown) => output.err(`error: the pipeline stopped: ${String(error)}\n`),
+  });
+
+  return {
+    target,
+    outcomes: observed.asObservable(),
+    stop: async ({ keepHaproxy = false } = {}) => {
+      subscription.unsubscribe();
+      await Promise.all(servers.map((server) => new Promise<void>((done) => server.close(() => done()))));
+      if (!keepHaproxy) await target.stop();
+    },
+  };
+}
