@@ -1,0 +1,264 @@
+import { expect } from 'chai';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LocalHarness } from '../support/local-harness.ts';
+
+/**
+ * Local mode end to end: the shipped configuration, a real HAProxy, real
+ * HTTP through it to real backends on loopback. Reloads are counted from
+ * HAProxy's master socket, never from the controller's own word.
+ */
+
+type Port = { name: string } | { number: number };
+
+function ingress(name: string, host: string | undefined, paths: [string, 'Exact' | 'Prefix', string, Port][]): string {
+  const rule = paths
+    .map(([path, type, service, port]) => {
+      const portYaml = 'name' in port ? `{ name: ${port.name} }` : `{ number: ${port.number} }`;
+      return `          - { path: ${path}, pathType: ${type}, backend: { service: { name: ${service}, port: ${portYaml} } } }`;
+    })
+    .join('\n');
+  return `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: ${name}, namespace: default }
+spec:
+  ingressClassName: haproxy
+  rules:
+    - ${host ? `host: ${JSON.stringify(host)}\n      ` : ''}http:
+        paths:
+${rule}
+`;
+}
+
+function service(name: string, ports: { name?: string; port: number; targetPort: string | number }[]): string {
+  const list = ports.map((p) => `    - { ${p.name ? `name: ${p.name}, ` : ''}port: ${p.port}, targetPort: ${p.targetPort} }`).join('\n');
+  return `apiVersion: v1\nkind: Service\nmetadata: { name: ${name}, namespace: default }\nspec:\n  ports:\n${list}\n`;
+}
+
+/** One EndpointSlice per backend: each demo backend has a port of its own. */
+function slice(name: string, serviceName: string, portName: string | undefined, port: number, ready = true): string {
+  return `apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: ${name}, namespace: default, labels: { kubernetes.io/service-name: ${serviceName} } }
+addressType: IPv4
+ports: [ { ${portName ? `name: ${portName}, ` : ''}port: ${port} } ]
+endpoints: [ { addresses: [127.0.0.1], conditions: { ready: ${ready} } } ]
+`;
+}
+
+const docs = (...parts: string[]) => parts.join('---\n');
+
+describe('local mode end to end', function () {
+  this.timeout(60_000);
+  let harness: LocalHarness | undefined;
+  afterEach(async () => {
+    await harness?.stop();
+    harness = undefined;
+  });
+
+  /** The shop: / to web (named targetPort), /api and /health to api (numeric), each with one backend. */
+  async function shop(backends = 4): Promise<LocalHarness> {
+    const started = await LocalHarness.start({ manifests: {}, backends });
+    const [web, api] = started.backends as [number, number];
+    const mark = started.mark();
+    await started.write(
+      'shop.yaml',
+      docs(
+        ingress('shop', 'shop.example.com', [
+          ['/', 'Prefix', 'web', { name: 'http' }],
+          ['/api', 'Prefix', 'api', { number: 8080 }],
+          ['/health', 'Exact', 'api', { number: 8080 }],
+        ]),
+        service('web', [{ name: 'http', port: 80, targetPort: 'web-http' }]),
+        service('api', [{ name: 'rest', port: 8080, targetPort: api }]),
+        slice('api-1', 'api', 'rest', api),
+      ),
+    );
+    await started.write('web-1.yaml', slice('web-1', 'web', 'http', web));
+    await started.next(mark, 'deployed');
+    await started.until('shop.example.com', '/', [web]);
+    return started;
+  }
+
+  it('routes Exact and Prefix paths to named and numeric service ports', async () => {
+    harness = await shop();
+    const [web, api] = harness.backends as [number, number];
+    const answer = async (host: string, path: string) => {
+      const response = await harness!.get(host, path);
+      return response.status === 200 ? Number(/^backend (\d+)/.exec(response.body)?.[1]) : response.status;
+    };
+    expect(await answer('shop.example.com', '/')).to.equal(web);
+    expect(await answer('shop.example.com', '/api')).to.equal(api);
+    expect(await answer('shop.example.com', '/api/orders')).to.equal(api);
+    // Prefix matching is by path element: /apix is not under /api.
+    expect(await answer('shop.example.com', '/apix')).to.equal(web);
+    expect(await answer('shop.example.com', '/health')).to.equal(api);
+    // Exact means exact: /health/deep falls back to the / prefix.
+    expect(await answer('shop.example.com', '/health/deep')).to.equal(web);
+    expect(await answer('SHOP.example.com:18080', '/api')).to.equal(api);
+    expect(await answer('other.example.com', '/')).to.equal(404);
+  });
+
+  it('moves traffic when endpoints are added, removed or not ready, with zero reloads', async () => {
+    harness = await shop();
+    const [web, , second, third] = harness.backends as [number, number, number, number];
+    const reloads = await harness.reloads();
+    const deployedModes: string[] = [];
+    const step = async (change: () => Promise<void>, expected: number[]) => {
+      const mark = harness!.mark();
+      await change();
+      deployedModes.push((await harness!.next(mark, 'deployed')).result.mode);
+      await harness!.until('shop.example.com', '/', expected);
+    };
+    await step(() => harness!.write('web-2.yaml', slice('web-2', 'web', 'http', second)), [web, second]);
+    await step(() => harness!.write('web-3.yaml', slice('web-3', 'web', 'http', third)), [web, second, third]);
+    await step(() => harness!.write('web-1.yaml', slice('web-1', 'web', 'http', web, false)), [second, third]);
+    await step(() => harness!.remove('web-2.yaml'), [third]);
+    expect(deployedModes).to.deep.equal(['runtime', 'runtime', 'runtime', 'runtime']);
+    expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it('adds a path to an existing host and backend without a reload', async () => {
+    harness = await shop();
+    const [web, api] = harness.backends as [number, number];
+    const reloads = await harness.reloads();
+    expect(await harness.answering('shop.example.com', '/orders')).to.deep.equal([web]);
+    const mark = harness.mark();
+    const text = await readFile(join(harness.manifestDir, 'shop.yaml'), 'utf8');
+    await harness.write(
+      'shop.yaml',
+      text.replace(
+        '          - { path: /health,',
+        '          - { path: /orders, pathType: Prefix, backend: { service: { name: api, port: { number: 8080 } } } }\n          - { path: /health,',
+      ),
+    );
+    const deployed = await harness.next(mark, 'deployed');
+    expect(deployed.result.mode).to.equal('runtime');
+    await harness.until('shop.example.com', '/orders/42', [api]);
+    expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it('needs exactly one reload for a new Ingress with a new Service', async () => {
+    harness = await shop();
+    const [, , blog] = harness.backends as [number, number, number];
+    const reloads = await harness.reloads();
+    const mark = harness.mark();
+    await harness.write(
+      'blog.yaml',
+      docs(
+        ingress('blog', 'blog.example.com', [['/', 'Prefix', 'blog', { number: 80 }]]),
+        service('blog', [{ port: 80, targetPort: blog }]),
+        slice('blog-1', 'blog', undefined, blog),
+      ),
+    );
+    const deployed = await harness.next(mark, 'deployed');
+    expect(deployed.result.mode).to.equal('reload');
+    expect(deployed.result.reloadReason).to.match(/backend default_blog_80/);
+    await harness.until('blog.example.com', '/', [blog]);
+    expect(await harness.reloads()).to.equal(reloads + 1);
+  });
+
+  it('keeps serving through bad manifests, invalid objects, template errors and rejected configs, naming each culprit', async () => {
+    harness = await shop();
+    const [web] = harness.backends as [number];
+    const reloads = await harness.reloads();
+    const stillServing = () => harness!.until('shop.example.com', '/', [web]);
+
+    let mark = harness.mark();
+    await harness.write('broken.yaml', 'apiVersion: v1\nkind: [Service\n');
+    expect((await harness.next(mark, 'resourceError')).error).to.match(/^broken\.yaml: /);
+    await stillServing();
+
+    mark = harness.mark();
+    await harness.write('evil.yaml', ingress('evil', 'evil.example.com # x', [['/', 'Prefix', 'web', { name: 'http' }]]));
+    const rendered = await harness.next(mark, 'rendered');
+    expect(rendered.excluded.map((p) => `${p.object} ${p.field}`)).to.deep.equal(['Ingress default/evil spec.rules[0].host']);
+    await stillServing();
+    await harness.remove('evil.yaml');
+
+    // The watched configuration file: a template that does not parse is rejected before anything runs.
+    await harness.stop();
+    harness = await LocalHarness.start({ manifests: {}, backends: 1, watchedConfig: true });
+    const only = harness.backends[0]!;
+    mark = harness.mark();
+    await harness.write('shop.yaml', docs(ingress('shop', 'shop.example.com', [['/', 'Prefix', 'web', { number: 80 }]]), service('web', [{ port: 80, targetPort: only }]), slice('web-1', 'web', undefined, only)));
+    await harness.next(mark, 'deployed');
+    await harness.until('shop.example.com', '/', [only]);
+    const configReloads = await harness.reloads();
+    const shipped = await readFile(harness.configPath, 'utf8');
+
+    mark = harness.mark();
+    await writeFile(harness.configPath, shipped.replace('    {{#ingress.backends}}\n', '    {{#ingress.backends}}\n    {{#servers}}\n'));
+    const rejected = await harness.next(mark, 'configRejected');
+    expect(rejected.errors.join('\n')).to.match(/templates\.haproxyConfig: line \d+: unclosed section "servers"/);
+    await harness.until('shop.example.com', '/', [only]);
+
+    // A template that renders a configuration haproxy -c refuses: the error points at the line and its template.
+    mark = harness.mark();
+    await writeFile(harness.configPath, shipped.replace('      http-request set-var(txn.path) path', '      http-request set-var(txn.path) path\n      bnd :1'));
+    const invalid = await harness.next(mark, 'validationFailed');
+    expect(invalid.error).to.match(/^haproxy\.cfg:\d+: .*'bnd'/m);
+    expect(invalid.error).to.include('rendered: "bnd :1"');
+    expect(invalid.error).to.match(/from templates\.haproxyConfig line \d+/);
+    await harness.until('shop.example.com', '/', [only]);
+    expect(await harness.reloads()).to.equal(configReloads);
+    expect(reloads).to.be.a('number');
+  });
+
+  it('causes zero reloads when the controller restarts on unchanged manifests', async () => {
+    const first = await shop();
+    const [web] = first.backends as [number];
+    const reloads = await first.reloads();
+    await first.stop({ keepHaproxy: true, keepBackends: true });
+    const manifests = {
+      'shop.yaml': await readFile(join(first.manifestDir, 'shop.yaml'), 'utf8'),
+      'web-1.yaml': await readFile(join(first.manifestDir, 'web-1.yaml'), 'utf8'),
+    };
+    try {
+      harness = await LocalHarness.start({ manifests, backends: 0, workDir: first.workDir, ports: first.ports }, first.backends);
+      const deployed = await harness.next(0, 'deployed');
+      expect(deployed.result.mode).to.equal('unchanged');
+      expect(harness.lines.join('')).to.include('attached to the HAProxy already running');
+      await harness.until('shop.example.com', '/', [web]);
+      expect(await harness.reloads()).to.equal(reloads);
+    } finally {
+      await first.stopBackends();
+    }
+  });
+
+  it('folds 100 edits in 10 s into at most one reload per minimum deployment interval, ending on the last edit', async () => {
+    harness = await shop();
+    const [, , churn] = harness.backends as [number, number, number];
+    const servicePorts = Array.from({ length: 100 }, (_, i) => ({ name: `p${i}`, port: 1000 + i, targetPort: churn }));
+    const mark = harness.mark();
+    // No Ingress uses the service yet: it renders the same configuration, so nothing deploys.
+    const slicePorts = servicePorts.map((p) => `{ name: ${p.name}, port: ${churn} }`).join(', ');
+    const churnSlice = slice('churn-1', 'churn', undefined, churn).replace(/^ports: .*$/m, `ports: [ ${slicePorts} ]`);
+    await harness.write('churn-svc.yaml', docs(service('churn', servicePorts), churnSlice));
+    await harness.next(mark, 'rendered');
+    const reloads = await harness.reloads();
+    const started = Date.now();
+    for (let i = 0; i < 100; i++) {
+      // Each edit routes /churn to another service port, so each needs a backend of its own (a reload).
+      await harness.write('churn.yaml', ingress('churn', 'churn.example.com', [['/', 'Prefix', 'churn', { number: 1000 + i }]]));
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + (i + 1) * 100 - Date.now())));
+    }
+    const elapsed = Date.now() - started;
+    // The last edit is served: its backend exists and answers.
+    const deadline = Date.now() + 15_000;
+    let config = '';
+    while (Date.now() < deadline) {
+      config = await readFile(join(harness.workDir, 'haproxy.cfg'), 'utf8');
+      if (config.includes('backend default_churn_1099')) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(config).to.include('backend default_churn_1099');
+    expect(config).to.not.include('backend default_churn_1098');
+    await harness.until('churn.example.com', '/', [churn]);
+    const quietUntil = Date.now();
+    const reloadsDuringChurn = (await harness.reloads()) - reloads;
+    expect(reloadsDuringChurn).to.be.at.least(1);
+    expect(reloadsDuringChurn).to.be.at.most(Math.floor((quietUntil - started) / 2_000) + 1);
+    expect(elapsed).to.be.at.most(12_000);
+  });
+});

@@ -1,0 +1,210 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBackends } from '../../examples/backends.ts';
+import { defaultConfigPath } from '../../lib/cli/package-root.ts';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
+
+/** A port nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface Response {
+  readonly status: number;
+  readonly body: string;
+}
+
+export interface HarnessOptions {
+  /** Manifest files by name. */
+  readonly manifests: Record<string, string>;
+  /** Number of backends to start on loopback; their ports are in `backends`. */
+  readonly backends: number;
+  /** Use a copy of the shipped configuration as a watched --config file. */
+  readonly watchedConfig?: boolean;
+  /** Reuse the work dir (and the HAProxy in it) of an earlier harness. */
+  readonly workDir?: string;
+  readonly ports?: Ports;
+}
+
+interface Ports {
+  readonly http: number;
+  readonly https: number;
+  readonly status: number;
+  readonly health: number;
+  readonly metrics: number;
+}
+
+/**
+ * Local mode in-process, with manifests, work dir and ports of its own and
+ * real backends on loopback; records every outcome and every printed line.
+ */
+interface HarnessParts {
+  readonly mode: LocalMode;
+  readonly manifestDir: string;
+  readonly workDir: string;
+  readonly configPath: string;
+  readonly ports: Ports;
+  readonly backends: readonly number[];
+  readonly stopBackends: () => Promise<void>;
+  readonly lines: string[];
+}
+
+export class LocalHarness {
+  readonly outcomes: { at: number; outcome: Outcome }[] = [];
+  readonly #listeners = new Set<() => void>();
+  readonly mode: LocalMode;
+  readonly manifestDir: string;
+  readonly workDir: string;
+  readonly configPath: string;
+  readonly ports: Ports;
+  readonly backends: readonly number[];
+  /** Everything local mode printed. */
+  readonly lines: string[];
+  readonly #stopBackends: () => Promise<void>;
+
+  private constructor(parts: HarnessParts) {
+    this.mode = parts.mode;
+    this.manifestDir = parts.manifestDir;
+    this.workDir = parts.workDir;
+    this.configPath = parts.configPath;
+    this.ports = parts.ports;
+    this.backends = parts.backends;
+    this.lines = parts.lines;
+    this.#stopBackends = parts.stopBackends;
+    this.mode.outcomes.subscribe((outcome) => {
+      this.outcomes.push({ at: Date.now(), outcome });
+      for (const listener of this.#listeners) listener();
+    });
+  }
+
+  static async start(options: HarnessOptions, backends?: readonly number[]): Promise<LocalHarness> {
+    const dir = await mkdtemp(join(tmpdir(), 'local-e2e-'));
+    const manifestDir = join(dir, 'manifests');
+    await mkdir(manifestDir, { recursive: true });
+    for (const [file, text] of Object.entries(options.manifests)) await writeFile(join(manifestDir, file), text);
+    const workDir = options.workDir ?? join(dir, 'work');
+    const configPath = join(dir, 'config.yaml');
+    await writeFile(configPath, await readFile(defaultConfigPath(), 'utf8'));
+    const ports: Ports = options.ports ?? {
+      http: await freePort(),
+      https: await freePort(),
+      status: await freePort(),
+      health: await freePort(),
+      metrics: await freePort(),
+    };
+    const backendPorts = backends ?? (await Promise.all(Array.from({ length: options.backends }, () => freePort())));
+    const stopBackends = backends ? async () => undefined : await startBackends(backendPorts);
+    const lines: string[] = [];
+    const mode = await startLocalMode({
+      manifests: manifestDir,
+      config: { path: configPath, watch: options.watchedConfig ?? false },
+      workDir,
+      bindAddress: '127.0.0.1',
+      httpPort: ports.http,
+      httpsPort: ports.https,
+      statusPort: ports.status,
+      healthPort: ports.health,
+      metricsPort: ports.metrics,
+      settleMs: 50,
+      output: { out: (t) => void lines.push(t), err: (t) => void lines.push(t) },
+    });
+    return new LocalHarness({ mode, manifestDir, workDir, configPath, ports, backends: backendPorts, stopBackends, lines });
+  }
+
+  /** The number of outcomes so far: pass it to `next` to wait for something after this point. */
+  mark(): number {
+    return this.outcomes.length;
+  }
+
+  /** The first outcome at or after `mark` that matches, waiting for it up to `timeoutMs`. */
+  next<T extends Outcome['type']>(mark: number, type: T, timeoutMs = 15_000): Promise<Extract<Outcome, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = this.outcomes.slice(mark).find((entry) => entry.outcome.type === type);
+        if (!found) return false;
+        this.#listeners.delete(listener);
+        clearTimeout(timer);
+        resolve(found.outcome as Extract<Outcome, { type: T }>);
+        return true;
+      };
+      const listener = () => void check();
+      const timer = setTimeout(() => {
+        this.#listeners.delete(listener);
+        reject(new Error(`no ${type} outcome within ${timeoutMs} ms; saw ${this.outcomes.slice(mark).map((e) => e.outcome.type).join(', ')}`));
+      }, timeoutMs);
+      this.#listeners.add(listener);
+      check();
+    });
+  }
+
+  async write(file: string, text: string): Promise<void> {
+    await writeFile(join(this.manifestDir, file), text);
+  }
+
+  async remove(file: string): Promise<void> {
+    await rm(join(this.manifestDir, file));
+  }
+
+  /** HAProxy's reload counter, from the master socket. */
+  async reloads(): Promise<number> {
+    return (await this.mode.target.processInfo()).reloads;
+  }
+
+  get(host: string, path: string): Promise<Response> {
+    return new Promise((resolve, reject) => {
+      // A fresh connection per request: a pooled one may belong to a worker a reload just retired.
+      const req = request({ host: '127.0.0.1', port: this.ports.http, path, headers: { host }, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  /** The backend ports answering `host` + `path` over `tries` requests (each backend says its port). */
+  async answering(host: string, path: string, tries = 8): Promise<number[]> {
+    const ports = new Set<number>();
+    for (let i = 0; i < tries; i++) {
+      const response = await this.get(host, path);
+      const port = /^backend (\d+) /.exec(response.body)?.[1];
+      if (response.status === 200 && port) ports.add(Number(port));
+    }
+    return [...ports].sort((a, b) => a - b);
+  }
+
+  /** Polls until `answering` gives `expected`, or fails with what it last saw. */
+  async until(host: string, path: string, expected: readonly number[], timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let seen: number[] = [];
+    while (Date.now() < deadline) {
+      seen = await this.answering(host, path);
+      if (seen.join() === [...expected].sort((a, b) => a - b).join()) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`${host}${path} answered by ${seen.join(', ') || 'nothing'}, expected ${expected.join(', ')}`);
+  }
+
+  /** Stops local mode (and HAProxy, unless kept for another controller to attach) and the backends. */
+  async stop(options: { keepHaproxy?: boolean; keepBackends?: boolean } = {}): Promise<void> {
+    await this.mode.stop(options);
+    if (!options.keepBackends) await this.#stopBackends();
+  }
+
+  stopBackends(): Promise<void> {
+    return this.#stopBackends();
+  }
+}
