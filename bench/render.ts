@@ -1,0 +1,255 @@
+/**
+ * Render benchmark: 100, 1k and 10k Ingresses, each with its own Service
+ * and an EndpointSlice of 3 ready endpoints, rendered with the shipped
+ * configuration. Prints render time and memory next to `haproxy -c` time on
+ * the same output, and the time to apply one changed object to the stores.
+ *
+ * Targets (informational: machines are noisy, so a missed target is
+ * reported, never a failure; only errors exit non-zero):
+ *   - a full render at 10k Ingresses takes at most a tenth of `haproxy -c` on it;
+ *   - applying one changed object to the stores takes microseconds,
+ *     independent of the number of objects.
+ *
+ * Run with `npm run bench`. BENCH_SIZES=100,1000 picks other sizes.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { defaultConfigPath } from '../lib/cli/package-root.ts';
+import { loadControllerConfig } from '../lib/config/load.ts';
+import type { ControllerConfig } from '../lib/config/types.ts';
+import { checkConfig } from '../lib/haproxy/check.ts';
+import type { KubeObject } from '../lib/pipeline/model.ts';
+import { createRenderer } from '../lib/render/renderer.ts';
+import { writeRenderedFiles } from '../lib/render/write-files.ts';
+import { buildStores } from '../lib/store/build-stores.ts';
+import type { IndexedStore } from '../lib/store/indexed-store.ts';
+
+const SIZES = process.env['BENCH_SIZES']?.split(',').map(Number) ?? [100, 1_000, 10_000];
+/** Fewer timed renders where one takes long, to stay within a couple of minutes overall. */
+const renderRuns = (size: number): number => (size >= 10_000 ? 7 : size >= 1_000 ? 15 : 31);
+const CHECK_RUNS = 3;
+const UPSERT_RUNS = 20_000;
+const NAMESPACES = 20;
+
+// A forced collection before each memory reading makes the heap figure what
+// the render keeps, not what garbage happened to be around. `node
+// bench/render.ts` takes no flags, so gc is enabled from inside.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+function median(values: readonly number[]): number {
+  const sorted = values.toSorted((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+function milliseconds(start: bigint): number {
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+function ingressObject(i: number): KubeObject {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: {
+      name: `app-${i}`,
+      namespace: `ns-${i % NAMESPACES}`,
+      uid: `uid-ingress-${i}`,
+      resourceVersion: '1',
+      creationTimestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+    },
+    spec: {
+      ingressClassName: 'haproxy',
+      rules: [
+        {
+          host: `app-${i}.example.com`,
+          http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: `svc-${i}`, port: { name: 'http' } } } }] },
+        },
+      ],
+    },
+  };
+}
+
+function serviceObject(i: number): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: `svc-${i}`, namespace: `ns-${i % NAMESPACES}`, uid: `uid-service-${i}`, resourceVersion: '1' },
+    spec: { type: 'ClusterIP', selector: { app: `app-${i}` }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] },
+  };
+}
+
+/** `version` changes the slice as an endpoint update would: a new resourceVersion and one address. */
+function endpointSliceObject(i: number, version = 1): KubeObject {
+  const address = (j: number) => `10.${(i >> 8) & 255}.${i & 255}.${j + (version % 2 === 0 ? 100 : 1)}`;
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: `svc-${i}-abcde`,
+      namespace: `ns-${i % NAMESPACES}`,
+      uid: `uid-slice-${i}`,
+      resourceVersion: String(version),
+      labels: { 'kubernetes.io/service-name': `svc-${i}` },
+    },
+    addressType: 'IPv4',
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    endpoints: [0, 1, 2].map((j) => ({
+      addresses: [address(j)],
+      conditions: { ready: true, serving: true, terminating: false },
+      targetRef: { kind: 'Pod', namespace: `ns-${i % NAMESPACES}`, name: `app-${i}-pod-${j}` },
+    })),
+  };
+}
+
+function world(size: number): Map<string, KubeObject[]> {
+  const range = Array.from({ length: size }, (_, i) => i);
+  return new Map([
+    ['ingresses', range.map(ingressObject)],
+    ['services', range.map(serviceObject)],
+    ['endpointslices', range.map((i) => endpointSliceObject(i))],
+    ['secrets', []],
+  ]);
+}
+
+interface Row {
+  readonly size: number;
+  readonly renderMs: number;
+  readonly checkMs: number;
+  readonly heapMb: number;
+  readonly rssMb: number;
+  readonly storesMs: number;
+  readonly upsertUs: number;
+  readonly configKb: number;
+}
+
+/**
+ * Median time of one upsert that changes the object: the same slice
+ * alternates between two versions, so every call reindexes (an unchanged
+ * version would return early and measure nothing).
+ */
+function upsertMicroseconds(store: IndexedStore, size: number): number {
+  const target = size >> 1;
+  const versions = [endpointSliceObject(target, 2), endpointSliceObject(target, 3)];
+  const samples: number[] = [];
+  for (let run = 0; run < UPSERT_RUNS; run++) {
+    const start = process.hrtime.bigint();
+    const changed = store.upsert(versions[run % 2]!);
+    const elapsed = Number(process.hrtime.bigint() - start) / 1e3;
+    if (!changed) throw new Error('upsert saw no change: the benchmark would measure the early return');
+    samples.push(elapsed);
+  }
+  return median(samples.slice(UPSERT_RUNS / 10));
+}
+
+async function measure(config: ControllerConfig, size: number): Promise<Row> {
+  const objects = world(size);
+  const storesStart = process.hrtime.bigint();
+  const stores = buildStores(config.watchedResources, objects, config.ignoreFields);
+  const storesMs = milliseconds(storesStart);
+  const render = createRenderer(config);
+  const dir = await mkdtemp(join(tmpdir(), `haproxy-bench-${size}-`));
+  try {
+    const once = () => render({ stores, baseDir: dir });
+    // Warm-up: JIT compilation and inline caches, so the median is steady-state.
+    once();
+    once();
+    const times: number[] = [];
+    for (let run = 0; run < renderRuns(size); run++) {
+      const start = process.hrtime.bigint();
+      once();
+      times.push(milliseconds(start));
+    }
+
+    gc();
+    const before = process.memoryUsage();
+    const output = once();
+    gc();
+    const after = process.memoryUsage();
+    const rssPeak = process.resourceUsage().maxRSS / 1024;
+    const problems = output.excluded.length + output.warnings.length;
+    if (problems > 0) throw new Error(`${size} Ingresses: the generated world has ${problems} problems, e.g. ${JSON.stringify(output.excluded[0] ?? output.warnings[0])}`);
+    const servers = output.files.config.match(/^ {2}server /gm)?.length ?? 0;
+    if (servers !== size * 3) throw new Error(`${size} Ingresses: expected ${size * 3} servers, got ${servers}`);
+
+    const configFile = await writeRenderedFiles(dir, output.files, config.dataplane);
+    const checks: number[] = [];
+    for (let run = 0; run < CHECK_RUNS; run++) {
+      const start = process.hrtime.bigint();
+      const result = await checkConfig(configFile);
+      checks.push(milliseconds(start));
+      if (!result.valid) throw new Error(`haproxy -c refuses the ${size}-Ingress configuration:\n${result.output}`);
+    }
+
+    const slices = stores.get('endpointslices');
+    if (!slices) throw new Error('the shipped configuration has no endpointslices store');
+    return {
+      size,
+      renderMs: median(times),
+      checkMs: median(checks),
+      heapMb: (after.heapUsed - before.heapUsed) / 2 ** 20,
+      rssMb: rssPeak,
+      storesMs,
+      upsertUs: upsertMicroseconds(slices, size),
+      configKb: output.files.config.length / 1024,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function table(rows: readonly Row[]): string {
+  const header = ['ingresses', 'render ms', 'haproxy -c ms', 'render / haproxy -c', 'heap MB', 'upsert µs'];
+  const cells = rows.map((row) => [
+    String(row.size),
+    row.renderMs.toFixed(1),
+    row.checkMs.toFixed(0),
+    (row.renderMs / row.checkMs).toFixed(3),
+    row.heapMb.toFixed(1),
+    row.upsertUs.toFixed(2),
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...cells.map((cell) => cell[column]!.length)));
+  const line = (cell: readonly string[]) => `| ${cell.map((text, column) => text.padStart(widths[column]!)).join(' | ')} |`;
+  const rule = `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`;
+  return [line(header), rule, ...cells.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const loaded = loadControllerConfig(readFileSync(defaultConfigPath(), 'utf8'));
+  if (!loaded.ok) throw new Error(`the shipped configuration does not load:\n${loaded.errors.join('\n')}`);
+  const rows: Row[] = [];
+  for (const size of SIZES) {
+    rows.push(await measure(loaded.config, size));
+    gc();
+  }
+  const out = (text: string) => process.stdout.write(`${text}\n`);
+  out(table(rows));
+  out('');
+  for (const row of rows) {
+    out(
+      `${row.size} Ingresses: haproxy.cfg ${row.configKb.toFixed(0)} KiB, stores built in ${row.storesMs.toFixed(1)} ms, ` +
+        `heap kept by one render ${row.heapMb.toFixed(1)} MB, peak RSS so far ${row.rssMb.toFixed(0)} MB`,
+    );
+  }
+  out('');
+  const largest = rows.at(-1)!;
+  const renderMet = largest.renderMs <= largest.checkMs / 10;
+  out(
+    `target: full render at ${largest.size} Ingresses <= 1/10 of haproxy -c ` +
+      `(${largest.renderMs.toFixed(1)} ms vs ${(largest.checkMs / 10).toFixed(1)} ms): ${renderMet ? 'met' : 'NOT MET'}`,
+  );
+  // "Microseconds, independent of the number of objects": under 100 µs at
+  // every size, and the largest size within 3x of the smallest (noise, not growth).
+  const smallest = rows[0]!;
+  const upsertMet = rows.every((row) => row.upsertUs < 100) && largest.upsertUs <= Math.max(3 * smallest.upsertUs, smallest.upsertUs + 5);
+  out(
+    `target: one changed object applied to the stores in microseconds, independent of size ` +
+      `(${rows.map((row) => `${row.size}: ${row.upsertUs.toFixed(2)} µs`).join(', ')}): ${upsertMet ? 'met' : 'NOT MET'}`,
+  );
+}
+
+await main();
