@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { checkTlsSecret } from './certificates.ts';
 import {
@@ -87,7 +88,7 @@ export interface Server {
 }
 
 export interface Certificate {
-  /** `<namespace>_<secret>.pem`. */
+  /** `<namespace>_<secret>.pem`, shortened with a hash when that would be too long a file name (see certificateFile). */
   readonly file: string;
   /** The certificate chain then the private key, PEM, re-encoded from the parsed objects. */
   readonly pem: string;
@@ -556,7 +557,7 @@ export function buildIngressModel(sources: IngressSources): IngressModel {
       excluded.add({ object: secretLabel, field: checked.field, message: `${checked.reason}; TLS entries using it left out` });
       continue;
     }
-    certificates.push({ file: `${namespace}_${name}.pem`, pem: checked.pem, hosts: [...sniHosts].sort(compare), secret: id });
+    certificates.push({ file: certificateFile(namespace, name), pem: checked.pem, hosts: [...sniHosts].sort(compare), secret: id });
   }
 
   const routesOf = (map: RouteClaim['map']): Route[] =>
@@ -574,4 +575,19 @@ export function buildIngressModel(sources: IngressSources): IngressModel {
     excluded: excluded.sorted(),
     warnings: warnings.sorted(),
   };
+}
+
+/** File systems refuse names over 255 bytes; a namespace and a Secret name may together reach 317. */
+const maxFileName = 128;
+
+/**
+ * The certificate file of a Secret: `<namespace>_<name>.pem`, or, when that
+ * is too long, a prefix of it with a hash of the whole, which keeps it
+ * unique, deterministic and recognisable.
+ */
+export function certificateFile(namespace: string, name: string): string {
+  const plain = `${namespace}_${name}.pem`;
+  if (plain.length <= maxFileName) return plain;
+  const digest = createHash('sha256').update(`${namespace}/${name}`).digest('hex').slice(0, 16);
+  return `${plain.slice(0, maxFileName - digest.length - 6)}-${digest}.pem`;
 }

@@ -759,3 +759,16 @@ describe('buildIngressModel', () => {
     });
   });
 });
+
+describe('certificate file names', () => {
+  it('keeps short names readable and shortens long ones uniquely below every file system limit', async () => {
+    const { certificateFile } = await import('../../../lib/ingress/view-model.ts');
+    expect(certificateFile('default', 'shop-tls')).to.equal('default_shop-tls.pem');
+    const label = (c: string, n: number) => c.repeat(n);
+    const long = [label('a', 63), label('b', 63), label('c', 63), label('d', 61)].join('.');
+    const file = certificateFile(label('n', 63), long);
+    expect(file.length).to.be.at.most(128);
+    expect(file).to.match(/^n{63}_a+-[0-9a-f]{16}\.pem$/);
+    expect(certificateFile(label('n', 63), `${long.slice(0, -1)}e`)).to.not.equal(file);
+  });
+});
