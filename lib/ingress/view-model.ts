@@ -101,6 +101,40 @@ export interface Certificate {
 /** The host key of rules without a host. */
 export const CATCH_ALL_HOST = '*';
 
+interface IngressRead {
+  readonly served: ServedIngress | undefined;
+  readonly problems: readonly Problem[];
+}
+
+/** What one EndpointSlice contributes to a backend for one Service port name. */
+interface SliceServers {
+  readonly servers: readonly Server[];
+  readonly problems: readonly Problem[];
+  readonly hasEndpoints: boolean;
+  readonly portFound: boolean;
+}
+
+/**
+ * Results computed from one object, kept while the store keeps that same
+ * object (stores replace an object when it changes, never mutate it), so a
+ * render after one change only reads that object again. Keyed weakly:
+ * objects gone from the stores take their entries with them.
+ */
+export class IngressModelCache {
+  readonly reads = new WeakMap<KubeObject, IngressRead>();
+  readonly ages = new WeakMap<KubeObject, number>();
+  readonly slices = new WeakMap<KubeObject, Map<string, SliceServers>>();
+  readonly secrets = new WeakMap<KubeObject, ReturnType<typeof checkTlsSecret>>();
+  /** Per Service and port, the servers of the last slice list seen (stores hand out the same list until it changes). */
+  readonly backends = new WeakMap<KubeObject, Map<string | number, { readonly slices: readonly KubeObject[]; readonly resolved: ResolvedServers }>>();
+}
+
+interface ResolvedServers {
+  readonly servers: readonly Server[];
+  readonly issue: string | undefined;
+  readonly problems: readonly Problem[];
+}
+
 const CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
 
 type Fields = Readonly<Record<string, unknown>>;
@@ -159,12 +193,16 @@ function servesClass(ingress: KubeObject, className: string): boolean {
  * unparsable creationTimestamp counts as newest; namespace/name breaks ties,
  * so the order never depends on the order of the input.
  */
-function olderFirst(a: KubeObject, b: KubeObject): number {
+function olderFirst(cache: IngressModelCache, a: KubeObject, b: KubeObject): number {
   const time = (object: KubeObject) => {
+    const known = cache.ages.get(object);
+    if (known !== undefined) return known;
     // Raw API JSON holds an RFC 3339 string; @kubernetes/client-node objects hold a Date.
     const stamp = object.metadata['creationTimestamp'];
     const parsed = stamp instanceof Date ? stamp.getTime() : typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
-    return Number.isNaN(parsed) ? Number.POSITIVE_INFINITY : parsed;
+    const age = Number.isNaN(parsed) ? Number.POSITIVE_INFINITY : parsed;
+    cache.ages.set(object, age);
+    return age;
   };
   const byTime = time(a) - time(b);
   if (byTime !== 0 && !Number.isNaN(byTime)) return byTime < 0 ? -1 : 1;
@@ -367,79 +405,127 @@ function refer(referrers: Referrers, label: string, field: string): void {
  * configuration fault (a missing Service, port or EndpointSlices). No ready
  * endpoints is not one: that is a workload scaled to zero or starting.
  */
+/** The servers one EndpointSlice gives a Service port (by name), with the problems it has. */
+function sliceServers(slice: KubeObject, portName: string): SliceServers {
+  const problems: Problem[] = [];
+  const sliceLabel = describeObject('EndpointSlice', slice.metadata.namespace, slice.metadata.name);
+  const endpoints = Array.isArray(slice['endpoints']) ? slice['endpoints'] : [];
+  const hasEndpoints = endpoints.length > 0;
+  const addressType = slice['addressType'];
+  if (addressType !== undefined && addressType !== 'IPv4' && addressType !== 'IPv6') {
+    problems.push({ object: sliceLabel, field: 'addressType', message: `${quote(addressType)} is not supported; only IPv4 and IPv6` });
+    return { servers: [], problems, hasEndpoints, portFound: false };
+  }
+  const slicePorts = Array.isArray(slice['ports']) ? slice['ports'] : [];
+  const portIndex = slicePorts.findIndex((port) => isFields(port) && (port['name'] ?? '') === portName);
+  if (portIndex < 0) return { servers: [], problems, hasEndpoints, portFound: false };
+  const number = (slicePorts[portIndex] as Fields)['port'];
+  if (!isPortNumber(number)) {
+    problems.push({ object: sliceLabel, field: `ports[${portIndex}].port`, message: `${quote(number)} is not a port number (1-65535)` });
+    return { servers: [], problems, hasEndpoints, portFound: true };
+  }
+  const servers = new Map<string, Server>();
+  endpoints.forEach((endpoint: unknown, index) => {
+    if (!isFields(endpoint)) return;
+    const conditions = endpoint['conditions'];
+    if (isFields(conditions) && conditions['ready'] === false) return;
+    const addresses = Array.isArray(endpoint['addresses']) ? endpoint['addresses'] : [];
+    const checked = addresses.map(checkIpAddress);
+    const bad = checked.findIndex((address) => !address.ok);
+    if (bad >= 0) {
+      const failed = checked[bad]!;
+      const reason = failed.ok ? '' : failed.reason;
+      problems.push({ object: sliceLabel, field: `endpoints[${index}].addresses[${bad}]`, message: `endpoint left out: ${reason}` });
+      return;
+    }
+    for (const address of checked) {
+      if (!address.ok) continue;
+      const name = `srv-${address.value.replaceAll(':', '_')}-${number}`;
+      servers.set(name, Object.freeze({ name, address: address.value, port: number }));
+    }
+  });
+  const sorted = Object.freeze([...servers.values()].sort((a, b) => compare(a.name, b.name)));
+  return { servers: sorted, problems, hasEndpoints, portFound: true };
+}
+
 function resolveServers(
   backend: BackendRef,
   sources: IngressSources,
   excluded: ProblemList,
-): { readonly servers: Server[]; readonly issue: string | undefined } {
-  const serviceLabel = describeObject('Service', backend.namespace, backend.service);
+  cache: IngressModelCache,
+): { readonly servers: readonly Server[]; readonly issue: string | undefined } {
   const service = sources.service(backend.namespace, backend.service);
-  if (!service) return { servers: [], issue: `${serviceLabel} not found` };
+  // Built only for messages: most backends have none.
+  const serviceLabel = () => describeObject('Service', backend.namespace, backend.service);
+  if (!service) return { servers: [], issue: `${serviceLabel()} not found` };
+  const slices = sources.endpointSlices(backend.namespace, backend.service);
+  // Port names are strings and numbers are numbers: the two never collide as Map keys.
+  const portKey = 'name' in backend.port ? backend.port.name : backend.port.number;
+  let byPort = cache.backends.get(service);
+  if (!byPort) {
+    byPort = new Map();
+    cache.backends.set(service, byPort);
+  }
+  const known = byPort.get(portKey);
+  let resolved: ResolvedServers;
+  if (known && known.slices === slices) resolved = known.resolved;
+  else {
+    resolved = serversOf(backend, service, slices, serviceLabel, cache);
+    byPort.set(portKey, { slices, resolved });
+  }
+  for (const problem of resolved.problems) excluded.add(problem);
+  return resolved;
+}
+
+function serversOf(
+  backend: BackendRef,
+  service: KubeObject,
+  found: readonly KubeObject[],
+  serviceLabel: () => string,
+  cache: IngressModelCache,
+): ResolvedServers {
+  const problems: Problem[] = [];
   const spec = isFields(service['spec']) ? service['spec'] : {};
-  if (spec['type'] === 'ExternalName') return { servers: [], issue: `${serviceLabel} is an ExternalName Service, which is not supported` };
+  if (spec['type'] === 'ExternalName') return { servers: [], problems, issue: `${serviceLabel()} is an ExternalName Service, which is not supported` };
   const ports = Array.isArray(spec['ports']) ? spec['ports'].filter(isFields) : [];
   const wanted = backend.port;
   const servicePort = ports.find((port) => ('name' in wanted ? port['name'] === wanted.name : port['port'] === wanted.number));
   if (!servicePort) {
     const which = 'name' in wanted ? `named ${quote(wanted.name)}` : String(wanted.number);
-    return { servers: [], issue: `${serviceLabel} has no port ${which}` };
+    return { servers: [], problems, issue: `${serviceLabel()} has no port ${which}` };
   }
   // EndpointSlices name their ports after the Service port and carry the
   // resolved target port, so a named targetPort needs no Pod lookup. A
   // single unnamed Service port is '' or absent on both sides.
   const portName = typeof servicePort['name'] === 'string' ? servicePort['name'] : '';
 
-  const slices = [...sources.endpointSlices(backend.namespace, backend.service)].sort(
-    (a, b) => compare(String(a.metadata.name), String(b.metadata.name)),
-  );
-  if (slices.length === 0) return { servers: [], issue: `${serviceLabel} has no EndpointSlices` };
+  const slices = found.length < 2 ? found : [...found].sort((a, b) => compare(String(a.metadata.name), String(b.metadata.name)));
+  if (slices.length === 0) return { servers: [], problems, issue: `${serviceLabel()} has no EndpointSlices` };
 
   const servers = new Map<string, Server>();
   let anyEndpoints = false;
   let portFound = false;
   for (const slice of slices) {
-    const sliceLabel = describeObject('EndpointSlice', slice.metadata.namespace, slice.metadata.name);
-    const endpoints = Array.isArray(slice['endpoints']) ? slice['endpoints'] : [];
-    if (endpoints.length > 0) anyEndpoints = true;
-    const addressType = slice['addressType'];
-    if (addressType !== undefined && addressType !== 'IPv4' && addressType !== 'IPv6') {
-      excluded.add({ object: sliceLabel, field: 'addressType', message: `${quote(addressType)} is not supported; only IPv4 and IPv6` });
-      continue;
+    let byPort = cache.slices.get(slice);
+    if (!byPort) {
+      byPort = new Map();
+      cache.slices.set(slice, byPort);
     }
-    const slicePorts = Array.isArray(slice['ports']) ? slice['ports'] : [];
-    const portIndex = slicePorts.findIndex((port) => isFields(port) && (port['name'] ?? '') === portName);
-    if (portIndex < 0) continue;
-    portFound = true;
-    const number = (slicePorts[portIndex] as Fields)['port'];
-    if (!isPortNumber(number)) {
-      excluded.add({ object: sliceLabel, field: `ports[${portIndex}].port`, message: `${quote(number)} is not a port number (1-65535)` });
-      continue;
+    let result = byPort.get(portName);
+    if (!result) {
+      result = sliceServers(slice, portName);
+      byPort.set(portName, result);
     }
-    endpoints.forEach((endpoint: unknown, index) => {
-      if (!isFields(endpoint)) return;
-      const conditions = endpoint['conditions'];
-      if (isFields(conditions) && conditions['ready'] === false) return;
-      const addresses = Array.isArray(endpoint['addresses']) ? endpoint['addresses'] : [];
-      const checked = addresses.map(checkIpAddress);
-      const bad = checked.findIndex((address) => !address.ok);
-      if (bad >= 0) {
-        const failed = checked[bad]!;
-        const reason = failed.ok ? '' : failed.reason;
-        excluded.add({ object: sliceLabel, field: `endpoints[${index}].addresses[${bad}]`, message: `endpoint left out: ${reason}` });
-        return;
-      }
-      for (const address of checked) {
-        if (!address.ok) continue;
-        const name = `srv-${address.value.replaceAll(':', '_')}-${number}`;
-        servers.set(name, { name, address: address.value, port: number });
-      }
-    });
+    problems.push(...result.problems);
+    anyEndpoints ||= result.hasEndpoints;
+    portFound ||= result.portFound;
+    for (const server of result.servers) servers.set(server.name, server);
   }
-  const sorted = [...servers.values()].sort((a, b) => compare(a.name, b.name));
+  const sorted = Object.freeze([...servers.values()].sort((a, b) => compare(a.name, b.name)));
   if (anyEndpoints && !portFound) {
-    return { servers: sorted, issue: `no EndpointSlice of ${serviceLabel} has a port named ${quote(portName)}` };
+    return { servers: sorted, problems, issue: `no EndpointSlice of ${serviceLabel()} has a port named ${quote(portName)}` };
   }
-  return { servers: sorted, issue: undefined };
+  return { servers: sorted, problems, issue: undefined };
 }
 
 /**
@@ -447,18 +533,24 @@ function resolveServers(
  * EndpointSlices and Secrets they refer to. Pure and deterministic: the same
  * objects in any order give a deep-equal model.
  */
-export function buildIngressModel(sources: IngressSources): IngressModel {
+export function buildIngressModel(sources: IngressSources, cache: IngressModelCache = new IngressModelCache()): IngressModel {
   const excluded = new ProblemList();
   const warnings = new ProblemList();
 
   const served: ServedIngress[] = [];
-  const ingresses = sources.ingresses.filter((ingress) => servesClass(ingress, sources.className)).sort(olderFirst);
+  const ingresses = sources.ingresses
+    .filter((ingress) => servesClass(ingress, sources.className))
+    .sort((a, b) => olderFirst(cache, a, b));
   for (const ingress of ingresses) {
-    const reader = new IngressReader(ingress);
-    const result = reader.read();
-    for (const problem of reader.problems) excluded.add(problem);
-    for (const problem of reader.tlsProblems) excluded.add(problem);
-    if (result) served.push(result);
+    let read = cache.reads.get(ingress);
+    if (!read) {
+      const reader = new IngressReader(ingress);
+      const result = reader.read();
+      read = { served: result, problems: [...reader.problems, ...reader.tlsProblems] };
+      cache.reads.set(ingress, read);
+    }
+    for (const problem of read.problems) excluded.add(problem);
+    if (read.served) served.push(read.served);
   }
 
   const hosts = new Map<string, HostEntry>();
@@ -468,16 +560,22 @@ export function buildIngressModel(sources: IngressSources): IngressModel {
   // Kubernetes ranks Exact over Prefix); then the older Ingress wins; within
   // one Ingress, the earlier path. `order` numbers claims oldest Ingress first,
   // then in spec order.
-  const claims = served.flatMap((ingress) => ingress.routes.map((route) => ({ ingress, route })));
-  const ranked = claims
-    .map((claim, order) => ({ ...claim, order }))
-    .sort((a, b) => Number(b.route.fromExactPath) - Number(a.route.fromExactPath) || a.order - b.order);
-  const winners = new Map<string, (typeof ranked)[number]>();
+  // Ranking is a stable partition (exact-path claims first), not a sort.
+  type Claim = { readonly ingress: ServedIngress; readonly route: RouteClaim; readonly order: number };
+  const exactFirst: Claim[] = [];
+  const others: Claim[] = [];
+  let order = 0;
+  for (const ingress of served) {
+    for (const route of ingress.routes) (route.fromExactPath ? exactFirst : others).push({ ingress, route, order: order++ });
+  }
+  const ranked = exactFirst.concat(others);
+  // One map per route map, keyed by the route key itself (no key strings to build per claim).
+  const winnersByMap = { exact: new Map<string, Claim>(), prefix: new Map<string, Claim>() };
   for (const claim of ranked) {
-    const mapKey = `${claim.route.map} ${claim.route.key}`;
-    const winner = winners.get(mapKey);
+    const winners = winnersByMap[claim.route.map];
+    const winner = winners.get(claim.route.key);
     if (!winner) {
-      winners.set(mapKey, claim);
+      winners.set(claim.route.key, claim);
     } else if (winner.route.backend.name !== claim.route.backend.name && winner.route.fromExactPath === claim.route.fromExactPath) {
       // Losing an Exact-over-Prefix ranking is Kubernetes semantics, not a
       // conflict; two claims of the same rank for different backends are.
@@ -501,7 +599,7 @@ export function buildIngressModel(sources: IngressSources): IngressModel {
   };
   // Only backends something routes to are built. Referrers are recorded in
   // claim order, so each warning names the first path of an Ingress asking.
-  const winning = [...winners.values()].sort((a, b) => a.order - b.order);
+  const winning = [...winnersByMap.exact.values(), ...winnersByMap.prefix.values()].sort((a, b) => a.order - b.order);
   for (const { ingress, route } of winning) useBackend(route.backend, ingress.label, route.field);
 
   let defaultBackend: { readonly ingress: ServedIngress; readonly backend: BackendRef } | undefined;
@@ -522,7 +620,7 @@ export function buildIngressModel(sources: IngressSources): IngressModel {
 
   const resolvedBackends: Backend[] = [];
   for (const { ref, referrers } of backends.values()) {
-    const { servers, issue } = resolveServers(ref, sources, excluded);
+    const { servers, issue } = resolveServers(ref, sources, excluded, cache);
     if (issue !== undefined) {
       for (const [label, field] of referrers) {
         warnings.add({ object: label, field, message: `backend ${ref.name} has no servers: ${issue}` });
@@ -552,7 +650,11 @@ export function buildIngressModel(sources: IngressSources): IngressModel {
       for (const [label, field] of referrers) warnings.add({ object: label, field, message: `${secretLabel} not found; TLS entry not served` });
       continue;
     }
-    const checked = checkTlsSecret(secret);
+    let checked = cache.secrets.get(secret);
+    if (!checked) {
+      checked = checkTlsSecret(secret);
+      cache.secrets.set(secret, checked);
+    }
     if (!checked.ok) {
       excluded.add({ object: secretLabel, field: checked.field, message: `${checked.reason}; TLS entries using it left out` });
       continue;
@@ -561,9 +663,7 @@ export function buildIngressModel(sources: IngressSources): IngressModel {
   }
 
   const routesOf = (map: RouteClaim['map']): Route[] =>
-    [...winners.values()]
-      .filter(({ route }) => route.map === map)
-      .map(({ route }) => ({ key: route.key, backend: route.backend.name }));
+    [...winnersByMap[map].values()].map(({ route }) => ({ key: route.key, backend: route.backend.name }));
 
   return {
     hosts: [...hosts.values()].sort((a, b) => compare(a.host, b.host)),

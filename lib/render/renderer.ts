@@ -1,7 +1,8 @@
 import Mustache from 'mustache';
 import type { ControllerConfig } from '../config/types.ts';
-import type { KubeObject, LineOrigin, Problem, RenderedFiles, RenderOutput, StoreReader } from '../pipeline/model.ts';
-import { buildIngressModel, type IngressModel } from '../ingress/view-model.ts';
+import type { KubeObject, Problem, RenderedFiles, RenderOutput, StoreReader } from '../pipeline/model.ts';
+import { CompactOrigins, type FileOrigins } from './line-origins.ts';
+import { buildIngressModel, IngressModelCache, type IngressModel } from '../ingress/view-model.ts';
 import { ingressSources } from './ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
 import { SafeWriter, type Violation } from './safe-writer.ts';
@@ -40,12 +41,13 @@ export function createRenderer(config: ControllerConfig): Renderer {
   const partials = Object.fromEntries([...templates.partials].map(([name, template]) => [name, template.source]));
   const tracker = new AccessTracker();
   const writer = new SafeWriter(tracker);
+  const ingressCache = new IngressModelCache();
 
   return (request) => {
     const base = request.baseDir ?? dataplane.baseDir;
     const ingress: IngressModel | undefined = (() => {
       const sources = ingressSources(config, request.stores);
-      return sources ? buildIngressModel(sources) : undefined;
+      return sources ? buildIngressModel(sources, ingressCache) : undefined;
     })();
     const paths = {
       base,
@@ -69,7 +71,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
         }),
         ingress,
       };
-      const origins = new Map<string, readonly LineOrigin[]>();
+      const origins = new Map<string, FileOrigins>();
       const render = (target: string, template: Template) => {
         const { text, origins: lines } = writer.renderFile(
           template.name,
@@ -89,7 +91,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
         certificates: renderAll(dataplane.certificatesDir, templates.certificates),
         files: renderAll(dataplane.generalDir, templates.files),
       };
-      return { files, origins, violations: writer.violations };
+      return { files, origins: new CompactOrigins(origins), violations: writer.violations };
     };
 
     for (;;) {

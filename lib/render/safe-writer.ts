@@ -1,6 +1,6 @@
 import Mustache from 'mustache';
-import type { LineOrigin } from '../pipeline/model.ts';
 import { unsafeRawReason, unsafeWordReason } from './escape.ts';
+import { FileOrigins } from './line-origins.ts';
 import type { AccessTracker, Provenance } from './resource-views.ts';
 
 /** A value a template tried to insert that is not safe where it stands. */
@@ -17,12 +17,6 @@ export interface Violation {
 type Token = [string, string, number, number, ...unknown[]];
 type Context = Mustache.Context & { cache: Record<string, unknown>; view: unknown };
 
-interface MutableOrigin {
-  template: string;
-  line: number;
-  objects: string[];
-}
-
 /**
  * A Mustache writer that checks every inserted value for HAProxy instead of
  * HTML-escaping it (see escape.ts): an unsafe value is left out and recorded
@@ -38,7 +32,7 @@ export class SafeWriter extends Mustache.Writer {
   /** Template sources being rendered (partials nest) and their names. */
   readonly #sources: string[] = [];
   readonly #names: string[] = [];
-  #origins: MutableOrigin[] = [];
+  #origins = new FileOrigins();
   #atLineStart = true;
   readonly #lineStarts = new Map<string, number[]>();
   violations: Violation[] = [];
@@ -55,8 +49,8 @@ export class SafeWriter extends Mustache.Writer {
     context: Mustache.Context,
     partials: Record<string, string>,
     source: string,
-  ): { text: string; origins: readonly LineOrigin[] } {
-    this.#origins = [];
+  ): { text: string; origins: FileOrigins } {
+    this.#origins = new FileOrigins();
     this.#atLineStart = true;
     this.#names.push(name);
     try {
@@ -112,44 +106,57 @@ export class SafeWriter extends Mustache.Writer {
 
   #insert(token: Token, context: Context, unsafe: (value: string) => string | undefined): string {
     const name = token[1];
-    // A cached lookup would not pass through the tracking proxies; '.' is
-    // only ever answered from the cache (it is the current view itself).
-    if (name !== '.') delete context.cache[name];
     this.#tracker.beforeLookup();
     const value: unknown = context.lookup(name);
-    const provenance = this.#tracker.provenanceOf(value);
-    if (value === undefined || value === null) return '';
-    let text: string;
+    let text: string | undefined;
     if (typeof value === 'string') text = value;
     else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
     else if (typeof value === 'boolean') text = String(value);
-    else return this.#violate(token, 'is not a single value (a list, mapping or function)', provenance);
-    const reason = unsafe(text);
-    if (reason !== undefined) return this.#violate(token, reason, provenance);
-    this.#emit(text, token[2], provenance?.label);
-    return text;
+    else if (value === undefined || value === null) return '';
+    const reason = text === undefined ? 'is not a single value (a list, mapping or function)' : unsafe(text);
+    if (reason !== undefined) return this.#violate(token, reason, this.#exactProvenance(name, context, value));
+    this.#emit(text!, token[2], this.#tracker.provenanceOf(value)?.label);
+    return text!;
+  }
+
+  /**
+   * Mustache caches lookups per context, and a cached lookup does not pass
+   * through the tracking proxies; an unsafe value must be charged to the
+   * right object, so it is looked up once more, past the cache. ('.' is
+   * only ever answered from the cache: it is the current view itself.)
+   */
+  #exactProvenance(name: string, context: Context, value: unknown): Provenance | undefined {
+    const cached = this.#tracker.provenanceOf(value);
+    if (name === '.') return cached;
+    delete context.cache[name];
+    this.#tracker.beforeLookup();
+    context.lookup(name);
+    return this.#tracker.provenanceOf(value) ?? cached;
   }
 
   /** Records which template line, and which object, the output produced now comes from. */
   #emit(text: string, offset: number, object: string | undefined): void {
-    const template = this.#names.at(-1) ?? 'template';
+    let newline = text.indexOf('\n');
+    // Most leaves continue a line already attributed: nothing to record.
+    if (newline < 0 && !this.#atLineStart && object === undefined) return;
+    const origins = this.#origins;
+    const template = origins.templateIndex(this.#names.at(-1) ?? 'template');
     let line = this.#lineOf(this.#sources.at(-1) ?? '', offset);
     let position = 0;
     for (;;) {
-      const newline = text.indexOf('\n', position);
       const end = newline < 0 ? text.length : newline;
       if (end > position || newline >= 0) {
         if (this.#atLineStart) {
-          this.#origins.push({ template, line, objects: [] });
+          origins.lines.push(template, line);
           this.#atLineStart = false;
         }
-        const origin = this.#origins.at(-1)!;
-        if (object !== undefined && !origin.objects.includes(object)) origin.objects.push(object);
+        if (object !== undefined) origins.addObject(origins.count - 1, object);
       }
       if (newline < 0) return;
       this.#atLineStart = true;
       line++;
       position = newline + 1;
+      newline = text.indexOf('\n', position);
     }
   }
 

@@ -50,6 +50,8 @@ export class IndexedStore implements StoreReader {
   readonly #index: Map<string, Map<string, KubeObject>>[];
   /** Templates call list() repeatedly within one render; rebuilt only after a change. */
   #listed: readonly KubeObject[] | undefined;
+  /** lookup() results per index entry, dropped when that entry changes. */
+  readonly #entryLists = new WeakMap<Map<string, KubeObject>, readonly KubeObject[]>();
 
   constructor(indexBy: WatchedType['indexBy']) {
     this.#indexBy = indexBy;
@@ -83,7 +85,14 @@ export class IndexedStore implements StoreReader {
   lookup(...keys: string[]): readonly KubeObject[] {
     if (keys.length === 0) return this.list();
     const entry = this.#index[keys.length - 1]?.get(keys.map(encodePart).join(''));
-    return entry ? [...entry.values()] : [];
+    if (!entry) return [];
+    // Renders look the same keys up again and again; the list is rebuilt only after its entry changed.
+    let listed = this.#entryLists.get(entry);
+    if (!listed) {
+      listed = Object.freeze([...entry.values()]);
+      this.#entryLists.set(entry, listed);
+    }
+    return listed;
   }
 
   /** Adds or replaces the object; false when the stored object is already this version. */
@@ -96,7 +105,11 @@ export class IndexedStore implements StoreReader {
       const before = stored?.prefixes[level];
       const after = prefixes[level];
       if (before !== undefined && before !== after) this.#unindex(level, before, identity);
-      if (after !== undefined) this.#entry(level, after).set(identity, object);
+      if (after !== undefined) {
+        const entry = this.#entry(level, after);
+        entry.set(identity, object);
+        this.#entryLists.delete(entry);
+      }
     }
     this.#objects.set(identity, { object, prefixes });
     this.#listed = undefined;
@@ -141,6 +154,7 @@ export class IndexedStore implements StoreReader {
     const entries = this.#index[level]!;
     const entry = entries.get(prefix)!;
     entry.delete(identity);
+    this.#entryLists.delete(entry);
     if (entry.size === 0) entries.delete(prefix);
   }
 }
