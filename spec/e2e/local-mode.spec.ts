@@ -13,9 +13,9 @@ type Port = { name: string } | { number: number };
 
 function ingress(name: string, host: string | undefined, paths: [string, 'Exact' | 'Prefix', string, Port][]): string {
   const rule = paths
-    .map(([path, type, service, port]) => {
+    .map(([path, type, serviceName, port]) => {
       const portYaml = 'name' in port ? `{ name: ${port.name} }` : `{ number: ${port.number} }`;
-      return `          - { path: ${path}, pathType: ${type}, backend: { service: { name: ${service}, port: ${portYaml} } } }`;
+      return `          - { path: ${path}, pathType: ${type}, backend: { service: { name: ${serviceName}, port: ${portYaml} } } }`;
     })
     .join('\n');
   return `apiVersion: networking.k8s.io/v1
