@@ -32,6 +32,18 @@ export interface IngressSources {
   /** EndpointSlices labelled kubernetes.io/service-name=<service>. */
   readonly endpointSlices: (namespace: string, service: string) => readonly KubeObject[];
   readonly secret: (namespace: string, name: string) => KubeObject | undefined;
+  /**
+   * Versions of the Service, EndpointSlice and Secret stores. When given and
+   * unchanged since the last build with the same cache, the servers and
+   * certificates of that build are reused as they are.
+   */
+  readonly versions?: readonly number[];
+  /**
+   * The Services and EndpointSlices changed since the given store versions,
+   * or undefined when the stores cannot tell: lets a build resolve only the
+   * backends of the Services that changed.
+   */
+  readonly changedSince?: (versions: readonly number[]) => readonly KubeObject[] | undefined;
 }
 
 export interface IngressModel {
@@ -126,7 +138,19 @@ export class IngressModelCache {
   readonly slices = new WeakMap<KubeObject, Map<string, SliceServers>>();
   readonly secrets = new WeakMap<KubeObject, ReturnType<typeof checkTlsSecret>>();
   /** Per Service and port, the servers of the last slice list seen (stores hand out the same list until it changes). */
-  readonly backends = new WeakMap<KubeObject, Map<string | number, { readonly slices: readonly KubeObject[]; readonly resolved: ResolvedServers }>>();
+  readonly backends = new WeakMap<KubeObject, Map<string | number, BackendEntry>>();
+  readonly routes = new WeakMap<RouteClaim, Route>();
+  /** The previous build, reused in parts while its inputs are unchanged. */
+  last:
+    | {
+        readonly ingresses: readonly KubeObject[];
+        readonly className: string;
+        readonly versions: readonly number[] | undefined;
+        readonly aggregated: Aggregate;
+        readonly resolution: Resolution;
+        readonly model: IngressModel;
+      }
+    | undefined;
 }
 
 interface ResolvedServers {
@@ -136,6 +160,7 @@ interface ResolvedServers {
 }
 
 const CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
+const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
 type Fields = Readonly<Record<string, unknown>>;
 
@@ -272,12 +297,12 @@ class IngressReader {
     if (!isFields(rule)) return this.#problem(field, 'is not an object');
     let hostKey = CATCH_ALL_HOST;
     if (rule['host'] === undefined || rule['host'] === null || rule['host'] === '') {
-      hosts.push({ host: CATCH_ALL_HOST, wildcard: false });
+      hosts.push(Object.freeze({ host: CATCH_ALL_HOST, wildcard: false }));
     } else {
       const host = checkHost(rule['host']);
       if (!host.ok) return this.#problem(`${field}.host`, `invalid host: ${host.reason}`);
       hostKey = host.value.host;
-      hosts.push(host.value);
+      hosts.push(Object.freeze(host.value));
     }
     const http = rule['http'];
     if (http === undefined || http === null) return;
@@ -448,12 +473,32 @@ function sliceServers(slice: KubeObject, portName: string): SliceServers {
   return { servers: sorted, problems, hasEndpoints, portFound: true };
 }
 
+/** A backend with its servers; the same Backend object as last time when nothing it depends on changed. */
+function resolveBackend(
+  ref: BackendRef,
+  sources: IngressSources,
+  excluded: ProblemList,
+  cache: IngressModelCache,
+): { readonly backend: Backend; readonly issue: string | undefined } {
+  const { servers, issue, entry } = resolveServers(ref, sources, excluded, cache);
+  if (entry?.backend && entry.backend.name === ref.name) return { backend: entry.backend, issue };
+  const backend: Backend = Object.freeze({ name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers });
+  if (entry) entry.backend = backend;
+  return { backend, issue };
+}
+
+interface BackendEntry {
+  readonly slices: readonly KubeObject[];
+  readonly resolved: ResolvedServers;
+  backend?: Backend;
+}
+
 function resolveServers(
   backend: BackendRef,
   sources: IngressSources,
   excluded: ProblemList,
   cache: IngressModelCache,
-): { readonly servers: readonly Server[]; readonly issue: string | undefined } {
+): { readonly servers: readonly Server[]; readonly issue: string | undefined; readonly entry?: BackendEntry } {
   const service = sources.service(backend.namespace, backend.service);
   // Built only for messages: most backends have none.
   const serviceLabel = () => describeObject('Service', backend.namespace, backend.service);
@@ -466,15 +511,13 @@ function resolveServers(
     byPort = new Map();
     cache.backends.set(service, byPort);
   }
-  const known = byPort.get(portKey);
-  let resolved: ResolvedServers;
-  if (known && known.slices === slices) resolved = known.resolved;
-  else {
-    resolved = serversOf(backend, service, slices, serviceLabel, cache);
-    byPort.set(portKey, { slices, resolved });
+  let entry = byPort.get(portKey);
+  if (!entry || entry.slices !== slices) {
+    entry = { slices, resolved: serversOf(backend, service, slices, serviceLabel, cache) };
+    byPort.set(portKey, entry);
   }
-  for (const problem of resolved.problems) excluded.add(problem);
-  return resolved;
+  for (const problem of entry.resolved.problems) excluded.add(problem);
+  return { ...entry.resolved, entry };
 }
 
 function serversOf(
@@ -528,12 +571,35 @@ function serversOf(
   return { servers: sorted, problems, issue: undefined };
 }
 
-/**
- * Builds the view model from the Ingresses of one class and the Services,
- * EndpointSlices and Secrets they refer to. Pure and deterministic: the same
- * objects in any order give a deep-equal model.
- */
-export function buildIngressModel(sources: IngressSources, cache: IngressModelCache = new IngressModelCache()): IngressModel {
+type Claim = { readonly ingress: ServedIngress; readonly route: RouteClaim; readonly order: number };
+
+/** What the Ingresses alone decide: hosts, routes, which backends and Secrets are used, by whom. */
+interface Aggregate {
+  readonly hosts: readonly HostEntry[];
+  readonly exactRoutes: readonly Route[];
+  readonly prefixRoutes: readonly Route[];
+  readonly backends: readonly { readonly ref: BackendRef; readonly referrers: Referrers }[];
+  readonly defaultBackend: string | undefined;
+  readonly secrets: readonly { readonly namespace: string; readonly name: string; readonly hosts: readonly string[]; readonly referrers: Referrers }[];
+  readonly excluded: readonly Problem[];
+  readonly warnings: readonly Problem[];
+}
+
+/** What the Services, EndpointSlices and Secrets add to an aggregate. */
+interface Resolution {
+  readonly backends: readonly Backend[];
+  /** Per backend (same order), why it has no servers, and the problems it adds. */
+  readonly issues: readonly (string | undefined)[];
+  readonly backendWarnings: readonly (readonly Problem[])[];
+  readonly backendExcluded: readonly (readonly Problem[])[];
+  /** Backend indexes by "namespace/service", to find what a changed Service or slice touches. */
+  readonly byService: ReadonlyMap<string, readonly number[]>;
+  readonly certificates: readonly Certificate[];
+  readonly excluded: readonly Problem[];
+  readonly warnings: readonly Problem[];
+}
+
+function aggregate(sources: IngressSources, cache: IngressModelCache, previous: Aggregate | undefined): Aggregate {
   const excluded = new ProblemList();
   const warnings = new ProblemList();
 
@@ -559,19 +625,17 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   // Conflicts: an Exact path beats the exact line of a Prefix path (as
   // Kubernetes ranks Exact over Prefix); then the older Ingress wins; within
   // one Ingress, the earlier path. `order` numbers claims oldest Ingress first,
-  // then in spec order.
-  // Ranking is a stable partition (exact-path claims first), not a sort.
-  type Claim = { readonly ingress: ServedIngress; readonly route: RouteClaim; readonly order: number };
+  // then in spec order; ranking is a stable partition (exact-path claims
+  // first), not a sort.
   const exactFirst: Claim[] = [];
   const others: Claim[] = [];
   let order = 0;
   for (const ingress of served) {
     for (const route of ingress.routes) (route.fromExactPath ? exactFirst : others).push({ ingress, route, order: order++ });
   }
-  const ranked = exactFirst.concat(others);
   // One map per route map, keyed by the route key itself (no key strings to build per claim).
   const winnersByMap = { exact: new Map<string, Claim>(), prefix: new Map<string, Claim>() };
-  for (const claim of ranked) {
+  for (const claim of exactFirst.concat(others)) {
     const winners = winnersByMap[claim.route.map];
     const winner = winners.get(claim.route.key);
     if (!winner) {
@@ -618,17 +682,6 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     }
   }
 
-  const resolvedBackends: Backend[] = [];
-  for (const { ref, referrers } of backends.values()) {
-    const { servers, issue } = resolveServers(ref, sources, excluded, cache);
-    if (issue !== undefined) {
-      for (const [label, field] of referrers) {
-        warnings.add({ object: label, field, message: `backend ${ref.name} has no servers: ${issue}` });
-      }
-    }
-    resolvedBackends.push({ name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers });
-  }
-
   const secrets = new Map<string, { readonly namespace: string; readonly name: string; readonly hosts: Set<string>; readonly referrers: Referrers }>();
   for (const ingress of served) {
     for (const claim of ingress.tls) {
@@ -642,12 +695,65 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
       refer(entry.referrers, ingress.label, claim.field);
     }
   }
+
+  // Route objects are made once per claim, so an unchanged route is the same object in every model.
+  const routesOf = (map: RouteClaim['map']): Route[] =>
+    [...winnersByMap[map].values()].map(({ route }) => {
+      let made = cache.routes.get(route);
+      if (!made) {
+        made = Object.freeze({ key: route.key, backend: route.backend.name });
+        cache.routes.set(route, made);
+      }
+      return made;
+    });
+
+  // Frozen lists of frozen items: a renderer may reuse what it rendered from them (see
+  // SafeWriter); a list with the very same items as last time is last time's list.
+  const kept = <T>(before: readonly T[] | undefined, after: T[]): readonly T[] => (sameItems(before, after) ? before : Object.freeze(after));
+  return {
+    hosts: kept(previous?.hosts, [...hosts.values()].sort((a, b) => compare(a.host, b.host))),
+    exactRoutes: kept(previous?.exactRoutes, routesOf('exact').sort((a, b) => compare(a.key, b.key))),
+    prefixRoutes: kept(previous?.prefixRoutes, routesOf('prefix').sort((a, b) => b.key.length - a.key.length || compare(a.key, b.key))),
+    backends: [...backends.values()].sort((a, b) => compare(a.ref.name, b.ref.name)),
+    defaultBackend: defaultBackend?.backend.name,
+    secrets: [...secrets.values()].map((entry) => ({ ...entry, hosts: [...entry.hosts].sort(compare) })),
+    excluded: excluded.sorted(),
+    warnings: warnings.sorted(),
+  };
+}
+
+/** One backend's servers and the problems that come with them. */
+function resolveOne(
+  aggregated: Aggregate,
+  index: number,
+  sources: IngressSources,
+  cache: IngressModelCache,
+): { readonly backend: Backend; readonly issue: string | undefined; readonly warnings: Problem[]; readonly excluded: Problem[] } {
+  const { ref, referrers } = aggregated.backends[index]!;
+  const excluded = new ProblemList();
+  const { backend, issue } = resolveBackend(ref, sources, excluded, cache);
+  return { backend, issue, warnings: issueWarnings(ref.name, issue, referrers), excluded: excluded.sorted() };
+}
+
+/** A backend without servers is reported on every Ingress that routes to it. */
+function issueWarnings(backend: string, issue: string | undefined, referrers: Referrers): Problem[] {
+  if (issue === undefined) return [];
+  return [...referrers].map(([label, field]) => ({ object: label, field, message: `backend ${backend} has no servers: ${issue}` }));
+}
+
+function resolveCertificates(
+  aggregated: Aggregate,
+  sources: IngressSources,
+  cache: IngressModelCache,
+): { readonly certificates: Certificate[]; readonly excluded: Problem[]; readonly warnings: Problem[] } {
+  const excluded: Problem[] = [];
+  const warnings: Problem[] = [];
   const certificates: Certificate[] = [];
-  for (const [id, { namespace, name, hosts: sniHosts, referrers }] of secrets) {
+  for (const { namespace, name, hosts: sniHosts, referrers } of aggregated.secrets) {
     const secretLabel = describeObject('Secret', namespace, name);
     const secret = sources.secret(namespace, name);
     if (!secret) {
-      for (const [label, field] of referrers) warnings.add({ object: label, field, message: `${secretLabel} not found; TLS entry not served` });
+      for (const [label, field] of referrers) warnings.push({ object: label, field, message: `${secretLabel} not found; TLS entry not served` });
       continue;
     }
     let checked = cache.secrets.get(secret);
@@ -656,25 +762,168 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
       cache.secrets.set(secret, checked);
     }
     if (!checked.ok) {
-      excluded.add({ object: secretLabel, field: checked.field, message: `${checked.reason}; TLS entries using it left out` });
+      excluded.push({ object: secretLabel, field: checked.field, message: `${checked.reason}; TLS entries using it left out` });
       continue;
     }
-    certificates.push({ file: certificateFile(namespace, name), pem: checked.pem, hosts: [...sniHosts].sort(compare), secret: id });
+    certificates.push({ file: certificateFile(namespace, name), pem: checked.pem, hosts: sniHosts, secret: `${namespace}/${name}` });
   }
+  certificates.sort((a, b) => compare(a.file, b.file));
+  return { certificates, excluded, warnings };
+}
 
-  const routesOf = (map: RouteClaim['map']): Route[] =>
-    [...winnersByMap[map].values()].map(({ route }) => ({ key: route.key, backend: route.backend.name }));
+function serviceKey(namespace: string, service: string): string {
+  return `${namespace}/${service}`;
+}
 
-  return {
-    hosts: [...hosts.values()].sort((a, b) => compare(a.host, b.host)),
-    exactRoutes: routesOf('exact').sort((a, b) => compare(a.key, b.key)),
-    prefixRoutes: routesOf('prefix').sort((a, b) => b.key.length - a.key.length || compare(a.key, b.key)),
-    backends: resolvedBackends.sort((a, b) => compare(a.name, b.name)),
-    certificates: certificates.sort((a, b) => compare(a.file, b.file)),
-    defaultBackend: defaultBackend?.backend.name,
-    excluded: excluded.sorted(),
-    warnings: warnings.sorted(),
+/** The Services a changed Service or EndpointSlice belongs to. */
+function touchedServices(changed: readonly KubeObject[]): Set<string> {
+  const services = new Set<string>();
+  for (const object of changed) {
+    const namespace = object.metadata.namespace ?? '';
+    const owner = object.metadata.labels?.[SERVICE_NAME_LABEL];
+    if (object.kind === 'EndpointSlice') {
+      if (owner !== undefined) services.add(serviceKey(namespace, owner));
+    } else {
+      // A Service (or an object of unknown kind: counted as both, to be safe).
+      services.add(serviceKey(namespace, object.metadata.name));
+      if (owner !== undefined) services.add(serviceKey(namespace, owner));
+    }
+  }
+  return services;
+}
+
+interface PreviousBuild {
+  readonly aggregated: Aggregate;
+  readonly resolution: Resolution;
+  readonly versions: readonly number[] | undefined;
+}
+
+function resolve(aggregated: Aggregate, sources: IngressSources, cache: IngressModelCache, previous: PreviousBuild | undefined): Resolution {
+  const changed = previous?.versions && sources.changedSince ? sources.changedSince(previous.versions) : undefined;
+  const last = previous?.resolution;
+  let backends: Backend[];
+  let issues: (string | undefined)[];
+  let backendWarnings: (readonly Problem[])[];
+  let backendExcluded: (readonly Problem[])[];
+  let byService: ReadonlyMap<string, readonly number[]>;
+  let problemsMoved = true;
+  if (previous && last && changed !== undefined && previous.aggregated === aggregated) {
+    // Only the backends of Services whose Service or EndpointSlices changed are resolved again.
+    ({ byService } = last);
+    backends = [...last.backends];
+    issues = [...last.issues];
+    backendWarnings = [...last.backendWarnings];
+    backendExcluded = [...last.backendExcluded];
+    problemsMoved = false;
+    for (const service of touchedServices(changed)) {
+      for (const index of byService.get(service) ?? []) {
+        const one = resolveOne(aggregated, index, sources, cache);
+        problemsMoved ||= backendWarnings[index]!.length + backendExcluded[index]!.length + one.warnings.length + one.excluded.length > 0;
+        backends[index] = one.backend;
+        issues[index] = one.issue;
+        backendWarnings[index] = one.warnings;
+        backendExcluded[index] = one.excluded;
+      }
+    }
+  } else {
+    // The Ingresses changed (or nothing is known): a backend the last build had keeps its
+    // servers unless its Service changed since; its warnings follow its new referrers.
+    const touched = previous && last && changed !== undefined ? touchedServices(changed) : undefined;
+    const before = touched ? new Map(previous!.aggregated.backends.map(({ ref }, index) => [ref.name, index])) : undefined;
+    backends = [];
+    issues = [];
+    backendWarnings = [];
+    backendExcluded = [];
+    const indexes = new Map<string, number[]>();
+    aggregated.backends.forEach(({ ref, referrers }, index) => {
+      const key = serviceKey(ref.namespace, ref.service);
+      const old = before?.get(ref.name);
+      if (old !== undefined && last && !touched!.has(key)) {
+        backends.push(last.backends[old]!);
+        issues.push(last.issues[old]);
+        backendWarnings.push(issueWarnings(ref.name, last.issues[old], referrers));
+        backendExcluded.push(last.backendExcluded[old]!);
+      } else {
+        const one = resolveOne(aggregated, index, sources, cache);
+        backends.push(one.backend);
+        issues.push(one.issue);
+        backendWarnings.push(one.warnings);
+        backendExcluded.push(one.excluded);
+      }
+      const list = indexes.get(key);
+      if (list) list.push(index);
+      else indexes.set(key, [index]);
+    });
+    byService = indexes;
+  }
+  const tls = resolveCertificates(aggregated, sources, cache);
+  const lists = (perBackend: readonly (readonly Problem[])[], extra: readonly Problem[]) => {
+    const list = new ProblemList();
+    for (const problems of perBackend) for (const problem of problems) list.add(problem);
+    for (const problem of extra) list.add(problem);
+    return list.sorted();
   };
+  const reuseLists =
+    last !== undefined && !problemsMoved && tls.excluded.length === 0 && tls.warnings.length === 0 && last.certificates.length === tls.certificates.length;
+  return {
+    backends: sameItems(last?.backends, backends) ? last!.backends : Object.freeze(backends),
+    issues,
+    backendWarnings,
+    backendExcluded,
+    byService,
+    certificates: tls.certificates,
+    excluded: reuseLists ? last.excluded : lists(backendExcluded, tls.excluded),
+    warnings: reuseLists ? last.warnings : lists(backendWarnings, tls.warnings),
+  };
+}
+
+/** Whether a new list holds the very same items as an earlier one: then the earlier list is kept, so renderers see no change. */
+function sameItems<T>(before: readonly T[] | undefined, after: readonly T[]): before is readonly T[] {
+  return before !== undefined && before.length === after.length && after.every((item, i) => item === before[i]);
+}
+
+/**
+ * Builds the view model from the Ingresses of one class and the Services,
+ * EndpointSlices and Secrets they refer to. Pure and deterministic: the same
+ * objects in any order give a deep-equal model. With a cache kept between
+ * builds, the Ingress-derived part is reused while the Ingress list is the
+ * same, and the resolution while the other stores did not change.
+ */
+export function buildIngressModel(sources: IngressSources, cache: IngressModelCache = new IngressModelCache()): IngressModel {
+  const last = cache.last;
+  const aggregated =
+    last && last.ingresses === sources.ingresses && last.className === sources.className
+      ? last.aggregated
+      : aggregate(sources, cache, last?.aggregated);
+  const versions = sources.versions;
+  const resolution =
+    last && last.aggregated === aggregated && versions !== undefined && sameVersions(last.versions, versions)
+      ? last.resolution
+      : resolve(aggregated, sources, cache, last);
+  if (last && last.aggregated === aggregated && last.resolution === resolution) return last.model;
+  const model: IngressModel = {
+    hosts: aggregated.hosts,
+    exactRoutes: aggregated.exactRoutes,
+    prefixRoutes: aggregated.prefixRoutes,
+    backends: resolution.backends,
+    certificates: resolution.certificates,
+    defaultBackend: aggregated.defaultBackend,
+    excluded: merged(aggregated.excluded, resolution.excluded),
+    warnings: merged(aggregated.warnings, resolution.warnings),
+  };
+  cache.last = { ingresses: sources.ingresses, className: sources.className, versions, aggregated, resolution, model };
+  return model;
+}
+
+function sameVersions(a: readonly number[] | undefined, b: readonly number[]): boolean {
+  return a !== undefined && a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+function merged(a: readonly Problem[], b: readonly Problem[]): Problem[] {
+  const list = new ProblemList();
+  for (const problem of a) list.add(problem);
+  for (const problem of b) list.add(problem);
+  return list.sorted();
 }
 
 /** File systems refuse names over 255 bytes; a namespace and a Secret name may together reach 317. */

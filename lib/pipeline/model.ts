@@ -29,6 +29,14 @@ export interface Changes {
 /** Read side of one watched type's store, as templates and renderers see it. */
 export interface StoreReader<T = KubeObject> {
   readonly size: number;
+  /** Grows with every change, so a consumer can tell that nothing changed since it last looked. */
+  readonly version: number;
+  /**
+   * The objects changed since `version` (each both as it was and as it is
+   * now), or undefined when that is too far back to tell: then everything
+   * must be looked at again.
+   */
+  changesSince?(version: number): readonly KubeObject[] | undefined;
   list(): readonly T[];
   get(namespace: string | undefined, name: string): T | undefined;
   /** Objects whose index keys start with `keys` (an index lookup, not a scan). */

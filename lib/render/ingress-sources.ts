@@ -49,5 +49,22 @@ export function ingressSources(
         .filter((slice) => slice.metadata.namespace === namespace && slice.metadata.labels?.[serviceNameLabel] === service);
     },
     secret: (namespace, name) => store(secrets)?.get(namespace, name),
+    versions: [services, slices, secrets].map((resource) => store(resource)?.version ?? -1),
+    changedSince: (versions) => {
+      const changed: KubeObject[] = [];
+      const watched = [services, slices, secrets];
+      for (let i = 0; i < watched.length; i++) {
+        const reader = store(watched[i]);
+        const since = versions[i];
+        if (!reader) continue;
+        if (since === undefined || !reader.changesSince) return undefined;
+        // Secrets only matter to certificates, which are always looked at again.
+        if (i === 2) continue;
+        const objects = reader.changesSince(since);
+        if (objects === undefined) return undefined;
+        changed.push(...objects);
+      }
+      return changed;
+    },
   };
 }

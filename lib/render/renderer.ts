@@ -1,4 +1,3 @@
-import Mustache from 'mustache';
 import type { ControllerConfig } from '../config/types.ts';
 import type { KubeObject, Problem, RenderedFiles, RenderOutput, StoreReader } from '../pipeline/model.ts';
 import { CompactOrigins, type FileOrigins } from './line-origins.ts';
@@ -76,7 +75,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
         const { text, origins: lines } = writer.renderFile(
           template.name,
           template.tokens as Parameters<SafeWriter['renderTokens']>[0],
-          new Mustache.Context(view),
+          view,
           partials,
           template.source,
         );

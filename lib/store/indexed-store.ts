@@ -7,6 +7,9 @@ interface StoredObject {
   readonly prefixes: readonly string[];
 }
 
+/** Changes kept for changesSince(): enough for the changes between two renders under heavy churn. */
+const maxLoggedChanges = 1024;
+
 /**
  * Length-prefixing makes the concatenation of parts unambiguous whatever
  * characters the parts contain, so ['a:b', 'c'] and ['a', 'b:c'] never share
@@ -58,8 +61,16 @@ export class IndexedStore implements StoreReader {
     this.#index = indexBy.map(() => new Map());
   }
 
+  #version = 0;
+  /** The last changes, oldest first: the version each made, and the object before and after. */
+  readonly #log: { readonly version: number; readonly objects: readonly KubeObject[] }[] = [];
+
   get size(): number {
     return this.#objects.size;
+  }
+
+  get version(): number {
+    return this.#version;
   }
 
   /**
@@ -113,6 +124,7 @@ export class IndexedStore implements StoreReader {
     }
     this.#objects.set(identity, { object, prefixes });
     this.#listed = undefined;
+    this.#logChange(stored ? [stored.object, object] : [object]);
     return true;
   }
 
@@ -124,7 +136,23 @@ export class IndexedStore implements StoreReader {
     stored.prefixes.forEach((prefix, level) => this.#unindex(level, prefix, identity));
     this.#objects.delete(identity);
     this.#listed = undefined;
+    this.#logChange([stored.object]);
     return true;
+  }
+
+  changesSince(version: number): readonly KubeObject[] | undefined {
+    if (version === this.#version) return [];
+    const oldest = this.#log[0];
+    // Versions before the log's first entry are too far back to tell what changed.
+    if (oldest === undefined || version < oldest.version - 1 || version > this.#version) return undefined;
+    return this.#log.filter((entry) => entry.version > version).flatMap((entry) => entry.objects);
+  }
+
+  #logChange(objects: readonly KubeObject[]): void {
+    this.#version++;
+    this.#log.push({ version: this.#version, objects });
+    // Trimmed in batches: trimming one entry per change would shift the whole log every time.
+    if (this.#log.length >= 2 * maxLoggedChanges) this.#log.splice(0, this.#log.length - maxLoggedChanges);
   }
 
   /** Stops at the first undefined part: a missing key cannot be matched, and later parts would be ambiguous. */

@@ -175,3 +175,32 @@ describe('IndexedStore', () => {
     expect(store.lookup('a')).to.deep.equal([]);
   });
 });
+
+describe('IndexedStore change log', () => {
+  const object = (name: string, version: string, namespace = 'default') => ({ metadata: { name, namespace, resourceVersion: version } });
+
+  it('names what changed since a version, before and after, and grows its version with every change', () => {
+    const store = new IndexedStore([(o) => o.metadata.namespace]);
+    store.upsert(object('a', '1'));
+    const since = store.version;
+    store.upsert(object('a', '2'));
+    store.upsert(object('b', '1'));
+    store.upsert(object('b', '1'));
+    store.delete(object('a', '2'));
+    expect(store.version).to.equal(since + 3);
+    expect(store.changesSince(since)?.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`)).to.deep.equal([
+      'a@1',
+      'a@2',
+      'b@1',
+      'a@2',
+    ]);
+    expect(store.changesSince(store.version)).to.deep.equal([]);
+  });
+
+  it('says it cannot tell when the version is older than what it keeps', () => {
+    const store = new IndexedStore([]);
+    for (let i = 0; i < 2100; i++) store.upsert(object('a', String(i)));
+    expect(store.changesSince(0)).to.equal(undefined);
+    expect(store.changesSince(store.version - 10)).to.have.length(20);
+  });
+});

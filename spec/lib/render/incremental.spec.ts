@@ -1,0 +1,149 @@
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
+import { loadControllerConfig } from '../../../lib/config/load.ts';
+import { buildIngressModel, IngressModelCache } from '../../../lib/ingress/view-model.ts';
+import type { KubeObject } from '../../../lib/pipeline/model.ts';
+import { ingressSources } from '../../../lib/render/ingress-sources.ts';
+import { createRenderer } from '../../../lib/render/renderer.ts';
+import { buildStores } from '../../../lib/store/build-stores.ts';
+
+/**
+ * Renders reuse what did not change (view model parts, section output);
+ * these specs hold every reusing render to what a fresh renderer produces
+ * from the same stores, after every kind of change.
+ */
+
+const loaded = loadControllerConfig(readFileSync(defaultConfigPath(), 'utf8'));
+if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+const config = loaded.config;
+
+function ingress(i: number, paths: string[] = ['/']): KubeObject {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name: `app-${i}`, namespace: 'default', resourceVersion: paths.join(',') },
+    spec: {
+      ingressClassName: 'haproxy',
+      rules: [
+        {
+          host: `app-${i}.example.com`,
+          http: { paths: paths.map((path) => ({ path, pathType: 'Prefix', backend: { service: { name: `svc-${i % 4}`, port: { number: 80 } } } })) },
+        },
+      ],
+    },
+  };
+}
+
+function service(i: number, target = 8080): KubeObject {
+  return { apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${i}`, namespace: 'default', resourceVersion: String(target) }, spec: { ports: [{ port: 80, targetPort: target }] } };
+}
+
+function slice(i: number, addresses: string[]): KubeObject {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: `svc-${i}-a`, namespace: 'default', labels: { 'kubernetes.io/service-name': `svc-${i}` }, resourceVersion: addresses.join(',') },
+    addressType: 'IPv4',
+    ports: [{ port: 8080 }],
+    endpoints: addresses.map((address) => ({ addresses: [address] })),
+  };
+}
+
+function world() {
+  return buildStores(
+    config.watchedResources,
+    new Map([
+      ['ingresses', Array.from({ length: 8 }, (_, i) => ingress(i))],
+      ['services', Array.from({ length: 4 }, (_, i) => service(i))],
+      ['endpointslices', Array.from({ length: 4 }, (_, i) => slice(i, [`10.0.${i}.1`]))],
+    ]),
+    config.ignoreFields,
+  );
+}
+
+type Change = { readonly resource: string; readonly object: KubeObject } | { readonly resource: string; readonly delete: KubeObject };
+
+/** A seeded sequence of changes of every kind the stores see. */
+function* changes(seed: number): Generator<Change> {
+  let state = seed;
+  const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  for (let step = 0; step < 80; step++) {
+    const i = Math.floor(random() * 8);
+    const kind = Math.floor(random() * 5);
+    if (kind === 0) yield { resource: 'endpointslices', object: slice(i % 4, Array.from({ length: 1 + Math.floor(random() * 3) }, (_, j) => `10.0.${i % 4}.${j + Math.floor(random() * 5)}`)) };
+    else if (kind === 1) yield { resource: 'ingresses', object: ingress(i, random() < 0.5 ? ['/'] : ['/', `/p${Math.floor(random() * 3)}`]) };
+    else if (kind === 2) yield { resource: 'services', object: service(i % 4, random() < 0.5 ? 8080 : 9090) };
+    else if (kind === 3) yield { resource: 'endpointslices', delete: slice(i % 4, []) };
+    else yield { resource: 'ingresses', delete: ingress(i) };
+  }
+}
+
+describe('incremental rendering', () => {
+  it('gives the same view model as a fresh build after every change, reusing what did not change', () => {
+    const stores = world();
+    const cache = new IngressModelCache();
+    const first = buildIngressModel(ingressSources(config, stores)!, cache);
+    expect(buildIngressModel(ingressSources(config, stores)!, cache)).to.equal(first);
+    for (const change of changes(7)) {
+      const store = stores.get(change.resource)!;
+      if ('object' in change) store.upsert(change.object);
+      else store.delete(change.delete);
+      const reused = buildIngressModel(ingressSources(config, stores)!, cache);
+      const fresh = buildIngressModel(ingressSources(config, stores)!);
+      expect(reused).to.deep.equal(fresh);
+    }
+  });
+
+  it('keeps unchanged lists and items as the same objects when one endpoint moves', () => {
+    const stores = world();
+    const cache = new IngressModelCache();
+    const before = buildIngressModel(ingressSources(config, stores)!, cache);
+    stores.get('endpointslices')!.upsert(slice(1, ['10.0.1.9']));
+    const after = buildIngressModel(ingressSources(config, stores)!, cache);
+    expect(after.hosts).to.equal(before.hosts);
+    expect(after.prefixRoutes).to.equal(before.prefixRoutes);
+    expect(after.backends).to.not.equal(before.backends);
+    const changed = after.backends.filter((backend, i) => backend !== before.backends[i]);
+    expect(changed.map((backend) => backend.name)).to.deep.equal(['default_svc-1_80']);
+  });
+
+  it('renders the same files and line origins as a fresh renderer after every change', () => {
+    const stores = world();
+    const render = createRenderer(config);
+    render({ stores, baseDir: '/tmp/a' });
+    for (const change of changes(11)) {
+      const store = stores.get(change.resource)!;
+      if ('object' in change) store.upsert(change.object);
+      else store.delete(change.delete);
+      const reused = render({ stores, baseDir: '/tmp/a' });
+      const fresh = createRenderer(config)({ stores, baseDir: '/tmp/a' });
+      expect(reused.files).to.deep.equal(fresh.files);
+      expect([...reused.origins]).to.deep.equal([...fresh.origins]);
+      expect(reused.warnings).to.deep.equal(fresh.warnings);
+    }
+  });
+
+  it('does not reuse output that depends on the base directory when it changes', () => {
+    const stores = world();
+    const render = createRenderer(config);
+    const a = render({ stores, baseDir: '/tmp/a' });
+    const b = render({ stores, baseDir: '/tmp/b' });
+    expect(a.files.config).to.include('default-path origin /tmp/a');
+    expect(b.files.config).to.include('default-path origin /tmp/b');
+    expect(b.files).to.deep.equal(createRenderer(config)({ stores, baseDir: '/tmp/b' }).files);
+  });
+
+  it('re-renders reused section items when a root value they read changes', () => {
+    const custom = loadControllerConfig(
+      readFileSync(defaultConfigPath(), 'utf8').replace(/\n  haproxyConfig: \|\n(    .*\n|\n)*?(?=\n  maps:)/, '\n  haproxyConfig: |\n    {{#ingress.backends}}\n    backend {{name}} {{paths.base}}\n    {{/ingress.backends}}\n'),
+    );
+    if (!custom.ok) throw new Error(custom.errors.join('\n'));
+    const stores = world();
+    const render = createRenderer(custom.config);
+    render({ stores, baseDir: '/tmp/a' });
+    render({ stores, baseDir: '/tmp/a' });
+    expect(render({ stores, baseDir: '/tmp/a' }).files.config).to.match(/^backend default_svc-0_80 \/tmp\/a$/m);
+    expect(render({ stores, baseDir: '/tmp/b' }).files.config).to.match(/^backend default_svc-0_80 \/tmp\/b$/m).and.not.include('/tmp/a');
+  });
+});
