@@ -1,5 +1,5 @@
 import { mkdir, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Server } from 'node:http';
 import {
   catchError,
@@ -20,11 +20,13 @@ import type { ConfigLoad, ControllerConfig } from '../lib/config/types.ts';
 import type { CommandOutput } from '../lib/cli/output.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { outcomeLines } from '../lib/cli/outcome-lines.ts';
-import { LocalTarget } from '../lib/haproxy/local-target.ts';
+import { dataplaneFleet, type DataplaneFleetOptions } from '../lib/dataplane/fleet.ts';
+import type { Fleet } from '../lib/deploy/fleet.ts';
+import { localFleet } from '../lib/deploy/local-fleet.ts';
+import type { LocalTarget } from '../lib/haproxy/local-target.ts';
 import { Validator } from '../lib/haproxy/validator.ts';
 import { readManifestFiles } from '../lib/kube/manifests.ts';
 import { watchedType } from '../lib/kube/select.ts';
-import type { Endpoint } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
 import { createMetrics } from '../lib/telemetry/metrics.ts';
@@ -48,24 +50,27 @@ export interface LocalModeOptions {
   readonly metricsPort: number;
   /** How long file changes settle before the folder is re-read. */
   readonly settleMs?: number;
+  /** Deploy to these Data Plane APIs instead of a HAProxy on this machine. */
+  readonly dataplane?: DataplaneFleetOptions;
   readonly output: CommandOutput;
 }
 
 export interface LocalMode {
   /** Resolves once HAProxy is stopped and every watch closed. */
   stop(options?: { readonly keepHaproxy?: boolean }): Promise<void>;
-  readonly target: LocalTarget;
+  /** The HAProxy on this machine; absent when deploying to Data Plane APIs. */
+  readonly target: LocalTarget | undefined;
+  readonly fleet: Fleet;
   /** Every outcome, for callers that wait on them (tests, the demo). */
   readonly outcomes: Observable<Outcome>;
 }
 
-const localEndpoint: Endpoint = { id: 'local', url: 'local' };
-
 /**
  * Local mode: the whole pipeline, with a folder of manifests as the resource
- * source and a HAProxy on this machine as the only endpoint. The controller
- * configuration is the shipped one or a watched file; local settings (work
- * directory, ports, the runtime socket) are laid over it.
+ * source and, as the fleet, a HAProxy on this machine (local settings: work
+ * directory, ports, the runtime socket are laid over the configuration) or
+ * HAProxy hosts behind Data Plane APIs. The controller configuration is the
+ * shipped one or a watched file.
  */
 export async function startLocalMode(options: LocalModeOptions): Promise<LocalMode> {
   const { output } = options;
@@ -75,24 +80,28 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   const dirs = initial.ok
     ? initial.config.dataplane
     : { mapsDir: 'maps', certificatesDir: 'ssl', generalDir: 'general' };
-  const target = new LocalTarget({ workDir, dirs, log: (line) => output.out(`${line}\n`) });
-  if (await target.attach()) output.out(`attached to the HAProxy already running in ${workDir}\n`);
-
-  const local = (config: ControllerConfig): ControllerConfig => ({
-    ...config,
-    dataplane: { ...config.dataplane, baseDir: workDir, configFile: join(workDir, 'haproxy.cfg') },
-    templateValues: {
-      ...config.templateValues,
+  let target: LocalTarget | undefined;
+  let fleet: Fleet;
+  if (options.dataplane) {
+    fleet = dataplaneFleet(options.dataplane);
+  } else {
+    const local = await localFleet({
+      workDir,
+      dirs,
       bindAddress: options.bindAddress,
       httpPort: options.httpPort,
       httpsPort: options.httpsPort,
       statusPort: options.statusPort,
-      runtimeSocket: target.statsSocket,
-    },
-  });
+      log: (line) => output.out(`${line}\n`),
+    });
+    if (local.attached) output.out(`attached to the HAProxy already running in ${workDir}\n`);
+    target = local.target;
+    fleet = local;
+  }
+
   const load = (text: string): ConfigLoad<ControllerConfig> => {
     const loaded = loadControllerConfig(text);
-    return loaded.ok ? { ok: true, config: local(loaded.config) } : { ok: false, errors: loaded.errors.map((e) => `${options.config.path}: ${e}`) };
+    return loaded.ok ? { ok: true, config: fleet.prepare(loaded.config) } : { ok: false, errors: loaded.errors.map((e) => `${options.config.path}: ${e}`) };
   };
 
   const settle = options.settleMs ?? 100;
@@ -121,10 +130,10 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       reconcile({
         watched: config.watchedResources.map(watchedType),
         settings: config.pipeline,
-        endpoints: concat(of([localEndpoint]), NEVER),
-        render: (snapshot) => defer(() => of(renderer({ stores: snapshot.stores, baseDir: workDir }))),
+        endpoints: concat(of(fleet.endpoints), NEVER),
+        render: (snapshot) => defer(() => of(renderer({ stores: snapshot.stores }))),
         validate: (rendered) => defer(() => validator.validate(rendered)),
-        deploy: (request) => defer(() => target.deploy(request.config.files)),
+        deploy: (request) => defer(() => fleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
         report,
       }),
     );
@@ -138,9 +147,8 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     await serveMetrics(options.metricsPort, '127.0.0.1', metrics.registry),
   ];
   output.out(
-    `HAProxy serves http://${options.bindAddress}:${options.httpPort}/ (status and stats on :${options.statusPort}); ` +
-      `controller health http://127.0.0.1:${options.healthPort}/healthz, metrics http://127.0.0.1:${options.metricsPort}/metrics; ` +
-      `manifests ${resolve(options.manifests)}, work dir ${workDir}\n`,
+    `${fleet.describe()}; controller health http://127.0.0.1:${options.healthPort}/healthz, ` +
+      `metrics http://127.0.0.1:${options.metricsPort}/metrics; manifests ${resolve(options.manifests)}\n`,
   );
 
   const observed = new Subject<Outcome>();
@@ -156,11 +164,12 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
 
   return {
     target,
+    fleet,
     outcomes: observed.asObservable(),
     stop: async ({ keepHaproxy = false } = {}) => {
       subscription.unsubscribe();
       await Promise.all(servers.map((server) => new Promise<void>((done) => server.close(() => done()))));
-      if (!keepHaproxy) await target.stop();
+      await fleet.stop({ keepHaproxy });
     },
   };
 }

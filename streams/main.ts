@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCommandLine, portValue, usage, UsageError, type CommandSpec } from '../lib/cli/arguments.ts';
@@ -40,6 +41,13 @@ const commands: readonly CommandSpec[] = [
       'status-port': { type: 'string', description: 'HAProxy status port (/healthz, /ready, /stats).', defaultText: '18404' },
       'health-port': { type: 'string', description: 'Controller /healthz and /readyz.', defaultText: '8080' },
       'metrics-port': { type: 'string', description: 'Controller /metrics.', defaultText: '9090' },
+      'dataplane-url': {
+        type: 'string',
+        multiple: true,
+        description: 'Deploy to this HAProxy Data Plane API (repeatable) instead of a HAProxy on this machine.',
+      },
+      'dataplane-user': { type: 'string', description: 'Data Plane API user.' },
+      'dataplane-password-file': { type: 'string', description: 'File holding the Data Plane API password.' },
     },
   },
   {
@@ -57,18 +65,37 @@ function required(command: string, values: Record<string, unknown>, names: reado
 }
 
 /** Runs local mode until SIGINT or SIGTERM, then stops HAProxy and exits 0. */
-async function runLocal(values: Record<string, string | undefined>): Promise<number> {
+async function runLocal(values: Record<string, string | string[] | undefined>): Promise<number> {
+  const text = (name: string) => values[name] as string | undefined;
   const port = (name: string, fallback: number) => portValue('local', name, values[name], fallback);
+  const urls = (values['dataplane-url'] as string[] | undefined) ?? [];
+  for (const url of urls) {
+    if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`local: --dataplane-url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
+  }
+  const passwordFile = text('dataplane-password-file');
+  if ((passwordFile !== undefined || text('dataplane-user') !== undefined) && urls.length === 0) {
+    throw new UsageError('local: --dataplane-user and --dataplane-password-file need --dataplane-url');
+  }
+  let password: string | undefined;
+  if (passwordFile !== undefined) {
+    // The file's content is the password; a trailing newline from an editor is not part of it.
+    password = (await readFile(passwordFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw new UsageError(`local: --dataplane-password-file ${passwordFile}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
+    })).replace(/\r?\n$/, '');
+  }
   const mode = await startLocalMode({
-    manifests: values['manifests']!,
-    config: { path: values['config'] ?? defaultConfigPath(), watch: values['config'] !== undefined },
-    workDir: values['work-dir'] ?? join(tmpdir(), 'haproxy-template-ic-local'),
-    bindAddress: values['bind-address'] ?? '127.0.0.1',
+    manifests: text('manifests')!,
+    config: { path: text('config') ?? defaultConfigPath(), watch: text('config') !== undefined },
+    workDir: text('work-dir') ?? join(tmpdir(), 'haproxy-template-ic-local'),
+    bindAddress: text('bind-address') ?? '127.0.0.1',
     httpPort: port('http-port', 18080),
     httpsPort: port('https-port', 18443),
     statusPort: port('status-port', 18404),
     healthPort: port('health-port', 8080),
     metricsPort: port('metrics-port', 9090),
+    ...(urls.length > 0
+      ? { dataplane: { urls, ...(text('dataplane-user') !== undefined ? { username: text('dataplane-user')! } : {}), ...(password !== undefined ? { password } : {}) } }
+      : {}),
     output: processOutput,
   });
   await terminationRequested();
@@ -85,6 +112,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0;
     }
     const values = invocation.values as Record<string, string | undefined>;
+    const all = invocation.values as Record<string, string | string[] | undefined>;
     switch (invocation.command) {
       case 'render':
         required('render', values, ['manifests', 'out']);
@@ -96,7 +124,7 @@ async function main(argv: readonly string[]): Promise<number> {
         return await validateCommand({ config: values['config'] }, processOutput);
       case 'local':
         required('local', values, ['manifests']);
-        return await runLocal(values);
+        return await runLocal(all);
       default:
         processOutput.out(`${packageVersion()}\n`);
         return 0;

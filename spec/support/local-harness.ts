@@ -158,7 +158,7 @@ export class LocalHarness {
 
   /** HAProxy's reload counter, from the master socket. */
   async reloads(): Promise<number> {
-    return (await this.mode.target.processInfo()).reloads;
+    return (await this.mode.target!.processInfo()).reloads;
   }
 
   get(host: string, path: string): Promise<Response> {

@@ -1,0 +1,13 @@
+import type { ControllerConfig } from '../config/types.ts';
+import type { DeployReason, DeployResult, Endpoint, RenderedFiles } from '../pipeline/model.ts';
+
+/** Where a controller deploys: its endpoints, and how it reaches each. */
+export interface Fleet {
+  readonly endpoints: readonly Endpoint[];
+  /** What the fleet needs of the configuration, laid over it (a local HAProxy's ports and directories). */
+  prepare(config: ControllerConfig): ControllerConfig;
+  deploy(endpoint: Endpoint, files: RenderedFiles, hash: string, reason: DeployReason): Promise<DeployResult>;
+  /** One line for the user: where the fleet is. */
+  describe(): string;
+  stop(options?: { readonly keepHaproxy?: boolean }): Promise<void>;
+}

@@ -1,0 +1,256 @@
+import { expect } from 'chai';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBackends } from '../../examples/backends.ts';
+import { defaultConfigPath } from '../../lib/cli/package-root.ts';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
+import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
+import { freePort } from '../support/local-harness.ts';
+
+/**
+ * The controller deploying to three emulated Data Plane API instances, each
+ * with its own real HAProxy (standing for three pods: same layout, own
+ * address), real HTTP through each. Reloads are counted on each HAProxy's
+ * master socket.
+ */
+
+const pod = { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock' };
+
+const ingress = (name: string, host: string, service: string, path = '/') => `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: ${name}, namespace: default }
+spec:
+  ingressClassName: haproxy
+  rules:
+    - host: ${host}
+      http:
+        paths:
+          - { path: ${path}, pathType: Prefix, backend: { service: { name: ${service}, port: { number: 80 } } } }
+`;
+const service = (name: string, target: number) =>
+  `apiVersion: v1\nkind: Service\nmetadata: { name: ${name}, namespace: default }\nspec: { ports: [ { port: 80, targetPort: ${target} } ] }\n`;
+const slice = (name: string, serviceName: string, port: number) => `apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: ${name}, namespace: default, labels: { kubernetes.io/service-name: ${serviceName} } }
+addressType: IPv4
+ports: [ { port: ${port} } ]
+endpoints: [ { addresses: [127.0.0.1] } ]
+`;
+
+function get(address: string, port: number, host: string): Promise<string> {
+  return new Promise((resolve) => {
+    const req = request({ host: address, port, path: '/', headers: { host }, agent: false, timeout: 2_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve(`${res.statusCode} ${body.trim()}`));
+    });
+    req.on('error', (error) => resolve(String(error)));
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end();
+  });
+}
+
+describe('deploying to a fleet of three Data Plane API instances', function () {
+  this.timeout(90_000);
+  const emulators: Emulator[] = [];
+  const outcomes: { at: number; outcome: Outcome }[] = [];
+  const listeners = new Set<() => void>();
+  let mode: LocalMode | undefined;
+  let manifests = '';
+  let configPath = '';
+  let configText = '';
+  let httpPort = 0;
+  let backends: number[] = [];
+  let stopBackends: () => Promise<void> = async () => undefined;
+
+  const write = (file: string, text: string) => writeFile(join(manifests, file), text);
+  const mark = () => outcomes.length;
+  const reloads = () => Promise.all(emulators.map(async (e) => (await e.processInfo()).reloads));
+  /** Waits for a deployment of a change (not a drift check) on every endpoint named, after `from`. */
+  const deployedOn = (from: number, endpoints: readonly string[], timeoutMs = 30_000) =>
+    new Promise<Map<string, Extract<Outcome, { type: 'deployed' }>>>((resolve, reject) => {
+      const check = () => {
+        const found = new Map<string, Extract<Outcome, { type: 'deployed' }>>();
+        for (const { outcome } of outcomes.slice(from)) {
+          if (outcome.type === 'deployed' && outcome.reason !== 'drift' && endpoints.includes(outcome.endpoint) && !found.has(outcome.endpoint)) {
+            found.set(outcome.endpoint, outcome);
+          }
+        }
+        if (found.size < endpoints.length) return;
+        listeners.delete(check);
+        clearTimeout(timer);
+        resolve(found);
+      };
+      const timer = setTimeout(() => {
+        listeners.delete(check);
+        reject(new Error(`not deployed everywhere within ${timeoutMs} ms: ${outcomes.slice(from).map((o) => `${o.outcome.type}${'endpoint' in o.outcome ? ` ${o.outcome.endpoint}` : ''}`).join(', ')}`));
+      }, timeoutMs);
+      listeners.add(check);
+      check();
+    });
+  /** Polls each instance until `host` is served by exactly `ports`. */
+  const served = async (host: string, ports: readonly number[], instances: readonly Emulator[] = emulators) => {
+    for (const emulator of instances) {
+      const deadline = Date.now() + 15_000;
+      let seen = new Set<string>();
+      for (;;) {
+        seen = new Set();
+        for (let i = 0; i < 2 * ports.length + 2; i++) seen.add(await get(emulator.podAddress, httpPort, host));
+        const expected = new Set(ports.map((port) => `200 backend ${port} GET /`));
+        if (seen.size === expected.size && [...seen].every((s) => expected.has(s))) break;
+        if (Date.now() > deadline) throw new Error(`${emulator.podAddress}: ${host} answered ${[...seen].join(' | ')}, expected ${ports.join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+  };
+  const ids = () => mode!.fleet.endpoints.map((endpoint) => endpoint.id);
+
+  before(async () => {
+    httpPort = await freePort();
+    const statusPort = await freePort();
+    for (const address of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) emulators.push(await startEmulator({ pod: { ...pod, address } }));
+    backends = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    stopBackends = await startBackends(backends);
+    const dir = await mkdtemp(join(tmpdir(), 'fleet-e2e-'));
+    manifests = join(dir, 'manifests');
+    await mkdir(manifests);
+    configPath = join(dir, 'config.yaml');
+    configText = (await readFile(defaultConfigPath(), 'utf8'))
+      .replace('  httpPort: 80\n', `  httpPort: ${httpPort}\n`)
+      .replace('  statusPort: 8404\n', `  statusPort: ${statusPort}\n`)
+      .replace('  driftCheckInterval: 60s\n', '  driftCheckInterval: 3s\n');
+    await writeFile(configPath, configText);
+    const [a] = backends as [number];
+    await write('web.yaml', [ingress('web', 'web.example.com', 'web'), service('web', a), slice('web-0', 'web', a)].join('---\n'));
+    const { user, password } = emulators[0]!.credentials;
+    mode = await startLocalMode({
+      manifests,
+      config: { path: configPath, watch: true },
+      workDir: join(dir, 'work'),
+      bindAddress: '127.0.0.1',
+      httpPort,
+      httpsPort: await freePort(),
+      statusPort,
+      healthPort: await freePort(),
+      metricsPort: await freePort(),
+      settleMs: 50,
+      // A short client timeout, so an instance that hangs is given up on (and retried) quickly.
+      dataplane: { urls: emulators.map((e) => e.url), username: user, password, timeoutMs: 2_000 },
+      output: { out: () => undefined, err: () => undefined },
+    });
+    mode.outcomes.subscribe((outcome) => {
+      outcomes.push({ at: Date.now(), outcome });
+      for (const listener of [...listeners]) listener();
+    });
+  });
+
+  after(async () => {
+    await mode?.stop();
+    for (const emulator of emulators) await emulator.stop();
+    await stopBackends();
+  });
+
+  it('reaches all three with the first deployment, and traffic flows through each', async () => {
+    const deployed = await deployedOn(0, ids());
+    expect([...deployed.values()].map((o) => o.result.mode)).to.deep.equal(['reload', 'reload', 'reload']);
+    await served('web.example.com', [backends[0]!]);
+  });
+
+  it('scales endpoints up and down with zero reloads on all three, and a later reload keeps them', async () => {
+    const [a, b, c] = backends as [number, number, number];
+    const before = await reloads();
+    let from = mark();
+    await write('web-1.yaml', slice('web-1', 'web', b));
+    expect([...(await deployedOn(from, ids())).values()].map((o) => o.result.mode)).to.deep.equal(['runtime', 'runtime', 'runtime']);
+    await served('web.example.com', [a, b]);
+    from = mark();
+    await write('web-2.yaml', slice('web-2', 'web', c));
+    await deployedOn(from, ids());
+    await served('web.example.com', [a, b, c]);
+    expect(await reloads()).to.deep.equal(before);
+    // A new backend reloads each instance once, from the persisted configuration: the servers stay.
+    from = mark();
+    await write('api.yaml', [ingress('api', 'api.example.com', 'api'), service('api', a), slice('api-0', 'api', a)].join('---\n'));
+    const deployed = await deployedOn(from, ids());
+    expect([...deployed.values()].map((o) => o.result.mode)).to.deep.equal(['reload', 'reload', 'reload']);
+    expect(await reloads()).to.deep.equal(before.map((n) => n + 1));
+    await served('web.example.com', [a, b, c]);
+    await served('api.example.com', [a]);
+  });
+
+  it('deploys the healthy instances on time while one fails, and converges the failing one on the latest config', async () => {
+    const [a, b, c, d] = backends as [number, number, number, number];
+    const [sick, ...healthy] = emulators as [Emulator, Emulator, Emulator];
+    sick.faults.failNext(1_000, 500);
+    const from = mark();
+    await write('web-3.yaml', slice('web-3', 'web', d));
+    const started = Date.now();
+    const healthyIds = ids().slice(1);
+    await deployedOn(from, healthyIds, 10_000);
+    expect(Date.now() - started).to.be.below(5_000);
+    await served('web.example.com', [a, b, c, d], healthy);
+    expect(outcomes.slice(from).some(({ outcome }) => outcome.type === 'deployFailed' && outcome.endpoint === ids()[0])).to.equal(true);
+    sick.faults.reset();
+    await served('web.example.com', [a, b, c, d], [sick]);
+  });
+
+  it('deploys the others on time while one instance hangs, and converges it once it answers again', async () => {
+    const [a, b, c] = backends as [number, number, number];
+    const hanging = emulators[1]!;
+    hanging.faults.hang(true);
+    const from = mark();
+    await write('web-3.yaml', '');
+    const started = Date.now();
+    await deployedOn(from, [ids()[0]!, ids()[2]!], 10_000);
+    expect(Date.now() - started).to.be.below(5_000);
+    await served('web.example.com', [a, b, c], [emulators[0]!, emulators[2]!]);
+    // The hanging instance is given up on at the client timeout (and retried with backoff).
+    const timedOut = () => outcomes.slice(from).some(({ outcome }) => outcome.type === 'deployFailed' && outcome.endpoint === ids()[1] && /no answer within \d+ ms/.test(outcome.error));
+    const deadline = Date.now() + 10_000;
+    while (!timedOut() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(timedOut()).to.equal(true);
+    hanging.faults.hang(false);
+    await served('web.example.com', [a, b, c], [hanging]);
+  });
+
+  it('handles another writer bumping the version, losing no change', async () => {
+    const [a, b, c, d] = backends as [number, number, number, number];
+    await emulators[1]!.bumpVersion();
+    const from = mark();
+    await write('web-3.yaml', slice('web-3', 'web', d));
+    await deployedOn(from, ids());
+    await served('web.example.com', [a, b, c, d]);
+    await write('web-3.yaml', '');
+  });
+
+  it('gives an instance restarted empty the full configuration', async () => {
+    const [a, b, c] = backends as [number, number, number];
+    await served('web.example.com', [a, b, c]);
+    const restarted = emulators[2]!;
+    await restarted.restartEmpty();
+    expect(await get(restarted.podAddress, httpPort, 'web.example.com')).to.not.match(/^200/);
+    // No resource changes: the drift check (every 3 s here) finds the instance empty and repairs it.
+    await served('web.example.com', [a, b, c], [restarted]);
+    await served('api.example.com', [a], [restarted]);
+  });
+
+  it('lets an invalid configuration reach no instance', async () => {
+    const rawPosts = () => emulators.map((e) => e.requests.matching('POST', '/v3/services/haproxy/configuration/raw').length);
+    const before = rawPosts();
+    const from = mark();
+    await writeFile(configPath, configText.replace('      http-request set-var(txn.path) path', '      http-request set-var(txn.path) path\n      bnd :1'));
+    const deadline = Date.now() + 15_000;
+    while (!outcomes.slice(from).some(({ outcome }) => outcome.type === 'validationFailed') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const failed = outcomes.slice(from).find(({ outcome }) => outcome.type === 'validationFailed');
+    expect(failed?.outcome.type === 'validationFailed' && failed.outcome.error).to.match(/bnd/);
+    expect(rawPosts()).to.deep.equal(before);
+    await served('web.example.com', [backends[0]!, backends[1]!, backends[2]!]);
+    await writeFile(configPath, configText);
+  });
+});

@@ -1,0 +1,321 @@
+/**
+ * An emulated HAProxy Data Plane API v3 instance for tests, written from the
+ * contract in /work/shared/reference/dataplane-api-v3.md (§ numbers below
+ * refer to it): a node:http server on 127.0.0.1 in front of a REAL HAProxy
+ * 2.6 in master-worker mode, in a temporary base directory of its own.
+ *
+ *   const emulator = await startEmulator();
+ *   // the controller's dataplane.baseDir / templateValues: emulator.baseDir,
+ *   // its `stats socket` line: emulator.statsSocket (level admin)
+ *   ... talk to emulator.url ('http://127.0.0.1:PORT/v3') with
+ *       emulator.credentials (Basic auth) ...
+ *   await emulator.stop();
+ *
+ * The base directory holds haproxy.cfg (+ .lkg), maps/, ssl/, general/
+ * (DPAPI's maps_dir, ssl_certs_dir, general_storage_dir), master.sock,
+ * stats.sock, haproxy.pid and haproxy.log. A configuration posted to it
+ * must keep `stats socket <baseDir>/stats.sock level admin` (the path is
+ * `emulator.statsSocket`; `pod.statsSocket` in pod mode, below): the
+ * runtime endpoints use that socket, as DPAPI
+ * uses the runtime API its configuration declares. Candidates are validated
+ * in another temporary directory (DPAPI's transaction_dir), so relative
+ * paths resolve there unless the configuration says `default-path origin
+ * <baseDir>`, as the controller's rendered configurations do.
+ *
+ * Until a configuration is posted, HAProxy runs a bootstrap configuration
+ * of the emulator's: the stats socket and one listener on
+ * `podAddress`:`bootstrapPort` answering 503 to everything (no `/ready`).
+ *
+ * Pod isolation (`pod` option, see pod.ts) is a stand-in of the test
+ * environment, not a Data Plane API feature. The controller renders one
+ * configuration for every pod of a fleet, for the pod's layout:
+ *
+ *   const pod = { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock' };
+ *   const a = await startEmulator({ pod: { ...pod, address: '127.0.0.2' } });
+ *   const b = await startEmulator({ pod: { ...pod, address: '127.0.0.3' } });
+ *   // both take `default-path origin /etc/haproxy`, `stats socket
+ *   // /var/run/haproxy/admin.sock ...`, `bind *:18080`; a serves on
+ *   // 127.0.0.2:18080, b on 127.0.0.3:18080
+ *
+ * Each instance stands for its own pod: HAProxy gets every configuration
+ * text (raw POST, only_validate) with `pod.baseDir` as a path prefix turned
+ * into `baseDir`, `pod.statsSocket` into `statsSocket`, and wildcard binds
+ * (`bind *:N`, `:N`, `0.0.0.0:N`, `[::]:N`, `:::N`) into `bind
+ * <pod.address>:N`, so instances share ports side by side. The API keeps
+ * the text as posted: raw GET, raw POST answers and Configuration-Checksum
+ * show the client its own configuration, as a real pod does; storage and
+ * runtime map `file` fields name files by the pod's paths too. Only the
+ * configuration is rewritten, never the content of stored files (a crt-list
+ * naming certificates by absolute pod paths would not resolve: name them
+ * relative to `default-path`).
+ *
+ * Known differences from a real DPAPI 3.2 (besides the reload timer, see
+ * reload-agent.ts): the raw configuration is stored and returned as posted
+ * under DPAPI's header, not re-serialised by a parser (§3); only the raw,
+ * reload, runtime (servers, maps) and storage (maps, general, certificates)
+ * endpoints exist, no structured configuration or transactions (§4, §5);
+ * a runtime server added with maintenance "disabled" is enabled after the
+ * add instead of with the `enabled` keyword, which HAProxy 2.6.12 leaves out
+ * of load balancing (runtime-api.ts).
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer as createNetServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { haproxyBinary } from '../../../lib/haproxy/check.ts';
+import type { ShowProc } from '../../../lib/haproxy/show-proc.ts';
+import type { Credentials } from './auth.ts';
+import { ConfigStore } from './config-store.ts';
+import { registerConfigurationRoutes } from './configuration-api.ts';
+import type { EmulatorContext, EmulatorDirs } from './context.ts';
+import { Faults, RequestLog } from './faults.ts';
+import { HAProxyProcess } from './haproxy-process.ts';
+import { checkPodLayout, IDENTITY, PodMapping } from './pod.ts';
+import type { PodLayout } from './pod.ts';
+import { ReloadAgent } from './reload-agent.ts';
+import { Router } from './router.ts';
+import { registerRuntimeRoutes } from './runtime-api.ts';
+import { RuntimeSocket } from './runtime-socket.ts';
+import { ApiServer } from './server.ts';
+import { registerStorageRoutes } from './storage-api.ts';
+
+export type { Credentials } from './auth.ts';
+export type { Faults, RecordedRequest, RequestFilter, RequestLog } from './faults.ts';
+export type { ShowProc } from '../../../lib/haproxy/show-proc.ts';
+export type { PodLayout } from './pod.ts';
+
+export interface EmulatorOptions {
+  /** The one Basic-auth user (§1). Default admin / adminpwd. */
+  readonly credentials?: Credentials;
+  /**
+   * Delay between the first write asking for a reload and the reload (§2).
+   * Default 100 ms: DPAPI's default (5 s) would make every test wait.
+   */
+  readonly reloadDelayMs?: number;
+  /** The haproxy binary. Default haproxyBinary() (HAPROXY_BIN, else `haproxy`). */
+  readonly binary?: string;
+  /** Longest wait for HAProxy to start, reload or stop. Default 10 s. */
+  readonly timeoutMs?: number;
+  /**
+   * Test-environment stand-in for pod isolation, not a DPAPI feature (see
+   * the module comment and pod.ts): the instance takes configurations
+   * written for this pod layout, serves their wildcard binds on `address`,
+   * and shows them back as posted.
+   */
+  readonly pod?: { readonly baseDir: string; readonly statsSocket: string; readonly address: string };
+}
+
+export interface Emulator {
+  /** Base URL of the API: 'http://127.0.0.1:PORT/v3'. */
+  readonly url: string;
+  readonly port: number;
+  readonly credentials: Credentials;
+  /** `Basic <base64>` for the credentials, ready for an Authorization header. */
+  readonly authorization: string;
+  /** Where haproxy.cfg, maps/, ssl/, general/ and the sockets are: the controller's dataplane.baseDir. */
+  readonly baseDir: string;
+  readonly configFile: string;
+  readonly mapsDir: string;
+  readonly sslDir: string;
+  readonly generalDir: string;
+  /** `<baseDir>/stats.sock`: every posted configuration must declare it at level admin. */
+  readonly statsSocket: string;
+  /** `<baseDir>/master.sock`: the master CLI (`show proc`, `reload`). */
+  readonly masterSocket: string;
+  /** The bootstrap configuration's listener (answers 503), on `podAddress`. */
+  readonly bootstrapPort: number;
+  /**
+   * Where this instance's listeners are reached: `pod.address` in pod mode
+   * (wildcard binds are narrowed to it), else 127.0.0.1.
+   */
+  readonly podAddress: string;
+  /** The pod layout this instance stands for, when started with one. */
+  readonly pod: PodLayout | undefined;
+  readonly reloadDelayMs: number;
+  /** Every HTTP request received (method, path, query), for call counting. */
+  readonly requests: RequestLog;
+  /** Injected failures: failNext, delayResponses, hang, reset. */
+  readonly faults: Faults;
+  /** `show proc` on the master CLI: reload and failed-reload counters, worker PIDs. */
+  processInfo(): Promise<ShowProc>;
+  /** Another writer: version + 1 in the file header and for the API, configuration unchanged. Returns the new version. */
+  bumpVersion(): Promise<number>;
+  /**
+   * The instance restarted from scratch (a new pod): HAProxy stopped and
+   * started on the bootstrap configuration, storage directories emptied,
+   * version 1, reload history and Reload-ID counter reset. URL, base
+   * directory and sockets stay the same.
+   */
+  restartEmpty(): Promise<void>;
+  /** Stops HAProxy (no process left), the HTTP server, and removes the temporary directories. */
+  stop(): Promise<void>;
+}
+
+export interface BootstrapOptions {
+  /** Default `<baseDir>/stats.sock`. */
+  readonly statsSocket?: string;
+  /** The listener's address. Default 127.0.0.1; `*` in pod mode, where it becomes the pod's address. */
+  readonly bindAddress?: string;
+}
+
+/** The bootstrap configuration (without DPAPI's header), like the chart's: no `/ready`, 503 for everything. */
+export function bootstrapConfig(baseDir: string, port: number, options: BootstrapOptions = {}): string {
+  return `global
+  default-path origin ${baseDir}
+  stats socket ${options.statsSocket ?? join(baseDir, 'stats.sock')} mode 600 level admin expose-fd listeners
+  stats timeout 30s
+
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 30s
+  timeout server 30s
+
+frontend bootstrap
+  bind ${options.bindAddress ?? '127.0.0.1'}:${port}
+  http-request return status 503 content-type text/plain string "no configuration deployed yet"
+`;
+}
+
+const DEFAULT_CREDENTIALS: Credentials = { user: 'admin', password: 'adminpwd' };
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const credentials = options.credentials ?? DEFAULT_CREDENTIALS;
+  const reloadDelayMs = options.reloadDelayMs ?? 100;
+  const binary = options.binary ?? haproxyBinary();
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  // Checked before anything is created: nothing to clean up when the options are wrong.
+  if (options.pod !== undefined) checkPodLayout(options.pod);
+  const podAddress = options.pod?.address ?? '127.0.0.1';
+  const bootstrapPort = await freePort(podAddress);
+
+  const base = await mkdtemp(join(tmpdir(), 'dpapi-emu-'));
+  const transactions = await mkdtemp(join(tmpdir(), 'dpapi-emu-tx-'));
+  const dirs: EmulatorDirs = {
+    base,
+    maps: join(base, 'maps'),
+    ssl: join(base, 'ssl'),
+    general: join(base, 'general'),
+    transactions,
+  };
+  const configFile = join(base, 'haproxy.cfg');
+  const statsSocket = join(base, 'stats.sock');
+  const masterSocket = join(base, 'master.sock');
+
+  const pod = options.pod === undefined ? undefined : new PodMapping(options.pod, { baseDir: base, statsSocket });
+  const store = new ConfigStore({
+    configFile,
+    transactionDir: transactions,
+    binary,
+    ...(pod === undefined ? {} : { pod }),
+  });
+  const haproxy = new HAProxyProcess({
+    binary,
+    baseDir: base,
+    configFile,
+    masterSocket,
+    pidFile: join(base, 'haproxy.pid'),
+    logFile: join(base, 'haproxy.log'),
+    timeoutMs,
+  });
+  const agent = new ReloadAgent({ delayMs: reloadDelayMs, files: store, execute: () => haproxy.reload() });
+  const context: EmulatorContext = {
+    dirs,
+    store,
+    agent,
+    runtime: new RuntimeSocket(statsSocket),
+    haproxy,
+    paths: pod ?? IDENTITY,
+  };
+
+  const requests = new RequestLog();
+  // Called only once the server below exists (hang(false) after the start).
+  const faults = new Faults(() => server.releaseHung());
+  const router = new Router();
+  registerConfigurationRoutes(router, context, new Date());
+  registerRuntimeRoutes(router, context);
+  registerStorageRoutes(router, context);
+  const server = new ApiServer({ router, users: [credentials], faults, requests, version: () => store.version });
+
+  // In pod mode the bootstrap file is written for the pod's layout, like the chart's, and mapped as any other.
+  const bootstrap =
+    options.pod === undefined
+      ? bootstrapConfig(base, bootstrapPort)
+      : bootstrapConfig(options.pod.baseDir, bootstrapPort, { statsSocket: options.pod.statsSocket, bindAddress: '*' });
+  /** Empty storage, the bootstrap file as version 1, HAProxy started on it, a fresh reload agent. */
+  const startFresh = async (): Promise<void> => {
+    for (const dir of [dirs.maps, dirs.ssl, dirs.general]) {
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir, { recursive: true });
+    }
+    await store.reset(bootstrap);
+    await haproxy.start();
+    await agent.reset();
+  };
+
+  let port: number;
+  try {
+    await startFresh();
+    port = await server.listen();
+  } catch (error) {
+    await haproxy.stop().catch(() => undefined);
+    await server.close().catch(() => undefined);
+    await rm(base, { recursive: true, force: true });
+    await rm(transactions, { recursive: true, force: true });
+    throw error;
+  }
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}/v3`,
+    port,
+    credentials,
+    authorization: `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`,
+    baseDir: base,
+    configFile,
+    mapsDir: dirs.maps,
+    sslDir: dirs.ssl,
+    generalDir: dirs.general,
+    statsSocket,
+    masterSocket,
+    bootstrapPort,
+    podAddress,
+    pod: options.pod,
+    reloadDelayMs,
+    requests,
+    faults,
+    processInfo: () => haproxy.showProc(),
+    bumpVersion: () => store.bump(),
+    async restartEmpty() {
+      agent.close();
+      await agent.idle();
+      await haproxy.stop();
+      await startFresh();
+    },
+    stop() {
+      stopped ??= (async () => {
+        agent.close();
+        await agent.idle().catch(() => undefined);
+        faults.reset();
+        await haproxy.stop();
+        await server.close();
+        await rm(base, { recursive: true, force: true });
+        await rm(transactions, { recursive: true, force: true });
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** A port nothing listens on right now at `host`: the kernel's pick for port 0, released. */
+async function freePort(host: string): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen(0, host, resolve);
+  });
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}

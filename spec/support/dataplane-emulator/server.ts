@@ -1,0 +1,138 @@
+/**
+ * The HTTP side of one emulated instance: request log, faults, routing,
+ * authentication, handlers, and the headers DPAPI puts on every response
+ * (Configuration-Version, §2; CORS exposure, §1).
+ *
+ * Order, as go-swagger (3.2) does it: an unknown path is a 404 before any
+ * authentication (3.4 answers 401 first), then Basic auth, then the handler.
+ * Faults come first of all: they stand for a broken process or network.
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { authenticate } from './auth.ts';
+import type { Credentials } from './auth.ts';
+import { isRawError } from './configuration-api.ts';
+import type { Faults, RecordedRequest, RequestLog } from './faults.ts';
+import { ApiError, errorBody } from './http-kit.ts';
+import type { ApiResponse } from './http-kit.ts';
+import type { Router } from './router.ts';
+
+/** Request bodies above this are refused (413): far above any configuration a test sends. */
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+export interface ApiServerOptions {
+  readonly router: Router;
+  readonly users: readonly Credentials[];
+  readonly faults: Faults;
+  readonly requests: RequestLog;
+  /** The parser's configuration version, read when each response goes out. */
+  readonly version: () => number;
+}
+
+export class ApiServer {
+  readonly #options: ApiServerOptions;
+  readonly #server: Server;
+  /** Responses held by hang(true), reset by releaseHung() and close(). */
+  readonly #hung = new Set<ServerResponse>();
+
+  constructor(options: ApiServerOptions) {
+    this.#options = options;
+    this.#server = createServer((request, response) => {
+      void this.#handle(request, response);
+    });
+  }
+
+  async listen(): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(0, '127.0.0.1', () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
+    return (this.#server.address() as AddressInfo).port;
+  }
+
+  /** Resets every connection a hang holds. */
+  releaseHung(): void {
+    for (const response of this.#hung) response.socket?.destroy();
+    this.#hung.clear();
+  }
+
+  async close(): Promise<void> {
+    this.releaseHung();
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#server.closeAllConnections();
+    await closed;
+  }
+
+  async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const { faults, requests, router, users } = this.#options;
+    const url = new URL(request.url ?? '/', 'http://emulator');
+    const method = request.method ?? 'GET';
+    const record: RecordedRequest = { method, path: url.pathname, query: url.search.replace(/^\?/, ''), at: Date.now() };
+    requests.record(record);
+    const decision = faults.decide(record);
+    if (decision.kind === 'hang') {
+      this.#hung.add(response);
+      response.on('close', () => this.#hung.delete(response));
+      return;
+    }
+    try {
+      const body = await readBody(request);
+      if (decision.delayMs > 0) await delay(decision.delayMs);
+      if (decision.kind === 'fail') {
+        throw new ApiError(decision.status, `emulated fault: this request was made to fail with ${decision.status}`);
+      }
+      const match = router.match(method, url.pathname);
+      if (match.kind === 'not-found') throw new ApiError(404, `path ${url.pathname} was not found`);
+      if (match.kind === 'method-not-allowed') {
+        throw new ApiError(405, `method ${method} is not allowed, but [${match.allowed.join(',')}] are`, {
+          headers: { Allow: match.allowed.join(',') },
+        });
+      }
+      const refused = authenticate(request.headers.authorization, users);
+      if (refused !== undefined) throw refused;
+      const answer = await match.handler({
+        method,
+        path: url.pathname,
+        params: match.params,
+        query: url.searchParams,
+        headers: request.headers,
+        body,
+      });
+      this.#send(response, answer);
+    } catch (error) {
+      const failure = error instanceof ApiError ? error : new ApiError(500, (error as Error).message ?? String(error));
+      this.#send(response, {
+        status: failure.status,
+        headers: failure.headers,
+        contentType: isRawError(failure) ? 'text/plain' : 'application/json',
+        body: errorBody(failure),
+      });
+    }
+  }
+
+  #send(response: ServerResponse, answer: ApiResponse): void {
+    if (response.headersSent || response.destroyed) return;
+    response.setHeader('Configuration-Version', String(this.#options.version()));
+    response.setHeader('Access-Control-Expose-Headers', 'Reload-ID, Configuration-Version');
+    for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
+    if (answer.body !== undefined && answer.contentType !== undefined) response.setHeader('Content-Type', answer.contentType);
+    response.statusCode = answer.status;
+    response.end(answer.body);
+  }
+}
+
+async function readBody(request: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new ApiError(413, `request body is larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
