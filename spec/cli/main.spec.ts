@@ -19,6 +19,15 @@ describe('haproxy-template-ic command', () => {
     const missing = run('render', '--manifests', '.');
     expect(missing.status).to.equal(2);
     expect(missing.stderr).to.include('render: --out is required');
+    const badUrl = run('local', '--manifests', '.', '--dataplane-url', 'ftp://a');
+    expect(badUrl.status).to.equal(2);
+    expect(badUrl.stderr).to.include('--dataplane-url must be an http:// or https:// URL');
+    const lonely = run('local', '--manifests', '.', '--dataplane-user', 'admin');
+    expect(lonely.status).to.equal(2);
+    expect(lonely.stderr).to.include('need --dataplane-url');
+    const badPort = run('local', '--manifests', '.', '--http-port', '99999');
+    expect(badPort.status).to.equal(2);
+    expect(badPort.stderr).to.include('--http-port must be a port number');
   });
 
   it('prints help on stdout and exits 0', () => {
