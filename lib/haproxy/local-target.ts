@@ -20,7 +20,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join, posix, relative, sep } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -31,6 +30,7 @@ import { checkConfig, haproxyBinary } from './check.ts';
 import { planDeployment } from './plan.ts';
 import type { Plan, RuntimeOperation, ServerSpec } from './plan-types.ts';
 import { runtimeCommand, SocketUnavailableError } from './runtime-socket.ts';
+import { alertLines, isAlive, sendSignal, waitGone } from './processes.ts';
 import { parseShowProc } from './show-proc.ts';
 import type { ShowProc } from './show-proc.ts';
 
@@ -358,10 +358,10 @@ export class LocalTarget {
       typeof entry === 'number' ? entry : entry.pid,
     );
     sendSignal(masterPid, 'SIGTERM');
-    if (!(await waitGone(pids, this.#timeoutMs))) {
+    if (!(await waitGone(pids, this.#timeoutMs, POLL_MS))) {
       this.#log(`HAProxy did not stop within ${this.#timeoutMs} ms: killing ${pids.join(', ')}`);
       for (const pid of pids) sendSignal(pid, 'SIGKILL');
-      if (!(await waitGone(pids, 5_000))) throw new Error(`HAProxy processes ${pids.join(', ')} did not exit`);
+      if (!(await waitGone(pids, 5_000, POLL_MS))) throw new Error(`HAProxy processes ${pids.join(', ')} did not exit`);
     }
     const child = this.#child;
     this.#child = undefined;
@@ -564,45 +564,3 @@ function chunkLines(lines: readonly string[]): string[] {
   return chunks;
 }
 
-/** The `[ALERT]` lines of HAProxy output, those of one process when `pid` is given. */
-function alertLines(output: string, pid?: number): string {
-  return output
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line.startsWith('[ALERT]') && (pid === undefined || line.includes(`(${pid})`)))
-    // HAProxy pads the tag into a column; one space reads better in a message.
-    .map((line) => line.replace(/^\[ALERT\]\s+/, '[ALERT] '))
-    .join('\n');
-}
-
-function sendSignal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // Already gone.
-  }
-}
-
-/** Alive and not a zombie: a master this process started stays a zombie until Node reaps it. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    // The state follows the parenthesised command name in /proc/<pid>/stat.
-    return !/\)\s+Z\s/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-async function waitGone(pids: readonly number[], timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (pids.some(isAlive)) {
-    if (Date.now() > deadline) return false;
-    await delay(POLL_MS);
-  }
-  return true;
-}

@@ -8,9 +8,9 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { open, readFile, rm, stat } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
+import { alertLines, sendSignal, waitGone } from '../../../lib/haproxy/processes.ts';
 import { runtimeCommand } from '../../../lib/haproxy/runtime-socket.ts';
 import { parseShowProc } from '../../../lib/haproxy/show-proc.ts';
 import type { ShowProc } from '../../../lib/haproxy/show-proc.ts';
@@ -40,7 +40,7 @@ export class HAProxyProcess {
   #masterPid: number | undefined;
   readonly #killOnExit = (): void => {
     // The test process is exiting without stop(): no HAProxy may outlive it.
-    if (this.#masterPid !== undefined) signal(this.#masterPid, 'SIGKILL');
+    if (this.#masterPid !== undefined) sendSignal(this.#masterPid, 'SIGKILL');
   };
 
   constructor(options: HAProxyProcessOptions) {
@@ -170,10 +170,10 @@ export class HAProxyProcess {
     if (masterPid === undefined) return;
     const info = await this.tryShowProc();
     const pids = [masterPid, ...(info?.workers ?? []).map((w) => w.pid), ...(info?.oldWorkers ?? []).map((w) => w.pid)];
-    signal(masterPid, 'SIGTERM');
-    if (!(await waitGone(pids, this.#options.timeoutMs))) {
-      for (const pid of pids) signal(pid, 'SIGKILL');
-      await waitGone(pids, 5_000);
+    sendSignal(masterPid, 'SIGTERM');
+    if (!(await waitGone(pids, this.#options.timeoutMs, POLL_MS))) {
+      for (const pid of pids) sendSignal(pid, 'SIGKILL');
+      await waitGone(pids, 5_000, POLL_MS);
     }
     const child = this.#child;
     if (child !== undefined && child.exitCode === null && child.signalCode === null) {
@@ -200,43 +200,3 @@ function ownLines(output: string, pid: number): string {
     .join('\n');
 }
 
-/** The `[ALERT]` lines of HAProxy output, those of one process when `pid` is given. */
-function alertLines(output: string, pid?: number): string {
-  return output
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line.startsWith('[ALERT]') && (pid === undefined || line.includes(`(${pid})`)))
-    .map((line) => line.replace(/^\[ALERT\]\s+/, '[ALERT] '))
-    .join('\n');
-}
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // Already gone.
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    // A zombie (exited, not yet reaped) still answers kill 0: its state follows the command name.
-    return !/\)\s+Z\s/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-async function waitGone(pids: readonly number[], timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (pids.some(isAlive)) {
-    if (Date.now() > deadline) return false;
-    await delay(POLL_MS);
-  }
-  return true;
-}
