@@ -11,7 +11,9 @@ import {
   merge,
   NEVER,
   of,
+  retry,
   Subject,
+  timer,
   type Observable,
   type Subscription,
 } from 'rxjs';
@@ -105,6 +107,19 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   };
 
   const settle = options.settleMs ?? 100;
+  // A watch fails when what it watches disappears (a folder removed and made again by a
+  // checkout): reported and set up again, never an error that stops the pipeline. Each time a
+  // watch is (re)established it ticks once, so what changed while nothing watched is read too.
+  const keepWatching = (watch: () => Observable<void>, what: string, report: (error: string) => void) =>
+    defer(() => merge(watch(), of(undefined))).pipe(
+      retry({
+        delay: (error: unknown) => {
+          report(`watching ${what} failed: ${errorMessage(error)}; trying again in 1 s`);
+          return timer(1_000);
+        },
+      }),
+      debounceTime(settle),
+    );
   const readConfig = () =>
     defer(() => readFile(options.config.path, 'utf8')).pipe(
       catchError((error: unknown) => {
@@ -113,13 +128,17 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       }),
     );
   const configTexts: Observable<string> = options.config.watch
-    ? merge(of(undefined), watchFile(options.config.path).pipe(debounceTime(settle))).pipe(serialLatest(readConfig))
+    ? keepWatching(() => watchFile(options.config.path), options.config.path, (error) => output.err(`error: ${error}\n`)).pipe(
+        serialLatest(readConfig),
+      )
     : readConfig().pipe(concatWith(NEVER));
 
   const pipeline = (config: ControllerConfig, report: (o: Outcome) => void) => {
     const renderer = createRenderer(config);
     const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
-    const ticks = merge(of(undefined), watchDirectory(options.manifests).pipe(debounceTime(settle)));
+    const ticks = keepWatching(() => watchDirectory(options.manifests), options.manifests, (error) =>
+      report({ type: 'resourceError', error }),
+    );
     return ticks.pipe(
       manifestEvents({
         resources: config.watchedResources,

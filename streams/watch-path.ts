@@ -1,10 +1,26 @@
-import { watch } from 'node:fs';
+import { statSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { filter, map, Observable } from 'rxjs';
 
+/** The watched directory's identity: a directory removed and made again is another one. */
+function identity(path: string): string | undefined {
+  try {
+    const { dev, ino } = statSync(path);
+    return `${dev}:${ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
 function watchEvents(path: string, recursive: boolean): Observable<string | null> {
   return new Observable<string | null>((subscriber) => {
-    const watcher = watch(path, { recursive }, (_event, filename) => subscriber.next(filename));
+    const watched = identity(path);
+    const watcher = watch(path, { recursive }, (_event, filename) => {
+      // Node's watch goes silent, without an error, once the directory itself is removed:
+      // that is an error here, so the consumer can watch again when it is back.
+      if (identity(path) !== watched) subscriber.error(new Error(`${path} was removed or replaced`));
+      else subscriber.next(filename);
+    });
     watcher.on('error', (error) => subscriber.error(error));
     return () => watcher.close();
   });
@@ -13,7 +29,7 @@ function watchEvents(path: string, recursive: boolean): Observable<string | null
 /**
  * Emits whenever something under a directory changes. Editors write files
  * in several steps, so consumers debounce and re-read rather than trusting
- * any one event. A watch that fails (the directory vanished) errors.
+ * any one event. A watch that fails (the directory removed or replaced) errors.
  */
 export function watchDirectory(dir: string): Observable<void> {
   return watchEvents(dir, true).pipe(map(() => undefined));

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LocalHarness } from '../support/local-harness.ts';
 
@@ -203,6 +203,23 @@ describe('local mode end to end', function () {
     await harness.until('shop.example.com', '/', [only]);
     expect(await harness.reloads()).to.equal(configReloads);
     expect(reloads).to.be.a('number');
+  });
+
+  it('keeps watching when the manifest folder is removed and made again', async () => {
+    harness = await shop();
+    const [web, , other] = harness.backends as [number, number, number];
+    const shopText = await readFile(join(harness.manifestDir, 'shop.yaml'), 'utf8');
+    const mark = harness.mark();
+    await rm(harness.manifestDir, { recursive: true });
+    const watchFailed = () => harness!.outcomes.slice(mark).some(({ outcome }) => outcome.type === 'resourceError' && outcome.error.startsWith('watching'));
+    const deadline = Date.now() + 5_000;
+    while (!watchFailed() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(watchFailed()).to.equal(true);
+    await harness.until('shop.example.com', '/', [web]);
+    await mkdir(harness.manifestDir);
+    await harness.write('shop.yaml', shopText);
+    await harness.write('web-1.yaml', slice('web-1', 'web', 'http', other));
+    await harness.until('shop.example.com', '/', [other]);
   });
 
   it('causes zero reloads when the controller restarts on unchanged manifests', async () => {
