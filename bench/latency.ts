@@ -13,7 +13,8 @@
  * 2 s minimum deployment interval, seed defaults), which dominate them.
  */
 import { LocalHarness } from '../spec/support/local-harness.ts';
-import { base64, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../spec/support/tls-fixture.ts';
+import { ingress, service, slice, tlsSecret, type PathRule } from '../spec/support/manifest-builders.ts';
+import { LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../spec/support/tls-fixture.ts';
 
 const samples = Number(process.env['BENCH_SAMPLES'] ?? 3);
 
@@ -22,28 +23,11 @@ function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
-const ingress = (name: string, host: string, paths: [string, string, number][], tls?: string) => `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: { name: ${name}, namespace: default }
-spec:
-  ingressClassName: haproxy
-${tls ? `  tls: [ { hosts: [${host}], secretName: ${tls} } ]\n` : ''}  rules:
-    - host: ${host}
-      http:
-        paths:
-${paths.map(([path, service, port]) => `          - { path: ${path}, pathType: Prefix, backend: { service: { name: ${service}, port: { number: ${port} } } } }`).join('\n')}
-`;
-const service = (name: string, target: number) =>
-  `apiVersion: v1\nkind: Service\nmetadata: { name: ${name}, namespace: default }\nspec: { ports: [ { port: 80, targetPort: ${target} } ] }\n`;
-const slice = (name: string, serviceName: string, port: number) => `apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: ${name}, namespace: default, labels: { kubernetes.io/service-name: ${serviceName} } }
-addressType: IPv4
-ports: [ { port: ${port} } ]
-endpoints: [ { addresses: [127.0.0.1] } ]
-`;
-const secret = (cert: string, key: string) =>
-  `apiVersion: v1\nkind: Secret\nmetadata: { name: tls, namespace: default }\ntype: kubernetes.io/tls\ndata: { tls.crt: ${base64(cert)}, tls.key: ${base64(key)} }\n`;
+const site = (name: string, host: string, paths: [string, string][], tls?: string) =>
+  ingress(name, host, paths.map(([path, serviceName]): PathRule => [path, 'Prefix', serviceName, { number: 80 }]), tls);
+const svc = (name: string, target: number) => service(name, [{ port: 80, targetPort: target }]);
+const endpointSlice = (name: string, serviceName: string, port: number) => slice(name, serviceName, undefined, port);
+const secret = (cert: string, key: string) => tlsSecret('tls', cert, key);
 
 const harness = await LocalHarness.start({ manifests: {}, backends: 12 });
 const ports = harness.backends;
@@ -61,8 +45,8 @@ async function timeToTraffic(change: () => Promise<void>, served: () => Promise<
 
 try {
   let mark = harness.mark();
-  await harness.write('web.yaml', [ingress('web', 'web.example.com', [['/', 'web', 80]]), service('web', ports[0]!), slice('web-0', 'web', ports[0]!)].join('---\n'));
-  await harness.write('tls.yaml', [ingress('secure', 'secure.example.com', [['/', 'web', 80]], 'tls'), secret(SELF_SIGNED_CERT, SELF_SIGNED_KEY)].join('---\n'));
+  await harness.write('web.yaml', [site('web', 'web.example.com', [['/', 'web']]), svc('web', ports[0]!), endpointSlice('web-0', 'web', ports[0]!)].join('---\n'));
+  await harness.write('tls.yaml', [site('secure', 'secure.example.com', [['/', 'web']], 'tls'), secret(SELF_SIGNED_CERT, SELF_SIGNED_KEY)].join('---\n'));
   await harness.next(mark, 'deployed');
   await harness.until('web.example.com', '/', [ports[0]!]);
 
@@ -72,7 +56,7 @@ try {
     await settle();
     runtimeTimes.push(
       await timeToTraffic(
-        () => harness.write(`web-${i}.yaml`, slice(`web-${i}`, 'web', ports[i]!)),
+        () => harness.write(`web-${i}.yaml`, endpointSlice(`web-${i}`, 'web', ports[i]!)),
         async () => (await harness.answering('web.example.com', '/', 6)).includes(ports[i]!),
       ),
     );
@@ -80,7 +64,7 @@ try {
     const host = `new-${i}.example.com`;
     reloadTimes.push(
       await timeToTraffic(
-        () => harness.write(`new-${i}.yaml`, [ingress(`new-${i}`, host, [['/', `new-${i}`, 80]]), service(`new-${i}`, ports[6 + i]!), slice(`new-${i}-0`, `new-${i}`, ports[6 + i]!)].join('---\n')),
+        () => harness.write(`new-${i}.yaml`, [site(`new-${i}`, host, [['/', `new-${i}`]]), svc(`new-${i}`, ports[6 + i]!), endpointSlice(`new-${i}-0`, `new-${i}`, ports[6 + i]!)].join('---\n')),
         async () => (await harness.get(host, '/')).body.startsWith(`backend ${ports[6 + i]} `),
       ),
     );
@@ -96,15 +80,15 @@ try {
       mark = harness.mark();
       if (kind === 'endpoint') {
         const file = `churn-endpoint.yaml`;
-        if (round % 2 === 0) await harness.write(file, slice('churn-endpoint', 'web', ports[5]!));
+        if (round % 2 === 0) await harness.write(file, endpointSlice('churn-endpoint', 'web', ports[5]!));
         else await harness.remove(file);
       } else if (kind === 'path') {
-        await harness.write('web.yaml', [ingress('web', 'web.example.com', [['/', 'web', 80], [`/p${round}`, 'web', 80]]), service('web', ports[0]!), slice('web-0', 'web', ports[0]!)].join('---\n'));
+        await harness.write('web.yaml', [site('web', 'web.example.com', [['/', 'web'], [`/p${round}`, 'web']]), svc('web', ports[0]!), endpointSlice('web-0', 'web', ports[0]!)].join('---\n'));
       } else if (kind === 'certificate') {
         const [cert, key] = round % 2 === 0 ? [LEAF_CERT, LEAF_KEY] : [SELF_SIGNED_CERT, SELF_SIGNED_KEY];
-        await harness.write('tls.yaml', [ingress('secure', 'secure.example.com', [['/', 'web', 80]], 'tls'), secret(cert, key)].join('---\n'));
+        await harness.write('tls.yaml', [site('secure', 'secure.example.com', [['/', 'web']], 'tls'), secret(cert, key)].join('---\n'));
       } else {
-        await harness.write(`churn-backend-${round}.yaml`, [ingress(`cb-${round}`, `cb-${round}.example.com`, [['/', `cb-${round}`, 80]]), service(`cb-${round}`, ports[11]!), slice(`cb-${round}-0`, `cb-${round}`, ports[11]!)].join('---\n'));
+        await harness.write(`churn-backend-${round}.yaml`, [site(`cb-${round}`, `cb-${round}.example.com`, [['/', `cb-${round}`]]), svc(`cb-${round}`, ports[11]!), endpointSlice(`cb-${round}-0`, `cb-${round}`, ports[11]!)].join('---\n'));
       }
       modes.get(kind)!.push((await harness.next(mark, 'deployed')).result.mode);
     }

@@ -9,6 +9,7 @@ import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
 import { freePort } from '../support/local-harness.ts';
+import { ingress, service, slice } from '../support/manifest-builders.ts';
 
 /**
  * The controller deploying to three emulated Data Plane API instances, each
@@ -19,26 +20,9 @@ import { freePort } from '../support/local-harness.ts';
 
 const pod = { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock' };
 
-const ingress = (name: string, host: string, service: string, path = '/') => `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: { name: ${name}, namespace: default }
-spec:
-  ingressClassName: haproxy
-  rules:
-    - host: ${host}
-      http:
-        paths:
-          - { path: ${path}, pathType: Prefix, backend: { service: { name: ${service}, port: { number: 80 } } } }
-`;
-const service = (name: string, target: number) =>
-  `apiVersion: v1\nkind: Service\nmetadata: { name: ${name}, namespace: default }\nspec: { ports: [ { port: 80, targetPort: ${target} } ] }\n`;
-const slice = (name: string, serviceName: string, port: number) => `apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: ${name}, namespace: default, labels: { kubernetes.io/service-name: ${serviceName} } }
-addressType: IPv4
-ports: [ { port: ${port} } ]
-endpoints: [ { addresses: [127.0.0.1] } ]
-`;
+const route = (name: string, host: string, serviceName: string) => ingress(name, host, [['/', 'Prefix', serviceName, { number: 80 }]]);
+const svc = (name: string, target: number) => service(name, [{ port: 80, targetPort: target }]);
+const endpointSlice = (name: string, serviceName: string, port: number) => slice(name, serviceName, undefined, port);
 
 function get(address: string, port: number, host: string): Promise<string> {
   return new Promise((resolve) => {
@@ -125,7 +109,7 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
       .replace('  driftCheckInterval: 60s\n', '  driftCheckInterval: 3s\n');
     await writeFile(configPath, configText);
     const [a] = backends as [number];
-    await write('web.yaml', [ingress('web', 'web.example.com', 'web'), service('web', a), slice('web-0', 'web', a)].join('---\n'));
+    await write('web.yaml', [route('web', 'web.example.com', 'web'), svc('web', a), endpointSlice('web-0', 'web', a)].join('---\n'));
     const { user, password } = emulators[0]!.credentials;
     mode = await startLocalMode({
       manifests,
@@ -164,17 +148,17 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
     const [a, b, c] = backends as [number, number, number];
     const before = await reloads();
     let from = mark();
-    await write('web-1.yaml', slice('web-1', 'web', b));
+    await write('web-1.yaml', endpointSlice('web-1', 'web', b));
     expect([...(await deployedOn(from, ids())).values()].map((o) => o.result.mode)).to.deep.equal(['runtime', 'runtime', 'runtime']);
     await served('web.example.com', [a, b]);
     from = mark();
-    await write('web-2.yaml', slice('web-2', 'web', c));
+    await write('web-2.yaml', endpointSlice('web-2', 'web', c));
     await deployedOn(from, ids());
     await served('web.example.com', [a, b, c]);
     expect(await reloads()).to.deep.equal(before);
     // A new backend reloads each instance once, from the persisted configuration: the servers stay.
     from = mark();
-    await write('api.yaml', [ingress('api', 'api.example.com', 'api'), service('api', a), slice('api-0', 'api', a)].join('---\n'));
+    await write('api.yaml', [route('api', 'api.example.com', 'api'), svc('api', a), endpointSlice('api-0', 'api', a)].join('---\n'));
     const deployed = await deployedOn(from, ids());
     expect([...deployed.values()].map((o) => o.result.mode)).to.deep.equal(['reload', 'reload', 'reload']);
     expect(await reloads()).to.deep.equal(before.map((n) => n + 1));
@@ -187,7 +171,7 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
     const [sick, ...healthy] = emulators as [Emulator, Emulator, Emulator];
     sick.faults.failNext(1_000, 500);
     const from = mark();
-    await write('web-3.yaml', slice('web-3', 'web', d));
+    await write('web-3.yaml', endpointSlice('web-3', 'web', d));
     const started = Date.now();
     const healthyIds = ids().slice(1);
     await deployedOn(from, healthyIds, 10_000);
@@ -221,7 +205,7 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
     const [a, b, c, d] = backends as [number, number, number, number];
     await emulators[1]!.bumpVersion();
     const from = mark();
-    await write('web-3.yaml', slice('web-3', 'web', d));
+    await write('web-3.yaml', endpointSlice('web-3', 'web', d));
     await deployedOn(from, ids());
     await served('web.example.com', [a, b, c, d]);
     await write('web-3.yaml', '');
