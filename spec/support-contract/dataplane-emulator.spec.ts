@@ -15,7 +15,6 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Server as NetServer } from 'node:net';
-import { setTimeout as delay } from 'node:timers/promises';
 import { DataplaneClient } from '../../lib/dataplane/client.ts';
 import { DataplaneTimeout } from '../../lib/dataplane/errors.ts';
 import { runtimeCommand } from '../../lib/haproxy/runtime-socket.ts';
@@ -23,6 +22,7 @@ import { startEmulator } from '../support/dataplane-emulator/index.ts';
 import type { Emulator, EmulatorOptions } from '../support/dataplane-emulator/index.ts';
 import { PodMapping } from '../support/dataplane-emulator/pod.ts';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
+import { eventually } from '../support/eventually.ts';
 
 const RELOAD_ID = /^\d{4}-\d{2}-\d{2}-\d+$/;
 
@@ -116,26 +116,6 @@ function get(port: number, path = '/', host = '127.0.0.1'): Promise<{ status: nu
     req.setTimeout(5_000, () => req.destroy(new Error(`GET ${host}:${port}${path} timed out`)));
     req.end();
   });
-}
-
-/** Polls until `accept` holds; deadline 8 s. Returns the accepted value. */
-async function eventually<T>(probe: () => Promise<T>, accept: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 8_000;
-  let last: T | undefined;
-  let failure: unknown;
-  for (;;) {
-    try {
-      last = await probe();
-      failure = undefined;
-      if (accept(last)) return last;
-    } catch (error) {
-      failure = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}; last value ${JSON.stringify(last)} ${String(failure ?? '')}`);
-    }
-    await delay(20);
-  }
 }
 
 interface Reply {

@@ -5,14 +5,14 @@ import { base64 } from './tls-fixture.ts';
 export type ServicePort = { readonly name: string } | { readonly number: number };
 export type PathRule = readonly [path: string, type: 'Exact' | 'Prefix', service: string, port: ServicePort];
 
-export function ingress(name: string, host: string | undefined, paths: readonly PathRule[], tlsSecret?: string): string {
+export function ingress(name: string, host: string | undefined, paths: readonly PathRule[], secretName?: string): string {
   const rules = paths
     .map(([path, type, serviceName, port]) => {
       const portYaml = 'name' in port ? `{ name: ${port.name} }` : `{ number: ${port.number} }`;
       return `          - { path: ${path}, pathType: ${type}, backend: { service: { name: ${serviceName}, port: ${portYaml} } } }`;
     })
     .join('\n');
-  const tls = tlsSecret && host ? `  tls: [ { hosts: [${JSON.stringify(host)}], secretName: ${tlsSecret} } ]\n` : '';
+  const tls = secretName && host ? `  tls: [ { hosts: [${JSON.stringify(host)}], secretName: ${secretName} } ]\n` : '';
   return `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: { name: ${name}, namespace: default }

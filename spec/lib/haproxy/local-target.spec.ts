@@ -13,7 +13,6 @@ import type { AddressInfo } from 'node:net';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { connect } from 'node:tls';
 import { promisify } from 'node:util';
 import { request } from 'node:http';
@@ -21,6 +20,7 @@ import { LocalTarget } from '../../../lib/haproxy/local-target.ts';
 import { runtimeCommand } from '../../../lib/haproxy/runtime-socket.ts';
 import { parseShowProc } from '../../../lib/haproxy/show-proc.ts';
 import type { RenderedFiles } from '../../../lib/pipeline/model.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const run = promisify(execFile);
 const dirs = { mapsDir: 'maps', certificatesDir: 'ssl', generalDir: 'general' };
@@ -56,24 +56,6 @@ function get(port: number, host: string): Promise<{ status: number; body: string
     req.on('error', reject);
     req.end();
   });
-}
-
-/** Polls until `accept` holds or the deadline passes; returns the last value seen. */
-async function eventually<T>(probe: () => Promise<T>, accept: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 5_000;
-  let last: T | undefined;
-  let failure: unknown;
-  while (Date.now() < deadline) {
-    try {
-      last = await probe();
-      failure = undefined;
-      if (accept(last)) return last;
-    } catch (error) {
-      failure = error;
-    }
-    await delay(25);
-  }
-  throw new Error(`timed out waiting for ${what}; last value ${JSON.stringify(last)} ${failure ?? ''}`);
 }
 
 /** The names answering `count` requests in a row for `host`. */
