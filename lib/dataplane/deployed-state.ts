@@ -7,8 +7,6 @@ export interface DeployedState {
   readonly files: RenderedFiles;
   /** The configuration version that goes with `files`. */
   readonly version: number;
-  /** `Configuration-Checksum` of the stored file, for drift checks. */
-  readonly checksum: string | undefined;
 }
 
 /** The header the Data Plane API writes into its managed file; it is not part of the configuration. */
@@ -28,8 +26,8 @@ export const storageGroups: readonly { readonly kind: StorageKind; readonly grou
 ];
 
 /**
- * Reads an endpoint's whole state: the raw configuration with its version
- * and checksum, and every file of the three storages. Used when nothing is
+ * Reads an endpoint's whole state: the raw configuration with its version,
+ * and every file of the three storages. Used when nothing is
  * cached yet, when the version moved under us, and for drift checks.
  */
 export async function fetchDeployedState(client: DataplaneClient): Promise<DeployedState> {
@@ -43,6 +41,5 @@ export async function fetchDeployedState(client: DataplaneClient): Promise<Deplo
   return {
     files: { config: withoutManagedHeader(raw.text), maps: groups['maps']!, certificates: groups['certificates']!, files: groups['files']! },
     version: raw.version,
-    checksum: raw.checksum,
   };
 }

@@ -135,7 +135,7 @@ export class Synchroniser {
       skipReload: true,
       runtimeActions: actions,
     });
-    this.#deployed = { files: desired, version: written.version ?? deployed.version + 1, checksum: undefined };
+    this.#deployed = { files: desired, version: written.version ?? deployed.version + 1 };
     return { mode: 'runtime', operations: operations + actions.length };
   }
 
@@ -231,7 +231,7 @@ export class Synchroniser {
     await this.#uploadFiles(deployed.files, desired);
     const written = await this.#client.postRawConfiguration(desired.config, { version: deployed.version });
     if (written.reloadId) await this.#waitForReload(written.reloadId);
-    this.#deployed = { files: { ...desired }, version: written.version ?? deployed.version + 1, checksum: undefined };
+    this.#deployed = { files: { ...desired }, version: written.version ?? deployed.version + 1 };
     // Files the new configuration no longer uses go last, once nothing refers to them.
     for (const { kind, group } of storageGroups) {
       for (const name of Object.keys(deployed.files[group])) {

@@ -47,9 +47,13 @@ export function objectLabel(kind: string, object: KubeObject): string {
   return `${kind} ${namespace ? `${namespace}/` : ''}${name}`;
 }
 
+/** Code-unit order: output must not depend on the locale data of the Node that renders it. */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export function compareObjects(a: KubeObject, b: KubeObject): number {
-  const byNamespace = (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '', 'en');
-  return byNamespace !== 0 ? byNamespace : a.metadata.name.localeCompare(b.metadata.name, 'en');
+  return compare(a.metadata.namespace ?? '', b.metadata.namespace ?? '') || compare(a.metadata.name, b.metadata.name);
 }
 
 interface Root {

@@ -53,7 +53,8 @@ function excerpt(text: string): string {
   return oneLine.length > 120 ? `${oneLine.slice(0, 117)}...` : oneLine;
 }
 
-function shuffled<T>(items: readonly T[]): T[] {
+/** The fixtures in the opposite order: output that depends on input order shows up. */
+function reversed<T>(items: readonly T[]): T[] {
   return [...items].reverse();
 }
 
@@ -105,7 +106,7 @@ async function runTest(
           break;
         }
         case 'deterministic': {
-          const again = renderWith(shuffled);
+          const again = renderWith(reversed);
           const same = contentHash(again.files) === contentHash(output.files);
           results.push(result(assertion, same, same ? 'same output for reordered fixtures' : 'output depends on fixture order'));
           break;
