@@ -8,6 +8,10 @@ import { terminationRequested } from '../lib/cli/termination.ts';
 import { defaultConfigPath, packageVersion } from '../lib/cli/package-root.ts';
 import { renderCommand } from '../lib/cli/render-command.ts';
 import { validateCommand } from '../lib/cli/validate-command.ts';
+import { KubeConfig } from '@kubernetes/client-node';
+import { runDefaults, runSettings } from '../lib/cli/run-settings.ts';
+import { serviceAccountNamespace } from '../lib/kube/service-account.ts';
+import { startClusterMode } from './cluster-mode.ts';
 import { startLocalMode } from './local-mode.ts';
 
 /** The composition root: parses the command line and runs one command. */
@@ -48,6 +52,31 @@ const commands: readonly CommandSpec[] = [
       },
       'dataplane-user': { type: 'string', description: 'Data Plane API user.' },
       'dataplane-password-file': { type: 'string', description: 'File holding the Data Plane API password.' },
+    },
+  },
+  {
+    name: 'run',
+    summary: 'Run the controller in a Kubernetes cluster (in-cluster credentials, or KUBECONFIG outside).',
+    options: {
+      namespace: { type: 'string', description: "Namespace of the controller's ConfigMap, Secret, Lease and the HAProxy pods.", defaultText: 'POD_NAMESPACE, or the pod\'s own namespace' },
+      configmap: { type: 'string', description: 'ConfigMap holding the controller configuration under config.yaml (env CONFIGMAP_NAME).', defaultText: runDefaults.configMap },
+      secret: { type: 'string', description: 'Secret with the Data Plane API credentials, keys dataplane_username and dataplane_password (env CREDENTIALS_SECRET_NAME).', defaultText: runDefaults.credentialsSecret },
+      identity: { type: 'string', description: 'This replica\'s name for leader election and events.', defaultText: 'POD_NAME' },
+      lease: { type: 'string', description: 'Lease used for leader election (env LEASE_NAME).', defaultText: runDefaults.lease },
+      'lease-duration': { type: 'string', description: 'How long a lease holds without renewal.', defaultText: runDefaults.leaseDuration },
+      'renew-deadline': { type: 'string', description: 'A leader that cannot renew for this long steps down.', defaultText: runDefaults.renewDeadline },
+      'retry-period': { type: 'string', description: 'How often replicas try to take or renew the lease.', defaultText: runDefaults.retryPeriod },
+      'no-leader-election': { type: 'boolean', description: 'Deploy without a lease (a single replica only).' },
+      'publish-service': { type: 'string', description: 'NAME or NAMESPACE/NAME of the HAProxy Service whose address Ingress status carries (env PUBLISH_SERVICE).' },
+      'dataplane-ca-file': { type: 'string', description: 'CA bundle for HTTPS to the Data Plane API.' },
+      'dataplane-cert-file': { type: 'string', description: 'Client certificate for mutual TLS to the Data Plane API.' },
+      'dataplane-key-file': { type: 'string', description: 'Key of the client certificate.' },
+      'dataplane-server-name': { type: 'string', description: 'Name the Data Plane API certificate is checked against (pods are reached by IP).' },
+      'dataplane-container': { type: 'string', description: 'Container of HAProxy pods whose readiness means the Data Plane API is up.', defaultText: runDefaults.dataplaneContainer },
+      kubeconfig: { type: 'string', description: 'A kubeconfig file.', defaultText: 'KUBECONFIG, ~/.kube/config, or in-cluster credentials' },
+      'bind-address': { type: 'string', description: 'Address of the health and metrics servers.', defaultText: runDefaults.bindAddress },
+      'health-port': { type: 'string', description: 'Controller /healthz and /readyz.', defaultText: String(runDefaults.healthPort) },
+      'metrics-port': { type: 'string', description: 'Controller /metrics.', defaultText: String(runDefaults.metricsPort) },
     },
   },
   {
@@ -104,6 +133,28 @@ async function runLocal(values: Record<string, string | string[] | undefined>): 
   return 0;
 }
 
+/** How long shutdown may take before the process exits regardless: inside Kubernetes' default 30 s grace period. */
+const SHUTDOWN_LIMIT_MS = 20_000;
+
+/** Runs in a cluster until SIGTERM (or SIGINT), then releases the lease and exits 0. */
+async function runInCluster(values: Record<string, string | boolean | string[] | undefined>): Promise<number> {
+  const settings = runSettings(values, process.env, await serviceAccountNamespace());
+  const kubeConfig = new KubeConfig();
+  if (settings.kubeconfig !== undefined) kubeConfig.loadFromFile(settings.kubeconfig);
+  else kubeConfig.loadFromDefault();
+  const mode = await startClusterMode({ ...settings, kubeConfig, output: processOutput });
+  const signal = await terminationRequested();
+  processOutput.out(`${signal}: stopping the controller\n`);
+  const forced = setTimeout(() => {
+    processOutput.err(`shutdown took longer than ${SHUTDOWN_LIMIT_MS / 1000} s; exiting\n`);
+    process.exit(1);
+  }, SHUTDOWN_LIMIT_MS);
+  forced.unref();
+  await mode.stop();
+  clearTimeout(forced);
+  return 0;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   try {
     const invocation = parseCommandLine(commands, argv);
@@ -125,6 +176,8 @@ async function main(argv: readonly string[]): Promise<number> {
       case 'local':
         required('local', values, ['manifests']);
         return await runLocal(all);
+      case 'run':
+        return await runInCluster(invocation.values as Record<string, string | boolean | string[] | undefined>);
       default:
         processOutput.out(`${packageVersion()}\n`);
         return 0;

@@ -18,7 +18,12 @@ export function selectionFor(resource: WatchedResource): (object: KubeObject) =>
       : typeof object.kind === 'string' && pluralOf(object.kind) === resource.resource) &&
     (resource.namespace === undefined || object.metadata.namespace === resource.namespace) &&
     (labels === undefined || matchesLabels(labels, object.metadata.labels)) &&
-    resource.fieldSelector.every(({ path, operator, value }) => (path.get(object) === value) === (operator === '='));
+    matchesFieldSelector(resource, object);
+}
+
+/** Whether an object meets every requirement of a resource's client-side field selector. */
+export function matchesFieldSelector(resource: WatchedResource, object: KubeObject): boolean {
+  return resource.fieldSelector.every(({ path, operator, value }) => (path.get(object) === value) === (operator === '='));
 }
 
 /** The object as stored: fields the configuration ignores are dropped, so their churn never triggers a render. */

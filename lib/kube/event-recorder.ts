@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import { EventsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { EventSeries, type EventSeriesOptions } from './event-series.ts';
+import { kubeRequest } from './kube-request.ts';
+import { objectPath } from './resource-path.ts';
+
+/** The object an event is about. */
+export interface EventSubject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string | undefined;
+  readonly name: string;
+  readonly uid?: string | undefined;
+}
+
+export interface EventRecord {
+  readonly regarding: EventSubject;
+  readonly type: 'Normal' | 'Warning';
+  /** UpperCamelCase, machine-readable (ConfigRejected, ObjectExcluded...). */
+  readonly reason: string;
+  /** What the controller was doing (Reconcile, Deploy...). */
+  readonly action: string;
+  readonly note: string;
+}
+
+export interface EventRecorderOptions {
+  readonly controller: string;
+  /** This replica's identity (its pod name). */
+  readonly instance: string;
+  /** Where events about cluster-scoped objects go. */
+  readonly namespace: string;
+  readonly series?: EventSeriesOptions;
+  readonly now?: () => number;
+}
+
+/** The API caps an event's note at 1 kB. */
+const NOTE_LIMIT = 1024;
+
+function truncated(note: string): string {
+  if (Buffer.byteLength(note) <= NOTE_LIMIT) return note;
+  let cut = note.slice(0, NOTE_LIMIT - 3);
+  while (Buffer.byteLength(cut) > NOTE_LIMIT - 3) cut = cut.slice(0, -1);
+  return `${cut}...`;
+}
+
+/**
+ * Writes events.k8s.io/v1 Events: the first occurrence creates an Event, a
+ * repeat bumps its `series` (count and last time) instead of adding another,
+ * and each object has a write budget (see EventSeries).
+ */
+export class EventRecorder {
+  readonly #kubeConfig: KubeConfig;
+  readonly #api: EventsV1Api;
+  readonly #options: EventRecorderOptions;
+  readonly #series: EventSeries;
+
+  constructor(kubeConfig: KubeConfig, options: EventRecorderOptions) {
+    this.#kubeConfig = kubeConfig;
+    this.#api = kubeConfig.makeApiClient(EventsV1Api);
+    this.#options = options;
+    this.#series = new EventSeries(options.series);
+  }
+
+  /** Occurrences not written because of throttling or rate limits. */
+  get skipped(): number {
+    return this.#series.skipped;
+  }
+
+  /** Resolves once written (or skipped); API errors reject. */
+  async record(event: EventRecord): Promise<'created' | 'updated' | 'skipped'> {
+    const { regarding } = event;
+    const namespace = regarding.namespace ?? this.#options.namespace;
+    const now = (this.#options.now ?? Date.now)();
+    const objectKey = `${regarding.kind}/${regarding.namespace ?? ''}/${regarding.name}`;
+    const note = truncated(event.note);
+    const eventKey = `${event.type}/${event.reason}/${note}`;
+    const decision = this.#series.decide(objectKey, eventKey, now);
+    if (decision.action === 'skip') return 'skipped';
+    if (decision.action === 'update') {
+      await kubeRequest(this.#kubeConfig, {
+        method: 'PATCH',
+        path: objectPath('events.k8s.io/v1', 'events', namespace, decision.name),
+        body: { series: { count: decision.count, lastObservedTime: new Date(now).toISOString() } },
+      });
+      return 'updated';
+    }
+    const name = `${regarding.name}.${randomBytes(8).toString('hex')}`;
+    try {
+      await this.#api.createNamespacedEvent({
+        namespace,
+        body: {
+          metadata: { name, namespace },
+          eventTime: new Date(now),
+          reportingController: this.#options.controller,
+          reportingInstance: this.#options.instance,
+          action: event.action,
+          reason: event.reason,
+          type: event.type,
+          note,
+          regarding: {
+            apiVersion: regarding.apiVersion,
+            kind: regarding.kind,
+            namespace: regarding.namespace,
+            name: regarding.name,
+            uid: regarding.uid,
+          },
+        },
+      });
+    } catch (error) {
+      this.#series.created(objectKey, eventKey, undefined);
+      throw error;
+    }
+    this.#series.created(objectKey, eventKey, name);
+    return 'created';
+  }
+}

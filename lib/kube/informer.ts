@@ -1,0 +1,239 @@
+import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { backoffDelay } from '../backoff.ts';
+import { errorMessage } from '../error-message.ts';
+import type { ChangeType, KubeObject } from '../pipeline/model.ts';
+import { kubeRequest } from './kube-request.ts';
+import { normaliseObject } from './normalise.ts';
+import { collectionPath } from './resource-path.ts';
+
+/** What one informer watches: a resource collection, optionally narrowed by namespace and selectors. */
+export interface InformerSpec {
+  readonly apiVersion: string;
+  /** The kind of the objects; when absent it is taken from the LIST response. */
+  readonly kind: string | undefined;
+  /** Plural resource name (`ingresses`). */
+  readonly resource: string;
+  readonly namespace?: string | undefined;
+  /** Applied by the API server. */
+  readonly labelSelector?: string | undefined;
+  /** Applied by the API server (only fields it can select on, such as metadata.name). */
+  readonly fieldSelector?: string | undefined;
+}
+
+export interface InformerHandlers {
+  /** Objects arrive normalised; an event never repeats a resourceVersion already delivered. */
+  readonly event: (type: ChangeType, object: KubeObject) => void;
+  /** Once, when the first LIST has been delivered. */
+  readonly synced: () => void;
+  /** The informer stopped on an error (or went silent) and starts again after `delayMs`. */
+  readonly restarting: (reason: string, delayMs: number) => void;
+}
+
+export interface InformerOptions {
+  /** Backoff for restarts after errors. */
+  readonly restartBaseMs: number;
+  readonly restartMaxMs: number;
+  /** A watch that delivers nothing (not even a bookmark) for this long is replaced by a fresh LIST and WATCH. */
+  readonly watchdogMs: number;
+  readonly random?: () => number;
+}
+
+export const defaultInformerOptions: InformerOptions = {
+  restartBaseMs: 1_000,
+  restartMaxMs: 30_000,
+  watchdogMs: 5 * 60_000,
+};
+
+/** The Watch client-node uses, asking for bookmarks and telling the informer about every line it reads. */
+class ObservedWatch extends Watch {
+  readonly #seen: () => void;
+  constructor(kubeConfig: KubeConfig, seen: () => void) {
+    super(kubeConfig);
+    this.#seen = seen;
+  }
+  override watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    // Bookmarks keep a quiet resource's version fresh, so a reconnect rarely needs a relist.
+    return super.watch(path, { ...queryParams, allowWatchBookmarks: true }, (phase, object, raw) => {
+      this.#seen();
+      callback(phase, object, raw);
+    }, done);
+  }
+}
+
+function keyOf(object: KubernetesObject): string {
+  return `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
+}
+
+/**
+ * A client-node informer that does not stay down. client-node relists on
+ * 410 and reopens cleanly closed watches, but any other error (a 5xx, a
+ * reset, a failed LIST) stops it for good; here such a stop restarts it with
+ * backoff, resuming from its last resourceVersion. A watch that delivers
+ * nothing for `watchdogMs` is replaced by a fresh LIST and WATCH, and what
+ * the new LIST no longer holds is delivered as deleted, so nothing missed
+ * while the watch was stuck stays missed.
+ */
+export class ResilientInformer {
+  readonly #kubeConfig: KubeConfig;
+  readonly #spec: InformerSpec;
+  readonly #handlers: InformerHandlers;
+  readonly #options: InformerOptions;
+  readonly #path: string;
+  /** resourceVersion of every object delivered and not deleted, by namespace/name. */
+  readonly #delivered = new Map<string, string>();
+  #current: ListWatch<KubernetesObject> | undefined;
+  #kind: string | undefined;
+  #stopped = false;
+  #synced = false;
+  #failures = 0;
+  #lastSeen = Date.now();
+  #timer: NodeJS.Timeout | undefined;
+  #watchdog: NodeJS.Timeout | undefined;
+
+  constructor(kubeConfig: KubeConfig, spec: InformerSpec, handlers: InformerHandlers, options: InformerOptions = defaultInformerOptions) {
+    this.#kubeConfig = kubeConfig;
+    this.#spec = spec;
+    this.#handlers = handlers;
+    this.#options = options;
+    this.#kind = spec.kind;
+    this.#path = collectionPath(spec.apiVersion, spec.resource, spec.namespace);
+  }
+
+  get path(): string {
+    return this.#path;
+  }
+
+  /** Starts listing and watching; `synced` tells when the first LIST is in. */
+  start(): void {
+    this.#stopped = false;
+    void this.#connect();
+    this.#watchdog = setInterval(() => this.#checkActivity(), Math.max(10, this.#options.watchdogMs / 4));
+    this.#watchdog.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    clearInterval(this.#watchdog);
+    const current = this.#current;
+    this.#current = undefined;
+    await current?.stop();
+  }
+
+  #list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
+    const list = (await kubeRequest(this.#kubeConfig, {
+      method: 'GET',
+      path: this.#path,
+      query: { labelSelector: this.#spec.labelSelector, fieldSelector: this.#spec.fieldSelector },
+    })) as KubernetesListObject<KubernetesObject> & { kind?: string };
+    this.#kind ??= typeof list.kind === 'string' ? list.kind.replace(/List$/, '') : undefined;
+    this.#seen();
+    return { ...list, items: list.items.map((item) => this.#normalise(item)) };
+  };
+
+  #normalise(object: KubernetesObject): KubernetesObject {
+    return normaliseObject(object as KubeObject, this.#spec.apiVersion, this.#kind) as KubernetesObject;
+  }
+
+  #seen = (): void => {
+    this.#lastSeen = Date.now();
+  };
+
+  /** A fresh LIST and WATCH, replacing whatever ran before. */
+  async #connect(): Promise<void> {
+    const previous = this.#current;
+    const informer = new ListWatch<KubernetesObject>(
+      this.#path,
+      new ObservedWatch(this.#kubeConfig, this.#seen),
+      this.#list,
+      false,
+      this.#spec.labelSelector,
+      this.#spec.fieldSelector,
+    );
+    this.#current = informer;
+    const own = (deliver: (object: KubernetesObject) => void) => (object: KubernetesObject) => {
+      if (this.#current === informer && !this.#stopped) deliver(object);
+    };
+    informer.on('add', own((object) => this.#deliver('added', object)));
+    informer.on('update', own((object) => this.#deliver('modified', object)));
+    informer.on('delete', own((object) => this.#deliver('deleted', object)));
+    informer.on('error', (error: unknown) => {
+      if (this.#current === informer && !this.#stopped) this.#failed(informer, error);
+    });
+    await previous?.stop();
+    await informer.start();
+    this.#started(informer);
+  }
+
+  /** After start() resolved: it also resolves after a failed LIST (reported through 'error'), so only a listed cache counts. */
+  #started(informer: ListWatch<KubernetesObject>): void {
+    if (this.#current !== informer || this.#stopped || informer.latestResourceVersion() === '') return;
+    this.#failures = 0;
+    this.#sweep(informer);
+    if (!this.#synced) {
+      this.#synced = true;
+      this.#handlers.synced();
+    }
+  }
+
+  #deliver(type: ChangeType, raw: KubernetesObject): void {
+    const object = this.#normalise(raw) as KubeObject;
+    const key = keyOf(object as KubernetesObject);
+    const version = object.metadata.resourceVersion ?? '';
+    if (type === 'deleted') {
+      if (!this.#delivered.delete(key)) return;
+    } else {
+      const known = this.#delivered.get(key);
+      if (known !== undefined && known === version) return;
+      this.#delivered.set(key, version);
+      type = known === undefined ? 'added' : 'modified';
+    }
+    this.#handlers.event(type, object);
+  }
+
+  /** After a fresh LIST: what was delivered before and is no longer there was deleted meanwhile. */
+  #sweep(informer: ListWatch<KubernetesObject>): void {
+    const listed = new Set(informer.list().map(keyOf));
+    for (const key of [...this.#delivered.keys()]) {
+      if (listed.has(key)) continue;
+      const slash = key.indexOf('/');
+      const namespace = key.slice(0, slash);
+      this.#deliver('deleted', {
+        apiVersion: this.#spec.apiVersion,
+        kind: this.#kind,
+        metadata: { name: key.slice(slash + 1), ...(namespace === '' ? {} : { namespace }) },
+      } as KubernetesObject);
+    }
+  }
+
+  #failed(informer: ListWatch<KubernetesObject>, error: unknown): void {
+    this.#failures += 1;
+    const delayMs = backoffDelay(
+      this.#failures,
+      { baseDelayMs: this.#options.restartBaseMs, maxDelayMs: this.#options.restartMaxMs },
+      this.#options.random ?? Math.random,
+    );
+    this.#handlers.restarting(`${this.#path}: ${errorMessage(error)}`, delayMs);
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => void this.#resume(informer), delayMs);
+  }
+
+  /** The informer keeps its cache and resourceVersion: it resumes the watch, or relists if it had none. */
+  async #resume(informer: ListWatch<KubernetesObject>): Promise<void> {
+    if (this.#current !== informer || this.#stopped) return;
+    await informer.start();
+    this.#started(informer);
+  }
+
+  #checkActivity(): void {
+    if (this.#stopped || Date.now() - this.#lastSeen < this.#options.watchdogMs) return;
+    this.#seen();
+    this.#handlers.restarting(`${this.#path}: nothing received for ${this.#options.watchdogMs} ms; listing again`, 0);
+    void this.#connect();
+  }
+}

@@ -1,0 +1,66 @@
+import type { WatchedResource } from '../config/types.ts';
+import type { Outcome } from '../pipeline/outcome.ts';
+import type { EventRecord, EventSubject } from './event-recorder.ts';
+
+export interface OutcomeEventContext {
+  /**
+   * Where the configuration comes from: the controller ConfigMap and every
+   * ConfigMap or Secret a template is taken from. Accepted, rejected and
+   * invalid configuration events go to each, so a GitOps user sees them on
+   * the object Flux syncs.
+   */
+  readonly configSources: readonly EventSubject[];
+  /** The running configuration's watched resources, to name the API version of an excluded object; empty before one loads. */
+  readonly resources: readonly WatchedResource[];
+}
+
+const DNS_NAME = '[a-z0-9]([-a-z0-9.]*[a-z0-9])?';
+const PROBLEM_OBJECT = new RegExp(`^(\\S+) (?:(${DNS_NAME})/)?(${DNS_NAME})$`);
+
+/** The object a Problem names ("Kind namespace/name", or a watched resource's name for the kind), when it can be resolved. */
+export function problemSubject(object: string, resources: readonly WatchedResource[]): EventSubject | undefined {
+  const match = PROBLEM_OBJECT.exec(object);
+  if (!match) return undefined;
+  const [, label, namespace, , name] = match;
+  const resource = resources.find((r) => r.kind === label) ?? resources.find((r) => r.name === label);
+  if (!resource?.kind || !name) return undefined;
+  return { apiVersion: resource.apiVersion, kind: resource.kind, namespace, name };
+}
+
+function podSubject(endpointId: string): EventSubject | undefined {
+  const slash = endpointId.indexOf('/');
+  if (slash <= 0 || endpointId.includes('://')) return undefined;
+  return { apiVersion: 'v1', kind: 'Pod', namespace: endpointId.slice(0, slash), name: endpointId.slice(slash + 1) };
+}
+
+/**
+ * The Kubernetes Events an outcome deserves: the configuration's sources
+ * hear whether it was accepted, rejected or rendered invalid (with the
+ * errors), an object
+ * left out of the configuration hears which field and why, and a HAProxy
+ * pod hears that a deployment to it gave up. Everything else is for logs
+ * and metrics only.
+ */
+export function outcomeEvents(outcome: Outcome, context: OutcomeEventContext): EventRecord[] {
+  switch (outcome.type) {
+    case 'configApplied':
+      return context.configSources.map((regarding) => ({ regarding, type: 'Normal', reason: 'ConfigAccepted', action: 'LoadConfiguration', note: `configuration accepted (generation ${outcome.generation})` }));
+    case 'configRejected':
+      return context.configSources.map((regarding) => ({ regarding, type: 'Warning', reason: 'ConfigRejected', action: 'LoadConfiguration', note: `configuration rejected, the running one keeps serving: ${outcome.errors.join('; ')}` }));
+    case 'validationFailed':
+      return context.configSources.map((regarding) => ({ regarding, type: 'Warning', reason: 'ConfigInvalid', action: 'Validate', note: `rendered configuration failed validation, the running one keeps serving: ${outcome.error}` }));
+    case 'rendered':
+      return outcome.excluded.flatMap((problem) => {
+        const regarding = problemSubject(problem.object, context.resources);
+        return regarding === undefined
+          ? []
+          : [{ regarding, type: 'Warning' as const, reason: 'ObjectExcluded', action: 'Render', note: `left out of the HAProxy configuration: ${problem.field}: ${problem.message}` }];
+      });
+    case 'deployFailed': {
+      const regarding = outcome.final ? podSubject(outcome.endpoint) : undefined;
+      return regarding === undefined ? [] : [{ regarding, type: 'Warning', reason: 'DeployFailed', action: 'Deploy', note: `deploying revision ${outcome.revision} failed: ${outcome.error}` }];
+    }
+    default:
+      return [];
+  }
+}

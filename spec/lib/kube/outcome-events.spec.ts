@@ -1,0 +1,78 @@
+import { expect } from 'chai';
+import { loadControllerConfig } from '../../../lib/config/load.ts';
+import { outcomeEvents, problemSubject } from '../../../lib/kube/outcome-events.ts';
+import type { Outcome } from '../../../lib/pipeline/outcome.ts';
+import { readFileSync } from 'node:fs';
+import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
+
+const loaded = loadControllerConfig(readFileSync(defaultConfigPath(), 'utf8'));
+if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+const resources = loaded.config.watchedResources;
+const configMap = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'haproxy', name: 'haproxy-config' };
+const context = { configSources: [configMap], resources };
+const changes = { count: 1, firstAt: 0, refs: [] };
+
+describe('outcomeEvents', () => {
+  it('tells the ConfigMap that its configuration was accepted or rejected, with the errors', () => {
+    expect(outcomeEvents({ type: 'configApplied', generation: 2 }, context)).to.deep.equal([
+      { regarding: configMap, type: 'Normal', reason: 'ConfigAccepted', action: 'LoadConfiguration', note: 'configuration accepted (generation 2)' },
+    ]);
+    const [rejected] = outcomeEvents({ type: 'configRejected', errors: ['debounce: bad', 'templates: worse'] }, context);
+    expect(rejected).to.deep.include({ regarding: configMap, type: 'Warning', reason: 'ConfigRejected' });
+    expect(rejected!.note).to.contain('debounce: bad; templates: worse');
+  });
+
+  it('tells every source of a configuration (a Secret synced by Flux too) that its render failed validation', () => {
+    const flux = { apiVersion: 'v1', kind: 'Secret', namespace: 'haproxy', name: 'flux-haproxy' };
+    const events = outcomeEvents(
+      { type: 'validationFailed', revision: 2, hash: 'h', error: "[ALERT] unknown keyword 'bogus'", durationMs: 5 },
+      { configSources: [configMap, flux], resources },
+    );
+    expect(events.map((e) => [e.regarding.name, e.type, e.reason])).to.deep.equal([
+      ['haproxy-config', 'Warning', 'ConfigInvalid'],
+      ['flux-haproxy', 'Warning', 'ConfigInvalid'],
+    ]);
+    expect(events[1]!.note).to.contain("unknown keyword 'bogus'");
+  });
+
+  it('tells an excluded object which field kept it out', () => {
+    const outcome: Outcome = {
+      type: 'rendered',
+      revision: 3,
+      hash: 'h',
+      durationMs: 1,
+      changes,
+      excluded: [{ object: 'Ingress shop/web', field: 'spec.rules[0].host', message: 'contains a newline' }],
+      warnings: [],
+    };
+    expect(outcomeEvents(outcome, context)).to.deep.equal([
+      {
+        regarding: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'shop', name: 'web' },
+        type: 'Warning',
+        reason: 'ObjectExcluded',
+        action: 'Render',
+        note: 'left out of the HAProxy configuration: spec.rules[0].host: contains a newline',
+      },
+    ]);
+  });
+
+  it('tells a HAProxy pod that a deployment gave up, and says nothing about retries or external endpoints', () => {
+    const failed = (endpoint: string, final: boolean): Outcome => ({
+      type: 'deployFailed', endpoint, revision: 4, hash: 'h', reason: 'change', error: 'reload failed', attempt: 5, final,
+    });
+    expect(outcomeEvents(failed('haproxy/haproxy-1', true), context)).to.deep.equal([
+      { regarding: { apiVersion: 'v1', kind: 'Pod', namespace: 'haproxy', name: 'haproxy-1' }, type: 'Warning', reason: 'DeployFailed', action: 'Deploy', note: 'deploying revision 4 failed: reload failed' },
+    ]);
+    expect(outcomeEvents(failed('haproxy/haproxy-1', false), context)).to.deep.equal([]);
+    expect(outcomeEvents(failed('http://10.0.0.1:5555', true), context)).to.deep.equal([]);
+  });
+});
+
+describe('problemSubject', () => {
+  it('resolves kinds and watched resource names, and refuses what cannot be an object name', () => {
+    expect(problemSubject('Secret shop/tls', resources)).to.deep.equal({ apiVersion: 'v1', kind: 'Secret', namespace: 'shop', name: 'tls' });
+    expect(problemSubject('services shop/web', resources)).to.deep.equal({ apiVersion: 'v1', kind: 'Service', namespace: 'shop', name: 'web' });
+    expect(problemSubject('Ingress shop/"we b"', resources)).to.equal(undefined);
+    expect(problemSubject('Gadget shop/x', resources)).to.equal(undefined);
+  });
+});

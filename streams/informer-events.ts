@@ -1,0 +1,52 @@
+import { Observable } from 'rxjs';
+import type { CompiledPath, WatchedResource } from '../lib/config/types.ts';
+import type { InformerHandlers, InformerSpec } from '../lib/kube/informer.ts';
+import { matchesFieldSelector, withoutIgnoredFields } from '../lib/kube/select.ts';
+import type { ResourceEvent } from '../lib/pipeline/model.ts';
+
+/** Starts one informer and returns how to stop it; production passes ResilientInformer. */
+export type StartInformer = (spec: InformerSpec, handlers: InformerHandlers) => { stop(): Promise<void> };
+
+export interface InformerEventsOptions {
+  readonly resources: readonly WatchedResource[];
+  readonly ignoreFields: readonly CompiledPath[];
+  readonly start: StartInformer;
+  /** An informer restarting after an error or a silent watch, for logs and metrics. */
+  readonly restarting: (resource: string, reason: string, delayMs: number) => void;
+}
+
+/**
+ * One informer per watched resource, merged into the resource stream. The
+ * label selector and namespace go to the API server; the configuration's
+ * field selectors may name any field, so they apply here: an object that
+ * stops matching leaves the store as if deleted. Ignored fields are dropped
+ * before anything downstream sees the object. Unsubscribing stops every informer.
+ */
+export function informerEvents(options: InformerEventsOptions): Observable<ResourceEvent> {
+  return new Observable<ResourceEvent>((subscriber) => {
+    const informers = options.resources.map((resource) =>
+      options.start(
+        {
+          apiVersion: resource.apiVersion,
+          kind: resource.kind,
+          resource: resource.resource,
+          namespace: resource.namespace,
+          labelSelector: resource.labelSelector,
+        },
+        {
+          event: (type, object) =>
+            subscriber.next({
+              type: type !== 'deleted' && !matchesFieldSelector(resource, object) ? 'deleted' : type,
+              kind: resource.name,
+              object: withoutIgnoredFields(object, options.ignoreFields),
+            }),
+          synced: () => subscriber.next({ type: 'synced', kind: resource.name }),
+          restarting: (reason, delayMs) => options.restarting(resource.name, reason, delayMs),
+        },
+      ),
+    );
+    return () => {
+      for (const informer of informers) void informer.stop();
+    };
+  });
+}
