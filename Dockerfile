@@ -1,0 +1,50 @@
+# The controller image: the compiled controller on Node 24, its production dependencies, and the
+# haproxy it validates configurations with, of the same major.minor as the chart's HAProxy image.
+#
+#   docker build -t REGISTRY/haproxy-template-ic:VERSION .
+#
+# Debian bookworm ships HAProxy 2.6, the chart's HAProxy (haproxytech/haproxy-debian:2.6.x): the Node
+# image is pinned to bookworm so the distribution's haproxy stays on that minor version.
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+# npm install, not npm ci: npm ci rejects the lock file on registries that lack some optional
+# platform packages. --ignore-scripts: no production dependency has an install script, and the
+# development-only node package's would download a second Node.
+FROM ${NODE_IMAGE} AS build
+WORKDIR /build
+COPY package.json package-lock.json ./
+RUN npm install --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY lib lib
+COPY streams streams
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS production-dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm install --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
+
+FROM ${NODE_IMAGE} AS runtime
+# The HAProxy major.minor of the chart's HAProxy image; the build fails if Debian's differs.
+ARG HAPROXY_VERSION=2.6
+# tini as PID 1 forwards SIGTERM to the controller (and its process group) and reaps the
+# haproxy -c processes validation starts.
+RUN apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy tini \
+    && rm -rf /var/lib/apt/lists/* \
+    && haproxy -v | grep -q "version ${HAPROXY_VERSION}\." \
+    && groupadd --system --gid 10001 controller \
+    && useradd --system --uid 10001 --gid controller --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin controller
+WORKDIR /app
+COPY --from=production-dependencies /app/node_modules node_modules
+COPY package.json ./
+COPY templates templates
+COPY --from=build /build/dist dist
+# Nothing is written outside TMPDIR, which the chart mounts as a volume: the root file system can be read-only.
+ENV NODE_ENV=production \
+    NODE_OPTIONS=--enable-source-maps \
+    TMPDIR=/tmp \
+    HAPROXY_BIN=/usr/sbin/haproxy
+USER 10001:10001
+ENTRYPOINT ["/usr/bin/tini", "-g", "--", "/usr/local/bin/node", "/app/dist/streams/main.js"]
+CMD ["run"]

@@ -1,0 +1,67 @@
+import { expect } from 'chai';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadControllerConfig } from '../../lib/config/load.ts';
+import type { ControllerConfig } from '../../lib/config/types.ts';
+import { runValidationTests } from '../../lib/validation/run-tests.ts';
+import { chartDirectory, projectRoot, renderChart, valueSets } from './helm.ts';
+import { configMapData } from './manifests.ts';
+
+/** The configuration the chart deploys, loaded by the controller's own loader; fails with its errors. */
+async function deployedConfig(values: object): Promise<{ text: string; config: ControllerConfig }> {
+  const chart = await renderChart(values);
+  const text = configMapData(chart.one('ConfigMap', 'haproxy-config'), 'config.yaml');
+  const loaded = loadControllerConfig(text);
+  if (!loaded.ok) throw new Error(`the chart's configuration does not load:\n${loaded.errors.join('\n')}`);
+  return { text, config: loaded.config };
+}
+
+async function expectValidationTestsPass(config: ControllerConfig): Promise<void> {
+  expect(config.validationTests.length).to.be.greaterThan(0);
+  const results = await runValidationTests(config);
+  const failed = results.filter((result) => !result.passed).map((r) => `${r.test} ${r.assertion}: ${r.detail}`);
+  expect(failed).to.deep.equal([]);
+  expect(results.length).to.be.greaterThan(config.validationTests.length);
+}
+
+describe("the chart's controller configuration", function () {
+  // validationTests run haproxy -c once per test.
+  this.timeout(60_000);
+
+  it('ships a copy of templates/config.yaml, byte for byte', async () => {
+    const [shipped, copy] = await Promise.all([
+      readFile(join(projectRoot, 'templates', 'config.yaml'), 'utf8'),
+      readFile(join(chartDirectory, 'files', 'config.yaml'), 'utf8'),
+    ]);
+    expect(copy, 'chart/files/config.yaml differs from templates/config.yaml: copy it over').to.equal(shipped);
+  });
+
+  it('loads by default and its validationTests pass', async () => {
+    const { config } = await deployedConfig(valueSets.defaults);
+    expect(config.ingress.className).to.equal('haproxy');
+    await expectValidationTestsPass(config);
+  });
+
+  it('loads extended by values, with the extension applied, and its validationTests still pass', async () => {
+    const { config } = await deployedConfig(valueSets.extendedConfig);
+    expect(config.templateValues['httpPort']).to.equal(8080);
+    expect(config.templateValues['runtimeSocket']).to.equal('/var/run/haproxy/admin.sock');
+    expect(config.podSelector.matchLabels).to.deep.equal({ 'app.kubernetes.io/name': 'haproxy', 'example.com/fleet': 'edge' });
+    expect(config.watchedResources.map((w) => w.name)).to.have.members(['ingresses', 'services', 'endpointslices', 'secrets', 'configmaps']);
+    await expectValidationTestsPass(config);
+  });
+
+  it('loads with TLS to the Data Plane API', async () => {
+    const { config } = await deployedConfig(valueSets.dataplaneTls);
+    expect(config.dataplane.scheme).to.equal('https');
+    expect(config.validationTests.map((t) => t.name)).to.include('empty-cluster');
+  });
+
+  it('is replaced whole by controller.config.replace, as written', async () => {
+    const shipped = await readFile(join(projectRoot, 'templates', 'config.yaml'), 'utf8');
+    const replacement = shipped.replace('className: haproxy', 'className: edge');
+    const { text, config } = await deployedConfig({ controller: { config: { replace: replacement } } });
+    expect(text).to.equal(replacement);
+    expect(config.ingress.className).to.equal('edge');
+  });
+});

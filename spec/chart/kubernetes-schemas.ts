@@ -1,0 +1,76 @@
+import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import { ConfigMap, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
+import type { Manifest } from './helm.ts';
+
+/**
+ * Checks manifests against the Kubernetes OpenAPI schemas (kubernetes-models
+ * stands in for kubeconform: types, required fields, formats; it does not
+ * reject unknown fields). The ServiceMonitor is a CRD without a schema here:
+ * its shape is checked by hand.
+ */
+
+type Validated = new (data: never) => { validate(): void };
+
+const models: Readonly<Record<string, Validated>> = {
+  'v1/ConfigMap': ConfigMap,
+  'v1/Secret': Secret,
+  'v1/Service': Service,
+  'v1/ServiceAccount': ServiceAccount,
+  'apps/v1/Deployment': Deployment,
+  'apps/v1/StatefulSet': StatefulSet,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
+  'rbac.authorization.k8s.io/v1/ClusterRole': ClusterRole,
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
+  'rbac.authorization.k8s.io/v1/Role': Role,
+  'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
+};
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The fields Prometheus Operator's ServiceMonitor CRD requires or the chart sets, with their types. */
+function checkServiceMonitor(manifest: Manifest): void {
+  const problems: string[] = [];
+  const spec = manifest['spec'];
+  if (!isRecord(spec)) throw new Error('spec must be an object');
+  const selector = spec['selector'];
+  if (!isRecord(selector) || !isRecord(selector['matchLabels'])) problems.push('spec.selector.matchLabels must be an object');
+  else if (!Object.values(selector['matchLabels']).every((value) => typeof value === 'string')) problems.push('spec.selector.matchLabels values must be strings');
+  const namespaces = isRecord(spec['namespaceSelector']) ? spec['namespaceSelector']['matchNames'] : undefined;
+  if (!Array.isArray(namespaces) || !namespaces.every((name) => typeof name === 'string')) problems.push('spec.namespaceSelector.matchNames must be a list of names');
+  const endpoints = spec['endpoints'];
+  if (!Array.isArray(endpoints) || endpoints.length === 0) problems.push('spec.endpoints must be a non-empty list');
+  else {
+    endpoints.forEach((endpoint: unknown, i) => {
+      if (!isRecord(endpoint)) return problems.push(`spec.endpoints[${i}] must be an object`);
+      if (typeof endpoint['port'] !== 'string') problems.push(`spec.endpoints[${i}].port must be a port name`);
+      if (typeof endpoint['path'] !== 'string' || !endpoint['path'].startsWith('/')) problems.push(`spec.endpoints[${i}].path must be an absolute path`);
+      for (const duration of ['interval', 'scrapeTimeout']) {
+        // The CRD's pattern for Prometheus durations.
+        if (!/^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$/.test(String(endpoint[duration]))) {
+          problems.push(`spec.endpoints[${i}].${duration} must be a duration such as 30s`);
+        }
+      }
+      return undefined;
+    });
+  }
+  if (problems.length > 0) throw new Error(problems.join('; '));
+}
+
+/** Throws with the manifest's kind and name when it does not fit its schema, or has none. */
+export function validateManifest(manifest: Manifest): void {
+  const what = `${manifest.kind} ${manifest.metadata?.name ?? '(no name)'}`;
+  try {
+    if (manifest.apiVersion === 'monitoring.coreos.com/v1' && manifest.kind === 'ServiceMonitor') return checkServiceMonitor(manifest);
+    const model = models[`${manifest.apiVersion}/${manifest.kind}`];
+    if (model === undefined) throw new Error(`no schema for ${manifest.apiVersion} ${manifest.kind}: add it to spec/chart/kubernetes-schemas.ts`);
+    new model(manifest as never).validate();
+  } catch (error) {
+    throw new Error(`${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+}
