@@ -173,7 +173,7 @@ Ingresses are watched.
 {{- $resource := $watched.resource | default (include "hti.plural" (required (printf "controller configuration watchedResources.%s needs kind or resource" $name) $watched.kind)) -}}
 {{- $rules := list (dict "apiGroups" (list $group) "resources" (list $resource) "verbs" (list "get" "list" "watch")) -}}
 {{- if and (eq $group "networking.k8s.io") (eq $resource "ingresses") -}}
-{{- $rules = append $rules (dict "apiGroups" (list $group) "resources" (list "ingresses/status") "verbs" (list "update")) -}}
+{{- $rules = append $rules (dict "apiGroups" (list $group) "resources" (list "ingresses/status") "verbs" (list "patch")) -}}
 {{- end -}}
 {{- if $watched.namespace -}}
 {{- $_ := set $namespaces $watched.namespace (concat (get $namespaces $watched.namespace | default list) $rules) -}}

@@ -185,7 +185,8 @@ describe('Helm chart', function () {
       expect(deployment.spec.replicas).to.equal(2);
       const controller = container(deployment, 'controller');
       expect(controller.image).to.equal(`haproxy-template-ic:${version}`);
-      expect(controller.args).to.deep.equal(['run', '--health-port=8080', '--metrics-port=9090']);
+      // Ingress status carries the address of the chart's HAProxy Service.
+      expect(controller.args).to.deep.equal(['run', '--health-port=8080', '--metrics-port=9090', `--publish-service=${releaseName}-haproxy-template-ic-haproxy`]);
       expect(env(controller, 'POD_NAMESPACE').valueFrom?.fieldRef?.fieldPath).to.equal('metadata.namespace');
       expect(env(controller, 'POD_NAME').valueFrom?.fieldRef?.fieldPath).to.equal('metadata.name');
       expect(envValue(controller, 'CONFIGMAP_NAME')).to.equal('haproxy-config');
@@ -228,15 +229,15 @@ describe('Helm chart', function () {
       expect(grants((chart.one('ClusterRole') as RoleManifest).rules)).to.deep.equal({
         'discovery.k8s.io/endpointslices': ['get', 'list', 'watch'],
         'networking.k8s.io/ingresses': ['get', 'list', 'watch'],
-        'networking.k8s.io/ingresses/status': ['update'],
+        'networking.k8s.io/ingresses/status': ['patch'],
         'core/secrets': ['get', 'list', 'watch'],
         'core/services': ['get', 'list', 'watch'],
         'events.k8s.io/events': ['create', 'patch'],
       });
       expect(grants((chart.one('Role') as RoleManifest).rules)).to.deep.equal({
         'core/pods': ['list', 'watch'],
-        'core/configmaps#haproxy-config': ['get', 'list', 'watch'],
-        'core/secrets#haproxy-template-ic-credentials': ['get', 'list', 'watch'],
+        'core/configmaps': ['get', 'list', 'watch'],
+        'core/secrets': ['get', 'list', 'watch'],
         'coordination.k8s.io/leases': ['create'],
         'coordination.k8s.io/leases#haproxy-template-ic-leader': ['get', 'update'],
       });
@@ -319,6 +320,8 @@ describe('Helm chart', function () {
       expect(chart.manifests.filter((m) => m.metadata.name.includes('-haproxy-template-ic-haproxy')).map((m) => m.kind)).to.deep.equal([]);
       expect(controllerOf(chart).metadata.name).to.equal(`${releaseName}-haproxy-template-ic`);
       expect(grants((chart.one('Role') as RoleManifest).rules)['core/pods']).to.deep.equal(['list', 'watch']);
+      // No chart Service to publish: Ingress status is left alone.
+      expect(container(controllerOf(chart), 'controller').args?.some((arg) => arg.startsWith('--publish-service'))).to.equal(false);
     });
   });
 
@@ -347,6 +350,7 @@ describe('Helm chart', function () {
       const controller = container(deployment, 'controller');
       expect(controller.args).to.include.members([
         '--dataplane-ca-file=/etc/haproxy-template-ic/dataplane-ca/ca.crt',
+        '--dataplane-server-name=haproxy.edge.svc',
         '--dataplane-cert-file=/etc/haproxy-template-ic/dataplane-client/tls.crt',
         '--dataplane-key-file=/etc/haproxy-template-ic/dataplane-client/tls.key',
       ]);

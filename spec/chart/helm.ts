@@ -93,7 +93,7 @@ export const valueSets = {
   defaults: {},
   haproxyOff: { haproxy: { enabled: false } },
   nodePort: { haproxy: { service: { type: 'NodePort', nodePorts: { http: 30080, https: 30443, stats: 30404 } } } },
-  dataplaneTls: { dataplane: { tls: { enabled: true, secretName: 'dataplane-tls', clientSecretName: 'controller-client-tls' } } },
+  dataplaneTls: { dataplane: { tls: { enabled: true, secretName: 'dataplane-tls', clientSecretName: 'controller-client-tls', serverName: 'haproxy.edge.svc' } } },
   serviceMonitor: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } },
   networkPolicy: { networkPolicy: { enabled: true } },
   extendedConfig: {
