@@ -10,6 +10,7 @@ import { renderCommand } from '../lib/cli/render-command.ts';
 import { validateCommand } from '../lib/cli/validate-command.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { runDefaults, runSettings } from '../lib/cli/run-settings.ts';
+import { heapPlan } from '../lib/container/heap-plan.ts';
 import { serviceAccountNamespace } from '../lib/kube/service-account.ts';
 import { startClusterMode } from './cluster-mode.ts';
 import { startLocalMode } from './local-mode.ts';
@@ -139,6 +140,12 @@ const SHUTDOWN_LIMIT_MS = 20_000;
 /** Runs in a cluster until SIGTERM (or SIGINT), then releases the lease and exits 0. */
 async function runInCluster(values: Record<string, string | boolean | string[] | undefined>): Promise<number> {
   const settings = runSettings(values, process.env, await serviceAccountNamespace());
+  const plan = heapPlan(process.env, undefined, process.execArgv);
+  processOutput.out(`${plan.message}\n`);
+  if (plan.maxOldSpaceMb !== undefined) {
+    // V8 sizes its heap once, at start: the same process image again (same pid under tini), with the limit.
+    process.execve!(process.execPath, [process.execPath, `--max-old-space-size=${plan.maxOldSpaceMb}`, ...process.execArgv, ...process.argv.slice(1)], process.env);
+  }
   const kubeConfig = new KubeConfig();
   if (settings.kubeconfig !== undefined) kubeConfig.loadFromFile(settings.kubeconfig);
   else kubeConfig.loadFromDefault();
