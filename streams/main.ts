@@ -147,8 +147,12 @@ async function runInCluster(values: Record<string, string | boolean | string[] |
     process.execve!(process.execPath, [process.execPath, `--max-old-space-size=${plan.maxOldSpaceMb}`, ...process.execArgv, ...process.argv.slice(1)], process.env);
   }
   const kubeConfig = new KubeConfig();
-  if (settings.kubeconfig !== undefined) kubeConfig.loadFromFile(settings.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  try {
+    if (settings.kubeconfig !== undefined) kubeConfig.loadFromFile(settings.kubeconfig);
+    else kubeConfig.loadFromDefault();
+  } catch (error) {
+    throw new UsageError(`run: ${settings.kubeconfig !== undefined ? `--kubeconfig ${settings.kubeconfig}` : 'kubeconfig'}: ${error instanceof Error ? error.message : String(error)}`);
+  }
   const mode = await startClusterMode({ ...settings, kubeConfig, output: processOutput });
   const signal = await terminationRequested();
   processOutput.out(`${signal}: stopping the controller\n`);
