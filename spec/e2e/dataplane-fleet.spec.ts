@@ -1,15 +1,14 @@
 import { expect } from 'chai';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
-import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
 import { freePort } from '../support/local-harness.ts';
 import { ingress, service, slice } from '../support/manifest-builders.ts';
+import { httpGet, OutcomeLog, servedBy } from '../support/traffic.ts';
 
 /**
  * The controller deploying to three emulated Data Plane API instances, each
@@ -24,25 +23,10 @@ const route = (name: string, host: string, serviceName: string) => ingress(name,
 const svc = (name: string, target: number) => service(name, [{ port: 80, targetPort: target }]);
 const endpointSlice = (name: string, serviceName: string, port: number) => slice(name, serviceName, undefined, port);
 
-function get(address: string, port: number, host: string): Promise<string> {
-  return new Promise((resolve) => {
-    const req = request({ host: address, port, path: '/', headers: { host }, agent: false, timeout: 2_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve(`${res.statusCode} ${body.trim()}`));
-    });
-    req.on('error', (error) => resolve(String(error)));
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.end();
-  });
-}
-
 describe('deploying to a fleet of three Data Plane API instances', function () {
   this.timeout(90_000);
   const emulators: Emulator[] = [];
-  const outcomes: { at: number; outcome: Outcome }[] = [];
-  const listeners = new Set<() => void>();
+  let log: OutcomeLog;
   let mode: LocalMode | undefined;
   let manifests = '';
   let configPath = '';
@@ -52,45 +36,11 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
   let stopBackends: () => Promise<void> = async () => undefined;
 
   const write = (file: string, text: string) => writeFile(join(manifests, file), text);
-  const mark = () => outcomes.length;
+  const mark = () => log.mark();
   const reloads = () => Promise.all(emulators.map(async (e) => (await e.processInfo()).reloads));
-  /** Waits for a deployment of a change (not a drift check) on every endpoint named, after `from`. */
-  const deployedOn = (from: number, endpoints: readonly string[], timeoutMs = 30_000) =>
-    new Promise<Map<string, Extract<Outcome, { type: 'deployed' }>>>((resolve, reject) => {
-      const check = () => {
-        const found = new Map<string, Extract<Outcome, { type: 'deployed' }>>();
-        for (const { outcome } of outcomes.slice(from)) {
-          if (outcome.type === 'deployed' && outcome.reason !== 'drift' && endpoints.includes(outcome.endpoint) && !found.has(outcome.endpoint)) {
-            found.set(outcome.endpoint, outcome);
-          }
-        }
-        if (found.size < endpoints.length) return;
-        listeners.delete(check);
-        clearTimeout(timer);
-        resolve(found);
-      };
-      const timer = setTimeout(() => {
-        listeners.delete(check);
-        reject(new Error(`not deployed everywhere within ${timeoutMs} ms: ${outcomes.slice(from).map((o) => `${o.outcome.type}${'endpoint' in o.outcome ? ` ${o.outcome.endpoint}` : ''}`).join(', ')}`));
-      }, timeoutMs);
-      listeners.add(check);
-      check();
-    });
-  /** Polls each instance until `host` is served by exactly `ports`. */
-  const served = async (host: string, ports: readonly number[], instances: readonly Emulator[] = emulators) => {
-    for (const emulator of instances) {
-      const deadline = Date.now() + 15_000;
-      let seen = new Set<string>();
-      for (;;) {
-        seen = new Set();
-        for (let i = 0; i < 2 * ports.length + 2; i++) seen.add(await get(emulator.podAddress, httpPort, host));
-        const expected = new Set(ports.map((port) => `200 backend ${port} GET /`));
-        if (seen.size === expected.size && [...seen].every((s) => expected.has(s))) break;
-        if (Date.now() > deadline) throw new Error(`${emulator.podAddress}: ${host} answered ${[...seen].join(' | ')}, expected ${ports.join(', ')}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }
-  };
+  const deployedOn = (from: number, endpoints: readonly string[], timeoutMs?: number) => log.deployedOn(from, endpoints, timeoutMs);
+  const served = (host: string, ports: readonly number[], instances: readonly Emulator[] = emulators) =>
+    servedBy(host, ports, instances.map((e) => e.podAddress), httpPort);
   const ids = () => mode!.fleet.endpoints.map((endpoint) => endpoint.id);
 
   before(async () => {
@@ -126,10 +76,7 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
       dataplane: { urls: emulators.map((e) => e.url), username: user, password, timeoutMs: 2_000 },
       output: { out: () => undefined, err: () => undefined },
     });
-    mode.outcomes.subscribe((outcome) => {
-      outcomes.push({ at: Date.now(), outcome });
-      for (const listener of [...listeners]) listener();
-    });
+    log = new OutcomeLog(mode.outcomes);
   });
 
   after(async () => {
@@ -177,7 +124,7 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
     await deployedOn(from, healthyIds, 10_000);
     expect(Date.now() - started).to.be.below(5_000);
     await served('web.example.com', [a, b, c, d], healthy);
-    expect(outcomes.slice(from).some(({ outcome }) => outcome.type === 'deployFailed' && outcome.endpoint === ids()[0])).to.equal(true);
+    expect(log.since(from).some((outcome) => outcome.type === 'deployFailed' && outcome.endpoint === ids()[0])).to.equal(true);
     sick.faults.reset();
     await served('web.example.com', [a, b, c, d], [sick]);
   });
@@ -193,7 +140,7 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
     expect(Date.now() - started).to.be.below(5_000);
     await served('web.example.com', [a, b, c], [emulators[0]!, emulators[2]!]);
     // The hanging instance is given up on at the client timeout (and retried with backoff).
-    const timedOut = () => outcomes.slice(from).some(({ outcome }) => outcome.type === 'deployFailed' && outcome.endpoint === ids()[1] && /no answer within \d+ ms/.test(outcome.error));
+    const timedOut = () => log.since(from).some((outcome) => outcome.type === 'deployFailed' && outcome.endpoint === ids()[1] && /no answer within \d+ ms/.test(outcome.error));
     const deadline = Date.now() + 10_000;
     while (!timedOut() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(timedOut()).to.equal(true);
@@ -216,7 +163,7 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
     await served('web.example.com', [a, b, c]);
     const restarted = emulators[2]!;
     await restarted.restartEmpty();
-    expect(await get(restarted.podAddress, httpPort, 'web.example.com')).to.not.match(/^200/);
+    expect(await httpGet(restarted.podAddress, httpPort, 'web.example.com')).to.not.match(/^200/);
     // No resource changes: the drift check (every 3 s here) finds the instance empty and repairs it.
     await served('web.example.com', [a, b, c], [restarted]);
     await served('api.example.com', [a], [restarted]);
@@ -227,12 +174,8 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
     const before = rawPosts();
     const from = mark();
     await writeFile(configPath, configText.replace('      http-request set-var(txn.path) path', '      http-request set-var(txn.path) path\n      bnd :1'));
-    const deadline = Date.now() + 15_000;
-    while (!outcomes.slice(from).some(({ outcome }) => outcome.type === 'validationFailed') && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    const failed = outcomes.slice(from).find(({ outcome }) => outcome.type === 'validationFailed');
-    expect(failed?.outcome.type === 'validationFailed' && failed.outcome.error).to.match(/bnd/);
+    const failed = await log.waitFor(from, (o): o is Extract<typeof o, { type: 'validationFailed' }> => o.type === 'validationFailed', 'validation failure', 15_000);
+    expect(failed.error).to.match(/bnd/);
     expect(rawPosts()).to.deep.equal(before);
     await served('web.example.com', [backends[0]!, backends[1]!, backends[2]!]);
     await writeFile(configPath, configText);

@@ -104,6 +104,12 @@ export interface EmulatorOptions {
    * and shows them back as posted.
    */
   readonly pod?: { readonly baseDir: string; readonly statsSocket: string; readonly address: string };
+  /**
+   * Where the API listens. Default 127.0.0.1 on a free port; a pod's
+   * address and the configured `dataplane.port` let pod discovery reach it
+   * as it would reach a pod.
+   */
+  readonly listen?: { readonly host: string; readonly port: number };
 }
 
 export interface Emulator {
@@ -257,7 +263,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   let port: number;
   try {
     await startFresh();
-    port = await server.listen();
+    port = await server.listen(options.listen?.host, options.listen?.port);
   } catch (error) {
     await haproxy.stop().catch(() => undefined);
     await server.close().catch(() => undefined);
@@ -268,7 +274,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   let stopped: Promise<void> | undefined;
   return {
-    url: `http://127.0.0.1:${port}/v3`,
+    url: `http://${options.listen?.host ?? '127.0.0.1'}:${port}/v3`,
     port,
     credentials,
     authorization: `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`,

@@ -44,10 +44,10 @@ export class ApiServer {
     });
   }
 
-  async listen(): Promise<number> {
+  async listen(host = '127.0.0.1', port = 0): Promise<number> {
     await new Promise<void>((resolve, reject) => {
       this.#server.once('error', reject);
-      this.#server.listen(0, '127.0.0.1', () => {
+      this.#server.listen(port, host, () => {
         this.#server.off('error', reject);
         resolve();
       });

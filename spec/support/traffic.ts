@@ -1,0 +1,98 @@
+import { request } from 'node:http';
+import type { Observable } from 'rxjs';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
+
+/** One GET through HAProxy: "status body", or the error's text (never throws, so polling can go on). */
+export function httpGet(address: string, port: number, host: string, path = '/'): Promise<string> {
+  return new Promise((resolve) => {
+    const req = request({ host: address, port, path, headers: { host }, agent: false, timeout: 2_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve(`${res.statusCode} ${body.trim()}`));
+    });
+    req.on('error', (error) => resolve(String(error)));
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end();
+  });
+}
+
+/** Polls each HAProxy address until `host` is answered by exactly the backends on `ports` (examples/backends.ts). */
+export async function servedBy(host: string, ports: readonly number[], addresses: readonly string[], httpPort: number, timeoutMs = 15_000): Promise<void> {
+  for (const address of addresses) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const seen = new Set<string>();
+      for (let i = 0; i < 2 * ports.length + 2; i++) seen.add(await httpGet(address, httpPort, host));
+      const expected = new Set(ports.map((port) => `200 backend ${port} GET /`));
+      if (seen.size === expected.size && [...seen].every((s) => expected.has(s))) break;
+      if (Date.now() > deadline) throw new Error(`${address}: ${host} answered ${[...seen].join(' | ')}, expected ${ports.join(', ')}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+export type Deployed = Extract<Outcome, { type: 'deployed' }>;
+
+/** Every outcome of a running controller, in order, with waits on what has arrived since a mark. */
+export class OutcomeLog {
+  readonly entries: { readonly at: number; readonly outcome: Outcome }[] = [];
+  readonly #listeners = new Set<() => void>();
+
+  constructor(outcomes: Observable<Outcome>) {
+    outcomes.subscribe((outcome) => {
+      this.entries.push({ at: Date.now(), outcome });
+      for (const listener of [...this.#listeners]) listener();
+    });
+  }
+
+  mark(): number {
+    return this.entries.length;
+  }
+
+  since(from: number): Outcome[] {
+    return this.entries.slice(from).map((entry) => entry.outcome);
+  }
+
+  /** Resolves with the first outcome after `from` that `accept` takes; rejects listing what came instead. */
+  waitFor<T extends Outcome>(from: number, accept: (outcome: Outcome) => outcome is T, what: string, timeoutMs = 30_000): Promise<T> {
+    return this.#until(from, () => this.since(from).find(accept), `no ${what}`, timeoutMs);
+  }
+
+  /** Waits for a deployment of a change or a discovery (not a drift check) on every endpoint named, after `from`. */
+  deployedOn(from: number, endpoints: readonly string[], timeoutMs = 30_000): Promise<Map<string, Deployed>> {
+    const evaluate = () => {
+      const found = new Map<string, Deployed>();
+      for (const outcome of this.since(from)) {
+        if (outcome.type === 'deployed' && outcome.reason !== 'drift' && endpoints.includes(outcome.endpoint) && !found.has(outcome.endpoint)) {
+          found.set(outcome.endpoint, outcome);
+        }
+      }
+      return found.size < endpoints.length ? undefined : found;
+    };
+    return this.#until(from, evaluate, 'not deployed everywhere', timeoutMs);
+  }
+
+  /** Re-evaluates on every outcome until `evaluate` finds something. */
+  #until<T>(from: number, evaluate: () => T | undefined, failure: string, timeoutMs: number): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = evaluate();
+        if (found === undefined) return;
+        this.#listeners.delete(check);
+        clearTimeout(timer);
+        resolve(found);
+      };
+      const timer = setTimeout(() => {
+        this.#listeners.delete(check);
+        reject(new Error(`${failure} within ${timeoutMs} ms; got ${this.since(from).map(describe).join(', ')}`));
+      }, timeoutMs);
+      this.#listeners.add(check);
+      check();
+    });
+  }
+}
+
+function describe(outcome: Outcome): string {
+  return `${outcome.type}${'endpoint' in outcome ? ` ${outcome.endpoint}` : ''}${'error' in outcome ? ` (${outcome.error.split('\n')[0]})` : ''}`;
+}
