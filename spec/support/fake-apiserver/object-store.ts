@@ -1,0 +1,170 @@
+/**
+ * The fake's etcd: every object of every type, one global integer
+ * resourceVersion that each write moves on by one, and per type a bounded
+ * history of changes (with the object before the change) from which
+ * watches replay and consistent snapshots at an older version are
+ * rebuilt. Versions older than what a type's history still covers are
+ * "compacted": watching or listing from them answers 410 Expired.
+ *
+ * Listeners hear every change synchronously, in resourceVersion order,
+ * right after it is stored.
+ */
+import { clone } from './json-values.ts';
+import { metadataOf, stringField } from './object-meta.ts';
+import type { KubeObject, ResourceType } from './resource-types.ts';
+
+export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface Change {
+  readonly type: ResourceType;
+  readonly change: ChangeType;
+  readonly resourceVersion: number;
+  /** The object after the change; for DELETED the last state, carrying the deletion's resourceVersion. */
+  readonly object: KubeObject;
+  /** The object before the change (undefined for ADDED). */
+  readonly previous: KubeObject | undefined;
+}
+
+export type ChangeListener = (change: Change) => void;
+
+interface TypeHistory {
+  readonly changes: Change[];
+  /** Changes up to and including this version are forgotten. */
+  compactedThrough: number;
+}
+
+/** Namespace and name, in the order etcd keys sort them. */
+export function objectKey(object: KubeObject): string {
+  const metadata = metadataOf(object);
+  return `${stringField(metadata, 'namespace')}/${stringField(metadata, 'name')}`;
+}
+
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export class ObjectStore {
+  readonly #historyLimit: number;
+  #resourceVersion: number;
+  readonly #objects = new Map<string, Map<string, KubeObject>>();
+  readonly #histories = new Map<string, TypeHistory>();
+  readonly #listeners = new Set<ChangeListener>();
+  /** Where the history of a type not written since the last compact() starts. */
+  #compactedFloor = 0;
+
+  constructor(historyLimit: number, initialResourceVersion = 0) {
+    this.#historyLimit = historyLimit;
+    this.#resourceVersion = initialResourceVersion;
+  }
+
+  get resourceVersion(): number {
+    return this.#resourceVersion;
+  }
+
+  subscribe(listener: ChangeListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #objectsOf(type: ResourceType): Map<string, KubeObject> {
+    let objects = this.#objects.get(type.key);
+    if (objects === undefined) {
+      objects = new Map();
+      this.#objects.set(type.key, objects);
+    }
+    return objects;
+  }
+
+  #historyOf(type: ResourceType): TypeHistory {
+    let history = this.#histories.get(type.key);
+    if (history === undefined) {
+      history = { changes: [], compactedThrough: this.#compactedFloor };
+      this.#histories.set(type.key, history);
+    }
+    return history;
+  }
+
+  /** The stored object (not a copy: callers must not change it). */
+  get(type: ResourceType, namespace: string, name: string): KubeObject | undefined {
+    return this.#objectsOf(type).get(`${namespace}/${name}`);
+  }
+
+  /** Stored objects sorted by namespace and name, in one namespace when given (not copies). */
+  list(type: ResourceType, namespace?: string): KubeObject[] {
+    const entries = [...this.#objectsOf(type).entries()]
+      .filter(([key]) => namespace === undefined || key.startsWith(`${namespace}/`))
+      .sort(([a], [b]) => compareKeys(a, b));
+    return entries.map(([, object]) => object);
+  }
+
+  /** The oldest version watches and snapshots of this type can start from. */
+  oldestVersion(type: ResourceType): number {
+    return this.#historyOf(type).compactedThrough;
+  }
+
+  /** Changes of the type after `resourceVersion`, or undefined when some of them are compacted away. */
+  changesSince(type: ResourceType, resourceVersion: number): Change[] | undefined {
+    const history = this.#historyOf(type);
+    if (resourceVersion < history.compactedThrough) return undefined;
+    return history.changes.filter((change) => change.resourceVersion > resourceVersion);
+  }
+
+  /** The type's objects as they were at `resourceVersion`, sorted; undefined when that is compacted away. */
+  snapshot(type: ResourceType, resourceVersion: number): KubeObject[] | undefined {
+    const later = this.changesSince(type, resourceVersion);
+    if (later === undefined) return undefined;
+    const objects = new Map(this.#objectsOf(type));
+    for (const change of later.toReversed()) {
+      const key = objectKey(change.object);
+      if (change.previous === undefined) objects.delete(key);
+      else objects.set(key, change.previous);
+    }
+    return [...objects.entries()].sort(([a], [b]) => compareKeys(a, b)).map(([, object]) => object);
+  }
+
+  /** Stores `object` (whose metadata has everything but the new resourceVersion) and returns a copy as stored. */
+  put(type: ResourceType, object: KubeObject): KubeObject {
+    const objects = this.#objectsOf(type);
+    const key = objectKey(object);
+    const previous = objects.get(key);
+    const resourceVersion = ++this.#resourceVersion;
+    const stored = clone(object);
+    stored.metadata = { ...metadataOf(stored), resourceVersion: String(resourceVersion) };
+    objects.set(key, stored);
+    this.#record({ type, change: previous === undefined ? 'ADDED' : 'MODIFIED', resourceVersion, object: stored, previous });
+    return clone(stored);
+  }
+
+  /** Removes the object and returns its last state with the deletion's resourceVersion; undefined when absent. */
+  remove(type: ResourceType, namespace: string, name: string): KubeObject | undefined {
+    const objects = this.#objectsOf(type);
+    const key = `${namespace}/${name}`;
+    const previous = objects.get(key);
+    if (previous === undefined) return undefined;
+    objects.delete(key);
+    const resourceVersion = ++this.#resourceVersion;
+    const deleted = clone(previous);
+    deleted.metadata = { ...metadataOf(deleted), resourceVersion: String(resourceVersion) };
+    this.#record({ type, change: 'DELETED', resourceVersion, object: deleted, previous });
+    return clone(deleted);
+  }
+
+  /** Forgets every change so far: any earlier version is now too old to watch or list from. */
+  compact(): void {
+    for (const history of this.#histories.values()) {
+      history.changes.length = 0;
+      history.compactedThrough = this.#resourceVersion;
+    }
+    this.#compactedFloor = this.#resourceVersion;
+  }
+
+  #record(change: Change): void {
+    const history = this.#historyOf(change.type);
+    history.changes.push(change);
+    if (history.changes.length > this.#historyLimit) {
+      const dropped = history.changes.splice(0, history.changes.length - this.#historyLimit);
+      history.compactedThrough = dropped.at(-1)!.resourceVersion;
+    }
+    for (const listener of [...this.#listeners]) listener(change);
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * One WATCH response, as the real server streams it: HTTP 200 with
+ * chunked, newline-delimited `{"type","object"}` events in resourceVersion
+ * order.
+ *
+ * - resourceVersion unset or "0" (or sendInitialEvents=true): synthetic
+ *   ADDED events for every matching object first, then changes;
+ *   otherwise the type's changes after that version are replayed from the
+ *   history, then live ones follow.
+ * - A version older than the history: one ERROR event carrying a 410
+ *   Expired Status, then the stream ends (the real server does this since
+ *   1.3; `expiredAs: 'status'` answers HTTP 410 instead, as old servers did).
+ * - Selectors apply to each change: an object that stops matching arrives
+ *   as DELETED (its previous state with the new resourceVersion), one that
+ *   starts matching as ADDED, as the watch cache does.
+ * - BOOKMARK events (kind, apiVersion and metadata.resourceVersion only)
+ *   every `bookmarkIntervalMs` when allowWatchBookmarks=true, plus the
+ *   `k8s.io/initial-events-end` bookmark after the initial events.
+ * - timeoutSeconds ends the stream cleanly when it runs out.
+ */
+import type { ServerResponse } from 'node:http';
+import { clone } from './json-values.ts';
+import { metadataOf } from './object-meta.ts';
+import type { Change, ObjectStore } from './object-store.ts';
+import type { KubeObject, ResourceType } from './resource-types.ts';
+import { expired, tooLargeResourceVersion } from './status.ts';
+import type { Status, StatusError } from './status.ts';
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchRequest {
+  readonly type: ResourceType;
+  /** Only this namespace (a namespaced path); undefined for all. */
+  readonly namespace: string | undefined;
+  /** Namespace, label and field selector together. */
+  readonly matches: (object: KubeObject) => boolean;
+  /** '' when absent. */
+  readonly resourceVersion: string;
+  readonly allowBookmarks: boolean;
+  readonly sendInitialEvents: boolean;
+  readonly timeoutMs: number | undefined;
+}
+
+export interface WatchSettings {
+  readonly bookmarkIntervalMs: number;
+  readonly expiredAs: 'event' | 'status';
+}
+
+/** What a watch starts with: events to send first, or a failure to stream instead. */
+type Start =
+  | { readonly kind: 'events'; readonly initial: readonly { type: WatchEventType; object: KubeObject }[] }
+  | { readonly kind: 'error'; readonly error: StatusError };
+
+export class WatchSession {
+  readonly request: WatchRequest;
+  readonly #store: ObjectStore;
+  readonly #response: ServerResponse;
+  readonly #settings: WatchSettings;
+  #stalled: boolean;
+  /** Lines held while stalled, sent in order when released. */
+  readonly #held: string[] = [];
+  #unsubscribe: (() => void) | undefined;
+  readonly #timers: NodeJS.Timeout[] = [];
+  #closed = false;
+  readonly #onClose: () => void;
+
+  constructor(request: WatchRequest, store: ObjectStore, response: ServerResponse, settings: WatchSettings, stalled: boolean, onClose: () => void) {
+    this.request = request;
+    this.#store = store;
+    this.#response = response;
+    this.#settings = settings;
+    this.#stalled = stalled;
+    this.#onClose = onClose;
+  }
+
+  /**
+   * The start of the stream, decided before anything is written, so an
+   * expired version can still become an HTTP 410 (`expiredAs: 'status'`);
+   * throws that StatusError then.
+   */
+  plan(): Start {
+    const { type, resourceVersion } = this.request;
+    if (resourceVersion === '' || resourceVersion === '0' || this.request.sendInitialEvents) {
+      const initial = this.#store
+        .list(type, this.request.namespace)
+        .filter(this.request.matches)
+        .map((object) => ({ type: 'ADDED' as const, object: clone(object) }));
+      return { kind: 'events', initial };
+    }
+    const from = Number(resourceVersion);
+    if (from > this.#store.resourceVersion) return { kind: 'error', error: tooLargeResourceVersion(from, this.#store.resourceVersion) };
+    const changes = this.#store.changesSince(type, from);
+    if (changes === undefined) {
+      const error = expired(`too old resource version: ${from} (${this.#store.oldestVersion(type)})`);
+      if (this.#settings.expiredAs === 'status') throw error;
+      return { kind: 'error', error };
+    }
+    return { kind: 'events', initial: changes.flatMap((change) => this.#eventFor(change)) };
+  }
+
+  /** Sends the headers and the start, then follows the store until closed. Runs synchronously, so no change falls between. */
+  open(start: Start): void {
+    this.#response.statusCode = 200;
+    this.#response.setHeader('Content-Type', 'application/json');
+    this.#response.setHeader('Cache-Control', 'no-cache, private');
+    this.#response.flushHeaders();
+    this.#response.on('close', () => this.#dispose());
+    if (start.kind === 'error') {
+      this.#send('ERROR', start.error.toStatus());
+      this.end();
+      return;
+    }
+    for (const event of start.initial) this.#send(event.type, event.object);
+    if (this.request.sendInitialEvents && this.request.allowBookmarks) this.#sendBookmark({ 'k8s.io/initial-events-end': 'true' });
+    this.#unsubscribe = this.#store.subscribe((change) => {
+      if (change.type.key !== this.request.type.key) return;
+      for (const event of this.#eventFor(change)) this.#send(event.type, event.object);
+    });
+    if (this.request.allowBookmarks) {
+      const tick = (): void => {
+        if (!this.#stalled) this.#sendBookmark();
+      };
+      this.#timers.push(setInterval(tick, this.#settings.bookmarkIntervalMs));
+    }
+    if (this.request.timeoutMs !== undefined) this.#timers.push(setTimeout(() => this.end(), this.request.timeoutMs));
+  }
+
+  /** How one stored change looks through this watch's selectors. */
+  #eventFor(change: Change): { type: WatchEventType; object: KubeObject }[] {
+    const now = change.change !== 'DELETED' && this.request.matches(change.object);
+    const before = change.previous !== undefined && this.request.matches(change.previous);
+    if (change.change === 'DELETED') return before ? [{ type: 'DELETED', object: clone(change.object) }] : [];
+    if (now) return [{ type: before ? 'MODIFIED' : 'ADDED', object: clone(change.object) }];
+    if (!before) return [];
+    const left = clone(change.previous!);
+    left.metadata = { ...metadataOf(left), resourceVersion: String(change.resourceVersion) };
+    return [{ type: 'DELETED', object: left }];
+  }
+
+  #sendBookmark(annotations?: Record<string, string>): void {
+    const { type } = this.request;
+    const metadata = { resourceVersion: String(this.#store.resourceVersion), ...(annotations === undefined ? {} : { annotations }) };
+    this.#send('BOOKMARK', { kind: type.kind, apiVersion: type.apiVersion, metadata });
+  }
+
+  #send(type: WatchEventType, object: KubeObject | Status): void {
+    if (this.#closed) return;
+    const line = `${JSON.stringify({ type, object })}\n`;
+    if (this.#stalled) this.#held.push(line);
+    else this.#response.write(line);
+  }
+
+  /** Stalled: the connection stays open and nothing is sent; released, what was held goes out in order. */
+  stall(on: boolean): void {
+    this.#stalled = on;
+    if (on || this.#closed) return;
+    for (const line of this.#held.splice(0)) this.#response.write(line);
+  }
+
+  /** Ends the stream cleanly (the terminating chunk), as a server-side timeout does. */
+  end(): void {
+    if (this.#closed) return;
+    this.#dispose();
+    this.#response.end();
+  }
+
+  /** Cuts the connection mid-stream: the client sees a reset, not an end. */
+  reset(): void {
+    if (this.#closed) return;
+    this.#dispose();
+    this.#response.socket?.destroy();
+  }
+
+  #dispose(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#unsubscribe?.();
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#held.length = 0;
+    this.#onClose();
+  }
+}
