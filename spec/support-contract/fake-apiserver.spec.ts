@@ -154,12 +154,12 @@ async function rawGet(fake: FakeApiServer, path: string, authorization: string |
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-/** A raw request with a body, for patch documents and options no typed client sends. */
+/** A raw request with a body (sent as is when a string), for patch documents and options no typed client sends. */
 async function rawCall(fake: FakeApiServer, method: string, path: string, body: unknown, contentType = 'application/json'): Promise<{ status: number; body: KubeObject }> {
   const response = await fetch(`${fake.url}${path}`, {
     method,
     headers: { authorization: fake.authorization, 'content-type': contentType },
-    body: JSON.stringify(body),
+    body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as KubeObject };
 }
@@ -317,10 +317,12 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const dry = await rawCall(fake, 'PUT', `${path}?dryRun=All`, { ...strategic.body, spec: { ...spec, ports: [] } });
       expect(dry.status).to.equal(200);
       expect((dry.body['spec'] as { ports: unknown[] }).ports).to.deep.equal([]);
-      const dryCreate = await rawCall(fake, 'POST', '/api/v1/namespaces/default/configmaps?dryRun=All', { metadata: { name: 'dry' } });
+      const dryCreate = await rawCall(fake, 'POST', '/api/v1/namespaces/default/configmaps?dryRun=All', 'metadata:\n  name: dry\ndata:\n  from: yaml\n', 'application/yaml');
       expect(dryCreate.status).to.equal(201);
+      expect(dryCreate.body['data']).to.deep.equal({ from: 'yaml' });
       expect(fake.resourceVersion).to.equal(version);
       expect(fake.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'dry' })).to.equal(undefined);
+      expect((await rawCall(fake, 'POST', '/api/v1/namespaces/default/configmaps', 'name=x', 'text/plain')).body).to.deep.include({ code: 415, reason: 'UnsupportedMediaType' });
     });
 
     it('keeps status out of main-resource writes and everything but status out of /status writes; generation follows spec changes', async () => {

@@ -89,7 +89,7 @@ function checkDefinition(definition: ResourceTypeDefinition): void {
   }
 }
 
-export function resourceType(definition: ResourceTypeDefinition, custom: boolean): ResourceType {
+function resourceType(definition: ResourceTypeDefinition, custom: boolean): ResourceType {
   checkDefinition(definition);
   return {
     ...definition,
