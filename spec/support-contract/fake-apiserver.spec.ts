@@ -154,6 +154,16 @@ async function rawGet(fake: FakeApiServer, path: string, authorization: string |
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
+/** A raw request with a body (sent as is when a string), for patch documents and options no typed client sends. */
+async function rawCall(fake: FakeApiServer, method: string, path: string, body: unknown, contentType = 'application/json'): Promise<{ status: number; body: KubeObject }> {
+  const response = await fetch(`${fake.url}${path}`, {
+    method,
+    headers: { authorization: fake.authorization, 'content-type': contentType },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as KubeObject };
+}
+
 // --- specs --------------------------------------------------------------------
 
 describe('fake Kubernetes API server (contract with client-node and kubectl)', () => {
@@ -267,6 +277,54 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       expect(apply.status['message']).to.contain('server-side apply is not implemented');
     });
 
+    it('applies every JSON patch operation and the strategic merge directives kubectl sends; dry runs store nothing', async () => {
+      const fake = await fakeFor();
+      fake.create({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { namespace: 'default', name: 'svc', finalizers: ['a', 'b'], annotations: { keep: '1', drop: '2' } },
+        spec: { selector: { app: 'web', tier: 'front' }, ports: [{ name: 'http', port: 80 }, { name: 'https', port: 443 }, { name: 'admin', port: 9000 }] },
+      });
+      const path = '/api/v1/namespaces/default/services/svc';
+      const json = await rawCall(fake, 'PATCH', path, [
+        { op: 'copy', from: '/spec/ports/0', path: '/spec/ports/-' },
+        { op: 'move', from: '/metadata/annotations/drop', path: '/metadata/annotations/moved' },
+        { op: 'replace', path: '/spec/ports/3/port', value: 8080 },
+        { op: 'test', path: '/spec/ports/3/name', value: 'http' },
+        { op: 'remove', path: '/spec/ports/3' },
+      ], 'application/json-patch+json');
+      expect(json.status).to.equal(200);
+      expect(json.body.metadata?.['annotations']).to.deep.equal({ keep: '1', moved: '2' });
+
+      const strategic = await rawCall(fake, 'PATCH', path, {
+        metadata: { annotations: { moved: null }, '$deleteFromPrimitiveList/finalizers': ['a'] },
+        spec: {
+          selector: { $patch: 'replace', app: 'api' },
+          ports: [{ name: 'https', port: 8443 }, { $patch: 'delete', port: 9000 }, { name: 'metrics', port: 9100 }],
+          '$setElementOrder/ports': [{ port: 9100 }, { port: 80 }, { port: 443 }],
+        },
+      }, 'application/strategic-merge-patch+json');
+      expect(strategic.status).to.equal(200);
+      const spec = strategic.body['spec'] as { selector: unknown; ports: { port: number }[] };
+      expect(spec.selector).to.deep.equal({ app: 'api' });
+      expect(spec.ports.map((port) => port.port)).to.deep.equal([9100, 80, 443, 8443]);
+      expect(strategic.body.metadata?.['annotations']).to.deep.equal({ keep: '1' });
+      expect(strategic.body.metadata?.['finalizers']).to.deep.equal(['b']);
+
+      const malformed = await rawCall(fake, 'PATCH', path, [{ op: 'jump', path: '/spec' }], 'application/json-patch+json');
+      expect(malformed.body).to.deep.include({ kind: 'Status', code: 400 });
+      const version = fake.resourceVersion;
+      const dry = await rawCall(fake, 'PUT', `${path}?dryRun=All`, { ...strategic.body, spec: { ...spec, ports: [] } });
+      expect(dry.status).to.equal(200);
+      expect((dry.body['spec'] as { ports: unknown[] }).ports).to.deep.equal([]);
+      const dryCreate = await rawCall(fake, 'POST', '/api/v1/namespaces/default/configmaps?dryRun=All', 'metadata:\n  name: dry\ndata:\n  from: yaml\n', 'application/yaml');
+      expect(dryCreate.status).to.equal(201);
+      expect(dryCreate.body['data']).to.deep.equal({ from: 'yaml' });
+      expect(fake.resourceVersion).to.equal(version);
+      expect(fake.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'dry' })).to.equal(undefined);
+      expect((await rawCall(fake, 'POST', '/api/v1/namespaces/default/configmaps', 'name=x', 'text/plain')).body).to.deep.include({ code: 415, reason: 'UnsupportedMediaType' });
+    });
+
     it('keeps status out of main-resource writes and everything but status out of /status writes; generation follows spec changes', async () => {
       const fake = await fakeFor();
       const networking = kubeConfigFor(fake).makeApiClient(NetworkingV1Api);
@@ -310,6 +368,36 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const noStatus = await failure(kubeConfigFor(fake).makeApiClient(CoreV1Api).replaceNamespacedConfigMap({ name: 'x', namespace: 'default', body: configMap('x') }));
       expect(noStatus.code).to.equal(404);
       expect((await rawGet(fake, '/api/v1/namespaces/default/configmaps/x/status')).status).to.equal(404);
+    });
+
+    it('sets the server-side defaults the controller reads and refuses Ingress paths without a pathType', async () => {
+      const fake = await fakeFor();
+      const kc = kubeConfigFor(fake);
+      const core = kc.makeApiClient(CoreV1Api);
+      const service = await core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 'web' }, spec: { ports: [{ name: 'http', port: 80 }] } } });
+      expect(service.spec).to.deep.include({ type: 'ClusterIP', sessionAffinity: 'None', ipFamilies: ['IPv4'] });
+      expect(service.spec?.clusterIP).to.match(/^10\.(9[6-9]|10[0-9]|11[01])\.\d+\.\d+$/);
+      expect(service.spec?.ports).to.deep.equal([{ name: 'http', port: 80, protocol: 'TCP', targetPort: 80 }]);
+      // A replace that leaves the cluster IP out keeps it, as the Service strategy does.
+      const replaced = await core.replaceNamespacedService({ name: 'web', namespace: 'default', body: { metadata: { name: 'web' }, spec: { ports: [{ port: 81, targetPort: 'http' }] } } });
+      expect(replaced.spec?.clusterIP).to.equal(service.spec?.clusterIP);
+      expect(replaced.spec?.ports?.[0]?.targetPort).to.equal('http');
+
+      const secret = await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' }, stringData: { password: 'hunter2' }, data: { user: 'YWRtaW4=' } } });
+      expect(secret.type).to.equal('Opaque');
+      expect(secret.stringData).to.equal(undefined);
+      expect(secret.data).to.deep.equal({ user: 'YWRtaW4=', password: Buffer.from('hunter2').toString('base64') });
+
+      await core.createNamespace({ body: { metadata: { name: 'labelled' } } });
+      const relabelled = await core.replaceNamespace({ name: 'labelled', body: { metadata: { name: 'labelled', labels: { team: 'a' } } } });
+      expect(relabelled.metadata?.labels).to.deep.equal({ team: 'a', 'kubernetes.io/metadata.name': 'labelled' });
+
+      const backend = { service: { name: 'web', port: { number: 80 } } };
+      const refused = await rawCall(fake, 'POST', '/apis/networking.k8s.io/v1/namespaces/default/ingresses', {
+        metadata: { name: 'no-path-type' },
+        spec: { rules: [{ http: { paths: [{ path: '/', backend }] } }] },
+      });
+      expect(refused.body).to.deep.include({ code: 422, message: 'Ingress.networking.k8s.io "no-path-type" is invalid: spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified' });
     });
 
     it('stores nothing and notifies nobody for a write that changes nothing', async () => {
@@ -742,7 +830,7 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const [patch] = fake.requests.matching({ verb: 'patch' });
       expect(patch?.status).to.equal(200);
       const stored = fake.get({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 'web' })!;
-      expect(stored['spec']).to.deep.equal({ ports: [{ name: 'http', port: 9090 }] });
+      expect((stored['spec'] as { ports: unknown[] }).ports).to.deep.equal([{ name: 'http', port: 9090, protocol: 'TCP', targetPort: 9090 }]);
       expect(stored.metadata?.['labels']).to.deep.equal({ app: 'web' });
       expect((await kubectl(fake, 'apply', '-f', manifest)).stdout).to.equal('service/web unchanged\n');
 

@@ -2,7 +2,8 @@
  * Type-specific validation of the built-in kinds the controller writes
  * (events.k8s.io/v1 Events, coordination.k8s.io/v1 Leases), after
  * Kubernetes' pkg/apis/core/validation/events.go and the Lease validation,
- * so a controller bug shows up as the 422 a cluster would answer.
+ * so a controller bug shows up as the 422 a cluster would answer; and the
+ * Ingress path rules every test fixture must meet.
  *
  * Event field paths are those of the server's internal Event type, as the
  * real messages name them: `regarding` is `involvedObject`, `note` is
@@ -135,5 +136,29 @@ export function validateLease(lease: KubeObject): FieldError[] {
   if (transitions !== undefined && transitions !== null && !(typeof transitions === 'number' && transitions >= 0)) {
     errors.push({ field: 'spec.leaseTransitions', type: 'FieldValueInvalid', value: transitions, detail: 'must be greater than or equal to 0' });
   }
+  return errors;
+}
+
+const PATH_TYPES = ['Exact', 'ImplementationSpecific', 'Prefix'];
+
+/** networking.k8s.io/v1 Ingress paths: a pathType is required, and Exact or Prefix paths are absolute. */
+export function validateIngress(ingress: KubeObject): FieldError[] {
+  const errors: FieldError[] = [];
+  const rules = record(ingress['spec'])['rules'];
+  (Array.isArray(rules) ? rules : []).forEach((rule: unknown, ruleIndex) => {
+    const paths = record(record(record(rule)['http']))['paths'];
+    (Array.isArray(paths) ? paths : []).forEach((entry: unknown, pathIndex) => {
+      const at = `spec.rules[${ruleIndex}].http.paths[${pathIndex}]`;
+      const path = record(entry);
+      const pathType = path['pathType'];
+      if (pathType === undefined || pathType === null || pathType === '') {
+        errors.push({ field: `${at}.pathType`, type: 'FieldValueRequired', detail: 'pathType must be specified' });
+      } else if (typeof pathType !== 'string' || !PATH_TYPES.includes(pathType)) {
+        errors.push({ field: `${at}.pathType`, type: 'FieldValueNotSupported', value: pathType, detail: `supported values: ${PATH_TYPES.map((type) => `"${type}"`).join(', ')}` });
+      } else if (pathType !== 'ImplementationSpecific' && !String(path['path'] ?? '').startsWith('/')) {
+        errors.push({ field: `${at}.path`, type: 'FieldValueInvalid', value: path['path'] ?? '', detail: 'must be an absolute path' });
+      }
+    });
+  });
   return errors;
 }

@@ -11,7 +11,7 @@ const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch
 const STATUS_VERBS = ['get', 'patch', 'update'];
 
 /** The Kubernetes version the fake says it is: the kubectl shipped with the project's tools. */
-export const SERVER_VERSION = { major: '1', minor: '35', gitVersion: 'v1.35.0' } as const;
+const SERVER_VERSION = { major: '1', minor: '35', gitVersion: 'v1.35.0' } as const;
 
 export function versionInfo(): Record<string, string> {
   return {

@@ -74,7 +74,7 @@ export function parseFieldSelector(text: string): FieldRequirement[] {
 }
 
 /** The field as the server's field set has it: a string, '' when absent. */
-export function fieldValue(object: KubeObject, field: string): string {
+function fieldValue(object: KubeObject, field: string): string {
   let value: unknown = object;
   for (const part of field.split('.')) {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return '';

@@ -134,8 +134,7 @@ export class FakeHttpServer {
       else this.#watch(reply.watch, response, entry);
     } catch (error) {
       const failure = error instanceof StatusError ? error : serverError(500, (error as Error).message ?? String(error));
-      for (const [name, value] of Object.entries(failure.headers)) response.setHeader(name, value);
-      this.#json(response, entry, failure.code, failure.toStatus());
+      this.#json(response, entry, failure.code, failure.toStatus(), failure.headers);
     }
   }
 
@@ -180,9 +179,10 @@ export class FakeHttpServer {
     session.open(start);
   }
 
-  #json(response: ServerResponse, entry: RecordedRequest, status: number, body: unknown): void {
+  #json(response: ServerResponse, entry: RecordedRequest, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
     entry.status = status;
     if (response.headersSent || response.destroyed) return;
+    for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
     response.statusCode = status;
     response.setHeader('Content-Type', 'application/json');
     response.end(JSON.stringify(body));

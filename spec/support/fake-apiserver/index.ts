@@ -4,12 +4,18 @@
  * informers, CRUD and status calls, and kubectl, over real HTTP on
  * 127.0.0.1 (no API server binary exists where the tests run).
  *
- *   const fake = await startFakeApiServer();
+ *   const fake = await startFakeApiServer({ bookmarkIntervalMs: 100 });
  *   const kc = new KubeConfig();
- *   kc.loadFromFile(fake.kubeconfigPath);       // http, bearer token
+ *   kc.loadFromFile(fake.kubeconfigPath);   // http://127.0.0.1:PORT with a bearer token
  *   fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name: 'web' }, spec: {} });
- *   ... the controller runs against it; tests read back with fake.get(...) ...
+ *   ... the controller runs against it; tests read back with fake.get(...),
+ *       inject faults with fake.faults, count calls with fake.requests ...
  *   await fake.close();
+ *
+ * Two things a controller meets here as in a cluster and must handle:
+ * built-in types' LIST items carry no kind or apiVersion (WATCH objects
+ * do), and MicroTime fields (Event eventTime, Lease renewTime) need six
+ * fractional digits: client-node's V1MicroTime, not a Date.
  *
  * What it does as a cluster does (see the modules for details):
  * - types registered generically (built-ins: resource-types.ts; custom
@@ -25,8 +31,11 @@
  *   Conflict, 404, 422 Invalid, 400, 415), the status subresource, dry
  *   runs, JSON / merge / strategic merge patches (patch.ts), admission of
  *   namespaced objects into existing namespaces only;
- * - validation of names, labels, annotations, Events and Leases, and
- *   MicroTime fields decoded strictly (micro-time.ts);
+ * - defaults the controller reads (Namespace label and phase, Secret
+ *   stringData, Service type, ports and cluster IP, EndpointSlice port
+ *   protocols: builtin-defaults.ts); validation of names, labels,
+ *   annotations, Events, Leases and Ingress paths, and MicroTime fields
+ *   decoded strictly (builtin-validation.ts, micro-time.ts);
  * - discovery and the OpenAPI kubectl needs (discovery.ts, openapi.ts);
  *   a kubeconfig with a bearer token the server can require (401 without
  *   it), over HTTP or HTTPS.
@@ -34,8 +43,8 @@
  * Known differences from a real API server: no aggregated discovery,
  * OpenAPI without schemas (fieldValidation is accepted and not enforced),
  * no Table output (kubectl prints its own columns), no
- * server-side apply; JSON only on the way out; no defaulting beyond
- * Namespaces' and no schema validation of other types; no finalizers,
+ * server-side apply; JSON only on the way out; no other defaulting (Pods
+ * get none, Services no node ports) and no schema validation; no finalizers,
  * graceful deletion or garbage collection (DELETE removes at once; a
  * Namespace takes its objects with it); no managedFields; strategic merge
  * patch without Go patch metadata (see patch.ts); validation messages name

@@ -12,9 +12,9 @@ export interface KubeconfigOptions {
   readonly namespace: string;
 }
 
-export const KUBECONFIG_CONTEXT = 'fake-apiserver';
+const KUBECONFIG_CONTEXT = 'fake-apiserver';
 
-export function kubeconfigText(options: KubeconfigOptions): string {
+function kubeconfigText(options: KubeconfigOptions): string {
   return `apiVersion: v1
 kind: Config
 clusters:

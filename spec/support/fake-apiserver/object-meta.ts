@@ -100,7 +100,7 @@ export function generateName(prefix: string): string {
 }
 
 /** RFC 3339 in whole seconds, as metav1.Time serialises. */
-export function timestamp(date = new Date()): string {
+function timestamp(date = new Date()): string {
   return date.toISOString().replace(/\.\d+Z$/, 'Z');
 }
 

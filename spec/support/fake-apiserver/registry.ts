@@ -126,7 +126,7 @@ export class Registry {
       metadata: metadataForCreate(type, { ...metadata, ...(name === '' ? {} : { name }) }, target),
     };
     if (type.statusSubresource) delete object['status'];
-    type.applyDefaults?.(object);
+    type.applyDefaults?.(object, undefined);
     this.#validate(type, object, undefined);
     if (options.admission === true) this.#checkNamespaceExists(target);
     if (this.store.get(type, target ?? '', name) !== undefined) throw alreadyExists(type, name);
@@ -179,9 +179,10 @@ export class Registry {
       }
       metadata = metadataOf(body);
     }
+    next.metadata = clone(metadata);
+    type.applyDefaults?.(next, stored);
     const specChanged = !jsonEqual(specPart(next), specPart(stored));
-    next.metadata = { ...metadataForUpdate(type, clone(metadata), storedMetadata, specChanged), resourceVersion: storedMetadata['resourceVersion'] };
-    type.applyDefaults?.(next);
+    next.metadata = { ...metadataForUpdate(type, metadataOf(next), storedMetadata, specChanged), resourceVersion: storedMetadata['resourceVersion'] };
     return next;
   }
 

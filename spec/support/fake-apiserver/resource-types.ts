@@ -5,7 +5,8 @@
  * subresource, generation, what DELETE answers, create on PUT, field
  * selectors, name rules, validation).
  */
-import { validateEventsV1, validateEventsV1Update, validateLease } from './builtin-validation.ts';
+import { endpointSliceDefaults, namespaceDefaults, secretDefaults, serviceDefaults } from './builtin-defaults.ts';
+import { validateEventsV1, validateEventsV1Update, validateIngress, validateLease } from './builtin-validation.ts';
 import type { FieldError } from './status.ts';
 
 export type KubeObject = Record<string, unknown> & { metadata?: Record<string, unknown> };
@@ -46,8 +47,8 @@ export interface ResourceTypeDefinition {
   readonly microTimeFields?: readonly string[];
   /** Type-specific validation on create (`old` undefined) and update. */
   readonly validate?: (object: KubeObject, old: KubeObject | undefined) => FieldError[];
-  /** Server-side defaults, applied to every object written (after status is reset on create). */
-  readonly applyDefaults?: (object: KubeObject) => void;
+  /** Server-side defaults, applied to every object written (after status is reset on create); `old` is the stored object on update. */
+  readonly applyDefaults?: (object: KubeObject, old: KubeObject | undefined) => void;
 }
 
 export interface ResourceType extends ResourceTypeDefinition {
@@ -88,7 +89,7 @@ function checkDefinition(definition: ResourceTypeDefinition): void {
   }
 }
 
-export function resourceType(definition: ResourceTypeDefinition, custom: boolean): ResourceType {
+function resourceType(definition: ResourceTypeDefinition, custom: boolean): ResourceType {
   checkDefinition(definition);
   return {
     ...definition,
@@ -122,17 +123,6 @@ const EVENT_FIELDS = [
   'type',
 ];
 
-/** What the namespace strategy adds: the name label selectors rely on, the finalizer, phase Active. */
-function namespaceDefaults(namespace: KubeObject): void {
-  const metadata = (namespace.metadata ??= {});
-  const labels = (metadata['labels'] ?? {}) as Record<string, unknown>;
-  metadata['labels'] = { ...labels, 'kubernetes.io/metadata.name': metadata['name'] };
-  const spec = (namespace['spec'] ?? {}) as Record<string, unknown>;
-  namespace['spec'] = { ...spec, finalizers: spec['finalizers'] ?? ['kubernetes'] };
-  const status = (namespace['status'] ?? {}) as Record<string, unknown>;
-  namespace['status'] = { ...status, phase: status['phase'] ?? 'Active' };
-}
-
 const EVENT_MICRO_TIMES = ['eventTime', 'series.lastObservedTime'];
 
 /** What the controller and kubectl need, with each type's strategy as Kubernetes 1.35 has it. */
@@ -142,10 +132,10 @@ export const BUILTIN_TYPES: readonly ResourceTypeDefinition[] = [
     nameRule: 'dns-label', selectableFields: ['status.phase'], applyDefaults: namespaceDefaults,
   },
   { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true, shortNames: ['cm'] },
-  { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true, selectableFields: ['type'] },
+  { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true, selectableFields: ['type'], applyDefaults: secretDefaults },
   {
     group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true, statusSubresource: true, shortNames: ['svc'],
-    returnDeletedObject: true, nameRule: 'dns-1035-label', selectableFields: ['spec.clusterIP', 'spec.type'],
+    returnDeletedObject: true, nameRule: 'dns-1035-label', selectableFields: ['spec.clusterIP', 'spec.type'], applyDefaults: serviceDefaults,
   },
   {
     group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true, statusSubresource: true, shortNames: ['po'],
@@ -156,8 +146,11 @@ export const BUILTIN_TYPES: readonly ResourceTypeDefinition[] = [
     group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true, shortNames: ['ev'], allowCreateOnUpdate: true,
     selectableFields: EVENT_FIELDS, microTimeFields: EVENT_MICRO_TIMES,
   },
-  { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', namespaced: true, generation: true },
-  { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', namespaced: true, statusSubresource: true, shortNames: ['ing'], generation: true },
+  { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices', namespaced: true, generation: true, applyDefaults: endpointSliceDefaults },
+  {
+    group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', namespaced: true, statusSubresource: true, shortNames: ['ing'],
+    generation: true, validate: validateIngress,
+  },
   { group: 'networking.k8s.io', version: 'v1', kind: 'IngressClass', plural: 'ingressclasses', namespaced: false, generation: true },
   {
     group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true,

@@ -70,7 +70,7 @@ export function qualifiedResource(type: ResourceType): string {
 }
 
 /** `Event.events.k8s.io`, or `Pod` for the core group: how kinds are named in validation messages. */
-export function qualifiedKind(type: ResourceType): string {
+function qualifiedKind(type: ResourceType): string {
   return type.group === '' ? type.kind : `${type.kind}.${type.group}`;
 }
 
