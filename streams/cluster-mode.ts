@@ -85,6 +85,8 @@ export interface ClusterMode {
   readonly leading: Observable<boolean>;
   /** Number of informer restarts so far, by watched resource. */
   readonly restarts: ReadonlyMap<string, number>;
+  /** The resource stores as last rendered; undefined before the first render. */
+  stores(): ReadonlyMap<string, StoreReader> | undefined;
 }
 
 interface Loaded {
@@ -302,6 +304,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     outcomes: observed.asObservable(),
     leading: leading.asObservable(),
     restarts,
+    stores: () => stores,
     stop: async () => {
       subscription.unsubscribe();
       leading.next(false);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { EventsV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { EventsV1Api, V1MicroTime, type KubeConfig } from '@kubernetes/client-node';
 import { EventSeries, type EventSeriesOptions } from './event-series.ts';
 import { kubeRequest } from './kube-request.ts';
 import { objectPath } from './resource-path.ts';
@@ -80,7 +80,7 @@ export class EventRecorder {
       await kubeRequest(this.#kubeConfig, {
         method: 'PATCH',
         path: objectPath('events.k8s.io/v1', 'events', namespace, decision.name),
-        body: { series: { count: decision.count, lastObservedTime: new Date(now).toISOString() } },
+        body: { series: { count: decision.count, lastObservedTime: new V1MicroTime(now).toISOString() } },
       });
       return 'updated';
     }
@@ -90,7 +90,8 @@ export class EventRecorder {
         namespace,
         body: {
           metadata: { name, namespace },
-          eventTime: new Date(now),
+          // MicroTime: the API server takes exactly six fractional digits, which a Date would not give.
+          eventTime: new V1MicroTime(now),
           reportingController: this.#options.controller,
           reportingInstance: this.#options.instance,
           action: event.action,

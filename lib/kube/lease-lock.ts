@@ -1,4 +1,4 @@
-import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { LeaseObservation, type LeaseRecord } from './lease-record.ts';
 
 export interface LeaseLockOptions {
@@ -26,8 +26,9 @@ function specOf(record: LeaseRecord): V1Lease['spec'] {
     holderIdentity: record.holder,
     // The API takes whole seconds.
     leaseDurationSeconds: Math.max(1, Math.round(record.leaseDurationSeconds)),
-    acquireTime: record.acquireTime,
-    renewTime: record.renewTime,
+    // MicroTime: the API server takes exactly six fractional digits, which a Date would not give.
+    acquireTime: record.acquireTime && new V1MicroTime(record.acquireTime.getTime()),
+    renewTime: record.renewTime && new V1MicroTime(record.renewTime.getTime()),
     leaseTransitions: record.transitions,
   };
 }

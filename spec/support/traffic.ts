@@ -73,6 +73,25 @@ export class OutcomeLog {
     return this.#until(from, evaluate, 'not deployed everywhere', timeoutMs);
   }
 
+  /**
+   * Waits until every endpoint named has deployed the newest validated
+   * configuration: traffic can show a configuration live a moment before
+   * its deployment is reported, and a later mark must not catch that report.
+   */
+  settledOn(endpoints: readonly string[], timeoutMs = 30_000): Promise<true> {
+    const evaluate = () => {
+      const outcomes = this.since(0);
+      const newest = outcomes.findLastIndex((outcome) => outcome.type === 'validated');
+      const validated = outcomes[newest];
+      if (validated?.type !== 'validated') return undefined;
+      const done = endpoints.every((endpoint) =>
+        outcomes.slice(newest).some((o) => o.type === 'deployed' && o.endpoint === endpoint && o.hash === validated.hash),
+      );
+      return done ? (true as const) : undefined;
+    };
+    return this.#until(0, evaluate, 'not settled', timeoutMs);
+  }
+
   /** Re-evaluates on every outcome until `evaluate` finds something. */
   #until<T>(from: number, evaluate: () => T | undefined, failure: string, timeoutMs: number): Promise<T> {
     return new Promise((resolve, reject) => {

@@ -1,0 +1,291 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { firstValueFrom, filter } from 'rxjs';
+import { startBackends } from '../../examples/backends.ts';
+import { defaultConfigPath } from '../../lib/cli/package-root.ts';
+import type { KubeObject } from '../../lib/pipeline/model.ts';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
+import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
+import { eventually } from '../support/eventually.ts';
+import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
+import { kubeTool } from '../support/kube-tools.ts';
+import { freePort } from '../support/local-harness.ts';
+import { documents, ingress, service, slice } from '../support/manifest-builders.ts';
+import { httpGet, OutcomeLog, servedBy } from '../support/traffic.ts';
+
+/**
+ * The in-cluster controller end to end: two replicas of `run`'s mode
+ * against the fake API server (real client-node informers, leases, events
+ * and status writes over HTTP; objects created with the real kubectl), two
+ * HAProxy pods standing as Data Plane API emulators with real HAProxy on
+ * their pod addresses, and real HTTP through them to loopback backends.
+ */
+
+const NAMESPACE = 'haproxy';
+const POD_ADDRESSES = ['127.0.0.5', '127.0.0.6'];
+const ENDPOINTS = ['haproxy/haproxy-0', 'haproxy/haproxy-1'];
+const LEASE_MS = 3_000;
+const PUBLISHED_IP = '10.96.0.50';
+
+const exec = promisify(execFile);
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+const route = (name: string, host: string, serviceName: string) => ingress(name, host, [['/', 'Prefix', serviceName, { number: 80 }]]);
+const svc = (name: string, target: number) => service(name, [{ port: 80, targetPort: target }]);
+
+type Rendered = Extract<Outcome, { type: 'rendered' }>;
+
+describe('in a cluster: two controller replicas, a fake API server and two HAProxy pods', function () {
+  this.timeout(120_000);
+  let fake: FakeApiServer;
+  const emulators: Emulator[] = [];
+  const replicas: { mode: ClusterMode; log: OutcomeLog; name: string }[] = [];
+  let httpPort = 0;
+  let backends: number[] = [];
+  let stopBackends: () => Promise<void> = async () => undefined;
+  let manifests = '';
+  let configText = '';
+
+  const kubectl = async (...args: string[]) => (await exec(kubeTool('kubectl'), ['--kubeconfig', fake.kubeconfigPath, ...args])).stdout;
+  const apply = async (file: string, text: string) => {
+    await writeFile(join(manifests, file), text);
+    return kubectl('apply', '-f', join(manifests, file));
+  };
+  const served = (host: string, ports: readonly number[]) => servedBy(host, ports, POD_ADDRESSES, httpPort);
+  const reloads = () => Promise.all(emulators.map(async (e) => (await e.processInfo()).reloads));
+  const events = (reason: string) =>
+    fake.list('events.k8s.io/v1', 'Event').filter((event) => event['reason'] === reason) as (KubeObject & { regarding: { kind: string; namespace?: string; name: string }; note: string })[];
+  const startReplica = async (name: string) => {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(fake.kubeconfigPath);
+    const mode = await startClusterMode({
+      kubeConfig,
+      namespace: NAMESPACE,
+      configMap: 'haproxy-config',
+      credentialsSecret: 'dataplane-credentials',
+      identity: name,
+      lease: { name: 'haproxy-template-ic-leader', durationMs: LEASE_MS, renewDeadlineMs: 2_000, retryMs: 250 },
+      publishService: { namespace: NAMESPACE, name: 'haproxy' },
+      dataplaneTls: undefined,
+      dataplaneContainer: 'dataplaneapi',
+      bindAddress: '127.0.0.1',
+      healthPort: await freePort(),
+      metricsPort: await freePort(),
+      informer: { restartBaseMs: 100, restartMaxMs: 1_000, watchdogMs: 2_000 },
+      eventSeries: { burst: 10, refillMs: 1_000, updateIntervalMs: 200, seriesWindowMs: 60_000 },
+      output: { out: (t) => process.env['DEBUG_E2E'] && process.stdout.write(`${name} ${t}`), err: (t) => process.env['DEBUG_E2E'] && process.stdout.write(`${name} ERR ${t}`) },
+    });
+    const replica = { mode, log: new OutcomeLog(mode.outcomes), name };
+    replicas.push(replica);
+    return replica;
+  };
+
+  before(async () => {
+    fake = await startFakeApiServer({ bookmarkIntervalMs: 500 });
+    manifests = await mkdtemp(join(tmpdir(), 'cluster-e2e-'));
+    httpPort = await freePort();
+    const dataplanePort = await freePort();
+    for (const address of POD_ADDRESSES) {
+      emulators.push(
+        await startEmulator({
+          pod: { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock', address },
+          listen: { host: address, port: dataplanePort },
+        }),
+      );
+    }
+    backends = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    stopBackends = await startBackends(backends);
+    configText = (await readFile(defaultConfigPath(), 'utf8'))
+      .replace('  httpPort: 80\n', `  httpPort: ${httpPort}\n`)
+      .replace('  statusPort: 8404\n', `  statusPort: ${await freePort()}\n`)
+      .replace('  port: 5555\n', `  port: ${dataplanePort}\n`)
+      .replace('  minDeploymentInterval: 2s\n', '  minDeploymentInterval: 200ms\n')
+      .replace('debounce: 500ms\n', 'debounce: 100ms\n')
+      .replace('maxWait: 5s\n', 'maxWait: 1s\n');
+    const { user, password } = emulators[0]!.credentials;
+    fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    fake.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: NAMESPACE, name: 'haproxy-config' }, data: { 'config.yaml': configText } });
+    fake.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: NAMESPACE, name: 'dataplane-credentials' },
+      data: { dataplane_username: b64(user), dataplane_password: b64(password) },
+    });
+    fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: NAMESPACE, name: 'haproxy' }, spec: { clusterIP: PUBLISHED_IP, ports: [{ port: 80 }] } });
+    POD_ADDRESSES.forEach((podIP, i) => {
+      const pod = fake.create({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { namespace: NAMESPACE, name: `haproxy-${i}`, labels: { 'app.kubernetes.io/name': 'haproxy' } },
+        spec: { containers: [{ name: 'haproxy', image: 'haproxy' }, { name: 'dataplaneapi', image: 'haproxy' }] },
+      });
+      fake.updateStatus({ ...pod, status: { phase: 'Running', podIP, containerStatuses: [{ name: 'haproxy', ready: true }, { name: 'dataplaneapi', ready: true }] } });
+    });
+    // Replica a starts first and takes the lease; b follows.
+    const a = await startReplica('controller-a');
+    await firstValueFrom(a.mode.leading.pipe(filter(Boolean)));
+    await startReplica('controller-b');
+  });
+
+  after(async () => {
+    for (const { mode } of replicas) await mode.stop();
+    for (const emulator of emulators) await emulator.stop();
+    await stopBackends();
+    await fake?.close();
+  });
+
+  it('routes Ingresses, Services and EndpointSlices created with kubectl through every HAProxy pod, deployed by the leader only', async () => {
+    const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]];
+    const from = a.log.mark();
+    await apply('web.yaml', documents(route('web', 'web.example.com', 'web'), svc('web', backends[0]!), slice('web-0', 'web', undefined, backends[0]!)));
+    await a.log.deployedOn(from, ENDPOINTS);
+    await served('web.example.com', [backends[0]!]);
+    await a.log.settledOn(ENDPOINTS);
+    // The follower watched and rendered the same, and deployed nothing.
+    await b.log.waitFor(0, (o): o is Rendered => o.type === 'rendered', 'render on the follower');
+    expect(b.log.since(0).filter((o) => o.type === 'deployed' || o.type === 'deployFailed')).to.deep.equal([]);
+    expect(await kubectl('get', 'ingress', 'web', '-n', 'default', '-o', 'jsonpath={.metadata.name}')).to.equal('web');
+  });
+
+  it('scales an EndpointSlice with zero reloads on every pod', async () => {
+    const [a] = replicas as [(typeof replicas)[0]];
+    const before = await reloads();
+    const from = a.log.mark();
+    await apply('web-1.yaml', slice('web-1', 'web', undefined, backends[1]!));
+    const deployed = await a.log.deployedOn(from, ENDPOINTS);
+    expect([...deployed.values()].map((o) => o.result.mode)).to.deep.equal(['runtime', 'runtime']);
+    await served('web.example.com', [backends[0]!, backends[1]!]);
+    expect(await reloads()).to.deep.equal(before);
+  });
+
+  it('publishes the HAProxy Service address in the status of the Ingresses it serves', async () => {
+    const status = await eventually(
+      async () => fake.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'default', name: 'web' })?.['status'],
+      (value) => JSON.stringify(value) === JSON.stringify({ loadBalancer: { ingress: [{ ip: PUBLISHED_IP }] } }),
+      'Ingress status',
+    );
+    expect(status).to.deep.equal({ loadBalancer: { ingress: [{ ip: PUBLISHED_IP }] } });
+  });
+
+  it('reports an excluded Ingress with an Event on it, naming the field', async () => {
+    await apply('evil.yaml', route('evil', 'evil.example.com # x', 'web'));
+    const [event] = await eventually(
+      async () => events('ObjectExcluded').filter((e) => e.regarding.name === 'evil'),
+      (found) => found.length > 0,
+      'ObjectExcluded event',
+    );
+    expect(event!.regarding).to.deep.include({ kind: 'Ingress', namespace: 'default', name: 'evil' });
+    expect(event!.note).to.contain('spec.rules[0].host');
+    expect(event!['type']).to.equal('Warning');
+    await kubectl('delete', 'ingress', 'evil', '-n', 'default');
+    await served('web.example.com', [backends[0]!, backends[1]!]);
+  });
+
+  it('keeps its view equal to the API through a dropped watch, a stalled watch, a 410 and a 5xx on watch, under constant change', async () => {
+    let running = true;
+    let written = 0;
+    // A change every 50 ms throughout: Services created, relabelled and deleted.
+    const churn = (async () => {
+      while (running) {
+        const name = `churn-${written % 7}`;
+        const existing = fake.get({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name });
+        if (existing === undefined) fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name, labels: { round: String(written) } }, spec: { ports: [{ port: 80 }] } });
+        else if (written % 3 === 0) fake.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name });
+        else fake.patch({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name }, { metadata: { labels: { round: String(written) } } });
+        written += 1;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    const restartsBefore = replicas.map((r) => [...r.mode.restarts.values()].reduce((x, y) => x + y, 0));
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    expect(fake.faults.dropWatches()).to.be.above(0);
+    await pause(500);
+    fake.faults.stallWatches(true, 'services');
+    await pause(2_600);
+    fake.faults.stallWatches(false, 'services');
+    await pause(500);
+    fake.compactHistory();
+    fake.faults.dropWatches();
+    await pause(500);
+    fake.faults.failNext(2, { verb: 'watch', status: 500 });
+    fake.faults.dropWatches();
+    await pause(1_500);
+    running = false;
+    await churn;
+
+    const apiView = (kind: 'Ingress' | 'Service' | 'EndpointSlice', apiVersion: string) =>
+      fake.list(apiVersion, kind).map((o) => `${(o['metadata'] as { namespace?: string }).namespace}/${(o['metadata'] as { name: string }).name}@${(o['metadata'] as { resourceVersion: string }).resourceVersion}`).sort();
+    const controllerView = (mode: ClusterMode, store: string) =>
+      (mode.stores()?.get(store)?.list() ?? []).map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
+    for (const { mode, name } of replicas) {
+      for (const [store, kind, apiVersion] of [
+        ['services', 'Service', 'v1'],
+        ['ingresses', 'Ingress', 'networking.k8s.io/v1'],
+        ['endpointslices', 'EndpointSlice', 'discovery.k8s.io/v1'],
+      ] as const) {
+        await eventually(async () => controllerView(mode, store), (view) => JSON.stringify(view) === JSON.stringify(apiView(kind, apiVersion)), `${name}'s ${store} to equal the API's`, 15_000);
+      }
+    }
+    // The 5xx stopped informers (client-node gives up on them) and the silent watch tripped the watchdog: both restarted.
+    const restartsAfter = replicas.map((r) => [...r.mode.restarts.values()].reduce((x, y) => x + y, 0));
+    restartsAfter.forEach((after, i) => expect(after).to.be.above(restartsBefore[i]!));
+    expect(written).to.be.above(50);
+    await served('web.example.com', [backends[0]!, backends[1]!]);
+  });
+
+  it('rejects an invalid ConfigMap edit with an Event while traffic keeps flowing, and applies a valid one', async () => {
+    const [a] = replicas as [(typeof replicas)[0]];
+    let from = a.log.mark();
+    fake.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'haproxy-config' }, { data: { 'config.yaml': configText.replace('debounce: 100ms', 'debounce: soon') } });
+    const rejected = await a.log.waitFor(from, (o): o is Extract<Outcome, { type: 'configRejected' }> => o.type === 'configRejected', 'rejection');
+    expect(rejected.errors.join('\n')).to.match(/ConfigMap haproxy-config: debounce: /);
+    const [event] = await eventually(async () => events('ConfigRejected'), (found) => found.length > 0, 'ConfigRejected event');
+    expect(event!.regarding).to.deep.include({ kind: 'ConfigMap', namespace: NAMESPACE, name: 'haproxy-config' });
+    await served('web.example.com', [backends[0]!, backends[1]!]);
+
+    from = a.log.mark();
+    fake.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'haproxy-config' }, { data: { 'config.yaml': configText.replace('timeout client 30s', 'timeout client 31s') } });
+    await a.log.deployedOn(from, ENDPOINTS);
+    for (const emulator of emulators) expect(await readFile(emulator.configFile, 'utf8')).to.contain('timeout client 31s');
+    await served('web.example.com', [backends[0]!, backends[1]!]);
+  });
+
+  it('takes a template from a Secret (as Flux syncs it) and says so with an Event on that Secret', async () => {
+    const [a] = replicas as [(typeof replicas)[0]];
+    const page = 'HTTP/1.1 404 Not Found\nContent-Type: text/plain\nConnection: close\n\nsynced from git\n';
+    fake.create({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: NAMESPACE, name: 'flux-pages' }, data: { '404.http': b64(page) } });
+    const referencing = configText.replace(/    404\.http: \|\n(?:      .*\n|\n)*?(?=    503\.http)/, '    404.http:\n      fromSecret: { name: flux-pages, key: 404.http }\n');
+    expect(referencing).to.contain('fromSecret');
+    const from = a.log.mark();
+    fake.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'haproxy-config' }, { data: { 'config.yaml': referencing } });
+    await a.log.deployedOn(from, ENDPOINTS);
+    expect(await httpGet(POD_ADDRESSES[0]!, httpPort, 'nowhere.example.com')).to.equal('404 synced from git');
+    const accepted = await eventually(async () => events('ConfigAccepted').filter((e) => e.regarding.name === 'flux-pages'), (found) => found.length > 0, 'ConfigAccepted on the Secret');
+    expect(accepted[0]!.regarding.kind).to.equal('Secret');
+  });
+
+  it('hands over to the other replica within the lease duration, and the new leader deploys without rendering again', async () => {
+    const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]];
+    const from = b.log.mark();
+    const stopped = Date.now();
+    await a.mode.stop();
+    replicas.shift();
+    await firstValueFrom(b.mode.leading.pipe(filter(Boolean)));
+    expect(Date.now() - stopped).to.be.below(LEASE_MS);
+    const deployed = await b.log.deployedOn(from, ENDPOINTS);
+    expect([...deployed.values()].map((o) => o.reason)).to.deep.equal(['discovered', 'discovered']);
+    // What it deploys is what it had rendered while following: no render between the handover and the deployments.
+    expect(b.log.since(from).filter((o) => o.type === 'rendered')).to.deep.equal([]);
+    // And it deploys changes from now on.
+    const next = b.log.mark();
+    await apply('web-2.yaml', slice('web-2', 'web', undefined, backends[2]!));
+    await b.log.deployedOn(next, ENDPOINTS);
+    await served('web.example.com', [backends[0]!, backends[1]!, backends[2]!]);
+  });
+});
