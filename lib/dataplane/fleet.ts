@@ -2,6 +2,7 @@ import type { ControllerConfig } from '../config/types.ts';
 import type { Fleet } from '../deploy/fleet.ts';
 import type { Endpoint } from '../pipeline/model.ts';
 import { DataplaneClient } from './client.ts';
+import { sharedPlanner } from './shared-planner.ts';
 import { Synchroniser, type EndpointStatus } from './synchroniser.ts';
 import type { DataplaneTlsOptions } from './tls.ts';
 
@@ -22,6 +23,7 @@ export interface DataplaneFleetOptions {
 export function dataplaneFleet(options: DataplaneFleetOptions): Fleet & { readonly statuses: () => ReadonlyMap<string, EndpointStatus> } {
   const endpoints: Endpoint[] = [];
   const synchronisers = new Map<string, { readonly client: DataplaneClient; readonly sync: Synchroniser }>();
+  const plan = sharedPlanner();
   for (const url of options.urls) {
     const client = new DataplaneClient({
       url,
@@ -33,7 +35,7 @@ export function dataplaneFleet(options: DataplaneFleetOptions): Fleet & { readon
     // The client's endpoint never carries credentials: safe as an id in logs and metrics.
     const endpoint: Endpoint = { id: client.endpoint, url: client.endpoint };
     endpoints.push(endpoint);
-    synchronisers.set(endpoint.id, { client, sync: new Synchroniser({ client }) });
+    synchronisers.set(endpoint.id, { client, sync: new Synchroniser({ client, plan }) });
   }
   return {
     endpoints,

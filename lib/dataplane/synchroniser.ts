@@ -5,6 +5,7 @@ import type { DeployReason, DeployResult, RenderedFiles } from '../pipeline/mode
 import type { DataplaneClient } from './client.ts';
 import { fetchDeployedState, storageGroups, type DeployedState } from './deployed-state.ts';
 import { DataplaneError, VersionConflict } from './errors.ts';
+import type { Planner } from './shared-planner.ts';
 
 export interface SynchroniserOptions {
   readonly client: DataplaneClient;
@@ -13,6 +14,8 @@ export interface SynchroniserOptions {
   /** How long a reload may take to be reported done. */
   readonly reloadTimeoutMs?: number;
   readonly reloadPollMs?: number;
+  /** Default planDeployment; a fleet shares one sharedPlanner, so that endpoints in step plan once. */
+  readonly plan?: Planner;
 }
 
 /** Per-endpoint facts kept for metrics and the debug endpoint. */
@@ -52,6 +55,7 @@ export class ReloadFailed extends Error {
 export class Synchroniser {
   readonly #client: DataplaneClient;
   readonly #options: SynchroniserOptions;
+  readonly #plan: Planner;
   #deployed: DeployedState | undefined;
   #status: EndpointStatus = {
     deployedHash: undefined,
@@ -65,6 +69,7 @@ export class Synchroniser {
   constructor(options: SynchroniserOptions) {
     this.#client = options.client;
     this.#options = options;
+    this.#plan = options.plan ?? planDeployment;
   }
 
   get status(): EndpointStatus {
@@ -105,7 +110,7 @@ export class Synchroniser {
       }
       if (!this.#deployed || reason === 'drift') this.#deployed = await fetchDeployedState(this.#client);
       const deployed = this.#deployed;
-      const plan = planDeployment(deployed.files, desired);
+      const plan = this.#plan(deployed.files, desired);
       try {
         return await this.#apply(plan, deployed, desired);
       } catch (error) {
@@ -231,7 +236,8 @@ export class Synchroniser {
     await this.#uploadFiles(deployed.files, desired);
     const written = await this.#client.postRawConfiguration(desired.config, { version: deployed.version });
     if (written.reloadId) await this.#waitForReload(written.reloadId);
-    this.#deployed = { files: { ...desired }, version: written.version ?? deployed.version + 1 };
+    // The desired object itself, shared with the fleet's other endpoints: the shared planner knows it at once.
+    this.#deployed = { files: desired, version: written.version ?? deployed.version + 1 };
     // Files the new configuration no longer uses go last, once nothing refers to them.
     for (const { kind, group } of storageGroups) {
       for (const name of Object.keys(deployed.files[group])) {

@@ -19,7 +19,7 @@ import { DataplaneClient } from '../../lib/dataplane/client.ts';
 import { DataplaneTimeout } from '../../lib/dataplane/errors.ts';
 import { runtimeCommand } from '../../lib/haproxy/runtime-socket.ts';
 import { startEmulator } from '../support/dataplane-emulator/index.ts';
-import type { Emulator, EmulatorOptions } from '../support/dataplane-emulator/index.ts';
+import type { Emulator, EmulatorOptions, Exchange } from '../support/dataplane-emulator/index.ts';
 import { PodMapping } from '../support/dataplane-emulator/pod.ts';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
 import { eventually } from '../support/eventually.ts';
@@ -229,6 +229,7 @@ describe('Data Plane API emulator: contract against a real HAProxy 2.6', functio
   const ports = { web: 0, dynamic: 0, mapped: 0 };
   let appA = 0;
   let appB = 0;
+  const exchanges: Exchange[] = [];
 
   /** frontend web → backend app (s1 → appA, weight `weight`); frontend dynamic → backend dyn (no server). */
   const base = (weight = 10, extra = ''): string =>
@@ -258,7 +259,7 @@ ${extra}`,
 
   before(async () => {
     // Long enough for two writes (each runs haproxy -c) to land inside one reload delay, even on a busy machine.
-    emulator = await emulatorFor({ reloadDelayMs: 400 });
+    emulator = await emulatorFor({ reloadDelayMs: 400, onExchange: (exchange) => exchanges.push(exchange) });
     client = clientFor(emulator);
     appA = await backend('app-a');
     appB = await backend('app-b');
@@ -880,6 +881,43 @@ frontend mapped
       expect(deleted.status).to.equal(202);
       expect(deleted.headers.get('reload-id')).to.match(RELOAD_ID);
       await waitReload(emulator, deleted.headers.get('reload-id')!);
+    });
+  });
+
+  describe('exchanges (a hook for benchmarks, not a DPAPI feature)', () => {
+    it('reports each answered request with its body, the answer as sent, and how long it took', async () => {
+      exchanges.length = 0;
+      const text = (await client.getRawConfiguration()).text;
+      const version = await currentVersion(emulator);
+      const reply = await postRaw(emulator, text, { version: String(version), only_validate: 'true' });
+      expect(reply.status, reply.text).to.equal(202);
+      const missing = await call(emulator, 'GET', '/services/haproxy/nothing-here');
+      expect(exchanges.map((exchange) => `${exchange.method} ${exchange.path} ${exchange.query} ${exchange.status}`)).to.deep.equal([
+        `GET /v3${RAW}  200`,
+        'GET /v3/services/haproxy/configuration/version  200',
+        `POST /v3${RAW} version=${version}&only_validate=true 202`,
+        'GET /v3/services/haproxy/nothing-here  404',
+      ]);
+      const [, , validated, notFound] = exchanges;
+      expect(validated!.requestBody.toString('utf8')).to.equal(text);
+      expect(validated!.requestHeaders['content-type']).to.equal('text/plain');
+      expect(String(validated!.responseBody)).to.equal(reply.text);
+      expect(validated!.responseHeaders['configuration-version']).to.equal(String(version));
+      // Validation runs haproxy -c: measurably longer than answering a 404.
+      expect(validated!.answeredAt - validated!.receivedAt).to.be.greaterThan(notFound!.answeredAt - notFound!.receivedAt);
+      expect(errorOf(missing)).to.deep.equal(JSON.parse(String(notFound!.responseBody)));
+    });
+
+    it('never reports a request left hanging', async () => {
+      exchanges.length = 0;
+      const received = emulator.requests.count;
+      emulator.faults.hang(true);
+      const impatient = clientFor(emulator, 200);
+      const error = await impatient.configurationVersion().then(() => undefined, (failure: unknown) => failure);
+      emulator.faults.hang(false);
+      expect(error).to.be.instanceOf(DataplaneTimeout);
+      expect(emulator.requests.count).to.equal(received + 1);
+      expect(exchanges).to.deep.equal([]);
     });
   });
 

@@ -78,12 +78,14 @@ import { Router } from './router.ts';
 import { registerRuntimeRoutes } from './runtime-api.ts';
 import { RuntimeSocket } from './runtime-socket.ts';
 import { ApiServer } from './server.ts';
+import type { Exchange } from './server.ts';
 import { registerStorageRoutes } from './storage-api.ts';
 
 export type { Credentials } from './auth.ts';
 export type { Faults, RecordedRequest, RequestFilter, RequestLog } from './faults.ts';
 export type { ShowProc } from '../../../lib/haproxy/show-proc.ts';
 export type { PodLayout } from './pod.ts';
+export type { Exchange } from './server.ts';
 
 export interface EmulatorOptions {
   /** The one Basic-auth user (§1). Default admin / adminpwd. */
@@ -110,6 +112,12 @@ export interface EmulatorOptions {
    * as it would reach a pod.
    */
   readonly listen?: { readonly host: string; readonly port: number };
+  /**
+   * Called with every answered request (a hung one never is), with the
+   * answer and how long the instance took: what a benchmark needs to stand
+   * in for this instance without its work.
+   */
+  readonly onExchange?: (exchange: Exchange) => void;
 }
 
 export interface Emulator {
@@ -242,7 +250,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   registerConfigurationRoutes(router, context, new Date());
   registerRuntimeRoutes(router, context);
   registerStorageRoutes(router, context);
-  const server = new ApiServer({ router, users: [credentials], faults, requests, version: () => store.version });
+  const server = new ApiServer({
+    router,
+    users: [credentials],
+    faults,
+    requests,
+    version: () => store.version,
+    ...(options.onExchange === undefined ? {} : { onExchange: options.onExchange }),
+  });
 
   // In pod mode the bootstrap file is written for the pod's layout, like the chart's, and mapped as any other.
   const bootstrap =

@@ -1,14 +1,15 @@
 /**
  * The HTTP side of one emulated instance: request log, faults, routing,
- * authentication, handlers, and the headers DPAPI puts on every response
- * (Configuration-Version, §2; CORS exposure, §1).
+ * authentication, handlers, the hook that sees every answered exchange,
+ * and the headers DPAPI puts on every response (Configuration-Version, §2;
+ * CORS exposure, §1).
  *
  * Order, as go-swagger (3.2) does it: an unknown path is a 404 before any
  * authentication (3.4 answers 401 first), then Basic auth, then the handler.
  * Faults come first of all: they stand for a broken process or network.
  */
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { authenticate } from './auth.ts';
@@ -29,6 +30,24 @@ export interface ApiServerOptions {
   readonly requests: RequestLog;
   /** The parser's configuration version, read when each response goes out. */
   readonly version: () => number;
+  readonly onExchange?: (exchange: Exchange) => void;
+}
+
+/** One request and the answer it got, as the client saw them on the wire. */
+export interface Exchange {
+  readonly method: string;
+  /** Path without the query string, as sent (percent-encoded). */
+  readonly path: string;
+  /** The query string without `?` ('' when none). */
+  readonly query: string;
+  readonly requestHeaders: IncomingHttpHeaders;
+  readonly requestBody: Buffer;
+  readonly status: number;
+  readonly responseHeaders: OutgoingHttpHeaders;
+  readonly responseBody: string | Buffer | undefined;
+  /** performance.now() when the request arrived and when its answer was handed to the socket. */
+  readonly receivedAt: number;
+  readonly answeredAt: number;
 }
 
 export class ApiServer {
@@ -70,6 +89,7 @@ export class ApiServer {
 
   async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const { faults, requests, router, users } = this.#options;
+    const receivedAt = performance.now();
     const url = new URL(request.url ?? '/', 'http://emulator');
     const method = request.method ?? 'GET';
     const record: RecordedRequest = { method, path: url.pathname, query: url.search.replace(/^\?/, ''), at: Date.now() };
@@ -80,8 +100,24 @@ export class ApiServer {
       response.on('close', () => this.#hung.delete(response));
       return;
     }
+    let body: Buffer = Buffer.alloc(0);
+    const send = (answer: ApiResponse): void => {
+      if (!this.#send(response, answer)) return;
+      this.#options.onExchange?.({
+        method,
+        path: record.path,
+        query: record.query,
+        requestHeaders: request.headers,
+        requestBody: body,
+        status: answer.status,
+        responseHeaders: response.getHeaders(),
+        responseBody: answer.body,
+        receivedAt,
+        answeredAt: performance.now(),
+      });
+    };
     try {
-      const body = await readBody(request);
+      body = await readBody(request);
       if (decision.delayMs > 0) await delay(decision.delayMs);
       if (decision.kind === 'fail') {
         throw new ApiError(decision.status, `emulated fault: this request was made to fail with ${decision.status}`);
@@ -103,10 +139,10 @@ export class ApiServer {
         headers: request.headers,
         body,
       });
-      this.#send(response, answer);
+      send(answer);
     } catch (error) {
       const failure = error instanceof ApiError ? error : new ApiError(500, (error as Error).message ?? String(error));
-      this.#send(response, {
+      send({
         status: failure.status,
         headers: failure.headers,
         contentType: isRawError(failure) ? 'text/plain' : 'application/json',
@@ -115,14 +151,16 @@ export class ApiServer {
     }
   }
 
-  #send(response: ServerResponse, answer: ApiResponse): void {
-    if (response.headersSent || response.destroyed) return;
+  /** False when the connection was gone and nothing was sent. */
+  #send(response: ServerResponse, answer: ApiResponse): boolean {
+    if (response.headersSent || response.destroyed) return false;
     response.setHeader('Configuration-Version', String(this.#options.version()));
     response.setHeader('Access-Control-Expose-Headers', 'Reload-ID, Configuration-Version');
     for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
     if (answer.body !== undefined && answer.contentType !== undefined) response.setHeader('Content-Type', answer.contentType);
     response.statusCode = answer.status;
     response.end(answer.body);
+    return true;
   }
 }
 
