@@ -8,8 +8,9 @@
  * (one more Ingress). Prints each one's wall time relative to one instance,
  * the controller's CPU time, and the HTTP requests it costs per instance.
  * Target: 20 instances cost no more than twice one instance. With the
- * default maxParallel of 10, 20 instances deploy in two waves, so twice one
- * instance is also the floor: what is above it is the controller's own cost.
+ * default maxParallel of 20 they deploy in one wave; with BENCH_MAX_PARALLEL
+ * set lower, N instances take ceil(N / maxParallel) waves, and that many
+ * times one instance is the floor: what is above it is the controller's own cost.
  *
  * Measured in two ways, because in production every instance is a machine
  * of its own, and here all of them share this machine's two cores:

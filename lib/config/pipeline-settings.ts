@@ -23,6 +23,8 @@ export const defaultPipelineSettings: PipelineSettings = {
   minDeploymentIntervalMs: 2_000,
   driftCheckIntervalMs: 60_000,
   deployTimeoutMs: 30_000,
-  maxParallel: 10,
+  // A fleet of up to 20 HAProxy pods gets a configuration in one wave: with fewer slots the last
+  // pods lag a whole deployment behind the first. Waiting deploys cost a promise each, not a thread.
+  maxParallel: 20,
   retry: { maxAttempts: 5, baseDelayMs: 1_000, maxDelayMs: 30_000 },
 };

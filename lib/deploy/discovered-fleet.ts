@@ -1,6 +1,7 @@
 import type { ControllerConfig } from '../config/types.ts';
 import { DataplaneClient } from '../dataplane/client.ts';
 import { Synchroniser, type EndpointStatus } from '../dataplane/synchroniser.ts';
+import { sharedPlanner } from '../dataplane/shared-planner.ts';
 import type { DataplaneTlsOptions } from '../dataplane/tls.ts';
 import type { Endpoint } from '../pipeline/model.ts';
 import type { Fleet } from './fleet.ts';
@@ -26,6 +27,7 @@ export interface DiscoveredFleet extends Fleet {
  */
 export function discoveredFleet(options: DiscoveredFleetOptions): DiscoveredFleet {
   const targets = new Map<string, { readonly url: string; readonly client: DataplaneClient; readonly sync: Synchroniser }>();
+  const plan = sharedPlanner();
   const targetFor = (endpoint: Endpoint) => {
     const known = targets.get(endpoint.id);
     if (known?.url === endpoint.url) return known;
@@ -37,7 +39,7 @@ export function discoveredFleet(options: DiscoveredFleetOptions): DiscoveredFlee
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.tls ? { tls: options.tls } : {}),
     });
-    const target = { url: endpoint.url, client, sync: new Synchroniser({ client }) };
+    const target = { url: endpoint.url, client, sync: new Synchroniser({ client, plan }) };
     targets.set(endpoint.id, target);
     return target;
   };

@@ -187,11 +187,11 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
   });
 
   it('keeps its view equal to the API through a dropped watch, a stalled watch, a 410 and a 5xx on watch, under constant change', async () => {
-    let running = true;
+    const churning = { on: true };
     let written = 0;
     // A change every 50 ms throughout: Services created, relabelled and deleted.
     const churn = (async () => {
-      while (running) {
+      while (churning.on) {
         const name = `churn-${written % 7}`;
         const existing = fake.get({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name });
         if (existing === undefined) fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name, labels: { round: String(written) } }, spec: { ports: [{ port: 80 }] } });
@@ -216,7 +216,7 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
     fake.faults.failNext(2, { verb: 'watch', status: 500 });
     fake.faults.dropWatches();
     await pause(1_500);
-    running = false;
+    churning.on = false;
     await churn;
 
     const apiView = (kind: 'Ingress' | 'Service' | 'EndpointSlice', apiVersion: string) =>

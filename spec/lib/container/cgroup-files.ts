@@ -18,6 +18,17 @@ export class CgroupFiles {
   }
 }
 
+/** Call inside a describe: returns a maker of cgroup roots, all removed after the suite. */
+export function cgroupRoots(): (files: Readonly<Record<string, string>>) => string {
+  const made: CgroupFiles[] = [];
+  after(() => made.forEach((cgroup) => cgroup.remove()));
+  return (files) => {
+    const cgroup = new CgroupFiles(files);
+    made.push(cgroup);
+    return cgroup.root;
+  };
+}
+
 /** cgroup v2 as a container sees it: the controllers file marks the unified hierarchy. */
 export function cgroupV2(memoryMax: string, cpuMax: string): Record<string, string> {
   return { 'cgroup.controllers': 'cpuset cpu io memory pids\n', 'memory.max': `${memoryMax}\n`, 'cpu.max': `${cpuMax}\n` };

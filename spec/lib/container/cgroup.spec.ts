@@ -1,15 +1,9 @@
 import { expect } from 'chai';
 import { readCgroupLimits } from '../../../lib/container/cgroup.ts';
-import { CgroupFiles, cgroupV1, cgroupV2 } from './cgroup-files.ts';
+import { cgroupRoots, cgroupV1, cgroupV2 } from './cgroup-files.ts';
 
 describe('readCgroupLimits', () => {
-  const made: CgroupFiles[] = [];
-  const root = (files: Record<string, string>): string => {
-    const cgroup = new CgroupFiles(files);
-    made.push(cgroup);
-    return cgroup.root;
-  };
-  after(() => made.forEach((cgroup) => cgroup.remove()));
+  const root = cgroupRoots();
 
   describe('cgroup v2', () => {
     it('reads memory.max in bytes and cpu.max as quota over period', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { heapPlan, heapRatio } from '../../../lib/container/heap-plan.ts';
-import { CgroupFiles, cgroupV1, cgroupV2 } from './cgroup-files.ts';
+import { cgroupRoots, cgroupV1, cgroupV2 } from './cgroup-files.ts';
 
 describe('heapRatio', () => {
   it('is 0.9 when HAPROXY_TEMPLATE_IC_HEAP_RATIO is unset or empty', () => {
@@ -24,13 +24,7 @@ describe('heapRatio', () => {
 });
 
 describe('heapPlan', () => {
-  const made: CgroupFiles[] = [];
-  const root = (files: Record<string, string>): string => {
-    const cgroup = new CgroupFiles(files);
-    made.push(cgroup);
-    return cgroup.root;
-  };
-  after(() => made.forEach((cgroup) => cgroup.remove()));
+  const root = cgroupRoots();
 
   it('sizes the heap to 0.9 of a cgroup v2 memory limit and reports both limits', () => {
     const plan = heapPlan({}, root(cgroupV2(String(512 * 1024 * 1024), '50000 100000')));
