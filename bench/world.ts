@@ -1,0 +1,63 @@
+import type { KubeObject } from '../lib/pipeline/model.ts';
+
+/**
+ * The benchmarks' cluster: Ingress i routes app-i.example.com to its own
+ * Service svc-i, whose EndpointSlice has 3 ready endpoints, spread over 20
+ * namespaces. Endpoint addresses are loopback (127.x.y.z): a benchmark that
+ * deploys to a real HAProxy makes it health-check them, and such checks
+ * must never leave the machine.
+ */
+export const NAMESPACES = 20;
+
+export function ingressObject(i: number, version = 1): KubeObject {
+  // Even versions add a second path, so alternating versions really change the routes.
+  const paths = [{ path: '/', pathType: 'Prefix', backend: { service: { name: `svc-${i}`, port: { name: 'http' } } } }];
+  if (version % 2 === 0) paths.push({ path: '/v2', pathType: 'Prefix', backend: { service: { name: `svc-${i}`, port: { name: 'http' } } } });
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: {
+      name: `app-${i}`,
+      namespace: `ns-${i % NAMESPACES}`,
+      uid: `uid-ingress-${i}`,
+      resourceVersion: String(version),
+      creationTimestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+    },
+    spec: {
+      ingressClassName: 'haproxy',
+      rules: [{ host: `app-${i}.example.com`, http: { paths } }],
+    },
+  };
+}
+
+export function serviceObject(i: number): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: `svc-${i}`, namespace: `ns-${i % NAMESPACES}`, uid: `uid-service-${i}`, resourceVersion: '1' },
+    spec: { type: 'ClusterIP', selector: { app: `app-${i}` }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] },
+  };
+}
+
+/** `version` changes the slice as an endpoint update would: a new resourceVersion and one address. */
+export function endpointSliceObject(i: number, version = 1): KubeObject {
+  const address = (j: number) => `127.${(i >> 8) & 255}.${i & 255}.${j + (version % 2 === 0 ? 100 : 1)}`;
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: `svc-${i}-abcde`,
+      namespace: `ns-${i % NAMESPACES}`,
+      uid: `uid-slice-${i}`,
+      resourceVersion: String(version),
+      labels: { 'kubernetes.io/service-name': `svc-${i}` },
+    },
+    addressType: 'IPv4',
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    endpoints: [0, 1, 2].map((j) => ({
+      addresses: [address(j)],
+      conditions: { ready: true, serving: true, terminating: false },
+      targetRef: { kind: 'Pod', namespace: `ns-${i % NAMESPACES}`, name: `app-${i}-pod-${j}` },
+    })),
+  };
+}
