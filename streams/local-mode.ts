@@ -58,6 +58,8 @@ export interface LocalModeOptions {
   readonly dataplane?: DataplaneFleetOptions;
   /** How failed deployments are retried; the pipeline's default (5 attempts, from 1 s apart) when absent. */
   readonly retry?: RetrySettings;
+  /** Work without progress for this long fails /healthz; 5 minutes when absent. */
+  readonly stallAfterMs?: number;
   /** Where logs go; JSON lines at level info to `output` when absent. */
   readonly log?: LogSettings;
   /** Set up by the entry point when traces are wanted; nothing is traced without it. */
@@ -115,6 +117,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     }),
     endpoints: () => fleet?.endpoints ?? [],
     ...(dataplane ? { endpointDetails: () => dataplaneStatuses() } : {}),
+    ...(options.stallAfterMs !== undefined ? { stallAfterMs: options.stallAfterMs } : {}),
     secrets: dataplane?.password !== undefined ? [dataplane.password, `${dataplane.username ?? ''}:${dataplane.password}`] : [],
   });
   const log = observer.logger;

@@ -215,7 +215,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
       leader.set(isLeader ? 1 : 0);
     },
     async expose(accept) {
-      const body = await registry.metrics();
+      // prom-client writes NaN as `Nan`, which OpenMetrics does not allow (Prometheus's parser tolerates it).
+      const body = (await registry.metrics()).replace(/ Nan$/gm, ' NaN');
       if (!options.exemplars) return { contentType: registry.contentType, body };
       if (accept?.includes('application/openmetrics-text')) return { contentType: registry.contentType, body };
       return { contentType: Registry.PROMETHEUS_CONTENT_TYPE, body: openMetricsToPrometheus(body) };

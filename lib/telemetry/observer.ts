@@ -107,12 +107,11 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
   /** Traces what the tracker saw (when tracing), counts finished reconciliations with their root span as exemplar. */
   const followReconciliations = (events: readonly TrackerEvent[]): readonly TracedEvent[] => {
     const traced = tracing ? tracing.apply(events) : events.map((event) => ({ event, span: undefined }));
-    for (const { event, span } of traced) {
-      if (event.type !== 'closed') continue;
-      metrics.reconciliation(event.reconciliation, exemplarLabels(span));
-      log(reconciliationLog(event.reconciliation));
-    }
+    for (const { event, span } of traced) if (event.type === 'closed') metrics.reconciliation(event.reconciliation, exemplarLabels(span));
     return traced;
+  };
+  const logClosed = (traced: readonly TracedEvent[]) => {
+    for (const { event } of traced) if (event.type === 'closed') log(reconciliationLog(event.reconciliation));
   };
 
   const redactedView = (view: () => unknown) => () => redactor.redact(view());
@@ -158,6 +157,7 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
       const traced = followReconciliations(tracker.apply(outcome, at));
       metrics.outcome(outcome, exemplarLabels(spanEndedBy(outcome, traced)));
       for (const entry of outcomeLog(outcome)) log(entry);
+      logClosed(traced);
     },
     pipelineStopped(reason) {
       health.pipelineStopped(reason);
@@ -179,7 +179,7 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
     },
     async stop() {
       health.beginShutdown();
-      followReconciliations(tracker.closeAll(now()));
+      logClosed(followReconciliations(tracker.closeAll(now())));
       await Promise.all([closeServer(healthServer), closeServer(metricsServer)]);
     },
   };

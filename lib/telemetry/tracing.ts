@@ -187,7 +187,7 @@ export class ReconciliationTracing {
     }
     const last = deploy.failures.at(-1);
     if (deploy.ended === 'failed' && last) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: this.#redactor.scrub(`failed after ${last.attempt} attempts: ${last.error}`) });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: this.#redactor.scrub(`failed after ${last.attempt} attempt${last.attempt === 1 ? '' : 's'}: ${last.error}`) });
     }
     span.end(deploy.end ?? deploy.start);
     return span.spanContext();
