@@ -205,8 +205,8 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     );
   };
 
-  // The only controller on its fleet: it always leads.
-  observer.leaderChanged(true);
+  // The only controller on its fleet: it always leads, nothing worth a log line.
+  observer.metrics.leader(true);
   log.info(
     `${activeFleet.describe()}; controller health http://127.0.0.1:${observer.healthPort}/healthz, ` +
       `metrics http://127.0.0.1:${observer.metricsPort}/metrics; manifests ${resolve(options.manifests)}`,

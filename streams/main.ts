@@ -8,6 +8,8 @@ import { terminationRequested } from '../lib/cli/termination.ts';
 import { defaultConfigPath, packageVersion } from '../lib/cli/package-root.ts';
 import { renderCommand } from '../lib/cli/render-command.ts';
 import { validateCommand } from '../lib/cli/validate-command.ts';
+import { logSettingsFromEnvironment } from '../lib/telemetry/logger.ts';
+import { tracingRequested } from '../lib/telemetry/tracing-environment.ts';
 import { startLocalMode } from './local-mode.ts';
 
 /** The composition root: parses the command line and runs one command. */
@@ -83,6 +85,10 @@ async function runLocal(values: Record<string, string | string[] | undefined>): 
       throw new UsageError(`local: --dataplane-password-file ${passwordFile}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
     })).replace(/\r?\n$/, '');
   }
+  const log = logSettingsFromEnvironment(process.env, process.stdout);
+  // The SDK is loaded only when an OTLP endpoint asks for traces: without one, tracing costs nothing.
+  const tracing = tracingRequested(process.env) ? (await import('../lib/telemetry/tracing-sdk.ts')).startTracing(packageVersion()) : undefined;
+  for (const note of tracing?.settings.notes ?? []) processOutput.err(`haproxy-template-ic: ${note}\n`);
   const mode = await startLocalMode({
     manifests: text('manifests')!,
     config: { path: text('config') ?? defaultConfigPath(), watch: text('config') !== undefined },
@@ -97,10 +103,17 @@ async function runLocal(values: Record<string, string | string[] | undefined>): 
       ? { dataplane: { urls, ...(text('dataplane-user') !== undefined ? { username: text('dataplane-user')! } : {}), ...(password !== undefined ? { password } : {}) } }
       : {}),
     output: processOutput,
+    log,
+    ...(tracing ? { tracerProvider: tracing.provider } : {}),
+  }).catch(async (error: unknown) => {
+    await tracing?.shutdown();
+    throw error;
   });
   await terminationRequested();
   processOutput.out('stopping HAProxy and the controller\n');
   await mode.stop();
+  // Spans still queued are exported before the process ends.
+  await tracing?.shutdown();
   return 0;
 }
 

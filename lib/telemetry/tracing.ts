@@ -27,6 +27,7 @@ export interface ReconciliationTracingOptions {
 }
 
 const failedResults = new Set(['render_failed', 'invalid', 'deploy_failed']);
+const minScheduleWaitMs = 10;
 
 /** Trace ids for an exemplar, when the span is recorded (sampled) at all. */
 export function exemplarLabels(span: SpanContext | undefined): Record<string, string> | undefined {
@@ -147,7 +148,8 @@ export class ReconciliationTracing {
 
   #scheduled(reconciliation: Reconciliation): SpanContext | undefined {
     const schedule = reconciliation.schedule;
-    if (!schedule || schedule.end <= schedule.start) return undefined;
+    // Below that, the configuration was handed over at once: no wait worth a span.
+    if (!schedule || schedule.end - schedule.start < minScheduleWaitMs) return undefined;
     const span = this.#child('wait for deployment interval', this.#roots.get(reconciliation)?.spanContext(), {
       start: schedule.start,
       attributes: { 'deploy.endpoints': reconciliation.deploys.size },
