@@ -82,7 +82,12 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
 
   const redactor = new Redactor();
   for (const secret of options.secrets ?? []) redactor.add(secret);
-  redactor.setSource(secretValues(() => stores));
+  redactor.setSource(
+    secretValues(
+      () => stores,
+      (name) => options.config()?.watchedResources.some((r) => r.name === name && r.apiVersion === 'v1' && (r.kind === 'Secret' || r.resource === 'secrets')) ?? false,
+    ),
+  );
 
   const logger = createLogger(options.log, redactor);
   const stageLoggers = new Map<Stage, Logger>();

@@ -19,28 +19,35 @@ function valuesOf(secret: KubeObject): string[] {
 
 /**
  * The data of every Kubernetes Secret in the stores, as stored (base64) and
- * decoded, for the redactor. Read again only after a store changed; the
- * same array comes back while nothing did.
+ * decoded, for the redactor. Read again only after a store of Secrets
+ * changed (other stores churn far more and hold none); the same array comes
+ * back while nothing did.
  */
-export function secretValues(stores: () => ReadonlyMap<string, StoreReader> | undefined): () => readonly string[] {
+export function secretValues(
+  stores: () => ReadonlyMap<string, StoreReader> | undefined,
+  /** Whether the configuration watches Secrets under this name: objects from a list may not name their kind. */
+  isSecretType: (name: string) => boolean = () => false,
+): () => readonly string[] {
+  // A store holds one watched type: the configuration or its first object tells, once, whether it holds Secrets.
+  const holdsSecrets = new WeakMap<StoreReader, boolean>();
   let seenStores: ReadonlyMap<string, StoreReader> | undefined;
   let seenVersions: readonly number[] = [];
   let values: readonly string[] = [];
   return () => {
     const current = stores();
     if (!current) return values;
-    const versions = [...current.values()].map((store) => store.version);
-    if (current === seenStores && versions.every((version, i) => version === seenVersions[i])) return values;
+    const secretStores = [...current].flatMap(([name, store]) => {
+      let known = holdsSecrets.get(store);
+      if (known === undefined && (isSecretType(name) || store.size > 0)) {
+        holdsSecrets.set(store, (known = isSecretType(name) || store.list()[0]?.kind === 'Secret'));
+      }
+      return known ? [store] : [];
+    });
+    const versions = secretStores.map((store) => store.version);
+    if (current === seenStores && versions.length === seenVersions.length && versions.every((version, i) => version === seenVersions[i])) return values;
     seenStores = current;
     seenVersions = versions;
-    const collected: string[] = [];
-    for (const store of current.values()) {
-      // A store holds one watched type: its first object tells whether it holds Secrets.
-      const objects = store.list();
-      if (objects[0]?.kind !== 'Secret') continue;
-      for (const secret of objects) collected.push(...valuesOf(secret));
-    }
-    values = collected;
+    values = secretStores.flatMap((store) => store.list().flatMap(valuesOf));
     return values;
   };
 }

@@ -60,6 +60,14 @@ describe('redaction', () => {
     expect(redactor.scrub('token later-added-token')).to.equal(`token ${REDACTED}`);
   });
 
+  it('trusts the configuration about a store of Secrets whose objects do not name their kind', () => {
+    const listed = new IndexedStore([]);
+    listed.upsert({ metadata: { name: 'token', namespace: 'default' }, data: { token: base64('listed-token-5d4c') } });
+    const stores = new Map([['credentials', listed]]);
+    expect(secretValues(() => stores)()).to.deep.equal([]);
+    expect(secretValues(() => stores, (name) => name === 'credentials')()).to.include('listed-token-5d4c');
+  });
+
   it('scans large texts against many secrets in one pass', () => {
     const redactor = new Redactor();
     const many = Array.from({ length: 2_000 }, (_, i) => `secret-value-${i}-${'x'.repeat(20)}`);
