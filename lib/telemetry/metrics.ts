@@ -25,7 +25,6 @@ export interface Exposition {
 }
 
 export interface Metrics {
-  readonly registry: Registry<RegistryContentType>;
   /** Counts and times one pipeline outcome; `exemplar` names the span it ended, when traced. */
   outcome(outcome: Outcome, exemplar?: Exemplar): void;
   /** Counts and times one finished reconciliation. */
@@ -157,7 +156,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const leader = new Gauge({ name: `${p}leader`, help: '1 while this instance is the leader (the one that deploys), else 0', registers });
 
   return {
-    registry,
     outcome(outcome, exemplar) {
       switch (outcome.type) {
         case 'configApplied':

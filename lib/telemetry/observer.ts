@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { ControllerConfig } from '../config/types.ts';
+import { errorMessage } from '../error-message.ts';
 import type { Endpoint, StoreReader } from '../pipeline/model.ts';
 import type { Outcome } from '../pipeline/outcome.ts';
 import { configView, endpointsView, renderedView, resourcesView, type LastRender } from './debug-views.ts';
@@ -40,15 +41,18 @@ export interface ObserverOptions {
   readonly secrets?: readonly string[];
   /** Work without progress for this long makes /healthz fail. Default 5 minutes. */
   readonly stallAfterMs?: number;
-  /** Endpoints listed in /debug/resources keys per type. Default 1000. */
+  /** Objects per type whose index keys /debug/resources lists. Default 1000. */
   readonly resourceKeysLimit?: number;
+  /** Distinct endpoint label values in the metrics. Default 50. */
   readonly maxEndpointLabels?: number;
+  /** Milliseconds since the epoch, the clock change times in the outcomes come from. Default Date.now. */
   readonly now?: () => number;
 }
 
 export interface Observer {
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** Credentials learnt after the start (a rotated password read from a Secret) are added here. */
   readonly redactor: Redactor;
   readonly healthPort: number;
   readonly metricsPort: number;
@@ -148,21 +152,26 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
     healthPort: portOf(healthServer),
     metricsPort: portOf(metricsServer),
     observe(outcome) {
-      const at = now();
-      if (outcome.type === 'configApplied') {
-        stores = undefined;
-        health.setCondition(configurationLoaded, true);
-      } else if (outcome.type === 'synced') {
-        stores = outcome.stores;
-        health.setCondition(initialSyncDone, true);
-      } else if (outcome.type === 'rendered') {
-        lastRender = { revision: outcome.revision, hash: outcome.hash, files: outcome.files, excluded: outcome.excluded, warnings: outcome.warnings };
+      // Watching the pipeline must never stop it: a failure here is logged, not thrown into the stream.
+      try {
+        const at = now();
+        if (outcome.type === 'configApplied') {
+          stores = undefined;
+          health.setCondition(configurationLoaded, true);
+        } else if (outcome.type === 'synced') {
+          stores = outcome.stores;
+          health.setCondition(initialSyncDone, true);
+        } else if (outcome.type === 'rendered') {
+          lastRender = { revision: outcome.revision, hash: outcome.hash, files: outcome.files, excluded: outcome.excluded, warnings: outcome.warnings };
+        }
+        endpointStates.apply(outcome, at);
+        const traced = followReconciliations(tracker.apply(outcome, at));
+        metrics.outcome(outcome, exemplarLabels(spanEndedBy(outcome, traced)));
+        for (const entry of outcomeLog(outcome)) log(entry);
+        logClosed(traced);
+      } catch (error) {
+        logger.error({ stage: 'reconcile' }, `observing a ${outcome.type} outcome failed: ${errorMessage(error)}`);
       }
-      endpointStates.apply(outcome, at);
-      const traced = followReconciliations(tracker.apply(outcome, at));
-      metrics.outcome(outcome, exemplarLabels(spanEndedBy(outcome, traced)));
-      for (const entry of outcomeLog(outcome)) log(entry);
-      logClosed(traced);
     },
     pipelineStopped(reason) {
       health.pipelineStopped(reason);

@@ -179,6 +179,14 @@ describe('observer', () => {
     expect(lines.join('')).to.not.include(password);
   });
 
+  it('logs a failure of its own instead of throwing it into the pipeline', async () => {
+    const broken = { getTracer: () => ({ startSpan: () => { throw new Error('exporter gone'); }, startActiveSpan: () => undefined }) };
+    const { observer, lines, clock } = await observe({ tracerProvider: broken as unknown as TracerProvider });
+    running = observer;
+    expect(() => observer.observe(rendered(2, [change('web', clock.now - 600)]))).to.not.throw();
+    expect(lines.map((line) => JSON.parse(line).msg)).to.include('observing a rendered outcome failed: exporter gone');
+  });
+
   it('counts in its own registry and, when tracing, puts the trace of each deployment on its samples', async () => {
     const exporter = new InMemorySpanExporter();
     const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
