@@ -27,6 +27,11 @@ export interface ReconciliationTracingOptions {
 }
 
 const failedResults = new Set(['render_failed', 'invalid', 'deploy_failed']);
+/**
+ * Times go to the SDK as dates: it reads a bare number no larger than
+ * performance.now() as a time since the process started, not the epoch.
+ */
+const at = (ms: number) => new Date(ms);
 const minScheduleWaitMs = 10;
 
 /** Trace ids for an exemplar, when the span is recorded (sampled) at all. */
@@ -82,7 +87,7 @@ export class ReconciliationTracing {
       name,
       {
         kind: options.kind ?? SpanKind.INTERNAL,
-        startTime: options.start,
+        startTime: at(options.start),
         ...(options.attributes ? { attributes: options.attributes } : {}),
         ...(options.links ? { links: options.links } : {}),
         root: parent === undefined,
@@ -91,9 +96,9 @@ export class ReconciliationTracing {
     );
   }
 
-  #fail(span: Span, type: string, message: string, at: number): void {
+  #fail(span: Span, type: string, message: string, time: number): void {
     const scrubbed = this.#redactor.scrub(message);
-    span.addEvent('exception', { 'exception.type': type, 'exception.message': scrubbed }, at);
+    span.addEvent('exception', { 'exception.type': type, 'exception.message': scrubbed }, at(time));
     span.setStatus({ code: SpanStatusCode.ERROR, message: scrubbed });
   }
 
@@ -116,7 +121,7 @@ export class ReconciliationTracing {
         ...(change.namespace !== undefined ? { 'change.namespace': change.namespace } : {}),
       };
       const span = this.#child(`change ${change.kind}`, parent, { start: change.at, attributes });
-      span.end(Math.max(change.at, reconciliation.render.start));
+      span.end(at(Math.max(change.at, reconciliation.render.start)));
       return { context: span.spanContext(), attributes };
     });
     const render = this.#child('render', parent, {
@@ -130,7 +135,7 @@ export class ReconciliationTracing {
       },
     });
     if (reconciliation.render.error !== undefined) this.#fail(render, 'RenderError', reconciliation.render.error, reconciliation.render.end);
-    render.end(reconciliation.render.end);
+    render.end(at(reconciliation.render.end));
     return render.spanContext();
   }
 
@@ -142,7 +147,7 @@ export class ReconciliationTracing {
       attributes: { 'config.hash': reconciliation.hash, 'validation.verdict': validation.verdict },
     });
     if (validation.error !== undefined) this.#fail(span, 'ValidationError', validation.error, validation.end);
-    span.end(validation.end);
+    span.end(at(validation.end));
     return span.spanContext();
   }
 
@@ -154,7 +159,7 @@ export class ReconciliationTracing {
       start: schedule.start,
       attributes: { 'deploy.endpoints': reconciliation.deploys.size },
     });
-    span.end(schedule.end);
+    span.end(at(schedule.end));
     return span.spanContext();
   }
 
@@ -184,14 +189,14 @@ export class ReconciliationTracing {
       span.addEvent(
         'exception',
         { 'exception.type': 'DeployError', 'exception.message': this.#redactor.scrub(failure.error), 'deploy.attempt': failure.attempt },
-        failure.at,
+        at(failure.at),
       );
     }
     const last = deploy.failures.at(-1);
     if (deploy.ended === 'failed' && last) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: this.#redactor.scrub(`failed after ${last.attempt} attempt${last.attempt === 1 ? '' : 's'}: ${last.error}`) });
     }
-    span.end(deploy.end ?? deploy.start);
+    span.end(at(deploy.end ?? deploy.start));
     return span.spanContext();
   }
 
@@ -205,7 +210,7 @@ export class ReconciliationTracing {
       ...(reconciliation.hash ? { 'config.hash': reconciliation.hash } : {}),
     });
     if (failedResults.has(reconciliation.result ?? '')) root.setStatus({ code: SpanStatusCode.ERROR, message: reconciliation.result });
-    root.end(reconciliation.end);
+    root.end(at(reconciliation.end ?? reconciliation.start));
     return root.spanContext();
   }
 
@@ -218,7 +223,7 @@ export class ReconciliationTracing {
     });
     const span = this.#deploy(deploy, root.spanContext());
     if (deploy.ended === 'failed') root.setStatus({ code: SpanStatusCode.ERROR, message: 'deploy_failed' });
-    root.end(deploy.end ?? deploy.start);
+    root.end(at(deploy.end ?? deploy.start));
     return span;
   }
 }
