@@ -1,19 +1,26 @@
 /**
  * Change-to-traffic benchmark for local mode: the shipped configuration, a
  * real HAProxy and real backends on loopback. Prints
- *   - the time from a manifest write to traffic served, for a change the
- *     Runtime API applies (an endpoint added) and for one that needs a
- *     reload (a new Ingress with a new Service);
+ *   - the time from a manifest write to traffic served (measured here, over
+ *     HTTP) and from the change to its deployment (read from the
+ *     controller's own haproxy_template_ic_change_to_deploy_seconds
+ *     histogram, scraped from /metrics before and after each change), for a
+ *     change the Runtime API applies (an endpoint added) and for one that
+ *     needs a reload (a new Ingress with a new Service);
  *   - the share of changes applied without a reload in a churn run of
  *     endpoint, path-to-existing-backend, certificate and new-backend
- *     changes. Target: every endpoint, path and certificate change is
- *     reload-free (reloads counted from HAProxy's master socket).
+ *     changes, from the runtime_deploys_total and reloads_total counters,
+ *     checked against HAProxy's master socket. Target: every endpoint, path
+ *     and certificate change is reload-free;
+ *   - the render, validation and deployment times of the whole run, from
+ *     their histograms.
  *
  * The figures include the controller's deliberate waits (500 ms debounce,
  * 2 s minimum deployment interval, seed defaults), which dominate them.
  */
 import { LocalHarness } from '../spec/support/local-harness.ts';
 import { ingress, service, slice, tlsSecret, type PathRule } from '../spec/support/manifest-builders.ts';
+import { histogramTotals, parseExposition, sampleValue, type Exposition } from '../spec/support/prometheus-text.ts';
 import { LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../spec/support/tls-fixture.ts';
 
 const samples = Number(process.env['BENCH_SAMPLES'] ?? 3);
@@ -32,6 +39,38 @@ const secret = (cert: string, key: string) => tlsSecret('tls', cert, key);
 const harness = await LocalHarness.start({ manifests: {}, backends: 12 });
 const ports = harness.backends;
 const settle = () => new Promise((resolve) => setTimeout(resolve, 2_100));
+
+const metric = (name: string) => `haproxy_template_ic_${name}`;
+
+async function scrape(): Promise<Exposition> {
+  const response = await fetch(`http://127.0.0.1:${harness.mode.observer.metricsPort}/metrics`);
+  return parseExposition(await response.text(), { openMetrics: false });
+}
+
+/** How much a counter grew between two scrapes, over all its series. */
+function grew(before: Exposition, after: Exposition, name: string): number {
+  const total = (e: Exposition) => (e.get(name)?.samples ?? []).reduce((sum, s) => sum + s.value, 0);
+  return total(after) - total(before);
+}
+
+/** A quantile from cumulative histogram buckets, interpolated within the bucket as Prometheus does. */
+function quantile(exposition: Exposition, name: string, q: number): number {
+  const buckets = (exposition.get(name)?.samples ?? [])
+    .filter((s) => s.name === `${name}_bucket`)
+    .map((s) => ({ le: Number(s.labels['le'] === '+Inf' ? Number.POSITIVE_INFINITY : s.labels['le']), count: s.value }));
+  const merged = [...new Set(buckets.map((b) => b.le))].sort((a, b) => a - b).map((le) => ({ le, count: buckets.filter((b) => b.le === le).reduce((sum, b) => sum + b.count, 0) }));
+  const total = merged.at(-1)?.count ?? 0;
+  if (total === 0) return Number.NaN;
+  const rank = q * total;
+  let lower = 0;
+  let below = 0;
+  for (const { le, count } of merged) {
+    if (count >= rank) return le === Number.POSITIVE_INFINITY ? lower : lower + ((le - lower) * (rank - below)) / Math.max(count - below, 1);
+    lower = le;
+    below = count;
+  }
+  return lower;
+}
 
 /** Writes a change and measures until `served` holds, polling HTTP every 5 ms. */
 async function timeToTraffic(change: () => Promise<void>, served: () => Promise<boolean>): Promise<number> {
@@ -52,21 +91,34 @@ try {
 
   const runtimeTimes: number[] = [];
   const reloadTimes: number[] = [];
+  const runtimeDeployLatencies: number[] = [];
+  const reloadDeployLatencies: number[] = [];
+  /** Measures one change: traffic served here, and its change-to-deploy latency from the controller's histogram. */
+  const sample = async (mode: 'runtime' | 'reload', change: () => Promise<void>, served: () => Promise<boolean>) => {
+    const before = await scrape();
+    const from = harness.mark();
+    const trafficMs = await timeToTraffic(change, served);
+    await harness.next(from, 'deployed');
+    const after = await scrape();
+    const name = metric('change_to_deploy_seconds');
+    const [a, b] = [histogramTotals(before, name, { mode }), histogramTotals(after, name, { mode })];
+    if (b.count - a.count !== 1) throw new Error(`expected one ${mode} deployment in the metrics, got ${b.count - a.count}`);
+    (mode === 'runtime' ? runtimeTimes : reloadTimes).push(trafficMs);
+    (mode === 'runtime' ? runtimeDeployLatencies : reloadDeployLatencies).push((b.sum - a.sum) * 1000);
+  };
   for (let i = 1; i <= samples; i++) {
     await settle();
-    runtimeTimes.push(
-      await timeToTraffic(
-        () => harness.write(`web-${i}.yaml`, endpointSlice(`web-${i}`, 'web', ports[i]!)),
-        async () => (await harness.answering('web.example.com', '/', 6)).includes(ports[i]!),
-      ),
+    await sample(
+      'runtime',
+      () => harness.write(`web-${i}.yaml`, endpointSlice(`web-${i}`, 'web', ports[i]!)),
+      async () => (await harness.answering('web.example.com', '/', 6)).includes(ports[i]!),
     );
     await settle();
     const host = `new-${i}.example.com`;
-    reloadTimes.push(
-      await timeToTraffic(
-        () => harness.write(`new-${i}.yaml`, [site(`new-${i}`, host, [['/', `new-${i}`]]), svc(`new-${i}`, ports[6 + i]!), endpointSlice(`new-${i}-0`, `new-${i}`, ports[6 + i]!)].join('---\n')),
-        async () => (await harness.get(host, '/')).body.startsWith(`backend ${ports[6 + i]} `),
-      ),
+    await sample(
+      'reload',
+      () => harness.write(`new-${i}.yaml`, [site(`new-${i}`, host, [['/', `new-${i}`]]), svc(`new-${i}`, ports[6 + i]!), endpointSlice(`new-${i}-0`, `new-${i}`, ports[6 + i]!)].join('---\n')),
+      async () => (await harness.get(host, '/')).body.startsWith(`backend ${ports[6 + i]} `),
     );
   }
 
@@ -74,6 +126,7 @@ try {
   const kinds = ['endpoint', 'path', 'certificate', 'new backend'] as const;
   const modes = new Map<string, string[]>(kinds.map((kind) => [kind, []]));
   const reloadsBefore = await harness.reloads();
+  const churnBefore = await scrape();
   for (let round = 0; round < samples * 2; round++) {
     for (const kind of kinds) {
       await settle();
@@ -94,17 +147,24 @@ try {
     }
   }
   const reloads = (await harness.reloads()) - reloadsBefore;
+  const churnAfter = await scrape();
+  const runtimeCounted = grew(churnBefore, churnAfter, metric('runtime_deploys_total'));
+  const reloadsCounted = grew(churnBefore, churnAfter, metric('reloads_total'));
 
+  const stats = (values: readonly number[]) => [String(values.length), median(values).toFixed(0), Math.min(...values).toFixed(0), Math.max(...values).toFixed(0)];
   const rows = [
     ['path', 'samples', 'median ms', 'min ms', 'max ms'],
-    ['runtime (endpoint added)', String(runtimeTimes.length), median(runtimeTimes).toFixed(0), Math.min(...runtimeTimes).toFixed(0), Math.max(...runtimeTimes).toFixed(0)],
-    ['reload (new Ingress + Service)', String(reloadTimes.length), median(reloadTimes).toFixed(0), Math.min(...reloadTimes).toFixed(0), Math.max(...reloadTimes).toFixed(0)],
+    ['runtime (endpoint added): traffic served', ...stats(runtimeTimes)],
+    ['runtime (endpoint added): deployed, from metrics', ...stats(runtimeDeployLatencies)],
+    ['reload (new Ingress + Service): traffic served', ...stats(reloadTimes)],
+    ['reload (new Ingress + Service): deployed, from metrics', ...stats(reloadDeployLatencies)],
   ];
   const print = (table: string[][]) => {
     const widths = table[0]!.map((_, c) => Math.max(...table.map((row) => row[c]!.length)));
     for (const row of table) process.stdout.write(`${row.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}\n`);
   };
-  process.stdout.write('\nTime from a manifest change to traffic served (includes the 500 ms debounce):\n');
+  process.stdout.write('\nTime from a manifest change to traffic served (measured over HTTP) and to its deployment\n');
+  process.stdout.write('(haproxy_template_ic_change_to_deploy_seconds; both include the 500 ms debounce):\n');
   print(rows);
   process.stdout.write('\nChurn run, deployments by change kind:\n');
   const churnRows = [['change', 'changes', 'runtime', 'reload', 'reload-free']];
@@ -117,9 +177,25 @@ try {
     if (kind !== 'new backend' && reload > 0) target = false;
   }
   print(churnRows);
-  const all = [...modes.values()].flat();
-  const share = (100 * all.filter((m) => m === 'runtime').length) / all.length;
-  process.stdout.write(`\nreload-free share of all changes: ${share.toFixed(0)}%; reloads counted on the master socket: ${reloads}\n`);
+  const share = (100 * runtimeCounted) / (runtimeCounted + reloadsCounted);
+  process.stdout.write(
+    `\nreload-free share of all changes, from the metrics: ${share.toFixed(0)}% (runtime_deploys_total +${runtimeCounted}, reloads_total +${reloadsCounted}); ` +
+      `reloads counted on the master socket: ${reloads}${reloads === reloadsCounted ? ', the same' : ', NOT the same'}\n`,
+  );
+  const final = await scrape();
+  const stageRows = [['stage', 'count', 'mean ms', 'p50 ms', 'p95 ms']];
+  for (const [stage, name] of [
+    ['render', 'render_duration_seconds'],
+    ['validation (haproxy -c)', 'validation_duration_seconds'],
+    ['deployment', 'deploy_duration_seconds'],
+    ['reconciliation', 'reconciliation_duration_seconds'],
+  ] as const) {
+    const { count, sum } = histogramTotals(final, metric(name));
+    stageRows.push([stage, String(count), ((1000 * sum) / count).toFixed(1), (1000 * quantile(final, metric(name), 0.5)).toFixed(1), (1000 * quantile(final, metric(name), 0.95)).toFixed(1)]);
+  }
+  process.stdout.write('\nWhole run, from the controller\'s histograms (quantiles interpolated within buckets):\n');
+  print(stageRows);
+  process.stdout.write(`reconciliations: ${sampleValue(final, metric('reconciliations_total'), { result: 'deployed' })} deployed, ${sampleValue(final, metric('reconciliations_total'), { result: 'unchanged' })} unchanged\n`);
   process.stdout.write(`target (every endpoint, path and certificate change reload-free): ${target ? 'met' : 'NOT MET'}\n`);
 } finally {
   await harness.stop();

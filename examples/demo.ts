@@ -1,9 +1,11 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defaultConfigPath } from '../lib/cli/package-root.ts';
+import { defaultConfigPath, packageVersion } from '../lib/cli/package-root.ts';
 import { processOutput } from '../lib/cli/output.ts';
 import { terminationRequested } from '../lib/cli/termination.ts';
+import { logSettingsFromEnvironment } from '../lib/telemetry/logger.ts';
+import { tracingRequested } from '../lib/telemetry/tracing-environment.ts';
 import { startLocalMode } from '../streams/local-mode.ts';
 import { demoBackendPorts, startBackends } from './backends.ts';
 
@@ -13,6 +15,8 @@ import { demoBackendPorts, startBackends } from './backends.ts';
  */
 const manifests = fileURLToPath(new URL('manifests', import.meta.url));
 const stopBackends = await startBackends(demoBackendPorts);
+// Like the command: LOG_LEVEL, readable lines on a terminal, traces when an OTLP endpoint is set.
+const tracing = tracingRequested(process.env) ? (await import('../lib/telemetry/tracing-sdk.ts')).startTracing(packageVersion()) : undefined;
 const mode = await startLocalMode({
   manifests,
   config: { path: defaultConfigPath(), watch: false },
@@ -24,6 +28,8 @@ const mode = await startLocalMode({
   healthPort: 8080,
   metricsPort: 9090,
   output: processOutput,
+  log: logSettingsFromEnvironment(process.env, process.stdout),
+  ...(tracing ? { tracerProvider: tracing.provider } : {}),
 });
 processOutput.out(
   [
@@ -39,4 +45,5 @@ processOutput.out(
 await terminationRequested();
 processOutput.out('stopping HAProxy, the controller and the backends\n');
 await mode.stop();
+await tracing?.shutdown();
 await stopBackends();

@@ -1,5 +1,5 @@
-import type { Server } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { TracerProvider } from '@opentelemetry/api';
 import {
   BehaviorSubject,
   catchError,
@@ -20,11 +20,10 @@ import {
   type Observable,
 } from 'rxjs';
 import type { CommandOutput } from '../lib/cli/output.ts';
-import { outcomeLines } from '../lib/cli/outcome-lines.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
 import type { ConfigLoad, ControllerConfig, WatchedResource } from '../lib/config/types.ts';
 import type { DataplaneTlsOptions } from '../lib/dataplane/tls.ts';
-import { discoveredFleet } from '../lib/deploy/discovered-fleet.ts';
+import { discoveredFleet, type DiscoveredFleet } from '../lib/deploy/discovered-fleet.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { Validator } from '../lib/haproxy/validator.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
@@ -39,8 +38,8 @@ import { podEndpoint } from '../lib/kube/pod-endpoints.ts';
 import { watchedType } from '../lib/kube/select.ts';
 import type { Endpoint, KubeObject, StoreReader } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
-import { createMetrics } from '../lib/telemetry/metrics.ts';
-import { serveHealth, serveMetrics } from '../lib/telemetry/http-endpoints.ts';
+import type { LogSettings } from '../lib/telemetry/logger.ts';
+import { startObserver, type Observer } from '../lib/telemetry/observer.ts';
 import { controller } from './controller.ts';
 import { informerEvents, type StartInformer } from './informer-events.ts';
 import { leadership } from './leadership.ts';
@@ -76,6 +75,14 @@ export interface ClusterModeOptions {
   readonly informer?: InformerOptions;
   readonly eventSeries?: EventSeriesOptions;
   readonly output: CommandOutput;
+  /** JSON lines to `output` by default. */
+  readonly log?: LogSettings;
+  /** Set up at the entry point when an OTLP endpoint is configured. */
+  readonly tracerProvider?: TracerProvider;
+  /** Work without progress for this long makes /healthz fail. */
+  readonly stallAfterMs?: number;
+  /** Lines the entry point found before logging started (the container's limits), logged first. */
+  readonly notes?: readonly string[];
 }
 
 export interface ClusterMode {
@@ -83,6 +90,8 @@ export interface ClusterMode {
   stop(): Promise<void>;
   readonly outcomes: Observable<Outcome>;
   readonly leading: Observable<boolean>;
+  /** Logs, metrics, traces, health and debug views. */
+  readonly observer: Observer;
   /** Number of informer restarts so far, by watched resource. */
   readonly restarts: ReadonlyMap<string, number>;
   /** The resource stores as last rendered; undefined before the first render. */
@@ -115,6 +124,33 @@ function sameEndpoints(a: readonly Endpoint[], b: readonly Endpoint[]): boolean 
 export async function startClusterMode(options: ClusterModeOptions): Promise<ClusterMode> {
   const { kubeConfig, namespace, output } = options;
   const restarts = new Map<string, number>();
+  let current: ControllerConfig | undefined;
+  let fleet: DiscoveredFleet | undefined;
+  let endpointsNow: readonly Endpoint[] = [];
+  const observer = await startObserver({
+    health: { host: options.bindAddress, port: options.healthPort },
+    metrics: { host: options.bindAddress, port: options.metricsPort },
+    log: options.log ?? { level: 'info', format: 'json', write: output.out },
+    ...(options.tracerProvider ? { tracerProvider: options.tracerProvider } : {}),
+    ...(options.stallAfterMs !== undefined ? { stallAfterMs: options.stallAfterMs } : {}),
+    config: () => current,
+    settings: () => ({
+      mode: 'cluster',
+      namespace,
+      configMap: options.configMap,
+      credentialsSecret: options.credentialsSecret,
+      identity: options.identity,
+      lease: options.lease,
+      publishService: options.publishService,
+      dataplaneTls: options.dataplaneTls,
+      dataplaneContainer: options.dataplaneContainer,
+    }),
+    endpoints: () => endpointsNow,
+    endpointDetails: () => fleet?.statuses() ?? new Map(),
+  });
+  const log = observer.logger;
+  for (const note of options.notes ?? []) log.info(note);
+  const kubeLog = log.child({ stage: 'kubernetes' });
   const informerOptions = options.informer ?? defaultInformerOptions;
   const start: StartInformer = (spec, handlers) => {
     const informer = new ResilientInformer(kubeConfig, spec, handlers, informerOptions);
@@ -123,7 +159,8 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   };
   const restarting = (resource: string) => (reason: string, delayMs: number) => {
     restarts.set(resource, (restarts.get(resource) ?? 0) + 1);
-    output.err(`warning: informer for ${resource} restarting in ${Math.round(delayMs)} ms: ${reason}\n`);
+    observer.informerRestarted(resource, reason);
+    kubeLog.warn(`informer for ${resource} restarting in ${Math.round(delayMs)} ms: ${reason}`);
   };
   // Every ConfigMap and Secret of the namespace: templates may be kept in any of them (GitOps).
   const inNamespace = (resource: string) => ({ apiVersion: 'v1', kind: resource === 'configmaps' ? 'ConfigMap' : 'Secret', resource, namespace });
@@ -140,7 +177,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
         leadership({
           attempt: () => defer(() => lock.tryAcquireOrRenew()),
           renewDeadlineMs: options.lease.renewDeadlineMs,
-          onError: (error) => output.err(`warning: lease ${namespace}/${options.lease!.name}: ${error}\n`),
+          onError: (error) => kubeLog.warn(`lease ${namespace}/${options.lease!.name}: ${error}`),
         }),
       )
     : EMPTY;
@@ -152,6 +189,8 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     map(([configMaps, secrets]) => controllerCandidate(options.configMap, options.credentialsSecret, byName(configMaps), byName(secrets))),
     distinctUntilChanged(sameCandidate),
     tap((candidate) => {
+      // Learnt credentials join the redaction list before anything could log them.
+      if (candidate.password) observer.redactor.add(candidate.password);
       configSources = [configMapSubject, ...candidate.sources.map((source) => ({ apiVersion: 'v1', kind: source.kind, namespace, name: source.name }))];
     }),
   );
@@ -166,11 +205,12 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   let resources: readonly WatchedResource[] = [];
   let className = '';
   let stores: ReadonlyMap<string, StoreReader> | undefined;
-  let synced = false;
   const statusWriter = options.publishService ? new IngressStatusWriter(kubeConfig) : undefined;
 
   const pipeline = ({ config, candidate }: Loaded, report: (outcome: Outcome) => void) => {
-    const fleet = discoveredFleet({ username: candidate.username, password: candidate.password, tls: options.dataplaneTls });
+    current = config;
+    const pipelineFleet = discoveredFleet({ username: candidate.username, password: candidate.password, tls: options.dataplaneTls });
+    fleet = pipelineFleet;
     const renderer = createRenderer(config);
     const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
     resources = config.watchedResources;
@@ -190,7 +230,10 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     const endpoints = combineLatest([pods, leading]).pipe(
       map(([found, leader]) => (leader ? found : [])),
       distinctUntilChanged(sameEndpoints),
-      tap((current) => fleet.retain(current)),
+      tap((found) => {
+        endpointsNow = found;
+        pipelineFleet.retain(found);
+      }),
     );
     const events = informerEvents({
       resources: config.watchedResources,
@@ -209,10 +252,10 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
             return of(renderer({ stores: snapshot.stores }));
           }),
         validate: (rendered) => defer(() => validator.validate(rendered)),
-        deploy: (request) => defer(() => fleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
+        deploy: (request) => defer(() => pipelineFleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
         report,
       }),
-      finalize(() => void fleet.stop()),
+      finalize(() => void pipelineFleet.stop()),
     );
   };
 
@@ -223,8 +266,6 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     ...(options.eventSeries ? { series: options.eventSeries } : {}),
   });
 
-  const metrics = createMetrics();
-  let deployedOnce = false;
   const observed = new Subject<Outcome>();
   const outcomes = candidates.pipe(controller({ load, pipeline }));
 
@@ -236,7 +277,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
       (event) =>
         defer(() => recorder.record(event)).pipe(
           catchError((error: unknown) => {
-            output.err(`warning: event ${event.reason} on ${event.regarding.kind} ${event.regarding.name} not written: ${errorMessage(error)}\n`);
+            kubeLog.warn(`event ${event.reason} on ${event.regarding.kind} ${event.regarding.name} not written: ${errorMessage(error)}`);
             return EMPTY;
           }),
         ),
@@ -261,10 +302,10 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
           serialLatest(([service]) =>
             defer(() => statusWriter.sync(stores!, resources, className, service)).pipe(
               tap((written) => {
-                if (written > 0) output.out(`ingress status: ${written} Ingress(es) now publish ${publish.namespace}/${publish.name}\n`);
+                if (written > 0) kubeLog.info(`ingress status: ${written} Ingress(es) now publish ${publish.namespace}/${publish.name}`);
               }),
               catchError((error: unknown) => {
-                output.err(`warning: ingress status not written: ${errorMessage(error)}\n`);
+                kubeLog.warn(`ingress status not written: ${errorMessage(error)}`);
                 return EMPTY;
               }),
             ),
@@ -274,42 +315,40 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
 
   const subscription = outcomes.subscribe({
     next: (outcome) => {
-      metrics.observe(outcome);
-      if (outcome.type === 'synced') synced = true;
-      if (outcome.type === 'deployed') deployedOnce = true;
-      for (const line of outcomeLines(outcome)) output.out(`${line}\n`);
+      observer.observe(outcome);
       observed.next(outcome);
     },
-    error: (error: unknown) => output.err(`error: the pipeline stopped: ${String(error)}\n`),
+    error: (error: unknown) => observer.pipelineStopped(errorMessage(error)),
+    complete: () => observer.pipelineStopped('the configuration source ended'),
   });
   subscription.add(
     leadership$.subscribe((leader) => {
-      output.out(leader ? `leading: this replica (${options.identity}) deploys\n` : `following: another replica deploys\n`);
+      kubeLog.info(leader ? `leading: this replica (${options.identity}) deploys` : 'following: another replica deploys');
+      observer.leaderChanged(leader);
       leading.next(leader);
     }),
   );
   subscription.add(eventWrites.subscribe());
   subscription.add(statusWrites.subscribe());
 
-  const servers: Server[] = [
-    await serveHealth(options.healthPort, options.bindAddress, { ready: () => synced && (deployedOnce || !leading.value) }),
-    await serveMetrics(options.metricsPort, options.bindAddress, metrics.registry),
-  ];
-  output.out(
+  if (!options.lease) observer.leaderChanged(true);
+  log.info(
     `watching ConfigMap ${namespace}/${options.configMap} and Secret ${namespace}/${options.credentialsSecret}; ` +
-      `health on ${options.bindAddress}:${options.healthPort}, metrics on ${options.bindAddress}:${options.metricsPort}\n`,
+      `health on ${options.bindAddress}:${observer.healthPort}, metrics on ${options.bindAddress}:${observer.metricsPort}`,
   );
 
   return {
     outcomes: observed.asObservable(),
     leading: leading.asObservable(),
     restarts,
+    observer,
     stores: () => stores,
     stop: async () => {
+      observer.beginShutdown();
       subscription.unsubscribe();
       leading.next(false);
-      await lock?.release().catch((error: unknown) => output.err(`warning: lease not released: ${errorMessage(error)}\n`));
-      await Promise.all(servers.map((server) => new Promise<void>((done) => server.close(() => done()))));
+      await lock?.release().catch((error: unknown) => kubeLog.warn(`lease not released: ${errorMessage(error)}`));
+      await observer.stop();
     },
   };
 }

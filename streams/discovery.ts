@@ -1,5 +1,10 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { DeployReason, Endpoint, FleetCommand, FleetInput, Validated } from '../lib/pipeline/model.ts';
+import type { Report } from '../lib/pipeline/outcome.ts';
+
+export interface DiscoveryOptions {
+  readonly report: Report;
+}
 
 function deploy(endpoint: Endpoint, config: Validated, reason: DeployReason): FleetCommand {
   return { type: 'deploy', request: { endpoint, config, reason } };
@@ -9,9 +14,10 @@ function deploy(endpoint: Endpoint, config: Validated, reason: DeployReason): Fl
  * Turns the newest config and whole endpoint-set snapshots into per-endpoint
  * commands. A new endpoint gets the current config at once: waiting for the
  * next resource change could leave a fresh HAProxy serving nothing for as
- * long as the cluster stays quiet.
+ * long as the cluster stays quiet. Each fan-out is reported with the
+ * endpoints it reached, so a reconciliation knows which deployments it waits for.
  */
-export function discovery(): OperatorFunction<FleetInput, FleetCommand> {
+export function discovery({ report }: DiscoveryOptions): OperatorFunction<FleetInput, FleetCommand> {
   return (source) =>
     new Observable<FleetCommand>((subscriber) => {
       // Per subscription: a second subscriber must discover every endpoint afresh.
@@ -22,6 +28,7 @@ export function discovery(): OperatorFunction<FleetInput, FleetCommand> {
         next: (input) => {
           if (input.type === 'config') {
             config = input.config;
+            report({ type: 'deploying', revision: config.revision, hash: config.hash, reason: 'change', endpoints: [...endpoints.keys()] });
             for (const endpoint of endpoints.values()) subscriber.next(deploy(endpoint, config, 'change'));
             return;
           }
@@ -31,12 +38,14 @@ export function discovery(): OperatorFunction<FleetInput, FleetCommand> {
           for (const id of previous.keys()) {
             if (!endpoints.has(id)) subscriber.next({ type: 'remove', endpointId: id });
           }
-          for (const endpoint of endpoints.values()) {
-            const known = previous.get(endpoint.id);
-            if (known?.url === endpoint.url) continue;
+          const discovered = [...endpoints.values()].filter((endpoint) => previous.get(endpoint.id)?.url !== endpoint.url);
+          if (config && discovered.length > 0) {
+            report({ type: 'deploying', revision: config.revision, hash: config.hash, reason: 'discovered', endpoints: discovered.map((e) => e.id) });
+          }
+          for (const endpoint of discovered) {
             // A new url is a new HAProxy instance: the old one's synchroniser
             // must finish before one for the new instance starts.
-            if (known) subscriber.next({ type: 'remove', endpointId: endpoint.id });
+            if (previous.has(endpoint.id)) subscriber.next({ type: 'remove', endpointId: endpoint.id });
             if (config) subscriber.next(deploy(endpoint, config, 'discovered'));
           }
         },

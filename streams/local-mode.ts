@@ -1,6 +1,6 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { Server } from 'node:http';
+import type { TracerProvider } from '@opentelemetry/api';
 import {
   catchError,
   concat,
@@ -18,10 +18,10 @@ import {
   type Subscription,
 } from 'rxjs';
 import { loadControllerConfig } from '../lib/config/load.ts';
+import type { RetrySettings } from '../lib/config/pipeline-settings.ts';
 import type { ConfigLoad, ControllerConfig } from '../lib/config/types.ts';
 import type { CommandOutput } from '../lib/cli/output.ts';
 import { errorMessage } from '../lib/error-message.ts';
-import { outcomeLines } from '../lib/cli/outcome-lines.ts';
 import { dataplaneFleet, type DataplaneFleetOptions } from '../lib/dataplane/fleet.ts';
 import type { Fleet } from '../lib/deploy/fleet.ts';
 import { localFleet } from '../lib/deploy/local-fleet.ts';
@@ -31,8 +31,8 @@ import { readManifestFiles } from '../lib/kube/manifests.ts';
 import { watchedType } from '../lib/kube/select.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
-import { createMetrics } from '../lib/telemetry/metrics.ts';
-import { serveHealth, serveMetrics } from '../lib/telemetry/http-endpoints.ts';
+import type { LogSettings } from '../lib/telemetry/logger.ts';
+import { startObserver, type Observer } from '../lib/telemetry/observer.ts';
 import { controller } from './controller.ts';
 import { manifestEvents } from './manifest-events.ts';
 import { reconcile } from './reconcile.ts';
@@ -48,12 +48,22 @@ export interface LocalModeOptions {
   readonly httpPort: number;
   readonly httpsPort: number;
   readonly statusPort: number;
+  /** Controller /healthz, /readyz and /debug/* (0: any free port, see LocalMode.observer). */
   readonly healthPort: number;
+  /** Controller /metrics (0: any free port). */
   readonly metricsPort: number;
   /** How long file changes settle before the folder is re-read. */
   readonly settleMs?: number;
   /** Deploy to these Data Plane APIs instead of a HAProxy on this machine. */
   readonly dataplane?: DataplaneFleetOptions;
+  /** How failed deployments are retried; the pipeline's default (5 attempts, from 1 s apart) when absent. */
+  readonly retry?: RetrySettings;
+  /** Work without progress for this long fails /healthz; 5 minutes when absent. */
+  readonly stallAfterMs?: number;
+  /** Where logs go; JSON lines at level info to `output` when absent. */
+  readonly log?: LogSettings;
+  /** Set up by the entry point when traces are wanted; nothing is traced without it. */
+  readonly tracerProvider?: TracerProvider;
   readonly output: CommandOutput;
 }
 
@@ -63,6 +73,8 @@ export interface LocalMode {
   /** The HAProxy on this machine; absent when deploying to Data Plane APIs. */
   readonly target: LocalTarget | undefined;
   readonly fleet: Fleet;
+  /** Logs, metrics, traces, health and debug views: their ports and the logger. */
+  readonly observer: Observer;
   /** Every outcome, for callers that wait on them (tests, the demo). */
   readonly outcomes: Observable<Outcome>;
 }
@@ -82,28 +94,63 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   const dirs = initial.ok
     ? initial.config.dataplane
     : { mapsDir: 'maps', certificatesDir: 'ssl', generalDir: 'general' };
-  let target: LocalTarget | undefined;
-  let fleet: Fleet;
-  if (options.dataplane) {
-    fleet = dataplaneFleet(options.dataplane);
-  } else {
-    const local = await localFleet({
+
+  const dataplane = options.dataplane;
+  // What the debug views read once the fleet exists and a configuration is in force.
+  let fleet: Fleet | undefined;
+  let dataplaneStatuses: () => ReadonlyMap<string, unknown> = () => new Map();
+  let current: ControllerConfig | undefined;
+  const observer = await startObserver({
+    health: { host: '127.0.0.1', port: options.healthPort },
+    metrics: { host: '127.0.0.1', port: options.metricsPort },
+    log: options.log ?? { level: 'info', format: 'json', write: output.out },
+    ...(options.tracerProvider ? { tracerProvider: options.tracerProvider } : {}),
+    config: () => current,
+    settings: () => ({
+      mode: 'local',
+      manifests: resolve(options.manifests),
+      config: options.config.path,
       workDir,
-      dirs,
       bindAddress: options.bindAddress,
-      httpPort: options.httpPort,
-      httpsPort: options.httpsPort,
-      statusPort: options.statusPort,
-      log: (line) => output.out(`${line}\n`),
-    });
-    if (local.attached) output.out(`attached to the HAProxy already running in ${workDir}\n`);
-    target = local.target;
-    fleet = local;
+      ports: { http: options.httpPort, https: options.httpsPort, status: options.statusPort },
+      ...(dataplane ? { dataplane: { urls: dataplane.urls, username: dataplane.username, password: dataplane.password, tls: dataplane.tls } } : {}),
+    }),
+    endpoints: () => fleet?.endpoints ?? [],
+    ...(dataplane ? { endpointDetails: () => dataplaneStatuses() } : {}),
+    ...(options.stallAfterMs !== undefined ? { stallAfterMs: options.stallAfterMs } : {}),
+    secrets: dataplane?.password !== undefined ? [dataplane.password, `${dataplane.username ?? ''}:${dataplane.password}`] : [],
+  });
+  const log = observer.logger;
+  let target: LocalTarget | undefined;
+  try {
+    if (dataplane) {
+      const remote = dataplaneFleet(dataplane);
+      dataplaneStatuses = () => remote.statuses();
+      fleet = remote;
+    } else {
+      const haproxyLog = log.child({ stage: 'haproxy' });
+      const local = await localFleet({
+        workDir,
+        dirs,
+        bindAddress: options.bindAddress,
+        httpPort: options.httpPort,
+        httpsPort: options.httpsPort,
+        statusPort: options.statusPort,
+        log: (line) => haproxyLog.info(line),
+      });
+      if (local.attached) log.info(`attached to the HAProxy already running in ${workDir}`);
+      target = local.target;
+      fleet = local;
+    }
+  } catch (error) {
+    await observer.stop();
+    throw error;
   }
+  const activeFleet: Fleet = fleet;
 
   const load = (text: string): ConfigLoad<ControllerConfig> => {
     const loaded = loadControllerConfig(text);
-    return loaded.ok ? { ok: true, config: fleet.prepare(loaded.config) } : { ok: false, errors: loaded.errors.map((e) => `${options.config.path}: ${e}`) };
+    return loaded.ok ? { ok: true, config: activeFleet.prepare(loaded.config) } : { ok: false, errors: loaded.errors.map((e) => `${options.config.path}: ${e}`) };
   };
 
   const settle = options.settleMs ?? 100;
@@ -120,20 +167,20 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       }),
       debounceTime(settle),
     );
+  const configLog = log.child({ stage: 'config' });
   const readConfig = () =>
     defer(() => readFile(options.config.path, 'utf8')).pipe(
       catchError((error: unknown) => {
-        output.err(`error: ${options.config.path}: ${errorMessage(error)} (the running configuration keeps serving)\n`);
+        configLog.error(`${options.config.path}: ${errorMessage(error)} (the running configuration keeps serving)`);
         return EMPTY;
       }),
     );
   const configTexts: Observable<string> = options.config.watch
-    ? keepWatching(() => watchFile(options.config.path), options.config.path, (error) => output.err(`error: ${error}\n`)).pipe(
-        serialLatest(readConfig),
-      )
+    ? keepWatching(() => watchFile(options.config.path), options.config.path, (error) => configLog.error(error)).pipe(serialLatest(readConfig))
     : readConfig().pipe(concatWith(NEVER));
 
   const pipeline = (config: ControllerConfig, report: (o: Outcome) => void) => {
+    current = config;
     const renderer = createRenderer(config);
     const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
     const ticks = keepWatching(() => watchDirectory(options.manifests), options.manifests, (error) =>
@@ -148,47 +195,43 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       }),
       reconcile({
         watched: config.watchedResources.map(watchedType),
-        settings: config.pipeline,
-        endpoints: concat(of(fleet.endpoints), NEVER),
+        settings: options.retry ? { ...config.pipeline, retry: options.retry } : config.pipeline,
+        endpoints: concat(of(activeFleet.endpoints), NEVER),
         render: (snapshot) => defer(() => of(renderer({ stores: snapshot.stores }))),
         validate: (rendered) => defer(() => validator.validate(rendered)),
-        deploy: (request) => defer(() => fleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
+        deploy: (request) => defer(() => activeFleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
         report,
       }),
     );
   };
 
-  const metrics = createMetrics();
-  let deployedOnce = false;
-  const outcomes = configTexts.pipe(controller({ load, pipeline }));
-  const servers: Server[] = [
-    await serveHealth(options.healthPort, '127.0.0.1', { ready: () => deployedOnce }),
-    await serveMetrics(options.metricsPort, '127.0.0.1', metrics.registry),
-  ];
-  output.out(
-    `${fleet.describe()}; controller health http://127.0.0.1:${options.healthPort}/healthz, ` +
-      `metrics http://127.0.0.1:${options.metricsPort}/metrics; manifests ${resolve(options.manifests)}\n`,
+  // The only controller on its fleet: it always leads, nothing worth a log line.
+  observer.metrics.leader(true);
+  log.info(
+    `${activeFleet.describe()}; controller health http://127.0.0.1:${observer.healthPort}/healthz, ` +
+      `metrics http://127.0.0.1:${observer.metricsPort}/metrics; manifests ${resolve(options.manifests)}`,
   );
 
   const observed = new Subject<Outcome>();
-  const subscription: Subscription = outcomes.subscribe({
+  const subscription: Subscription = configTexts.pipe(controller({ load, pipeline })).subscribe({
     next: (outcome) => {
-      metrics.observe(outcome);
-      if (outcome.type === 'deployed') deployedOnce = true;
-      for (const line of outcomeLines(outcome)) output.out(`${line}\n`);
+      observer.observe(outcome);
       observed.next(outcome);
     },
-    error: (error: unknown) => output.err(`error: the pipeline stopped: ${String(error)}\n`),
+    error: (error: unknown) => observer.pipelineStopped(errorMessage(error)),
+    complete: () => observer.pipelineStopped('the configuration source ended'),
   });
 
   return {
     target,
-    fleet,
+    fleet: activeFleet,
+    observer,
     outcomes: observed.asObservable(),
     stop: async ({ keepHaproxy = false } = {}) => {
+      observer.beginShutdown();
       subscription.unsubscribe();
-      await Promise.all(servers.map((server) => new Promise<void>((done) => server.close(() => done()))));
-      await fleet.stop({ keepHaproxy });
+      await activeFleet.stop({ keepHaproxy });
+      await observer.stop();
     },
   };
 }

@@ -12,6 +12,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { runDefaults, runSettings } from '../lib/cli/run-settings.ts';
 import { heapPlan } from '../lib/container/heap-plan.ts';
 import { serviceAccountNamespace } from '../lib/kube/service-account.ts';
+import { logSettingsFromEnvironment } from '../lib/telemetry/logger.ts';
+import { tracingRequested } from '../lib/telemetry/tracing-environment.ts';
 import { startClusterMode } from './cluster-mode.ts';
 import { startLocalMode } from './local-mode.ts';
 
@@ -113,6 +115,10 @@ async function runLocal(values: Record<string, string | string[] | undefined>): 
       throw new UsageError(`local: --dataplane-password-file ${passwordFile}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
     })).replace(/\r?\n$/, '');
   }
+  const log = logSettingsFromEnvironment(process.env, process.stdout);
+  // The SDK is loaded only when an OTLP endpoint asks for traces: without one, tracing costs nothing.
+  const tracing = tracingRequested(process.env) ? (await import('../lib/telemetry/tracing-sdk.ts')).startTracing(packageVersion()) : undefined;
+  for (const note of tracing?.settings.notes ?? []) processOutput.err(`haproxy-template-ic: ${note}\n`);
   const mode = await startLocalMode({
     manifests: text('manifests')!,
     config: { path: text('config') ?? defaultConfigPath(), watch: text('config') !== undefined },
@@ -127,10 +133,17 @@ async function runLocal(values: Record<string, string | string[] | undefined>): 
       ? { dataplane: { urls, ...(text('dataplane-user') !== undefined ? { username: text('dataplane-user')! } : {}), ...(password !== undefined ? { password } : {}) } }
       : {}),
     output: processOutput,
+    log,
+    ...(tracing ? { tracerProvider: tracing.provider } : {}),
+  }).catch(async (error: unknown) => {
+    await tracing?.shutdown();
+    throw error;
   });
   await terminationRequested();
-  processOutput.out('stopping HAProxy and the controller\n');
+  mode.observer.logger.info('stopping HAProxy and the controller');
   await mode.stop();
+  // Spans still queued are exported before the process ends.
+  await tracing?.shutdown();
   return 0;
 }
 
@@ -141,7 +154,6 @@ const SHUTDOWN_LIMIT_MS = 20_000;
 async function runInCluster(values: Record<string, string | boolean | string[] | undefined>): Promise<number> {
   const settings = runSettings(values, process.env, await serviceAccountNamespace());
   const plan = heapPlan(process.env, undefined, process.execArgv);
-  processOutput.out(`${plan.message}\n`);
   if (plan.maxOldSpaceMb !== undefined) {
     // V8 sizes its heap once, at start: the same process image again (same pid under tini), with the limit.
     process.execve!(process.execPath, [process.execPath, `--max-old-space-size=${plan.maxOldSpaceMb}`, ...process.execArgv, ...process.argv.slice(1)], process.env);
@@ -153,15 +165,24 @@ async function runInCluster(values: Record<string, string | boolean | string[] |
   } catch (error) {
     throw new UsageError(`run: ${settings.kubeconfig !== undefined ? `--kubeconfig ${settings.kubeconfig}` : 'kubeconfig'}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const mode = await startClusterMode({ ...settings, kubeConfig, output: processOutput });
+  const log = logSettingsFromEnvironment(process.env, process.stdout);
+  const tracing = tracingRequested(process.env) ? (await import('../lib/telemetry/tracing-sdk.ts')).startTracing(packageVersion()) : undefined;
+  for (const note of tracing?.settings.notes ?? []) processOutput.err(`haproxy-template-ic: ${note}\n`);
+  const mode = await startClusterMode({ ...settings, kubeConfig, output: processOutput, log, notes: [plan.message], ...(tracing ? { tracerProvider: tracing.provider } : {}) }).catch(
+    async (error: unknown) => {
+      await tracing?.shutdown();
+      throw error;
+    },
+  );
   const signal = await terminationRequested();
-  processOutput.out(`${signal}: stopping the controller\n`);
+  mode.observer.logger.info(`${signal}: stopping the controller and releasing the lease`);
   const forced = setTimeout(() => {
-    processOutput.err(`shutdown took longer than ${SHUTDOWN_LIMIT_MS / 1000} s; exiting\n`);
+    mode.observer.logger.error(`shutdown took longer than ${SHUTDOWN_LIMIT_MS / 1000} s; exiting`);
     process.exit(1);
   }, SHUTDOWN_LIMIT_MS);
   forced.unref();
   await mode.stop();
+  await tracing?.shutdown();
   clearTimeout(forced);
   return 0;
 }

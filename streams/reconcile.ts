@@ -44,7 +44,7 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
       configs.pipe(map((config): FleetInput => ({ type: 'config', config }))),
       options.endpoints.pipe(map((endpoints): FleetInput => ({ type: 'endpoints', endpoints }))),
     ).pipe(
-      discovery(),
+      discovery({ report }),
       drift({ intervalMs: settings.driftCheckIntervalMs, scheduler }),
       deploy({
         deploy: options.deploy,

@@ -45,6 +45,7 @@ export function render(options: RenderOptions): OperatorFunction<Trigger, Render
             hash: result.hash,
             durationMs: scheduler.now() - startedAt,
             changes,
+            files: result.files,
             excluded: result.excluded,
             warnings: result.warnings,
           }),

@@ -26,7 +26,7 @@ export function resources(options: ResourcesOptions): OperatorFunction<ResourceE
 
       const initialSnapshot = (): Snapshot => {
         revision = 1;
-        report({ type: 'synced', revision, kinds: [...stores.keys()] });
+        report({ type: 'synced', revision, kinds: [...stores.keys()], stores });
         return { revision, stores, change: undefined };
       };
 

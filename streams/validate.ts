@@ -28,16 +28,20 @@ export interface ValidateOptions {
  * run in parallel) and, when one finishes, only the newest rendered config
  * waiting: stale ones are never validated. Content identical to the last
  * verdict is not checked again; it would get the same verdict, and a valid
- * one is already downstream.
+ * one is already downstream. The skip is reported with that verdict, so a
+ * reconciliation that changed nothing still has an end.
  */
 export function validate(options: ValidateOptions): OperatorFunction<Rendered, Validated> {
   const scheduler = options.scheduler ?? asyncScheduler;
   return (source) =>
     defer(() => {
-      let lastVerdictHash: string | undefined;
+      let lastVerdict: { readonly hash: string; readonly valid: boolean } | undefined;
       return source.pipe(
         serialLatest((rendered: Rendered) => {
-          if (rendered.hash === lastVerdictHash) return EMPTY;
+          if (rendered.hash === lastVerdict?.hash) {
+            options.report({ type: 'validationSkipped', revision: rendered.revision, hash: rendered.hash, valid: lastVerdict.valid });
+            return EMPTY;
+          }
           const startedAt = scheduler.now();
           const failed = (error: string) =>
             options.report({
@@ -50,7 +54,7 @@ export function validate(options: ValidateOptions): OperatorFunction<Rendered, V
           return options.validate(rendered).pipe(
             take(1),
             throwIfEmpty(() => new Error(`validation of revision ${rendered.revision} gave no verdict`)),
-            tap(() => (lastVerdictHash = rendered.hash)),
+            tap((verdict) => (lastVerdict = { hash: rendered.hash, valid: verdict.valid })),
             tap((verdict) => {
               if (verdict.valid)
                 options.report({

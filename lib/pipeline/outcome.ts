@@ -1,4 +1,4 @@
-import type { Changes, DeployReason, DeployResult, Problem } from './model.ts';
+import type { Changes, DeployReason, DeployResult, Problem, RenderedFiles, StoreReader } from './model.ts';
 
 /**
  * Everything the pipeline reports, on one typed stream. Logging, metrics,
@@ -7,7 +7,13 @@ import type { Changes, DeployReason, DeployResult, Problem } from './model.ts';
 export type Outcome =
   | { readonly type: 'configApplied'; readonly generation: number }
   | { readonly type: 'configRejected'; readonly errors: readonly string[] }
-  | { readonly type: 'synced'; readonly revision: number; readonly kinds: readonly string[] }
+  | {
+      readonly type: 'synced';
+      readonly revision: number;
+      readonly kinds: readonly string[];
+      /** The live stores, by watched type: what the debug endpoints and the resource gauges read. */
+      readonly stores: ReadonlyMap<string, StoreReader>;
+    }
   /** A resource source could not read something (a manifest that does not parse...); what it held keeps serving. */
   | { readonly type: 'resourceError'; readonly error: string }
   | {
@@ -16,6 +22,7 @@ export type Outcome =
       readonly hash: string;
       readonly durationMs: number;
       readonly changes: Changes;
+      readonly files: RenderedFiles;
       /** Objects left out of this configuration, each naming the field at fault. */
       readonly excluded: readonly Problem[];
       readonly warnings: readonly Problem[];
@@ -28,12 +35,25 @@ export type Outcome =
       readonly changes: Changes;
     }
   | { readonly type: 'validated'; readonly revision: number; readonly hash: string; readonly durationMs: number }
+  /** Identical to the configuration last judged: not checked again, and nothing new to deploy. */
+  | { readonly type: 'validationSkipped'; readonly revision: number; readonly hash: string; readonly valid: boolean }
   | {
       readonly type: 'validationFailed';
       readonly revision: number;
       readonly hash: string;
       readonly error: string;
       readonly durationMs: number;
+    }
+  /**
+   * A configuration handed to endpoints: for reason 'change' every current
+   * endpoint, for 'discovered' the endpoints just found.
+   */
+  | {
+      readonly type: 'deploying';
+      readonly revision: number;
+      readonly hash: string;
+      readonly reason: Exclude<DeployReason, 'drift'>;
+      readonly endpoints: readonly string[];
     }
   | {
       readonly type: 'deployed';

@@ -1,4 +1,6 @@
+import { expect } from 'chai';
 import type { DeployReason, Endpoint, FleetCommand, FleetInput, Validated } from '../../lib/pipeline/model.ts';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { discovery } from '../../streams/discovery.ts';
 import { testScheduler } from '../support/marbles.ts';
 import { rendered } from '../support/pipeline-values.ts';
@@ -34,7 +36,7 @@ describe('discovery', () => {
       // The first config meets no endpoints; the second reaches both endpoints as a change.
       const source = hot('  1-e----2----|', { 1: configInput(c1), e: endpointsInput(a, b), 2: configInput(c2) });
       const expected = '    --(ab)-(cd)-|';
-      expectObservable(source.pipe(discovery())).toBe(expected, {
+      expectObservable(source.pipe(discovery({ report: () => undefined }))).toBe(expected, {
         a: deploy(a, c1, 'discovered'),
         b: deploy(b, c1, 'discovered'),
         c: deploy(a, c2, 'change'),
@@ -48,7 +50,7 @@ describe('discovery', () => {
       // b appears at frame 6 and gets c1 there, without waiting for another config; a stays quiet.
       const source = hot('  1-e---f---|', { 1: configInput(c1), e: endpointsInput(a), f: endpointsInput(a, b) });
       const expected = '    --a---b---|';
-      expectObservable(source.pipe(discovery())).toBe(expected, {
+      expectObservable(source.pipe(discovery({ report: () => undefined }))).toBe(expected, {
         a: deploy(a, c1, 'discovered'),
         b: deploy(b, c1, 'discovered'),
       });
@@ -60,7 +62,7 @@ describe('discovery', () => {
       // Nothing can be deployed at frame 0; the first config reaches both endpoints as a change.
       const source = hot('  e--1-----|', { e: endpointsInput(a, b), 1: configInput(c1) });
       const expected = '    ---(ab)--|';
-      expectObservable(source.pipe(discovery())).toBe(expected, {
+      expectObservable(source.pipe(discovery({ report: () => undefined }))).toBe(expected, {
         a: deploy(a, c1, 'change'),
         b: deploy(b, c1, 'change'),
       });
@@ -77,7 +79,7 @@ describe('discovery', () => {
         2: configInput(c2),
       });
       const expected = '    --(ab)-r--c---|';
-      expectObservable(source.pipe(discovery())).toBe(expected, {
+      expectObservable(source.pipe(discovery({ report: () => undefined }))).toBe(expected, {
         a: deploy(a, c1, 'discovered'),
         b: deploy(b, c1, 'discovered'),
         r: remove('a'),
@@ -92,7 +94,7 @@ describe('discovery', () => {
       const moved = endpoint('a', 'http://10.0.0.9:5555');
       const source = hot('  1-e---f-----|', { 1: configInput(c1), e: endpointsInput(a), f: endpointsInput(moved) });
       const expected = '    --a---(rm)--|';
-      expectObservable(source.pipe(discovery())).toBe(expected, {
+      expectObservable(source.pipe(discovery({ report: () => undefined }))).toBe(expected, {
         a: deploy(a, c1, 'discovered'),
         r: remove('a'),
         m: deploy(moved, c1, 'discovered'),
@@ -110,7 +112,7 @@ describe('discovery', () => {
         g: endpointsInput({ ...a }),
       });
       const expected = '    --a-----------|';
-      expectObservable(source.pipe(discovery())).toBe(expected, { a: deploy(a, c1, 'discovered') });
+      expectObservable(source.pipe(discovery({ report: () => undefined }))).toBe(expected, { a: deploy(a, c1, 'discovered') });
     });
   });
 
@@ -120,7 +122,7 @@ describe('discovery', () => {
       const later = endpoint('a', 'http://10.0.0.9:5555');
       const source = hot('  1-e---|', { 1: configInput(c1), e: endpointsInput(a, later) });
       const expected = '    --a---|';
-      expectObservable(source.pipe(discovery())).toBe(expected, { a: deploy(later, c1, 'discovered') });
+      expectObservable(source.pipe(discovery({ report: () => undefined }))).toBe(expected, { a: deploy(later, c1, 'discovered') });
     });
   });
 
@@ -128,7 +130,7 @@ describe('discovery', () => {
     testScheduler().run(({ hot, expectObservable, expectSubscriptions }) => {
       const source = hot('  1-e-|', { 1: configInput(c1), e: endpointsInput(a) });
       const expected = '    --a-|';
-      expectObservable(source.pipe(discovery())).toBe(expected, { a: deploy(a, c1, 'discovered') });
+      expectObservable(source.pipe(discovery({ report: () => undefined }))).toBe(expected, { a: deploy(a, c1, 'discovered') });
       expectSubscriptions(source.subscriptions).toBe('^---!');
     });
   });
@@ -138,16 +140,39 @@ describe('discovery', () => {
       const failure = new Error('endpoint watch failed');
       const source = hot('  1-e-#', { 1: configInput(c1), e: endpointsInput(a) }, failure);
       const expected = '    --a-#';
-      expectObservable(source.pipe(discovery())).toBe(expected, { a: deploy(a, c1, 'discovered') }, failure);
+      expectObservable(source.pipe(discovery({ report: () => undefined }))).toBe(expected, { a: deploy(a, c1, 'discovered') }, failure);
       expectSubscriptions(source.subscriptions).toBe('^---!');
     });
+  });
+
+  it('reports each fan-out with the endpoints it reached', () => {
+    const reports: Outcome[] = [];
+    testScheduler().run(({ hot, expectObservable }) => {
+      // c1 meets no endpoint (an empty fan-out is reported too); e discovers a and b; c2 reaches both; f adds c.
+      const c = endpoint('c');
+      const source = hot('  1-e----2-----f-|', { 1: configInput(c1), e: endpointsInput(a, b), 2: configInput(c2), f: endpointsInput(a, b, c) });
+      const expected = '    --(ab)-(cd)--f-|';
+      expectObservable(source.pipe(discovery({ report: (o) => reports.push(o) }))).toBe(expected, {
+        a: deploy(a, c1, 'discovered'),
+        b: deploy(b, c1, 'discovered'),
+        c: deploy(a, c2, 'change'),
+        d: deploy(b, c2, 'change'),
+        f: deploy(c, c2, 'discovered'),
+      });
+    });
+    expect(reports).to.deep.equal([
+      { type: 'deploying', revision: 1, hash: c1.hash, reason: 'change', endpoints: [] },
+      { type: 'deploying', revision: 1, hash: c1.hash, reason: 'discovered', endpoints: ['a', 'b'] },
+      { type: 'deploying', revision: 2, hash: c2.hash, reason: 'change', endpoints: ['a', 'b'] },
+      { type: 'deploying', revision: 2, hash: c2.hash, reason: 'discovered', endpoints: ['c'] },
+    ]);
   });
 
   it('keeps its state per subscription', () => {
     testScheduler().run(({ cold, expectObservable }) => {
       // The second subscriber, starting at frame 6, discovers a afresh; shared state would make it see nothing new.
       const source = cold(' 1-e-|', { 1: configInput(c1), e: endpointsInput(a) });
-      const stage = source.pipe(discovery());
+      const stage = source.pipe(discovery({ report: () => undefined }));
       const first = '       --a-|';
       const late = '        ------^';
       const second = '      --------a-|';

@@ -30,6 +30,7 @@ describe('render stage', () => {
         hash: rendered(1, 'cfg-1').hash,
         durationMs: 2,
         changes: changes([c1]),
+        files: rendered(1, 'cfg-1').files,
         excluded: [],
         warnings: [],
       },

@@ -24,19 +24,22 @@ describe('validate stage', () => {
     expect(validatedRevisions).to.deep.equal([1, 3]);
   });
 
-  it('does not validate a config identical to the last validated one', () => {
+  it('does not validate a config identical to the last validated one, and reports the skip', () => {
+    const reports: Outcome[] = [];
     testScheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
       // a2 renders the same content as a (another revision): neither validated nor passed on again.
       const [a, a2, b] = [rendered(1, 'same'), rendered(2, 'same'), rendered(3, 'other')];
       const source = hot('  a---x---b---|', { a, x: a2, b });
       const check = cold('  -(v|)', { v: valid });
       const expected = '    -a-------b--|';
-      expectObservable(source.pipe(validate({ validate: () => check, report: () => undefined }))).toBe(expected, {
+      expectObservable(source.pipe(validate({ validate: () => check, report: (o) => reports.push(o) }))).toBe(expected, {
         a,
         b,
       });
       expectSubscriptions(check.subscriptions).toBe(['^!', '--------^!']);
     });
+    expect(reports.map((o) => o.type)).to.deep.equal(['validated', 'validationSkipped', 'validated']);
+    expect(reports[1]).to.deep.equal({ type: 'validationSkipped', revision: 2, hash: rendered(2, 'same').hash, valid: true });
   });
 
   it('reports an invalid config, keeps it out and does not re-check the same content', () => {
@@ -56,8 +59,10 @@ describe('validate stage', () => {
     });
     expect(reports.map((o) => [o.type, 'revision' in o ? o.revision : 0])).to.deep.equal([
       ['validationFailed', 1],
+      ['validationSkipped', 2],
       ['validated', 3],
     ]);
+    expect(reports[1]).to.deep.equal({ type: 'validationSkipped', revision: 2, hash: rendered(2, 'bad').hash, valid: false });
     expect(reports[0]).to.include({ error: "[ALERT] parsing [haproxy.cfg:3]: unknown keyword 'bnd'", durationMs: 1 });
   });
 

@@ -42,6 +42,7 @@ describe('outcomeEvents', () => {
       hash: 'h',
       durationMs: 1,
       changes,
+      files: { config: '', maps: {}, certificates: {}, files: {} },
       excluded: [{ object: 'Ingress shop/web', field: 'spec.rules[0].host', message: 'contains a newline' }],
       warnings: [],
     };

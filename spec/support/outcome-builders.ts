@@ -1,0 +1,74 @@
+import type { ChangeRef, DeployReason, DeployResult, StoreReader } from '../../lib/pipeline/model.ts';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { changes, files } from './pipeline-values.ts';
+
+/** Outcomes as the pipeline reports them, for specs of what subscribes to the outcome stream. */
+
+type Of<T extends Outcome['type']> = Extract<Outcome, { type: T }>;
+
+export const hashOf = (revision: number) => `hash-${revision}`;
+
+export function rendered(revision: number, refs: readonly ChangeRef[] = [], durationMs = 10): Of<'rendered'> {
+  return {
+    type: 'rendered',
+    revision,
+    hash: hashOf(revision),
+    durationMs,
+    changes: changes(refs),
+    files: files(`# revision ${revision}`),
+    excluded: [],
+    warnings: [],
+  };
+}
+
+export function renderFailed(revision: number, error: string, refs: readonly ChangeRef[] = []): Of<'renderFailed'> {
+  return { type: 'renderFailed', revision, error, durationMs: 5, changes: changes(refs) };
+}
+
+export function validated(revision: number, durationMs = 50): Of<'validated'> {
+  return { type: 'validated', revision, hash: hashOf(revision), durationMs };
+}
+
+export function validationFailed(revision: number, error: string): Of<'validationFailed'> {
+  return { type: 'validationFailed', revision, hash: hashOf(revision), error, durationMs: 50 };
+}
+
+export function validationSkipped(revision: number, valid: boolean): Of<'validationSkipped'> {
+  return { type: 'validationSkipped', revision, hash: hashOf(revision), valid };
+}
+
+export function deploying(revision: number, endpoints: readonly string[], reason: 'change' | 'discovered' = 'change'): Of<'deploying'> {
+  return { type: 'deploying', revision, hash: hashOf(revision), reason, endpoints };
+}
+
+export const runtime: DeployResult = { mode: 'runtime', operations: 2 };
+export const reload: DeployResult = { mode: 'reload', reloadReason: 'backend default_api_80 added', reloadId: '7', operations: 0 };
+export const unchanged: DeployResult = { mode: 'unchanged', operations: 0 };
+
+export function deployed(
+  revision: number,
+  endpoint: string,
+  result: DeployResult = runtime,
+  timing: { durationMs?: number; latencyMs?: number; attempts?: number; reason?: DeployReason } = {},
+): Of<'deployed'> {
+  const reason = timing.reason ?? 'change';
+  return {
+    type: 'deployed',
+    endpoint,
+    revision,
+    hash: hashOf(revision),
+    reason,
+    result,
+    attempts: timing.attempts ?? 1,
+    durationMs: timing.durationMs ?? 20,
+    latencyMs: reason === 'change' ? (timing.latencyMs ?? 600) : undefined,
+  };
+}
+
+export function deployFailed(revision: number, endpoint: string, attempt: number, final: boolean, error = 'connection refused', reason: DeployReason = 'change'): Of<'deployFailed'> {
+  return { type: 'deployFailed', endpoint, revision, hash: hashOf(revision), reason, error, attempt, final };
+}
+
+export function synced(stores: ReadonlyMap<string, StoreReader>, revision = 1): Of<'synced'> {
+  return { type: 'synced', revision, kinds: [...stores.keys()], stores };
+}
