@@ -1,7 +1,7 @@
 /**
  * Cold-start benchmark for the in-cluster controller: the fake API server
- * serves 1k and 10k Ingresses (each with a Service and an EndpointSlice of 3
- * endpoints, bench/world.ts), one HAProxy pod is a Data Plane API emulator
+ * serves 1k and 10k Ingresses (each with a Service and an EndpointSlice,
+ * bench/world.ts), one HAProxy pod is a Data Plane API emulator
  * with a real HAProxy, and `haproxy-template-ic run` starts as its own
  * process. Prints the time from the process start to its first deployment
  * and the controller's resident memory then (VmRSS) and at its peak (VmHWM).
@@ -9,7 +9,8 @@
  * Targets at 10k (reported, never enforced): first deploy under 10 s after
  * start, resident memory under 300 MiB.
  *
- * Run with `npm run bench` (or `node bench/cold-start.ts`; BENCH_SIZES=1000 picks sizes).
+ * Run with `npm run bench` (or `node bench/cold-start.ts`; BENCH_SIZES=1000 picks sizes,
+ * BENCH_VERBOSE=1 shows the controller's log).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -25,6 +26,12 @@ const SIZES = process.env['BENCH_SIZES']?.split(',').map(Number) ?? [1_000, 10_0
 const TARGET_MS = 10_000;
 const TARGET_MIB = 300;
 const POD_ADDRESS = '127.0.0.9';
+/**
+ * One endpoint per slice: a HAProxy health-checking 30k servers needs more
+ * file descriptors than this machine's hard limit (20000) allows it, and the
+ * pod's HAProxy must start for the controller to deploy at all.
+ */
+const ENDPOINTS_PER_SLICE = 1;
 
 interface Row {
   readonly size: number;
@@ -58,7 +65,7 @@ async function measure(size: number): Promise<Row> {
     for (let i = 0; i < size; i++) {
       fake.create(strip(ingressObject(i)));
       fake.create(strip(serviceObject(i)));
-      fake.create(strip(endpointSliceObject(i)));
+      fake.create(strip(endpointSliceObject(i, 1, ENDPOINTS_PER_SLICE)));
     }
     const { user, password } = emulator.credentials;
     fake.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'haproxy', name: 'haproxy-config' }, data: { 'config.yaml': config } });
@@ -80,6 +87,7 @@ async function measure(size: number): Promise<Row> {
     const controller = spawn(
       process.execPath,
       [
+        ...(process.env['BENCH_NODE_ARGS']?.split(' ').filter(Boolean) ?? []),
         join(packageRoot(), 'streams', 'main.ts'),
         'run',
         '--kubeconfig', fake.kubeconfigPath,
@@ -97,12 +105,18 @@ async function measure(size: number): Promise<Row> {
     try {
       const firstDeployMs = await new Promise<number>((resolve, reject) => {
         createInterface({ input: controller.stdout }).on('line', (line) => {
-          if (/^deployed revision \d+ to haproxy\/haproxy-0/.test(line)) resolve(Number(process.hrtime.bigint() - started) / 1e6);
+          if (process.env['BENCH_VERBOSE']) process.stderr.write(`${line}\n`);
+          if (/deployed revision \d+ to haproxy\/haproxy-0/.test(line)) resolve(Number(process.hrtime.bigint() - started) / 1e6);
         });
         controller.once('exit', (code) => reject(new Error(`the controller exited (${code}) before deploying:\n${errors.join('\n')}`)));
         setTimeout(() => reject(new Error(`no deployment within 120 s:\n${errors.join('\n')}`)), 120_000).unref();
       });
-      return { size, firstDeployMs, rssMib: memoryMib(controller.pid!, 'VmRSS'), peakMib: memoryMib(controller.pid!, 'VmHWM') };
+      const row = { size, firstDeployMs, rssMib: memoryMib(controller.pid!, 'VmRSS'), peakMib: memoryMib(controller.pid!, 'VmHWM') };
+      if (process.env['BENCH_SNAPSHOT']) {
+        controller.kill('SIGUSR2');
+        await new Promise((resolve) => setTimeout(resolve, 15_000));
+      }
+      return row;
     } finally {
       controller.kill('SIGTERM');
       await new Promise((resolve) => controller.once('exit', resolve));

@@ -40,7 +40,7 @@ export function serviceObject(i: number): KubeObject {
 }
 
 /** `version` changes the slice as an endpoint update would: a new resourceVersion and one address. */
-export function endpointSliceObject(i: number, version = 1): KubeObject {
+export function endpointSliceObject(i: number, version = 1, endpoints = 3): KubeObject {
   const address = (j: number) => `127.${(i >> 8) & 255}.${i & 255}.${j + (version % 2 === 0 ? 100 : 1)}`;
   return {
     apiVersion: 'discovery.k8s.io/v1',
@@ -54,7 +54,7 @@ export function endpointSliceObject(i: number, version = 1): KubeObject {
     },
     addressType: 'IPv4',
     ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-    endpoints: [0, 1, 2].map((j) => ({
+    endpoints: Array.from({ length: endpoints }, (_, j) => ({
       addresses: [address(j)],
       conditions: { ready: true, serving: true, terminating: false },
       targetRef: { kind: 'Pod', namespace: `ns-${i % NAMESPACES}`, name: `app-${i}-pod-${j}` },

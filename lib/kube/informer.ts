@@ -36,7 +36,12 @@ export interface InformerOptions {
   /** A watch that delivers nothing (not even a bookmark) for this long is replaced by a fresh LIST and WATCH. */
   readonly watchdogMs: number;
   readonly random?: () => number;
+  /** Objects per LIST page. */
+  readonly pageSize?: number;
 }
+
+/** client-go's page size. */
+const LIST_PAGE_SIZE = 500;
 
 export const defaultInformerOptions: InformerOptions = {
   restartBaseMs: 1_000,
@@ -125,15 +130,34 @@ export class ResilientInformer {
     await current?.stop();
   }
 
+  /**
+   * The LIST, in pages as client-go reads it: a 10k-object collection in one
+   * response is one string of tens of megabytes, and three of them at start
+   * would set the controller's peak memory. Pages of one LIST are a
+   * consistent snapshot; the last page's resourceVersion is the one to watch from.
+   */
   #list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
-    const list = (await kubeRequest(this.#kubeConfig, {
-      method: 'GET',
-      path: this.#path,
-      query: { labelSelector: this.#spec.labelSelector, fieldSelector: this.#spec.fieldSelector },
-    })) as KubernetesListObject<KubernetesObject> & { kind?: string };
-    this.#kind ??= typeof list.kind === 'string' ? list.kind.replace(/List$/, '') : undefined;
-    this.#seen();
-    return { ...list, items: list.items.map((item) => this.#normalise(item)) };
+    const items: KubernetesObject[] = [];
+    let continueToken: string | undefined;
+    let page: KubernetesListObject<KubernetesObject> & { kind?: string };
+    do {
+      page = (await kubeRequest(this.#kubeConfig, {
+        method: 'GET',
+        path: this.#path,
+        query: {
+          labelSelector: this.#spec.labelSelector,
+          fieldSelector: this.#spec.fieldSelector,
+          limit: String(this.#options.pageSize ?? LIST_PAGE_SIZE),
+          continue: continueToken,
+        },
+      })) as KubernetesListObject<KubernetesObject> & { kind?: string };
+      this.#kind ??= typeof page.kind === 'string' ? page.kind.replace(/List$/, '') : undefined;
+      for (const item of page.items) items.push(this.#normalise(item));
+      this.#seen();
+      // Raw JSON: the wire name, not client-node's `_continue`.
+      continueToken = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
+    } while (continueToken !== undefined);
+    return { ...page, items };
   };
 
   #normalise(object: KubernetesObject): KubernetesObject {

@@ -131,3 +131,15 @@ describe('publishedAddresses', () => {
     expect(publishes({ metadata: { name: 'new' } }, [{ ip: '10.96.0.9' }])).to.equal(false);
   });
 });
+
+describe('normaliseObject without anything to change', () => {
+  it('returns the very object, so the informer cache and the store share it', () => {
+    const watched = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', labels: { x: 'y' } }, spec: { ports: [{ port: 80 }] } };
+    expect(normaliseObject(watched, 'v1', 'Service')).to.equal(watched);
+    const listed = { metadata: { name: 'a' }, spec: { ports: [{ port: 80 }] } };
+    const shaped = normaliseObject(listed as unknown as KubeObject, 'v1', 'Service');
+    // Only the top level is new; everything below is shared.
+    expect(shaped).to.not.equal(listed);
+    expect(shaped['spec']).to.equal(listed.spec);
+  });
+});
