@@ -4,6 +4,7 @@ import { checkTlsSecret } from './certificates.ts';
 import {
   checkHost,
   checkIpAddress,
+  ipAddress,
   checkPath,
   describeObject,
   isDnsLabel,
@@ -112,6 +113,7 @@ export interface Certificate {
 
 /** The host key of rules without a host. */
 export const CATCH_ALL_HOST = '*';
+const CATCH_ALL_ENTRY: HostEntry = Object.freeze({ host: CATCH_ALL_HOST, wildcard: false });
 
 interface IngressRead {
   readonly served: ServedIngress | undefined;
@@ -265,13 +267,14 @@ class IngressReader {
     const defaultBackend =
       spec['defaultBackend'] === undefined || spec['defaultBackend'] === null
         ? undefined
-        : this.#backend(spec['defaultBackend'], 'spec.defaultBackend');
+        : this.#backend(spec['defaultBackend'], 'spec.defaultBackend', '');
     const hosts: HostEntry[] = [];
     const routes: RouteClaim[] = [];
-    this.#list(spec['rules'], 'spec.rules').forEach((rule, index) => {
-      this.#rule(rule, `spec.rules[${index}]`, hosts, routes);
-    });
-    const tls = this.#list(spec['tls'], 'spec.tls', this.tlsProblems).flatMap((entry, index) => this.#tls(entry, `spec.tls[${index}]`));
+    const rules = this.#list(spec['rules'], 'spec.rules');
+    for (let index = 0; index < rules.length; index++) this.#rule(rules[index], `spec.rules[${index}]`, hosts, routes);
+    const tls: TlsClaim[] = [];
+    const entries = this.#list(spec['tls'], 'spec.tls', this.tlsProblems);
+    for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls);
     if (this.problems.length > 0) return undefined;
     return {
       label: this.label,
@@ -299,7 +302,7 @@ class IngressReader {
     if (!isFields(rule)) return this.#problem(field, 'is not an object');
     let hostKey = CATCH_ALL_HOST;
     if (rule['host'] === undefined || rule['host'] === null || rule['host'] === '') {
-      hosts.push(Object.freeze({ host: CATCH_ALL_HOST, wildcard: false }));
+      hosts.push(CATCH_ALL_ENTRY);
     } else {
       const host = checkHost(rule['host']);
       if (!host.ok) return this.#problem(`${field}.host`, `invalid host: ${host.reason}`);
@@ -309,9 +312,10 @@ class IngressReader {
     const http = rule['http'];
     if (http === undefined || http === null) return;
     if (!isFields(http)) return this.#problem(`${field}.http`, 'is not an object');
-    this.#list(http['paths'], `${field}.http.paths`).forEach((path, index) => {
-      this.#path(path, `${field}.http.paths[${index}]`, hostKey, routes);
-    });
+    const paths = http['paths'];
+    if (paths === undefined || paths === null) return;
+    if (!Array.isArray(paths)) return this.#problem(`${field}.http.paths`, 'is not a list');
+    for (let index = 0; index < paths.length; index++) this.#path(paths[index], `${field}.http.paths[${index}]`, hostKey, routes);
   }
 
   /**
@@ -331,13 +335,15 @@ class IngressReader {
     const omitted = given === undefined || given === null || given === '';
     const checked = checkPath(omitted && pathType === 'ImplementationSpecific' ? '/' : given);
     if (!checked.ok) this.#problem(`${field}.path`, `invalid path: ${checked.reason}`);
-    const backend = this.#backend(path['backend'], `${field}.backend`);
+    const backend = this.#backend(path['backend'], field, '.backend');
     if (!checked.ok || !backend) return;
     if (pathType === 'Exact') {
       routes.push(this.#claim('exact', hostKey + checked.value, backend, true, field));
       return;
     }
-    const trimmed = checked.value.replace(/\/+$/, '');
+    let end = checked.value.length;
+    while (end > 0 && checked.value.charCodeAt(end - 1) === 47) end--;
+    const trimmed = checked.value.slice(0, end);
     if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, backend, false, field));
     routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, false, field));
   }
@@ -347,52 +353,57 @@ class IngressReader {
     return { map, key, backend, fromExactPath, field, ingress: this.#ingress, label: this.label, line };
   }
 
-  /** A Service backend; undefined (with the problems recorded) when any part fails its check. */
-  #backend(backend: unknown, field: string): BackendRef | undefined {
+  /**
+   * A Service backend at `owner` + `suffix` (joined only for a message: most
+   * backends have none); undefined, with the problems recorded, when any part
+   * fails its check.
+   */
+  #backend(backend: unknown, owner: string, suffix: string): BackendRef | undefined {
     if (!isFields(backend)) {
-      this.#problem(field, 'is not an object');
+      this.#problem(`${owner}${suffix}`, 'is not an object');
       return undefined;
     }
     if (backend['resource'] !== undefined && backend['resource'] !== null) {
-      this.#problem(`${field}.resource`, 'resource backends are not supported; use a Service');
+      this.#problem(`${owner}${suffix}.resource`, 'resource backends are not supported; use a Service');
       return undefined;
     }
     const service = backend['service'];
     if (!isFields(service)) {
-      this.#problem(`${field}.service`, 'is missing');
+      this.#problem(`${owner}${suffix}.service`, 'is missing');
       return undefined;
     }
     const name = service['name'];
-    if (!isDnsLabel(name)) this.#problem(`${field}.service.name`, `${quote(name)} is not a Service name`);
-    const port = this.#port(service['port'], `${field}.service.port`);
+    if (!isDnsLabel(name)) this.#problem(`${owner}${suffix}.service.name`, `${quote(name)} is not a Service name`);
+    const port = this.#port(service['port'], owner, suffix);
     if (!isDnsLabel(name) || !port || this.#namespace === '') return undefined;
     return { name: `${this.#namespace}_${name}_${portText(port)}`, namespace: this.#namespace, service: name, port };
   }
 
-  #port(port: unknown, field: string): BackendRef['port'] | undefined {
+  /** The port of the backend at `owner` + `suffix`. */
+  #port(port: unknown, owner: string, suffix: string): BackendRef['port'] | undefined {
     const name = isFields(port) ? (port['name'] ?? undefined) : undefined;
     const number = isFields(port) ? (port['number'] ?? undefined) : undefined;
     if ((name === undefined) === (number === undefined)) {
-      this.#problem(field, 'needs exactly one of name and number');
+      this.#problem(`${owner}${suffix}.service.port`, 'needs exactly one of name and number');
     } else if (name !== undefined) {
       if (isPortName(name)) return { name };
-      this.#problem(`${field}.name`, `${quote(name)} is not a port name (1-15 of a-z, 0-9 and '-', with a letter)`);
+      this.#problem(`${owner}${suffix}.service.port.name`, `${quote(name)} is not a port name (1-15 of a-z, 0-9 and '-', with a letter)`);
     } else {
       if (isPortNumber(number)) return { number };
-      this.#problem(`${field}.number`, `${quote(number)} is not a port number (1-65535)`);
+      this.#problem(`${owner}${suffix}.service.port.number`, `${quote(number)} is not a port number (1-65535)`);
     }
     return undefined;
   }
 
   /** A TLS entry; its problems leave out only the entry. Without secretName it asks for nothing to serve. */
-  #tls(entry: unknown, field: string): TlsClaim[] {
+  #tls(entry: unknown, field: string, claims: TlsClaim[]): void {
     const into = this.tlsProblems;
     if (!isFields(entry)) {
       this.#problem(field, 'is not an object', into);
-      return [];
+      return;
     }
     const secretName = entry['secretName'];
-    if (secretName === undefined || secretName === null || secretName === '') return [];
+    if (secretName === undefined || secretName === null || secretName === '') return;
     const before = into.length;
     if (!isDnsSubdomain(secretName)) this.#problem(`${field}.secretName`, `${quote(secretName)} is not a Secret name`, into);
     const hosts: string[] = [];
@@ -401,8 +412,8 @@ class IngressReader {
       if (checked.ok) hosts.push(checked.value.host);
       else this.#problem(`${field}.hosts[${index}]`, `invalid host: ${checked.reason}`, into);
     });
-    if (into.length > before || !isDnsSubdomain(secretName)) return [];
-    return [{ secretName, hosts, field: `${field}.secretName` }];
+    if (into.length > before || !isDnsSubdomain(secretName)) return;
+    claims.push({ secretName, hosts, field: `${field}.secretName` });
   }
 }
 
@@ -448,16 +459,18 @@ class Referrers {
   }
 }
 
+function sliceLabel(slice: KubeObject): string {
+  return describeObject('EndpointSlice', slice.metadata.namespace, slice.metadata.name);
+}
+
 /** The servers one EndpointSlice gives a Service port (by name), with the problems it has. */
 function sliceServers(slice: KubeObject, portName: string): SliceServers {
-  // Built only for messages: most slices have none.
-  const sliceLabel = () => describeObject('EndpointSlice', slice.metadata.namespace, slice.metadata.name);
   const endpointList = slice['endpoints'];
   const endpoints: readonly unknown[] = Array.isArray(endpointList) ? endpointList : [];
   const hasEndpoints = endpoints.length > 0;
   const addressType = slice['addressType'];
   if (addressType !== undefined && addressType !== 'IPv4' && addressType !== 'IPv6') {
-    const problem = { object: sliceLabel(), field: 'addressType', message: `${quote(addressType)} is not supported; only IPv4 and IPv6` };
+    const problem = { object: sliceLabel(slice), field: 'addressType', message: `${quote(addressType)} is not supported; only IPv4 and IPv6` };
     return { servers: NO_SERVERS, problems: [problem], hasEndpoints, portFound: false };
   }
   const portList = slice['ports'];
@@ -470,7 +483,7 @@ function sliceServers(slice: KubeObject, portName: string): SliceServers {
   if (portIndex < 0) return { servers: NO_SERVERS, problems: NO_PROBLEMS, hasEndpoints, portFound: false };
   const number = (slicePorts[portIndex] as Fields)['port'];
   if (!isPortNumber(number)) {
-    const problem = { object: sliceLabel(), field: `ports[${portIndex}].port`, message: `${quote(number)} is not a port number (1-65535)` };
+    const problem = { object: sliceLabel(slice), field: `ports[${portIndex}].port`, message: `${quote(number)} is not a port number (1-65535)` };
     return { servers: NO_SERVERS, problems: [problem], hasEndpoints, portFound: true };
   }
   const servers: Server[] = [];
@@ -485,14 +498,16 @@ function sliceServers(slice: KubeObject, portName: string): SliceServers {
     // One bad address leaves the whole endpoint out.
     const kept = servers.length;
     for (let i = 0; i < addresses.length; i++) {
-      const address = checkIpAddress(addresses[i]);
-      if (!address.ok) {
+      const address = ipAddress(addresses[i]);
+      if (address === undefined) {
         servers.length = kept;
-        (problems ??= []).push({ object: sliceLabel(), field: `endpoints[${index}].addresses[${i}]`, message: `endpoint left out: ${address.reason}` });
+        const checked = checkIpAddress(addresses[i]);
+        const reason = checked.ok ? '' : checked.reason;
+        (problems ??= []).push({ object: sliceLabel(slice), field: `endpoints[${index}].addresses[${i}]`, message: `endpoint left out: ${reason}` });
         break;
       }
-      const name = `srv-${address.value.includes(':') ? address.value.replaceAll(':', '_') : address.value}-${number}`;
-      servers.push(Object.freeze({ name, address: address.value, port: number }));
+      const name = `srv-${address.includes(':') ? address.replaceAll(':', '_') : address}-${number}`;
+      servers.push(Object.freeze({ name, address, port: number }));
     }
   }
   return { servers: sortedServers(servers), problems: problems ?? NO_PROBLEMS, hasEndpoints, portFound: true };
@@ -539,13 +554,16 @@ interface BackendEntry {
   readonly next: BackendEntry | undefined;
 }
 
+/** Built only for messages: most backends have none. */
+function serviceLabel(ref: BackendRef): string {
+  return describeObject('Service', ref.namespace, ref.service);
+}
+
 /** A backend with its servers; the same Backend object as last time when nothing it depends on changed. */
 function resolveBackend(ref: BackendRef, sources: IngressSources, cache: IngressModelCache): { readonly backend: Backend; readonly resolved: ResolvedServers } {
   const service = sources.service(ref.namespace, ref.service);
-  // Built only for messages: most backends have none.
-  const serviceLabel = () => describeObject('Service', ref.namespace, ref.service);
   if (!service) {
-    const resolved = { servers: NO_SERVERS, issue: `${serviceLabel()} not found`, problems: NO_PROBLEMS };
+    const resolved = { servers: NO_SERVERS, issue: `${serviceLabel(ref)} not found`, problems: NO_PROBLEMS };
     return { backend: backendOf(ref, NO_SERVERS), resolved };
   }
   const slices = sources.endpointSlices(ref.namespace, ref.service);
@@ -555,11 +573,11 @@ function resolveBackend(ref: BackendRef, sources: IngressSources, cache: Ingress
   let entry = first;
   while (entry !== undefined && entry.portKey !== portKey) entry = entry.next;
   if (!entry) {
-    entry = { portKey, slices, resolved: serversOf(ref, service, slices, serviceLabel, cache), backend: undefined, next: first };
+    entry = { portKey, slices, resolved: serversOf(ref, service, slices, cache), backend: undefined, next: first };
     cache.backends.set(service, entry);
   } else if (entry.slices !== slices) {
     entry.slices = slices;
-    entry.resolved = serversOf(ref, service, slices, serviceLabel, cache);
+    entry.resolved = serversOf(ref, service, slices, cache);
     entry.backend = undefined;
   }
   if (entry.backend?.name !== ref.name) entry.backend = backendOf(ref, entry.resolved.servers);
@@ -589,12 +607,11 @@ function serversOf(
   backend: BackendRef,
   service: KubeObject,
   found: readonly KubeObject[],
-  serviceLabel: () => string,
   cache: IngressModelCache,
 ): ResolvedServers {
   const spec = isFields(service['spec']) ? service['spec'] : {};
   if (spec['type'] === 'ExternalName') {
-    return { servers: NO_SERVERS, problems: NO_PROBLEMS, issue: `${serviceLabel()} is an ExternalName Service, which is not supported` };
+    return { servers: NO_SERVERS, problems: NO_PROBLEMS, issue: `${serviceLabel(backend)} is an ExternalName Service, which is not supported` };
   }
   const ports: readonly unknown[] = Array.isArray(spec['ports']) ? spec['ports'] : [];
   const wanted = backend.port;
@@ -607,14 +624,14 @@ function serversOf(
   }
   if (!servicePort) {
     const which = 'name' in wanted ? `named ${quote(wanted.name)}` : String(wanted.number);
-    return { servers: NO_SERVERS, problems: NO_PROBLEMS, issue: `${serviceLabel()} has no port ${which}` };
+    return { servers: NO_SERVERS, problems: NO_PROBLEMS, issue: `${serviceLabel(backend)} has no port ${which}` };
   }
   // EndpointSlices name their ports after the Service port and carry the
   // resolved target port, so a named targetPort needs no Pod lookup. A
   // single unnamed Service port is '' or absent on both sides.
   const portName = typeof servicePort['name'] === 'string' ? servicePort['name'] : '';
 
-  if (found.length === 0) return { servers: NO_SERVERS, problems: NO_PROBLEMS, issue: `${serviceLabel()} has no EndpointSlices` };
+  if (found.length === 0) return { servers: NO_SERVERS, problems: NO_PROBLEMS, issue: `${serviceLabel(backend)} has no EndpointSlices` };
   let servers: readonly Server[];
   let problems: readonly Problem[];
   let anyEndpoints: boolean;
@@ -639,7 +656,7 @@ function serversOf(
     problems = allProblems;
   }
   if (anyEndpoints && !portFound) {
-    return { servers, problems, issue: `no EndpointSlice of ${serviceLabel()} has a port named ${quote(portName)}` };
+    return { servers, problems, issue: `no EndpointSlice of ${serviceLabel(backend)} has a port named ${quote(portName)}` };
   }
   return { servers, problems, issue: undefined };
 }
