@@ -802,21 +802,44 @@ function aggregate(sources: IngressSources, cache: IngressModelCache, previous: 
     }
   }
 
-  const routesOf = (map: RouteClaim['map']): Route[] => Array.from(winnersByMap[map].values(), (claim) => claim.line);
+  const routesOf = (map: RouteClaim['map'], before: readonly Route[] | undefined, order: (a: RouteClaim, b: RouteClaim) => number): Route[] =>
+    sortedValues(winnersByMap[map], before, (route) => route.key, order).map((claim) => claim.line);
 
   // Frozen lists of frozen items: a renderer may reuse what it rendered from them (see
   // SafeWriter); a list with the very same items as last time is last time's list.
   const kept = <T>(before: readonly T[] | undefined, after: T[]): readonly T[] => (sameItems(before, after) ? before : Object.freeze(after));
   return {
-    hosts: kept(previous?.hosts, Array.from(hosts.values()).sort((a, b) => compare(a.host, b.host))),
-    exactRoutes: kept(previous?.exactRoutes, routesOf('exact').sort((a, b) => compare(a.key, b.key))),
-    prefixRoutes: kept(previous?.prefixRoutes, routesOf('prefix').sort((a, b) => b.key.length - a.key.length || compare(a.key, b.key))),
-    backends: Array.from(backends.values()).sort((a, b) => compare(a.ref.name, b.ref.name)),
+    hosts: kept(previous?.hosts, sortedValues(hosts, previous?.hosts, (host) => host.host, (a, b) => compare(a.host, b.host))),
+    exactRoutes: kept(previous?.exactRoutes, routesOf('exact', previous?.exactRoutes, (a, b) => compare(a.key, b.key))),
+    prefixRoutes: kept(
+      previous?.prefixRoutes,
+      routesOf('prefix', previous?.prefixRoutes, (a, b) => b.key.length - a.key.length || compare(a.key, b.key)),
+    ),
+    backends: sortedValues(backends, previous?.backends, (backend) => backend.ref.name, (a, b) => compare(a.ref.name, b.ref.name)),
     defaultBackend: defaultBackend?.backend.name,
     secrets: Array.from(secrets.values(), (entry) => ({ ...entry, hosts: [...entry.hosts].sort(compare) })),
     excluded: excluded.sorted(),
     warnings: warnings.sorted(),
   };
+}
+
+/**
+ * The values of `byKey` in the order `order` gives. When the keys are exactly
+ * those of `before` (a list in that order, from the last build: the common
+ * case after a change elsewhere), the order is known without sorting.
+ */
+function sortedValues<T, B>(byKey: ReadonlyMap<string, T>, before: readonly B[] | undefined, keyOf: (item: B) => string, order: (a: T, b: T) => number): T[] {
+  if (before !== undefined && before.length === byKey.size) {
+    const values: T[] = [];
+    for (let i = 0; i < before.length; i++) {
+      const value = byKey.get(keyOf(before[i]!));
+      if (value === undefined) break;
+      values.push(value);
+    }
+    // As many keys, all of them known: the same keys.
+    if (values.length === before.length) return values;
+  }
+  return Array.from(byKey.values()).sort(order);
 }
 
 /** One backend's servers and the problems that come with them. */
@@ -933,15 +956,21 @@ function resolve(aggregated: Aggregate, sources: IngressSources, cache: IngressM
     // The Ingresses changed (or nothing is known): a backend the last build had keeps its
     // servers unless its Service changed since; its warnings follow its new referrers.
     const touched = previous && last && changed !== undefined ? touchedServices(changed) : undefined;
-    const before = touched ? new Map(previous!.aggregated.backends.map(({ ref }, index) => [ref.name, index])) : undefined;
+    const before = touched ? previous!.aggregated.backends : undefined;
     backends = [];
     issues = [];
     backendWarnings = [];
     backendExcluded = [];
+    // Both lists are sorted by name: one walk pairs each backend with the one it was last time.
+    let next = 0;
     for (let index = 0; index < count; index++) {
       const { ref, referrers } = aggregated.backends[index]!;
-      const old = before?.get(ref.name);
-      if (old !== undefined && last && !touched!.has(serviceKey(ref.namespace, ref.service))) {
+      let old: number | undefined;
+      if (before) {
+        while (next < before.length && compare(before[next]!.ref.name, ref.name) < 0) next++;
+        if (next < before.length && before[next]!.ref.name === ref.name) old = next;
+      }
+      if (old !== undefined && last && !(touched!.size > 0 && touched!.has(serviceKey(ref.namespace, ref.service)))) {
         backends.push(last.backends[old]!);
         issues.push(last.issues[old]);
         backendWarnings.push(issueWarnings(ref.name, last.issues[old], referrers));
