@@ -165,7 +165,9 @@ export class SafeWriter {
       if (this.#tracker.reads !== reads) context.remember(name, found);
     }
     const { value, depth } = found;
-    if (this.#boundaries.length > 0) this.#noteRead(name, segments, value, depth);
+    // Boundaries nest outward in: one that the read does not leave, none of the outer ones does either.
+    const boundaries = this.#boundaries;
+    if (boundaries.length > 0 && depth < boundaries[boundaries.length - 1]!.depth) this.#noteRead(name, segments, value, depth);
     return typeof value === 'function' ? (value as () => unknown).call(context.view) : value;
   }
 
