@@ -1,16 +1,21 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, StoreReader, WatchedType } from '../pipeline/model.ts';
 
-interface StoredObject {
-  readonly object: KubeObject;
+/**
+ * One stored object's place, kept for as long as an object with its
+ * namespace and name is stored: a change replaces the object in it, so the
+ * index entries (sets of slots) only change when the keys do.
+ */
+interface Slot {
+  object: KubeObject;
   /** The object's index key parts, up to the first one it lacks. */
-  readonly parts: readonly string[];
+  parts: readonly string[];
 }
 
 /** The objects whose index keys start with one sequence of parts, and the nodes one part longer. */
 interface IndexNode {
-  /** By identity, in the order they were filed. */
-  readonly objects: Map<string, KubeObject>;
+  /** In the order they were filed. */
+  readonly slots: Set<Slot>;
   children: Map<string, IndexNode> | undefined;
   /** lookup()'s answer for this node, kept until the node changes. */
   listed: readonly KubeObject[] | undefined;
@@ -18,15 +23,6 @@ interface IndexNode {
 
 /** Changes kept for changesSince(): enough for the changes between two renders under heavy churn. */
 const maxLoggedChanges = 1024;
-
-/**
- * Kubernetes names and namespaces cannot contain '/', so this is unique; a
- * cluster-scoped object's namespace is absent, and some clients send '' for
- * it, which must name the same object.
- */
-function identityOf(namespace: string | undefined, name: string): string {
-  return `${namespace ?? ''}/${name}`;
-}
 
 /**
  * The API server bumps resourceVersion on every change, so equal versions
@@ -50,9 +46,13 @@ function isSameVersion(stored: KubeObject, incoming: KubeObject): boolean {
  */
 export class IndexedStore implements StoreReader {
   readonly #indexBy: WatchedType['indexBy'];
-  readonly #objects = new Map<string, StoredObject>();
-  /** Objects by namespace ('' when cluster-scoped), then name: get() builds no identity string. */
-  readonly #byName = new Map<string, Map<string, KubeObject>>();
+  /** Every slot, in the order objects were first stored. */
+  readonly #slots = new Set<Slot>();
+  /**
+   * Slots by namespace, then name. A cluster-scoped object's namespace is
+   * absent, and some clients send '' for it, which must name the same object.
+   */
+  readonly #byName = new Map<string, Map<string, Slot>>();
   /** Nodes for the first key part. */
   readonly #index = new Map<string, IndexNode>();
   #indexEntryCount = 0;
@@ -68,7 +68,7 @@ export class IndexedStore implements StoreReader {
   readonly #log: { readonly version: number; readonly objects: readonly KubeObject[] }[] = [];
 
   get size(): number {
-    return this.#objects.size;
+    return this.#slots.size;
   }
 
   get version(): number {
@@ -85,12 +85,12 @@ export class IndexedStore implements StoreReader {
   }
 
   list(): readonly KubeObject[] {
-    this.#listed ??= Object.freeze(Array.from(this.#objects.values(), (stored) => stored.object));
+    this.#listed ??= Object.freeze(Array.from(this.#slots, (slot) => slot.object));
     return this.#listed;
   }
 
   get(namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.#byName.get(namespace ?? '')?.get(name);
+    return this.#byName.get(namespace ?? '')?.get(name)?.object;
   }
 
   lookup(...keys: string[]): readonly KubeObject[] {
@@ -99,45 +99,52 @@ export class IndexedStore implements StoreReader {
     for (let level = 1; level < keys.length && node; level++) node = node.children?.get(keys[level]!);
     if (!node) return [];
     // Renders look the same keys up again and again; the list is rebuilt only after its node changed.
-    node.listed ??= Object.freeze([...node.objects.values()]);
+    node.listed ??= Object.freeze(Array.from(node.slots, (slot) => slot.object));
     return node.listed;
   }
 
   /** Adds or replaces the object; false when the stored object is already this version. */
   upsert(object: KubeObject): boolean {
-    const identity = identityOf(object.metadata.namespace, object.metadata.name);
-    const stored = this.#objects.get(identity);
-    if (stored && isSameVersion(stored.object, object)) return false;
+    const namespace = object.metadata.namespace ?? '';
+    let names = this.#byName.get(namespace);
+    const slot = names?.get(object.metadata.name);
+    if (slot && isSameVersion(slot.object, object)) return false;
     const parts = this.#partsOf(object);
-    if (stored) {
+    if (slot) {
+      const before = slot.object;
       let same = 0;
-      while (same < parts.length && same < stored.parts.length && parts[same] === stored.parts[same]) same++;
-      this.#unfile(stored.parts, identity, same);
-      this.#forgetName(stored.object);
+      while (same < parts.length && same < slot.parts.length && parts[same] === slot.parts[same]) same++;
+      // Most changes keep the keys: then the object is only replaced where it is filed.
+      if (same < slot.parts.length) this.#unfile(slot, same);
+      slot.object = object;
+      slot.parts = parts;
+      this.#file(slot, same);
+      this.#changed([before, object]);
+      return true;
     }
-    this.#file(parts, identity, object);
-    let names = this.#byName.get(object.metadata.namespace ?? '');
     if (!names) {
       names = new Map();
-      this.#byName.set(object.metadata.namespace ?? '', names);
+      this.#byName.set(namespace, names);
     }
-    names.set(object.metadata.name, object);
-    this.#objects.set(identity, { object, parts });
-    this.#listed = undefined;
-    this.#logChange(stored ? [stored.object, object] : [object]);
+    const created: Slot = { object, parts };
+    names.set(object.metadata.name, created);
+    this.#slots.add(created);
+    this.#file(created, 0);
+    this.#changed([object]);
     return true;
   }
 
   /** Removes the object with this namespace and name; false when none is stored. */
   delete(object: KubeObject): boolean {
-    const identity = identityOf(object.metadata.namespace, object.metadata.name);
-    const stored = this.#objects.get(identity);
-    if (!stored) return false;
-    this.#unfile(stored.parts, identity, 0);
-    this.#forgetName(stored.object);
-    this.#objects.delete(identity);
-    this.#listed = undefined;
-    this.#logChange([stored.object]);
+    const namespace = object.metadata.namespace ?? '';
+    const names = this.#byName.get(namespace);
+    const slot = names?.get(object.metadata.name);
+    if (!names || !slot) return false;
+    this.#unfile(slot, 0);
+    names.delete(object.metadata.name);
+    if (names.size === 0) this.#byName.delete(namespace);
+    this.#slots.delete(slot);
+    this.#changed([slot.object]);
     return true;
   }
 
@@ -149,7 +156,8 @@ export class IndexedStore implements StoreReader {
     return this.#log.filter((entry) => entry.version > version).flatMap((entry) => entry.objects);
   }
 
-  #logChange(objects: readonly KubeObject[]): void {
+  #changed(objects: readonly KubeObject[]): void {
+    this.#listed = undefined;
     this.#version++;
     this.#log.push({ version: this.#version, objects });
     // Trimmed in batches: trimming one entry per change would shift the whole log every time.
@@ -167,24 +175,27 @@ export class IndexedStore implements StoreReader {
     return parts;
   }
 
-  /** Files the object under every prefix of its parts (replacing itself where it already is). */
-  #file(parts: readonly string[], identity: string, object: KubeObject): void {
+  /** Files the slot under every prefix of its parts from `from` parts on; above that it is filed already. */
+  #file(slot: Slot, from: number): void {
+    const parts = slot.parts;
     let level = this.#index;
     for (let depth = 0; depth < parts.length; depth++) {
       let node = level.get(parts[depth]!);
       if (!node) {
-        node = { objects: new Map(), children: undefined, listed: undefined };
+        node = { slots: new Set(), children: undefined, listed: undefined };
         level.set(parts[depth]!, node);
         this.#indexEntryCount++;
       }
-      node.objects.set(identity, object);
+      if (depth >= from) node.slots.add(slot);
+      // Its object changed either way.
       node.listed = undefined;
       if (depth + 1 < parts.length) level = node.children ??= new Map();
     }
   }
 
-  /** Takes the object out of the nodes of its parts from `from` parts on; nodes left empty go. */
-  #unfile(parts: readonly string[], identity: string, from: number): void {
+  /** Takes the slot out of the nodes of its parts from `from` parts on; nodes left empty go. */
+  #unfile(slot: Slot, from: number): void {
+    const parts = slot.parts;
     const path: { readonly level: Map<string, IndexNode>; readonly node: IndexNode }[] = [];
     let level: Map<string, IndexNode> | undefined = this.#index;
     for (let depth = 0; depth < parts.length && level; depth++) {
@@ -194,19 +205,13 @@ export class IndexedStore implements StoreReader {
     }
     for (let depth = path.length - 1; depth >= from; depth--) {
       const { level: parent, node } = path[depth]!;
-      node.objects.delete(identity);
+      node.slots.delete(slot);
       node.listed = undefined;
-      // An object filed under a node is filed under its parent too: an empty node has no children left.
-      if (node.objects.size === 0) {
+      // A slot filed under a node is filed under its parent too: an empty node has no children left.
+      if (node.slots.size === 0) {
         parent.delete(parts[depth]!);
         this.#indexEntryCount--;
       }
     }
-  }
-
-  #forgetName(object: KubeObject): void {
-    const names = this.#byName.get(object.metadata.namespace ?? '');
-    names?.delete(object.metadata.name);
-    if (names?.size === 0) this.#byName.delete(object.metadata.namespace ?? '');
   }
 }
