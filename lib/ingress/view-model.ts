@@ -588,7 +588,7 @@ function backendOf(ref: BackendRef, servers: readonly Server[]): Backend {
   return Object.freeze({ name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers });
 }
 
-/** Per EndpointSlice, what it gives each Service port name asked for (mostly one). */
+/** Per EndpointSlice of a Service with several, what it gives each Service port name asked for (mostly one). */
 interface SliceEntry {
   readonly portName: string;
   readonly servers: SliceServers;
@@ -637,8 +637,9 @@ function serversOf(
   let anyEndpoints: boolean;
   let portFound: boolean;
   if (found.length === 1) {
-    // One slice (the common case): its servers are already sorted and unique.
-    ({ servers, problems, hasEndpoints: anyEndpoints, portFound } = cachedSliceServers(found[0]!, portName, cache));
+    // One slice (the common case): its servers are already sorted and unique, and
+    // kept with the backend (a new slice is a new list), so not cached per slice too.
+    ({ servers, problems, hasEndpoints: anyEndpoints, portFound } = sliceServers(found[0]!, portName));
   } else {
     const slices = [...found].sort((a, b) => compare(String(a.metadata.name), String(b.metadata.name)));
     const all: Server[] = [];
