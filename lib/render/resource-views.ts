@@ -20,11 +20,15 @@ export interface Provenance {
 export class AccessTracker {
   #last: { readonly value: unknown; readonly provenance: Provenance } | undefined;
   #byValue = new Map<string, Provenance>();
+  #reads = 0;
+
   /** Grows with every recorded read: a lookup that leaves it unchanged read no object field. */
-  reads = 0;
+  get reads(): number {
+    return this.#reads;
+  }
 
   record(value: unknown, provenance: Provenance): void {
-    this.reads++;
+    this.#reads++;
     this.#last = { value, provenance };
     if (typeof value === 'string') this.#byValue.set(value, provenance);
   }
