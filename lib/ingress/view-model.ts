@@ -137,9 +137,12 @@ interface SliceServers {
  * objects gone from the stores take their entries with them.
  */
 export class IngressModelCache {
+  /** Per Ingress: what it contributes, its problems and its age. */
   readonly reads = new WeakMap<KubeObject, IngressRead>();
+  /** Per EndpointSlice of a Service that has several. */
   readonly slices = new WeakMap<KubeObject, SliceEntry>();
   readonly secrets = new WeakMap<KubeObject, ReturnType<typeof checkTlsSecret>>();
+  /** Per Service: the servers and Backend of each port a backend uses. */
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
   /** The previous build, reused in parts while its inputs are unchanged. */
   last:
