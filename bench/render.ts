@@ -6,7 +6,10 @@
  *
  * Targets (informational: machines are noisy, so a missed target is
  * reported, never a failure; only errors exit non-zero):
- *   - a full render at 10k Ingresses takes at most a tenth of `haproxy -c` on it;
+ *   - a full render at 10k Ingresses takes at most a tenth of `haproxy -c` on
+ *     it, both after a change (the running controller) and cold (a new
+ *     renderer with nothing cached, as at start-up or after a configuration
+ *     change);
  *   - applying one changed object to the stores takes microseconds,
  *     independent of the number of objects.
  *
@@ -32,6 +35,8 @@ const SIZES = process.env['BENCH_SIZES']?.split(',').map(Number) ?? [100, 1_000,
 /** Fewer timed renders where one takes long, to stay within a couple of minutes overall. */
 const renderRuns = (size: number): number => (size >= 10_000 ? 7 : size >= 1_000 ? 15 : 31);
 const CHECK_RUNS = 3;
+/** Cold renders are single samples of something slow: the median of a few. */
+const COLD_RUNS = 3;
 const UPSERT_RUNS = 20_000;
 const NAMESPACES = 20;
 
@@ -116,8 +121,10 @@ function world(size: number): Map<string, KubeObject[]> {
 
 interface Row {
   readonly size: number;
-  /** A first render, with nothing cached. */
+  /** A first render of a new renderer, with nothing cached (median). */
   readonly coldMs: number;
+  /** The first of those: with a smaller size run before it, the JIT has warmed up; as the first size, it has not. */
+  readonly firstColdMs: number;
   /** A full render after one EndpointSlice changed (the commonest change). */
   readonly endpointMs: number;
   /** A full render after one Ingress changed (its routes moved). */
@@ -155,9 +162,16 @@ async function measure(config: ControllerConfig, size: number): Promise<Row> {
   const stores = buildStores(config.watchedResources, objects, config.ignoreFields);
   const storesMs = milliseconds(storesStart);
   const dir = await mkdtemp(join(tmpdir(), `haproxy-bench-${size}-`));
-  const coldStart = process.hrtime.bigint();
-  createRenderer(config)({ stores, baseDir: dir });
-  const coldMs = milliseconds(coldStart);
+  // Each cold render starts from a collected heap: otherwise it would pay for
+  // the collector moving the objects this benchmark built just before (and
+  // for the renderer before it), which is not the renderer's work.
+  const colds: number[] = [];
+  for (let run = 0; run < COLD_RUNS; run++) {
+    gc();
+    const coldStart = process.hrtime.bigint();
+    createRenderer(config)({ stores, baseDir: dir });
+    colds.push(milliseconds(coldStart));
+  }
   const render = createRenderer(config);
   try {
     const once = () => render({ stores, baseDir: dir });
@@ -206,7 +220,8 @@ async function measure(config: ControllerConfig, size: number): Promise<Row> {
 
     return {
       size,
-      coldMs,
+      coldMs: median(colds),
+      firstColdMs: colds[0]!,
       endpointMs,
       renderMs,
       checkMs: median(checks),
@@ -222,13 +237,24 @@ async function measure(config: ControllerConfig, size: number): Promise<Row> {
 }
 
 function table(rows: readonly Row[]): string {
-  const header = ['ingresses', 'cold render ms', 'render after endpoint change ms', 'render after Ingress change ms', 'haproxy -c ms', 'render / haproxy -c', 'heap MB', 'upsert µs'];
+  const header = [
+    'ingresses',
+    'cold render ms',
+    'render after endpoint change ms',
+    'render after Ingress change ms',
+    'haproxy -c ms',
+    'cold / haproxy -c',
+    'render / haproxy -c',
+    'heap MB',
+    'upsert µs',
+  ];
   const cells = rows.map((row) => [
     String(row.size),
     row.coldMs.toFixed(1),
     row.endpointMs.toFixed(1),
     row.renderMs.toFixed(1),
     row.checkMs.toFixed(0),
+    (row.coldMs / row.checkMs).toFixed(3),
     (row.renderMs / row.checkMs).toFixed(3),
     row.heapMb.toFixed(1),
     row.upsertUs.toFixed(2),
@@ -253,15 +279,20 @@ async function main(): Promise<void> {
   for (const row of rows) {
     out(
       `${row.size} Ingresses: haproxy.cfg ${row.configKb.toFixed(0)} KiB, stores built in ${row.storesMs.toFixed(1)} ms, ` +
+        `first cold render ${row.firstColdMs.toFixed(1)} ms${row === rows[0] ? ' (JIT not yet warm)' : ''}, ` +
         `heap kept by one render ${row.heapMb.toFixed(1)} MB, peak RSS so far ${row.rssMb.toFixed(0)} MB`,
     );
   }
   out('');
   const largest = rows.at(-1)!;
-  const renderMet = largest.renderMs <= largest.checkMs / 10;
+  const tenth = largest.checkMs / 10;
   out(
     `target: full render at ${largest.size} Ingresses after an Ingress change <= 1/10 of haproxy -c ` +
-      `(${largest.renderMs.toFixed(1)} ms vs ${(largest.checkMs / 10).toFixed(1)} ms): ${renderMet ? 'met' : 'NOT MET'}`,
+      `(${largest.renderMs.toFixed(1)} ms vs ${tenth.toFixed(1)} ms): ${largest.renderMs <= tenth ? 'met' : 'NOT MET'}`,
+  );
+  out(
+    `target: cold render (new renderer, nothing cached) at ${largest.size} Ingresses <= 1/10 of haproxy -c ` +
+      `(${largest.coldMs.toFixed(1)} ms vs ${tenth.toFixed(1)} ms): ${largest.coldMs <= tenth ? 'met' : `NOT MET (${(largest.coldMs / largest.checkMs).toFixed(2)} of haproxy -c)`}`,
   );
   // "Microseconds, independent of the number of objects": under 100 µs at
   // every size, and the largest size within 3x of the smallest (noise, not growth).

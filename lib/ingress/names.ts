@@ -45,6 +45,10 @@ const PATH = /^\/(?:[A-Za-z0-9\-._~!&*+=:@/]|%[0-9A-Fa-f]{2})*$/;
 /** IANA service name as Kubernetes validates port names (IsValidPortName). */
 const PORT_NAME = /^[a-z0-9](?:[a-z0-9-]{0,13}[a-z0-9])?$/;
 
+/** A dotted-quad IPv4 address, each part 0-255 without leading zeros, as net.isIP accepts it. */
+const IPV4_PART = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
+const IPV4 = new RegExp(`^(?:${IPV4_PART}\\.){3}${IPV4_PART}$`);
+
 /** Only the characters of a textual IPv4 or IPv6 address: no zone index ('%eth0'), no prefix length. */
 const IP_CHARACTERS = /^[0-9A-Fa-f:.]+$/;
 
@@ -52,9 +56,12 @@ export function isDnsLabel(value: unknown): value is string {
   return typeof value === 'string' && DNS_LABEL.test(value);
 }
 
+/** Dot-separated RFC 1123 labels. */
+const DNS_SUBDOMAIN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
 /** RFC 1123 subdomain, lowercase: what Kubernetes accepts for most object names (Secrets among them). */
 export function isDnsSubdomain(value: unknown): value is string {
-  return typeof value === 'string' && value.length <= 253 && value.split('.').every((label) => DNS_LABEL.test(label));
+  return typeof value === 'string' && value.length <= 253 && DNS_SUBDOMAIN.test(value);
 }
 
 export function isPortName(value: unknown): value is string {
@@ -112,10 +119,17 @@ export function checkPath(value: unknown): Checked<string> {
  * accepts an IPv6 zone index, which may hold any characters.
  */
 export function checkIpAddress(value: unknown): Checked<string> {
-  if (typeof value !== 'string' || !IP_CHARACTERS.test(value) || isIP(value) === 0) {
-    return refuse(`${quote(value)} is not an IPv4 or IPv6 address`);
-  }
-  return accept(value.toLowerCase());
+  const address = ipAddress(value);
+  return address === undefined ? refuse(`${quote(value)} is not an IPv4 or IPv6 address`) : accept(address);
+}
+
+/** checkIpAddress without the reason: the address as it is served, or undefined. */
+export function ipAddress(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  // Most endpoints are IPv4: a plain test settles them without isIP's match objects.
+  if (IPV4.test(value)) return value;
+  if (!IP_CHARACTERS.test(value) || isIP(value) === 0) return undefined;
+  return value.toLowerCase();
 }
 
 /**

@@ -4,6 +4,7 @@ import { checkTlsSecret } from './certificates.ts';
 import {
   checkHost,
   checkIpAddress,
+  ipAddress,
   checkPath,
   describeObject,
   isDnsLabel,
@@ -112,10 +113,13 @@ export interface Certificate {
 
 /** The host key of rules without a host. */
 export const CATCH_ALL_HOST = '*';
+const CATCH_ALL_ENTRY: HostEntry = Object.freeze({ host: CATCH_ALL_HOST, wildcard: false });
 
 interface IngressRead {
   readonly served: ServedIngress | undefined;
   readonly problems: readonly Problem[];
+  /** creationTimestamp in milliseconds; +Infinity when missing or unparsable. */
+  readonly age: number;
 }
 
 /** What one EndpointSlice contributes to a backend for one Service port name. */
@@ -133,13 +137,13 @@ interface SliceServers {
  * objects gone from the stores take their entries with them.
  */
 export class IngressModelCache {
+  /** Per Ingress: what it contributes, its problems and its age. */
   readonly reads = new WeakMap<KubeObject, IngressRead>();
-  readonly ages = new WeakMap<KubeObject, number>();
-  readonly slices = new WeakMap<KubeObject, Map<string, SliceServers>>();
+  /** Per EndpointSlice of a Service that has several. */
+  readonly slices = new WeakMap<KubeObject, SliceEntry>();
   readonly secrets = new WeakMap<KubeObject, ReturnType<typeof checkTlsSecret>>();
-  /** Per Service and port, the servers of the last slice list seen (stores hand out the same list until it changes). */
-  readonly backends = new WeakMap<KubeObject, Map<string | number, BackendEntry>>();
-  readonly routes = new WeakMap<RouteClaim, Route>();
+  /** Per Service: the servers and Backend of each port a backend uses. */
+  readonly backends = new WeakMap<KubeObject, BackendEntry>();
   /** The previous build, reused in parts while its inputs are unchanged. */
   last:
     | {
@@ -153,13 +157,9 @@ export class IngressModelCache {
     | undefined;
 }
 
-interface ResolvedServers {
-  readonly servers: readonly Server[];
-  readonly issue: string | undefined;
-  readonly problems: readonly Problem[];
-}
-
 const CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
+const NO_PROBLEMS: readonly Problem[] = Object.freeze([]);
+const NO_SERVERS: readonly Server[] = Object.freeze([]);
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
 type Fields = Readonly<Record<string, unknown>>;
@@ -188,6 +188,11 @@ interface RouteClaim {
   /** An Exact path outranks the exact line a Prefix path adds for itself, as Kubernetes ranks Exact over Prefix. */
   readonly fromExactPath: boolean;
   readonly field: string;
+  /** The Ingress asking, and its label for messages. */
+  readonly ingress: KubeObject;
+  readonly label: string;
+  /** The map line, made once per claim: an unchanged route is the same object in every model. */
+  readonly line: Route;
 }
 
 interface TlsClaim {
@@ -213,27 +218,29 @@ function servesClass(ingress: KubeObject, className: string): boolean {
   return ingress.metadata.annotations?.[CLASS_ANNOTATION] === className;
 }
 
+function ageOf(ingress: KubeObject): number {
+  // Raw API JSON holds an RFC 3339 string; @kubernetes/client-node objects hold a Date.
+  const stamp = ingress.metadata['creationTimestamp'];
+  const parsed = stamp instanceof Date ? stamp.getTime() : typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
+  return Number.isNaN(parsed) ? Number.POSITIVE_INFINITY : parsed;
+}
+
+interface AgedIngress {
+  readonly ingress: KubeObject;
+  readonly read: IngressRead;
+}
+
 /**
  * Oldest first: the age order that settles conflicts. A missing or
  * unparsable creationTimestamp counts as newest; namespace/name breaks ties,
  * so the order never depends on the order of the input.
  */
-function olderFirst(cache: IngressModelCache, a: KubeObject, b: KubeObject): number {
-  const time = (object: KubeObject) => {
-    const known = cache.ages.get(object);
-    if (known !== undefined) return known;
-    // Raw API JSON holds an RFC 3339 string; @kubernetes/client-node objects hold a Date.
-    const stamp = object.metadata['creationTimestamp'];
-    const parsed = stamp instanceof Date ? stamp.getTime() : typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
-    const age = Number.isNaN(parsed) ? Number.POSITIVE_INFINITY : parsed;
-    cache.ages.set(object, age);
-    return age;
-  };
-  const byTime = time(a) - time(b);
+function olderFirst(a: AgedIngress, b: AgedIngress): number {
+  const byTime = a.read.age - b.read.age;
   if (byTime !== 0 && !Number.isNaN(byTime)) return byTime < 0 ? -1 : 1;
   return (
-    compare(String(a.metadata.namespace ?? ''), String(b.metadata.namespace ?? '')) ||
-    compare(String(a.metadata.name), String(b.metadata.name))
+    compare(String(a.ingress.metadata.namespace ?? ''), String(b.ingress.metadata.namespace ?? '')) ||
+    compare(String(a.ingress.metadata.name), String(b.ingress.metadata.name))
   );
 }
 
@@ -263,13 +270,14 @@ class IngressReader {
     const defaultBackend =
       spec['defaultBackend'] === undefined || spec['defaultBackend'] === null
         ? undefined
-        : this.#backend(spec['defaultBackend'], 'spec.defaultBackend');
+        : this.#backend(spec['defaultBackend'], 'spec.defaultBackend', '');
     const hosts: HostEntry[] = [];
     const routes: RouteClaim[] = [];
-    this.#list(spec['rules'], 'spec.rules').forEach((rule, index) => {
-      this.#rule(rule, `spec.rules[${index}]`, hosts, routes);
-    });
-    const tls = this.#list(spec['tls'], 'spec.tls', this.tlsProblems).flatMap((entry, index) => this.#tls(entry, `spec.tls[${index}]`));
+    const rules = this.#list(spec['rules'], 'spec.rules');
+    for (let index = 0; index < rules.length; index++) this.#rule(rules[index], `spec.rules[${index}]`, hosts, routes);
+    const tls: TlsClaim[] = [];
+    const entries = this.#list(spec['tls'], 'spec.tls', this.tlsProblems);
+    for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls);
     if (this.problems.length > 0) return undefined;
     return {
       label: this.label,
@@ -297,7 +305,7 @@ class IngressReader {
     if (!isFields(rule)) return this.#problem(field, 'is not an object');
     let hostKey = CATCH_ALL_HOST;
     if (rule['host'] === undefined || rule['host'] === null || rule['host'] === '') {
-      hosts.push(Object.freeze({ host: CATCH_ALL_HOST, wildcard: false }));
+      hosts.push(CATCH_ALL_ENTRY);
     } else {
       const host = checkHost(rule['host']);
       if (!host.ok) return this.#problem(`${field}.host`, `invalid host: ${host.reason}`);
@@ -307,9 +315,10 @@ class IngressReader {
     const http = rule['http'];
     if (http === undefined || http === null) return;
     if (!isFields(http)) return this.#problem(`${field}.http`, 'is not an object');
-    this.#list(http['paths'], `${field}.http.paths`).forEach((path, index) => {
-      this.#path(path, `${field}.http.paths[${index}]`, hostKey, routes);
-    });
+    const paths = http['paths'];
+    if (paths === undefined || paths === null) return;
+    if (!Array.isArray(paths)) return this.#problem(`${field}.http.paths`, 'is not a list');
+    for (let index = 0; index < paths.length; index++) this.#path(paths[index], `${field}.http.paths[${index}]`, hostKey, routes);
   }
 
   /**
@@ -329,63 +338,75 @@ class IngressReader {
     const omitted = given === undefined || given === null || given === '';
     const checked = checkPath(omitted && pathType === 'ImplementationSpecific' ? '/' : given);
     if (!checked.ok) this.#problem(`${field}.path`, `invalid path: ${checked.reason}`);
-    const backend = this.#backend(path['backend'], `${field}.backend`);
+    const backend = this.#backend(path['backend'], field, '.backend');
     if (!checked.ok || !backend) return;
     if (pathType === 'Exact') {
-      routes.push({ map: 'exact', key: hostKey + checked.value, backend, fromExactPath: true, field });
+      routes.push(this.#claim('exact', hostKey + checked.value, backend, true, field));
       return;
     }
-    const trimmed = checked.value.replace(/\/+$/, '');
-    if (trimmed !== '') routes.push({ map: 'exact', key: hostKey + trimmed, backend, fromExactPath: false, field });
-    routes.push({ map: 'prefix', key: `${hostKey}${trimmed}/`, backend, fromExactPath: false, field });
+    let end = checked.value.length;
+    while (end > 0 && checked.value.charCodeAt(end - 1) === 47) end--;
+    const trimmed = checked.value.slice(0, end);
+    if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, backend, false, field));
+    routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, false, field));
   }
 
-  /** A Service backend; undefined (with the problems recorded) when any part fails its check. */
-  #backend(backend: unknown, field: string): BackendRef | undefined {
+  #claim(map: RouteClaim['map'], key: string, backend: BackendRef, fromExactPath: boolean, field: string): RouteClaim {
+    const line = Object.freeze({ key, backend: backend.name });
+    return { map, key, backend, fromExactPath, field, ingress: this.#ingress, label: this.label, line };
+  }
+
+  /**
+   * A Service backend at `owner` + `suffix` (joined only for a message: most
+   * backends have none); undefined, with the problems recorded, when any part
+   * fails its check.
+   */
+  #backend(backend: unknown, owner: string, suffix: string): BackendRef | undefined {
     if (!isFields(backend)) {
-      this.#problem(field, 'is not an object');
+      this.#problem(`${owner}${suffix}`, 'is not an object');
       return undefined;
     }
     if (backend['resource'] !== undefined && backend['resource'] !== null) {
-      this.#problem(`${field}.resource`, 'resource backends are not supported; use a Service');
+      this.#problem(`${owner}${suffix}.resource`, 'resource backends are not supported; use a Service');
       return undefined;
     }
     const service = backend['service'];
     if (!isFields(service)) {
-      this.#problem(`${field}.service`, 'is missing');
+      this.#problem(`${owner}${suffix}.service`, 'is missing');
       return undefined;
     }
     const name = service['name'];
-    if (!isDnsLabel(name)) this.#problem(`${field}.service.name`, `${quote(name)} is not a Service name`);
-    const port = this.#port(service['port'], `${field}.service.port`);
+    if (!isDnsLabel(name)) this.#problem(`${owner}${suffix}.service.name`, `${quote(name)} is not a Service name`);
+    const port = this.#port(service['port'], owner, suffix);
     if (!isDnsLabel(name) || !port || this.#namespace === '') return undefined;
     return { name: `${this.#namespace}_${name}_${portText(port)}`, namespace: this.#namespace, service: name, port };
   }
 
-  #port(port: unknown, field: string): BackendRef['port'] | undefined {
+  /** The port of the backend at `owner` + `suffix`. */
+  #port(port: unknown, owner: string, suffix: string): BackendRef['port'] | undefined {
     const name = isFields(port) ? (port['name'] ?? undefined) : undefined;
     const number = isFields(port) ? (port['number'] ?? undefined) : undefined;
     if ((name === undefined) === (number === undefined)) {
-      this.#problem(field, 'needs exactly one of name and number');
+      this.#problem(`${owner}${suffix}.service.port`, 'needs exactly one of name and number');
     } else if (name !== undefined) {
       if (isPortName(name)) return { name };
-      this.#problem(`${field}.name`, `${quote(name)} is not a port name (1-15 of a-z, 0-9 and '-', with a letter)`);
+      this.#problem(`${owner}${suffix}.service.port.name`, `${quote(name)} is not a port name (1-15 of a-z, 0-9 and '-', with a letter)`);
     } else {
       if (isPortNumber(number)) return { number };
-      this.#problem(`${field}.number`, `${quote(number)} is not a port number (1-65535)`);
+      this.#problem(`${owner}${suffix}.service.port.number`, `${quote(number)} is not a port number (1-65535)`);
     }
     return undefined;
   }
 
   /** A TLS entry; its problems leave out only the entry. Without secretName it asks for nothing to serve. */
-  #tls(entry: unknown, field: string): TlsClaim[] {
+  #tls(entry: unknown, field: string, claims: TlsClaim[]): void {
     const into = this.tlsProblems;
     if (!isFields(entry)) {
       this.#problem(field, 'is not an object', into);
-      return [];
+      return;
     }
     const secretName = entry['secretName'];
-    if (secretName === undefined || secretName === null || secretName === '') return [];
+    if (secretName === undefined || secretName === null || secretName === '') return;
     const before = into.length;
     if (!isDnsSubdomain(secretName)) this.#problem(`${field}.secretName`, `${quote(secretName)} is not a Secret name`, into);
     const hosts: string[] = [];
@@ -394,8 +415,8 @@ class IngressReader {
       if (checked.ok) hosts.push(checked.value.host);
       else this.#problem(`${field}.hosts[${index}]`, `invalid host: ${checked.reason}`, into);
     });
-    if (into.length > before || !isDnsSubdomain(secretName)) return [];
-    return [{ secretName, hosts, field: `${field}.secretName` }];
+    if (into.length > before || !isDnsSubdomain(secretName)) return;
+    claims.push({ secretName, hosts, field: `${field}.secretName` });
   }
 }
 
@@ -418,160 +439,231 @@ class ProblemList {
   }
 }
 
-/** Who asked for a backend or Secret: the first field of each Ingress that did, for warnings. */
-type Referrers = Map<string, string>;
+/** Who asked for a backend or Secret: the first field of each Ingress that did, in the order they asked, for warnings. */
+class Referrers {
+  // Most backends have one Ingress asking: a Map is only made for a second.
+  #label: string | undefined;
+  #field = '';
+  #more: Map<string, string> | undefined;
 
-function refer(referrers: Referrers, label: string, field: string): void {
-  if (!referrers.has(label)) referrers.set(label, field);
+  add(label: string, field: string): void {
+    if (this.#label === undefined) {
+      this.#label = label;
+      this.#field = field;
+    } else if (label !== this.#label) {
+      this.#more ??= new Map();
+      if (!this.#more.has(label)) this.#more.set(label, field);
+    }
+  }
+
+  entries(): (readonly [string, string])[] {
+    if (this.#label === undefined) return [];
+    return [[this.#label, this.#field], ...(this.#more ?? [])];
+  }
 }
 
-/**
- * The servers of one backend, and why it has none when that is a
- * configuration fault (a missing Service, port or EndpointSlices). No ready
- * endpoints is not one: that is a workload scaled to zero or starting.
- */
+function sliceLabel(slice: KubeObject): string {
+  return describeObject('EndpointSlice', slice.metadata.namespace, slice.metadata.name);
+}
+
 /** The servers one EndpointSlice gives a Service port (by name), with the problems it has. */
 function sliceServers(slice: KubeObject, portName: string): SliceServers {
-  const problems: Problem[] = [];
-  const sliceLabel = describeObject('EndpointSlice', slice.metadata.namespace, slice.metadata.name);
-  const endpoints = Array.isArray(slice['endpoints']) ? slice['endpoints'] : [];
+  const endpointList = slice['endpoints'];
+  const endpoints: readonly unknown[] = Array.isArray(endpointList) ? endpointList : [];
   const hasEndpoints = endpoints.length > 0;
   const addressType = slice['addressType'];
   if (addressType !== undefined && addressType !== 'IPv4' && addressType !== 'IPv6') {
-    problems.push({ object: sliceLabel, field: 'addressType', message: `${quote(addressType)} is not supported; only IPv4 and IPv6` });
-    return { servers: [], problems, hasEndpoints, portFound: false };
+    const problem = { object: sliceLabel(slice), field: 'addressType', message: `${quote(addressType)} is not supported; only IPv4 and IPv6` };
+    return { servers: NO_SERVERS, problems: [problem], hasEndpoints, portFound: false };
   }
-  const slicePorts = Array.isArray(slice['ports']) ? slice['ports'] : [];
-  const portIndex = slicePorts.findIndex((port) => isFields(port) && (port['name'] ?? '') === portName);
-  if (portIndex < 0) return { servers: [], problems, hasEndpoints, portFound: false };
+  const portList = slice['ports'];
+  const slicePorts: readonly unknown[] = Array.isArray(portList) ? portList : [];
+  let portIndex = -1;
+  for (let i = 0; i < slicePorts.length && portIndex < 0; i++) {
+    const port = slicePorts[i];
+    if (isFields(port) && (port['name'] ?? '') === portName) portIndex = i;
+  }
+  if (portIndex < 0) return { servers: NO_SERVERS, problems: NO_PROBLEMS, hasEndpoints, portFound: false };
   const number = (slicePorts[portIndex] as Fields)['port'];
   if (!isPortNumber(number)) {
-    problems.push({ object: sliceLabel, field: `ports[${portIndex}].port`, message: `${quote(number)} is not a port number (1-65535)` });
-    return { servers: [], problems, hasEndpoints, portFound: true };
+    const problem = { object: sliceLabel(slice), field: `ports[${portIndex}].port`, message: `${quote(number)} is not a port number (1-65535)` };
+    return { servers: NO_SERVERS, problems: [problem], hasEndpoints, portFound: true };
   }
-  const servers = new Map<string, Server>();
-  endpoints.forEach((endpoint: unknown, index) => {
-    if (!isFields(endpoint)) return;
+  const servers: Server[] = [];
+  let problems: Problem[] | undefined;
+  for (let index = 0; index < endpoints.length; index++) {
+    const endpoint = endpoints[index];
+    if (!isFields(endpoint)) continue;
     const conditions = endpoint['conditions'];
-    if (isFields(conditions) && conditions['ready'] === false) return;
-    const addresses = Array.isArray(endpoint['addresses']) ? endpoint['addresses'] : [];
-    const checked = addresses.map(checkIpAddress);
-    const bad = checked.findIndex((address) => !address.ok);
-    if (bad >= 0) {
-      const failed = checked[bad]!;
-      const reason = failed.ok ? '' : failed.reason;
-      problems.push({ object: sliceLabel, field: `endpoints[${index}].addresses[${bad}]`, message: `endpoint left out: ${reason}` });
-      return;
+    if (isFields(conditions) && conditions['ready'] === false) continue;
+    const addressList = endpoint['addresses'];
+    const addresses: readonly unknown[] = Array.isArray(addressList) ? addressList : [];
+    // One bad address leaves the whole endpoint out.
+    const kept = servers.length;
+    for (let i = 0; i < addresses.length; i++) {
+      const address = ipAddress(addresses[i]);
+      if (address === undefined) {
+        servers.length = kept;
+        const checked = checkIpAddress(addresses[i]);
+        const reason = checked.ok ? '' : checked.reason;
+        (problems ??= []).push({ object: sliceLabel(slice), field: `endpoints[${index}].addresses[${i}]`, message: `endpoint left out: ${reason}` });
+        break;
+      }
+      const name = `srv-${address.includes(':') ? address.replaceAll(':', '_') : address}-${number}`;
+      servers.push(Object.freeze({ name, address, port: number }));
     }
-    for (const address of checked) {
-      if (!address.ok) continue;
-      const name = `srv-${address.value.replaceAll(':', '_')}-${number}`;
-      servers.set(name, Object.freeze({ name, address: address.value, port: number }));
-    }
-  });
-  const sorted = Object.freeze([...servers.values()].sort((a, b) => compare(a.name, b.name)));
-  return { servers: sorted, problems, hasEndpoints, portFound: true };
+  }
+  return { servers: sortedServers(servers), problems: problems ?? NO_PROBLEMS, hasEndpoints, portFound: true };
+}
+
+/**
+ * Servers sorted by name, each name once. A name is made from the address
+ * and port alone, so servers with one name are alike and any of them will do.
+ */
+function sortedServers(servers: Server[]): readonly Server[] {
+  let ordered = true;
+  for (let i = 1; i < servers.length && ordered; i++) ordered = servers[i - 1]!.name < servers[i]!.name;
+  if (!ordered) {
+    servers.sort((a, b) => compare(a.name, b.name));
+    let kept = 0;
+    for (const server of servers) if (kept === 0 || servers[kept - 1]!.name !== server.name) servers[kept++] = server;
+    servers.length = kept;
+  }
+  return Object.freeze(servers);
+}
+
+/** The servers of one Service port as the Service's EndpointSlices give them. */
+interface ResolvedServers {
+  readonly servers: readonly Server[];
+  /**
+   * Why the backend has no servers when that is a configuration fault (a
+   * missing Service, port or EndpointSlices). No ready endpoints is not one:
+   * that is a workload scaled to zero or starting.
+   */
+  readonly issue: string | undefined;
+  readonly problems: readonly Problem[];
+}
+
+/**
+ * Per Service, one entry per port a backend uses (most use one): the slice
+ * list its servers came from (stores hand out the same list until it
+ * changes) and the Backend made from them.
+ */
+interface BackendEntry {
+  readonly portKey: string | number;
+  slices: readonly KubeObject[];
+  resolved: ResolvedServers;
+  backend: Backend | undefined;
+  readonly next: BackendEntry | undefined;
+}
+
+/** Built only for messages: most backends have none. */
+function serviceLabel(ref: BackendRef): string {
+  return describeObject('Service', ref.namespace, ref.service);
 }
 
 /** A backend with its servers; the same Backend object as last time when nothing it depends on changed. */
-function resolveBackend(
-  ref: BackendRef,
-  sources: IngressSources,
-  excluded: ProblemList,
-  cache: IngressModelCache,
-): { readonly backend: Backend; readonly issue: string | undefined } {
-  const { servers, issue, entry } = resolveServers(ref, sources, excluded, cache);
-  if (entry?.backend && entry.backend.name === ref.name) return { backend: entry.backend, issue };
-  const backend: Backend = Object.freeze({ name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers });
-  if (entry) entry.backend = backend;
-  return { backend, issue };
+function resolveBackend(ref: BackendRef, sources: IngressSources, cache: IngressModelCache): { readonly backend: Backend; readonly resolved: ResolvedServers } {
+  const service = sources.service(ref.namespace, ref.service);
+  if (!service) {
+    const resolved = { servers: NO_SERVERS, issue: `${serviceLabel(ref)} not found`, problems: NO_PROBLEMS };
+    return { backend: backendOf(ref, NO_SERVERS), resolved };
+  }
+  const slices = sources.endpointSlices(ref.namespace, ref.service);
+  // Port names are strings and numbers are numbers: the two never collide.
+  const portKey = 'name' in ref.port ? ref.port.name : ref.port.number;
+  const first = cache.backends.get(service);
+  let entry = first;
+  while (entry !== undefined && entry.portKey !== portKey) entry = entry.next;
+  if (!entry) {
+    entry = { portKey, slices, resolved: serversOf(ref, service, slices, cache), backend: undefined, next: first };
+    cache.backends.set(service, entry);
+  } else if (entry.slices !== slices) {
+    entry.slices = slices;
+    entry.resolved = serversOf(ref, service, slices, cache);
+    entry.backend = undefined;
+  }
+  if (entry.backend?.name !== ref.name) entry.backend = backendOf(ref, entry.resolved.servers);
+  return { backend: entry.backend, resolved: entry.resolved };
 }
 
-interface BackendEntry {
-  readonly slices: readonly KubeObject[];
-  readonly resolved: ResolvedServers;
-  backend?: Backend;
+function backendOf(ref: BackendRef, servers: readonly Server[]): Backend {
+  return Object.freeze({ name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers });
 }
 
-function resolveServers(
-  backend: BackendRef,
-  sources: IngressSources,
-  excluded: ProblemList,
-  cache: IngressModelCache,
-): { readonly servers: readonly Server[]; readonly issue: string | undefined; readonly entry?: BackendEntry } {
-  const service = sources.service(backend.namespace, backend.service);
-  // Built only for messages: most backends have none.
-  const serviceLabel = () => describeObject('Service', backend.namespace, backend.service);
-  if (!service) return { servers: [], issue: `${serviceLabel()} not found` };
-  const slices = sources.endpointSlices(backend.namespace, backend.service);
-  // Port names are strings and numbers are numbers: the two never collide as Map keys.
-  const portKey = 'name' in backend.port ? backend.port.name : backend.port.number;
-  let byPort = cache.backends.get(service);
-  if (!byPort) {
-    byPort = new Map();
-    cache.backends.set(service, byPort);
-  }
-  let entry = byPort.get(portKey);
-  if (!entry || entry.slices !== slices) {
-    entry = { slices, resolved: serversOf(backend, service, slices, serviceLabel, cache) };
-    byPort.set(portKey, entry);
-  }
-  for (const problem of entry.resolved.problems) excluded.add(problem);
-  return { ...entry.resolved, entry };
+/** Per EndpointSlice of a Service with several, what it gives each Service port name asked for (mostly one). */
+interface SliceEntry {
+  readonly portName: string;
+  readonly servers: SliceServers;
+  readonly next: SliceEntry | undefined;
+}
+
+function cachedSliceServers(slice: KubeObject, portName: string, cache: IngressModelCache): SliceServers {
+  const first = cache.slices.get(slice);
+  for (let entry = first; entry !== undefined; entry = entry.next) if (entry.portName === portName) return entry.servers;
+  const servers = sliceServers(slice, portName);
+  cache.slices.set(slice, { portName, servers, next: first });
+  return servers;
 }
 
 function serversOf(
   backend: BackendRef,
   service: KubeObject,
   found: readonly KubeObject[],
-  serviceLabel: () => string,
   cache: IngressModelCache,
 ): ResolvedServers {
-  const problems: Problem[] = [];
   const spec = isFields(service['spec']) ? service['spec'] : {};
-  if (spec['type'] === 'ExternalName') return { servers: [], problems, issue: `${serviceLabel()} is an ExternalName Service, which is not supported` };
-  const ports = Array.isArray(spec['ports']) ? spec['ports'].filter(isFields) : [];
+  if (spec['type'] === 'ExternalName') {
+    return { servers: NO_SERVERS, problems: NO_PROBLEMS, issue: `${serviceLabel(backend)} is an ExternalName Service, which is not supported` };
+  }
+  const ports: readonly unknown[] = Array.isArray(spec['ports']) ? spec['ports'] : [];
   const wanted = backend.port;
-  const servicePort = ports.find((port) => ('name' in wanted ? port['name'] === wanted.name : port['port'] === wanted.number));
+  let servicePort: Fields | undefined;
+  for (const port of ports) {
+    if (isFields(port) && ('name' in wanted ? port['name'] === wanted.name : port['port'] === wanted.number)) {
+      servicePort = port;
+      break;
+    }
+  }
   if (!servicePort) {
     const which = 'name' in wanted ? `named ${quote(wanted.name)}` : String(wanted.number);
-    return { servers: [], problems, issue: `${serviceLabel()} has no port ${which}` };
+    return { servers: NO_SERVERS, problems: NO_PROBLEMS, issue: `${serviceLabel(backend)} has no port ${which}` };
   }
   // EndpointSlices name their ports after the Service port and carry the
   // resolved target port, so a named targetPort needs no Pod lookup. A
   // single unnamed Service port is '' or absent on both sides.
   const portName = typeof servicePort['name'] === 'string' ? servicePort['name'] : '';
 
-  const slices = found.length < 2 ? found : [...found].sort((a, b) => compare(String(a.metadata.name), String(b.metadata.name)));
-  if (slices.length === 0) return { servers: [], problems, issue: `${serviceLabel()} has no EndpointSlices` };
-
-  const servers = new Map<string, Server>();
-  let anyEndpoints = false;
-  let portFound = false;
-  for (const slice of slices) {
-    let byPort = cache.slices.get(slice);
-    if (!byPort) {
-      byPort = new Map();
-      cache.slices.set(slice, byPort);
+  if (found.length === 0) return { servers: NO_SERVERS, problems: NO_PROBLEMS, issue: `${serviceLabel(backend)} has no EndpointSlices` };
+  let servers: readonly Server[];
+  let problems: readonly Problem[];
+  let anyEndpoints: boolean;
+  let portFound: boolean;
+  if (found.length === 1) {
+    // One slice (the common case): its servers are already sorted and unique, and
+    // kept with the backend (a new slice is a new list), so not cached per slice too.
+    ({ servers, problems, hasEndpoints: anyEndpoints, portFound } = sliceServers(found[0]!, portName));
+  } else {
+    const slices = [...found].sort((a, b) => compare(String(a.metadata.name), String(b.metadata.name)));
+    const all: Server[] = [];
+    const allProblems: Problem[] = [];
+    anyEndpoints = false;
+    portFound = false;
+    for (const slice of slices) {
+      const result = cachedSliceServers(slice, portName, cache);
+      allProblems.push(...result.problems);
+      anyEndpoints ||= result.hasEndpoints;
+      portFound ||= result.portFound;
+      all.push(...result.servers);
     }
-    let result = byPort.get(portName);
-    if (!result) {
-      result = sliceServers(slice, portName);
-      byPort.set(portName, result);
-    }
-    problems.push(...result.problems);
-    anyEndpoints ||= result.hasEndpoints;
-    portFound ||= result.portFound;
-    for (const server of result.servers) servers.set(server.name, server);
+    servers = sortedServers(all);
+    problems = allProblems;
   }
-  const sorted = Object.freeze([...servers.values()].sort((a, b) => compare(a.name, b.name)));
   if (anyEndpoints && !portFound) {
-    return { servers: sorted, problems, issue: `no EndpointSlice of ${serviceLabel()} has a port named ${quote(portName)}` };
+    return { servers, problems, issue: `no EndpointSlice of ${serviceLabel(backend)} has a port named ${quote(portName)}` };
   }
-  return { servers: sorted, problems, issue: undefined };
+  return { servers, problems, issue: undefined };
 }
-
-type Claim = { readonly ingress: ServedIngress; readonly route: RouteClaim; readonly order: number };
 
 /** What the Ingresses alone decide: hosts, routes, which backends and Secrets are used, by whom. */
 interface Aggregate {
@@ -592,134 +684,166 @@ interface Resolution {
   readonly issues: readonly (string | undefined)[];
   readonly backendWarnings: readonly (readonly Problem[])[];
   readonly backendExcluded: readonly (readonly Problem[])[];
-  /** Backend indexes by "namespace/service", to find what a changed Service or slice touches. */
-  readonly byService: ReadonlyMap<string, readonly number[]>;
+  /**
+   * Backend indexes by "namespace/service", to find what a changed Service or
+   * slice touches; made when first asked for (a cold build never needs it).
+   */
+  readonly byService: () => ReadonlyMap<string, readonly number[]>;
   readonly certificates: readonly Certificate[];
   readonly excluded: readonly Problem[];
   readonly warnings: readonly Problem[];
 }
 
+// Loops here index arrays: a cold build runs mostly before the JIT optimises
+// it, and an unoptimised for-of allocates an iterator result per step.
 function aggregate(sources: IngressSources, cache: IngressModelCache, previous: Aggregate | undefined): Aggregate {
   const excluded = new ProblemList();
   const warnings = new ProblemList();
 
-  const served: ServedIngress[] = [];
-  const ingresses = sources.ingresses
-    .filter((ingress) => servesClass(ingress, sources.className))
-    .sort((a, b) => olderFirst(cache, a, b));
-  for (const ingress of ingresses) {
+  const aged: AgedIngress[] = [];
+  const ingresses = sources.ingresses;
+  for (let i = 0; i < ingresses.length; i++) {
+    const ingress = ingresses[i]!;
+    if (!servesClass(ingress, sources.className)) continue;
     let read = cache.reads.get(ingress);
     if (!read) {
       const reader = new IngressReader(ingress);
       const result = reader.read();
-      read = { served: result, problems: [...reader.problems, ...reader.tlsProblems] };
+      const problems = reader.problems.length + reader.tlsProblems.length === 0 ? NO_PROBLEMS : [...reader.problems, ...reader.tlsProblems];
+      read = { served: result, problems, age: ageOf(ingress) };
       cache.reads.set(ingress, read);
     }
-    for (const problem of read.problems) excluded.add(problem);
-    if (read.served) served.push(read.served);
+    for (let p = 0; p < read.problems.length; p++) excluded.add(read.problems[p]!);
+    aged.push({ ingress, read });
   }
-
-  const hosts = new Map<string, HostEntry>();
-  for (const ingress of served) for (const host of ingress.hosts) hosts.set(host.host, host);
+  aged.sort(olderFirst);
 
   // Conflicts: an Exact path beats the exact line of a Prefix path (as
   // Kubernetes ranks Exact over Prefix); then the older Ingress wins; within
-  // one Ingress, the earlier path. `order` numbers claims oldest Ingress first,
-  // then in spec order; ranking is a stable partition (exact-path claims
-  // first), not a sort.
-  const exactFirst: Claim[] = [];
-  const others: Claim[] = [];
-  let order = 0;
-  for (const ingress of served) {
-    for (const route of ingress.routes) (route.fromExactPath ? exactFirst : others).push({ ingress, route, order: order++ });
-  }
-  // One map per route map, keyed by the route key itself (no key strings to build per claim).
-  const winnersByMap = { exact: new Map<string, Claim>(), prefix: new Map<string, Claim>() };
-  for (const claim of exactFirst.concat(others)) {
-    const winners = winnersByMap[claim.route.map];
-    const winner = winners.get(claim.route.key);
-    if (!winner) {
-      winners.set(claim.route.key, claim);
-    } else if (winner.route.backend.name !== claim.route.backend.name && winner.route.fromExactPath === claim.route.fromExactPath) {
-      // Losing an Exact-over-Prefix ranking is Kubernetes semantics, not a
-      // conflict; two claims of the same rank for different backends are.
-      const by = winner.ingress === claim.ingress ? `the earlier ${winner.route.field}` : `older ${winner.ingress.label}`;
-      warnings.add({
-        object: claim.ingress.label,
-        field: claim.route.field,
-        message: `route ${quote(claim.route.key)} not served here: ${by} sends it to backend ${winner.route.backend.name}`,
-      });
+  // one Ingress, the earlier path. Claims come oldest Ingress first, then in
+  // spec order; ranking is a stable partition (exact-path claims first), not a sort.
+  const served: ServedIngress[] = [];
+  const hosts = new Map<string, HostEntry>();
+  const claims: RouteClaim[] = [];
+  const fromExactPaths: number[] = [];
+  const others: number[] = [];
+  for (let i = 0; i < aged.length; i++) {
+    const ingress = aged[i]!.read.served;
+    if (!ingress) continue;
+    served.push(ingress);
+    for (let h = 0; h < ingress.hosts.length; h++) hosts.set(ingress.hosts[h]!.host, ingress.hosts[h]!);
+    for (let r = 0; r < ingress.routes.length; r++) {
+      const claim = ingress.routes[r]!;
+      (claim.fromExactPath ? fromExactPaths : others).push(claims.length);
+      claims.push(claim);
     }
   }
+  // One map per route map, keyed by the route key itself (no key strings to build per claim).
+  const winnersByMap = { exact: new Map<string, RouteClaim>(), prefix: new Map<string, RouteClaim>() };
+  const won = new Uint8Array(claims.length);
+  const settle = (position: number) => {
+    const claim = claims[position]!;
+    const winners = winnersByMap[claim.map];
+    const winner = winners.get(claim.key);
+    if (!winner) {
+      winners.set(claim.key, claim);
+      won[position] = 1;
+    } else if (winner.backend.name !== claim.backend.name && winner.fromExactPath === claim.fromExactPath) {
+      // Losing an Exact-over-Prefix ranking is Kubernetes semantics, not a
+      // conflict; two claims of the same rank for different backends are.
+      const by = winner.ingress === claim.ingress ? `the earlier ${winner.field}` : `older ${winner.label}`;
+      warnings.add({
+        object: claim.label,
+        field: claim.field,
+        message: `route ${quote(claim.key)} not served here: ${by} sends it to backend ${winner.backend.name}`,
+      });
+    }
+  };
+  for (let i = 0; i < fromExactPaths.length; i++) settle(fromExactPaths[i]!);
+  for (let i = 0; i < others.length; i++) settle(others[i]!);
 
   const backends = new Map<string, { readonly ref: BackendRef; readonly referrers: Referrers }>();
   const useBackend = (ref: BackendRef, label: string, field: string) => {
     let entry = backends.get(ref.name);
     if (!entry) {
-      entry = { ref, referrers: new Map() };
+      entry = { ref, referrers: new Referrers() };
       backends.set(ref.name, entry);
     }
-    refer(entry.referrers, label, field);
+    entry.referrers.add(label, field);
   };
   // Only backends something routes to are built. Referrers are recorded in
   // claim order, so each warning names the first path of an Ingress asking.
-  const winning = [...winnersByMap.exact.values(), ...winnersByMap.prefix.values()].sort((a, b) => a.order - b.order);
-  for (const { ingress, route } of winning) useBackend(route.backend, ingress.label, route.field);
-
-  let defaultBackend: { readonly ingress: ServedIngress; readonly backend: BackendRef } | undefined;
-  for (const ingress of served) {
-    if (!ingress.defaultBackend) continue;
-    const { backend, field } = ingress.defaultBackend;
-    if (!defaultBackend) {
-      defaultBackend = { ingress, backend };
-      useBackend(backend, ingress.label, field);
-    } else if (defaultBackend.backend.name !== backend.name) {
-      warnings.add({
-        object: ingress.label,
-        field,
-        message: `not served: older ${defaultBackend.ingress.label} sets the default backend ${defaultBackend.backend.name}`,
-      });
-    }
+  for (let i = 0; i < claims.length; i++) {
+    if (won[i] === 1) useBackend(claims[i]!.backend, claims[i]!.label, claims[i]!.field);
   }
 
+  let defaultBackend: { readonly ingress: ServedIngress; readonly backend: BackendRef } | undefined;
   const secrets = new Map<string, { readonly namespace: string; readonly name: string; readonly hosts: Set<string>; readonly referrers: Referrers }>();
-  for (const ingress of served) {
+  for (let i = 0; i < served.length; i++) {
+    const ingress = served[i]!;
+    if (ingress.defaultBackend) {
+      const { backend, field } = ingress.defaultBackend;
+      if (!defaultBackend) {
+        defaultBackend = { ingress, backend };
+        useBackend(backend, ingress.label, field);
+      } else if (defaultBackend.backend.name !== backend.name) {
+        warnings.add({
+          object: ingress.label,
+          field,
+          message: `not served: older ${defaultBackend.ingress.label} sets the default backend ${defaultBackend.backend.name}`,
+        });
+      }
+    }
     for (const claim of ingress.tls) {
       const id = `${ingress.namespace}/${claim.secretName}`;
       let entry = secrets.get(id);
       if (!entry) {
-        entry = { namespace: ingress.namespace, name: claim.secretName, hosts: new Set(), referrers: new Map() };
+        entry = { namespace: ingress.namespace, name: claim.secretName, hosts: new Set(), referrers: new Referrers() };
         secrets.set(id, entry);
       }
       for (const host of claim.hosts) entry.hosts.add(host);
-      refer(entry.referrers, ingress.label, claim.field);
+      entry.referrers.add(ingress.label, claim.field);
     }
   }
 
-  // Route objects are made once per claim, so an unchanged route is the same object in every model.
-  const routesOf = (map: RouteClaim['map']): Route[] =>
-    [...winnersByMap[map].values()].map(({ route }) => {
-      let made = cache.routes.get(route);
-      if (!made) {
-        made = Object.freeze({ key: route.key, backend: route.backend.name });
-        cache.routes.set(route, made);
-      }
-      return made;
-    });
+  const routesOf = (map: RouteClaim['map'], before: readonly Route[] | undefined, order: (a: RouteClaim, b: RouteClaim) => number): Route[] =>
+    sortedValues(winnersByMap[map], before, (route) => route.key, order).map((claim) => claim.line);
 
   // Frozen lists of frozen items: a renderer may reuse what it rendered from them (see
   // SafeWriter); a list with the very same items as last time is last time's list.
   const kept = <T>(before: readonly T[] | undefined, after: T[]): readonly T[] => (sameItems(before, after) ? before : Object.freeze(after));
   return {
-    hosts: kept(previous?.hosts, [...hosts.values()].sort((a, b) => compare(a.host, b.host))),
-    exactRoutes: kept(previous?.exactRoutes, routesOf('exact').sort((a, b) => compare(a.key, b.key))),
-    prefixRoutes: kept(previous?.prefixRoutes, routesOf('prefix').sort((a, b) => b.key.length - a.key.length || compare(a.key, b.key))),
-    backends: [...backends.values()].sort((a, b) => compare(a.ref.name, b.ref.name)),
+    hosts: kept(previous?.hosts, sortedValues(hosts, previous?.hosts, (host) => host.host, (a, b) => compare(a.host, b.host))),
+    exactRoutes: kept(previous?.exactRoutes, routesOf('exact', previous?.exactRoutes, (a, b) => compare(a.key, b.key))),
+    prefixRoutes: kept(
+      previous?.prefixRoutes,
+      routesOf('prefix', previous?.prefixRoutes, (a, b) => b.key.length - a.key.length || compare(a.key, b.key)),
+    ),
+    backends: sortedValues(backends, previous?.backends, (backend) => backend.ref.name, (a, b) => compare(a.ref.name, b.ref.name)),
     defaultBackend: defaultBackend?.backend.name,
-    secrets: [...secrets.values()].map((entry) => ({ ...entry, hosts: [...entry.hosts].sort(compare) })),
+    secrets: Array.from(secrets.values(), (entry) => ({ ...entry, hosts: [...entry.hosts].sort(compare) })),
     excluded: excluded.sorted(),
     warnings: warnings.sorted(),
   };
+}
+
+/**
+ * The values of `byKey` in the order `order` gives. When the keys are exactly
+ * those of `before` (a list in that order, from the last build: the common
+ * case after a change elsewhere), the order is known without sorting.
+ */
+function sortedValues<T, B>(byKey: ReadonlyMap<string, T>, before: readonly B[] | undefined, keyOf: (item: B) => string, order: (a: T, b: T) => number): T[] {
+  if (before !== undefined && before.length === byKey.size) {
+    const values: T[] = [];
+    for (let i = 0; i < before.length; i++) {
+      const value = byKey.get(keyOf(before[i]!));
+      if (value === undefined) break;
+      values.push(value);
+    }
+    // As many keys, all of them known: the same keys.
+    if (values.length === before.length) return values;
+  }
+  return Array.from(byKey.values()).sort(order);
 }
 
 /** One backend's servers and the problems that come with them. */
@@ -728,17 +852,23 @@ function resolveOne(
   index: number,
   sources: IngressSources,
   cache: IngressModelCache,
-): { readonly backend: Backend; readonly issue: string | undefined; readonly warnings: Problem[]; readonly excluded: Problem[] } {
+): { readonly backend: Backend; readonly issue: string | undefined; readonly warnings: readonly Problem[]; readonly excluded: readonly Problem[] } {
   const { ref, referrers } = aggregated.backends[index]!;
-  const excluded = new ProblemList();
-  const { backend, issue } = resolveBackend(ref, sources, excluded, cache);
-  return { backend, issue, warnings: issueWarnings(ref.name, issue, referrers), excluded: excluded.sorted() };
+  const { backend, resolved } = resolveBackend(ref, sources, cache);
+  const { issue, problems } = resolved;
+  let excluded = NO_PROBLEMS;
+  if (problems.length > 0) {
+    const list = new ProblemList();
+    for (const problem of problems) list.add(problem);
+    excluded = list.sorted();
+  }
+  return { backend, issue, warnings: issueWarnings(ref.name, issue, referrers), excluded };
 }
 
 /** A backend without servers is reported on every Ingress that routes to it. */
-function issueWarnings(backend: string, issue: string | undefined, referrers: Referrers): Problem[] {
-  if (issue === undefined) return [];
-  return [...referrers].map(([label, field]) => ({ object: label, field, message: `backend ${backend} has no servers: ${issue}` }));
+function issueWarnings(backend: string, issue: string | undefined, referrers: Referrers): readonly Problem[] {
+  if (issue === undefined) return NO_PROBLEMS;
+  return referrers.entries().map(([label, field]) => ({ object: label, field, message: `backend ${backend} has no servers: ${issue}` }));
 }
 
 function resolveCertificates(
@@ -753,7 +883,7 @@ function resolveCertificates(
     const secretLabel = describeObject('Secret', namespace, name);
     const secret = sources.secret(namespace, name);
     if (!secret) {
-      for (const [label, field] of referrers) warnings.push({ object: label, field, message: `${secretLabel} not found; TLS entry not served` });
+      for (const [label, field] of referrers.entries()) warnings.push({ object: label, field, message: `${secretLabel} not found; TLS entry not served` });
       continue;
     }
     let checked = cache.secrets.get(secret);
@@ -801,11 +931,12 @@ interface PreviousBuild {
 function resolve(aggregated: Aggregate, sources: IngressSources, cache: IngressModelCache, previous: PreviousBuild | undefined): Resolution {
   const changed = previous?.versions && sources.changedSince ? sources.changedSince(previous.versions) : undefined;
   const last = previous?.resolution;
+  const count = aggregated.backends.length;
   let backends: Backend[];
   let issues: (string | undefined)[];
   let backendWarnings: (readonly Problem[])[];
   let backendExcluded: (readonly Problem[])[];
-  let byService: ReadonlyMap<string, readonly number[]>;
+  let byService: Resolution['byService'];
   let problemsMoved = true;
   if (previous && last && changed !== undefined && previous.aggregated === aggregated) {
     // Only the backends of Services whose Service or EndpointSlices changed are resolved again.
@@ -816,7 +947,7 @@ function resolve(aggregated: Aggregate, sources: IngressSources, cache: IngressM
     backendExcluded = [...last.backendExcluded];
     problemsMoved = false;
     for (const service of touchedServices(changed)) {
-      for (const index of byService.get(service) ?? []) {
+      for (const index of byService().get(service) ?? []) {
         const one = resolveOne(aggregated, index, sources, cache);
         problemsMoved ||= backendWarnings[index]!.length + backendExcluded[index]!.length + one.warnings.length + one.excluded.length > 0;
         backends[index] = one.backend;
@@ -829,16 +960,21 @@ function resolve(aggregated: Aggregate, sources: IngressSources, cache: IngressM
     // The Ingresses changed (or nothing is known): a backend the last build had keeps its
     // servers unless its Service changed since; its warnings follow its new referrers.
     const touched = previous && last && changed !== undefined ? touchedServices(changed) : undefined;
-    const before = touched ? new Map(previous!.aggregated.backends.map(({ ref }, index) => [ref.name, index])) : undefined;
+    const before = touched ? previous!.aggregated.backends : undefined;
     backends = [];
     issues = [];
     backendWarnings = [];
     backendExcluded = [];
-    const indexes = new Map<string, number[]>();
-    aggregated.backends.forEach(({ ref, referrers }, index) => {
-      const key = serviceKey(ref.namespace, ref.service);
-      const old = before?.get(ref.name);
-      if (old !== undefined && last && !touched!.has(key)) {
+    // Both lists are sorted by name: one walk pairs each backend with the one it was last time.
+    let next = 0;
+    for (let index = 0; index < count; index++) {
+      const { ref, referrers } = aggregated.backends[index]!;
+      let old: number | undefined;
+      if (before) {
+        while (next < before.length && compare(before[next]!.ref.name, ref.name) < 0) next++;
+        if (next < before.length && before[next]!.ref.name === ref.name) old = next;
+      }
+      if (old !== undefined && last && !(touched!.size > 0 && touched!.has(serviceKey(ref.namespace, ref.service)))) {
         backends.push(last.backends[old]!);
         issues.push(last.issues[old]);
         backendWarnings.push(issueWarnings(ref.name, last.issues[old], referrers));
@@ -850,16 +986,29 @@ function resolve(aggregated: Aggregate, sources: IngressSources, cache: IngressM
         backendWarnings.push(one.warnings);
         backendExcluded.push(one.excluded);
       }
-      const list = indexes.get(key);
-      if (list) list.push(index);
-      else indexes.set(key, [index]);
-    });
-    byService = indexes;
+    }
+    let indexes: Map<string, number[]> | undefined;
+    byService = () => {
+      if (!indexes) {
+        indexes = new Map();
+        for (let index = 0; index < count; index++) {
+          const { ref } = aggregated.backends[index]!;
+          const key = serviceKey(ref.namespace, ref.service);
+          const list = indexes.get(key);
+          if (list) list.push(index);
+          else indexes.set(key, [index]);
+        }
+      }
+      return indexes;
+    };
   }
   const tls = resolveCertificates(aggregated, sources, cache);
   const lists = (perBackend: readonly (readonly Problem[])[], extra: readonly Problem[]) => {
     const list = new ProblemList();
-    for (const problems of perBackend) for (const problem of problems) list.add(problem);
+    for (let i = 0; i < perBackend.length; i++) {
+      const problems = perBackend[i]!;
+      for (let p = 0; p < problems.length; p++) list.add(problems[p]!);
+    }
     for (const problem of extra) list.add(problem);
     return list.sorted();
   };

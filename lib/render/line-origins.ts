@@ -1,43 +1,87 @@
 import type { LineOrigin, RenderOrigins } from '../pipeline/model.ts';
 
 /**
- * The origins of one rendered file, recorded compactly while rendering: two
- * numbers per output line (template, template line) and object names only
- * for lines that carry values from objects. A render of tens of thousands of
- * lines records them at the cost of a few array pushes; LineOrigin objects
- * are only made when someone asks (an error to explain).
+ * Every (template, template line) a writer can emit, numbered once when the
+ * templates are compiled: an output line's origin is then one number, and a
+ * reused section's origins are a list of numbers to copy, valid in any file
+ * the same writer renders.
+ */
+export class OriginTable {
+  readonly #templates: string[] = [];
+  readonly #lines: number[] = [];
+  readonly #ids = new Map<string, Map<number, number>>();
+
+  id(template: string, line: number): number {
+    let byLine = this.#ids.get(template);
+    if (!byLine) {
+      byLine = new Map();
+      this.#ids.set(template, byLine);
+    }
+    let id = byLine.get(line);
+    if (id === undefined) {
+      id = this.#templates.length;
+      this.#templates.push(template);
+      this.#lines.push(line);
+      byLine.set(line, id);
+    }
+    return id;
+  }
+
+  template(id: number): string {
+    return this.#templates[id]!;
+  }
+
+  line(id: number): number {
+    return this.#lines[id]!;
+  }
+}
+
+/**
+ * The origins of one rendered file, recorded compactly while rendering: one
+ * origin number per output line, and object names only for the lines that
+ * carry values from objects. A render of tens of thousands of lines records
+ * them at the cost of array pushes; LineOrigin objects are only made when
+ * someone asks (an error to explain).
  */
 export class FileOrigins {
-  readonly templates: string[] = [];
-  readonly #templateIndex = new Map<string, number>();
-  /** Pairs: template index, template line; one pair per output line. */
-  readonly lines: number[] = [];
-  readonly objects = new Map<number, string[]>();
+  readonly table: OriginTable;
+  /** One OriginTable id per output line. */
+  readonly ids: number[] = [];
+  /**
+   * Lines that carry objects, ascending, with their object names. Lines are
+   * only ever added at the end of a file, so objects arrive in line order
+   * and a line's list is always the last one.
+   */
+  readonly objectLines: number[] = [];
+  readonly objectLists: string[][] = [];
 
-  templateIndex(name: string): number {
-    let index = this.#templateIndex.get(name);
-    if (index === undefined) {
-      index = this.templates.length;
-      this.templates.push(name);
-      this.#templateIndex.set(name, index);
-    }
-    return index;
+  constructor(table: OriginTable) {
+    this.table = table;
   }
 
   get count(): number {
-    return this.lines.length / 2;
+    return this.ids.length;
   }
 
   addObject(line: number, object: string): void {
-    const list = this.objects.get(line);
-    if (!list) this.objects.set(line, [object]);
-    else if (!list.includes(object)) list.push(object);
+    const last = this.objectLines.length - 1;
+    if (last >= 0 && this.objectLines[last] === line) {
+      const list = this.objectLists[last]!;
+      if (!list.includes(object)) list.push(object);
+    } else {
+      this.objectLines.push(line);
+      this.objectLists.push([object]);
+    }
   }
 
   materialise(): LineOrigin[] {
     const origins: LineOrigin[] = [];
-    for (let i = 0; i < this.count; i++) {
-      origins.push({ template: this.templates[this.lines[2 * i]!]!, line: this.lines[2 * i + 1]!, objects: this.objects.get(i) ?? [] });
+    let next = 0;
+    for (let line = 0; line < this.ids.length; line++) {
+      const id = this.ids[line]!;
+      let objects: readonly string[] = [];
+      if (this.objectLines[next] === line) objects = this.objectLists[next++]!;
+      origins.push({ template: this.table.template(id), line: this.table.line(id), objects });
     }
     return origins;
   }

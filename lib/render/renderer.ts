@@ -72,13 +72,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
       };
       const origins = new Map<string, FileOrigins>();
       const render = (target: string, template: Template) => {
-        const { text, origins: lines } = writer.renderFile(
-          template.name,
-          template.tokens as Parameters<SafeWriter['renderTokens']>[0],
-          view,
-          partials,
-          template.source,
-        );
+        const { text, origins: lines } = writer.renderFile(template.name, template.tokens, view, partials, template.source);
         origins.set(target, lines);
         return text;
       };

@@ -20,8 +20,15 @@ export interface Provenance {
 export class AccessTracker {
   #last: { readonly value: unknown; readonly provenance: Provenance } | undefined;
   #byValue = new Map<string, Provenance>();
+  #reads = 0;
+
+  /** Grows with every recorded read: a lookup that leaves it unchanged read no object field. */
+  get reads(): number {
+    return this.#reads;
+  }
 
   record(value: unknown, provenance: Provenance): void {
+    this.#reads++;
     this.#last = { value, provenance };
     if (typeof value === 'string') this.#byValue.set(value, provenance);
   }
@@ -32,7 +39,7 @@ export class AccessTracker {
 
   provenanceOf(value: unknown): Provenance | undefined {
     if (this.#last !== undefined && this.#last.value === value) return this.#last.provenance;
-    return typeof value === 'string' ? this.#byValue.get(value) : undefined;
+    return typeof value === 'string' && this.#byValue.size > 0 ? this.#byValue.get(value) : undefined;
   }
 
   /** Starts a render pass: reads of an earlier pass say nothing about this one. */

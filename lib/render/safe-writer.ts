@@ -1,8 +1,9 @@
 import Mustache from 'mustache';
+import { compileTokens, type InvertedNode, type Node, type PartialNode, type SectionNode, type TextNode, type ValueNode } from './compiled-template.ts';
 import { unsafeRawReason, unsafeWordReason } from './escape.ts';
-import { FileOrigins } from './line-origins.ts';
+import { FileOrigins, OriginTable } from './line-origins.ts';
 import type { AccessTracker, Provenance } from './resource-views.ts';
-import { TrackedContext, type LookupShared } from './tracked-context.ts';
+import { resolve, TrackedContext, type Resolution } from './tracked-context.ts';
 
 /** A value a template tried to insert that is not safe where it stands. */
 export interface Violation {
@@ -15,84 +16,273 @@ export interface Violation {
   readonly provenance: Provenance | undefined;
 }
 
-type Token = [string, string, number, number, ...unknown[]];
-type Tokens = Parameters<Mustache.Writer['renderTokens']>[0];
+/** A value read from the root view (paths, templateValues...) by output that is kept for reuse. */
+interface RootRead {
+  readonly name: string;
+  readonly segments: readonly string[];
+  readonly value: unknown;
+}
 
 /** The output of one section, or one item of it, kept for as long as its key object lives. */
 interface Fragment {
   readonly text: string;
-  /** Template names, indexed by `lines`. */
-  readonly templates: readonly string[];
-  /** Pairs of (index into templates, template line), one pair per output line. */
-  readonly lines: readonly number[];
-  /** Objects on lines, by line index within the fragment. */
-  readonly objects: ReadonlyMap<number, readonly string[]>;
-  /** Values read from the root view (paths, templateValues...): the fragment holds while they do. */
-  readonly rootReads: readonly (readonly [string, unknown])[];
+  /** Origin of each output line (OriginTable ids). */
+  readonly ids: readonly number[];
+  /** Lines of the fragment that carry objects, ascending, and their objects. */
+  readonly objectLines: readonly number[];
+  readonly objectLists: readonly (readonly string[])[];
+  /** The fragment holds while these root values do. */
+  readonly rootReads: readonly RootRead[];
 }
 
-/** A fragment being rendered: whether anything outside it was read. */
+/** A fragment being rendered: where it started, and whether anything outside it was read. */
 interface Boundary {
   readonly depth: number;
+  readonly startsLine: boolean;
+  readonly firstLine: number;
+  readonly violations: number;
   pure: boolean;
-  readonly rootReads: [string, unknown][];
+  rootReads: RootRead[] | undefined;
+}
+
+/** Per section tag: its fragments by list or item, and the last origin list captured (shared when the next is equal). */
+interface SectionCache {
+  readonly fragments: WeakMap<object, Fragment>;
+  lastIds: readonly number[];
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+/** Mustache's indentation of a standalone partial: every line but an empty one gets the tag's indentation. */
+function indentPartial(partial: string, indentation: string, lineHasNonSpace: boolean): string {
+  const whitespace = indentation.replace(/[^ \t]/g, '');
+  return partial
+    .split('\n')
+    .map((line, index) => (line.length > 0 && (index > 0 || !lineHasNonSpace) ? whitespace + line : line))
+    .join('\n');
 }
 
 /**
- * A Mustache writer that checks every inserted value for HAProxy instead of
- * HTML-escaping it (see escape.ts): an unsafe value is left out and recorded
- * with its template, line and the object that carried it.
+ * Renders Mustache templates, compiled once (see compiled-template.ts),
+ * checking every inserted value for HAProxy instead of HTML-escaping it
+ * (see escape.ts): an unsafe value is left out and recorded with its
+ * template, line and the object that carried it.
  *
  * It also maps every output line to the template line that produced it and
  * the objects whose values are on it, so an `haproxy -c` error can be traced
- * back. Mustache produces the leaves (text and values) in output order, so
- * counting newlines as they are produced gives each leaf its output line.
+ * back. Output is produced in order, so each text and value knows the line
+ * it lands on.
  */
-export class SafeWriter extends Mustache.Writer {
+export class SafeWriter {
   readonly #tracker: AccessTracker;
-  /** Template sources being rendered (partials nest) and their names. */
-  readonly #sources: string[] = [];
-  readonly #names: string[] = [];
-  #origins = new FileOrigins();
-  #atLineStart = true;
-  readonly #lineStarts = new Map<string, number[]>();
-  /** Rendered sections and section items, by the (frozen) array or item object, then by section token. */
-  readonly #fragments = new WeakMap<object, Map<unknown, Fragment>>();
+  readonly #table = new OriginTable();
+  readonly #programs = new WeakMap<readonly unknown[], readonly Node[]>();
+  /** Partials and lambda templates, by template name then text (indentation makes one partial several texts). */
+  readonly #texts = new Map<string, Map<string, readonly Node[]>>();
+  readonly #parser = new Mustache.Writer();
+  readonly #sections = new Map<SectionNode, SectionCache>();
   /** Section lists seen once: a list is only worth capturing when it comes back unchanged. */
   readonly #seenLists = new WeakSet<object>();
   readonly #boundaries: Boundary[] = [];
-  readonly #shared: LookupShared = {
-    listener: (name, depth, value) => {
-      for (const boundary of this.#boundaries) {
-        if (depth >= boundary.depth) continue;
-        // Nothing answered: with contexts between the root and the fragment, one of them might later.
-        if (depth === 0 || (depth < 0 && boundary.depth <= 1)) boundary.rootReads.push([name, value]);
-        else boundary.pure = false;
-      }
-    },
-    segments: new Map(),
-  };
+  /** Where lookups leave their answer (see resolve). */
+  readonly #found: Resolution = { value: undefined, depth: -1 };
+  /** Item fragments being captured: inside one, nested lists and items are not kept on their own. */
+  #itemCaptures = 0;
+  #origins: FileOrigins;
+  #atLineStart = true;
   #root: TrackedContext | undefined;
+  #partials: Readonly<Record<string, string>> = {};
   violations: Violation[] = [];
 
   constructor(tracker: AccessTracker) {
-    super();
     this.#tracker = tracker;
+    this.#origins = new FileOrigins(this.#table);
   }
 
   /** Renders one template as one output file; returns the text and its line origins. */
-  renderFile(name: string, tokens: Tokens, view: unknown, partials: Record<string, string>, source: string): { text: string; origins: FileOrigins } {
-    this.#origins = new FileOrigins();
+  renderFile(
+    name: string,
+    tokens: readonly unknown[],
+    view: unknown,
+    partials: Readonly<Record<string, string>>,
+    source: string,
+  ): { text: string; origins: FileOrigins } {
+    let nodes = this.#programs.get(tokens);
+    if (!nodes) {
+      nodes = compileTokens(tokens, name, source, this.#table);
+      this.#programs.set(tokens, nodes);
+    }
+    this.#origins = new FileOrigins(this.#table);
     this.#atLineStart = true;
-    this.#names.push(name);
-    this.#root = new TrackedContext(view, undefined, this.#shared);
+    this.#partials = partials;
+    this.#root = new TrackedContext(view, undefined);
     try {
-      const text = this.renderTokens(tokens, this.#root, partials, source);
+      const text = this.#render(nodes, this.#root);
       return { text, origins: this.#origins };
     } finally {
-      this.#names.pop();
       this.#root = undefined;
     }
+  }
+
+  #render(nodes: readonly Node[], context: TrackedContext): string {
+    let buffer = '';
+    // Index loops: a render runs mostly before the JIT optimises it, and an
+    // unoptimised for-of allocates an iterator result per step.
+    for (let i = 0; i < nodes.length; i++) {
+      const node = nodes[i]!;
+      switch (node.kind) {
+        case 'text':
+          buffer += this.#text(node);
+          break;
+        case 'value':
+          buffer += this.#value(node, context);
+          break;
+        case 'section':
+          buffer += this.#section(node, context);
+          break;
+        case 'inverted':
+          buffer += this.#inverted(node, context);
+          break;
+        case 'partial':
+          buffer += this.#partial(node, context);
+          break;
+      }
+    }
+    return buffer;
+  }
+
+  /**
+   * A name's value, with the Mustache spec's semantics (see
+   * TrackedContext). Reuse of output depends on where each read resolved,
+   * so every lookup is noted against the fragments being rendered.
+   */
+  #lookup(context: TrackedContext, name: string, segments: readonly string[]): unknown {
+    let found = context.remembered(name);
+    if (found === undefined) {
+      const reads = this.#tracker.reads;
+      found = this.#found;
+      resolve(context, segments, this.#found);
+      if (this.#tracker.reads !== reads) context.remember(name, found);
+    }
+    const { value, depth } = found;
+    // Boundaries nest outward in: one that the read does not leave, none of the outer ones does either.
+    const boundaries = this.#boundaries;
+    if (boundaries.length > 0 && depth < boundaries[boundaries.length - 1]!.depth) this.#noteRead(name, segments, value, depth);
+    return typeof value === 'function' ? (value as () => unknown).call(context.view) : value;
+  }
+
+  #noteRead(name: string, segments: readonly string[], value: unknown, depth: number): void {
+    const boundaries = this.#boundaries;
+    for (let i = 0; i < boundaries.length; i++) {
+      const boundary = boundaries[i]!;
+      if (depth >= boundary.depth) continue;
+      // Nothing answered: with contexts between the root and the fragment, one of them might later.
+      if (depth === 0 || (depth < 0 && boundary.depth <= 1)) (boundary.rootReads ??= []).push({ name, segments, value });
+      else boundary.pure = false;
+    }
+  }
+
+  #text(node: TextNode): string {
+    const ids = this.#origins.ids;
+    const next = node.nextIds;
+    if (next.length === 0) {
+      if (this.#atLineStart && node.text !== '') {
+        ids.push(node.firstId);
+        this.#atLineStart = false;
+      }
+      return node.text;
+    }
+    if (this.#atLineStart) ids.push(node.firstId);
+    const last = next.length - 1;
+    for (let i = 0; i < last; i++) ids.push(next[i]!);
+    if (node.endsInLine) ids.push(next[last]!);
+    this.#atLineStart = !node.endsInLine;
+    return node.text;
+  }
+
+  #value(node: ValueNode, context: TrackedContext): string {
+    this.#tracker.beforeLookup();
+    const value = this.#lookup(context, node.name, node.segments);
+    let text: string | undefined;
+    if (typeof value === 'string') text = value;
+    else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
+    else if (typeof value === 'boolean') text = String(value);
+    else if (value === undefined || value === null) return '';
+    const reason = text === undefined ? 'is not a single value (a list, mapping or function)' : node.raw ? unsafeRawReason(text) : unsafeWordReason(text);
+    if (reason !== undefined) return this.#violate(node, reason, this.#exactProvenance(node, context, value));
+    // Both checks refuse line breaks, so the value stays on the line it starts.
+    if (text !== '') {
+      const origins = this.#origins;
+      if (this.#atLineStart) {
+        origins.ids.push(node.id);
+        this.#atLineStart = false;
+      }
+      const object = this.#tracker.provenanceOf(value)?.label;
+      if (object !== undefined) origins.addObject(origins.count - 1, object);
+    }
+    return text!;
+  }
+
+  /**
+   * Remembered lookups do not read object fields again; an unsafe value
+   * must be charged to the right object, so it is looked up once more,
+   * afresh. ('.' reads no field: it is the current view itself.)
+   */
+  #exactProvenance(node: ValueNode, context: TrackedContext, value: unknown): Provenance | undefined {
+    const cached = this.#tracker.provenanceOf(value);
+    if (node.name === '.') return cached;
+    this.#tracker.beforeLookup();
+    context.forget(node.name);
+    this.#lookup(context, node.name, node.segments);
+    return this.#tracker.provenanceOf(value) ?? cached;
+  }
+
+  #violate(node: ValueNode, reason: string, provenance: Provenance | undefined): string {
+    this.violations.push({ template: node.template, line: node.line, tag: node.tag, reason, provenance });
+    return '';
+  }
+
+  #section(node: SectionNode, context: TrackedContext): string {
+    const value = this.#lookup(context, node.name, node.segments);
+    if (Array.isArray(value) && Object.isFrozen(value)) return this.#frozenList(node, context, value);
+    if (!value) return '';
+    if (Array.isArray(value)) return this.#plainItems(node, context, value);
+    if (typeof value === 'object' || typeof value === 'string' || typeof value === 'number') {
+      return this.#render(node.children, new TrackedContext(value, context));
+    }
+    if (typeof value === 'function') {
+      // A lambda: it gets the section's text and a way to render text in this context.
+      const result: unknown = value.call(context.view, node.body, (text: string) => this.#render(this.#compiledText(node.template, text), context));
+      // Appended as Mustache appends it (a primitive conversion, not String()).
+      return result === undefined || result === null ? '' : '' + (result as string);
+    }
+    return this.#render(node.children, context);
+  }
+
+  #inverted(node: InvertedNode, context: TrackedContext): string {
+    const value = this.#lookup(context, node.name, node.segments);
+    return !value || (Array.isArray(value) && value.length === 0) ? this.#render(node.children, context) : '';
+  }
+
+  #partial(node: PartialNode, context: TrackedContext): string {
+    const text = this.#partials[node.name];
+    if (text === undefined || text === null) return '';
+    const indented = node.indentation === undefined ? text : indentPartial(text, node.indentation, node.lineHasNonSpace);
+    return this.#render(this.#compiledText(`templates.partials.${node.name}`, indented), context);
+  }
+
+  #compiledText(template: string, text: string): readonly Node[] {
+    let byText = this.#texts.get(template);
+    if (!byText) {
+      byText = new Map();
+      this.#texts.set(template, byText);
+    }
+    let nodes = byText.get(text);
+    if (!nodes) {
+      nodes = compileTokens(this.#parser.parse(text), template, text, this.#table);
+      byText.set(text, nodes);
+    }
+    return nodes;
   }
 
   /**
@@ -100,228 +290,133 @@ export class SafeWriter extends Mustache.Writer {
    * their output while the list, or an item, is the same object as last time
    * and its output read nothing from outside itself but root values that
    * still hold. A render after one change then re-renders only that change.
+   *
+   * The outermost item is the unit of reuse: lists and items inside an item
+   * being kept are rendered with it (a changed backend renders its servers
+   * again, which costs less than keeping every server on its own).
    */
-  override renderSection(
-    token: string[],
-    context: Mustache.Context,
-    partials?: Parameters<Mustache.Writer['renderSection']>[2],
-    originalTemplate?: string,
-    config?: Parameters<Mustache.Writer['renderSection']>[4],
-  ): string {
-    const tracked = context as TrackedContext;
-    const value = tracked.lookup(token[1]!);
-    if (!Array.isArray(value) || !Object.isFrozen(value)) return super.renderSection(token, context, partials, originalTemplate, config);
-    const inner = token[4] as unknown as Tokens;
-    const source = originalTemplate ?? '';
-    const items = () => {
-      let buffer = '';
-      for (const item of value) {
-        const render = () => this.renderTokens(inner, tracked.push(item), partials, source, config);
-        buffer += item !== null && typeof item === 'object' && Object.isFrozen(item) ? this.#fragment(item, token, tracked.depth + 1, render) : render();
-      }
-      return buffer;
-    };
-    if (!this.#seenLists.has(value)) {
-      this.#seenLists.add(value);
-      return items();
+  #frozenList(node: SectionNode, context: TrackedContext, list: readonly unknown[]): string {
+    if (this.#itemCaptures > 0) return this.#plainItems(node, context, list);
+    const cache = this.#sectionCache(node);
+    if (!this.#seenLists.has(list)) {
+      this.#seenLists.add(list);
+      return this.#items(node, context, list, cache);
     }
-    return this.#fragment(value, token, tracked.depth + 1, items);
-  }
-
-  #fragment(key: object, token: unknown, depth: number, render: () => string): string {
-    let byToken = this.#fragments.get(key);
-    const known = byToken?.get(token);
-    if (known !== undefined && this.#atLineStart && (known.rootReads.length === 0 || this.#rootReadsHold(known))) return this.#replay(known);
-    const startsLine = this.#atLineStart;
-    const violations = this.violations.length;
-    const firstLine = this.#origins.count;
-    const boundary: Boundary = { depth, pure: true, rootReads: [] };
-    this.#boundaries.push(boundary);
+    const known = cache.fragments.get(list);
+    if (known !== undefined && this.#canReplay(known)) return this.#replay(known);
+    const boundary = this.#begin(context.depth + 1);
     let text: string;
     try {
-      text = render();
+      text = this.#items(node, context, list, cache);
     } finally {
       this.#boundaries.pop();
     }
-    // Only whole lines, free of violations and of outside reads, can stand in for a later render.
-    if (boundary.pure && startsLine && this.#atLineStart && this.violations.length === violations) {
-      if (!byToken) {
-        byToken = new Map();
-        this.#fragments.set(key, byToken);
-      }
-      byToken.set(token, this.#capture(text, firstLine, boundary.rootReads));
-    }
+    this.#keep(cache, list, boundary, text);
     return text;
+  }
+
+  #items(node: SectionNode, context: TrackedContext, list: readonly unknown[], cache: SectionCache): string {
+    let buffer = '';
+    for (let i = 0; i < list.length; i++) {
+      const item = list[i];
+      buffer +=
+        item !== null && typeof item === 'object' && Object.isFrozen(item)
+          ? this.#item(node, context, item, cache)
+          : this.#render(node.children, new TrackedContext(item, context));
+    }
+    return buffer;
+  }
+
+  #plainItems(node: SectionNode, context: TrackedContext, list: readonly unknown[]): string {
+    let buffer = '';
+    for (let i = 0; i < list.length; i++) buffer += this.#render(node.children, new TrackedContext(list[i], context));
+    return buffer;
+  }
+
+  #item(node: SectionNode, context: TrackedContext, item: object, cache: SectionCache): string {
+    const known = cache.fragments.get(item);
+    if (known !== undefined && this.#canReplay(known)) return this.#replay(known);
+    const boundary = this.#begin(context.depth + 1);
+    this.#itemCaptures++;
+    let text: string;
+    try {
+      text = this.#render(node.children, new TrackedContext(item, context));
+    } finally {
+      this.#itemCaptures--;
+      this.#boundaries.pop();
+    }
+    this.#keep(cache, item, boundary, text);
+    return text;
+  }
+
+  #sectionCache(node: SectionNode): SectionCache {
+    let cache = this.#sections.get(node);
+    if (!cache) {
+      cache = { fragments: new WeakMap(), lastIds: NONE };
+      this.#sections.set(node, cache);
+    }
+    return cache;
+  }
+
+  #canReplay(fragment: Fragment): boolean {
+    return this.#atLineStart && (fragment.rootReads.length === 0 || this.#rootReadsHold(fragment));
   }
 
   #rootReadsHold(fragment: Fragment): boolean {
     const root = this.#root;
-    return root !== undefined && fragment.rootReads.every(([name, value]) => root.lookup(name) === value);
+    return root !== undefined && fragment.rootReads.every((read) => this.#lookup(root, read.name, read.segments) === read.value);
   }
 
-  #capture(text: string, firstLine: number, rootReads: readonly (readonly [string, unknown])[]): Fragment {
+  #begin(depth: number): Boundary {
+    const boundary: Boundary = {
+      depth,
+      startsLine: this.#atLineStart,
+      firstLine: this.#origins.count,
+      violations: this.violations.length,
+      pure: true,
+      rootReads: undefined,
+    };
+    this.#boundaries.push(boundary);
+    return boundary;
+  }
+
+  /** Only whole lines, free of violations and of outside reads, can stand in for a later render. */
+  #keep(cache: SectionCache, key: object, boundary: Boundary, text: string): void {
+    if (!boundary.pure || !boundary.startsLine || !this.#atLineStart || this.violations.length !== boundary.violations) return;
     const origins = this.#origins;
-    const templates: string[] = [];
-    const local = new Map<number, number>();
-    const lines: number[] = [];
-    for (let line = firstLine; line < origins.count; line++) {
-      const template = origins.lines[2 * line]!;
-      let index = local.get(template);
-      if (index === undefined) {
-        index = templates.length;
-        templates.push(origins.templates[template]!);
-        local.set(template, index);
+    const first = boundary.firstLine;
+    const count = origins.count - first;
+    // Items of one section mostly produce the same origins: they share one list.
+    const last = cache.lastIds;
+    let ids = last;
+    if (last.length !== count) ids = origins.ids.slice(first);
+    else {
+      for (let i = 0; i < count; i++) {
+        if (last[i] !== origins.ids[first + i]) {
+          ids = origins.ids.slice(first);
+          break;
+        }
       }
-      lines.push(index, origins.lines[2 * line + 1]!);
     }
-    const objects = new Map<number, readonly string[]>();
-    for (const [line, list] of origins.objects) if (line >= firstLine) objects.set(line - firstLine, [...list]);
-    return { text, templates, lines, objects, rootReads };
+    cache.lastIds = ids;
+    let objectLines: readonly number[] = NONE;
+    let objectLists: readonly (readonly string[])[] = NONE;
+    let from = origins.objectLines.length;
+    while (from > 0 && origins.objectLines[from - 1]! >= first) from--;
+    if (from < origins.objectLines.length) {
+      objectLines = origins.objectLines.slice(from).map((line) => line - first);
+      objectLists = origins.objectLists.slice(from);
+    }
+    cache.fragments.set(key, { text, ids, objectLines, objectLists, rootReads: boundary.rootReads ?? NONE });
   }
 
   #replay(fragment: Fragment): string {
     const origins = this.#origins;
-    const lines = fragment.lines;
-    if (fragment.templates.length === 1) {
-      // The common case: every line of the fragment comes from one template.
-      const index = origins.templateIndex(fragment.templates[0]!);
-      for (let i = 1; i < lines.length; i += 2) origins.lines.push(index, lines[i]!);
-    } else {
-      const indexes = fragment.templates.map((name) => origins.templateIndex(name));
-      for (let i = 0; i < lines.length; i += 2) origins.lines.push(indexes[lines[i]!]!, lines[i + 1]!);
-    }
-    if (fragment.objects.size > 0) {
-      const first = origins.count - lines.length / 2;
-      for (const [line, list] of fragment.objects) for (const object of list) origins.addObject(first + line, object);
-    }
+    const first = origins.count;
+    const ids = fragment.ids;
+    for (let i = 0; i < ids.length; i++) origins.ids.push(ids[i]!);
+    const { objectLines, objectLists } = fragment;
+    for (let i = 0; i < objectLines.length; i++) for (const object of objectLists[i]!) origins.addObject(first + objectLines[i]!, object);
     return fragment.text;
-  }
-
-  override renderPartial(
-    token: string[],
-    context: Mustache.Context,
-    partials?: Parameters<Mustache.Writer['renderPartial']>[2],
-    config?: Parameters<Mustache.Writer['renderPartial']>[3],
-  ): string {
-    this.#names.push(`templates.partials.${token[1]}`);
-    try {
-      return super.renderPartial(token, context, partials, config);
-    } finally {
-      this.#names.pop();
-    }
-  }
-
-  override rawValue(token: string[]): string {
-    const text = token[1]!;
-    this.#emit(text, Number(token[2]), undefined);
-    return text;
-  }
-
-  override renderTokens(
-    tokens: Parameters<Mustache.Writer['renderTokens']>[0],
-    context: Mustache.Context,
-    partials?: Parameters<Mustache.Writer['renderTokens']>[2],
-    originalTemplate?: string,
-    config?: Parameters<Mustache.Writer['renderTokens']>[4],
-  ): string {
-    this.#sources.push(originalTemplate ?? '');
-    try {
-      return super.renderTokens(tokens, context, partials, originalTemplate, config);
-    } finally {
-      this.#sources.pop();
-    }
-  }
-
-  override escapedValue(token: string[], context: Mustache.Context): string {
-    return this.#insert(token as unknown as Token, context as TrackedContext, unsafeWordReason);
-  }
-
-  override unescapedValue(token: string[], context: Mustache.Context): string {
-    return this.#insert(token as unknown as Token, context as TrackedContext, unsafeRawReason);
-  }
-
-  #insert(token: Token, context: TrackedContext, unsafe: (value: string) => string | undefined): string {
-    const name = token[1];
-    this.#tracker.beforeLookup();
-    const value: unknown = context.lookup(name);
-    let text: string | undefined;
-    if (typeof value === 'string') text = value;
-    else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
-    else if (typeof value === 'boolean') text = String(value);
-    else if (value === undefined || value === null) return '';
-    const reason = text === undefined ? 'is not a single value (a list, mapping or function)' : unsafe(text);
-    if (reason !== undefined) return this.#violate(token, reason, this.#exactProvenance(name, context, value));
-    this.#emit(text!, token[2], this.#tracker.provenanceOf(value)?.label);
-    return text!;
-  }
-
-  /**
-   * Contexts cache lookups, and a cached lookup does not pass through the
-   * tracking proxies; an unsafe value must be charged to the right object,
-   * so it is looked up once more, past the cache. ('.' reads no property:
-   * it is the current view itself.)
-   */
-  #exactProvenance(name: string, context: TrackedContext, value: unknown): Provenance | undefined {
-    const cached = this.#tracker.provenanceOf(value);
-    if (name === '.') return cached;
-    this.#tracker.beforeLookup();
-    context.lookupAgain(name);
-    return this.#tracker.provenanceOf(value) ?? cached;
-  }
-
-  /** Records which template line, and which object, the output produced now comes from. */
-  #emit(text: string, offset: number, object: string | undefined): void {
-    let newline = text.indexOf('\n');
-    // Most leaves continue a line already attributed: nothing to record.
-    if (newline < 0 && !this.#atLineStart && object === undefined) return;
-    const origins = this.#origins;
-    const template = origins.templateIndex(this.#names.at(-1) ?? 'template');
-    let line = this.#lineOf(this.#sources.at(-1) ?? '', offset);
-    let position = 0;
-    for (;;) {
-      const end = newline < 0 ? text.length : newline;
-      if (end > position || newline >= 0) {
-        if (this.#atLineStart) {
-          origins.lines.push(template, line);
-          this.#atLineStart = false;
-        }
-        if (object !== undefined) origins.addObject(origins.count - 1, object);
-      }
-      if (newline < 0) return;
-      this.#atLineStart = true;
-      line++;
-      position = newline + 1;
-      newline = text.indexOf('\n', position);
-    }
-  }
-
-  /** Line numbers by binary search over each source's line starts, computed once per source. */
-  #lineOf(source: string, offset: number): number {
-    let starts = this.#lineStarts.get(source);
-    if (!starts) {
-      starts = [0];
-      for (let i = source.indexOf('\n'); i >= 0; i = source.indexOf('\n', i + 1)) starts.push(i + 1);
-      this.#lineStarts.set(source, starts);
-    }
-    let low = 0;
-    let high = starts.length - 1;
-    while (low < high) {
-      const middle = (low + high + 1) >> 1;
-      if (starts[middle]! <= offset) low = middle;
-      else high = middle - 1;
-    }
-    return low + 1;
-  }
-
-  #violate(token: Token, reason: string, provenance: Provenance | undefined): string {
-    const source = this.#sources.at(-1) ?? '';
-    this.violations.push({
-      template: this.#names.at(-1) ?? 'template',
-      line: this.#lineOf(source, token[2]),
-      tag: token[0] === 'name' ? `{{${token[1]}}}` : `{{{${token[1]}}}}`,
-      reason,
-      provenance,
-    });
-    return '';
   }
 }

@@ -1,32 +1,28 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, StoreReader, WatchedType } from '../pipeline/model.ts';
 
-interface StoredObject {
-  readonly object: KubeObject;
-  /** The object's encoded index prefixes, one per prefix length it is indexed under. */
-  readonly prefixes: readonly string[];
+/**
+ * One stored object's place, kept for as long as an object with its
+ * namespace and name is stored: a change replaces the object in it, so the
+ * index entries (sets of slots) only change when the keys do.
+ */
+interface Slot {
+  object: KubeObject;
+  /** The object's index key parts, up to the first one it lacks. */
+  parts: readonly string[];
+}
+
+/** The objects whose index keys start with one sequence of parts, and the nodes one part longer. */
+interface IndexNode {
+  /** In the order they were filed. */
+  readonly slots: Set<Slot>;
+  children: Map<string, IndexNode> | undefined;
+  /** lookup()'s answer for this node, kept until the node changes. */
+  listed: readonly KubeObject[] | undefined;
 }
 
 /** Changes kept for changesSince(): enough for the changes between two renders under heavy churn. */
 const maxLoggedChanges = 1024;
-
-/**
- * Length-prefixing makes the concatenation of parts unambiguous whatever
- * characters the parts contain, so ['a:b', 'c'] and ['a', 'b:c'] never share
- * an index entry (a plain separator would need escaping to guarantee that).
- */
-function encodePart(part: string): string {
-  return `${part.length}:${part}`;
-}
-
-/**
- * Kubernetes names and namespaces cannot contain '/', so this is unique; a
- * cluster-scoped object's namespace is absent, and some clients send '' for
- * it, which must name the same object.
- */
-function identityOf(namespace: string | undefined, name: string): string {
-  return `${namespace ?? ''}/${name}`;
-}
 
 /**
  * The API server bumps resourceVersion on every change, so equal versions
@@ -42,23 +38,29 @@ function isSameVersion(stored: KubeObject, incoming: KubeObject): boolean {
 }
 
 /**
- * One watched type's objects with a composite prefix index. Every event
- * updates the index in place in O(k) for k key parts, so a busy cluster never
- * pays for a rebuild; lookups are a single Map access.
+ * One watched type's objects with a composite prefix index: a tree with one
+ * level per key part, so a lookup walks the parts it is given (no key string
+ * to build) and parts can hold any characters without being confused. Every
+ * event updates the tree in place in O(k) for k key parts, so a busy cluster
+ * never pays for a rebuild.
  */
 export class IndexedStore implements StoreReader {
   readonly #indexBy: WatchedType['indexBy'];
-  readonly #objects = new Map<string, StoredObject>();
-  /** `#index[i]` maps an encoded prefix of i + 1 key parts to its objects, by identity. */
-  readonly #index: Map<string, Map<string, KubeObject>>[];
+  /** Every slot, in the order objects were first stored. */
+  readonly #slots = new Set<Slot>();
+  /**
+   * Slots by namespace, then name. A cluster-scoped object's namespace is
+   * absent, and some clients send '' for it, which must name the same object.
+   */
+  readonly #byName = new Map<string, Map<string, Slot>>();
+  /** Nodes for the first key part. */
+  readonly #index = new Map<string, IndexNode>();
+  #indexEntryCount = 0;
   /** Templates call list() repeatedly within one render; rebuilt only after a change. */
   #listed: readonly KubeObject[] | undefined;
-  /** lookup() results per index entry, dropped when that entry changes. */
-  readonly #entryLists = new WeakMap<Map<string, KubeObject>, readonly KubeObject[]>();
 
   constructor(indexBy: WatchedType['indexBy']) {
     this.#indexBy = indexBy;
-    this.#index = indexBy.map(() => new Map());
   }
 
   #version = 0;
@@ -66,7 +68,7 @@ export class IndexedStore implements StoreReader {
   readonly #log: { readonly version: number; readonly objects: readonly KubeObject[] }[] = [];
 
   get size(): number {
-    return this.#objects.size;
+    return this.#slots.size;
   }
 
   get version(): number {
@@ -74,69 +76,75 @@ export class IndexedStore implements StoreReader {
   }
 
   /**
-   * Number of index entries over all prefix lengths. Empty entries are
-   * removed, so this follows the distinct keys present, never past churn; it
-   * is the index's memory footprint, worth exporting as a metric.
+   * Number of index entries (one per distinct key prefix present). Empty
+   * entries are removed, so this follows the distinct keys present, never
+   * past churn; it is the index's memory footprint, worth exporting as a metric.
    */
   get indexEntryCount(): number {
-    let count = 0;
-    for (const entries of this.#index) count += entries.size;
-    return count;
+    return this.#indexEntryCount;
   }
 
   list(): readonly KubeObject[] {
-    this.#listed ??= Object.freeze([...this.#objects.values()].map((stored) => stored.object));
+    this.#listed ??= Object.freeze(Array.from(this.#slots, (slot) => slot.object));
     return this.#listed;
   }
 
   get(namespace: string | undefined, name: string): KubeObject | undefined {
-    return this.#objects.get(identityOf(namespace, name))?.object;
+    return this.#byName.get(namespace ?? '')?.get(name)?.object;
   }
 
   lookup(...keys: string[]): readonly KubeObject[] {
     if (keys.length === 0) return this.list();
-    const entry = this.#index[keys.length - 1]?.get(keys.map(encodePart).join(''));
-    if (!entry) return [];
-    // Renders look the same keys up again and again; the list is rebuilt only after its entry changed.
-    let listed = this.#entryLists.get(entry);
-    if (!listed) {
-      listed = Object.freeze([...entry.values()]);
-      this.#entryLists.set(entry, listed);
-    }
-    return listed;
+    let node = this.#index.get(keys[0]!);
+    for (let level = 1; level < keys.length && node; level++) node = node.children?.get(keys[level]!);
+    if (!node) return [];
+    // Renders look the same keys up again and again; the list is rebuilt only after its node changed.
+    node.listed ??= Object.freeze(Array.from(node.slots, (slot) => slot.object));
+    return node.listed;
   }
 
   /** Adds or replaces the object; false when the stored object is already this version. */
   upsert(object: KubeObject): boolean {
-    const identity = identityOf(object.metadata.namespace, object.metadata.name);
-    const stored = this.#objects.get(identity);
-    if (stored && isSameVersion(stored.object, object)) return false;
-    const prefixes = this.#prefixesOf(object);
-    for (let level = 0; level < this.#index.length; level++) {
-      const before = stored?.prefixes[level];
-      const after = prefixes[level];
-      if (before !== undefined && before !== after) this.#unindex(level, before, identity);
-      if (after !== undefined) {
-        const entry = this.#entry(level, after);
-        entry.set(identity, object);
-        this.#entryLists.delete(entry);
-      }
+    const namespace = object.metadata.namespace ?? '';
+    let names = this.#byName.get(namespace);
+    const slot = names?.get(object.metadata.name);
+    if (slot && isSameVersion(slot.object, object)) return false;
+    const parts = this.#partsOf(object);
+    if (slot) {
+      const before = slot.object;
+      let same = 0;
+      while (same < parts.length && same < slot.parts.length && parts[same] === slot.parts[same]) same++;
+      // Most changes keep the keys: then the object is only replaced where it is filed.
+      if (same < slot.parts.length) this.#unfile(slot, same);
+      slot.object = object;
+      slot.parts = parts;
+      this.#file(slot, same);
+      this.#changed([before, object]);
+      return true;
     }
-    this.#objects.set(identity, { object, prefixes });
-    this.#listed = undefined;
-    this.#logChange(stored ? [stored.object, object] : [object]);
+    if (!names) {
+      names = new Map();
+      this.#byName.set(namespace, names);
+    }
+    const created: Slot = { object, parts };
+    names.set(object.metadata.name, created);
+    this.#slots.add(created);
+    this.#file(created, 0);
+    this.#changed([object]);
     return true;
   }
 
   /** Removes the object with this namespace and name; false when none is stored. */
   delete(object: KubeObject): boolean {
-    const identity = identityOf(object.metadata.namespace, object.metadata.name);
-    const stored = this.#objects.get(identity);
-    if (!stored) return false;
-    stored.prefixes.forEach((prefix, level) => this.#unindex(level, prefix, identity));
-    this.#objects.delete(identity);
-    this.#listed = undefined;
-    this.#logChange([stored.object]);
+    const namespace = object.metadata.namespace ?? '';
+    const names = this.#byName.get(namespace);
+    const slot = names?.get(object.metadata.name);
+    if (!names || !slot) return false;
+    this.#unfile(slot, 0);
+    names.delete(object.metadata.name);
+    if (names.size === 0) this.#byName.delete(namespace);
+    this.#slots.delete(slot);
+    this.#changed([slot.object]);
     return true;
   }
 
@@ -148,7 +156,8 @@ export class IndexedStore implements StoreReader {
     return this.#log.filter((entry) => entry.version > version).flatMap((entry) => entry.objects);
   }
 
-  #logChange(objects: readonly KubeObject[]): void {
+  #changed(objects: readonly KubeObject[]): void {
+    this.#listed = undefined;
     this.#version++;
     this.#log.push({ version: this.#version, objects });
     // Trimmed in batches: trimming one entry per change would shift the whole log every time.
@@ -156,33 +165,53 @@ export class IndexedStore implements StoreReader {
   }
 
   /** Stops at the first undefined part: a missing key cannot be matched, and later parts would be ambiguous. */
-  #prefixesOf(object: KubeObject): string[] {
-    const prefixes: string[] = [];
-    let prefix = '';
+  #partsOf(object: KubeObject): string[] {
+    const parts: string[] = [];
     for (const extract of this.#indexBy) {
       const part = extract(object);
       if (part === undefined) break;
-      prefix += encodePart(part);
-      prefixes.push(prefix);
+      parts.push(part);
     }
-    return prefixes;
+    return parts;
   }
 
-  #entry(level: number, prefix: string): Map<string, KubeObject> {
-    const entries = this.#index[level]!;
-    let entry = entries.get(prefix);
-    if (!entry) {
-      entry = new Map();
-      entries.set(prefix, entry);
+  /** Files the slot under every prefix of its parts from `from` parts on; above that it is filed already. */
+  #file(slot: Slot, from: number): void {
+    const parts = slot.parts;
+    let level = this.#index;
+    for (let depth = 0; depth < parts.length; depth++) {
+      let node = level.get(parts[depth]!);
+      if (!node) {
+        node = { slots: new Set(), children: undefined, listed: undefined };
+        level.set(parts[depth]!, node);
+        this.#indexEntryCount++;
+      }
+      if (depth >= from) node.slots.add(slot);
+      // Its object changed either way.
+      node.listed = undefined;
+      if (depth + 1 < parts.length) level = node.children ??= new Map();
     }
-    return entry;
   }
 
-  #unindex(level: number, prefix: string, identity: string): void {
-    const entries = this.#index[level]!;
-    const entry = entries.get(prefix)!;
-    entry.delete(identity);
-    this.#entryLists.delete(entry);
-    if (entry.size === 0) entries.delete(prefix);
+  /** Takes the slot out of the nodes of its parts from `from` parts on; nodes left empty go. */
+  #unfile(slot: Slot, from: number): void {
+    const parts = slot.parts;
+    const path: { readonly level: Map<string, IndexNode>; readonly node: IndexNode }[] = [];
+    let level: Map<string, IndexNode> | undefined = this.#index;
+    for (let depth = 0; depth < parts.length && level; depth++) {
+      const node: IndexNode = level.get(parts[depth]!)!;
+      path.push({ level, node });
+      level = node.children;
+    }
+    for (let depth = path.length - 1; depth >= from; depth--) {
+      const { level: parent, node } = path[depth]!;
+      node.slots.delete(slot);
+      node.listed = undefined;
+      // A slot filed under a node is filed under its parent too: an empty node has no children left.
+      if (node.slots.size === 0) {
+        parent.delete(parts[depth]!);
+        this.#indexEntryCount--;
+      }
+    }
   }
 }

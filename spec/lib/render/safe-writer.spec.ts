@@ -1,0 +1,116 @@
+import { expect } from 'chai';
+import Mustache from 'mustache';
+import { AccessTracker } from '../../../lib/render/resource-views.ts';
+import { SafeWriter } from '../../../lib/render/safe-writer.ts';
+
+/**
+ * The writer runs templates compiled from Mustache's parse tree with a
+ * lookup and section logic of its own; for values that pass the HAProxy
+ * checks it must produce exactly what Mustache itself produces.
+ */
+
+const frozen = <T extends object>(items: T[]): readonly T[] => Object.freeze(items.map((item) => Object.freeze(item)));
+
+const cases: readonly { readonly name: string; readonly template: string; readonly view: Record<string, unknown>; readonly partials?: Record<string, string> }[] = [
+  {
+    name: 'values, dotted names and raw tags',
+    template: 'a {{a}} {{b.c}} {{{d}}} {{&d}} {{missing}} {{b.missing}} {{n}} {{yes}}\n',
+    view: { a: 'x', b: { c: 'y' }, d: 'two words', n: 8080, yes: true },
+  },
+  {
+    name: 'sections over lists, objects, strings, numbers and true, with parent lookups',
+    template:
+      '{{#items}}{{name}}-{{outer}}{{#sub}}[{{.}}|{{name}}]{{/sub}}\n{{/items}}{{#object}}{{inner}} {{outer}}{{/object}}|{{#word}}{{.}}{{/word}}|{{#n}}{{.}}{{/n}}|{{#yes}}{{outer}}{{/yes}}\n',
+    view: { outer: 'o', items: [{ name: 'a', sub: ['1', '2'] }, { name: 'b', sub: [] }], object: { inner: 'i' }, word: 'w', n: 7, yes: true },
+  },
+  {
+    name: 'inverted sections over falsy values and empty lists',
+    template: '{{^empty}}e{{/empty}}{{^zero}}z{{/zero}}{{^blank}}b{{/blank}}{{^no}}n{{/no}}{{^nothing}}u{{/nothing}}{{^items}}i{{/items}}{{^full}}f{{/full}}\n',
+    view: { empty: [], zero: 0, blank: '', no: false, nothing: null, full: ['x'] },
+  },
+  {
+    name: 'standalone tags leave no blank lines',
+    template: 'begin\n  {{#items}}\n  line {{name}}\n  {{/items}}\n  {{^items}}\n  none\n  {{/items}}\nend\n',
+    view: { items: [{ name: 'a' }, { name: 'b' }] },
+  },
+  {
+    name: 'partials, indented when standalone',
+    template: 'a\n  {{> part}}\nb {{> part}}\n{{#items}}\n    {{> part}}\n{{/items}}\n',
+    view: { name: 'root', items: [{ name: 'one' }, { name: 'two' }] },
+    partials: { part: 'x {{name}}\ny\n' },
+  },
+  {
+    name: 'comments and changed delimiters',
+    template: '{{! a comment }}a{{=<% %>=}}<%name%> <%#items%><%name%><%/items%><%={{ }}=%> {{name}}\n',
+    view: { name: 'n', items: [{ name: 'i' }] },
+  },
+  {
+    name: 'a dotted name resolves where its whole path exists',
+    template: '{{#items}}{{meta.tag}}/{{meta.name}} {{/items}}\n',
+    view: { meta: { tag: 'root', name: 'r' }, items: [{ meta: { tag: 'own' } }, { other: 1 }] },
+  },
+  {
+    name: 'functions are called with the view they were found from',
+    template: '{{greeting}} {{#items}}{{label}} {{/items}}\n',
+    view: {
+      greeting: () => 'hello',
+      items: [
+        { name: 'a', label() { return `item-${(this as { name: string }).name}`; } },
+        { name: 'b', label() { return `item-${(this as { name: string }).name}`; } },
+      ],
+    },
+  },
+  {
+    name: 'lambda sections receive their text and a renderer for it',
+    template: '{{#wrap}}in {{name}}{{/wrap}}\n',
+    view: { name: 'x', wrap: () => (text: string, renderText: (text: string) => string) => `[${renderText(text)}]` },
+  },
+  {
+    name: 'frozen lists of frozen items (the reusable kind)',
+    template: '{{#backends}}\nbackend {{name}}\n{{#servers}}\n  server {{name}} {{address}}:{{port}} {{tag}}\n{{/servers}}\n{{/backends}}\n',
+    view: {
+      tag: 'check',
+      backends: frozen([
+        { name: 'b1', servers: frozen([{ name: 's1', address: '10.0.0.1', port: 80 }]) },
+        { name: 'b2', servers: frozen([]) },
+      ]),
+    },
+  },
+];
+
+function render(writer: SafeWriter, template: string, view: unknown, partials: Record<string, string> = {}): string {
+  return writer.renderFile('templates.haproxyConfig', new Mustache.Writer().parse(template), view, partials, template).text;
+}
+
+describe('SafeWriter', () => {
+  for (const { name, template, view, partials } of cases) {
+    it(`renders as Mustache does: ${name}`, () => {
+      const expected = new Mustache.Writer().render(template, view, partials, { escape: String });
+      const writer = new SafeWriter(new AccessTracker());
+      expect(render(writer, template, view, partials)).to.equal(expected);
+      // Again with the same writer: reused output must not change what comes out.
+      expect(render(writer, template, view, partials)).to.equal(expected);
+      expect(render(writer, template, view, partials)).to.equal(expected);
+      expect(writer.violations).to.deep.equal([]);
+    });
+  }
+
+  it('leaves out an unsafe value and records its template, line and tag', () => {
+    const writer = new SafeWriter(new AccessTracker());
+    const text = render(writer, 'a\n  server {{name}} {{{raw}}}\n', { name: 'bad word', raw: 'x\ny' });
+    expect(text).to.equal('a\n  server  \n');
+    expect(writer.violations.map(({ template, line, tag, reason }) => ({ template, line, tag, reason }))).to.deep.equal([
+      { template: 'templates.haproxyConfig', line: 2, tag: '{{name}}', reason: 'contains " "' },
+      { template: 'templates.haproxyConfig', line: 2, tag: '{{{raw}}}', reason: 'contains U+000A' },
+    ]);
+  });
+
+  it('re-renders a reused item when a root value it read changes', () => {
+    const writer = new SafeWriter(new AccessTracker());
+    const template = '{{#items}}\n{{name}} {{base}}\n{{/items}}\n';
+    const items = frozen([{ name: 'a' }, { name: 'b' }]);
+    expect(render(writer, template, { items, base: '/x' })).to.equal('a /x\nb /x\n');
+    expect(render(writer, template, { items, base: '/x' })).to.equal('a /x\nb /x\n');
+    expect(render(writer, template, { items, base: '/y' })).to.equal('a /y\nb /y\n');
+  });
+});
