@@ -10,7 +10,7 @@ import { renderCommand } from '../lib/cli/render-command.ts';
 import { validateCommand } from '../lib/cli/validate-command.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { runDefaults, runSettings } from '../lib/cli/run-settings.ts';
-import { heapPlan } from '../lib/container/heap-plan.ts';
+import { heapPlan, nodeFlags } from '../lib/container/heap-plan.ts';
 import { serviceAccountNamespace } from '../lib/kube/service-account.ts';
 import { logSettingsFromEnvironment } from '../lib/telemetry/logger.ts';
 import { tracingRequested } from '../lib/telemetry/tracing-environment.ts';
@@ -154,9 +154,10 @@ const SHUTDOWN_LIMIT_MS = 20_000;
 async function runInCluster(values: Record<string, string | boolean | string[] | undefined>): Promise<number> {
   const settings = runSettings(values, process.env, await serviceAccountNamespace());
   const plan = heapPlan(process.env, undefined, process.execArgv);
-  if (plan.maxOldSpaceMb !== undefined) {
-    // V8 sizes its heap once, at start: the same process image again (same pid under tini), with the limit.
-    process.execve!(process.execPath, [process.execPath, `--max-old-space-size=${plan.maxOldSpaceMb}`, ...process.execArgv, ...process.argv.slice(1)], process.env);
+  const flags = nodeFlags(plan, process.env, process.execArgv);
+  if (flags.length > 0) {
+    // V8 sizes its heap once, at start: the same process image again (same pid under tini), with the flags.
+    process.execve!(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], process.env);
   }
   const kubeConfig = new KubeConfig();
   try {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { heapPlan, heapRatio } from '../../../lib/container/heap-plan.ts';
+import { heapPlan, heapRatio, nodeFlags } from '../../../lib/container/heap-plan.ts';
 import { cgroupRoots, cgroupV1, cgroupV2 } from './cgroup-files.ts';
 
 describe('heapRatio', () => {
@@ -86,5 +86,19 @@ describe('heapPlan', () => {
     const plan = heapPlan({});
     expect(plan.message).to.be.a('string').and.not.equal('');
     if (plan.maxOldSpaceMb !== undefined) expect(plan.maxOldSpaceMb).to.be.greaterThan(0);
+  });
+});
+
+describe('nodeFlags', () => {
+  const plan = (maxOldSpaceMb: number | undefined) => ({ maxOldSpaceMb, memoryLimitBytes: undefined, cpuLimit: undefined, message: '' });
+
+  it('asks for the heap limit and a small young generation', () => {
+    expect(nodeFlags(plan(460), {}, [])).to.deep.equal(['--max-old-space-size=460', '--max-semi-space-size=4']);
+    expect(nodeFlags(plan(undefined), {}, [])).to.deep.equal(['--max-semi-space-size=4']);
+  });
+
+  it('asks for nothing the process already runs with, so it re-executes once at most', () => {
+    expect(nodeFlags(plan(undefined), {}, ['--max-semi-space-size=4'])).to.deep.equal([]);
+    expect(nodeFlags(plan(undefined), { NODE_OPTIONS: '--max-semi-space-size=8' }, [])).to.deep.equal([]);
   });
 });
