@@ -270,6 +270,27 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
     expect(accepted[0]!.regarding.kind).to.equal('Secret');
   });
 
+  it('drops a HAProxy pod that goes away from the fleet, and deploys in full to one that comes back', async () => {
+    const [a] = replicas as [(typeof replicas)[0]];
+    const podRef = { apiVersion: 'v1', kind: 'Pod', namespace: NAMESPACE, name: 'haproxy-1' };
+    const gone = fake.delete(podRef);
+    let from = a.log.mark();
+    await apply('web-2.yaml', slice('web-2', 'web', undefined, backends[2]!));
+    await a.log.deployedOn(from, [ENDPOINTS[0]!]);
+    await servedBy('web.example.com', [backends[0]!, backends[1]!, backends[2]!], [POD_ADDRESSES[0]!], httpPort);
+    expect(a.log.since(from).filter((o) => 'endpoint' in o && o.endpoint === ENDPOINTS[1])).to.deep.equal([]);
+
+    from = a.log.mark();
+    const { metadata } = gone as { metadata: Record<string, unknown> };
+    const back = fake.create({ ...gone, metadata: { namespace: metadata['namespace'], name: metadata['name'], labels: metadata['labels'] }, status: undefined });
+    fake.updateStatus({ ...back, status: { podIP: POD_ADDRESSES[1], containerStatuses: [{ name: 'dataplaneapi', ready: true }] } });
+    const [deployed] = (await a.log.deployedOn(from, [ENDPOINTS[1]!])).values();
+    expect(deployed!.reason).to.equal('discovered');
+    await served('web.example.com', [backends[0]!, backends[1]!, backends[2]!]);
+    await kubectl('delete', 'endpointslice', 'web-2', '-n', 'default');
+    await served('web.example.com', [backends[0]!, backends[1]!]);
+  });
+
   it('hands over to the other replica within the lease duration, and the new leader deploys without rendering again', async () => {
     const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]];
     const from = b.log.mark();
