@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { defaultConfigPath, packageRoot } from '../lib/cli/package-root.ts';
+import { createControllerObjects, createHaproxyPod } from '../spec/support/cluster-fixtures.ts';
 import { startEmulator } from '../spec/support/dataplane-emulator/index.ts';
 import { startFakeApiServer } from '../spec/support/fake-apiserver/index.ts';
 import { freePort } from '../spec/support/local-harness.ts';
@@ -60,7 +61,6 @@ async function measure(size: number): Promise<Row> {
       .replace('  statusPort: 8404\n', `  statusPort: ${await freePort()}\n`)
       .replace('  port: 5555\n', `  port: ${dataplanePort}\n`);
     for (let n = 0; n < NAMESPACES; n++) fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${n}` } });
-    fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'haproxy' } });
     const strip = (object: ReturnType<typeof ingressObject>) => ({ ...object, metadata: { ...object.metadata, uid: undefined, resourceVersion: undefined } });
     for (let i = 0; i < size; i++) {
       fake.create(strip(ingressObject(i)));
@@ -68,20 +68,8 @@ async function measure(size: number): Promise<Row> {
       fake.create(strip(endpointSliceObject(i, 1, ENDPOINTS_PER_SLICE)));
     }
     const { user, password } = emulator.credentials;
-    fake.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'haproxy', name: 'haproxy-config' }, data: { 'config.yaml': config } });
-    fake.create({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { namespace: 'haproxy', name: 'haproxy-template-ic-credentials' },
-      data: { dataplane_username: Buffer.from(user).toString('base64'), dataplane_password: Buffer.from(password).toString('base64') },
-    });
-    const pod = fake.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { namespace: 'haproxy', name: 'haproxy-0', labels: { 'app.kubernetes.io/name': 'haproxy' } },
-      spec: { containers: [{ name: 'haproxy', image: 'haproxy' }, { name: 'dataplaneapi', image: 'haproxy' }] },
-    });
-    fake.updateStatus({ ...pod, status: { podIP: POD_ADDRESS, containerStatuses: [{ name: 'dataplaneapi', ready: true }] } });
+    createControllerObjects(fake, 'haproxy', { config, secret: 'haproxy-template-ic-credentials', username: user, password });
+    createHaproxyPod(fake, 'haproxy', 'haproxy-0', POD_ADDRESS);
 
     const started = process.hrtime.bigint();
     const controller = spawn(

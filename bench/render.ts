@@ -29,6 +29,7 @@ import type { KubeObject } from '../lib/pipeline/model.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
 import { writeRenderedFiles } from '../lib/render/write-files.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
+import { endpointSliceObject, ingressObject, serviceObject } from './world.ts';
 import type { IndexedStore } from '../lib/store/indexed-store.ts';
 
 const SIZES = process.env['BENCH_SIZES']?.split(',').map(Number) ?? [100, 1_000, 10_000];
@@ -38,7 +39,6 @@ const CHECK_RUNS = 3;
 /** Cold renders are single samples of something slow: the median of a few. */
 const COLD_RUNS = 3;
 const UPSERT_RUNS = 20_000;
-const NAMESPACES = 20;
 
 // A forced collection before each memory reading makes the heap figure what
 // the render keeps, not what garbage happened to be around. `node
@@ -54,59 +54,6 @@ function median(values: readonly number[]): number {
 
 function milliseconds(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
-}
-
-function ingressObject(i: number, version = 1): KubeObject {
-  // Even versions add a second path, so alternating versions really change the routes.
-  const paths = [{ path: '/', pathType: 'Prefix', backend: { service: { name: `svc-${i}`, port: { name: 'http' } } } }];
-  if (version % 2 === 0) paths.push({ path: '/v2', pathType: 'Prefix', backend: { service: { name: `svc-${i}`, port: { name: 'http' } } } });
-  return {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'Ingress',
-    metadata: {
-      name: `app-${i}`,
-      namespace: `ns-${i % NAMESPACES}`,
-      uid: `uid-ingress-${i}`,
-      resourceVersion: String(version),
-      creationTimestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
-    },
-    spec: {
-      ingressClassName: 'haproxy',
-      rules: [{ host: `app-${i}.example.com`, http: { paths } }],
-    },
-  };
-}
-
-function serviceObject(i: number): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name: `svc-${i}`, namespace: `ns-${i % NAMESPACES}`, uid: `uid-service-${i}`, resourceVersion: '1' },
-    spec: { type: 'ClusterIP', selector: { app: `app-${i}` }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] },
-  };
-}
-
-/** `version` changes the slice as an endpoint update would: a new resourceVersion and one address. */
-function endpointSliceObject(i: number, version = 1): KubeObject {
-  const address = (j: number) => `10.${(i >> 8) & 255}.${i & 255}.${j + (version % 2 === 0 ? 100 : 1)}`;
-  return {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: {
-      name: `svc-${i}-abcde`,
-      namespace: `ns-${i % NAMESPACES}`,
-      uid: `uid-slice-${i}`,
-      resourceVersion: String(version),
-      labels: { 'kubernetes.io/service-name': `svc-${i}` },
-    },
-    addressType: 'IPv4',
-    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
-    endpoints: [0, 1, 2].map((j) => ({
-      addresses: [address(j)],
-      conditions: { ready: true, serving: true, terminating: false },
-      targetRef: { kind: 'Pod', namespace: `ns-${i % NAMESPACES}`, name: `app-${i}-pod-${j}` },
-    })),
-  };
 }
 
 function world(size: number): Map<string, KubeObject[]> {

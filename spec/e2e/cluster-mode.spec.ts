@@ -12,6 +12,7 @@ import type { KubeObject } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
+import { createControllerObjects, createHaproxyPod } from '../support/cluster-fixtures.ts';
 import { eventually } from '../support/eventually.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
 import { kubeTool } from '../support/kube-tools.ts';
@@ -108,24 +109,9 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
       .replace('debounce: 500ms\n', 'debounce: 100ms\n')
       .replace('maxWait: 5s\n', 'maxWait: 1s\n');
     const { user, password } = emulators[0]!.credentials;
-    fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-    fake.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: NAMESPACE, name: 'haproxy-config' }, data: { 'config.yaml': configText } });
-    fake.create({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { namespace: NAMESPACE, name: 'dataplane-credentials' },
-      data: { dataplane_username: b64(user), dataplane_password: b64(password) },
-    });
+    createControllerObjects(fake, NAMESPACE, { config: configText, secret: 'dataplane-credentials', username: user, password });
     fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: NAMESPACE, name: 'haproxy' }, spec: { clusterIP: PUBLISHED_IP, ports: [{ port: 80 }] } });
-    POD_ADDRESSES.forEach((podIP, i) => {
-      const pod = fake.create({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { namespace: NAMESPACE, name: `haproxy-${i}`, labels: { 'app.kubernetes.io/name': 'haproxy' } },
-        spec: { containers: [{ name: 'haproxy', image: 'haproxy' }, { name: 'dataplaneapi', image: 'haproxy' }] },
-      });
-      fake.updateStatus({ ...pod, status: { phase: 'Running', podIP, containerStatuses: [{ name: 'haproxy', ready: true }, { name: 'dataplaneapi', ready: true }] } });
-    });
+    POD_ADDRESSES.forEach((podIP, i) => createHaproxyPod(fake, NAMESPACE, `haproxy-${i}`, podIP));
     // Replica a starts first and takes the lease; b follows.
     const a = await startReplica('controller-a');
     await firstValueFrom(a.mode.leading.pipe(filter(Boolean)));
@@ -273,7 +259,7 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
   it('drops a HAProxy pod that goes away from the fleet, and deploys in full to one that comes back', async () => {
     const [a] = replicas as [(typeof replicas)[0]];
     const podRef = { apiVersion: 'v1', kind: 'Pod', namespace: NAMESPACE, name: 'haproxy-1' };
-    const gone = fake.delete(podRef);
+    fake.delete(podRef);
     let from = a.log.mark();
     await apply('web-2.yaml', slice('web-2', 'web', undefined, backends[2]!));
     await a.log.deployedOn(from, [ENDPOINTS[0]!]);
@@ -281,9 +267,7 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
     expect(a.log.since(from).filter((o) => 'endpoint' in o && o.endpoint === ENDPOINTS[1])).to.deep.equal([]);
 
     from = a.log.mark();
-    const { metadata } = gone as { metadata: Record<string, unknown> };
-    const back = fake.create({ ...gone, metadata: { namespace: metadata['namespace'], name: metadata['name'], labels: metadata['labels'] }, status: undefined });
-    fake.updateStatus({ ...back, status: { podIP: POD_ADDRESSES[1], containerStatuses: [{ name: 'dataplaneapi', ready: true }] } });
+    createHaproxyPod(fake, NAMESPACE, 'haproxy-1', POD_ADDRESSES[1]!);
     const [deployed] = (await a.log.deployedOn(from, [ENDPOINTS[1]!])).values();
     expect(deployed!.reason).to.equal('discovered');
     await served('web.example.com', [backends[0]!, backends[1]!, backends[2]!]);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { defaultConfigPath, packageRoot } from '../../lib/cli/package-root.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
+import { createControllerObjects, createHaproxyPod } from '../support/cluster-fixtures.ts';
 import { eventually } from '../support/eventually.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
 import { freePort } from '../support/local-harness.ts';
@@ -18,7 +19,6 @@ import { httpGet } from '../support/traffic.ts';
  */
 
 const POD_ADDRESS = '127.0.0.8';
-const b64 = (text: string) => Buffer.from(text).toString('base64');
 
 describe('the run command as a process', function () {
   this.timeout(60_000);
@@ -39,16 +39,8 @@ describe('the run command as a process', function () {
       .replace('  statusPort: 8404\n', `  statusPort: ${await freePort()}\n`)
       .replace('  port: 5555\n', `  port: ${dataplanePort}\n`);
     const { user, password } = emulator.credentials;
-    fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'edge' } });
-    fake.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'edge', name: 'haproxy-config' }, data: { 'config.yaml': config } });
-    fake.create({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'edge', name: 'creds' }, data: { dataplane_username: b64(user), dataplane_password: b64(password) } });
-    const pod = fake.create({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { namespace: 'edge', name: 'haproxy-0', labels: { 'app.kubernetes.io/name': 'haproxy' } },
-      spec: { containers: [{ name: 'haproxy', image: 'haproxy' }, { name: 'dataplaneapi', image: 'haproxy' }] },
-    });
-    fake.updateStatus({ ...pod, status: { podIP: POD_ADDRESS, containerStatuses: [{ name: 'dataplaneapi', ready: true }] } });
+    createControllerObjects(fake, 'edge', { config, secret: 'creds', username: user, password });
+    createHaproxyPod(fake, 'edge', 'haproxy-0', POD_ADDRESS);
   });
 
   after(async () => {
@@ -84,12 +76,14 @@ describe('the run command as a process', function () {
     expect(JSON.parse(deployed!)).to.deep.include({ stage: 'deploy', endpoint: 'edge/haproxy-0' });
     expect(JSON.parse(lines[0]!).msg).to.match(/^(container limits|no cgroup found)/);
     expect(await httpGet('127.0.0.1', healthPort, 'localhost', '/readyz')).to.equal('200 ready');
-    const lease = () => fake.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'edge', name: 'haproxy-template-ic-leader' });
-    expect((lease()?.['spec'] as { holderIdentity?: string }).holderIdentity).to.equal('controller-0');
+    const holder = () =>
+      (fake.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'edge', name: 'haproxy-template-ic-leader' })?.['spec'] as { holderIdentity?: string } | undefined)
+        ?.holderIdentity;
+    expect(holder()).to.equal('controller-0');
 
     started.kill('SIGTERM');
     expect(await exited).to.equal(0);
-    expect((lease()?.['spec'] as { holderIdentity?: string }).holderIdentity).to.equal('');
+    expect(holder()).to.equal('');
     // Nothing secret reached the log.
     expect(lines.join('\n')).to.not.contain(emulator.credentials.password);
   });
