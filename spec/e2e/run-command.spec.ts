@@ -51,6 +51,7 @@ describe('the run command as a process', function () {
 
   it('deploys from the cluster, answers on its health port, and on SIGTERM gives the lease back and exits 0', async () => {
     const healthPort = await freePort();
+    const metricsPort = await freePort();
     const started = spawn(
       process.execPath,
       [
@@ -60,7 +61,7 @@ describe('the run command as a process', function () {
         '--secret', 'creds',
         '--bind-address', '127.0.0.1',
         '--health-port', String(healthPort),
-        '--metrics-port', String(await freePort()),
+        '--metrics-port', String(metricsPort),
         '--retry-period', '250ms',
       ],
       // The downward API's variables, as the chart sets them.
@@ -80,6 +81,15 @@ describe('the run command as a process', function () {
       (fake.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'edge', name: 'haproxy-template-ic-leader' })?.['spec'] as { holderIdentity?: string } | undefined)
         ?.holderIdentity;
     expect(holder()).to.equal('controller-0');
+    // The observability of issue 7, in this mode too: leadership and resources in the metrics, redacted debug views.
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(metrics).to.match(/^haproxy_template_ic_leader 1$/m);
+    expect(metrics).to.match(/^haproxy_template_ic_resources\{type="ingresses"\} 0$/m);
+    const debugConfig = await (await fetch(`http://127.0.0.1:${healthPort}/debug/config`)).text();
+    expect(JSON.parse(debugConfig)).to.have.nested.property('settings.mode', 'cluster');
+    const debugEndpoints = await (await fetch(`http://127.0.0.1:${healthPort}/debug/endpoints`)).text();
+    expect(debugEndpoints).to.contain('edge/haproxy-0');
+    for (const text of [metrics, debugConfig, debugEndpoints]) expect(text).to.not.contain(emulator.credentials.password);
 
     started.kill('SIGTERM');
     expect(await exited).to.equal(0);
