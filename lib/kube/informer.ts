@@ -2,7 +2,7 @@ import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type Kube
 import { backoffDelay } from '../backoff.ts';
 import { errorMessage } from '../error-message.ts';
 import type { ChangeType, KubeObject } from '../pipeline/model.ts';
-import { kubeRequest } from './kube-request.ts';
+import { KubeRequestError, kubeRequest } from './kube-request.ts';
 import { normaliseObject } from './normalise.ts';
 import { collectionPath } from './resource-path.ts';
 
@@ -78,7 +78,8 @@ function keyOf(object: KubernetesObject): string {
  * A client-node informer that does not stay down. client-node relists on
  * 410 and reopens cleanly closed watches, but any other error (a 5xx, a
  * reset, a failed LIST) stops it for good; here such a stop restarts it with
- * backoff, resuming from its last resourceVersion. A watch that delivers
+ * backoff (no sooner than a 429's Retry-After), resuming from its last
+ * resourceVersion. A watch that delivers
  * nothing for `watchdogMs` is replaced by a fresh LIST and WATCH, and what
  * the new LIST no longer holds is delivered as deleted, so nothing missed
  * while the watch was stuck stays missed.
@@ -237,11 +238,14 @@ export class ResilientInformer {
 
   #failed(informer: ListWatch<KubernetesObject>, error: unknown): void {
     this.#failures += 1;
-    const delayMs = backoffDelay(
+    const backoff = backoffDelay(
       this.#failures,
       { baseDelayMs: this.#options.restartBaseMs, maxDelayMs: this.#options.restartMaxMs },
       this.#options.random ?? Math.random,
     );
+    // An API server shedding load (429, 503) says when to come back; coming back sooner only adds to its load.
+    const retryAfterMs = error instanceof KubeRequestError && error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 0;
+    const delayMs = Math.max(backoff, retryAfterMs);
     this.#handlers.restarting(`${this.#path}: ${errorMessage(error)}`, delayMs);
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => void this.#resume(informer), delayMs);
