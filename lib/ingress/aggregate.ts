@@ -1,6 +1,7 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
 import { compare, olderFirst } from './order.ts';
+import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import { claimOrder, RouteClaims } from './route-claims.ts';
 import { patchSorted } from './sorted-list.ts';
@@ -59,8 +60,8 @@ export class IngressAggregate {
   /** Per host key named by more than one rule, how many more: most are named once. */
   readonly #hostRepeats = new Map<string, number>();
   readonly #claims = new RouteClaims();
-  /** Per backend, the claims it wins (mostly one): any one has its ref, all are its referrers. */
-  readonly #routedTo = new Map<string, RouteClaim[]>();
+  /** Per backend, the claims it wins: any one has its ref, all are its referrers. */
+  readonly #routedTo = new Map<string, OneOrMore<RouteClaim>>();
   /** Served Ingresses with a default backend, oldest first: the first one's is served. */
   readonly #defaults: IngressRead[] = [];
   #servedDefault: IngressRead | undefined;
@@ -183,16 +184,14 @@ export class IngressAggregate {
     const { keys, warningsChanged } = this.#claims.settle((before, after) => {
       if (before) {
         const name = before.backend.name;
-        const routed = this.#routedTo.get(name)!;
-        if (routed.length === 1) this.#routedTo.delete(name);
-        else routed.splice(routed.indexOf(before), 1);
+        const routed = withoutItem(this.#routedTo.get(name)!, before);
+        if (routed) this.#routedTo.set(name, routed);
+        else this.#routedTo.delete(name);
         backends.add(name);
       }
       if (after) {
         const name = after.backend.name;
-        const routed = this.#routedTo.get(name);
-        if (routed) routed.push(after);
-        else this.#routedTo.set(name, [after]);
+        this.#routedTo.set(name, withItem(this.#routedTo.get(name), after));
         backends.add(name);
       }
     });
@@ -284,7 +283,7 @@ export class IngressAggregate {
   /** The backend of this name, while something routes to it or it is the default backend. */
   backend(name: string): BackendRef | undefined {
     const routed = this.#routedTo.get(name);
-    if (routed) return routed[0]!.backend;
+    if (routed) return firstItem(routed).backend;
     const fallback = this.#servedDefault?.served!.defaultBackend!.backend;
     return fallback?.name === name ? fallback : undefined;
   }
@@ -306,9 +305,8 @@ export class IngressAggregate {
   referrers(name: string): Referrers {
     const referrers = new Referrers();
     const routed = this.#routedTo.get(name);
-    if (routed) {
-      for (const claim of [...routed].sort(claimOrder)) referrers.add(claim.label, claim.field);
-    }
+    const claims = routed === undefined ? [] : Array.isArray(routed) ? [...routed].sort(claimOrder) : [routed];
+    for (const claim of claims) referrers.add(claim.label, claim.field);
     const served = this.#servedDefault?.served;
     if (served?.defaultBackend!.backend.name === name) referrers.add(served.label, served.defaultBackend!.field);
     return referrers;

@@ -15,8 +15,8 @@ import type { Backend, IngressModelCache, IngressSources } from './view-model.ts
 
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
-interface ResolvedBackend {
-  readonly backend: Backend;
+/** What a backend without servers, or with endpoints left out, adds to the model's problems. */
+interface Trouble {
   /** Why it has no servers, when that is a configuration fault. */
   readonly issue: string | undefined;
   /** The issue, reported on every Ingress that uses the backend. */
@@ -32,14 +32,15 @@ export class BackendResolution {
   excluded: readonly Problem[] = NO_PROBLEMS;
   warnings: readonly Problem[] = NO_PROBLEMS;
 
-  readonly #byName = new Map<string, ResolvedBackend>();
+  readonly #byName = new Map<string, Backend>();
+  /** The troubles of the few backends that have some. */
+  readonly #troubles = new Map<string, Trouble>();
   /**
    * Backend names by "namespace/service": what a changed Service or slice
    * touches. Made when first asked for (a cold start never needs it), then
    * kept up to date.
    */
   #byService: Map<string, string[]> | undefined;
-  readonly #withProblems = new Set<ResolvedBackend>();
 
   /**
    * Brings the backends in line with the aggregate. `changed`: backends that
@@ -66,70 +67,59 @@ export class BackendResolution {
     let problemsMoved = false;
     const settle = (name: string) => {
       const before = this.#byName.get(name);
-      const now = this.#resolved(name, before, everything || again.has(name), aggregate, sources, cache);
-      if (now === before) return;
-      const hadProblems = before !== undefined && this.#withProblems.delete(before);
-      const hasProblems = now !== undefined && now.warnings.length + now.excluded.length > 0;
-      if (hasProblems) this.#withProblems.add(now);
-      problemsMoved ||= hadProblems || hasProblems;
-      if (now) this.#byName.set(name, now);
-      else this.#byName.delete(name);
-      if (before?.backend !== now?.backend) moved.push(name);
-      if (!before) this.#index(now!.backend, name, true);
-      else if (!now) this.#index(before.backend, name, false);
+      const ref = aggregate.backend(name);
+      if (!ref) {
+        if (!before) return;
+        this.#byName.delete(name);
+        this.#index(before, name, false);
+        moved.push(name);
+        problemsMoved = this.#troubles.delete(name) || problemsMoved;
+        return;
+      }
+      if (before && !everything && !again.has(name)) {
+        // Only its users changed: its issue, if any, is theirs to hear now.
+        const trouble = this.#troubles.get(name);
+        if (trouble?.issue !== undefined) {
+          this.#troubles.set(name, { ...trouble, warnings: issueWarnings(name, trouble.issue, aggregate) });
+          problemsMoved = true;
+        }
+        return;
+      }
+      const { backend, resolved } = resolveBackend(ref, sources, cache);
+      if (backend !== before) {
+        this.#byName.set(name, backend);
+        if (!before) this.#index(backend, name, true);
+        moved.push(name);
+      }
+      const { issue, problems } = resolved;
+      if (issue !== undefined || problems.length > 0) {
+        const excluded = new ProblemList();
+        excluded.addAll(problems);
+        this.#troubles.set(name, { issue, warnings: issueWarnings(name, issue, aggregate), excluded: excluded.sorted() });
+        problemsMoved = true;
+      } else {
+        problemsMoved = this.#troubles.delete(name) || problemsMoved;
+      }
     };
     for (const name of changed) settle(name);
     for (const name of everything ? aggregate.backendNames() : again) if (!changed.has(name)) settle(name);
-    this.backends = patchSorted(
-      this.backends,
-      moved,
-      (name) => this.#byName.get(name)?.backend,
-      () => Array.from(this.#byName.values(), (resolved) => resolved.backend),
-      (backend) => backend.name,
-      compare,
-    );
+    this.backends = patchSorted(this.backends, moved, (name) => this.#byName.get(name), () => this.#byName.values(), (backend) => backend.name, compare);
     if (problemsMoved) {
       const excluded = new ProblemList();
       const warnings = new ProblemList();
-      for (const resolved of this.#withProblems) {
-        excluded.addAll(resolved.excluded);
-        warnings.addAll(resolved.warnings);
+      for (const trouble of this.#troubles.values()) {
+        excluded.addAll(trouble.excluded);
+        warnings.addAll(trouble.warnings);
       }
       this.excluded = excluded.sorted();
       this.warnings = warnings.sorted();
     }
   }
 
-  /** A backend as it is now: undefined once unused, `before` when nothing it shows changed. */
-  #resolved(
-    name: string,
-    before: ResolvedBackend | undefined,
-    again: boolean,
-    aggregate: IngressAggregate,
-    sources: IngressSources,
-    cache: IngressModelCache,
-  ): ResolvedBackend | undefined {
-    const ref = aggregate.backend(name);
-    if (!ref) return undefined;
-    if (before && !again) {
-      // Only its users changed: its issue, if any, is theirs to hear now.
-      return before.issue === undefined ? before : { ...before, warnings: issueWarnings(name, before.issue, aggregate) };
-    }
-    const { backend, resolved } = resolveBackend(ref, sources, cache);
-    const { issue, problems } = resolved;
-    let excluded = NO_PROBLEMS;
-    if (problems.length > 0) {
-      const list = new ProblemList();
-      list.addAll(problems);
-      excluded = list.sorted();
-    }
-    return { backend, issue, warnings: issueWarnings(name, issue, aggregate), excluded };
-  }
-
   #servicesIndex(): Map<string, string[]> {
     if (!this.#byService) {
       this.#byService = new Map();
-      for (const [name, { backend }] of this.#byName) this.#index(backend, name, true);
+      for (const [name, backend] of this.#byName) this.#index(backend, name, true);
     }
     return this.#byService;
   }

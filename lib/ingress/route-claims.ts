@@ -2,6 +2,7 @@ import type { Problem } from '../pipeline/model.ts';
 import type { RouteClaim } from './ingress-reader.ts';
 import { quote } from './names.ts';
 import { olderFirst } from './order.ts';
+import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import type { Route } from './view-model.ts';
 
@@ -31,8 +32,8 @@ function rankedOrder(a: RouteClaim, b: RouteClaim): number {
 interface KeyClaims {
   readonly map: RouteMap;
   readonly key: string;
-  /** The winner first once settled. Mostly one. */
-  readonly claims: RouteClaim[];
+  /** The winner first once settled; undefined once the last claim went. */
+  claims: OneOrMore<RouteClaim> | undefined;
   /** The winner as of the last settle. */
   winner: RouteClaim | undefined;
   /** Conflict warnings as of the last settle. */
@@ -55,18 +56,18 @@ export class RouteClaims {
     const { map, key } = claim;
     let entry = this.#byKey[map].get(key);
     if (!entry) {
-      entry = { map, key, claims: [], winner: undefined, warnings: NO_PROBLEMS, touched: false };
+      entry = { map, key, claims: undefined, winner: undefined, warnings: NO_PROBLEMS, touched: false };
       this.#byKey[map].set(key, entry);
     }
     this.#touch(entry);
-    entry.claims.push(claim);
+    entry.claims = withItem(entry.claims, claim);
   }
 
   remove(claim: RouteClaim): void {
     const { map, key } = claim;
     const entry = this.#byKey[map].get(key)!;
     this.#touch(entry);
-    entry.claims.splice(entry.claims.indexOf(claim), 1);
+    entry.claims = withoutItem(entry.claims!, claim);
   }
 
   #touch(entry: KeyClaims): void {
@@ -94,14 +95,14 @@ export class RouteClaims {
       keys[entry.map].push(entry.key);
       const { claims } = entry;
       // Sorted while touched claims are few: a sort of a sorted list with some added is cheap.
-      if (claims.length > 1) claims.sort(rankedOrder);
-      const winner = claims[0];
+      if (Array.isArray(claims)) claims.sort(rankedOrder);
+      const winner = claims && firstItem(claims);
       if (winner !== entry.winner) {
         onWinner(entry.winner, winner);
         entry.winner = winner;
       }
-      if (claims.length === 0) this.#byKey[entry.map].delete(entry.key);
-      const conflicts = claims.length > 1 ? conflictWarnings(claims) : NO_PROBLEMS;
+      if (!claims) this.#byKey[entry.map].delete(entry.key);
+      const conflicts = Array.isArray(claims) ? conflictWarnings(claims) : NO_PROBLEMS;
       if (conflicts.length + entry.warnings.length === 0) continue;
       entry.warnings = conflicts;
       if (conflicts.length > 0) this.#conflicted.add(entry);
