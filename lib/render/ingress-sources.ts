@@ -35,11 +35,19 @@ export function ingressSources(
   const secrets = find('Secret', 'secrets');
   if (!ingresses || !services || !slices) return undefined;
   const store = (resource: WatchedResource | undefined) => (resource ? stores.get(resource.name) : undefined);
+  const ingressStore = store(ingresses);
   const sliceStore = store(slices);
   const byIndex = indexedByService(slices);
+  const changesSince = ingressStore?.changesSince?.bind(ingressStore);
   return {
     className: config.ingress.className,
-    ingresses: store(ingresses)?.list() ?? [],
+    ingresses: ingressStore?.list() ?? [],
+    stores: [ingressStore, store(services), sliceStore, store(secrets)],
+    ingressChanges: ingressStore && changesSince && {
+      version: ingressStore.version,
+      since: changesSince,
+      current: (ingress) => ingressStore.get(ingress.metadata.namespace, ingress.metadata.name),
+    },
     service: (namespace, name) => store(services)?.get(namespace, name),
     endpointSlices: (namespace, service): readonly KubeObject[] => {
       if (!sliceStore) return [];

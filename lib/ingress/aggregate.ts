@@ -1,0 +1,314 @@
+import type { KubeObject, Problem } from '../pipeline/model.ts';
+import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
+import { compare, olderFirst } from './order.ts';
+import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
+import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
+import { claimOrder, RouteClaims } from './route-claims.ts';
+import { patchSorted } from './sorted-list.ts';
+import type { HostEntry, Route } from './view-model.ts';
+
+/**
+ * What the served Ingresses decide together: hosts, routes and their
+ * conflicts, which backends and Secrets are used and by whom, the default
+ * backend. Kept from one build to the next and updated per Ingress that
+ * came, went or changed, so a build after one change costs about as much as
+ * that Ingress, whatever the number of others.
+ */
+
+/** A Secret named by TLS entries, and what they ask of it. */
+export interface SecretUse {
+  readonly namespace: string;
+  readonly name: string;
+  /** SNI names of every entry naming it: sorted, deduplicated. */
+  readonly hosts: readonly string[];
+  readonly referrers: Referrers;
+}
+
+/** What the changes applied since the last settle() changed. */
+export interface AggregateChanges {
+  /** False when no Ingress came, went or changed. */
+  readonly any: boolean;
+  /** Backends that came, went, or are asked for by other Ingresses than before. */
+  readonly backends: ReadonlySet<string>;
+}
+
+/** How an Ingress of the served class is read; undefined for one of another class. */
+export type ReadIngress = (ingress: KubeObject) => IngressRead | undefined;
+
+const prefixOrder = (a: string, b: string) => b.length - a.length || compare(a, b);
+
+export class IngressAggregate {
+  // The lists the model hands out are frozen, so a renderer may reuse what it made of them (see SafeWriter).
+  /** Every distinct host key, sorted. */
+  hosts: readonly HostEntry[] = Object.freeze([]);
+  /** Winning exact-map lines, sorted by key. */
+  exactRoutes: readonly Route[] = Object.freeze([]);
+  /** Winning prefix-map lines, longest key first, ties by key. */
+  prefixRoutes: readonly Route[] = Object.freeze([]);
+  /** Secrets named by served TLS entries, in no particular order. */
+  secrets: readonly SecretUse[] = [];
+  /** Problems of the Ingresses themselves, sorted. */
+  excluded: readonly Problem[] = NO_PROBLEMS;
+  /** Route conflicts and default backends not served, sorted. */
+  warnings: readonly Problem[] = NO_PROBLEMS;
+
+  /** The Ingresses of the served class, as read. */
+  readonly #reads = new Map<KubeObject, IngressRead>();
+  readonly #withProblems = new Set<IngressRead>();
+  /** Per host key, the entry first seen for it. */
+  readonly #hosts = new Map<string, HostEntry>();
+  /** Per host key named by more than one rule, how many more: most are named once. */
+  readonly #hostRepeats = new Map<string, number>();
+  readonly #claims = new RouteClaims();
+  /** Per backend, the claims it wins: any one has its ref, all are its referrers. */
+  readonly #routedTo = new Map<string, OneOrMore<RouteClaim>>();
+  /** Served Ingresses with a default backend, oldest first: the first one's is served. */
+  readonly #defaults: IngressRead[] = [];
+  #servedDefault: IngressRead | undefined;
+  #defaultWarnings: readonly Problem[] = NO_PROBLEMS;
+  /** Per Secret ("namespace/name"), the served Ingresses naming it. */
+  readonly #secretUsers = new Map<string, { readonly namespace: string; readonly name: string; readonly users: Set<IngressRead> }>();
+  readonly #secretUses = new Map<string, SecretUse>();
+
+  // What changed since the last settle().
+  #any = false;
+  #problemsTouched = false;
+  #defaultsTouched = false;
+  readonly #touchedHosts = new Set<string>();
+  readonly #touchedSecrets = new Set<string>();
+
+  /** Makes the Ingresses those of `list` that `read` accepts: reads the new ones, drops the gone. */
+  sync(list: readonly KubeObject[], read: ReadIngress): void {
+    if (this.#reads.size > 0) {
+      const listed = new Set(list);
+      for (const ingress of this.#reads.keys()) if (!listed.has(ingress)) this.#remove(ingress);
+    }
+    for (let i = 0; i < list.length; i++) {
+      const ingress = list[i]!;
+      if (this.#reads.has(ingress)) continue;
+      const result = read(ingress);
+      if (result) this.#add(ingress, result);
+    }
+  }
+
+  /**
+   * Brings the Ingresses named by `changed` (a store's change log: objects
+   * as they were and as they are) in line with what `current` says is
+   * stored under their namespace and name now.
+   */
+  update(changed: readonly KubeObject[], current: (ingress: KubeObject) => KubeObject | undefined, read: ReadIngress): void {
+    for (let i = 0; i < changed.length; i++) {
+      const ingress = changed[i]!;
+      const now = current(ingress);
+      if (now !== ingress && this.#reads.has(ingress)) this.#remove(ingress);
+      if (now === undefined || this.#reads.has(now)) continue;
+      const result = read(now);
+      if (result) this.#add(now, result);
+    }
+  }
+
+  #add(ingress: KubeObject, read: IngressRead): void {
+    this.#any = true;
+    this.#reads.set(ingress, read);
+    if (read.problems.length > 0) {
+      this.#withProblems.add(read);
+      this.#problemsTouched = true;
+    }
+    const served = read.served;
+    if (!served) return;
+    for (let i = 0; i < served.hosts.length; i++) {
+      const host = served.hosts[i]!;
+      if (!this.#hosts.has(host.host)) {
+        this.#hosts.set(host.host, host);
+        this.#touchedHosts.add(host.host);
+      } else {
+        this.#hostRepeats.set(host.host, (this.#hostRepeats.get(host.host) ?? 0) + 1);
+      }
+    }
+    for (let i = 0; i < served.routes.length; i++) this.#claims.add(served.routes[i]!);
+    if (served.defaultBackend) {
+      let low = 0;
+      let high = this.#defaults.length;
+      while (low < high) {
+        const middle = (low + high) >> 1;
+        if (olderFirst(this.#defaults[middle]!.place, read.place) < 0) low = middle + 1;
+        else high = middle;
+      }
+      this.#defaults.splice(low, 0, read);
+      this.#defaultsTouched = true;
+    }
+    for (const tls of served.tls) {
+      const id = `${served.namespace}/${tls.secretName}`;
+      let secret = this.#secretUsers.get(id);
+      if (!secret) this.#secretUsers.set(id, (secret = { namespace: served.namespace, name: tls.secretName, users: new Set() }));
+      secret.users.add(read);
+      this.#touchedSecrets.add(id);
+    }
+  }
+
+  #remove(ingress: KubeObject): void {
+    this.#any = true;
+    const read = this.#reads.get(ingress)!;
+    this.#reads.delete(ingress);
+    if (this.#withProblems.delete(read)) this.#problemsTouched = true;
+    const served = read.served;
+    if (!served) return;
+    for (let i = 0; i < served.hosts.length; i++) {
+      const host = served.hosts[i]!.host;
+      const repeats = this.#hostRepeats.get(host);
+      if (repeats === undefined) {
+        this.#hosts.delete(host);
+        this.#touchedHosts.add(host);
+      } else if (repeats === 1) {
+        this.#hostRepeats.delete(host);
+      } else {
+        this.#hostRepeats.set(host, repeats - 1);
+      }
+    }
+    for (let i = 0; i < served.routes.length; i++) this.#claims.remove(served.routes[i]!);
+    if (served.defaultBackend) {
+      this.#defaults.splice(this.#defaults.indexOf(read), 1);
+      this.#defaultsTouched = true;
+    }
+    for (const tls of served.tls) {
+      const id = `${served.namespace}/${tls.secretName}`;
+      const secret = this.#secretUsers.get(id);
+      if (secret?.users.delete(read) && secret.users.size === 0) this.#secretUsers.delete(id);
+      this.#touchedSecrets.add(id);
+    }
+  }
+
+  /** Settles what the Ingresses added and removed since the last call changed, and says what that was. */
+  settle(): AggregateChanges {
+    const backends = new Set<string>();
+    const { keys, warningsChanged } = this.#claims.settle((before, after) => {
+      if (before) {
+        const name = before.backend.name;
+        const routed = withoutItem(this.#routedTo.get(name)!, before);
+        if (routed) this.#routedTo.set(name, routed);
+        else this.#routedTo.delete(name);
+        backends.add(name);
+      }
+      if (after) {
+        const name = after.backend.name;
+        this.#routedTo.set(name, withItem(this.#routedTo.get(name), after));
+        backends.add(name);
+      }
+    });
+    let warningsMoved = warningsChanged;
+    if (this.#defaultsTouched) warningsMoved = this.#settleDefault(backends) || warningsMoved;
+    this.hosts = patchSorted(
+      this.hosts,
+      [...this.#touchedHosts],
+      (host) => this.#hosts.get(host),
+      () => this.#hosts.values(),
+      (host) => host.host,
+      compare,
+    );
+    const claims = this.#claims;
+    const routeKey = (route: Route) => route.key;
+    this.exactRoutes = patchSorted(this.exactRoutes, keys.exact, (key) => claims.line('exact', key), () => claims.lines('exact'), routeKey, compare);
+    this.prefixRoutes = patchSorted(this.prefixRoutes, keys.prefix, (key) => claims.line('prefix', key), () => claims.lines('prefix'), routeKey, prefixOrder);
+    if (this.#problemsTouched) {
+      const list = new ProblemList();
+      for (const read of this.#withProblems) list.addAll(read.problems);
+      this.excluded = list.sorted();
+    }
+    if (warningsMoved) {
+      const list = new ProblemList();
+      for (const problems of this.#claims.warnings()) list.addAll(problems);
+      list.addAll(this.#defaultWarnings);
+      this.warnings = list.sorted();
+    }
+    if (this.#touchedSecrets.size > 0) this.#settleSecrets();
+    const any = this.#any;
+    this.#any = false;
+    this.#problemsTouched = false;
+    this.#touchedHosts.clear();
+    return { any, backends };
+  }
+
+  /** The default backend and its warnings; true when the warnings changed. */
+  #settleDefault(backends: Set<string>): boolean {
+    this.#defaultsTouched = false;
+    const first = this.#defaults[0];
+    if (first !== this.#servedDefault) {
+      // The default backend counts its Ingress among its referrers.
+      if (this.#servedDefault) backends.add(this.#servedDefault.served!.defaultBackend!.backend.name);
+      if (first) backends.add(first.served!.defaultBackend!.backend.name);
+      this.#servedDefault = first;
+    }
+    const before = this.#defaultWarnings;
+    const problems: Problem[] = [];
+    if (first) {
+      const served = first.served!;
+      const backend = served.defaultBackend!.backend.name;
+      for (let i = 1; i < this.#defaults.length; i++) {
+        const other = this.#defaults[i]!.served!;
+        const { backend: ref, field } = other.defaultBackend!;
+        if (ref.name === backend) continue;
+        problems.push({ object: other.label, field, message: `not served: older ${served.label} sets the default backend ${backend}` });
+      }
+    }
+    this.#defaultWarnings = problems.length > 0 ? problems : NO_PROBLEMS;
+    return before.length > 0 || problems.length > 0;
+  }
+
+  #settleSecrets(): void {
+    for (const id of this.#touchedSecrets) {
+      const secret = this.#secretUsers.get(id);
+      if (!secret) {
+        this.#secretUses.delete(id);
+        continue;
+      }
+      const { namespace, name, users } = secret;
+      // Referrers in Ingress order, each Ingress's entries in spec order, as a fresh build meets
+      // them: the order decides which field is named when two Ingresses share a label.
+      const referrers = new Referrers();
+      const hosts = new Set<string>();
+      for (const user of [...users].sort((a, b) => olderFirst(a.place, b.place))) {
+        const served = user.served!;
+        for (const tls of served.tls) {
+          if (tls.secretName !== name) continue;
+          for (const host of tls.hosts) hosts.add(host);
+          referrers.add(served.label, tls.field);
+        }
+      }
+      this.#secretUses.set(id, { namespace, name, hosts: [...hosts].sort(compare), referrers });
+    }
+    this.#touchedSecrets.clear();
+    this.secrets = Array.from(this.#secretUses.values());
+  }
+
+  /** The backend of this name, while something routes to it or it is the default backend. */
+  backend(name: string): BackendRef | undefined {
+    const routed = this.#routedTo.get(name);
+    if (routed) return firstItem(routed).backend;
+    const fallback = this.#servedDefault?.served!.defaultBackend!.backend;
+    return fallback?.name === name ? fallback : undefined;
+  }
+
+  /** Every backend used, in no particular order. */
+  backendNames(): string[] {
+    const names = [...this.#routedTo.keys()];
+    const fallback = this.defaultBackend;
+    if (fallback !== undefined && !this.#routedTo.has(fallback)) names.push(fallback);
+    return names;
+  }
+
+  /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */
+  get defaultBackend(): string | undefined {
+    return this.#servedDefault?.served!.defaultBackend!.backend.name;
+  }
+
+  /** Who uses a backend, in the order a fresh build meets them: the claims it wins, then the default backend's Ingress. */
+  referrers(name: string): Referrers {
+    const referrers = new Referrers();
+    const routed = this.#routedTo.get(name);
+    const claims = routed === undefined ? [] : Array.isArray(routed) ? [...routed].sort(claimOrder) : [routed];
+    for (const claim of claims) referrers.add(claim.label, claim.field);
+    const served = this.#servedDefault?.served;
+    if (served?.defaultBackend!.backend.name === name) referrers.add(served.label, served.defaultBackend!.field);
+    return referrers;
+  }
+}

@@ -1,0 +1,275 @@
+import type { KubeObject, Problem } from '../pipeline/model.ts';
+import { isFields } from './fields.ts';
+import {
+  checkHost,
+  checkPath,
+  describeObject,
+  isDnsLabel,
+  isDnsSubdomain,
+  isPortName,
+  isPortNumber,
+  quote,
+} from './names.ts';
+import { placeOf, type IngressPlace } from './order.ts';
+import { NO_PROBLEMS } from './problems.ts';
+import type { HostEntry, Route } from './view-model.ts';
+
+/**
+ * Reading one Ingress: what it asks to be served, checked field by field.
+ * Every string it keeps passed a check for where it lands (see names.ts);
+ * whatever fails one becomes a Problem naming the field instead.
+ */
+
+/** The host key of rules without a host. */
+export const CATCH_ALL_HOST = '*';
+const CATCH_ALL_ENTRY: HostEntry = Object.freeze({ host: CATCH_ALL_HOST, wildcard: false });
+
+const CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
+
+/** What one Ingress contributes, and its problems. */
+export interface IngressRead {
+  /** Undefined when a problem leaves the whole Ingress out. */
+  readonly served: ServedIngress | undefined;
+  readonly problems: readonly Problem[];
+  readonly place: IngressPlace;
+}
+
+export interface BackendRef {
+  /** `<namespace>_<service>_<port>`: no part can hold '_', so one name is one (namespace, service, port). */
+  readonly name: string;
+  readonly namespace: string;
+  readonly service: string;
+  readonly port: { readonly name: string } | { readonly number: number };
+}
+
+/** One map line an Ingress asks for, before conflicts are settled. */
+export interface RouteClaim {
+  readonly map: 'exact' | 'prefix';
+  readonly key: string;
+  readonly backend: BackendRef;
+  /** An Exact path outranks the exact line a Prefix path adds for itself, as Kubernetes ranks Exact over Prefix. */
+  readonly fromExactPath: boolean;
+  readonly field: string;
+  /** The Ingress asking, and its label for messages. */
+  readonly ingress: KubeObject;
+  readonly label: string;
+  /** Where the Ingress stands in conflicts, and where the claim stands among its claims: within one Ingress, the earlier path wins. */
+  readonly place: IngressPlace;
+  readonly index: number;
+  /** The map line, made once per claim: an unchanged route is the same object in every model. */
+  readonly line: Route;
+}
+
+export interface TlsClaim {
+  readonly secretName: string;
+  readonly hosts: readonly string[];
+  readonly field: string;
+}
+
+/** An Ingress that passed every check, reduced to what it contributes. */
+export interface ServedIngress {
+  readonly label: string;
+  readonly namespace: string;
+  readonly hosts: readonly HostEntry[];
+  readonly routes: readonly RouteClaim[];
+  readonly defaultBackend: { readonly backend: BackendRef; readonly field: string } | undefined;
+  readonly tls: readonly TlsClaim[];
+}
+
+export function servesClass(ingress: KubeObject, className: string): boolean {
+  const spec = ingress['spec'];
+  const fieldClass = isFields(spec) ? spec['ingressClassName'] : undefined;
+  if (fieldClass !== undefined && fieldClass !== null) return fieldClass === className;
+  return ingress.metadata.annotations?.[CLASS_ANNOTATION] === className;
+}
+
+/** Reads an Ingress of the served class. */
+export function readIngress(ingress: KubeObject): IngressRead {
+  const reader = new IngressReader(ingress);
+  const served = reader.read();
+  const problems = reader.problems.length + reader.tlsProblems.length === 0 ? NO_PROBLEMS : [...reader.problems, ...reader.tlsProblems];
+  return { served, problems, place: reader.place };
+}
+
+/** Reads one Ingress; every field it cannot trust becomes a Problem instead. */
+class IngressReader {
+  readonly problems: Problem[] = [];
+  /** Problems that leave out only a TLS entry, not the whole Ingress. */
+  readonly tlsProblems: Problem[] = [];
+  readonly label: string;
+  readonly place: IngressPlace;
+  readonly #ingress: KubeObject;
+  readonly #namespace: string;
+  #claims = 0;
+
+  constructor(ingress: KubeObject) {
+    this.#ingress = ingress;
+    this.place = placeOf(ingress);
+    this.label = describeObject('Ingress', ingress.metadata.namespace, ingress.metadata.name);
+    const namespace = ingress.metadata.namespace;
+    if (!isDnsLabel(namespace)) this.#problem('metadata.namespace', `${quote(namespace)} is not a namespace name`);
+    this.#namespace = isDnsLabel(namespace) ? namespace : '';
+  }
+
+  read(): ServedIngress | undefined {
+    const spec = this.#ingress['spec'] ?? {};
+    if (!isFields(spec)) {
+      this.#problem('spec', 'is not an object');
+      return undefined;
+    }
+    const defaultBackend =
+      spec['defaultBackend'] === undefined || spec['defaultBackend'] === null
+        ? undefined
+        : this.#backend(spec['defaultBackend'], 'spec.defaultBackend', '');
+    const hosts: HostEntry[] = [];
+    const routes: RouteClaim[] = [];
+    const rules = this.#list(spec['rules'], 'spec.rules');
+    for (let index = 0; index < rules.length; index++) this.#rule(rules[index], `spec.rules[${index}]`, hosts, routes);
+    const tls: TlsClaim[] = [];
+    const entries = this.#list(spec['tls'], 'spec.tls', this.tlsProblems);
+    for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls);
+    if (this.problems.length > 0) return undefined;
+    return {
+      label: this.label,
+      namespace: this.#namespace,
+      hosts,
+      routes,
+      defaultBackend: defaultBackend && { backend: defaultBackend, field: 'spec.defaultBackend' },
+      tls,
+    };
+  }
+
+  #problem(field: string, message: string, into: Problem[] = this.problems): void {
+    into.push({ object: this.label, field, message });
+  }
+
+  /** An optional list: absent is empty, anything but a list is a problem. */
+  #list(value: unknown, field: string, into: Problem[] = this.problems): readonly unknown[] {
+    if (value === undefined || value === null) return [];
+    if (Array.isArray(value)) return value;
+    this.#problem(field, 'is not a list', into);
+    return [];
+  }
+
+  #rule(rule: unknown, field: string, hosts: HostEntry[], routes: RouteClaim[]): void {
+    if (!isFields(rule)) return this.#problem(field, 'is not an object');
+    let hostKey = CATCH_ALL_HOST;
+    if (rule['host'] === undefined || rule['host'] === null || rule['host'] === '') {
+      hosts.push(CATCH_ALL_ENTRY);
+    } else {
+      const host = checkHost(rule['host']);
+      if (!host.ok) return this.#problem(`${field}.host`, `invalid host: ${host.reason}`);
+      hostKey = host.value.host;
+      hosts.push(Object.freeze(host.value));
+    }
+    const http = rule['http'];
+    if (http === undefined || http === null) return;
+    if (!isFields(http)) return this.#problem(`${field}.http`, 'is not an object');
+    const paths = http['paths'];
+    if (paths === undefined || paths === null) return;
+    if (!Array.isArray(paths)) return this.#problem(`${field}.http.paths`, 'is not a list');
+    for (let index = 0; index < paths.length; index++) this.#path(paths[index], `${field}.http.paths[${index}]`, hostKey, routes);
+  }
+
+  /**
+   * Exact: one exact line. Prefix (and ImplementationSpecific, served as
+   * Prefix): Kubernetes matches element-wise, so '/foo' matches '/foo' and
+   * '/foo/bar' but not '/foobar': an exact line for '/foo' and a prefix line
+   * for '/foo/'; '/' is the prefix line '/' alone.
+   */
+  #path(path: unknown, field: string, hostKey: string, routes: RouteClaim[]): void {
+    if (!isFields(path)) return this.#problem(field, 'is not an object');
+    const pathType = path['pathType'] ?? 'ImplementationSpecific';
+    if (pathType !== 'Exact' && pathType !== 'Prefix' && pathType !== 'ImplementationSpecific') {
+      return this.#problem(`${field}.pathType`, `${quote(pathType)} is not Exact, Prefix or ImplementationSpecific`);
+    }
+    // Only ImplementationSpecific may leave the path out; it then means everything.
+    const given = path['path'];
+    const omitted = given === undefined || given === null || given === '';
+    const checked = checkPath(omitted && pathType === 'ImplementationSpecific' ? '/' : given);
+    if (!checked.ok) this.#problem(`${field}.path`, `invalid path: ${checked.reason}`);
+    const backend = this.#backend(path['backend'], field, '.backend');
+    if (!checked.ok || !backend) return;
+    if (pathType === 'Exact') {
+      routes.push(this.#claim('exact', hostKey + checked.value, backend, true, field));
+      return;
+    }
+    let end = checked.value.length;
+    while (end > 0 && checked.value.charCodeAt(end - 1) === 47) end--;
+    const trimmed = checked.value.slice(0, end);
+    if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, backend, false, field));
+    routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, false, field));
+  }
+
+  #claim(map: RouteClaim['map'], key: string, backend: BackendRef, fromExactPath: boolean, field: string): RouteClaim {
+    const line = Object.freeze({ key, backend: backend.name });
+    return { map, key, backend, fromExactPath, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
+  }
+
+  /**
+   * A Service backend at `owner` + `suffix` (joined only for a message: most
+   * backends have none); undefined, with the problems recorded, when any part
+   * fails its check.
+   */
+  #backend(backend: unknown, owner: string, suffix: string): BackendRef | undefined {
+    if (!isFields(backend)) {
+      this.#problem(`${owner}${suffix}`, 'is not an object');
+      return undefined;
+    }
+    if (backend['resource'] !== undefined && backend['resource'] !== null) {
+      this.#problem(`${owner}${suffix}.resource`, 'resource backends are not supported; use a Service');
+      return undefined;
+    }
+    const service = backend['service'];
+    if (!isFields(service)) {
+      this.#problem(`${owner}${suffix}.service`, 'is missing');
+      return undefined;
+    }
+    const name = service['name'];
+    if (!isDnsLabel(name)) this.#problem(`${owner}${suffix}.service.name`, `${quote(name)} is not a Service name`);
+    const port = this.#port(service['port'], owner, suffix);
+    if (!isDnsLabel(name) || !port || this.#namespace === '') return undefined;
+    return { name: `${this.#namespace}_${name}_${portText(port)}`, namespace: this.#namespace, service: name, port };
+  }
+
+  /** The port of the backend at `owner` + `suffix`. */
+  #port(port: unknown, owner: string, suffix: string): BackendRef['port'] | undefined {
+    const name = isFields(port) ? (port['name'] ?? undefined) : undefined;
+    const number = isFields(port) ? (port['number'] ?? undefined) : undefined;
+    if ((name === undefined) === (number === undefined)) {
+      this.#problem(`${owner}${suffix}.service.port`, 'needs exactly one of name and number');
+    } else if (name !== undefined) {
+      if (isPortName(name)) return { name };
+      this.#problem(`${owner}${suffix}.service.port.name`, `${quote(name)} is not a port name (1-15 of a-z, 0-9 and '-', with a letter)`);
+    } else {
+      if (isPortNumber(number)) return { number };
+      this.#problem(`${owner}${suffix}.service.port.number`, `${quote(number)} is not a port number (1-65535)`);
+    }
+    return undefined;
+  }
+
+  /** A TLS entry; its problems leave out only the entry. Without secretName it asks for nothing to serve. */
+  #tls(entry: unknown, field: string, claims: TlsClaim[]): void {
+    const into = this.tlsProblems;
+    if (!isFields(entry)) {
+      this.#problem(field, 'is not an object', into);
+      return;
+    }
+    const secretName = entry['secretName'];
+    if (secretName === undefined || secretName === null || secretName === '') return;
+    const before = into.length;
+    if (!isDnsSubdomain(secretName)) this.#problem(`${field}.secretName`, `${quote(secretName)} is not a Secret name`, into);
+    const hosts: string[] = [];
+    this.#list(entry['hosts'], `${field}.hosts`, into).forEach((host, index) => {
+      const checked = checkHost(host);
+      if (checked.ok) hosts.push(checked.value.host);
+      else this.#problem(`${field}.hosts[${index}]`, `invalid host: ${checked.reason}`, into);
+    });
+    if (into.length > before || !isDnsSubdomain(secretName)) return;
+    claims.push({ secretName, hosts, field: `${field}.secretName` });
+  }
+}
+
+export function portText(port: BackendRef['port']): string {
+  return 'name' in port ? port.name : String(port.number);
+}
