@@ -1,5 +1,6 @@
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { base64, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../../support/tls-fixture.ts';
+import { mulberry32 } from '../../support/fuzz-values.ts';
 
 /**
  * A cluster like the benchmark's (Ingress i routes app-i.example.com to
@@ -25,17 +26,6 @@ export interface WorldChange {
 
 const START = Date.UTC(2024, 0, 1);
 
-/** mulberry32: small, fast and good enough to pick test cases. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 function namespaceOf(i: number, shape: WorldShape): string {
   return `ns-${i % shape.namespaces}`;
@@ -133,21 +123,21 @@ function secretObject(name: string, namespace: string, version: number, valid: b
 }
 
 /** The benchmark's world at this size: one Ingress, Service and 3-endpoint EndpointSlice per i. */
+/** Ingress i as the world starts: its own host, routed to its own Service. */
+function startingIngress(i: number, shape: WorldShape): IngressSpec {
+  return {
+    name: `app-${i}`,
+    namespace: namespaceOf(i, shape),
+    created: START + i * 1000,
+    className: 'haproxy',
+    host: `app-${i}.example.com`,
+    paths: [{ path: '/', pathType: 'Prefix', service: `svc-${i}`, port: { name: 'http' } }],
+  };
+}
+
 export function initialWorld(shape: WorldShape): Map<string, KubeObject[]> {
   const range = Array.from({ length: shape.size }, (_, i) => i);
-  const ingresses = range.map((i) =>
-    ingressObject(
-      {
-        name: `app-${i}`,
-        namespace: namespaceOf(i, shape),
-        created: START + i * 1000,
-        className: 'haproxy',
-        host: `app-${i}.example.com`,
-        paths: [{ path: '/', pathType: 'Prefix', service: `svc-${i}`, port: { name: 'http' } }],
-      },
-      1,
-    ),
-  );
+  const ingresses = range.map((i) => ingressObject(startingIngress(i, shape), 1));
   const endpoints = [1, 2, 3].map((last) => ({ last, ready: true }));
   return new Map([
     ['ingresses', ingresses],
@@ -159,21 +149,14 @@ export function initialWorld(shape: WorldShape): Map<string, KubeObject[]> {
 
 /** A seeded sequence of `steps` changes to initialWorld(shape). */
 export function* randomChanges(seed: number, steps: number, shape: WorldShape): Generator<WorldChange> {
-  const random = seeded(seed);
+  const random = mulberry32(seed);
   const below = (n: number) => Math.floor(random() * n);
   const pick = <T>(items: readonly T[]): T => items[below(items.length)]!;
   let version = 1;
   /** Every Ingress stored now, by "namespace/name". */
   const ingresses = new Map<string, IngressSpec>();
   for (let i = 0; i < shape.size; i++) {
-    ingresses.set(`${namespaceOf(i, shape)}/app-${i}`, {
-      name: `app-${i}`,
-      namespace: namespaceOf(i, shape),
-      created: START + i * 1000,
-      className: 'haproxy',
-      host: `app-${i}.example.com`,
-      paths: [{ path: '/', pathType: 'Prefix', service: `svc-${i}`, port: { name: 'http' } }],
-    });
+    ingresses.set(`${namespaceOf(i, shape)}/app-${i}`, startingIngress(i, shape));
   }
   let extra = 0;
   const conflicting: string[] = [];
