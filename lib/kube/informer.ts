@@ -110,10 +110,6 @@ export class ResilientInformer {
     this.#path = collectionPath(spec.apiVersion, spec.resource, spec.namespace);
   }
 
-  get path(): string {
-    return this.#path;
-  }
-
   /** Starts listing and watching; `synced` tells when the first LIST is in. */
   start(): void {
     this.#stopped = false;
