@@ -159,8 +159,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   };
   const restarting = (resource: string) => (reason: string, delayMs: number) => {
     restarts.set(resource, (restarts.get(resource) ?? 0) + 1);
-    observer.informerRestarted(resource, reason);
-    kubeLog.warn(`informer for ${resource} restarting in ${Math.round(delayMs)} ms: ${reason}`);
+    observer.informerRestarted(resource, `${reason}; starting again in ${Math.round(delayMs)} ms`);
   };
   // Every ConfigMap and Secret of the namespace: templates may be kept in any of them (GitOps).
   const inNamespace = (resource: string) => ({ apiVersion: 'v1', kind: resource === 'configmaps' ? 'ConfigMap' : 'Secret', resource, namespace });
@@ -323,7 +322,6 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   });
   subscription.add(
     leadership$.subscribe((leader) => {
-      kubeLog.info(leader ? `leading: this replica (${options.identity}) deploys` : 'following: another replica deploys');
       observer.leaderChanged(leader);
       leading.next(leader);
     }),
