@@ -1,5 +1,6 @@
 import { map, merge, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import type { PipelineSettings } from '../lib/config/pipeline-settings.ts';
+import { withChangesOf } from '../lib/pipeline/changes.ts';
 import type { Endpoint, FleetInput, ResourceEvent, WatchedType } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Report } from '../lib/pipeline/outcome.ts';
 import { deploy } from './deploy.ts';
@@ -38,7 +39,7 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
       trigger({ debounceMs: settings.debounceMs, maxWaitMs: settings.maxWaitMs, scheduler }),
       render({ render: options.render, report, scheduler }),
       validate({ validate: options.validate, report, scheduler }),
-      schedule({ minIntervalMs: settings.minDeploymentIntervalMs, scheduler }),
+      schedule({ minIntervalMs: settings.minDeploymentIntervalMs, fold: withChangesOf, scheduler }),
     );
     return merge(
       configs.pipe(map((config): FleetInput => ({ type: 'config', config }))),

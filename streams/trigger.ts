@@ -1,4 +1,5 @@
 import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
+import { defaultMaxChangeRefs } from '../lib/pipeline/changes.ts';
 import type { ChangeRef, Snapshot, Trigger } from '../lib/pipeline/model.ts';
 
 export interface TriggerOptions {
@@ -10,7 +11,6 @@ export interface TriggerOptions {
   readonly scheduler?: SchedulerLike;
 }
 
-const defaultMaxChangeRefs = 128;
 
 /**
  * debounceTime with a maximum wait: a quiet period of `debounceMs` triggers,

@@ -12,6 +12,7 @@ import {
   type SchedulerLike,
 } from 'rxjs';
 import { errorMessage } from '../lib/error-message.ts';
+import { withChangesOf } from '../lib/pipeline/changes.ts';
 import type { Rendered, Validated } from '../lib/pipeline/model.ts';
 import type { Report } from '../lib/pipeline/outcome.ts';
 import type { ValidateEffect } from './effects.ts';
@@ -29,7 +30,8 @@ export interface ValidateOptions {
  * waiting: stale ones are never validated. Content identical to the last
  * verdict is not checked again; it would get the same verdict, and a valid
  * one is already downstream. The skip is reported with that verdict, so a
- * reconciliation that changed nothing still has an end.
+ * reconciliation that changed nothing still has an end. A config superseded
+ * while it waited hands its changes to the one that replaced it.
  */
 export function validate(options: ValidateOptions): OperatorFunction<Rendered, Validated> {
   const scheduler = options.scheduler ?? asyncScheduler;
@@ -72,7 +74,7 @@ export function validate(options: ValidateOptions): OperatorFunction<Rendered, V
               return EMPTY;
             }),
           );
-        }),
+        }, withChangesOf),
       );
     });
 }

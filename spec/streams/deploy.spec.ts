@@ -160,6 +160,23 @@ describe('deploy', () => {
     expect(calls).to.deep.equal(['A@1', 'A@3']);
   });
 
+  it('measures latency from the change of a request superseded while it waited', () => {
+    const scheduler = testScheduler();
+    scheduler.run(({ cold, hot, expectObservable }) => {
+      // Revision 2 (its change at frame 1) waits behind 1 and is replaced by 3 (its change at frame 2):
+      // 3's deployment delivers 2's change too, so its latency counts from frame 1.
+      const at = (command: FleetCommand, firstAt: number): FleetCommand =>
+        command.type === 'deploy' ? { ...command, request: { ...command.request, config: { ...command.request.config, changes: { count: 1, firstAt, refs: [] } } } } : command;
+      const source = hot('  abc---------|', { a: deployTo('A', 1), b: at(deployTo('A', 2), 1), c: at(deployTo('A', 3), 2) });
+      const ok = cold('     -----(r|)', r);
+      const expected = '    -----a----c-|';
+      expectObservable(source.pipe(stage(scheduler, scripted({ A: [ok, ok] }).effect))).toBe(expected, {
+        a: deployed('A', 1, { durationMs: 5, latencyMs: 5 }),
+        c: deployed('A', 3, { durationMs: 5, latencyMs: 9 }),
+      });
+    });
+  });
+
   it('retries a failing endpoint without delaying another, and converges on the latest config', () => {
     const scheduler = testScheduler();
     scheduler.run(({ cold, hot, expectObservable, expectSubscriptions }) => {

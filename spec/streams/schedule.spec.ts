@@ -32,6 +32,16 @@ describe('schedule stage', () => {
     });
   });
 
+  it('folds the configs it drops into the one it sends at the end of the window', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // b never goes out, but c (which does) carries it; d after c starts a fresh fold.
+      const source = hot('  a-b-c----d------|');
+      const expected = '    a----C----d-----|';
+      const fold = (dropped: string, next: string) => `${dropped}+${next}`;
+      expectObservable(source.pipe(schedule({ minIntervalMs, fold }))).toBe(expected, { a: 'a', C: 'b+c', d: 'd' });
+    });
+  });
+
   it('deploys at once again after a quiet period', () => {
     testScheduler().run(({ hot, expectObservable }) => {
       // b arrives long after a's window closed, so it is not delayed.

@@ -3,7 +3,7 @@ import { of } from 'rxjs';
 import type { Rendered, ValidationVerdict } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { validate } from '../../streams/validate.ts';
-import { rendered } from '../support/pipeline-values.ts';
+import { change, changes, rendered } from '../support/pipeline-values.ts';
 import { testScheduler } from '../support/marbles.ts';
 
 const valid: ValidationVerdict = { valid: true };
@@ -22,6 +22,18 @@ describe('validate stage', () => {
       expectSubscriptions(check.subscriptions).toBe(['^----!', '-----^----!']);
     });
     expect(validatedRevisions).to.deep.equal([1, 3]);
+  });
+
+  it('carries the changes of a superseded config into the one that replaces it', () => {
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // b is never validated, yet c's deployment delivers b's change too: c carries it, so latency counts from frame 2.
+      const [a, b, c] = [rendered(1, 'a', [change('a', 0)]), rendered(2, 'b', [change('b', 2)]), rendered(3, 'c', [change('c', 4)])];
+      const source = hot('  a-b-c-----------|', { a, b, c });
+      const check = cold('  -----(v|)', { v: valid });
+      const expected = '    -----a----C-----|';
+      const C = { ...c, changes: changes([change('b', 2), change('c', 4)]) };
+      expectObservable(source.pipe(validate({ validate: () => check, report: () => undefined }))).toBe(expected, { a, C });
+    });
   });
 
   it('does not validate a config identical to the last validated one, and reports the skip', () => {

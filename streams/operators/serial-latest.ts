@@ -6,10 +6,13 @@ import { from, Observable, Subject, type ObservableInput, type OperatorFunction 
  * newest waiting value runs next. Unlike switchMap it never cancels running
  * work (an `haproxy -c` or a deployment half done), unlike concatMap it never
  * runs stale values. `superseded` emits while a newer value waits, so work
- * that only waits (a retry backoff) can give way early.
+ * that only waits (a retry backoff) can give way early. `fold`, when given,
+ * merges a value replaced in the pending slot into its replacement, so what
+ * the dropped value stood for (the changes it carried) is not lost.
  */
 export function serialLatest<T, R>(
   work: (value: T, superseded: Observable<void>) => ObservableInput<R>,
+  fold?: (dropped: T, next: T) => T,
 ): OperatorFunction<T, R> {
   return (source) =>
     new Observable<R>((subscriber) => {
@@ -46,7 +49,7 @@ export function serialLatest<T, R>(
 
       const upstream = source.subscribe({
         next: (value) => {
-          pending = { value };
+          pending = { value: pending && fold ? fold(pending.value, value) : value };
           if (running) superseded.next();
           else drain();
         },

@@ -14,6 +14,17 @@ describe('serialLatest', () => {
     });
   });
 
+  it('folds a value replaced in the pending slot into the one that replaces it', () => {
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // b waits, then c takes its place: c runs carrying b, so what b stood for is not lost.
+      const source = hot('  a-b-c-----------|');
+      const work = cold('   -----(x|)');
+      const expected = '    -----A----C-----|';
+      const fold = (dropped: string, next: string) => `${dropped}+${next}`;
+      expectObservable(source.pipe(serialLatest((v) => work.pipe(map(() => v)), fold))).toBe(expected, { A: 'a', C: 'b+c' });
+    });
+  });
+
   it('starts a value at once when nothing runs', () => {
     testScheduler().run(({ cold, hot, expectObservable }) => {
       // Each value arrives after the previous one finished: no waiting, no dropping.
