@@ -90,7 +90,8 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   const { output } = options;
   const workDir = resolve(options.workDir);
   await mkdir(workDir, { recursive: true, mode: 0o700 });
-  const initial = loadControllerConfig(await readFile(options.config.path, 'utf8'));
+  const initialText = await readFile(options.config.path, 'utf8');
+  const initial = loadControllerConfig(initialText);
   const dirs = initial.ok
     ? initial.config.dataplane
     : { mapsDir: 'maps', certificatesDir: 'ssl', generalDir: 'general' };
@@ -149,7 +150,8 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   const activeFleet: Fleet = fleet;
 
   const load = (text: string): ConfigLoad<ControllerConfig> => {
-    const loaded = loadControllerConfig(text);
+    // The text read at start was loaded already (for the fleet's directories): not parsed twice.
+    const loaded = text === initialText ? initial : loadControllerConfig(text);
     return loaded.ok ? { ok: true, config: activeFleet.prepare(loaded.config) } : { ok: false, errors: loaded.errors.map((e) => `${options.config.path}: ${e}`) };
   };
 
@@ -177,7 +179,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     );
   const configTexts: Observable<string> = options.config.watch
     ? keepWatching(() => watchFile(options.config.path), options.config.path, (error) => configLog.error(error)).pipe(serialLatest(readConfig))
-    : readConfig().pipe(concatWith(NEVER));
+    : of(initialText).pipe(concatWith(NEVER));
 
   const pipeline = (config: ControllerConfig, report: (o: Outcome) => void) => {
     current = config;

@@ -131,7 +131,7 @@ describe('Helm chart', function () {
     });
 
     it('keeps the service account token out of the HAProxy pods', () => {
-      for (const name of setNames.filter((n) => n !== 'haproxyOff')) {
+      for (const name of setNames.filter((n) => !n.startsWith('haproxyOff'))) {
         const haproxy = haproxyOf(charts[name]);
         expect(haproxy.spec.template.spec.automountServiceAccountToken, name).to.equal(false);
         const account = charts[name].one('ServiceAccount', '-haproxy');
@@ -141,7 +141,7 @@ describe('Helm chart', function () {
     });
 
     it('labels the HAProxy pods so the configuration podSelector finds them', () => {
-      for (const name of setNames.filter((n) => n !== 'haproxyOff')) {
+      for (const name of setNames.filter((n) => !n.startsWith('haproxyOff'))) {
         const podSelector = controllerConfig(charts[name]).podSelector.matchLabels;
         expect(selects(podSelector, haproxyOf(charts[name]).spec.template.metadata.labels), name).to.equal(true);
       }
@@ -322,6 +322,10 @@ describe('Helm chart', function () {
       expect(grants((chart.one('Role') as RoleManifest).rules)['core/pods']).to.deep.equal(['list', 'watch']);
       // No chart Service to publish: Ingress status is left alone.
       expect(container(controllerOf(chart), 'controller').args?.some((arg) => arg.startsWith('--publish-service'))).to.equal(false);
+    });
+
+    it('publishes the Service named in controller.publishService', () => {
+      expect(container(controllerOf(charts.haproxyOffPublished), 'controller').args).to.include('--publish-service=edge/lb');
     });
   });
 

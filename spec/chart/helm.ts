@@ -92,6 +92,7 @@ export function renderChart(values: object = {}): Promise<RenderedChart> {
 export const valueSets = {
   defaults: {},
   haproxyOff: { haproxy: { enabled: false } },
+  haproxyOffPublished: { haproxy: { enabled: false }, controller: { publishService: 'edge/lb' } },
   nodePort: { haproxy: { service: { type: 'NodePort', nodePorts: { http: 30080, https: 30443, stats: 30404 } } } },
   dataplaneTls: { dataplane: { tls: { enabled: true, secretName: 'dataplane-tls', clientSecretName: 'controller-client-tls', serverName: 'haproxy.edge.svc' } } },
   serviceMonitor: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } },

@@ -1,3 +1,4 @@
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { expect } from 'chai';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -173,10 +174,13 @@ describe('local mode end to end', function () {
     const shopText = await readFile(join(harness.manifestDir, 'shop.yaml'), 'utf8');
     const mark = harness.mark();
     await rm(harness.manifestDir, { recursive: true });
-    const watchFailed = () => harness!.outcomes.slice(mark).some(({ outcome }) => outcome.type === 'resourceError' && outcome.error.startsWith('watching'));
-    const deadline = Date.now() + 5_000;
-    while (!watchFailed() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(watchFailed()).to.equal(true);
+    const failed = await harness.log.waitFor(
+      mark,
+      (outcome): outcome is Extract<Outcome, { type: 'resourceError' }> => outcome.type === 'resourceError' && outcome.error.startsWith('watching'),
+      'a failed watch reported',
+      5_000,
+    );
+    expect(failed.error).to.contain(harness.manifestDir);
     await harness.until('shop.example.com', '/', [web]);
     await mkdir(harness.manifestDir);
     await harness.write('shop.yaml', shopText);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { OutcomeLog } from './traffic.ts';
 import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
 
 /** A port nothing listens on right now. */
@@ -61,8 +62,8 @@ interface HarnessParts {
 }
 
 export class LocalHarness {
-  readonly outcomes: { at: number; outcome: Outcome }[] = [];
-  readonly #listeners = new Set<() => void>();
+  /** Every outcome, in order. */
+  readonly log: OutcomeLog;
   readonly mode: LocalMode;
   readonly manifestDir: string;
   readonly workDir: string;
@@ -82,10 +83,7 @@ export class LocalHarness {
     this.backends = parts.backends;
     this.lines = parts.lines;
     this.#stopBackends = parts.stopBackends;
-    this.mode.outcomes.subscribe((outcome) => {
-      this.outcomes.push({ at: Date.now(), outcome });
-      for (const listener of this.#listeners) listener();
-    });
+    this.log = new OutcomeLog(this.mode.outcomes);
   }
 
   static async start(options: HarnessOptions, backends?: readonly number[]): Promise<LocalHarness> {
@@ -124,28 +122,12 @@ export class LocalHarness {
 
   /** The number of outcomes so far: pass it to `next` to wait for something after this point. */
   mark(): number {
-    return this.outcomes.length;
+    return this.log.mark();
   }
 
-  /** The first outcome at or after `mark` that matches, waiting for it up to `timeoutMs`. */
+  /** The first outcome at or after `mark` of the given type, waiting for it up to `timeoutMs`. */
   next<T extends Outcome['type']>(mark: number, type: T, timeoutMs = 15_000): Promise<Extract<Outcome, { type: T }>> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = this.outcomes.slice(mark).find((entry) => entry.outcome.type === type);
-        if (!found) return false;
-        this.#listeners.delete(listener);
-        clearTimeout(timer);
-        resolve(found.outcome as Extract<Outcome, { type: T }>);
-        return true;
-      };
-      const listener = () => void check();
-      const timer = setTimeout(() => {
-        this.#listeners.delete(listener);
-        reject(new Error(`no ${type} outcome within ${timeoutMs} ms; saw ${this.outcomes.slice(mark).map((e) => e.outcome.type).join(', ')}`));
-      }, timeoutMs);
-      this.#listeners.add(listener);
-      check();
-    });
+    return this.log.waitFor(mark, (outcome): outcome is Extract<Outcome, { type: T }> => outcome.type === type, `${type} outcome`, timeoutMs);
   }
 
   async write(file: string, text: string): Promise<void> {
