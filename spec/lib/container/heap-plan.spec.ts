@@ -84,7 +84,7 @@ describe('heapPlan', () => {
 
   it('reads the limits of the machine it runs on without failing', () => {
     const plan = heapPlan({});
-    expect(plan.message).to.be.a('string').and.not.equal('');
+    expect(plan.message).to.match(/^(no cgroup found under \/sys\/fs\/cgroup|container limits \(cgroup v[12]\): )/);
     if (plan.maxOldSpaceMb !== undefined) expect(plan.maxOldSpaceMb).to.be.greaterThan(0);
   });
 });
