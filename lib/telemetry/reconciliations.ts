@@ -1,3 +1,4 @@
+import { defaultMaxChangeRefs } from '../pipeline/changes.ts';
 import type { Changes, DeployReason, DeployResult } from '../pipeline/model.ts';
 import type { Outcome } from '../pipeline/outcome.ts';
 
@@ -29,6 +30,33 @@ export interface DeployFailure {
   readonly at: number;
 }
 
+/**
+ * Superseded reconciliations whose changes another one delivers: the
+ * pipeline folds a configuration dropped on the way into the one that
+ * replaced it. `reconciliations` is capped, oldest first (a span carries
+ * only so many links); the counts stay exact.
+ */
+export interface Folded {
+  readonly count: number;
+  readonly changes: number;
+  readonly reconciliations: readonly Reconciliation[];
+}
+
+const noneFolded: Folded = { count: 0, changes: 0, reconciliations: [] };
+
+function foldedTogether(...parts: readonly Folded[]): Folded {
+  return {
+    count: parts.reduce((sum, part) => sum + part.count, 0),
+    changes: parts.reduce((sum, part) => sum + part.changes, 0),
+    reconciliations: parts.flatMap((part) => part.reconciliations).slice(0, defaultMaxChangeRefs),
+  };
+}
+
+/** What folding `reconciliation` in delivers: its own changes and whatever had been folded into it. */
+function foldedFrom(reconciliation: Reconciliation, ...before: readonly Folded[]): Folded {
+  return foldedTogether(...before, { count: 1, changes: reconciliation.changes.count, reconciliations: [reconciliation] });
+}
+
 export type EndpointEnd = 'deployed' | 'failed' | 'superseded' | 'removed' | 'abandoned';
 
 /** One endpoint's deployment of one configuration, over all its attempts. Times in ms since the epoch. */
@@ -50,6 +78,8 @@ export interface EndpointDeploy {
   latencyMs: number | undefined;
   /** When a newer configuration was handed to this endpoint while this one was still pending. */
   supersededAt: number | undefined;
+  /** Older configurations still pending here when this one replaced them: it delivers their changes here. */
+  folded: Folded;
 }
 
 export type Verdict = 'valid' | 'invalid' | 'unchanged-valid' | 'unchanged-invalid';
@@ -66,6 +96,8 @@ export interface Reconciliation {
   /** Objects left out of, and served otherwise than asked in, the rendered configuration. */
   readonly excluded: number;
   readonly warnings: number;
+  /** Reconciliations dropped while waiting for validation or the deployment slot, whose changes this one delivers. */
+  folded: Folded;
   validation: (Interval & { readonly verdict: Verdict; readonly error: string | undefined }) | undefined;
   /** From the verdict to the hand-over to the endpoints: the minimum interval between deployments. */
   schedule: Interval | undefined;
@@ -121,6 +153,7 @@ function endpointDeploy(
     durationMs: undefined,
     latencyMs: undefined,
     supersededAt: undefined,
+    folded: noneFolded,
   };
 }
 
@@ -188,6 +221,7 @@ export class ReconciliationTracker {
           render: { start: renderStart, end: now, error: failed ? outcome.error : undefined },
           excluded: failed ? 0 : outcome.excluded.length,
           warnings: failed ? 0 : outcome.warnings.length,
+          folded: noneFolded,
           validation: undefined,
           schedule: undefined,
           deploys: new Map(),
@@ -315,19 +349,21 @@ export class ReconciliationTracker {
   }
 
   #deployOutcome(outcome: DeployOutcome, now: number, events: TrackerEvent[]): void {
-    // The endpoint works through its requests in order: an outcome for a newer
-    // revision means every older one still pending there was dropped.
-    for (const reconciliation of [...this.#open.values()]) {
-      if (reconciliation.revision >= outcome.revision || reconciliation.awaiting !== 'deploys') continue;
-      const deploy = reconciliation.deploys.get(outcome.endpoint);
-      if (!deploy || deploy.ended !== undefined) continue;
-      deploy.end = deploy.supersededAt ?? now;
-      deploy.ended = 'superseded';
-      events.push({ type: 'endpointDone', reconciliation, deploy });
-      this.#closeIfDone(reconciliation, events);
-    }
     const reconciliation = this.#open.get(outcome.revision);
     const deploy = reconciliation?.deploys.get(outcome.endpoint);
+    // The endpoint works through its requests in order: an outcome for a newer
+    // revision means every older one still pending there was dropped, and
+    // the newer one delivers its changes there.
+    for (const older of [...this.#open.values()]) {
+      if (older.revision >= outcome.revision || older.awaiting !== 'deploys') continue;
+      const dropped = older.deploys.get(outcome.endpoint);
+      if (!dropped || dropped.ended !== undefined) continue;
+      dropped.end = dropped.supersededAt ?? now;
+      dropped.ended = 'superseded';
+      if (deploy && deploy.ended === undefined) deploy.folded = foldedFrom(older, deploy.folded, older.folded, dropped.folded);
+      events.push({ type: 'endpointDone', reconciliation: older, deploy: dropped });
+      this.#closeIfDone(older, events);
+    }
     if (!reconciliation || !deploy || deploy.ended !== undefined) return;
     reconciliation.progressAt = now;
     if (!applyDeployOutcome(deploy, outcome, now)) return;
@@ -354,10 +390,16 @@ export class ReconciliationTracker {
     events.push({ type: 'standaloneDone', deploy });
   }
 
-  /** Older reconciliations still waiting at `stage` were dropped there in favour of `revision`. */
+  /**
+   * Older reconciliations still waiting at `stage` were dropped there in
+   * favour of `revision`, which took over their changes.
+   */
   #supersedeBefore(revision: number, stage: 'validation' | 'schedule', now: number, events: TrackerEvent[]): void {
+    const successor = this.#open.get(revision);
     for (const reconciliation of [...this.#open.values()]) {
-      if (reconciliation.revision < revision && reconciliation.awaiting === stage) this.#close(reconciliation, 'superseded', now, events);
+      if (reconciliation.revision >= revision || reconciliation.awaiting !== stage) continue;
+      if (successor?.awaiting === stage) successor.folded = foldedFrom(reconciliation, successor.folded, reconciliation.folded);
+      this.#close(reconciliation, 'superseded', now, events);
     }
   }
 

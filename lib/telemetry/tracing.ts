@@ -5,12 +5,14 @@ import {
   trace,
   TraceFlags,
   type Attributes,
+  type Link,
   type Span,
   type SpanContext,
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
-import type { EndpointDeploy, Reconciliation, TrackerEvent } from './reconciliations.ts';
+import { defaultMaxChangeRefs } from '../pipeline/changes.ts';
+import type { EndpointDeploy, Folded, Reconciliation, TrackerEvent } from './reconciliations.ts';
 import type { Redactor } from './redaction.ts';
 
 export const instrumentationName = 'haproxy-template-ic';
@@ -46,14 +48,20 @@ export function exemplarLabels(span: SpanContext | undefined): Record<string, st
  * span per change it folds in (from the change to the render), `render`
  * linked to those changes (many changes, one render), `validate`, the wait
  * for the deployment interval, and one `deploy <endpoint>` span per
- * endpoint. Every span gets its parent, links and times explicitly from the
- * values the pipeline carried: after a debounce, the async context holds
- * whichever change happened to schedule the timer, never the reconciliation.
+ * endpoint. A configuration dropped on the way hands its changes to the one
+ * that replaced it; the trace of the one that delivers them links to their
+ * traces and change spans: the root for those dropped before deployment, a
+ * deploy span for those an endpoint had not reached yet. Every span gets its
+ * parent, links and times explicitly from the values the pipeline carried:
+ * after a debounce, the async context holds whichever change happened to
+ * schedule the timer, never the reconciliation.
  */
 export class ReconciliationTracing {
   readonly #tracer: Tracer;
   readonly #redactor: Redactor;
   readonly #roots = new WeakMap<Reconciliation, Span>();
+  /** Where a reconciliation's trace and change spans are, for the ones it may be folded into later. */
+  readonly #traced = new WeakMap<Reconciliation, { readonly root: SpanContext; readonly changes: readonly Link[] }>();
 
   constructor(options: ReconciliationTracingOptions) {
     this.#tracer = options.tracerProvider.getTracer(instrumentationName);
@@ -81,7 +89,7 @@ export class ReconciliationTracing {
     }
   }
 
-  #child(name: string, parent: SpanContext | undefined, options: { start: number; attributes?: Attributes; kind?: SpanKind; links?: { context: SpanContext; attributes?: Attributes }[] }): Span {
+  #child(name: string, parent: SpanContext | undefined, options: { start: number; attributes?: Attributes; kind?: SpanKind; links?: readonly Link[] }): Span {
     const context = parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
     return this.#tracer.startSpan(
       name,
@@ -89,7 +97,7 @@ export class ReconciliationTracing {
         kind: options.kind ?? SpanKind.INTERNAL,
         startTime: at(options.start),
         ...(options.attributes ? { attributes: options.attributes } : {}),
-        ...(options.links ? { links: options.links } : {}),
+        ...(options.links ? { links: [...options.links] } : {}),
         root: parent === undefined,
       },
       context,
@@ -124,6 +132,7 @@ export class ReconciliationTracing {
       span.end(at(Math.max(change.at, reconciliation.render.start)));
       return { context: span.spanContext(), attributes };
     });
+    this.#traced.set(reconciliation, { root: parent, changes: links });
     const render = this.#child('render', parent, {
       start: reconciliation.render.start,
       links,
@@ -163,12 +172,32 @@ export class ReconciliationTracing {
     return span.spanContext();
   }
 
+  /**
+   * Links to the traces of folded reconciliations, then to their change
+   * spans, up to the cap; the attributes keep the exact counts.
+   */
+  #foldedLinks(folded: Folded): { links: Link[]; attributes: Attributes } {
+    if (folded.count === 0) return { links: [], attributes: {} };
+    const traced = folded.reconciliations.flatMap((reconciliation) => {
+      const spans = this.#traced.get(reconciliation);
+      return spans ? [{ revision: reconciliation.revision, ...spans }] : [];
+    });
+    const links = [
+      ...traced.map(({ revision, root }) => ({ context: root, attributes: { 'reconcile.revision': revision } })),
+      ...traced.flatMap(({ revision, changes }) => changes.map((link) => ({ ...link, attributes: { ...link.attributes, 'reconcile.revision': revision } }))),
+    ].slice(0, defaultMaxChangeRefs);
+    return { links, attributes: { 'reconcile.folded': folded.count, 'reconcile.folded.changes': folded.changes } };
+  }
+
   #deploy(deploy: EndpointDeploy, parent: SpanContext | undefined): SpanContext | undefined {
     const { result } = deploy;
+    const folded = this.#foldedLinks(deploy.folded);
     const span = this.#child(`deploy ${deploy.endpoint}`, parent, {
       start: deploy.start,
       kind: SpanKind.CLIENT,
+      links: folded.links,
       attributes: {
+        ...folded.attributes,
         'haproxy.endpoint': deploy.endpoint,
         'deploy.reason': deploy.reason,
         'deploy.outcome': deploy.ended ?? 'pending',
@@ -204,7 +233,11 @@ export class ReconciliationTracing {
     const root = this.#roots.get(reconciliation);
     if (!root) return undefined;
     this.#roots.delete(reconciliation);
+    // Known only now: the root began before anything was folded into it.
+    const folded = this.#foldedLinks(reconciliation.folded);
+    root.addLinks(folded.links);
     root.setAttributes({
+      ...folded.attributes,
       'reconcile.result': reconciliation.result ?? 'abandoned',
       'deploy.endpoints': reconciliation.deploys.size,
       ...(reconciliation.hash ? { 'config.hash': reconciliation.hash } : {}),

@@ -273,7 +273,7 @@ describe('observability end to end', function () {
     expect(exemplarTraces.every((id) => id !== undefined && exported.has(id))).to.equal(true);
   });
 
-  it('fails liveness while a validation hangs, and recovers when it ends', async () => {
+  it('fails liveness while a validation hangs, and recovers when it ends, with the changes that queued behind it traced', async () => {
     const release = join(dir, 'release-validation');
     const gate = join(dir, 'gated-haproxy');
     await writeFile(gate, `#!/bin/sh\nwhile [ ! -e '${release}' ]; do sleep 0.05; done\nexec '${haproxyBinary()}' "$@"\n`);
@@ -282,13 +282,37 @@ describe('observability end to end', function () {
     process.env['HAPROXY_BIN'] = gate;
     try {
       const from = mark();
+      const renderedAfter = (at: number) => until(at, (seen) => seen.find((o) => o.type === 'rendered'), 'render');
       await writeFile(join(manifests, 'web.yaml'), web(['/', '/extra', '/more'], backendPort));
       const stalled = await eventually(() => health('/healthz'), (r) => r.status === 503, 'liveness to fail');
       expect(stalled.body).to.match(/^stalled: revision \d+ has waited \d+ s for its validation\n$/);
       expect((await health('/readyz')).status).to.equal(200);
+      // Two more changes queue behind the hung validation; the second replaces the first, which is never validated.
+      let at = mark();
+      await writeFile(join(manifests, 'web.yaml'), web(['/', '/extra', '/more', '/two'], backendPort));
+      const dropped = await renderedAfter(at);
+      at = mark();
+      await writeFile(join(manifests, 'api.yaml'), documents(ingress('api', 'api.example.com', [['/', 'Prefix', 'api', { number: 80 }], ['/v2', 'Prefix', 'api', { number: 80 }]]), service('api', [{ port: 80, targetPort: backendPort }]), slice('api-0', 'api', undefined, backendPort)));
+      const delivering = await renderedAfter(at);
       await writeFile(release, '');
       await deployedOn(from, ids());
       expect(await health('/healthz')).to.deep.equal({ status: 200, body: 'ok\n' });
+      await until(from, (seen) => (seen.filter((o) => o.type === 'deployed' && o.revision === delivering.revision).length === ids().length ? true : undefined), `deployment of revision ${delivering.revision}`);
+      expect(outcomes.slice(from).some((o) => o.type === 'validated' && o.revision === dropped.revision), 'the dropped revision was validated').to.equal(false);
+
+      // The trace that delivered both changes links the dropped one's trace and its change span.
+      await tracing.forceFlush();
+      const rootOf = (revision: number) => receiver.spans.find((span) => span.name === 'reconcile' && span.attributes['reconcile.revision'] === revision);
+      const droppedRoot = rootOf(dropped.revision);
+      const droppedChange = receiver.spans.find((span) => span.traceId === droppedRoot?.traceId && span.name === 'change ingresses');
+      expect(droppedRoot?.attributes['reconcile.result']).to.equal('superseded');
+      expect(droppedChange?.attributes['change.name']).to.equal('web');
+      const root = rootOf(delivering.revision);
+      expect(root?.attributes).to.deep.include({ 'reconcile.result': 'deployed', 'reconcile.folded': 1, 'reconcile.folded.changes': 1 });
+      expect(root?.links.map((link) => [link.traceId, link.spanId, link.attributes['reconcile.revision']])).to.deep.equal([
+        [droppedRoot?.traceId, droppedRoot?.spanId, dropped.revision],
+        [droppedChange?.traceId, droppedChange?.spanId, dropped.revision],
+      ]);
     } finally {
       if (saved === undefined) delete process.env['HAPROXY_BIN'];
       else process.env['HAPROXY_BIN'] = saved;

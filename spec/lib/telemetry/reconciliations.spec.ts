@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Outcome } from '../../../lib/pipeline/outcome.ts';
-import { ReconciliationTracker, type TrackerEvent } from '../../../lib/telemetry/reconciliations.ts';
+import { ReconciliationTracker, type Folded, type TrackerEvent } from '../../../lib/telemetry/reconciliations.ts';
 import { change } from '../../support/pipeline-values.ts';
 import {
   deployed,
@@ -94,6 +94,38 @@ describe('reconciliation tracker', () => {
       [3, 'superseded', 2_151],
     ]);
     expect(tracker.open.map((r) => r.revision)).to.deep.equal([4]);
+  });
+
+  it('hands what a dropped configuration carried to the one that delivers it: before deployment, and per endpoint', () => {
+    const { closed } = follow([
+      [100, rendered(1, [change('one', 90)])],
+      [110, rendered(2, [change('two', 105)])],
+      [120, rendered(3, [change('three', 115), change('four', 116)])],
+      [150, validated(1)],
+      [151, deploying(1, ['a', 'b'])],
+      // 2 waited for validation behind 1 and was replaced by 3.
+      [200, validated(3)],
+      [210, deployed(1, 'a')],
+      [300, rendered(4, [change('five', 290)])],
+      [350, validated(4)],
+      // 3 waited for the deployment slot and was replaced by 4; b never took 1, so 4 delivers 1 there.
+      [2_151, deploying(4, ['a', 'b'])],
+      [2_160, deployed(4, 'a')],
+      [2_170, deployed(4, 'b')],
+    ]);
+    const revisions = (folded: Folded | undefined) => [folded?.count, folded?.changes, folded?.reconciliations.map((r) => r.revision)];
+    const byRevision = new Map(closed.map((r) => [r.revision, r]));
+    expect(closed.map((r) => [r.revision, r.result])).to.deep.equal([
+      [2, 'superseded'],
+      [3, 'superseded'],
+      [1, 'superseded'],
+      [4, 'deployed'],
+    ]);
+    // 2 reached 4 through 3: the fold is transitive, and the counts are of changes, not configurations.
+    expect(revisions(byRevision.get(3)?.folded)).to.deep.equal([1, 1, [2]]);
+    expect(revisions(byRevision.get(4)?.folded)).to.deep.equal([2, 3, [2, 3]]);
+    expect(revisions(byRevision.get(4)?.deploys.get('b')?.folded)).to.deep.equal([1, 1, [1]]);
+    expect(revisions(byRevision.get(4)?.deploys.get('a')?.folded)).to.deep.equal([0, 0, []]);
   });
 
   it('lets a newer configuration supersede an older one on the endpoints it had not reached', () => {

@@ -83,6 +83,63 @@ describe('reconciliation tracing', () => {
     expect(named('reconcile')[0]?.status.code).to.equal(SpanStatusCode.ERROR);
   });
 
+  it("links the trace that delivers a dropped configuration's changes to that configuration's trace and change spans", () => {
+    const { named } = traced([
+      [100, rendered(1, [change('one', 90)])],
+      [110, rendered(2, [change('two', 105)])],
+      [120, rendered(3, [change('three', 115), change('four', 116)])],
+      [150, validated(1)],
+      [151, deploying(1, ['a', 'b'])],
+      [200, validated(3)],
+      [210, deployed(1, 'a')],
+      [300, rendered(4, [change('five', 290)])],
+      [350, validated(4)],
+      // 2 was dropped waiting for validation, 3 waiting for the deployment slot, 1 waiting for b.
+      [2_151, deploying(4, ['a', 'b'])],
+      [2_160, deployed(4, 'a')],
+      [2_170, deployed(4, 'b')],
+    ]);
+    const rootOf = (revision: number) => named('reconcile').find((span) => span.attributes['reconcile.revision'] === revision);
+    const changeSpan = (name: string) => [...named('change Ingress')].find((span) => span.attributes['change.name'] === name);
+    const linked = (span: ReadableSpan | undefined) =>
+      span?.links.map((link) => [link.context.traceId, link.context.spanId, link.attributes?.['reconcile.revision'], link.attributes?.['change.name']]);
+    const target = (span: ReadableSpan | undefined, revision: number, name?: string) => [span?.spanContext().traceId, span?.spanContext().spanId, revision, name];
+
+    const root = rootOf(4);
+    expect(attributes(root)).to.deep.include({ 'reconcile.changes': 1, 'reconcile.folded': 2, 'reconcile.folded.changes': 3 });
+    expect(linked(root)).to.deep.equal([
+      target(rootOf(2), 2),
+      target(rootOf(3), 3),
+      target(changeSpan('two'), 2, 'two'),
+      target(changeSpan('three'), 3, 'three'),
+      target(changeSpan('four'), 3, 'four'),
+    ]);
+    // Each linked span is in the trace of the configuration that was dropped, not in this one.
+    expect(new Set(linked(root)?.map(([traceId]) => traceId)).has(root?.spanContext().traceId)).to.equal(false);
+    const deploys = named('deploy b').filter((span) => span.spanContext().traceId === root?.spanContext().traceId);
+    expect(deploys.map(linked)).to.deep.equal([[target(rootOf(1), 1), target(changeSpan('one'), 1, 'one')]]);
+    expect(attributes(deploys[0])).to.deep.include({ 'reconcile.folded': 1, 'reconcile.folded.changes': 1 });
+    const plain = named('deploy a').find((span) => span.spanContext().traceId === root?.spanContext().traceId);
+    expect([plain?.links, attributes(plain)['reconcile.folded']]).to.deep.equal([[], undefined]);
+  });
+
+  it('caps the links of a fold, keeping the exact counts', () => {
+    // 2 to 201 queue behind 1's validation, and 1 waits for its slot: 201 takes over from all the others.
+    const many = Array.from({ length: 200 }, (_, i) => i + 2);
+    const { named } = traced([
+      [0, rendered(1)],
+      ...many.map((revision): [number, Outcome] => [revision, rendered(revision, [change(`web-${revision}`, revision)])]),
+      [500, validated(1)],
+      [600, validated(201)],
+      [601, deploying(201, ['a'])],
+      [650, deployed(201, 'a')],
+    ]);
+    const root = named('reconcile').find((span) => span.attributes['reconcile.revision'] === 201);
+    expect(attributes(root)).to.deep.include({ 'reconcile.folded': 200, 'reconcile.folded.changes': 199 });
+    expect(root?.links).to.have.length(128);
+    expect(root?.links[0]?.attributes?.['reconcile.revision']).to.equal(2);
+  });
+
   it('hands out the span each event ended, as exemplar labels only when sampled', () => {
     const { results, named } = traced(scenario);
     const render = results.find((r) => r.event.type === 'rendered')?.span;
