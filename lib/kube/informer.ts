@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { backoffDelay } from '../backoff.ts';
 import { errorMessage } from '../error-message.ts';
@@ -33,8 +34,20 @@ export interface InformerOptions {
   /** Backoff for restarts after errors. */
   readonly restartBaseMs: number;
   readonly restartMaxMs: number;
-  /** A watch that delivers nothing (not even a bookmark) for this long is replaced by a fresh LIST and WATCH. */
+  /**
+   * A watch that shows no sign of life for this long is replaced by a fresh
+   * LIST and WATCH. Signs of life: an event, a bookmark, a LIST page, or a
+   * watch the server ended by itself at the timeout it was asked for.
+   */
   readonly watchdogMs: number;
+  /**
+   * Specs only: how many times faster than real time the API server's clock
+   * runs (a fake's). client-node's own timers, its watch idle abort
+   * (`clientNodeWatchIdleMs`) and its 1 to 30 s wait before reopening a
+   * watch that brought nothing, then run as much faster; `watchdogMs` is
+   * given accordingly.
+   */
+  readonly timeScale?: number;
   readonly random?: () => number;
   /** Objects per LIST page. */
   readonly pageSize?: number;
@@ -49,12 +62,35 @@ export const defaultInformerOptions: InformerOptions = {
   watchdogMs: 5 * 60_000,
 };
 
-/** The Watch client-node uses, asking for bookmarks and telling the informer about every line it reads. */
+/** How long client-node's Watch waits for data before it aborts a watch and reopens it (2.0.1, watch.js). */
+export const clientNodeWatchIdleMs = 30_000;
+
+/**
+ * How long the server is asked to keep each watch open (timeoutSeconds).
+ * client-node aborts a watch that received nothing for 30 s, while a real
+ * API server sends a watch its first bookmark only a minute after it opens
+ * (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/
+ * cache_watcher.go, nextBookmarkTime): a quiet resource would be cut and
+ * reopened forever without hearing a thing, and be taken for deaf. Asked to
+ * end the watch sooner, the server sends a bookmark 2 s before the deadline
+ * and then ends the watch itself, so a healthy quiet watch shows life every
+ * 25 s, and only a hung one is cut by the idle abort.
+ */
+const WATCH_TIMEOUT_SECONDS = 25;
+
+/**
+ * The Watch client-node uses, asking for bookmarks and a server-side
+ * timeout, and telling the informer of every sign of life: each line it
+ * reads and each watch the server ends cleanly. A watch cut by client-node's
+ * idle abort or by an error is no sign of life.
+ */
 class ObservedWatch extends Watch {
   readonly #seen: () => void;
-  constructor(kubeConfig: KubeConfig, seen: () => void) {
+  constructor(kubeConfig: KubeConfig, seen: () => void, idleMs: number | undefined) {
     super(kubeConfig);
     this.#seen = seen;
+    // The field client-node's watch() reads; its typings call it private.
+    if (idleMs !== undefined) (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = idleMs;
   }
   override watch(
     path: string,
@@ -63,10 +99,16 @@ class ObservedWatch extends Watch {
     done: (err: unknown) => void,
   ): Promise<AbortController> {
     // Bookmarks keep a quiet resource's version fresh, so a reconnect rarely needs a relist.
-    return super.watch(path, { ...queryParams, allowWatchBookmarks: true }, (phase, object, raw) => {
+    const query = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: WATCH_TIMEOUT_SECONDS };
+    const lines = (phase: string, object: unknown, raw: unknown) => {
       this.#seen();
       callback(phase, object, raw);
-    }, done);
+    };
+    const ended = (error: unknown) => {
+      if (error === null || error === undefined) this.#seen();
+      done(error);
+    };
+    return super.watch(path, query, lines, ended);
   }
 }
 
@@ -79,10 +121,11 @@ function keyOf(object: KubernetesObject): string {
  * 410 and reopens cleanly closed watches, but any other error (a 5xx, a
  * reset, a failed LIST) stops it for good; here such a stop restarts it with
  * backoff (no sooner than a 429's Retry-After), resuming from its last
- * resourceVersion. A watch that delivers
- * nothing for `watchdogMs` is replaced by a fresh LIST and WATCH, and what
- * the new LIST no longer holds is delivered as deleted, so nothing missed
- * while the watch was stuck stays missed.
+ * resourceVersion. A watch that shows no sign of life for `watchdogMs` (no
+ * event, no bookmark, no watch the server ended by itself: it hangs, or
+ * every reopen fails) is replaced by a fresh LIST and WATCH, and what the
+ * new LIST no longer holds is delivered as deleted, so nothing missed while
+ * the watch was stuck stays missed.
  */
 export class ResilientInformer {
   readonly #kubeConfig: KubeConfig;
@@ -168,13 +211,15 @@ export class ResilientInformer {
   /** A fresh LIST and WATCH, replacing whatever ran before. */
   async #connect(): Promise<void> {
     const previous = this.#current;
+    const scale = this.#options.timeScale;
     const informer = new ListWatch<KubernetesObject>(
       this.#path,
-      new ObservedWatch(this.#kubeConfig, this.#seen),
+      new ObservedWatch(this.#kubeConfig, this.#seen, scale === undefined ? undefined : clientNodeWatchIdleMs / scale),
       this.#list,
       false,
       this.#spec.labelSelector,
       this.#spec.fieldSelector,
+      scale === undefined ? undefined : { delayFn: (ms: number) => delay(ms / scale) },
     );
     this.#current = informer;
     const own = (deliver: (object: KubernetesObject) => void) => (object: KubernetesObject) => {
@@ -257,7 +302,7 @@ export class ResilientInformer {
   #checkActivity(): void {
     if (this.#stopped || Date.now() - this.#lastSeen < this.#options.watchdogMs) return;
     this.#seen();
-    this.#handlers.restarting(`${this.#path}: nothing received for ${this.#options.watchdogMs} ms; listing again`, 0);
+    this.#handlers.restarting(`${this.#path}: nothing received for ${this.#options.watchdogMs} ms (no event, no bookmark, no watch ended by the server); listing again`, 0);
     void this.#connect();
   }
 }

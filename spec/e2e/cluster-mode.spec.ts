@@ -17,6 +17,7 @@ import { eventually } from '../support/eventually.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
 import { kubeTool } from '../support/kube-tools.ts';
 import { freePort } from '../support/local-harness.ts';
+import { informerClocks } from '../support/server-clock.ts';
 import { documents, ingress, service, slice } from '../support/manifest-builders.ts';
 import { httpGet, OutcomeLog, servedBy } from '../support/traffic.ts';
 
@@ -33,6 +34,8 @@ const POD_ADDRESSES = ['127.0.0.5', '127.0.0.6'];
 const ENDPOINTS = ['haproxy/haproxy-0', 'haproxy/haproxy-1'];
 const LEASE_MS = 3_000;
 const PUBLISHED_IP = '10.96.0.50';
+/** The API server's clock (and the informers' with it) runs this much faster: the five-minute watchdog takes 2 s. */
+const SERVER_TIME_SCALE = 150;
 
 const exec = promisify(execFile);
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -77,7 +80,7 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
       bindAddress: '127.0.0.1',
       healthPort: await freePort(),
       metricsPort: await freePort(),
-      informer: { restartBaseMs: 100, restartMaxMs: 1_000, watchdogMs: 2_000 },
+      informer: { restartBaseMs: 100, restartMaxMs: 1_000, ...informerClocks(SERVER_TIME_SCALE) },
       eventSeries: { burst: 10, refillMs: 1_000, updateIntervalMs: 200, seriesWindowMs: 60_000 },
       output: { out: (t) => process.env['DEBUG_E2E'] && process.stdout.write(`${name} ${t}`), err: (t) => process.env['DEBUG_E2E'] && process.stdout.write(`${name} ERR ${t}`) },
     });
@@ -87,7 +90,7 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
   };
 
   before(async () => {
-    fake = await startFakeApiServer({ bookmarkIntervalMs: 500 });
+    fake = await startFakeApiServer({ timeScale: SERVER_TIME_SCALE });
     manifests = await mkdtemp(join(tmpdir(), 'cluster-e2e-'));
     httpPort = await freePort();
     const dataplanePort = await freePort();

@@ -29,6 +29,7 @@ import {
 import type { KubernetesObject, V1ConfigMap, V1Ingress } from '@kubernetes/client-node';
 import { startFakeApiServer, StatusError } from '../support/fake-apiserver/index.ts';
 import type { FakeApiServer, FakeApiServerOptions, KubeObject } from '../support/fake-apiserver/index.ts';
+import { clientNodeWatchIdleMs } from '../../lib/kube/informer.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubeTool } from '../support/kube-tools.ts';
 
@@ -116,15 +117,25 @@ interface RawEvent {
   readonly object: KubeObject & { code?: number; reason?: string };
 }
 
-/** A raw watch through client-node's Watch: its events, and whether (and how) it ended. */
-async function watchRaw(fake: FakeApiServer, path: string, query: Record<string, string | number | boolean>) {
-  const events: RawEvent[] = [];
-  let ended: { error: unknown } | undefined;
-  const controller = await new Watch(kubeConfigFor(fake)).watch(
+/** client-node's Watch with its idle abort (30 s) run `timeScale` times faster, like a fake started with that scale. */
+function scaledWatch(fake: FakeApiServer, timeScale: number): Watch {
+  const watch = new Watch(kubeConfigFor(fake));
+  idleField(watch).requestTimeoutMs = clientNodeWatchIdleMs / timeScale;
+  return watch;
+}
+
+/** The field client-node's Watch reads its idle abort from (private in its typings). */
+const idleField = (watch: Watch) => watch as unknown as { requestTimeoutMs: number };
+
+/** A raw watch through client-node's Watch: its events with when each arrived (performance.now()), and whether (and how) it ended. */
+async function watchRaw(fake: FakeApiServer, path: string, query: Record<string, string | number | boolean>, watch = new Watch(kubeConfigFor(fake))) {
+  const events: (RawEvent & { readonly at: number })[] = [];
+  let ended: { error: unknown; at: number } | undefined;
+  const controller = await watch.watch(
     path,
     query,
-    (type, object) => events.push({ type, object }),
-    (error) => (ended = { error }),
+    (type, object) => events.push({ type, object, at: performance.now() }),
+    (error) => (ended = { error, at: performance.now() }),
   );
   closers.push(async () => controller.abort());
   return { events, ended: () => ended };
@@ -483,6 +494,50 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const lost = await failure(leases.replaceNamespacedLease({ name: 'leader', namespace: 'default', body: { ...lease, spec: { ...lease.spec, holderIdentity: 'controller-1' } } }));
       expect(lost.status).to.deep.include({ code: 409, reason: 'Conflict' });
     });
+    it('keeps Events about cluster-scoped objects in default or kube-system (422 elsewhere), and expires Events an --event-ttl after their last write', async () => {
+      // An hour of server time passes in 200 ms.
+      const fake = await fakeFor({ timeScale: 18_000 });
+      await fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'haproxy' } });
+      const events = kubeConfigFor(fake).makeApiClient(EventsV1Api);
+      const event = (name: string, namespace: string, regarding: { kind: string; name: string; namespace?: string }) => ({
+        metadata: { name, namespace },
+        regarding: { apiVersion: 'v1', ...regarding },
+        reason: 'Synced',
+        note: 'n',
+        action: 'Deploy',
+        type: 'Normal',
+        reportingController: 'haproxy-template-ic',
+        reportingInstance: 'controller-0',
+        eventTime: new V1MicroTime(),
+      });
+      const node = { kind: 'Node', name: 'worker-1' };
+      const watch = await watchRaw(fake, '/apis/events.k8s.io/v1/events', { resourceVersion: String(fake.resourceVersion), timeoutSeconds: 86_400 });
+      const written = performance.now();
+      const elsewhere = await failure(events.createNamespacedEvent({ namespace: 'haproxy', body: event('node.1', 'haproxy', node) }));
+      expect(elsewhere.code).to.equal(422);
+      expect(elsewhere.status['message']).to.contain('involvedObject.namespace: Invalid value: "": does not match event.namespace');
+      await events.createNamespacedEvent({ namespace: 'kube-system', body: event('node.2', 'kube-system', node) });
+      await events.createNamespacedEvent({ namespace: 'default', body: event('node.3', 'default', node) });
+      // About a namespaced object, the Event may live in another namespace: only eventTime-less (legacy) Events must match.
+      await events.createNamespacedEvent({ namespace: 'haproxy', body: event('pod.1', 'haproxy', { kind: 'Pod', namespace: 'default', name: 'p' }) });
+
+      const deleted: string[] = [];
+      // Half an hour of server time passes (what is under test is the passing of time itself), then one
+      // Event's series is bumped: its hour starts again.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const bumped = performance.now();
+      await events.patchNamespacedEvent({ name: 'node.3', namespace: 'default', body: { series: { count: 2, lastObservedTime: new V1MicroTime() } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await eventually(async () => watch.events.filter(({ type }) => type === 'DELETED'), (gone) => gone.length === 3, 'every Event to expire', 5_000);
+      for (const { object } of watch.events.filter(({ type }) => type === 'DELETED')) deleted.push(String(object.metadata?.['name']));
+      // The bumped one goes last, an hour after its bump; the others an hour after they were written.
+      expect(deleted.at(-1)).to.equal('node.3');
+      const expiredAt = (name: string) => watch.events.find(({ type, object }) => type === 'DELETED' && object.metadata?.['name'] === name)!.at;
+      expect(expiredAt('node.2') - written).to.be.at.least(199);
+      expect(expiredAt('node.3') - bumped).to.be.at.least(199);
+      expect(fake.list('events.k8s.io/v1', 'Event')).to.deep.equal([]);
+      const gone = await failure(events.patchNamespacedEvent({ name: 'node.3', namespace: 'default', body: { series: { count: 3, lastObservedTime: new V1MicroTime() } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+      expect(gone.code).to.equal(404);
+    });
   });
 
   describe('selectors and pages', () => {
@@ -573,21 +628,54 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       expect(watch.ended()?.error).to.equal(null);
     });
 
-    it('sends bookmarks at the configured interval only when asked, and the initial-events-end bookmark', async () => {
-      const fake = await fakeFor({ bookmarkIntervalMs: 30 });
+    it('sends bookmarks on the watch cache schedule (a minute after the watch opens, then every minute, and 2 s before its deadline) only when asked, and the initial-events-end bookmark', async () => {
+      // A minute of server time passes in 100 ms.
+      const scale = 600;
+      const serverSeconds = (realMs: number) => (realMs * scale) / 1_000;
+      const fake = await fakeFor({ timeScale: scale });
       await fake.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default', name: 'x' } });
-      const asked = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', { resourceVersion: String(fake.resourceVersion), allowWatchBookmarks: true });
-      const notAsked = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', { resourceVersion: String(fake.resourceVersion) });
+      const opened = performance.now();
+      const query = { resourceVersion: String(fake.resourceVersion), timeoutSeconds: 150 };
+      const asked = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', { ...query, allowWatchBookmarks: true });
+      const notAsked = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', query);
       const initial = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', {
         sendInitialEvents: true,
         resourceVersionMatch: 'NotOlderThan',
         allowWatchBookmarks: true,
       });
-      await eventually(async () => asked.events.length, (count) => count >= 3, 'three bookmarks');
+      await eventually(async () => [asked.ended(), notAsked.ended()], (ended) => ended.every((end) => end !== undefined), 'both watches to reach their deadline', 5_000);
       expect(asked.events.every(({ type, object }) => type === 'BOOKMARK' && object.kind === 'ConfigMap' && object.metadata?.['resourceVersion'] === String(fake.resourceVersion))).to.equal(true);
+      // 150 s: bookmarks at 60 s and 120 s, the next heartbeat (180 s) falls after the deadline so one goes 2 s before it, then the clean end.
+      // The fake's timers fire on time or late, never early (a millisecond of slack is a fraction of a server second here).
+      expect(asked.events.map(({ at }) => serverSeconds(at - opened))).to.satisfy((times: number[]) => times.length === 3 && times[0]! >= 59 && times[1]! >= 119 && times[2]! >= 147);
+      expect(serverSeconds(asked.ended()!.at - opened)).to.be.at.least(149);
+      expect(asked.ended()?.error).to.equal(null);
       expect(notAsked.events).to.deep.equal([]);
       expect(names(initial.events.slice(0, 2))).to.deep.equal(['ADDED x', 'BOOKMARK ']);
       expect(initial.events[1]!.object.metadata?.['annotations']).to.deep.equal({ 'k8s.io/initial-events-end': 'true' });
+    });
+
+    it("meets client-node's idle abort as a cluster does: a silent watch is cut after 30 s, before the first bookmark, and its informer reopens it at once from the same version", async () => {
+      const scale = 600;
+      const fake = await fakeFor({ timeScale: scale });
+      const kc = kubeConfigFor(fake);
+      // What client-node 2.0.1 does, pinned: a 30 s idle abort.
+      expect(idleField(new Watch(kc)).requestTimeoutMs).to.equal(30_000);
+      const quiet = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', { resourceVersion: String(fake.resourceVersion), allowWatchBookmarks: true }, scaledWatch(fake, scale));
+      await eventually(async () => quiet.ended(), (ended) => ended !== undefined, 'the idle abort', 5_000);
+      expect((quiet.ended()!.error as Error).name).to.equal('TimeoutError');
+      expect(quiet.events).to.deep.equal([]);
+
+      const core = kc.makeApiClient(CoreV1Api);
+      const informer = new ListWatch<V1ConfigMap>('/api/v1/namespaces/default/configmaps', scaledWatch(fake, scale), () => core.listNamespacedConfigMap({ namespace: 'default' }), false);
+      closers.push(() => informer.stop());
+      const recorded = record(informer);
+      await informer.start();
+      await eventually(async () => fake.requests.matching({ verb: 'watch', resource: 'configmaps' }).length, (count) => count >= 5, 'four reopens');
+      const watches = fake.requests.matching({ verb: 'watch', resource: 'configmaps' });
+      expect(new Set(watches.map((request) => new URLSearchParams(request.query).get('resourceVersion'))).size).to.equal(1);
+      expect(fake.requests.matching({ verb: 'list', resource: 'configmaps' })).to.have.length(1);
+      expect(recorded.errors).to.deep.equal([]);
     });
 
     it('drives a real informer: initial list, then add, update and delete', async () => {
@@ -716,23 +804,39 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       expect(fake.openWatches()).to.equal(0);
     });
 
-    it('stalls watches: the connection stays open and silent (bookmarks too) until released, then the held events arrive in order', async () => {
-      const fake = await fakeFor({ bookmarkIntervalMs: 20 });
+    it('stalls watches: the connection stays open and silent (bookmarks and the end at its deadline too) until released, then the held events arrive in order, then the end', async () => {
+      // A minute of server time in 20 ms: bookmarks would be due while stalled.
+      const fake = await fakeFor({ timeScale: 3_000 });
       const core = kubeConfigFor(fake).makeApiClient(CoreV1Api);
       fake.faults.stallWatches(true, 'configmaps');
-      const stalled = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', { resourceVersion: String(fake.resourceVersion), allowWatchBookmarks: true });
-      const other = await watchRaw(fake, '/api/v1/namespaces/default/secrets', { resourceVersion: String(fake.resourceVersion) });
+      const query = { resourceVersion: String(fake.resourceVersion), allowWatchBookmarks: true, timeoutSeconds: 300 };
+      const stalled = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', query);
+      const other = await watchRaw(fake, '/api/v1/namespaces/default/secrets', query);
       await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('held-1') });
       await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('held-2') });
       await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' } } });
-      await eventually(async () => other.events.length, (count) => count === 1, 'the unstalled watch');
+      // The other watch, opened with the same deadline, has reached it: so has the stalled one.
+      await eventually(async () => other.ended(), (ended) => ended !== undefined, 'the unstalled watch to end');
+      expect(names(other.events.filter(({ type }) => type !== 'BOOKMARK'))).to.deep.equal(['ADDED s']);
       expect(stalled.events).to.deep.equal([]);
       expect(stalled.ended()).to.equal(undefined);
       expect(fake.openWatches('configmaps')).to.equal(1);
 
       fake.faults.stallWatches(false, 'configmaps');
-      await eventually(async () => stalled.events.filter(({ type }) => type !== 'BOOKMARK'), (events) => events.length === 2, 'the held events');
-      expect(names(stalled.events.filter(({ type }) => type !== 'BOOKMARK'))).to.deep.equal(['ADDED held-1', 'ADDED held-2']);
+      await eventually(async () => stalled.ended(), (ended) => ended !== undefined, 'the held end');
+      expect(names(stalled.events)).to.deep.equal(['ADDED held-1', 'ADDED held-2']);
+      expect(stalled.ended()?.error).to.equal(null);
+    });
+
+    it('withholds bookmarks, as a server that sends none: the watch still ends cleanly at its deadline', async () => {
+      const fake = await fakeFor({ timeScale: 3_000 });
+      fake.faults.withholdBookmarks(true, 'configmaps');
+      const query = { resourceVersion: String(fake.resourceVersion), allowWatchBookmarks: true, timeoutSeconds: 300 };
+      const without = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', query);
+      const other = await watchRaw(fake, '/api/v1/namespaces/default/secrets', query);
+      await eventually(async () => [without.ended(), other.ended()], (ended) => ended.every((end) => end !== undefined), 'both deadlines');
+      expect([without.events.length, without.ended()?.error]).to.deep.equal([0, null]);
+      expect(names(other.events)).to.deep.equal(['BOOKMARK ', 'BOOKMARK ', 'BOOKMARK ', 'BOOKMARK ', 'BOOKMARK ']);
     });
 
     it('fails the next N list or watch requests with a 5xx, throttles with 429 and Retry-After, slows lists, and logs every request', async () => {

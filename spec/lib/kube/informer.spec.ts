@@ -4,10 +4,17 @@ import { ResilientInformer, type InformerOptions } from '../../../lib/kube/infor
 import type { ChangeType, KubeObject } from '../../../lib/pipeline/model.ts';
 import { eventually } from '../../support/eventually.ts';
 import { startFakeApiServer, type FakeApiServer } from '../../support/fake-apiserver/index.ts';
+import { informerClocks } from '../../support/server-clock.ts';
 
-/** ResilientInformer on the real client-node, against the fake API server over HTTP. */
+/**
+ * ResilientInformer on the real client-node, against the fake API server
+ * over HTTP, on a clock 300 times faster than real time for both: the
+ * five-minute watchdog takes a second, client-node's 30 s idle abort 100 ms,
+ * and the server's minute between bookmarks 200 ms.
+ */
 
-const options: InformerOptions = { restartBaseMs: 50, restartMaxMs: 200, watchdogMs: 1_000, random: () => 0.5 };
+const SCALE = 300;
+const options: InformerOptions = { restartBaseMs: 50, restartMaxMs: 200, random: () => 0.5, ...informerClocks(SCALE) };
 
 function service(name: string, labels: Record<string, string> = {}) {
   return { apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name, labels }, spec: { ports: [{ port: 80 }] } };
@@ -39,7 +46,7 @@ describe('ResilientInformer', function () {
   const names = (type: ChangeType) => events.filter((e) => e.type === type).map((e) => e.object.metadata.name);
 
   beforeEach(async () => {
-    fake = await startFakeApiServer({ bookmarkIntervalMs: 200 });
+    fake = await startFakeApiServer({ timeScale: SCALE });
     events = [];
     restarts = [];
     synced = 0;
@@ -107,6 +114,43 @@ describe('ResilientInformer', function () {
     expect(restarts.some((r) => /nothing received for 1000 ms/.test(r.reason))).to.equal(true);
     fake.faults.stallWatches(false, 'services');
     expect(names('added').filter((n) => n === 'kept')).to.have.length(1);
+  });
+
+  it('keeps a healthy quiet watch without relisting: the server ends each watch, a bookmark first, before client-node would abort it', async () => {
+    fake.create(service('quiet'));
+    start();
+    await eventually(async () => synced, (n) => n === 1, 'synced');
+    // Twenty 25 s watches: over eight minutes of server time, past the five-minute watchdog.
+    await eventually(async () => fake.requests.matching({ verb: 'watch', resource: 'services' }).length, (count) => count >= 20, 'twenty watches', 10_000);
+    expect(restarts).to.deep.equal([]);
+    expect(fake.requests.matching({ verb: 'list', resource: 'services' })).to.have.length(1);
+    const asked = new URLSearchParams(fake.requests.matching({ verb: 'watch', resource: 'services' })[0]!.query);
+    expect([asked.get('timeoutSeconds'), asked.get('allowWatchBookmarks')]).to.deep.equal(['25', 'true']);
+    expect(names('added')).to.deep.equal(['quiet']);
+  });
+
+  it('keeps a quiet watch on a server that sends no bookmarks: a watch the server ended by itself is a sign of life', async () => {
+    fake.faults.withholdBookmarks(true);
+    start();
+    await eventually(async () => synced, (n) => n === 1, 'synced');
+    // Ten 25 s watches and client-node's growing waits before each reopen (1 s, 2 s... 30 s): past the five-minute watchdog.
+    await eventually(async () => fake.requests.matching({ verb: 'watch', resource: 'services' }).length, (count) => count >= 10, 'ten watches', 10_000);
+    expect(restarts).to.deep.equal([]);
+    expect(fake.requests.matching({ verb: 'list', resource: 'services' })).to.have.length(1);
+  });
+
+  it('treats a watch whose every reopen fails as deaf: restarts, then a fresh LIST once the watchdog sees no sign of life', async () => {
+    fake.create(service('a'));
+    start();
+    await eventually(async () => synced, (n) => n === 1, 'synced');
+    fake.faults.failNext(1_000, { verb: 'watch', status: 503 });
+    fake.faults.dropWatches();
+    fake.create(service('b'));
+    await eventually(async () => restarts.map((r) => r.reason), (reasons) => reasons.some((reason) => /nothing received for 1000 ms/.test(reason)), 'the watchdog', 10_000);
+    expect(restarts.some((r) => /503|Service Unavailable/i.test(r.reason))).to.equal(true, JSON.stringify(restarts));
+    // The fresh LIST brought what the failing watch could not.
+    await eventually(async () => names('added'), (added) => added.includes('b'), 'b from the relist');
+    fake.faults.reset();
   });
 
   it('treats an object leaving the label selector as deleted', async () => {

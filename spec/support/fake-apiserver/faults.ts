@@ -139,12 +139,21 @@ export class Faults {
     this.#hub.stall(on, resource);
   }
 
+  /**
+   * While on, watches (of `resource`, all by default) get no periodic
+   * bookmarks, as from a server that does not send them: they are best
+   * effort (allowWatchBookmarks is a request, not a promise).
+   */
+  withholdBookmarks(on: boolean, resource?: string): void {
+    this.#hub.withholdBookmarks(on, resource);
+  }
+
   /** Ends (or resets) every open watch, of `resource` only when given. Returns how many were dropped. */
   dropWatches(options: DropOptions = {}): number {
     return this.#hub.drop(options.resource, options.mode ?? 'end');
   }
 
-  /** No pending failure, delay or stall any more. */
+  /** No pending failure, delay, stall or withheld bookmarks any more. */
   reset(): void {
     this.#failures = [];
     this.#listDelays = [];

@@ -172,7 +172,8 @@ export class FakeHttpServer {
 
   #watch(request: WatchSession['request'], response: ServerResponse, entry: RecordedRequest): void {
     const { hub, registry, watch } = this.#options;
-    const session: WatchSession = new WatchSession(request, registry.store, response, watch, hub.isStalled(request.type), () => hub.remove(session));
+    const faults = { stalled: hub.isStalled(request.type), bookmarksWithheld: () => hub.bookmarksWithheld(request.type) };
+    const session: WatchSession = new WatchSession(request, registry.store, response, watch, faults, () => hub.remove(session));
     const start = session.plan();
     hub.add(session);
     entry.status = 200;

@@ -4,7 +4,7 @@
  * informers, CRUD and status calls, and kubectl, over real HTTP on
  * 127.0.0.1 (no API server binary exists where the tests run).
  *
- *   const fake = await startFakeApiServer({ bookmarkIntervalMs: 100 });
+ *   const fake = await startFakeApiServer({ timeScale: 600 });   // a minute of server time in 100 ms
  *   const kc = new KubeConfig();
  *   kc.loadFromFile(fake.kubeconfigPath);   // http://127.0.0.1:PORT with a bearer token
  *   fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name: 'web' }, spec: {} });
@@ -25,8 +25,14 @@
  *   creationTimestamp and generation set by the server; writes that change
  *   nothing store nothing and send no event;
  * - LIST with selectors, pages and resourceVersion semantics
- *   (resource-api.ts); WATCH with replay, selectors, bookmarks, timeouts
+ *   (resource-api.ts); WATCH with replay, selectors, bookmarks on the watch
+ *   cache's schedule (the first a minute after the watch opens), timeouts
  *   and 410 Expired (watch-session.ts);
+ * - Events expire an hour after their last write (event-expiry.ts), and an
+ *   Event about a cluster-scoped object lives in default or kube-system
+ *   only (builtin-validation.ts);
+ * - a clock that can run faster than real time (`timeScale`), so specs see
+ *   a real server's minutes in milliseconds;
  * - POST/PUT/PATCH/DELETE with Status errors (409 AlreadyExists and
  *   Conflict, 404, 422 Invalid, 400, 415), the status subresource, dry
  *   runs, JSON / merge / strategic merge patches (patch.ts), admission of
@@ -60,6 +66,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EventExpiry } from './event-expiry.ts';
 import { Faults, RequestLog } from './faults.ts';
 import { FakeHttpServer } from './http-server.ts';
 import { clone } from './json-values.ts';
@@ -93,8 +100,15 @@ export interface FakeApiServerOptions {
   readonly tls?: boolean;
   /** The bearer token in the kubeconfig. Default: random. */
   readonly token?: string;
-  /** How often watches that allow bookmarks get one. Default 60 s, about the real server's pace. */
-  readonly bookmarkIntervalMs?: number;
+  /**
+   * How many times faster than real time the server's clock runs: watch
+   * bookmarks (a minute apart) and timeouts, and Event expiry all follow it.
+   * Default 1. A client talking to it must scale its own timers alike
+   * (client-node's 30 s watch idle abort, the informer's watchdog).
+   */
+  readonly timeScale?: number;
+  /** How long an Event lives after its last write, in server seconds: the API server's --event-ttl. Default 3600. */
+  readonly eventTtlSeconds?: number;
   /** Changes kept per type for watch replay and consistent pages; older versions answer 410. Default 1000. */
   readonly historyLimit?: number;
   /** How a watch from a compacted version fails: 'event' (in-stream ERROR, what real servers do; default) or 'status' (HTTP 410). */
@@ -171,6 +185,10 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   const registry = new Registry(types, store);
   for (const name of INITIAL_NAMESPACES) registry.create(types.require('v1', 'Namespace'), undefined, { metadata: { name } });
 
+  const timeScale = options.timeScale ?? 1;
+  if (!(timeScale > 0)) throw new Error(`timeScale must be above 0, got ${timeScale}`);
+  const expiry = new EventExpiry(registry, (options.eventTtlSeconds ?? 3_600) * 1_000, timeScale);
+
   const hub = new WatchHub();
   const faults = new Faults(hub);
   const requests = new RequestLog();
@@ -181,7 +199,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     faults,
     requests,
     token: options.requireToken === true ? token : undefined,
-    watch: { bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000, expiredAs: options.expiredWatchAs ?? 'event' },
+    watch: { timeScale, expiredAs: options.expiredWatchAs ?? 'event' },
     ...(options.tls === true ? { tls: { cert: SELF_SIGNED_CERT, key: SELF_SIGNED_KEY } } : {}),
   });
   const port = await server.listen();
@@ -241,6 +259,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     close() {
       closed ??= (async () => {
         faults.reset();
+        expiry.close();
         await server.close();
         await rm(directory, { recursive: true, force: true });
       })();

@@ -17,6 +17,8 @@ export class WatchHub {
   readonly #sessions = new Set<WatchSession>();
   /** Resource filters stalled; undefined stands for every resource. */
   readonly #stalled = new Set<string | undefined>();
+  /** Resource filters whose watches get no bookmarks. */
+  readonly #withoutBookmarks = new Set<string | undefined>();
 
   get size(): number {
     return this.#sessions.size;
@@ -39,6 +41,15 @@ export class WatchHub {
     return [...this.#stalled].some((resource) => typeMatches(type, resource));
   }
 
+  bookmarksWithheld(type: ResourceType): boolean {
+    return [...this.#withoutBookmarks].some((resource) => typeMatches(type, resource));
+  }
+
+  withholdBookmarks(on: boolean, resource?: string): void {
+    if (on) this.#withoutBookmarks.add(resource);
+    else this.#withoutBookmarks.delete(resource);
+  }
+
   stall(on: boolean, resource?: string): void {
     if (on) this.#stalled.add(resource);
     else this.#stalled.delete(resource);
@@ -59,6 +70,7 @@ export class WatchHub {
 
   unstallAll(): void {
     this.#stalled.clear();
+    this.#withoutBookmarks.clear();
     for (const session of this.#sessions) session.stall(false);
   }
 

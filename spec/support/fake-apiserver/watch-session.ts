@@ -14,9 +14,19 @@
  *   as DELETED (its previous state with the new resourceVersion), one that
  *   starts matching as ADDED, as the watch cache does.
  * - BOOKMARK events (kind, apiVersion and metadata.resourceVersion only)
- *   every `bookmarkIntervalMs` when allowWatchBookmarks=true, plus the
- *   `k8s.io/initial-events-end` bookmark after the initial events.
- * - timeoutSeconds ends the stream cleanly when it runs out.
+ *   when allowWatchBookmarks=true, on the watch cache's schedule
+ *   (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher:
+ *   cache_watcher.go nextBookmarkTime, cacher.go defaultBookmarkFrequency):
+ *   the first a minute after the watch opens, then a minute after each
+ *   bookmark, or 2 s before the watch's deadline when that comes first, and
+ *   none once that time has passed. The real server keeps watchers in
+ *   one-second buckets, so its bookmarks come within a second of these
+ *   times; the fake's come on them. Plus the `k8s.io/initial-events-end`
+ *   bookmark after the initial events.
+ * - The stream ends cleanly at its deadline: timeoutSeconds when given,
+ *   else a random 30 to 60 minutes (k8s.io/apiserver GetTimeoutForWatch:
+ *   --min-request-timeout, 1800 s, times 1 to 2).
+ * - Every time above is fake time: `timeScale` of them pass per real one.
  */
 import type { ServerResponse } from 'node:http';
 import { clone } from './json-values.ts';
@@ -42,9 +52,17 @@ export interface WatchRequest {
 }
 
 export interface WatchSettings {
-  readonly bookmarkIntervalMs: number;
+  /** How many times faster than real time the server's clock runs. */
+  readonly timeScale: number;
   readonly expiredAs: 'event' | 'status';
 }
+
+/** The watch cache's bookmark heartbeat. */
+const BOOKMARK_FREQUENCY_MS = 60_000;
+/** A bookmark goes out this long before a watch's deadline, so the client resumes from a fresh version. */
+const PRE_TIMEOUT_BOOKMARK_MS = 2_000;
+/** The default --min-request-timeout: a watch without timeoutSeconds lasts 1 to 2 times this. */
+const MIN_REQUEST_TIMEOUT_MS = 1_800_000;
 
 /** What a watch starts with: events to send first, or a failure to stream instead. */
 type Start =
@@ -60,16 +78,27 @@ export class WatchSession {
   /** Lines held while stalled, sent in order when released. */
   readonly #held: string[] = [];
   #unsubscribe: (() => void) | undefined;
-  readonly #timers: NodeJS.Timeout[] = [];
+  readonly #timers = new Set<NodeJS.Timeout>();
+  /** The deadline passed while stalled: the end is held with the rest. */
+  #endHeld = false;
   #closed = false;
   readonly #onClose: () => void;
+  readonly #bookmarksWithheld: () => boolean;
 
-  constructor(request: WatchRequest, store: ObjectStore, response: ServerResponse, settings: WatchSettings, stalled: boolean, onClose: () => void) {
+  constructor(
+    request: WatchRequest,
+    store: ObjectStore,
+    response: ServerResponse,
+    settings: WatchSettings,
+    faults: { readonly stalled: boolean; readonly bookmarksWithheld: () => boolean },
+    onClose: () => void,
+  ) {
     this.request = request;
+    this.#bookmarksWithheld = faults.bookmarksWithheld;
     this.#store = store;
     this.#response = response;
     this.#settings = settings;
-    this.#stalled = stalled;
+    this.#stalled = faults.stalled;
     this.#onClose = onClose;
   }
 
@@ -116,13 +145,35 @@ export class WatchSession {
       if (change.type.key !== this.request.type.key) return;
       for (const event of this.#eventFor(change)) this.#send(event.type, event.object);
     });
-    if (this.request.allowBookmarks) {
-      const tick = (): void => {
-        if (!this.#stalled) this.#sendBookmark();
-      };
-      this.#timers.push(setInterval(tick, this.#settings.bookmarkIntervalMs));
-    }
-    if (this.request.timeoutMs !== undefined) this.#timers.push(setTimeout(() => this.end(), this.request.timeoutMs));
+    const timeoutMs = this.request.timeoutMs ?? MIN_REQUEST_TIMEOUT_MS * (1 + Math.random());
+    const deadline = this.#now() + timeoutMs;
+    this.#after(timeoutMs, () => (this.#stalled ? (this.#endHeld = true) : this.end()));
+    if (this.request.allowBookmarks) this.#scheduleBookmark(deadline);
+  }
+
+  /** Fake time, in ms. */
+  #now(): number {
+    return performance.now() * this.#settings.timeScale;
+  }
+
+  /** Runs `action` after `ms` of fake time. */
+  #after(ms: number, action: () => void): void {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      action();
+    }, ms / this.#settings.timeScale);
+    this.#timers.add(timer);
+  }
+
+  #scheduleBookmark(deadline: number): void {
+    const now = this.#now();
+    const next = Math.min(now + BOOKMARK_FREQUENCY_MS, deadline - PRE_TIMEOUT_BOOKMARK_MS);
+    if (next < now) return;
+    this.#after(next - now, () => {
+      // A stalled connection sends nothing; the watch cache drops a bookmark it cannot deliver.
+      if (!this.#stalled && !this.#bookmarksWithheld()) this.#sendBookmark();
+      this.#scheduleBookmark(deadline);
+    });
   }
 
   /** How one stored change looks through this watch's selectors. */
@@ -150,11 +201,12 @@ export class WatchSession {
     else this.#response.write(line);
   }
 
-  /** Stalled: the connection stays open and nothing is sent; released, what was held goes out in order. */
+  /** Stalled: the connection stays open and nothing is sent, not even its end; released, what was held goes out in order. */
   stall(on: boolean): void {
     this.#stalled = on;
     if (on || this.#closed) return;
     for (const line of this.#held.splice(0)) this.#response.write(line);
+    if (this.#endHeld) this.end();
   }
 
   /** Ends the stream cleanly (the terminating chunk), as a server-side timeout does. */
