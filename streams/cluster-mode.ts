@@ -261,7 +261,6 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   const recorder = new EventRecorder(kubeConfig, {
     controller: 'haproxy-template-ic',
     instance: options.identity,
-    namespace,
     ...(options.eventSeries ? { series: options.eventSeries } : {}),
   });
 
