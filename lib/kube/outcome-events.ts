@@ -36,10 +36,12 @@ function podSubject(endpointId: string): EventSubject | undefined {
 /**
  * The Kubernetes Events an outcome deserves: the configuration's sources
  * hear whether it was accepted, rejected or rendered invalid (with the
- * errors), an object
- * left out of the configuration hears which field and why, and a HAProxy
- * pod hears that a deployment to it gave up. Everything else is for logs
- * and metrics only.
+ * errors), an object left out of the configuration hears which field and
+ * why, and a HAProxy pod hears of every failed deployment attempt, not only
+ * the last one: a pod that keeps failing is worth knowing about before the
+ * retries run out. Retries of one revision failing alike make one note, so
+ * they count up one Event's series instead of adding Events. Everything
+ * else is for logs and metrics only.
  */
 export function outcomeEvents(outcome: Outcome, context: OutcomeEventContext): EventRecord[] {
   switch (outcome.type) {
@@ -57,8 +59,9 @@ export function outcomeEvents(outcome: Outcome, context: OutcomeEventContext): E
           : [{ regarding, type: 'Warning' as const, reason: 'ObjectExcluded', action: 'Render', note: `left out of the HAProxy configuration: ${problem.field}: ${problem.message}` }];
       });
     case 'deployFailed': {
-      const regarding = outcome.final ? podSubject(outcome.endpoint) : undefined;
-      return regarding === undefined ? [] : [{ regarding, type: 'Warning', reason: 'DeployFailed', action: 'Deploy', note: `deploying revision ${outcome.revision} failed: ${outcome.error}` }];
+      const regarding = podSubject(outcome.endpoint);
+      const outlook = outcome.final ? `gave up after ${outcome.attempt} attempt${outcome.attempt === 1 ? '' : 's'}` : 'retrying';
+      return regarding === undefined ? [] : [{ regarding, type: 'Warning', reason: 'DeployFailed', action: 'Deploy', note: `deploying revision ${outcome.revision} failed, ${outlook}: ${outcome.error}` }];
     }
     default:
       return [];

@@ -57,15 +57,23 @@ describe('outcomeEvents', () => {
     ]);
   });
 
-  it('tells a HAProxy pod that a deployment gave up, and says nothing about retries or external endpoints', () => {
-    const failed = (endpoint: string, final: boolean): Outcome => ({
-      type: 'deployFailed', endpoint, revision: 4, hash: 'h', reason: 'change', error: 'reload failed', attempt: 5, final,
+  it('tells a HAProxy pod of every failed deployment attempt, the retries in one note, and says nothing about external endpoints', () => {
+    const failed = (endpoint: string, attempt: number, final: boolean, error = 'reload failed'): Outcome => ({
+      type: 'deployFailed', endpoint, revision: 4, hash: 'h', reason: 'change', error, attempt, final,
     });
-    expect(outcomeEvents(failed('haproxy/haproxy-1', true), context)).to.deep.equal([
-      { regarding: { apiVersion: 'v1', kind: 'Pod', namespace: 'haproxy', name: 'haproxy-1' }, type: 'Warning', reason: 'DeployFailed', action: 'Deploy', note: 'deploying revision 4 failed: reload failed' },
+    const pod = { apiVersion: 'v1', kind: 'Pod', namespace: 'haproxy', name: 'haproxy-1' };
+    const notes = [failed('haproxy/haproxy-1', 1, false), failed('haproxy/haproxy-1', 2, false), failed('haproxy/haproxy-1', 3, true), failed('haproxy/haproxy-1', 1, true)].map(
+      (outcome) => outcomeEvents(outcome, context),
+    );
+    expect(notes[0]).to.deep.equal([{ regarding: pod, type: 'Warning', reason: 'DeployFailed', action: 'Deploy', note: 'deploying revision 4 failed, retrying: reload failed' }]);
+    // The same failure on the next attempt is the same event again: the recorder counts it in that event's series.
+    expect(notes[1]).to.deep.equal(notes[0]);
+    expect(notes.slice(2).map((events) => events.map((e) => e.note))).to.deep.equal([
+      ['deploying revision 4 failed, gave up after 3 attempts: reload failed'],
+      ['deploying revision 4 failed, gave up after 1 attempt: reload failed'],
     ]);
-    expect(outcomeEvents(failed('haproxy/haproxy-1', false), context)).to.deep.equal([]);
-    expect(outcomeEvents(failed('http://10.0.0.1:5555', true), context)).to.deep.equal([]);
+    expect(outcomeEvents(failed('http://10.0.0.1:5555', 1, false), context)).to.deep.equal([]);
+    expect(outcomeEvents(failed('http://10.0.0.1:5555', 3, true), context)).to.deep.equal([]);
   });
 });
 
