@@ -7,13 +7,13 @@
 # image is pinned to bookworm so the distribution's haproxy stays on that minor version.
 ARG NODE_IMAGE=node:24-bookworm-slim
 
-# npm install, not npm ci: npm ci rejects the lock file on registries that lack some optional
-# platform packages. --ignore-scripts: no production dependency has an install script, and the
-# development-only node package's would download a second Node.
+# npm ci: exactly what package-lock.json says (a spec keeps it in step with package.json).
+# --ignore-scripts: no production dependency has an install script, and the development-only node
+# package's would download a second Node.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /build
 COPY package.json package-lock.json ./
-RUN npm install --no-audit --no-fund --ignore-scripts
+RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY lib lib
 COPY streams streams
@@ -22,7 +22,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
 # The HAProxy major.minor of the chart's HAProxy image; the build fails if Debian's differs.

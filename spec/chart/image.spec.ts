@@ -52,7 +52,7 @@ function allowedByDockerignore(text: string): string[] {
   });
 }
 
-/** node_modules/<name> entries of the lock file npm install --omit=dev keeps. */
+/** node_modules/<name> entries of the lock file npm ci --omit=dev keeps. */
 function productionPackages(lock: { packages: Record<string, { dev?: boolean }> }): string[] {
   return Object.entries(lock.packages)
     .filter(([path, entry]) => /^node_modules\/(@[^/]+\/)?[^/]+$/.test(path) && entry.dev !== true)
@@ -75,10 +75,11 @@ describe('the container image', function () {
       expect(dockerfile.globalArgs['NODE_IMAGE']).to.match(/^node:24(\.\d+)*-bookworm-slim$/);
     });
 
-    it('installs with npm install (never npm ci), production dependencies only for the image, and builds with npm run build', () => {
+    it('installs with npm ci (the lock file as it is, never npm install), production dependencies only for the image, and builds with npm run build', () => {
       const all = dockerfile.stages.flatMap(runs).join('\n');
-      expect(all).to.not.match(/npm ci\b/);
-      expect(runs(stage(dockerfile, 'production-dependencies')).some((r) => /npm install .*--omit=dev/.test(r))).to.equal(true);
+      expect(all).to.not.match(/npm (install|i)\b/);
+      expect(runs(stage(dockerfile, 'build')).some((r) => /^npm ci\b/.test(r))).to.equal(true);
+      expect(runs(stage(dockerfile, 'production-dependencies')).some((r) => /^npm ci .*--omit=dev/.test(r))).to.equal(true);
       expect(runs(stage(dockerfile, 'build'))).to.include('npm run build');
     });
 
@@ -150,7 +151,7 @@ describe('the container image', function () {
       expect(packageJson.scripts.build).to.equal('tsc -p tsconfig.build.json');
       const built = await run(process.execPath, [join(modules, 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], context);
       expect(built.code, built.stdout + built.stderr).to.equal(0);
-      // The runtime stage's layout, with only the packages npm install --omit=dev keeps.
+      // The runtime stage's layout, with only the packages npm ci --omit=dev keeps.
       await mkdir(join(app, 'node_modules'), { recursive: true });
       await cp(join(context, 'dist'), join(app, 'dist'), { recursive: true });
       await cp(join(context, 'templates'), join(app, 'templates'), { recursive: true });
