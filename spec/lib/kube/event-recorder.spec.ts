@@ -74,7 +74,7 @@ describe('EventRecorder', () => {
       note: 'left out of the HAProxy configuration',
     };
     expect(await events.record(event)).to.equal('created');
-    expect(stored().map((stored) => [stored.metadata.namespace, stored.regarding.name])).to.deep.equal([['default', 'haproxy']]);
+    expect(stored().map((written) => [written.metadata.namespace, written.regarding.name])).to.deep.equal([['default', 'haproxy']]);
   });
 
   it('creates an Event again, series and all, when bumping its series finds it gone (expired after the event TTL)', async () => {
@@ -98,6 +98,6 @@ describe('EventRecorder', () => {
     // And the series goes on on the new Event.
     now += 60_000;
     expect(await events.record(event)).to.equal('updated');
-    expect(stored().map((stored) => [stored.metadata.name, stored.series?.count])).to.deep.equal([[again?.metadata.name, 3]]);
+    expect(stored().map((written) => [written.metadata.name, written.series?.count])).to.deep.equal([[again?.metadata.name, 3]]);
   });
 });
