@@ -1,6 +1,6 @@
 import type { ChangeRef, DeployReason, DeployResult, StoreReader } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
-import { changes, files } from './pipeline-values.ts';
+import { change, changes, files } from './pipeline-values.ts';
 
 /** Outcomes as the pipeline reports them, for specs of what subscribes to the outcome stream. */
 
@@ -72,3 +72,23 @@ export function deployFailed(revision: number, endpoint: string, attempt: number
 export function synced(stores: ReadonlyMap<string, StoreReader>, revision = 1): Of<'synced'> {
   return { type: 'synced', revision, kinds: [...stores.keys()], stores };
 }
+
+/**
+ * Configurations dropped on the way, each at a different stage: 2 waits for
+ * validation behind 1 and is replaced by 3; 3 waits for the deployment slot
+ * and is replaced by 4; endpoint b never takes 1, so 4 delivers 1 there.
+ */
+export const droppedOnTheWay: readonly [at: number, outcome: Outcome][] = [
+  [100, rendered(1, [change('one', 90)])],
+  [110, rendered(2, [change('two', 105)])],
+  [120, rendered(3, [change('three', 115), change('four', 116)])],
+  [150, validated(1)],
+  [151, deploying(1, ['a', 'b'])],
+  [200, validated(3)],
+  [210, deployed(1, 'a')],
+  [300, rendered(4, [change('five', 290)])],
+  [350, validated(4)],
+  [2_151, deploying(4, ['a', 'b'])],
+  [2_160, deployed(4, 'a')],
+  [2_170, deployed(4, 'b')],
+];

@@ -6,6 +6,7 @@ import {
   deployed,
   deployFailed,
   deploying,
+  droppedOnTheWay,
   reload,
   renderFailed,
   rendered,
@@ -97,22 +98,8 @@ describe('reconciliation tracker', () => {
   });
 
   it('hands what a dropped configuration carried to the one that delivers it: before deployment, and per endpoint', () => {
-    const { closed } = follow([
-      [100, rendered(1, [change('one', 90)])],
-      [110, rendered(2, [change('two', 105)])],
-      [120, rendered(3, [change('three', 115), change('four', 116)])],
-      [150, validated(1)],
-      [151, deploying(1, ['a', 'b'])],
-      // 2 waited for validation behind 1 and was replaced by 3.
-      [200, validated(3)],
-      [210, deployed(1, 'a')],
-      [300, rendered(4, [change('five', 290)])],
-      [350, validated(4)],
-      // 3 waited for the deployment slot and was replaced by 4; b never took 1, so 4 delivers 1 there.
-      [2_151, deploying(4, ['a', 'b'])],
-      [2_160, deployed(4, 'a')],
-      [2_170, deployed(4, 'b')],
-    ]);
+    // 2 dropped waiting for validation, 3 waiting for the deployment slot, 1 waiting for b.
+    const { closed } = follow(droppedOnTheWay);
     const revisions = (folded: Folded | undefined) => [folded?.count, folded?.changes, folded?.reconciliations.map((r) => r.revision)];
     const byRevision = new Map(closed.map((r) => [r.revision, r]));
     expect(closed.map((r) => [r.revision, r.result])).to.deep.equal([

@@ -7,7 +7,7 @@ import { ReconciliationTracker } from '../../../lib/telemetry/reconciliations.ts
 import { Redactor } from '../../../lib/telemetry/redaction.ts';
 import { exemplarLabels, ReconciliationTracing, type TracedEvent } from '../../../lib/telemetry/tracing.ts';
 import { change } from '../../support/pipeline-values.ts';
-import { deployed, deployFailed, deploying, reload, rendered, runtime, unchanged, validated } from '../../support/outcome-builders.ts';
+import { deployed, deployFailed, deploying, droppedOnTheWay, reload, rendered, runtime, unchanged, validated } from '../../support/outcome-builders.ts';
 
 function traced(steps: readonly [number, Outcome][], redactor = new Redactor()) {
   const exporter = new InMemorySpanExporter();
@@ -84,21 +84,8 @@ describe('reconciliation tracing', () => {
   });
 
   it("links the trace that delivers a dropped configuration's changes to that configuration's trace and change spans", () => {
-    const { named } = traced([
-      [100, rendered(1, [change('one', 90)])],
-      [110, rendered(2, [change('two', 105)])],
-      [120, rendered(3, [change('three', 115), change('four', 116)])],
-      [150, validated(1)],
-      [151, deploying(1, ['a', 'b'])],
-      [200, validated(3)],
-      [210, deployed(1, 'a')],
-      [300, rendered(4, [change('five', 290)])],
-      [350, validated(4)],
-      // 2 was dropped waiting for validation, 3 waiting for the deployment slot, 1 waiting for b.
-      [2_151, deploying(4, ['a', 'b'])],
-      [2_160, deployed(4, 'a')],
-      [2_170, deployed(4, 'b')],
-    ]);
+    // 2 dropped waiting for validation, 3 waiting for the deployment slot, 1 waiting for b.
+    const { named } = traced(droppedOnTheWay);
     const rootOf = (revision: number) => named('reconcile').find((span) => span.attributes['reconcile.revision'] === revision);
     const changeSpan = (name: string) => [...named('change Ingress')].find((span) => span.attributes['change.name'] === name);
     const linked = (span: ReadableSpan | undefined) =>
