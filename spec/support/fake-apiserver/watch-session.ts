@@ -165,14 +165,15 @@ export class WatchSession {
     this.#timers.add(timer);
   }
 
-  #scheduleBookmark(deadline: number): void {
-    const now = this.#now();
-    const next = Math.min(now + BOOKMARK_FREQUENCY_MS, deadline - PRE_TIMEOUT_BOOKMARK_MS);
-    if (next < now) return;
-    this.#after(next - now, () => {
+  /** The next bookmark after `from`; none after the one before the deadline (a timer may fire a little early, so times are targets, not readings). */
+  #scheduleBookmark(deadline: number, from = this.#now()): void {
+    const preTimeout = deadline - PRE_TIMEOUT_BOOKMARK_MS;
+    const next = Math.min(from + BOOKMARK_FREQUENCY_MS, preTimeout);
+    if (next < from) return;
+    this.#after(Math.max(0, next - this.#now()), () => {
       // A stalled connection sends nothing; the watch cache drops a bookmark it cannot deliver.
       if (!this.#stalled && !this.#bookmarksWithheld()) this.#sendBookmark();
-      this.#scheduleBookmark(deadline);
+      if (next < preTimeout) this.#scheduleBookmark(deadline, Math.max(next, this.#now()));
     });
   }
 
