@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { loadAll } from 'js-yaml';
 import type { KubeObject } from '../pipeline/model.ts';
+import { storedSecret } from './stored-secret.ts';
 
 export interface Manifest {
   readonly object: KubeObject;
@@ -64,8 +65,15 @@ export function parseManifests(text: string, file: string): ManifestSet {
         : [{ item: document, source }];
     for (const { item, source: where } of items) {
       const problem = notAnObject(item);
-      if (problem) errors.push(`${where}: ${problem}`);
-      else manifests.push({ object: item as unknown as KubeObject, source: where });
+      if (problem) {
+        errors.push(`${where}: ${problem}`);
+        continue;
+      }
+      const object = item as unknown as KubeObject;
+      // A Secret is taken as the API server would store it (stringData merged, wrapped base64 accepted).
+      const stored = object.kind === 'Secret' && object.apiVersion === 'v1' ? storedSecret(object) : { ok: true as const, object };
+      if (stored.ok) manifests.push({ object: stored.object, source: where });
+      else errors.push(`${where}: ${stored.error}`);
     }
   });
   return { manifests, errors };

@@ -41,4 +41,14 @@ describe('manifests', () => {
     expect(read.errors).to.have.length(1);
     expect(read.errors[0]).to.match(/^broken\.yaml: .*\(\d+:\d+\)/);
   });
+
+  it('takes a Secret as the API server stores it, and names the document and key of one it would refuse', () => {
+    const read = parseManifests(
+      'apiVersion: v1\nkind: Secret\nmetadata: {name: a}\ndata:\n  k: |\n    YWJj\n    ZA==\nstringData: {s: text}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\ndata: {k: "not base64!"}\n',
+      'secrets.yaml',
+    );
+    expect(read.manifests.map((m) => m.object['data'])).to.deep.equal([{ k: 'YWJjZA==', s: 'dGV4dA==' }]);
+    expect(read.manifests[0]!.object['stringData']).to.equal(undefined);
+    expect(read.errors).to.deep.equal(['secrets.yaml#2: Secret b: data[k] is not valid base64']);
+  });
 });
