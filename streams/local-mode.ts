@@ -27,17 +27,18 @@ import type { Fleet } from '../lib/deploy/fleet.ts';
 import { localFleet } from '../lib/deploy/local-fleet.ts';
 import type { LocalTarget } from '../lib/haproxy/local-target.ts';
 import { Validator } from '../lib/haproxy/validator.ts';
-import { readManifestFiles } from '../lib/kube/manifests.ts';
+import { ManifestWatchdog } from '../lib/kube/manifest-watchdog.ts';
+import { ManifestFolder } from '../lib/kube/manifests.ts';
 import { watchedType } from '../lib/kube/select.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
 import type { LogSettings } from '../lib/telemetry/logger.ts';
 import { startObserver, type Observer } from '../lib/telemetry/observer.ts';
 import { controller } from './controller.ts';
-import { manifestEvents } from './manifest-events.ts';
+import { manifestSource } from './manifest-source.ts';
 import { reconcile } from './reconcile.ts';
 import { serialLatest } from './operators/serial-latest.ts';
-import { watchDirectory, watchFile } from './watch-path.ts';
+import { watchPath } from './watch-path.ts';
 
 export interface LocalModeOptions {
   readonly manifests: string;
@@ -54,6 +55,8 @@ export interface LocalModeOptions {
   readonly metricsPort: number;
   /** How long file changes settle before the folder is re-read. */
   readonly settleMs?: number;
+  /** The safety net: how often the manifest folder is read whatever its watch says; 10 s when absent. */
+  readonly rereadMs?: number;
   /** Deploy to these Data Plane APIs instead of a HAProxy on this machine. */
   readonly dataplane?: DataplaneFleetOptions;
   /** How failed deployments are retried; the pipeline's default (5 attempts, from 1 s apart) when absent. */
@@ -156,10 +159,9 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   };
 
   const settle = options.settleMs ?? 100;
-  // A watch fails when what it watches disappears (a folder removed and made again by a
-  // checkout): reported and set up again, never an error that stops the pipeline. Each time a
-  // watch is (re)established it ticks once, so what changed while nothing watched is read too.
-  const keepWatching = (watch: () => Observable<void>, what: string, report: (error: string) => void) =>
+  // A watch that fails is reported and set up again, never an error that stops the pipeline.
+  // Each time a watch is (re)established it ticks once, so what changed while nothing watched is read too.
+  const keepWatching = (watch: () => Observable<unknown>, what: string, report: (error: string) => void) =>
     defer(() => merge(watch(), of(undefined))).pipe(
       retry({
         delay: (error: unknown) => {
@@ -178,23 +180,38 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       }),
     );
   const configTexts: Observable<string> = options.config.watch
-    ? keepWatching(() => watchFile(options.config.path), options.config.path, (error) => configLog.error(error)).pipe(serialLatest(readConfig))
+    ? keepWatching(() => watchPath(options.config.path), options.config.path, (error) => configLog.error(error)).pipe(serialLatest(readConfig))
     : of(initialText).pipe(concatWith(NEVER));
 
+  const manifestDir = resolve(options.manifests);
+  const folder = new ManifestFolder(manifestDir);
+  const rereadMs = options.rereadMs ?? 10_000;
+  // Reads happen every rereadMs at the least: a running source far past that is stuck on its folder.
+  const watchdog = new ManifestWatchdog({ folder: manifestDir, staleAfterMs: Math.max(60_000, 3 * rereadMs) });
+  observer.addLivenessCheck(() => watchdog.problem());
+  const resourcesLog = log.child({ stage: 'resources' });
   const pipeline = (config: ControllerConfig, report: (o: Outcome) => void) => {
     current = config;
     const renderer = createRenderer(config);
     const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
-    const ticks = keepWatching(() => watchDirectory(options.manifests), options.manifests, (error) =>
-      report({ type: 'resourceError', error }),
-    );
-    return ticks.pipe(
-      manifestEvents({
-        resources: config.watchedResources,
-        ignoreFields: config.ignoreFields,
-        read: () => defer(() => readManifestFiles(options.manifests)),
-        report,
-      }),
+    return manifestSource({
+      folder: manifestDir,
+      resources: config.watchedResources,
+      ignoreFields: config.ignoreFields,
+      watch: () => watchPath(manifestDir),
+      read: () => defer(() => folder.read()),
+      settleMs: settle,
+      rereadMs,
+      retryMs: 1_000,
+      graceMs: 1_000,
+      report,
+      watchdog: (event) => {
+        watchdog.apply(event);
+        if (event.type !== 'missed') return;
+        observer.metrics.manifestWatchRestarted();
+        resourcesLog.warn(`the watch of ${manifestDir} missed a change the periodic re-read found; watching it anew`);
+      },
+    }).pipe(
       reconcile({
         watched: config.watchedResources.map(watchedType),
         settings: options.retry ? { ...config.pipeline, retry: options.retry } : config.pipeline,
