@@ -23,9 +23,10 @@ export interface ManifestWatchdogOptions {
 
 /**
  * Whether the manifest source can do its job, for /healthz: a watch that
- * failed and is not set up again yet, a folder that cannot be read (removed,
- * unreadable), or reads that stopped happening are each a problem, named
- * with the folder, until the source recovers by itself.
+ * failed and is not set up again yet, a folder that can no longer be read
+ * (removed, unreadable), or reads that stopped happening are each a problem,
+ * named with the folder, until the source recovers by itself. A folder not
+ * there from the start is what readiness waits for (the initial sync).
  */
 export class ManifestWatchdog {
   readonly #options: ManifestWatchdogOptions;
@@ -33,6 +34,8 @@ export class ManifestWatchdog {
   #running = false;
   #watchFailure: string | undefined;
   #readFailure: string | undefined;
+  /** A folder never read yet is one readiness waits for (the initial sync), not a liveness problem. */
+  #everRead = false;
   #lastReadAt = 0;
 
   constructor(options: ManifestWatchdogOptions) {
@@ -44,6 +47,7 @@ export class ManifestWatchdog {
     switch (event.type) {
       case 'started':
         this.#running = true;
+        this.#everRead = false;
         this.#lastReadAt = this.#now();
         return;
       case 'stopped':
@@ -62,6 +66,7 @@ export class ManifestWatchdog {
       case 'read':
         this.#lastReadAt = this.#now();
         this.#readFailure = event.result.ok ? undefined : event.result.error;
+        this.#everRead ||= event.result.ok;
         return;
     }
   }
@@ -69,7 +74,7 @@ export class ManifestWatchdog {
   /** Why the source cannot follow its folder now, or undefined while it can. */
   problem(): string | undefined {
     if (!this.#running) return undefined;
-    if (this.#readFailure !== undefined) return `${this.#readFailure} (the last configuration keeps serving)`;
+    if (this.#readFailure !== undefined && this.#everRead) return `${this.#readFailure} (the last configuration keeps serving)`;
     if (this.#watchFailure !== undefined) return this.#watchFailure;
     const since = this.#now() - this.#lastReadAt;
     if (since > this.#options.staleAfterMs) return `manifests ${this.#options.folder} not read for ${Math.round(since / 1000)} s`;

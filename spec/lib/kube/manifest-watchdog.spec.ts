@@ -17,10 +17,13 @@ describe('ManifestWatchdog', () => {
     expect(dog.problem()).to.equal(undefined);
   });
 
-  it('names a folder that cannot be read until it reads again', () => {
+  it('names a folder that can no longer be read until it reads again; one missing from the start is for readiness', () => {
     now = 0;
     const dog = watchdog();
     dog.apply({ type: 'started' });
+    dog.apply({ type: 'read', result: { ok: false, error: 'manifests could not be read: ENOENT' } });
+    expect(dog.problem()).to.equal(undefined);
+    dog.apply({ type: 'read', result: { ok: true, changed: false } });
     dog.apply({ type: 'read', result: { ok: false, error: "manifests could not be read: ENOENT: no such file or directory, scandir '/m'" } });
     expect(dog.problem()).to.equal("manifests could not be read: ENOENT: no such file or directory, scandir '/m' (the last configuration keeps serving)");
     dog.apply({ type: 'read', result: { ok: true, changed: true } });
