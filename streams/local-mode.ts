@@ -26,6 +26,7 @@ import { dataplaneFleet, type DataplaneFleetOptions } from '../lib/dataplane/fle
 import type { Fleet } from '../lib/deploy/fleet.ts';
 import { localFleet } from '../lib/deploy/local-fleet.ts';
 import type { LocalTarget } from '../lib/haproxy/local-target.ts';
+import type { SupervisedMaster } from '../lib/haproxy/master-supervisor.ts';
 import { Validator } from '../lib/haproxy/validator.ts';
 import { ManifestWatchdog } from '../lib/kube/manifest-watchdog.ts';
 import { ManifestFolder } from '../lib/kube/manifests.ts';
@@ -38,6 +39,7 @@ import { controller } from './controller.ts';
 import { manifestSource } from './manifest-source.ts';
 import { reconcile } from './reconcile.ts';
 import { serialLatest } from './operators/serial-latest.ts';
+import { HAPROXY_RUNNING, superviseLocalHaproxy } from './supervise-master.ts';
 import { watchPath } from './watch-path.ts';
 
 export interface LocalModeOptions {
@@ -126,6 +128,8 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   });
   const log = observer.logger;
   let target: LocalTarget | undefined;
+  let master: SupervisedMaster | undefined;
+  let attached = false;
   try {
     if (dataplane) {
       const remote = dataplaneFleet(dataplane);
@@ -144,6 +148,8 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       });
       if (local.attached) log.info(`attached to the HAProxy already running in ${workDir}`);
       target = local.target;
+      master = local.master;
+      attached = local.attached;
       fleet = local;
     }
   } catch (error) {
@@ -236,10 +242,13 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     next: (outcome) => {
       observer.observe(outcome);
       observed.next(outcome);
+      // A deployment to the HAProxy on this machine leaves it running (it starts one that is not).
+      if (master && outcome.type === 'deployed') observer.setReadiness(HAPROXY_RUNNING, true);
     },
     error: (error: unknown) => observer.pipelineStopped(errorMessage(error)),
     complete: () => observer.pipelineStopped('the configuration source ended'),
   });
+  const supervision = master ? superviseLocalHaproxy(master, observer, attached) : undefined;
 
   return {
     target,
@@ -248,7 +257,15 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     outcomes: observed.asObservable(),
     stop: async ({ keepHaproxy = false } = {}) => {
       observer.beginShutdown();
+      // Not started again while it stops, or after the controller let go of it.
+      supervision?.unsubscribe();
       subscription.unsubscribe();
+      if (master && keepHaproxy) {
+        const pid = await master.pid();
+        log.info(
+          `leaving HAProxy${pid === undefined ? '' : ` master ${pid}`} running in ${workDir}: a controller started on the same --work-dir attaches to it`,
+        );
+      }
       await activeFleet.stop({ keepHaproxy });
       await observer.stop();
     },

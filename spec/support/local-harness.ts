@@ -211,7 +211,9 @@ export class LocalHarness {
   async answering(host: string, path: string, tries = 8): Promise<number[]> {
     const ports = new Set<number>();
     for (let i = 0; i < tries; i++) {
-      const response = await this.get(host, path);
+      // Refused while HAProxy is (re)starting: nothing answered.
+      const response = await this.get(host, path).catch(() => undefined);
+      if (response === undefined) continue;
       const port = /^backend (\d+) /.exec(response.body)?.[1];
       if (response.status === 200 && port) ports.add(Number(port));
     }
@@ -222,11 +224,12 @@ export class LocalHarness {
   async until(host: string, path: string, expected: readonly number[], timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let seen: number[] = [];
-    while (Date.now() < deadline) {
+    // At least one look, however little time is left.
+    do {
       seen = await this.answering(host, path);
       if (seen.join() === [...expected].sort((a, b) => a - b).join()) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    } while (Date.now() < deadline);
     throw new Error(`${host}${path} answered by ${seen.join(', ') || 'nothing'}, expected ${expected.join(', ')}`);
   }
 
