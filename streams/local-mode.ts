@@ -26,18 +26,21 @@ import { dataplaneFleet, type DataplaneFleetOptions } from '../lib/dataplane/fle
 import type { Fleet } from '../lib/deploy/fleet.ts';
 import { localFleet } from '../lib/deploy/local-fleet.ts';
 import type { LocalTarget } from '../lib/haproxy/local-target.ts';
+import type { SupervisedMaster } from '../lib/haproxy/master-supervisor.ts';
 import { Validator } from '../lib/haproxy/validator.ts';
-import { readManifestFiles } from '../lib/kube/manifests.ts';
+import { ManifestWatchdog } from '../lib/kube/manifest-watchdog.ts';
+import { ManifestFolder } from '../lib/kube/manifests.ts';
 import { watchedType } from '../lib/kube/select.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
 import type { LogSettings } from '../lib/telemetry/logger.ts';
 import { startObserver, type Observer } from '../lib/telemetry/observer.ts';
 import { controller } from './controller.ts';
-import { manifestEvents } from './manifest-events.ts';
+import { manifestSource } from './manifest-source.ts';
 import { reconcile } from './reconcile.ts';
 import { serialLatest } from './operators/serial-latest.ts';
-import { watchDirectory, watchFile } from './watch-path.ts';
+import { HAPROXY_RUNNING, superviseLocalHaproxy } from './supervise-master.ts';
+import { watchPath } from './watch-path.ts';
 
 export interface LocalModeOptions {
   readonly manifests: string;
@@ -54,6 +57,8 @@ export interface LocalModeOptions {
   readonly metricsPort: number;
   /** How long file changes settle before the folder is re-read. */
   readonly settleMs?: number;
+  /** The safety net: how often the manifest folder is read whatever its watch says; 10 s when absent. */
+  readonly rereadMs?: number;
   /** Deploy to these Data Plane APIs instead of a HAProxy on this machine. */
   readonly dataplane?: DataplaneFleetOptions;
   /** How failed deployments are retried; the pipeline's default (5 attempts, from 1 s apart) when absent. */
@@ -123,6 +128,8 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   });
   const log = observer.logger;
   let target: LocalTarget | undefined;
+  let master: SupervisedMaster | undefined;
+  let attached = false;
   try {
     if (dataplane) {
       const remote = dataplaneFleet(dataplane);
@@ -141,6 +148,8 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       });
       if (local.attached) log.info(`attached to the HAProxy already running in ${workDir}`);
       target = local.target;
+      master = local.master;
+      attached = local.attached;
       fleet = local;
     }
   } catch (error) {
@@ -156,10 +165,9 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   };
 
   const settle = options.settleMs ?? 100;
-  // A watch fails when what it watches disappears (a folder removed and made again by a
-  // checkout): reported and set up again, never an error that stops the pipeline. Each time a
-  // watch is (re)established it ticks once, so what changed while nothing watched is read too.
-  const keepWatching = (watch: () => Observable<void>, what: string, report: (error: string) => void) =>
+  // A watch that fails is reported and set up again, never an error that stops the pipeline.
+  // Each time a watch is (re)established it ticks once, so what changed while nothing watched is read too.
+  const keepWatching = (watch: () => Observable<unknown>, what: string, report: (error: string) => void) =>
     defer(() => merge(watch(), of(undefined))).pipe(
       retry({
         delay: (error: unknown) => {
@@ -178,23 +186,38 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       }),
     );
   const configTexts: Observable<string> = options.config.watch
-    ? keepWatching(() => watchFile(options.config.path), options.config.path, (error) => configLog.error(error)).pipe(serialLatest(readConfig))
+    ? keepWatching(() => watchPath(options.config.path), options.config.path, (error) => configLog.error(error)).pipe(serialLatest(readConfig))
     : of(initialText).pipe(concatWith(NEVER));
 
+  const manifestDir = resolve(options.manifests);
+  const folder = new ManifestFolder(manifestDir);
+  const rereadMs = options.rereadMs ?? 10_000;
+  // Reads happen every rereadMs at the least: a running source far past that is stuck on its folder.
+  const watchdog = new ManifestWatchdog({ folder: manifestDir, staleAfterMs: Math.max(60_000, 3 * rereadMs) });
+  observer.addLivenessCheck(() => watchdog.problem());
+  const resourcesLog = log.child({ stage: 'resources' });
   const pipeline = (config: ControllerConfig, report: (o: Outcome) => void) => {
     current = config;
     const renderer = createRenderer(config);
     const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
-    const ticks = keepWatching(() => watchDirectory(options.manifests), options.manifests, (error) =>
-      report({ type: 'resourceError', error }),
-    );
-    return ticks.pipe(
-      manifestEvents({
-        resources: config.watchedResources,
-        ignoreFields: config.ignoreFields,
-        read: () => defer(() => readManifestFiles(options.manifests)),
-        report,
-      }),
+    return manifestSource({
+      folder: manifestDir,
+      resources: config.watchedResources,
+      ignoreFields: config.ignoreFields,
+      watch: () => watchPath(manifestDir),
+      read: () => defer(() => folder.read()),
+      settleMs: settle,
+      rereadMs,
+      retryMs: 1_000,
+      graceMs: 1_000,
+      report,
+      watchdog: (event) => {
+        watchdog.apply(event);
+        if (event.type !== 'missed') return;
+        observer.metrics.manifestWatchRestarted();
+        resourcesLog.warn(`the watch of ${manifestDir} missed a change the periodic re-read found; watching it anew`);
+      },
+    }).pipe(
       reconcile({
         watched: config.watchedResources.map(watchedType),
         settings: options.retry ? { ...config.pipeline, retry: options.retry } : config.pipeline,
@@ -219,10 +242,13 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     next: (outcome) => {
       observer.observe(outcome);
       observed.next(outcome);
+      // A deployment to the HAProxy on this machine leaves it running (it starts one that is not).
+      if (master && outcome.type === 'deployed') observer.setReadiness(HAPROXY_RUNNING, true);
     },
     error: (error: unknown) => observer.pipelineStopped(errorMessage(error)),
     complete: () => observer.pipelineStopped('the configuration source ended'),
   });
+  const supervision = master ? superviseLocalHaproxy(master, observer, attached) : undefined;
 
   return {
     target,
@@ -231,7 +257,15 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     outcomes: observed.asObservable(),
     stop: async ({ keepHaproxy = false } = {}) => {
       observer.beginShutdown();
+      // Not started again while it stops, or after the controller let go of it.
+      supervision?.unsubscribe();
       subscription.unsubscribe();
+      if (master && keepHaproxy) {
+        const pid = await master.pid();
+        log.info(
+          `leaving HAProxy${pid === undefined ? '' : ` master ${pid}`} running in ${workDir}: a controller started on the same --work-dir attaches to it`,
+        );
+      }
       await activeFleet.stop({ keepHaproxy });
       await observer.stop();
     },

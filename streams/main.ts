@@ -55,6 +55,10 @@ const commands: readonly CommandSpec[] = [
       },
       'dataplane-user': { type: 'string', description: 'Data Plane API user.' },
       'dataplane-password-file': { type: 'string', description: 'File holding the Data Plane API password.' },
+      'keep-haproxy': {
+        type: 'boolean',
+        description: 'Leave HAProxy serving when the controller stops (SIGINT, SIGTERM), for the next controller on the same --work-dir to attach to. Without it, stopping the controller stops HAProxy.',
+      },
     },
   },
   {
@@ -96,14 +100,16 @@ function required(command: string, values: Record<string, unknown>, names: reado
   }
 }
 
-/** Runs local mode until SIGINT or SIGTERM, then stops HAProxy and exits 0. */
-async function runLocal(values: Record<string, string | string[] | undefined>): Promise<number> {
+/** Runs local mode until SIGINT or SIGTERM, then stops HAProxy (unless --keep-haproxy) and exits 0. */
+async function runLocal(values: Record<string, string | boolean | string[] | undefined>): Promise<number> {
   const text = (name: string) => values[name] as string | undefined;
   const port = (name: string, fallback: number) => portValue('local', name, values[name], fallback);
   const urls = (values['dataplane-url'] as string[] | undefined) ?? [];
   for (const url of urls) {
     if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`local: --dataplane-url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
   }
+  const keepHaproxy = values['keep-haproxy'] === true;
+  if (keepHaproxy && urls.length > 0) throw new UsageError('local: --keep-haproxy is for a HAProxy on this machine, not with --dataplane-url');
   const passwordFile = text('dataplane-password-file');
   if ((passwordFile !== undefined || text('dataplane-user') !== undefined) && urls.length === 0) {
     throw new UsageError('local: --dataplane-user and --dataplane-password-file need --dataplane-url');
@@ -139,9 +145,9 @@ async function runLocal(values: Record<string, string | string[] | undefined>): 
     await tracing?.shutdown();
     throw error;
   });
-  await terminationRequested();
-  mode.observer.logger.info('stopping HAProxy and the controller');
-  await mode.stop();
+  const signal = await terminationRequested();
+  mode.observer.logger.info(`${signal}: stopping ${keepHaproxy ? 'the controller' : 'HAProxy and the controller'}`);
+  await mode.stop({ keepHaproxy });
   // Spans still queued are exported before the process ends.
   await tracing?.shutdown();
   return 0;
@@ -196,7 +202,6 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0;
     }
     const values = invocation.values as Record<string, string | undefined>;
-    const all = invocation.values as Record<string, string | string[] | undefined>;
     switch (invocation.command) {
       case 'render':
         required('render', values, ['manifests', 'out']);
@@ -208,7 +213,7 @@ async function main(argv: readonly string[]): Promise<number> {
         return await validateCommand({ config: values['config'] }, processOutput);
       case 'local':
         required('local', values, ['manifests']);
-        return await runLocal(all);
+        return await runLocal(invocation.values as Record<string, string | boolean | string[] | undefined>);
       case 'run':
         return await runInCluster(invocation.values as Record<string, string | boolean | string[] | undefined>);
       default:

@@ -1,49 +1,27 @@
-import { statSync, watch } from 'node:fs';
-import { basename, dirname } from 'node:path';
-import { filter, map, Observable } from 'rxjs';
+import { watch } from 'chokidar';
+import { Observable } from 'rxjs';
 
-/** The watched directory's identity: a directory removed and made again is another one. */
-function identity(path: string): string | undefined {
-  try {
-    const { dev, ino } = statSync(path);
-    return `${dev}:${ino}`;
-  } catch {
-    return undefined;
-  }
-}
+/** 'ready' once a watch is set up (what changed before it must be read), then 'change' for each change seen. */
+export type WatchSignal = 'ready' | 'change';
 
-function watchEvents(path: string, recursive: boolean): Observable<string | null> {
-  return new Observable<string | null>((subscriber) => {
-    const watched = identity(path);
-    const watcher = watch(path, { recursive }, (_event, filename) => {
-      // Node's watch goes silent, without an error, once the directory itself is removed:
-      // that is an error here, so the consumer can watch again when it is back.
-      if (identity(path) !== watched) subscriber.error(new Error(`${path} was removed or replaced`));
-      else subscriber.next(filename);
-    });
-    watcher.on('error', (error) => subscriber.error(error));
-    return () => watcher.close();
+/**
+ * Watches a file, or a folder and everything under it, with chokidar:
+ * unlike Node's recursive fs.watch it keeps following a file replaced by a
+ * rename (sed -i, editors' atomic saves), follows symlinked files and
+ * folders (each real path once, so a loop ends), and watches a path that is
+ * missing, or was removed, through its parent until it is back. Editors
+ * write in several steps, so consumers debounce and re-read rather than
+ * trusting any one event. Errors when the watch fails (say, the inotify
+ * watch limit reached).
+ */
+export function watchPath(path: string): Observable<WatchSignal> {
+  return new Observable<WatchSignal>((subscriber) => {
+    const watcher = watch(path, { ignoreInitial: true, followSymlinks: true });
+    watcher.on('ready', () => subscriber.next('ready'));
+    watcher.on('all', () => subscriber.next('change'));
+    watcher.on('error', (error: unknown) => subscriber.error(error));
+    return () => {
+      void watcher.close();
+    };
   });
-}
-
-/**
- * Emits whenever something under a directory changes. Editors write files
- * in several steps, so consumers debounce and re-read rather than trusting
- * any one event. A watch that fails (the directory removed or replaced) errors.
- */
-export function watchDirectory(dir: string): Observable<void> {
-  return watchEvents(dir, true).pipe(map(() => undefined));
-}
-
-/**
- * Emits whenever a file changes. Its directory is watched, not the file:
- * editors that save by writing a new file and renaming it over the old one
- * would leave a watch on the old file blind.
- */
-export function watchFile(file: string): Observable<void> {
-  const name = basename(file);
-  return watchEvents(dirname(file), false).pipe(
-    filter((changed) => changed === null || changed === name),
-    map(() => undefined),
-  );
 }

@@ -31,6 +31,7 @@ import { planDeployment } from './plan.ts';
 import type { Plan, RuntimeOperation, ServerSpec } from './plan-types.ts';
 import { runtimeCommand, SocketUnavailableError } from './runtime-socket.ts';
 import { alertLines, isAlive, sendSignal, waitGone } from './processes.ts';
+import { assertNoMasterRunning, pidFromFile } from './master-guard.ts';
 import { parseShowProc } from './show-proc.ts';
 import type { ShowProc } from './show-proc.ts';
 
@@ -225,6 +226,7 @@ export class LocalTarget {
   }
 
   async #start(desired: RenderedFiles): Promise<DeployResult> {
+    await assertNoMasterRunning(this.#workDir, this.#pidFile, this.masterSocket);
     await mkdir(this.#workDir, { recursive: true });
     // Whatever an earlier run left in the directories would be loaded too (a
     // `crt` directory loads every file in it): the directories hold this render only.
@@ -371,10 +373,8 @@ export class LocalTarget {
     this.#log(`stopped HAProxy master ${masterPid}`);
   }
 
-  async #pidFromFile(): Promise<number | undefined> {
-    const text = await readFile(this.#pidFile, 'utf8').catch(() => '');
-    const pid = Number(text.trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  #pidFromFile(): Promise<number | undefined> {
+    return pidFromFile(this.#pidFile);
   }
 
   /** The files under the work directory as a render: what an adopted HAProxy serves. */

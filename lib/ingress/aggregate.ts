@@ -1,4 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
+import { resolvedBackend, serviceKey } from './backend-names.ts';
 import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
 import { compare, olderFirst } from './order.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
@@ -35,6 +36,17 @@ export interface AggregateChanges {
 /** How an Ingress of the served class is read; undefined for one of another class. */
 export type ReadIngress = (ingress: KubeObject) => IngressRead | undefined;
 
+/** The Service stored under a namespace and name: what a port named by an Ingress resolves against. */
+export type ServiceLookup = (namespace: string, name: string) => KubeObject | undefined;
+
+/** The claims and default backends naming a port of one Service by name: what a change of that Service may move to another backend. */
+interface NamedPortUsers {
+  readonly namespace: string;
+  readonly service: string;
+  readonly claims: Set<RouteClaim>;
+  readonly defaults: Set<IngressRead>;
+}
+
 const prefixOrder = (a: string, b: string) => b.length - a.length || compare(a, b);
 
 export class IngressAggregate {
@@ -69,8 +81,12 @@ export class IngressAggregate {
   /** Per Secret ("namespace/name"), the served Ingresses naming it. */
   readonly #secretUsers = new Map<string, { readonly namespace: string; readonly name: string; readonly users: Set<IngressRead> }>();
   readonly #secretUses = new Map<string, SecretUse>();
+  /** Per Service ("namespace/name"), those naming one of its ports by name. */
+  readonly #namedPorts = new Map<string, NamedPortUsers>();
 
   // What changed since the last settle().
+  /** Backends that gained or lost users outside a settle (a Service renamed their ports' backend). */
+  #movedBackends = new Set<string>();
   #any = false;
   #problemsTouched = false;
   #defaultsTouched = false;
@@ -78,7 +94,7 @@ export class IngressAggregate {
   readonly #touchedSecrets = new Set<string>();
 
   /** Makes the Ingresses those of `list` that `read` accepts: reads the new ones, drops the gone. */
-  sync(list: readonly KubeObject[], read: ReadIngress): void {
+  sync(list: readonly KubeObject[], read: ReadIngress, lookup: ServiceLookup): void {
     if (this.#reads.size > 0) {
       const listed = new Set(list);
       for (const ingress of this.#reads.keys()) if (!listed.has(ingress)) this.#remove(ingress);
@@ -87,7 +103,7 @@ export class IngressAggregate {
       const ingress = list[i]!;
       if (this.#reads.has(ingress)) continue;
       const result = read(ingress);
-      if (result) this.#add(ingress, result);
+      if (result) this.#add(ingress, result, lookup);
     }
   }
 
@@ -96,18 +112,68 @@ export class IngressAggregate {
    * as they were and as they are) in line with what `current` says is
    * stored under their namespace and name now.
    */
-  update(changed: readonly KubeObject[], current: (ingress: KubeObject) => KubeObject | undefined, read: ReadIngress): void {
+  update(changed: readonly KubeObject[], current: (ingress: KubeObject) => KubeObject | undefined, read: ReadIngress, lookup: ServiceLookup): void {
     for (let i = 0; i < changed.length; i++) {
       const ingress = changed[i]!;
       const now = current(ingress);
       if (now !== ingress && this.#reads.has(ingress)) this.#remove(ingress);
       if (now === undefined || this.#reads.has(now)) continue;
       const result = read(now);
-      if (result) this.#add(now, result);
+      if (result) this.#add(now, result, lookup);
     }
   }
 
-  #add(ingress: KubeObject, read: IngressRead): void {
+  /**
+   * Resolves again the ports Ingresses name by name on the Services in
+   * `touched` ("namespace/name"; undefined: on every Service), which changed:
+   * a claim or default backend whose backend that renames moves to the new
+   * one, and its map line is made again.
+   */
+  renamePorts(touched: ReadonlySet<string> | undefined, lookup: ServiceLookup): void {
+    if (this.#namedPorts.size === 0) return;
+    for (const key of touched ?? [...this.#namedPorts.keys()]) {
+      const users = this.#namedPorts.get(key);
+      if (!users) continue;
+      const service = lookup(users.namespace, users.service);
+      for (const claim of users.claims) {
+        const resolved = resolvedBackend(claim.asked, service);
+        if (resolved.name === claim.backend.name) continue;
+        const routed = this.#claims.isWinner(claim);
+        if (routed) this.#unroute(claim, this.#movedBackends);
+        setBackend(claim, resolved);
+        if (routed) this.#route(claim, this.#movedBackends);
+        this.#claims.touch(claim);
+        this.#any = true;
+      }
+      for (const read of users.defaults) {
+        const fallback = read.served!.defaultBackend!;
+        const resolved = resolvedBackend(fallback.asked, service);
+        if (resolved.name === fallback.backend.name) continue;
+        if (read === this.#servedDefault) this.#movedBackends.add(fallback.backend.name).add(resolved.name);
+        fallback.backend = resolved;
+        this.#defaultsTouched = true;
+        this.#any = true;
+      }
+    }
+  }
+
+  /** The users of the ports of `ref`'s Service named by name, made when first needed. */
+  #namedPortUsers(ref: BackendRef): NamedPortUsers {
+    const key = serviceKey(ref.namespace, ref.service);
+    let users = this.#namedPorts.get(key);
+    if (!users) this.#namedPorts.set(key, (users = { namespace: ref.namespace, service: ref.service, claims: new Set(), defaults: new Set() }));
+    return users;
+  }
+
+  #forgetNamedPortUser(ref: BackendRef, user: RouteClaim | IngressRead): void {
+    const key = serviceKey(ref.namespace, ref.service);
+    const users = this.#namedPorts.get(key)!;
+    if ('map' in user) users.claims.delete(user);
+    else users.defaults.delete(user);
+    if (users.claims.size === 0 && users.defaults.size === 0) this.#namedPorts.delete(key);
+  }
+
+  #add(ingress: KubeObject, read: IngressRead, lookup: ServiceLookup): void {
     this.#any = true;
     this.#reads.set(ingress, read);
     if (read.problems.length > 0) {
@@ -125,8 +191,20 @@ export class IngressAggregate {
         this.#hostRepeats.set(host.host, (this.#hostRepeats.get(host.host) ?? 0) + 1);
       }
     }
-    for (let i = 0; i < served.routes.length; i++) this.#claims.add(served.routes[i]!);
+    for (let i = 0; i < served.routes.length; i++) {
+      const claim = served.routes[i]!;
+      if ('name' in claim.asked.port) {
+        setBackend(claim, resolvedBackend(claim.asked, lookup(claim.asked.namespace, claim.asked.service)));
+        this.#namedPortUsers(claim.asked).claims.add(claim);
+      }
+      this.#claims.add(claim);
+    }
     if (served.defaultBackend) {
+      const fallback = served.defaultBackend;
+      if ('name' in fallback.asked.port) {
+        fallback.backend = resolvedBackend(fallback.asked, lookup(fallback.asked.namespace, fallback.asked.service));
+        this.#namedPortUsers(fallback.asked).defaults.add(read);
+      }
       let low = 0;
       let high = this.#defaults.length;
       while (low < high) {
@@ -165,8 +243,13 @@ export class IngressAggregate {
         this.#hostRepeats.set(host, repeats - 1);
       }
     }
-    for (let i = 0; i < served.routes.length; i++) this.#claims.remove(served.routes[i]!);
+    for (let i = 0; i < served.routes.length; i++) {
+      const claim = served.routes[i]!;
+      if ('name' in claim.asked.port) this.#forgetNamedPortUser(claim.asked, claim);
+      this.#claims.remove(claim);
+    }
     if (served.defaultBackend) {
+      if ('name' in served.defaultBackend.asked.port) this.#forgetNamedPortUser(served.defaultBackend.asked, read);
       this.#defaults.splice(this.#defaults.indexOf(read), 1);
       this.#defaultsTouched = true;
     }
@@ -180,20 +263,11 @@ export class IngressAggregate {
 
   /** Settles what the Ingresses added and removed since the last call changed, and says what that was. */
   settle(): AggregateChanges {
-    const backends = new Set<string>();
+    const backends = this.#movedBackends;
+    this.#movedBackends = new Set();
     const { keys, warningsChanged } = this.#claims.settle((before, after) => {
-      if (before) {
-        const name = before.backend.name;
-        const routed = withoutItem(this.#routedTo.get(name)!, before);
-        if (routed) this.#routedTo.set(name, routed);
-        else this.#routedTo.delete(name);
-        backends.add(name);
-      }
-      if (after) {
-        const name = after.backend.name;
-        this.#routedTo.set(name, withItem(this.#routedTo.get(name), after));
-        backends.add(name);
-      }
+      if (before) this.#unroute(before, backends);
+      if (after) this.#route(after, backends);
     });
     let warningsMoved = warningsChanged;
     if (this.#defaultsTouched) warningsMoved = this.#settleDefault(backends) || warningsMoved;
@@ -226,6 +300,21 @@ export class IngressAggregate {
     this.#problemsTouched = false;
     this.#touchedHosts.clear();
     return { any, backends };
+  }
+
+  /** A claim that wins its key: its backend has it among its users. */
+  #route(claim: RouteClaim, moved: Set<string>): void {
+    const name = claim.backend.name;
+    this.#routedTo.set(name, withItem(this.#routedTo.get(name), claim));
+    moved.add(name);
+  }
+
+  #unroute(claim: RouteClaim, moved: Set<string>): void {
+    const name = claim.backend.name;
+    const routed = withoutItem(this.#routedTo.get(name)!, claim);
+    if (routed) this.#routedTo.set(name, routed);
+    else this.#routedTo.delete(name);
+    moved.add(name);
   }
 
   /** The default backend and its warnings; true when the warnings changed. */
@@ -311,4 +400,11 @@ export class IngressAggregate {
     if (served?.defaultBackend!.backend.name === name) referrers.add(served.label, served.defaultBackend!.field);
     return referrers;
   }
+}
+
+/** Points a claim at the backend it resolves to, with a map line of its own when that is not the one asked for. */
+function setBackend(claim: RouteClaim, backend: BackendRef): void {
+  if (backend.name === claim.backend.name) return;
+  claim.backend = backend;
+  claim.line = Object.freeze({ key: claim.key, backend: backend.name });
 }

@@ -1,5 +1,6 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { IngressAggregate } from './aggregate.ts';
+import { serviceKey } from './backend-names.ts';
 import { compare } from './order.ts';
 import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import { resolveBackend } from './servers.ts';
@@ -143,10 +144,6 @@ export class BackendResolution {
 function issueWarnings(backend: string, issue: string | undefined, aggregate: IngressAggregate): readonly Problem[] {
   if (issue === undefined) return NO_PROBLEMS;
   return aggregate.referrers(backend).entries().map(([label, field]) => ({ object: label, field, message: `backend ${backend} has no servers: ${issue}` }));
-}
-
-function serviceKey(namespace: string, service: string): string {
-  return `${namespace}/${service}`;
 }
 
 /** The Services ("namespace/name") a changed Service or EndpointSlice belongs to. */

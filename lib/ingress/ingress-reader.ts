@@ -35,7 +35,7 @@ export interface IngressRead {
 }
 
 export interface BackendRef {
-  /** `<namespace>_<service>_<port>`: no part can hold '_', so one name is one (namespace, service, port). */
+  /** `<namespace>_<service>_<port>`: no part can hold '_', so one name is one (namespace, service, port); see backend-names.ts. */
   readonly name: string;
   readonly namespace: string;
   readonly service: string;
@@ -46,7 +46,14 @@ export interface BackendRef {
 export interface RouteClaim {
   readonly map: 'exact' | 'prefix';
   readonly key: string;
-  readonly backend: BackendRef;
+  /** The backend as the Ingress names it. */
+  readonly asked: BackendRef;
+  /**
+   * The backend it resolves to, which the aggregate keeps in line with the
+   * Service: a port named by the Ingress becomes the Service port's number
+   * (see backend-names.ts). `asked` until the aggregate resolves it.
+   */
+  backend: BackendRef;
   /** An Exact path outranks the exact line a Prefix path adds for itself, as Kubernetes ranks Exact over Prefix. */
   readonly fromExactPath: boolean;
   readonly field: string;
@@ -56,8 +63,8 @@ export interface RouteClaim {
   /** Where the Ingress stands in conflicts, and where the claim stands among its claims: within one Ingress, the earlier path wins. */
   readonly place: IngressPlace;
   readonly index: number;
-  /** The map line, made once per claim: an unchanged route is the same object in every model. */
-  readonly line: Route;
+  /** The map line, made again only when `backend` changes: an unchanged route is the same object in every model. */
+  line: Route;
 }
 
 export interface TlsClaim {
@@ -72,7 +79,8 @@ export interface ServedIngress {
   readonly namespace: string;
   readonly hosts: readonly HostEntry[];
   readonly routes: readonly RouteClaim[];
-  readonly defaultBackend: { readonly backend: BackendRef; readonly field: string } | undefined;
+  /** `backend` as for a RouteClaim: resolved by the aggregate. */
+  readonly defaultBackend: { readonly asked: BackendRef; backend: BackendRef; readonly field: string } | undefined;
   readonly tls: readonly TlsClaim[];
 }
 
@@ -134,7 +142,7 @@ class IngressReader {
       namespace: this.#namespace,
       hosts,
       routes,
-      defaultBackend: defaultBackend && { backend: defaultBackend, field: 'spec.defaultBackend' },
+      defaultBackend: defaultBackend && { asked: defaultBackend, backend: defaultBackend, field: 'spec.defaultBackend' },
       tls,
     };
   }
@@ -203,7 +211,7 @@ class IngressReader {
 
   #claim(map: RouteClaim['map'], key: string, backend: BackendRef, fromExactPath: boolean, field: string): RouteClaim {
     const line = Object.freeze({ key, backend: backend.name });
-    return { map, key, backend, fromExactPath, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
+    return { map, key, asked: backend, backend, fromExactPath, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
   }
 
   /**

@@ -70,6 +70,16 @@ export class RouteClaims {
     entry.claims = withoutItem(entry.claims!, claim);
   }
 
+  /** True when the claim won its key at the last settle. */
+  isWinner(claim: RouteClaim): boolean {
+    return this.#byKey[claim.map].get(claim.key)?.winner === claim;
+  }
+
+  /** Settles the key of a claim again at the next settle (its backend changed). */
+  touch(claim: RouteClaim): void {
+    this.#touch(this.#byKey[claim.map].get(claim.key)!);
+  }
+
   #touch(entry: KeyClaims): void {
     if (entry.touched) return;
     entry.touched = true;

@@ -97,11 +97,14 @@ export interface Route {
 }
 
 export interface Backend {
-  /** `<namespace>_<service>_<port>`: no part can hold '_', so names never collide. */
+  /**
+   * `<namespace>_<service>_<port>`: no part can hold '_', so names never
+   * collide; one per Service port, however Ingresses name it (backend-names.ts).
+   */
   readonly name: string;
   readonly namespace: string;
   readonly service: string;
-  /** The Ingress's service port: its name, or its number in decimal. */
+  /** The Service port's number in decimal; the name an Ingress gives it while the Service has no port of that name. */
   readonly port: string;
   readonly servers: readonly Server[];
 }
@@ -222,34 +225,38 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const resolution = last?.resolution ?? new BackendResolution();
   const sameStores = last?.stores !== undefined && sources.stores !== undefined && sameItems(last.stores, sources.stores);
 
-  const read: ReadIngress = (ingress) => (servesClass(ingress, sources.className) ? readIngress(ingress) : undefined);
-  const tracking = sources.ingressChanges;
-  if (sameStores && tracking && last!.ingressVersion !== undefined) {
-    if (tracking.version !== last!.ingressVersion) {
-      const changed = tracking.since(last!.ingressVersion);
-      if (changed) aggregate.update(changed, tracking.current, read);
-      else aggregate.sync(sources.ingresses, read);
-    }
-  } else if (last?.ingresses !== sources.ingresses) {
-    aggregate.sync(sources.ingresses, read);
-  }
-  const changes = aggregate.settle();
-
   const versions = sources.versions;
   const lastVersions = sameStores ? last!.versions : undefined;
   const othersUnchanged = lastVersions !== undefined && versions !== undefined && sameItems(lastVersions, versions);
-  const kept = { stores: sources.stores, ingresses: sources.ingresses, ingressVersion: tracking?.version, versions };
-  if (last && !changes.any && othersUnchanged) {
-    cache.last = { ...last, ...kept };
-    return last.model;
-  }
-
   let touched: ReadonlySet<string> | undefined;
   if (othersUnchanged) touched = new Set();
   else if (lastVersions !== undefined && sources.changedSince) {
     const changed = sources.changedSince(lastVersions);
     touched = changed && touchedServices(changed);
   }
+
+  const lookup = sources.service;
+  // Ports named by Ingresses resolve against their Services: a changed Service may rename a backend.
+  if (!othersUnchanged) aggregate.renamePorts(touched, lookup);
+  const read: ReadIngress = (ingress) => (servesClass(ingress, sources.className) ? readIngress(ingress) : undefined);
+  const tracking = sources.ingressChanges;
+  if (sameStores && tracking && last!.ingressVersion !== undefined) {
+    if (tracking.version !== last!.ingressVersion) {
+      const changed = tracking.since(last!.ingressVersion);
+      if (changed) aggregate.update(changed, tracking.current, read, lookup);
+      else aggregate.sync(sources.ingresses, read, lookup);
+    }
+  } else if (last?.ingresses !== sources.ingresses) {
+    aggregate.sync(sources.ingresses, read, lookup);
+  }
+  const changes = aggregate.settle();
+
+  const kept = { stores: sources.stores, ingresses: sources.ingresses, ingressVersion: tracking?.version, versions };
+  if (last && !changes.any && othersUnchanged) {
+    cache.last = { ...last, ...kept };
+    return last.model;
+  }
+
   resolution.update(aggregate, changes.backends, touched, sources, cache);
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
   const certificates =

@@ -1,7 +1,9 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { extname, join, relative } from 'node:path';
 import { loadAll } from 'js-yaml';
 import type { KubeObject } from '../pipeline/model.ts';
+import { storedSecret } from './stored-secret.ts';
 
 export interface Manifest {
   readonly object: KubeObject;
@@ -15,15 +17,46 @@ export interface ManifestSet {
   readonly errors: readonly string[];
 }
 
-async function filesUnder(dir: string): Promise<string[]> {
+/** The files kubectl reads from a directory (`kubectl apply -R -f DIR`): editors' backups and swap files, and sed's temporary files, are not manifests. */
+const MANIFEST_EXTENSIONS: ReadonlySet<string> = new Set(['.yaml', '.yml', '.json']);
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/**
+ * The manifest files under `dir`, in name order, symlinked files and folders
+ * followed. Each file and folder is read once, however many links lead to
+ * it: a link back up the tree (a loop) or a second link to the same place
+ * adds nothing. Entries that vanish while listed are simply gone.
+ */
+async function filesUnder(dir: string, seen: Set<string>): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const files: string[] = [];
-  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+  for (const entry of entries.sort(byName)) {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...(await filesUnder(path)));
-    else if (entry.isFile()) files.push(path);
+    let directory = entry.isDirectory();
+    let file = entry.isFile();
+    if (entry.isSymbolicLink()) {
+      // A dangling link, or one whose target went away meanwhile, is no file.
+      const target = await stat(path).catch(() => undefined);
+      directory = target?.isDirectory() ?? false;
+      file = target?.isFile() ?? false;
+    }
+    if (!directory && !(file && MANIFEST_EXTENSIONS.has(extname(entry.name).toLowerCase()))) continue;
+    const real = await realpath(path).catch(() => undefined);
+    if (real === undefined || seen.has(real)) continue;
+    seen.add(real);
+    if (file) files.push(path);
+    else files.push(...(await filesUnder(path, seen).catch(gone([]))));
   }
   return files;
+}
+
+/** A fallback for a path that disappeared between listing and reading. */
+function gone<T>(fallback: T): (error: NodeJS.ErrnoException) => T {
+  return (error) => {
+    if (error.code === 'ENOENT') return fallback;
+    throw error;
+  };
 }
 
 function isMapping(value: unknown): value is Record<string, unknown> {
@@ -64,33 +97,66 @@ export function parseManifests(text: string, file: string): ManifestSet {
         : [{ item: document, source }];
     for (const { item, source: where } of items) {
       const problem = notAnObject(item);
-      if (problem) errors.push(`${where}: ${problem}`);
-      else manifests.push({ object: item as unknown as KubeObject, source: where });
+      if (problem) {
+        errors.push(`${where}: ${problem}`);
+        continue;
+      }
+      const object = item as unknown as KubeObject;
+      // A Secret is taken as the API server would store it (stringData merged, wrapped base64 accepted).
+      const stored = object.kind === 'Secret' && object.apiVersion === 'v1' ? storedSecret(object) : { ok: true as const, object };
+      if (stored.ok) manifests.push({ object: stored.object, source: where });
+      else errors.push(`${where}: ${stored.error}`);
     }
   });
   return { manifests, errors };
 }
 
-/** Reads every file under `dir` (recursively, in name order), each parsed on its own. */
-export async function readManifestFiles(dir: string): Promise<Map<string, ManifestSet>> {
-  const files = new Map<string, ManifestSet>();
-  for (const path of await filesUnder(dir)) {
-    const name = relative(dir, path) || path;
-    // A file deleted between listing and reading is simply gone.
-    const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    });
-    if (text !== undefined) files.set(name, parseManifests(text, name));
-  }
-  return files;
+/** One read of a folder of manifests. */
+export interface FolderRead {
+  /** Per file (relative to the folder), what it holds. */
+  readonly files: ReadonlyMap<string, ManifestSet>;
+  /** A hash over every file's name and content: equal fingerprints, equal folders. */
+  readonly fingerprint: string;
 }
 
-/** Reads every file under `dir` (recursively, in name order) as Kubernetes YAML or JSON manifests. */
+/**
+ * A folder of manifests read again and again: every read lists and reads
+ * every file, but parses only those whose content changed since the read
+ * before, so reading an unchanged folder costs its bytes and a hash.
+ */
+export class ManifestFolder {
+  readonly #dir: string;
+  #parsed = new Map<string, { readonly hash: string; readonly set: ManifestSet }>();
+
+  constructor(dir: string) {
+    this.#dir = dir;
+  }
+
+  async read(): Promise<FolderRead> {
+    const files = new Map<string, ManifestSet>();
+    const parsed = new Map<string, { readonly hash: string; readonly set: ManifestSet }>();
+    const fingerprint = createHash('sha256');
+    for (const path of await filesUnder(this.#dir, new Set([await realpath(this.#dir)]))) {
+      const name = relative(this.#dir, path) || path;
+      const text = await readFile(path, 'utf8').catch(gone(undefined));
+      if (text === undefined) continue;
+      const hash = createHash('sha256').update(text).digest('hex');
+      const known = this.#parsed.get(name);
+      const entry = known?.hash === hash ? known : { hash, set: parseManifests(text, name) };
+      parsed.set(name, entry);
+      files.set(name, entry.set);
+      fingerprint.update(`${Buffer.byteLength(name)}:${name}${hash}`);
+    }
+    this.#parsed = parsed;
+    return { files, fingerprint: fingerprint.digest('hex') };
+  }
+}
+
+/** Reads the manifest files under `dir` (recursively, in name order, .yaml, .yml and .json as kubectl does) as Kubernetes YAML or JSON manifests. */
 export async function readManifests(dir: string): Promise<ManifestSet> {
   const manifests: Manifest[] = [];
   const errors: string[] = [];
-  for (const parsed of (await readManifestFiles(dir)).values()) {
+  for (const parsed of (await new ManifestFolder(dir).read()).files.values()) {
     manifests.push(...parsed.manifests);
     errors.push(...parsed.errors);
   }

@@ -33,6 +33,8 @@ export class Health {
   ]);
   #stopped: string | undefined;
   #shuttingDown = false;
+  /** Parts that can tell they cannot do their job (a deaf manifest watch): each says why, or undefined. */
+  readonly #checks: (() => string | undefined)[] = [];
 
   constructor(options: HealthOptions) {
     this.#options = options;
@@ -41,6 +43,11 @@ export class Health {
   /** Sets a readiness condition; a name not seen before adds one that readiness then waits for too. */
   setCondition(name: string, holds: boolean): void {
     this.#conditions.set(name, holds);
+  }
+
+  /** Adds a part whose problem, while it has one, fails liveness with its reason. */
+  addCheck(check: () => string | undefined): void {
+    this.#checks.push(check);
   }
 
   /** The pipeline ended (an error reached its top, or it completed): nothing will be reconciled any more. */
@@ -61,6 +68,8 @@ export class Health {
         message: `stalled: revision ${stall.revision} has waited ${Math.round(stall.sinceMs / 1000)} s for ${stall.waitingFor}`,
       };
     }
+    const problems = this.#checks.map((check) => check()).filter((problem) => problem !== undefined);
+    if (problems.length > 0) return { ok: false, message: problems.join('; ') };
     return { ok: true, message: 'ok' };
   }
 

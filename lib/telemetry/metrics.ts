@@ -30,6 +30,10 @@ export interface Metrics {
   /** Counts and times one finished reconciliation. */
   reconciliation(reconciliation: Reconciliation, exemplar?: Exemplar): void;
   informerRestarted(resource: string): void;
+  /** The manifest folder's watch was set up anew after it missed a change (local mode). */
+  manifestWatchRestarted(): void;
+  /** The HAProxy on this machine was started again after it died (local mode). */
+  haproxyRestarted(): void;
   leader(isLeader: boolean): void;
   /** The exposition for a scrape with this Accept header: OpenMetrics (with exemplars) only when asked for. */
   expose(accept: string | undefined): Promise<Exposition>;
@@ -153,6 +157,16 @@ export function createMetrics(options: MetricsOptions): Metrics {
     labelNames: ['resource'] as const,
     registers,
   });
+  const manifestWatchRestarts = new Counter({
+    name: `${p}manifest_watch_restarts_total`,
+    help: 'Watches of the manifest folder set up anew after a periodic re-read found a change they had not reported (local mode)',
+    registers,
+  });
+  const haproxyRestarts = new Counter({
+    name: `${p}haproxy_restarts_total`,
+    help: 'Times the HAProxy on this machine was found dead and started again (local mode)',
+    registers,
+  });
   const leader = new Gauge({ name: `${p}leader`, help: '1 while this instance is the leader (the one that deploys), else 0', registers });
 
   return {
@@ -208,6 +222,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     informerRestarted(resource) {
       informerRestarts.inc({ resource });
+    },
+    manifestWatchRestarted() {
+      manifestWatchRestarts.inc();
+    },
+    haproxyRestarted() {
+      haproxyRestarts.inc();
     },
     leader(isLeader) {
       leader.set(isLeader ? 1 : 0);

@@ -65,6 +65,8 @@ export interface Observer {
   leaderChanged(isLeader: boolean): void;
   /** Sets a readiness condition; the built-in ones ('configuration loaded', 'initial sync done') follow the outcomes. */
   setReadiness(condition: string, holds: boolean): void;
+  /** A part that can tell it cannot do its job: while `check` names a problem, liveness fails with it. */
+  addLivenessCheck(check: () => string | undefined): void;
   /** Readiness fails from now on; liveness and the debug views keep answering. */
   beginShutdown(): void;
   /** Ends what is still open (exported as abandoned) and closes the servers. */
@@ -187,6 +189,9 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
     },
     setReadiness(condition, holds) {
       health.setCondition(condition, holds);
+    },
+    addLivenessCheck(check) {
+      health.addCheck(check);
     },
     beginShutdown() {
       health.beginShutdown();

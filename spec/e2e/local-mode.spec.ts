@@ -176,8 +176,8 @@ describe('local mode end to end', function () {
     await rm(harness.manifestDir, { recursive: true });
     const failed = await harness.log.waitFor(
       mark,
-      (outcome): outcome is Extract<Outcome, { type: 'resourceError' }> => outcome.type === 'resourceError' && outcome.error.startsWith('watching'),
-      'a failed watch reported',
+      (outcome): outcome is Extract<Outcome, { type: 'resourceError' }> => outcome.type === 'resourceError' && outcome.error.startsWith('manifests could not be read'),
+      'the missing folder reported',
       5_000,
     );
     expect(failed.error).to.contain(harness.manifestDir);

@@ -359,7 +359,7 @@ describe('rendering hostile values with the shipped configuration (fuzz)', funct
     baselineFiles = filesOf(config, output);
     const cfg = output.files.config;
     // The world must reach every part of the templates, or fuzzing it proves less than it seems.
-    for (const expected of ['ssl crt-list', 'backend default_web_http', 'backend default_api_8080', 'backend team-b_app_web', 'server srv-fd00__10-8080']) {
+    for (const expected of ['ssl crt-list', 'backend default_web_80', 'backend default_api_8080', 'backend team-b_app_80', 'server srv-fd00__10-8080']) {
       if (!cfg.includes(expected)) throw new Error(`the baseline haproxy.cfg lacks ${JSON.stringify(expected)}:\n${cfg}`);
     }
     if (!cfg.includes('default_backend default_api_8080')) throw new Error('the baseline has no default backend from an Ingress');

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { map, type Observable } from 'rxjs';
 import { loadControllerConfig } from '../../lib/config/load.ts';
-import { parseManifests, type ManifestSet } from '../../lib/kube/manifests.ts';
+import { parseManifests, type FolderRead } from '../../lib/kube/manifests.ts';
 import type { ResourceEvent } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import type { ReadResult } from '../../lib/kube/manifest-watchdog.ts';
 import { manifestEvents } from '../../streams/manifest-events.ts';
 import { testScheduler } from '../support/marbles.ts';
 
@@ -11,7 +12,7 @@ const loaded = loadControllerConfig('watchedResources:\n  services: { apiVersion
 if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
 const { watchedResources: resources, ignoreFields } = loaded.config;
 
-const folder = (text: string): ReadonlyMap<string, ManifestSet> => new Map([['app.yaml', parseManifests(text, 'app.yaml')]]);
+const folder = (text: string): FolderRead => ({ files: new Map([['app.yaml', parseManifests(text, 'app.yaml')]]), fingerprint: text });
 const web = (port: number) => `apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: ${port}}]}\n`;
 const label = (event: ResourceEvent) => (event.type === 'synced' ? `synced ${event.kind}` : `${event.type} ${event.object.metadata.name}`);
 
@@ -37,7 +38,7 @@ describe('manifestEvents stage', () => {
       // Ticks at 1, 2 and 3 arrive during the first read (0-4): one more read follows, not three.
       const ticks = hot('   tttt----------|');
       const read = cold('   ----(r|)');
-      const source = (): Observable<ReadonlyMap<string, ManifestSet>> => read.pipe(map(() => (reads.push(reads.length), folder(web(80)))));
+      const source = (): Observable<FolderRead> => read.pipe(map(() => (reads.push(reads.length), folder(web(80)))));
       const expected = '    ----(as)------|';
       expectObservable(ticks.pipe(manifestEvents({ resources, ignoreFields, read: source, report: () => undefined }), map(label))).toBe(
         expected,
@@ -53,7 +54,7 @@ describe('manifestEvents stage', () => {
       // The first read fails (folder missing): reported, nothing emitted; the second succeeds; the
       // third finds app.yaml broken: reported, and web stays.
       const ticks = hot('   t--t--t--|');
-      const failing = cold<ReadonlyMap<string, ManifestSet>>('-#', {}, new Error('ENOENT: no such file or directory, scandir /m'));
+      const failing = cold<FolderRead>('-#', {}, new Error('ENOENT: no such file or directory, scandir /m'));
       const reading = cold('-(r|)');
       let call = 0;
       const contents = [folder(web(80)), folder('kind: [')];
@@ -68,5 +69,29 @@ describe('manifestEvents stage', () => {
       'manifests could not be read',
       'app.yaml',
     ]);
+  });
+
+  it('emits and reports nothing for a read that finds the folder as last applied, and reports a failure once until it reads again', () => {
+    const reports: Outcome[] = [];
+    const results: string[] = [];
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // Reads: broken (reported; the first read syncs), the same (nothing), failed twice (reported once), the same
+      // again (nothing, not changed), then fixed (added), then failed again (reported again).
+      const ticks = hot('   a-b-c-d-e-f-g-|');
+      const expected = '    s---------w---|';
+      const broken = folder('kind: [');
+      const plan: (FolderRead | Error)[] = [broken, broken, new Error('ENOENT: gone'), new Error('ENOENT: gone'), broken, folder(web(80)), new Error('ENOENT: gone')];
+      const read = () => {
+        const next = plan.shift()!;
+        return next instanceof Error ? cold<FolderRead>('#', {}, next) : cold('(r|)', { r: next });
+      };
+      const onRead = (tick: string, result: ReadResult) => results.push(`${tick} ${result.ok ? (result.changed ? 'changed' : 'same') : 'failed'}`);
+      expectObservable(ticks.pipe(manifestEvents({ resources, ignoreFields, read, report: (o) => reports.push(o), onRead }), map(label))).toBe(expected, {
+        w: 'added web',
+        s: 'synced services',
+      });
+    });
+    expect(reports.map((o) => (o.type === 'resourceError' ? o.error.split(':')[0] : o.type))).to.deep.equal(['app.yaml', 'manifests could not be read', 'manifests could not be read']);
+    expect(results).to.deep.equal(['a same', 'b same', 'c failed', 'd failed', 'e same', 'f changed', 'g failed']);
   });
 });

@@ -24,6 +24,7 @@ export function freePort(): Promise<number> {
 export interface Response {
   readonly status: number;
   readonly body: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
 }
 
 export interface HarnessOptions {
@@ -59,6 +60,7 @@ interface HarnessParts {
   readonly backends: readonly number[];
   readonly stopBackends: () => Promise<void>;
   readonly lines: string[];
+  readonly lineListeners: Set<() => boolean>;
 }
 
 export class LocalHarness {
@@ -73,6 +75,7 @@ export class LocalHarness {
   /** Everything local mode printed. */
   readonly lines: string[];
   readonly #stopBackends: () => Promise<void>;
+  readonly #lineListeners: Set<() => boolean>;
 
   private constructor(parts: HarnessParts) {
     this.mode = parts.mode;
@@ -83,6 +86,7 @@ export class LocalHarness {
     this.backends = parts.backends;
     this.lines = parts.lines;
     this.#stopBackends = parts.stopBackends;
+    this.#lineListeners = parts.lineListeners;
     this.log = new OutcomeLog(this.mode.outcomes);
   }
 
@@ -104,6 +108,11 @@ export class LocalHarness {
     const backendPorts = backends ?? (await Promise.all(Array.from({ length: options.backends }, () => freePort())));
     const stopBackends = backends ? async () => undefined : await startBackends(backendPorts);
     const lines: string[] = [];
+    const lineListeners = new Set<() => boolean>();
+    const print = (text: string) => {
+      lines.push(text);
+      for (const listener of [...lineListeners]) listener();
+    };
     const mode = await startLocalMode({
       manifests: manifestDir,
       config: { path: configPath, watch: options.watchedConfig ?? false },
@@ -115,9 +124,9 @@ export class LocalHarness {
       healthPort: ports.health,
       metricsPort: ports.metrics,
       settleMs: 50,
-      output: { out: (t) => void lines.push(t), err: (t) => void lines.push(t) },
+      output: { out: print, err: print },
     });
-    return new LocalHarness({ mode, manifestDir, workDir, configPath, ports, backends: backendPorts, stopBackends, lines });
+    return new LocalHarness({ mode, manifestDir, workDir, configPath, ports, backends: backendPorts, stopBackends, lines, lineListeners });
   }
 
   /** The number of outcomes so far: pass it to `next` to wait for something after this point. */
@@ -150,10 +159,51 @@ export class LocalHarness {
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
       });
       req.on('error', reject);
       req.end();
+    });
+  }
+
+  /** A GET on the controller's health port: /healthz, /readyz, /debug/... */
+  health(path: string): Promise<Response> {
+    return new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: this.mode.observer.healthPort, path, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  /** One metric's value from /metrics (the first sample whose line starts with `sample`), or undefined. */
+  async metric(sample: string): Promise<number | undefined> {
+    const response = await fetch(`http://127.0.0.1:${this.mode.observer.metricsPort}/metrics`);
+    const text = await response.text();
+    const line = text.split('\n').find((l) => l.startsWith(`haproxy_template_ic_${sample} `) || l.startsWith(`haproxy_template_ic_${sample}{`));
+    return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+
+  /** Resolves with the first printed line at or after index `from` that matches, waiting up to `timeoutMs`. */
+  line(from: number, pattern: RegExp, timeoutMs = 15_000): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = this.lines.slice(from).find((l) => pattern.test(l));
+        if (found === undefined) return false;
+        clearTimeout(timer);
+        this.#lineListeners.delete(check);
+        resolve(found);
+        return true;
+      };
+      const timer = setTimeout(() => {
+        this.#lineListeners.delete(check);
+        reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      if (!check()) this.#lineListeners.add(check);
     });
   }
 
@@ -161,7 +211,9 @@ export class LocalHarness {
   async answering(host: string, path: string, tries = 8): Promise<number[]> {
     const ports = new Set<number>();
     for (let i = 0; i < tries; i++) {
-      const response = await this.get(host, path);
+      // Refused while HAProxy is (re)starting: nothing answered.
+      const response = await this.get(host, path).catch(() => undefined);
+      if (response === undefined) continue;
       const port = /^backend (\d+) /.exec(response.body)?.[1];
       if (response.status === 200 && port) ports.add(Number(port));
     }
@@ -172,11 +224,12 @@ export class LocalHarness {
   async until(host: string, path: string, expected: readonly number[], timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     let seen: number[] = [];
-    while (Date.now() < deadline) {
+    // At least one look, however little time is left.
+    do {
       seen = await this.answering(host, path);
       if (seen.join() === [...expected].sort((a, b) => a - b).join()) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    } while (Date.now() < deadline);
     throw new Error(`${host}${path} answered by ${seen.join(', ') || 'nothing'}, expected ${expected.join(', ')}`);
   }
 

@@ -42,7 +42,7 @@ const classOf = (object: KubeObject | undefined) => (object?.['spec'] as { ingre
 
 describe('incremental Ingress view model', () => {
   it('gives the model a fresh build gives after every change of seeded random sequences, through change logs and through lists', () => {
-    const seen = { conflicts: 0, defaultConflicts: 0, winnerDeleted: 0, classMoves: 0, missingBackends: 0, tlsWarnings: 0 };
+    const seen = { conflicts: 0, defaultConflicts: 0, winnerDeleted: 0, classMoves: 0, missingBackends: 0, tlsWarnings: 0, renamedByService: 0 };
     for (const seed of [1, 2, 3, 4, 5]) {
       const shape = { size: 12, namespaces: 3 };
       const stores = buildStores(config.watchedResources, initialWorld(shape), config.ignoreFields);
@@ -71,6 +71,10 @@ describe('incremental Ingress view model', () => {
           if ([...routeBackends(fresh)].some(([key, backend]) => was.has(key) && was.get(key) !== backend)) seen.winnerDeleted++;
         }
         if (change.resource === 'ingresses' && stored && !change.deleted && classOf(stored) !== classOf(change.object)) seen.classMoves++;
+        if (change.resource === 'services') {
+          const was = routeBackends(before);
+          if ([...routeBackends(fresh)].some(([key, backend]) => was.has(key) && was.get(key) !== backend)) seen.renamedByService++;
+        }
         before = reused;
       }
     }
@@ -97,15 +101,15 @@ describe('incremental Ingress view model', () => {
       return { backend: model.prefixRoutes.find((route) => route.key === 'app-1.example.com/')?.backend, warnings: model.warnings.length };
     };
     // app-1 (ns-0, created 2024-01-01T00:00:01Z) holds the route; an older claim takes it, a newer one does not.
-    expect(prefixBackend()).to.deep.equal({ backend: 'ns-0_svc-1_http', warnings: 0 });
+    expect(prefixBackend()).to.deep.equal({ backend: 'ns-0_svc-1_80', warnings: 0 });
     ingresses.upsert(claim('older', '2023-06-01T00:00:00Z', 'svc-2'));
-    expect(prefixBackend()).to.deep.equal({ backend: 'ns-0_svc-2_http', warnings: 1 });
+    expect(prefixBackend()).to.deep.equal({ backend: 'ns-0_svc-2_80', warnings: 1 });
     ingresses.upsert(claim('newer', '2025-01-01T00:00:00Z', 'svc-3'));
-    expect(prefixBackend()).to.deep.equal({ backend: 'ns-0_svc-2_http', warnings: 2 });
+    expect(prefixBackend()).to.deep.equal({ backend: 'ns-0_svc-2_80', warnings: 2 });
     ingresses.delete(claim('older', '2023-06-01T00:00:00Z', 'svc-2'));
-    expect(prefixBackend()).to.deep.equal({ backend: 'ns-0_svc-1_http', warnings: 1 });
+    expect(prefixBackend()).to.deep.equal({ backend: 'ns-0_svc-1_80', warnings: 1 });
     ingresses.delete(ingresses.get('ns-0', 'app-1')!);
-    expect(prefixBackend()).to.deep.equal({ backend: 'ns-0_svc-3_http', warnings: 0 });
+    expect(prefixBackend()).to.deep.equal({ backend: 'ns-0_svc-3_80', warnings: 0 });
     ingresses.upsert(claim('newer', '2025-01-01T00:00:00Z', 'svc-3', 'other'));
     expect(prefixBackend()).to.deep.equal({ backend: undefined, warnings: 0 });
   });

@@ -83,12 +83,12 @@ function ingressObject(spec: IngressSpec, version: number): KubeObject {
   };
 }
 
-function serviceObject(i: number, shape: WorldShape, version: number, portName = 'http'): KubeObject {
+function serviceObject(i: number, shape: WorldShape, version: number, portName = 'http', portNumber = 80): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name: `svc-${i}`, namespace: namespaceOf(i, shape), uid: `uid-service-${i}`, resourceVersion: String(version) },
-    spec: { type: 'ClusterIP', ports: [{ name: portName, port: 80, targetPort: 8080, protocol: 'TCP' }] },
+    spec: { type: 'ClusterIP', ports: [{ name: portName, port: portNumber, targetPort: 8080, protocol: 'TCP' }] },
   };
 }
 
@@ -248,7 +248,8 @@ export function* randomChanges(seed: number, steps: number, shape: WorldShape): 
       yield { resource: 'endpointslices', object: sliceObject(i, shape, ++version, endpoints), deleted: random() < 0.1 };
     } else if (kind < 0.95) {
       const i = below(shape.size);
-      yield { resource: 'services', object: serviceObject(i, shape, ++version, random() < 0.8 ? 'http' : 'web'), deleted: random() < 0.15 };
+      // Renamed ports and renumbered ones move the backends of Ingresses naming the port by name.
+      yield { resource: 'services', object: serviceObject(i, shape, ++version, random() < 0.8 ? 'http' : 'web', random() < 0.8 ? 80 : 81), deleted: random() < 0.15 };
     } else {
       const name = pick(['tls-a', 'tls-b', 'tls-missing']);
       yield { resource: 'secrets', object: secretObject(name, `ns-${below(shape.namespaces)}`, ++version, random() < 0.7), deleted: random() < 0.3 };

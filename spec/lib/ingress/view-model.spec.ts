@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { buildIngressModel } from '../../../lib/ingress/view-model.ts';
+import { buildIngressModel, IngressModelCache } from '../../../lib/ingress/view-model.ts';
 import type { Problem } from '../../../lib/pipeline/model.ts';
 import type { IngressModel } from '../../../lib/ingress/view-model.ts';
 import { CA_CERT, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY, UNRELATED_KEY } from '../../support/tls-fixture.ts';
@@ -149,15 +149,29 @@ describe('buildIngressModel', () => {
         ingresses: [
           ingress('a', { rules: [rule('a.example.com', path('/', 'web', 'http'), path('/x', 'web', 'http'))] }),
           ingress('b', { rules: [rule('b.example.com', path('/', 'web', 'http'))] }),
-          // The same Service port by number is a backend of its own name.
+          // The same Service port by number is the same backend: one per Service port, named by its number.
           ingress('c', { rules: [rule('c.example.com', path('/', 'web', 80))] }),
         ],
       });
       const server = { name: 'srv-10.0.0.1-8080', address: '10.0.0.1', port: 8080 };
-      expect(model.backends).to.deep.equal([
-        { name: 'default_web_80', namespace: 'default', service: 'web', port: '80', servers: [server] },
-        { name: 'default_web_http', namespace: 'default', service: 'web', port: 'http', servers: [server] },
-      ]);
+      expect(model.backends).to.deep.equal([{ name: 'default_web_80', namespace: 'default', service: 'web', port: '80', servers: [server] }]);
+      expect([...model.exactRoutes, ...model.prefixRoutes].map((route) => route.backend)).to.deep.equal(Array(5).fill('default_web_80'));
+      expect(model.warnings).to.deep.equal([]);
+    });
+
+    it('names a backend by the port name an Ingress gives while its Service lacks that port, and by the number once it has it', () => {
+      const cache = new IngressModelCache();
+      const ingresses = [ingress('a', { rules: [rule('a.example.com', path('/', 'web', 'http'))] }), ingress('b', { rules: [rule('b.example.com', path('/', 'web', 80))] })];
+      const renamed = service('web', [{ name: 'web', port: 80, targetPort: 8080 }]);
+      const names = (services: KubeObject[]) => {
+        const model = buildIngressModel(sources({ services, slices: [webSlice], ingresses }), cache);
+        expect(model, 'the same as a fresh build').to.deep.equal(buildIngressModel(sources({ services, slices: [webSlice], ingresses })));
+        return { backends: model.backends.map((b) => b.name), routes: model.prefixRoutes.map((r) => `${r.key} ${r.backend}`) };
+      };
+      expect(names([])).to.deep.equal({ backends: ['default_web_80', 'default_web_http'], routes: ['a.example.com/ default_web_http', 'b.example.com/ default_web_80'] });
+      expect(names([web])).to.deep.equal({ backends: ['default_web_80'], routes: ['a.example.com/ default_web_80', 'b.example.com/ default_web_80'] });
+      expect(names([renamed])).to.deep.equal({ backends: ['default_web_80', 'default_web_http'], routes: ['a.example.com/ default_web_http', 'b.example.com/ default_web_80'] });
+      expect(names([web])).to.deep.equal({ backends: ['default_web_80'], routes: ['a.example.com/ default_web_80', 'b.example.com/ default_web_80'] });
     });
 
     it('takes the target port from the EndpointSlice port named like the Service port, for named and numeric targetPorts', () => {
@@ -177,7 +191,7 @@ describe('buildIngressModel', () => {
         ],
       });
       expect(model.backends.map((b) => [b.name, b.servers])).to.deep.equal([
-        ['default_named_http', [{ name: 'srv-10.0.1.1-3000', address: '10.0.1.1', port: 3000 }]],
+        ['default_named_80', [{ name: 'srv-10.0.1.1-3000', address: '10.0.1.1', port: 3000 }]],
         ['default_numeric_80', [{ name: 'srv-10.0.2.1-9000', address: '10.0.2.1', port: 9000 }]],
       ]);
     });
@@ -204,8 +218,8 @@ describe('buildIngressModel', () => {
         ingresses: [ingress('app', { rules: [rule('app.example.com', path('/', 'app', 'http'), path('/metrics', 'app', 9090))] })],
       });
       expect(model.backends.map((b) => [b.name, b.servers.map((s) => s.name)])).to.deep.equal([
+        ['default_app_80', ['srv-10.0.0.1-8080', 'srv-10.0.0.2-8080']],
         ['default_app_9090', ['srv-10.0.0.1-9102', 'srv-10.0.0.2-9102']],
-        ['default_app_http', ['srv-10.0.0.1-8080', 'srv-10.0.0.2-8080']],
       ]);
     });
 
@@ -426,12 +440,12 @@ describe('buildIngressModel', () => {
           ingress('oldest-without', { created: '2023-01-01T00:00:00Z', rules: [rule('example.com', path('/', 'web', 80))] }),
         ],
       });
-      expect(model.defaultBackend).to.equal('default_fallback_http');
-      expect(model.backends.map((b) => b.name)).to.deep.equal(['default_fallback_http', 'default_web_80']);
+      expect(model.defaultBackend).to.equal('default_fallback_80');
+      expect(model.backends.map((b) => b.name)).to.deep.equal(['default_fallback_80', 'default_web_80']);
       expect(model.warnings).to.deep.include({
         object: 'Ingress default/young',
         field: 'spec.defaultBackend',
-        message: 'not served: older Ingress default/old sets the default backend default_fallback_http',
+        message: 'not served: older Ingress default/old sets the default backend default_fallback_80',
       });
     });
 

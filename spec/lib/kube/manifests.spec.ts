@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseManifests, readManifests } from '../../../lib/kube/manifests.ts';
+import { ManifestFolder, parseManifests, readManifests } from '../../../lib/kube/manifests.ts';
 
 describe('manifests', () => {
   it('reads every document of every file, lists included, in file name order', async () => {
@@ -40,5 +40,70 @@ describe('manifests', () => {
     const read = parseManifests('apiVersion: v1\nkind: [Service\n', 'broken.yaml');
     expect(read.errors).to.have.length(1);
     expect(read.errors[0]).to.match(/^broken\.yaml: .*\(\d+:\d+\)/);
+  });
+
+  it('takes a Secret as the API server stores it, and names the document and key of one it would refuse', () => {
+    const read = parseManifests(
+      'apiVersion: v1\nkind: Secret\nmetadata: {name: a}\ndata:\n  k: |\n    YWJj\n    ZA==\nstringData: {s: text}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: b}\ndata: {k: "not base64!"}\n',
+      'secrets.yaml',
+    );
+    expect(read.manifests.map((m) => m.object['data'])).to.deep.equal([{ k: 'YWJjZA==', s: 'dGV4dA==' }]);
+    expect(read.manifests[0]!.object['stringData']).to.equal(undefined);
+    expect(read.errors).to.deep.equal(['secrets.yaml#2: Secret b: data[k] is not valid base64']);
+  });
+
+  it('reads only .yaml, .yml and .json files, as kubectl does: backups, swap and temporary files are not manifests', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'manifests-'));
+    const service = (name: string) => `apiVersion: v1\nkind: Service\nmetadata: {name: ${name}}\n`;
+    for (const file of ['a.yaml', 'b.YML', 'c.json', 'a.yaml~', '.a.yaml.swp', 'sedAbC123', 'notes.txt']) await writeFile(join(dir, file), service(file.replace(/[^a-z]/gi, '').toLowerCase()));
+    const read = await readManifests(dir);
+    expect(read.manifests.map((m) => m.source)).to.deep.equal(['a.yaml#1', 'b.YML#1', 'c.json#1']);
+  });
+
+  it('follows symlinked files and folders, reading each file once however many links lead to it, loops included', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'manifests-'));
+    const dir = join(root, 'm');
+    const outside = join(root, 'outside');
+    await mkdir(join(outside, 'nested'), { recursive: true });
+    await mkdir(dir);
+    const service = (name: string) => `apiVersion: v1\nkind: Service\nmetadata: {name: ${name}}\n`;
+    await writeFile(join(outside, 'linked.yaml'), service('linked'));
+    await writeFile(join(outside, 'nested', 'inner.yaml'), service('inner'));
+    await writeFile(join(dir, 'own.yaml'), service('own'));
+    await symlink(join(outside, 'linked.yaml'), join(dir, 'linked.yaml'));
+    await symlink(join(outside, 'nested'), join(dir, 'nested'));
+    // A loop back to the folder, a second link to a file already read, and a dangling link.
+    await symlink(dir, join(dir, 'loop'));
+    await symlink(join(dir, 'own.yaml'), join(dir, 'z-again.yaml'));
+    await symlink(join(root, 'nowhere.yaml'), join(dir, 'dangling.yaml'));
+    const read = await readManifests(dir);
+    expect(read.errors).to.deep.equal([]);
+    expect(read.manifests.map((m) => `${m.source} ${m.object.metadata.name}`)).to.deep.equal(['linked.yaml#1 linked', 'nested/inner.yaml#1 inner', 'own.yaml#1 own']);
+  });
+
+  it('parses again only the files whose content changed, and fingerprints the folder', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'manifests-'));
+    const service = (name: string) => `apiVersion: v1\nkind: Service\nmetadata: {name: ${name}}\n`;
+    await writeFile(join(dir, 'a.yaml'), service('a'));
+    await writeFile(join(dir, 'b.yaml'), service('b'));
+    const folder = new ManifestFolder(dir);
+    const first = await folder.read();
+    const same = await folder.read();
+    expect(same.fingerprint).to.equal(first.fingerprint);
+    expect(same.files.get('a.yaml')).to.equal(first.files.get('a.yaml'));
+    await writeFile(join(dir, 'b.yaml'), service('b2'));
+    const edited = await folder.read();
+    expect(edited.fingerprint).to.not.equal(first.fingerprint);
+    expect(edited.files.get('a.yaml')).to.equal(first.files.get('a.yaml'));
+    expect(edited.files.get('b.yaml')!.manifests[0]!.object.metadata.name).to.equal('b2');
+    await rm(join(dir, 'b.yaml'));
+    const removed = await folder.read();
+    expect([...removed.files.keys()]).to.deep.equal(['a.yaml']);
+    expect(removed.fingerprint).to.not.equal(edited.fingerprint);
+    await rm(dir, { recursive: true });
+    await folder.read().then(
+      () => expect.fail('a missing folder reads'),
+      (error: NodeJS.ErrnoException) => expect(error.code).to.equal('ENOENT'),
+    );
   });
 });

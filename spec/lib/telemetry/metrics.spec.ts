@@ -92,6 +92,9 @@ describe('metrics', () => {
     const metrics = createMetrics({ exemplars: false, maxEndpointLabels: 2, stores: () => stores });
     for (const endpoint of ['a', 'b', 'c', 'd']) metrics.outcome(deployed(1, endpoint, reload));
     metrics.informerRestarted('ingresses');
+    metrics.manifestWatchRestarted();
+    metrics.haproxyRestarted();
+    metrics.haproxyRestarted();
     metrics.leader(true);
     ingresses.upsert({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'web', namespace: 'default' } });
     const text = parseExposition((await metrics.expose(undefined)).body, { openMetrics: false });
@@ -103,6 +106,8 @@ describe('metrics', () => {
     expect(sampleValue(text, `${p}resources`, { type: 'ingresses' })).to.equal(1);
     expect(sampleValue(text, `${p}informer_restarts_total`, { resource: 'ingresses' })).to.equal(1);
     expect(sampleValue(text, `${p}leader`)).to.equal(1);
+    expect(sampleValue(text, `${p}manifest_watch_restarts_total`)).to.equal(1);
+    expect(sampleValue(text, `${p}haproxy_restarts_total`)).to.equal(2);
   });
 
   it('turns OpenMetrics into Prometheus text without touching label values that look like exemplars', () => {

@@ -101,6 +101,22 @@ describe('observer', () => {
     expect(await get(observer, '/healthz')).to.deep.equal({ status: 503, body: 'the pipeline stopped: manifests could not be watched\n' });
   });
 
+  it('fails liveness, naming the problems, while a part says it cannot do its job, and passes once it recovers', async () => {
+    const { observer } = await observe();
+    running = observer;
+    let watch: string | undefined;
+    let other: string | undefined;
+    observer.addLivenessCheck(() => watch);
+    observer.addLivenessCheck(() => other);
+    expect(await get(observer, '/healthz')).to.deep.equal({ status: 200, body: 'ok\n' });
+    watch = "manifests could not be read: ENOENT: no such file or directory, scandir '/m'";
+    other = 'something else';
+    expect(await get(observer, '/healthz')).to.deep.equal({ status: 503, body: `${watch}; something else\n` });
+    watch = undefined;
+    other = undefined;
+    expect(await get(observer, '/healthz')).to.deep.equal({ status: 200, body: 'ok\n' });
+  });
+
   it('serves the configuration, the rendered files, the endpoints and the resources with secrets redacted', async () => {
     const { observer, clock } = await observe();
     running = observer;

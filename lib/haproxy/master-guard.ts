@@ -1,0 +1,62 @@
+import { readFile } from 'node:fs/promises';
+import { createConnection } from 'node:net';
+import { isAlive } from './processes.ts';
+
+/**
+ * Starting HAProxy must never leave two masters on one work directory: both
+ * would bind the same ports (HAProxy sets SO_REUSEPORT) and serve different
+ * configurations side by side. A master that is alive but slow to answer (a
+ * reload re-executing it on a loaded machine, a process stopped) looks like
+ * no master to a probe of its socket, so before spawning, the pid file's
+ * process and the master socket are checked directly.
+ */
+
+/** The pid in a pid file, or undefined when there is none. */
+export async function pidFromFile(pidFile: string): Promise<number | undefined> {
+  const text = await readFile(pidFile, 'utf8').catch(() => '');
+  const pid = Number(text.trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** True when `pid` runs with `masterSocket` among its arguments (HAProxy keeps them when it re-executes for a reload). */
+async function servesSocket(pid: number, masterSocket: string): Promise<boolean> {
+  try {
+    return (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').includes(masterSocket);
+  } catch (error) {
+    // Gone meanwhile: not a master. Unreadable: assume the worst.
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
+}
+
+/** True when something accepts connections on the socket (even a stopped process: the kernel accepts for it). */
+function listening(socket: string, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const connection = createConnection(socket);
+    const done = (answer: boolean) => {
+      clearTimeout(timer);
+      connection.destroy();
+      resolve(answer);
+    };
+    const timer = setTimeout(() => done(true), timeoutMs);
+    connection.once('connect', () => done(true));
+    connection.once('error', () => done(false));
+  });
+}
+
+/** Why HAProxy must not be started on this work directory now, or undefined when no master runs there. */
+export async function runningMaster(pidFile: string, masterSocket: string): Promise<string | undefined> {
+  const pid = await pidFromFile(pidFile);
+  if (pid !== undefined && isAlive(pid) && (await servesSocket(pid, masterSocket))) {
+    return `HAProxy master ${pid} (${pidFile}) is still running`;
+  }
+  if (await listening(masterSocket, 1_000)) return `a process accepts connections on ${masterSocket}`;
+  return undefined;
+}
+
+/** Throws, saying why, when a master already runs on this work directory. */
+export async function assertNoMasterRunning(workDir: string, pidFile: string, masterSocket: string): Promise<void> {
+  const reason = await runningMaster(pidFile, masterSocket);
+  if (reason !== undefined) {
+    throw new Error(`not starting a second HAProxy on ${workDir}: ${reason} but does not answer on its master socket; it is left to recover`);
+  }
+}
