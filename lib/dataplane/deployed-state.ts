@@ -35,7 +35,10 @@ export async function fetchDeployedState(client: DataplaneClient): Promise<Deplo
   const groups: Record<string, Record<string, string>> = { maps: {}, certificates: {}, files: {} };
   for (const { kind, group } of storageGroups) {
     for (const file of await client.listStorage(kind)) {
-      groups[group]![file.storage_name] = await client.getStorageFile(kind, file.storage_name);
+      groups[group]![file.storage_name] =
+        kind === 'ssl_certificates'
+          ? JSON.stringify(await client.storageCertificate(file.storage_name))
+          : await client.getStorageFile(kind, file.storage_name);
     }
   }
   return {

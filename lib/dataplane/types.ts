@@ -78,6 +78,32 @@ export interface StorageFile {
   readonly [field: string]: unknown;
 }
 
+/**
+ * What `GET storage/ssl_certificates/{name}` answers (client-native
+ * storage/cert-info.go): metadata of the stored PEM, never the PEM.
+ */
+export interface StoredCertificate {
+  readonly storage_name: string;
+  readonly file?: string;
+  readonly size?: number;
+  /** The leaf certificate's serial number, in decimal. */
+  readonly serial?: string;
+  /** The latest notBefore and the earliest notAfter of the certificates in the file (RFC 3339). */
+  readonly not_before?: string;
+  readonly not_after?: string;
+  readonly subject?: string;
+  readonly issuers?: string;
+  readonly domains?: string;
+  readonly ip_addresses?: string;
+  readonly [field: string]: unknown;
+}
+
+/** One entry of `GET runtime/ssl_certs`: a certificate HAProxy has loaded, by the name HAProxy knows it by. */
+export interface RuntimeCertificate {
+  readonly storage_name: string;
+  readonly description?: string;
+}
+
 export interface StorageWriteOptions {
   readonly skipReload?: boolean;
   readonly forceReload?: boolean;
