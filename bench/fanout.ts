@@ -44,7 +44,7 @@ import { Worker } from 'node:worker_threads';
 import { defer, firstValueFrom, Subject, take, toArray } from 'rxjs';
 import { defaultConfigPath } from '../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
-import { dataplaneFleet } from '../lib/dataplane/fleet.ts';
+import { dataplaneFleet } from '../lib/deploy/dataplane-fleet.ts';
 import { contentHash } from '../lib/pipeline/content-hash.ts';
 import type { DeployMode, FleetCommand, KubeObject, Validated } from '../lib/pipeline/model.ts';
 import type { DeployOutcome } from '../lib/pipeline/outcome.ts';

@@ -119,7 +119,13 @@ export class DataplaneClient {
       accept: 'text/plain, */*',
       headers,
     });
-    return { status: answer.status, reloadId: reloadIdHeader(answer.headers), version: versionHeader(answer.headers), body: answer.text };
+    return {
+      status: answer.status,
+      reloadId: reloadIdHeader(answer.headers),
+      version: versionHeader(answer.headers),
+      body: answer.text,
+      checksum: answer.headers.get('configuration-checksum') ?? undefined,
+    };
   }
 
   // --- reloads ------------------------------------------------------------
@@ -340,14 +346,14 @@ function storageQuery(options: StorageWriteOptions): Record<string, QueryValue> 
 }
 
 function storageResult(answer: Answer): StorageWriteResult {
-  let storageName: string | undefined;
+  let body: unknown;
   try {
-    const body: unknown = answer.text === '' ? undefined : JSON.parse(answer.text);
-    if (isObject(body) && typeof body['storage_name'] === 'string') storageName = body['storage_name'];
+    body = answer.text === '' ? undefined : JSON.parse(answer.text);
   } catch {
     // PUT answers may carry the file itself, not a description of it.
   }
-  return { status: answer.status, reloadId: reloadIdHeader(answer.headers), storageName };
+  const field = (name: string): string | undefined => (isObject(body) && typeof body[name] === 'string' ? body[name] : undefined);
+  return { status: answer.status, reloadId: reloadIdHeader(answer.headers), storageName: field('storage_name'), file: field('file') };
 }
 
 function fileVersion(text: string): number | undefined {

@@ -45,8 +45,10 @@ export interface RawConfigurationResult {
   readonly reloadId: string | undefined;
   /** The configuration version after the call (`Configuration-Version`). */
   readonly version: number | undefined;
-  /** DPAPI's re-serialised configuration (not byte-identical to what was posted). */
+  /** The configuration as stored: DPAPI's parser writes it back, never byte-identical to what was posted. */
   readonly body: string;
+  /** `Configuration-Checksum` of the stored configuration: what a later raw GET reports while nobody changed it. */
+  readonly checksum: string | undefined;
 }
 
 export type ReloadState = 'failed' | 'in_progress' | 'succeeded';
@@ -115,6 +117,8 @@ export interface StorageWriteResult {
   readonly reloadId: string | undefined;
   /** The name DPAPI stored the file under, when the answer says (creation renames `a.b.pem` to `a_b.pem`). */
   readonly storageName: string | undefined;
+  /** The stored file's path, when the answer says: `<maps_dir>/<name>` for a map. */
+  readonly file: string | undefined;
 }
 
 export type AdminState = 'ready' | 'maint' | 'drain';

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import type { ControllerConfig } from '../config/types.ts';
-import { LocalTarget } from '../haproxy/local-target.ts';
 import type { Endpoint } from '../pipeline/model.ts';
+import { Converger } from './converge.ts';
 import type { Fleet } from './fleet.ts';
+import { LocalTarget, type LocalState } from './local-target.ts';
 
 export interface LocalFleetOptions {
   readonly workDir: string;
@@ -14,14 +15,23 @@ export interface LocalFleetOptions {
   readonly log: (line: string) => void;
 }
 
+export interface LocalFleet extends Fleet {
+  readonly target: LocalTarget;
+  readonly converger: Converger<LocalState>;
+  /** An HAProxy was running on the work directory already: the controller adopts it. */
+  readonly attached: boolean;
+}
+
 /** A HAProxy on this machine, driven through its sockets, as the only endpoint. */
-export async function localFleet(options: LocalFleetOptions): Promise<Fleet & { readonly target: LocalTarget; readonly attached: boolean }> {
+export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet> {
   const target = new LocalTarget({ workDir: options.workDir, dirs: options.dirs, log: options.log });
-  const attached = await target.attach();
+  const converger = new Converger({ target, log: options.log });
+  const running = await target.master.probe();
   const endpoint: Endpoint = { id: 'local', url: `file://${options.workDir}` };
   return {
     target,
-    attached,
+    converger,
+    attached: running !== undefined,
     endpoints: [endpoint],
     prepare: (config: ControllerConfig): ControllerConfig => ({
       ...config,
@@ -35,11 +45,11 @@ export async function localFleet(options: LocalFleetOptions): Promise<Fleet & { 
         runtimeSocket: target.statsSocket,
       },
     }),
-    deploy: (_endpoint, files) => target.deploy(files),
+    deploy: (_endpoint, files, hash, reason) => converger.deploy(files, hash, reason),
     describe: () =>
       `HAProxy serves http://${options.bindAddress}:${options.httpPort}/ (status and stats on :${options.statusPort}), work dir ${options.workDir}`,
     stop: async ({ keepHaproxy = false } = {}) => {
-      if (!keepHaproxy) await target.stop();
+      if (!keepHaproxy) await converger.exclusive(() => target.stop());
     },
   };
 }

@@ -66,8 +66,8 @@ export function certificateInfo(pem: string, size: number): Record<string, unkno
   let notAfter: Date | undefined;
   let notBefore: Date | undefined;
   for (const certificate of certificates) {
-    const after = new Date(certificate.validTo);
-    const before = new Date(certificate.validFrom);
+    const after = certificate.validToDate;
+    const before = certificate.validFromDate;
     if (notAfter === undefined || after < notAfter) notAfter = after;
     if (notBefore === undefined || before > notBefore) notBefore = before;
     issuers.add(nameField(certificate.issuer, 'CN') ?? '');
