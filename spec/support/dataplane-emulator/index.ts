@@ -316,8 +316,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   } catch (error) {
     await haproxy.stop().catch(() => undefined);
     await server.close().catch(() => undefined);
-    await rm(base, { recursive: true, force: true });
-    await rm(transactions, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true, maxRetries: 5 });
+    await rm(transactions, { recursive: true, force: true, maxRetries: 5 });
     throw error;
   }
 
@@ -355,8 +355,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         faults.reset();
         await haproxy.stop();
         await server.close();
-        await rm(base, { recursive: true, force: true });
-        await rm(transactions, { recursive: true, force: true });
+        await rm(base, { recursive: true, force: true, maxRetries: 5 });
+        await rm(transactions, { recursive: true, force: true, maxRetries: 5 });
       })();
       return stopped;
     },
