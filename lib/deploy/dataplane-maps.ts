@@ -16,7 +16,7 @@
  *   match in file order, the new content must have the added entries last.
  */
 import type { DataplaneClient } from '../dataplane/client.ts';
-import { DataplaneError } from '../dataplane/errors.ts';
+import { ignoring } from '../dataplane/errors.ts';
 import type { MapEntry, RuntimeOperation } from '../haproxy/plan-types.ts';
 
 type MapUpdate = Extract<RuntimeOperation, { type: 'updateMap' }>;
@@ -67,15 +67,6 @@ export function mapRefusal(update: MapUpdate, mapsDir: string | undefined): stri
     return `${label}: its lookups take the first match in file order and new entries do not all go last, where the runtime API adds them`;
   }
   return undefined;
-}
-
-async function ignoring<T>(kind: 'conflict' | 'not-found', call: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof DataplaneError && error.kind === kind) return undefined;
-    throw error;
-  }
 }
 
 /**

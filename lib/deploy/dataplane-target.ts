@@ -15,7 +15,7 @@
 import { posix } from 'node:path';
 import { errorMessage } from '../error-message.ts';
 import type { DataplaneClient } from '../dataplane/client.ts';
-import { DataplaneError, VersionConflict } from '../dataplane/errors.ts';
+import { DataplaneError, ignoring, VersionConflict } from '../dataplane/errors.ts';
 import type { RuntimeCertificate } from '../dataplane/types.ts';
 import type { RuntimeOperation } from '../haproxy/plan-types.ts';
 import type { RenderedFiles } from '../pipeline/model.ts';
@@ -34,16 +34,6 @@ export interface DataplaneTargetOptions {
 /** A reload HAProxy refused: the endpoint keeps its previous configuration. */
 export class ReloadFailed extends Error {
   override readonly name = 'ReloadFailed';
-}
-
-/** Runs a call whose failure of one kind means its work is already done; undefined then. */
-async function ignoring<T>(kind: 'conflict' | 'not-found', call: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof DataplaneError && error.kind === kind) return undefined;
-    throw error;
-  }
 }
 
 /** A version conflict as the convergence algorithm knows it: read again, plan again. */

@@ -18,7 +18,7 @@ import {
 } from './http-kit.ts';
 import type { ApiRequest, ApiResponse } from './http-kit.ts';
 import type { Router } from './router.ts';
-import { runtimeFailure } from './runtime-socket.ts';
+import { answeringErrors, runtimeFailure } from './runtime-socket.ts';
 import type { RuntimeSocket } from './runtime-socket.ts';
 import { sanitizeStorageName } from './storage-names.ts';
 
@@ -46,15 +46,7 @@ interface MapInfo {
 
 export function registerRuntimeRoutes(router: Router, context: EmulatorContext): void {
   const { runtime } = context;
-  const failing =
-    (handler: (request: ApiRequest) => Promise<ApiResponse>) =>
-    async (request: ApiRequest): Promise<ApiResponse> => {
-      try {
-        return await handler(request);
-      } catch (error) {
-        throw runtimeFailure(error);
-      }
-    };
+  const failing = (handler: (request: ApiRequest) => Promise<ApiResponse>) => answeringErrors(runtimeFailure, handler);
   // Path parameters with the pattern of client-native 7eb6211e are refused before the handler runs (release.ts).
   const checked =
     (params: readonly string[], handler: (request: ApiRequest) => Promise<ApiResponse>) =>

@@ -22,6 +22,7 @@ import { ApiError, empty, json } from './http-kit.ts';
 import type { ApiRequest, ApiResponse } from './http-kit.ts';
 import { parseMultipart } from './multipart.ts';
 import type { Router } from './router.ts';
+import { answeringErrors } from './runtime-socket.ts';
 import { heredocPayload } from './storage-api.ts';
 
 const PREFIX = '/v3/services/haproxy/runtime/ssl_certs';
@@ -43,16 +44,8 @@ const ENTRY_FIELDS: Readonly<Record<string, string>> = {
 export function registerRuntimeCertificateRoutes(router: Router, context: EmulatorContext): void {
   if (!context.release.runtimeCertificates) return;
   const { runtime } = context;
-  const failing =
-    (handler: (request: ApiRequest) => Promise<ApiResponse>) =>
-    async (request: ApiRequest): Promise<ApiResponse> => {
-      try {
-        return await handler(request);
-      } catch (error) {
-        if (error instanceof ApiError) throw error;
-        throw new ApiError(500, `${runtime.path} ${(error as Error).message}`);
-      }
-    };
+  const failing = (handler: (request: ApiRequest) => Promise<ApiResponse>) =>
+    answeringErrors((error) => (error instanceof ApiError ? error : new ApiError(500, `${runtime.path} ${(error as Error).message}`)), handler);
   // HAProxy names a certificate by this instance's path; the client knows the pod's (pod.ts).
   const own = (name: string): string => context.paths.toHAProxy(name);
 
