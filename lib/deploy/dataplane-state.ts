@@ -21,8 +21,6 @@ import type { DeployedState } from './target.ts';
 
 export interface DataplaneState extends DeployedState {
   readonly version: number;
-  /** `Configuration-Checksum` of the stored configuration. */
-  readonly checksum: string | undefined;
   /** The API's maps_dir, from the `file` of a stored map: a runtime map is reached as `<maps_dir>/<storage name>`. */
   readonly mapsDir: string | undefined;
 }
@@ -78,5 +76,5 @@ export async function readDataplaneState(
       groups[group][name] = await client.getStorageFile(kind, name);
     }
   }
-  return { files: { config, ...groups }, version: raw.version, checksum: raw.checksum, mapsDir };
+  return { files: { config, ...groups }, version: raw.version, mapsDir };
 }

@@ -107,7 +107,7 @@ export class DataplaneTarget implements DeployTarget<DataplaneState> {
     written: { readonly version: number | undefined; readonly checksum: string | undefined },
   ): DataplaneState {
     this.#posted = written.checksum === undefined ? undefined : { text: desired.config, checksum: written.checksum };
-    return { files: desired, version: written.version ?? before.version + 1, checksum: written.checksum, mapsDir: before.mapsDir };
+    return { files: desired, version: written.version ?? before.version + 1, mapsDir: before.mapsDir };
   }
 
   /** Applies one runtime operation; server updates become runtime actions on the persisting write. */
