@@ -142,7 +142,11 @@ export class Converger<S extends DeployedState> {
   async #attempt(desired: RenderedFiles, reason: DeployReason): Promise<DeployResult> {
     // A drift check trusts nothing: it is there to find what changed behind the controller's back.
     if (this.#state !== undefined && (reason === 'drift' || !(await this.#target.isCurrent(this.#state)))) this.#state = undefined;
-    this.#state ??= await this.#target.read([...(this.#lastDeployed ? [this.#lastDeployed] : []), desired]);
+    if (this.#state === undefined) {
+      this.#state = await this.#target.read([...(this.#lastDeployed ? [this.#lastDeployed] : []), desired]);
+      // Something ran here before (killed, crashed): it is started again rather than failing every deploy.
+      if (this.#state === undefined && this.#lastDeployed !== undefined) this.#log('HAProxy is no longer running: starting it again');
+    }
     const state = this.#state;
     const planned = state === undefined ? START : this.#forced !== undefined ? { kind: 'reload' as const, reason: this.#forced } : this.#plan(state.files, desired);
     const plan = this.#refine(planned, state);

@@ -72,10 +72,7 @@ export class LocalTarget implements DeployTarget<LocalState> {
   }
 
   async isCurrent(state: LocalState): Promise<boolean> {
-    const info = await this.master.probe();
-    // An HAProxy that died (killed, crashed) is started again rather than failing every deploy on a dead socket.
-    if (info === undefined) this.#log('HAProxy is no longer running: starting it again');
-    return info?.masterPid === state.masterPid;
+    return (await this.master.probe())?.masterPid === state.masterPid;
   }
 
   refusal(): string | undefined {
