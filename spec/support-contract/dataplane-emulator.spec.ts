@@ -621,6 +621,8 @@ frontend mapped
       const created = await client.createStorageFile('maps', 'extra', 'k v\n');
       expect(created.status).to.equal(201);
       expect(created.storageName).to.equal('extra.map');
+      // The answer names the stored file (v3.3.5 handlers/map_storage.go): <maps_dir>/<name>, where runtime maps resolve.
+      expect(created.file).to.equal(`${emulator.mapsDir}/extra.map`);
       expect(await readFile(`${emulator.mapsDir}/extra.map`, 'utf8')).to.equal('k v\n');
       const listed = await client.listStorage('maps');
       expect(listed.map((file) => file.storage_name)).to.include('extra.map');

@@ -56,6 +56,8 @@ export function registerStorageRoutes(router: Router, context: EmulatorContext):
 
   // --- maps ----------------------------------------------------------------
 
+  // The answer and the listing name each map by its path in maps_dir (v3.3.5 handlers/map_storage.go), which
+  // is where the runtime map endpoints resolve a storage name to (§6).
   router.add('POST', maps.path, async (request) => {
     const upload = fileUpload(request);
     let name = sanitizeStorageName(upload.filename);
