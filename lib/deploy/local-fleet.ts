@@ -3,7 +3,7 @@ import type { ControllerConfig } from '../config/types.ts';
 import type { Endpoint } from '../pipeline/model.ts';
 import { Converger } from './converge.ts';
 import type { Fleet } from './fleet.ts';
-import { LocalTarget, type LocalState } from './local-target.ts';
+import { LocalTarget } from './local-target.ts';
 
 export interface LocalFleetOptions {
   readonly workDir: string;
@@ -17,7 +17,6 @@ export interface LocalFleetOptions {
 
 export interface LocalFleet extends Fleet {
   readonly target: LocalTarget;
-  readonly converger: Converger<LocalState>;
   /** An HAProxy was running on the work directory already: the controller adopts it. */
   readonly attached: boolean;
 }
@@ -30,7 +29,6 @@ export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet
   const endpoint: Endpoint = { id: 'local', url: `file://${options.workDir}` };
   return {
     target,
-    converger,
     attached: running !== undefined,
     endpoints: [endpoint],
     prepare: (config: ControllerConfig): ControllerConfig => ({
