@@ -1,8 +1,8 @@
 /**
  * What a HAProxy behind a Data Plane API runs, as the API reports it
  * (docs/dataplane-api-contract.md §3, §3a, §7, §7a): the stored
- * configuration with its version and checksum, and the files of the three
- * storages.
+ * configuration with its version, the files of the three storages, and
+ * the API's maps directory.
  *
  * Two things never come back as they were written. The configuration is
  * stored as the API's parser writes it back: when its checksum is the one
