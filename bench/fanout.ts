@@ -2,7 +2,7 @@
  * Fan-out benchmark for the Data Plane API path: the same deployments to 1,
  * 5 and 20 instances through the controller's own code (the deploy stage,
  * streams/deploy.ts, at most dataplane.maxParallel endpoints at once, each
- * through the Data Plane API fleet: client, synchronisers, real HTTP).
+ * through the Data Plane API fleet: clients, one convergence per instance, real HTTP).
  * Three deployments per fleet: the first one (cold cache, a reload), a
  * runtime-only change (one more endpoint) and a change that needs a reload
  * (one more Ingress). Prints each one's wall time relative to one instance,
@@ -27,7 +27,7 @@
  *    (process.threadCpuUsage) is printed too. Other ways were weighed: CPU
  *    pinning or cgroups cannot make 2 cores stand for 20 machines (and the
  *    cgroup hierarchy is read-only here), and fixed latencies without the
- *    recorded answers could not drive the real synchroniser.
+ *    recorded answers could not drive the real convergence.
  * 2. Everything on this machine: 20 emulators, each driving its own real
  *    HAProxy, compete with the controller for the same 2 cores. This grows
  *    with the instances' own work; it is not a fan-out figure.
@@ -44,7 +44,7 @@ import { Worker } from 'node:worker_threads';
 import { defer, firstValueFrom, Subject, take, toArray } from 'rxjs';
 import { defaultConfigPath } from '../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
-import { dataplaneFleet } from '../lib/dataplane/fleet.ts';
+import { dataplaneFleet } from '../lib/deploy/dataplane-fleet.ts';
 import { contentHash } from '../lib/pipeline/content-hash.ts';
 import type { DeployMode, FleetCommand, KubeObject, Validated } from '../lib/pipeline/model.ts';
 import type { DeployOutcome } from '../lib/pipeline/outcome.ts';
@@ -104,7 +104,7 @@ const steps: readonly Step[] = [
 
 interface StepFigures {
   readonly ms: number;
-  /** CPU time of the controller's thread (the deploy stage, fleet, clients, synchronisers). */
+  /** CPU time of the controller's thread (the deploy stage, fleet, clients, convergences). */
   readonly cpuMs: number;
   /** HTTP requests received per instance. */
   readonly requests: number;

@@ -23,7 +23,7 @@ import type { CommandOutput } from '../lib/cli/output.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
 import type { ConfigLoad, ControllerConfig, WatchedResource } from '../lib/config/types.ts';
 import type { DataplaneTlsOptions } from '../lib/dataplane/tls.ts';
-import { discoveredFleet, type DiscoveredFleet } from '../lib/deploy/discovered-fleet.ts';
+import { discoveredFleet, type DiscoveredFleet } from '../lib/deploy/dataplane-fleet.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { Validator } from '../lib/haproxy/validator.ts';
 import { createRenderer } from '../lib/render/renderer.ts';

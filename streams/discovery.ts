@@ -43,7 +43,7 @@ export function discovery({ report }: DiscoveryOptions): OperatorFunction<FleetI
             report({ type: 'deploying', revision: config.revision, hash: config.hash, reason: 'discovered', endpoints: discovered.map((e) => e.id) });
           }
           for (const endpoint of discovered) {
-            // A new url is a new HAProxy instance: the old one's synchroniser
+            // A new url is a new HAProxy instance: the old one's deploy stream
             // must finish before one for the new instance starts.
             if (previous.has(endpoint.id)) subscriber.next({ type: 'remove', endpointId: endpoint.id });
             if (config) subscriber.next(deploy(endpoint, config, 'discovered'));

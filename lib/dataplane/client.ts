@@ -1,24 +1,15 @@
 /**
- * Client of one HAProxy Data Plane API v3 instance, following the contract
- * in dataplane-api-v3.md: exact paths, query parameters and status codes,
- * `Configuration-Version` tracked from every answer, typed errors that name
- * the endpoint, and credentials that never reach a message, a log line or
- * an inspected object.
+ * Client of one HAProxy Data Plane API v3 instance, following the contract in
+ * docs/dataplane-api-contract.md: exact paths, query parameters and status
+ * codes, over a Transport that tracks `Configuration-Version`, types errors
+ * and keeps credentials out of every message.
  */
-import fetch, { type Headers } from 'node-fetch';
 import { setTimeout as delay } from 'node:timers/promises';
 import { inspect, type InspectOptions } from 'node:util';
-import { PlainAgentSource, type AgentLease, type AgentSource } from './agents.ts';
-import {
-  DataplaneError,
-  DataplaneTimeout,
-  DataplaneUnavailable,
-  responseError,
-  type DataplaneErrorDetails,
-} from './errors.ts';
+import { DataplaneTimeout } from './errors.ts';
 import { multipartFile } from './multipart.ts';
 import { apiPath } from './path.ts';
-import { TlsAgentSource, type DataplaneTlsOptions } from './tls.ts';
+import { JSON_TYPE, reloadIdHeader, Transport, versionHeader, type Answer, type Call, type QueryValue, type TransportOptions } from './transport.ts';
 import type {
   DataplaneHealth,
   DataplaneInfo,
@@ -29,6 +20,7 @@ import type {
   RawConfigurationResult,
   ReloadStatus,
   RuntimeAddServer,
+  RuntimeCertificate,
   RuntimeMap,
   RuntimeServer,
   RuntimeServerUpdate,
@@ -36,112 +28,59 @@ import type {
   StorageKind,
   StorageWriteOptions,
   StorageWriteResult,
+  StoredCertificate,
   WaitForReloadOptions,
 } from './types.ts';
 
 export type { DataplaneTlsOptions } from './tls.ts';
 
-export interface DataplaneClientOptions {
-  /** e.g. `http://10.0.0.5:5555`; `/v3` is appended when missing. Credentials in it are used and then stripped. */
-  readonly url: string;
-  readonly username?: string;
-  readonly password?: string;
-  /** Per HTTP request, body included. Default 10 s. */
-  readonly timeoutMs?: number;
-  /** For an `https://` url: custom CA, client certificate (re-read when the files change). */
-  readonly tls?: DataplaneTlsOptions;
-}
-
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
-type QueryValue = string | number | boolean | undefined;
-
-interface Call {
-  readonly method: Method;
-  /** Built with `apiPath`, relative to the `/v3` base. */
-  readonly path: string;
-  readonly query?: Readonly<Record<string, QueryValue>>;
-  readonly body?: string | Buffer;
-  readonly contentType?: string;
-  readonly accept?: string;
-  readonly headers?: Readonly<Record<string, string>>;
-}
-
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-}
-
-const DEFAULT_TIMEOUT_MS = 10_000;
-const JSON_TYPE = 'application/json';
-/**
- * Transport failures a GET is retried once on: a keep-alive connection the
- * server closed while idle fails the next request that picks it up, although
- * the server never saw that request. Writes are not retried: the server may
- * have applied them.
- */
-const RETRIED_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE']);
+export type DataplaneClientOptions = TransportOptions;
 
 export class DataplaneClient {
   /** Base URL including `/v3`, without credentials: the name of the endpoint in every message. */
   readonly endpoint: string;
-  readonly #username: string | undefined;
-  /** The Authorization header, the only place the password lives (private: invisible to inspect and JSON). */
-  readonly #authorization: string | undefined;
-  readonly #timeoutMs: number;
-  readonly #agents: AgentSource;
-  #lastVersion: number | undefined;
-  #requests = 0;
+  readonly #transport: Transport;
 
   constructor(options: DataplaneClientOptions) {
-    const { url, username, password } = parseUrl(options.url);
-    this.endpoint = url;
-    this.#username = options.username ?? username;
-    const secret = options.password ?? password ?? '';
-    this.#authorization =
-      this.#username === undefined ? undefined : `Basic ${Buffer.from(`${this.#username}:${secret}`, 'utf8').toString('base64')}`;
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (!(this.#timeoutMs > 0)) throw new TypeError(`timeoutMs must be positive, got ${this.#timeoutMs}`);
-    const https = url.startsWith('https:');
-    if (options.tls !== undefined && !https) throw new TypeError(`tls options need an https:// url, got ${url}`);
-    this.#agents = https ? new TlsAgentSource(options.tls ?? {}) : new PlainAgentSource();
+    this.#transport = new Transport(options);
+    this.endpoint = this.#transport.endpoint;
   }
 
   /** `Configuration-Version` of the latest answer that carried one, errors included. */
   get lastVersion(): number | undefined {
-    return this.#lastVersion;
+    return this.#transport.lastVersion;
   }
 
   /** HTTP requests sent so far, retries included. */
   get requests(): number {
-    return this.#requests;
+    return this.#transport.requests;
   }
 
   /** Closes pooled connections; the client cannot be used afterwards. */
   close(): void {
-    this.#agents.close();
+    this.#transport.close();
   }
 
   // --- info ---------------------------------------------------------------
 
   async info(): Promise<DataplaneInfo> {
     const call: Call = { method: 'GET', path: '/info' };
-    const value = await this.#json(call);
-    if (!isObject(value) || !isObject(value['api'])) throw this.#protocolError(call, 'info without "api"');
+    const value = await this.#transport.json(call);
+    if (!isObject(value) || !isObject(value['api'])) throw this.#transport.protocolError(call, 'info without "api"');
     return value as unknown as DataplaneInfo;
   }
 
   async health(): Promise<DataplaneHealth> {
     const call: Call = { method: 'GET', path: '/health' };
-    const value = await this.#json(call);
-    if (!isObject(value) || typeof value['haproxy'] !== 'string') throw this.#protocolError(call, 'health without "haproxy"');
+    const value = await this.#transport.json(call);
+    if (!isObject(value) || typeof value['haproxy'] !== 'string') throw this.#transport.protocolError(call, 'health without "haproxy"');
     return value as unknown as DataplaneHealth;
   }
 
   async configurationVersion(): Promise<number> {
     const call: Call = { method: 'GET', path: '/services/haproxy/configuration/version' };
-    const value = await this.#json(call);
-    if (typeof value !== 'number' || !Number.isInteger(value)) throw this.#protocolError(call, `version is not an integer: ${JSON.stringify(value)}`);
+    const value = await this.#transport.json(call);
+    if (typeof value !== 'number' || !Number.isInteger(value)) throw this.#transport.protocolError(call, `version is not an integer: ${JSON.stringify(value)}`);
     return value;
   }
 
@@ -149,11 +88,11 @@ export class DataplaneClient {
 
   async getRawConfiguration(): Promise<RawConfiguration> {
     const call: Call = { method: 'GET', path: '/services/haproxy/configuration/raw', accept: 'text/plain, */*' };
-    const answer = await this.#request(call);
+    const answer = await this.#transport.request(call);
     // The header is the contract; the file's own `# _version=` line is the
     // same number and covers a proxy that drops headers.
     const version = versionHeader(answer.headers) ?? fileVersion(answer.text);
-    if (version === undefined) throw this.#protocolError(call, 'no Configuration-Version header and no "# _version=" line');
+    if (version === undefined) throw this.#transport.protocolError(call, 'no Configuration-Version header and no "# _version=" line');
     return { text: answer.text, version, checksum: answer.headers.get('configuration-checksum') ?? undefined };
   }
 
@@ -165,7 +104,7 @@ export class DataplaneClient {
       if (/[;\r\n]/.test(action)) throw new TypeError(`runtime action must not contain ';' or a line break: ${JSON.stringify(action)}`);
     }
     if (actions.length > 0) headers['X-Runtime-Actions'] = actions.join(';');
-    const answer = await this.#request({
+    const answer = await this.#transport.request({
       method: 'POST',
       path: '/services/haproxy/configuration/raw',
       query: {
@@ -180,16 +119,22 @@ export class DataplaneClient {
       accept: 'text/plain, */*',
       headers,
     });
-    return { status: answer.status, reloadId: reloadIdHeader(answer.headers), version: versionHeader(answer.headers), body: answer.text };
+    return {
+      status: answer.status,
+      reloadId: reloadIdHeader(answer.headers),
+      version: versionHeader(answer.headers),
+      body: answer.text,
+      checksum: answer.headers.get('configuration-checksum') ?? undefined,
+    };
   }
 
   // --- reloads ------------------------------------------------------------
 
   async reload(id: string): Promise<ReloadStatus> {
     const call: Call = { method: 'GET', path: apiPath`/services/haproxy/reloads/${id}` };
-    const value = await this.#json(call);
+    const value = await this.#transport.json(call);
     if (!isObject(value) || !['failed', 'in_progress', 'succeeded'].includes(value['status'] as string)) {
-      throw this.#protocolError(call, `unexpected reload ${JSON.stringify(value)}`);
+      throw this.#transport.protocolError(call, `unexpected reload ${JSON.stringify(value)}`);
     }
     return {
       ...(value as object),
@@ -229,18 +174,27 @@ export class DataplaneClient {
   // --- storage ------------------------------------------------------------
 
   async listStorage(kind: StorageKind): Promise<StorageFile[]> {
-    return this.#jsonArray<StorageFile>({ method: 'GET', path: apiPath`/services/haproxy/storage/${kind}` });
+    return this.#transport.jsonArray<StorageFile>({ method: 'GET', path: apiPath`/services/haproxy/storage/${kind}` });
   }
 
-  async getStorageFile(kind: StorageKind, name: string): Promise<string> {
-    const answer = await this.#request({ method: 'GET', path: apiPath`/services/haproxy/storage/${kind}/${name}`, accept: '*/*' });
+  /** The content of a map or general file. Certificates are described, never given back: see storageCertificate. */
+  async getStorageFile(kind: Exclude<StorageKind, 'ssl_certificates'>, name: string): Promise<string> {
+    const answer = await this.#transport.request({ method: 'GET', path: apiPath`/services/haproxy/storage/${kind}/${name}`, accept: '*/*' });
     return answer.text;
+  }
+
+  /** What the API says of a stored certificate: metadata (serial, dates, names, size), not the PEM. */
+  async storageCertificate(name: string): Promise<StoredCertificate> {
+    const call: Call = { method: 'GET', path: apiPath`/services/haproxy/storage/ssl_certificates/${name}` };
+    const value = await this.#transport.json(call);
+    if (!isObject(value) || typeof value['storage_name'] !== 'string') throw this.#transport.protocolError(call, 'certificate without "storage_name"');
+    return value as unknown as StoredCertificate;
   }
 
   /** Uploads a new file (multipart, field `file_upload`, filename = name); DPAPI may rename it, see `storageName`. */
   async createStorageFile(kind: StorageKind, name: string, content: string | Uint8Array, options: StorageWriteOptions = {}): Promise<StorageWriteResult> {
     const upload = multipartFile('file_upload', name, content);
-    const answer = await this.#request({
+    const answer = await this.#transport.request({
       method: 'POST',
       path: apiPath`/services/haproxy/storage/${kind}`,
       query: storageQuery(options),
@@ -261,11 +215,11 @@ export class DataplaneClient {
     } else {
       call = { method: 'PUT', path, query, body: typeof content === 'string' ? content : Buffer.from(content), contentType: 'text/plain' };
     }
-    return storageResult(await this.#request(call));
+    return storageResult(await this.#transport.request(call));
   }
 
   async deleteStorageFile(kind: StorageKind, name: string, options: StorageWriteOptions = {}): Promise<StorageWriteResult> {
-    const answer = await this.#request({
+    const answer = await this.#transport.request({
       method: 'DELETE',
       path: apiPath`/services/haproxy/storage/${kind}/${name}`,
       query: storageQuery(options),
@@ -276,15 +230,15 @@ export class DataplaneClient {
   // --- runtime servers ----------------------------------------------------
 
   async runtimeServers(backend: string): Promise<RuntimeServer[]> {
-    return this.#jsonArray<RuntimeServer>({ method: 'GET', path: apiPath`/services/haproxy/runtime/backends/${backend}/servers` });
+    return this.#transport.jsonArray<RuntimeServer>({ method: 'GET', path: apiPath`/services/haproxy/runtime/backends/${backend}/servers` });
   }
 
   async runtimeServer(backend: string, name: string): Promise<RuntimeServer> {
-    return (await this.#json({ method: 'GET', path: apiPath`/services/haproxy/runtime/backends/${backend}/servers/${name}` })) as RuntimeServer;
+    return (await this.#transport.json({ method: 'GET', path: apiPath`/services/haproxy/runtime/backends/${backend}/servers/${name}` })) as RuntimeServer;
   }
 
   async addRuntimeServer(backend: string, server: RuntimeAddServer): Promise<RuntimeAddServer> {
-    return (await this.#json({
+    return (await this.#transport.json({
       method: 'POST',
       path: apiPath`/services/haproxy/runtime/backends/${backend}/servers`,
       body: JSON.stringify(server),
@@ -293,7 +247,7 @@ export class DataplaneClient {
   }
 
   async updateRuntimeServer(backend: string, name: string, update: RuntimeServerUpdate): Promise<RuntimeServer> {
-    return (await this.#json({
+    return (await this.#transport.json({
       method: 'PUT',
       path: apiPath`/services/haproxy/runtime/backends/${backend}/servers/${name}`,
       body: JSON.stringify(update),
@@ -302,28 +256,49 @@ export class DataplaneClient {
   }
 
   async deleteRuntimeServer(backend: string, name: string): Promise<void> {
-    await this.#request({ method: 'DELETE', path: apiPath`/services/haproxy/runtime/backends/${backend}/servers/${name}` });
+    await this.#transport.request({ method: 'DELETE', path: apiPath`/services/haproxy/runtime/backends/${backend}/servers/${name}` });
+  }
+
+  // --- runtime certificates (DPAPI 3.2+) -----------------------------------
+
+  /** The certificates HAProxy has loaded, named as it names them (the path the configuration wrote). */
+  async runtimeCertificates(): Promise<RuntimeCertificate[]> {
+    return this.#transport.jsonArray<RuntimeCertificate>({ method: 'GET', path: '/services/haproxy/runtime/ssl_certs' });
+  }
+
+  /** Replaces a loaded certificate in the running HAProxy (`set ssl cert` + `commit ssl cert`): no reload, no file written. */
+  async replaceRuntimeCertificate(name: string, pem: string): Promise<void> {
+    const upload = multipartFile('file_upload', name.split('/').pop() ?? name, pem);
+    await this.#transport.request({
+      method: 'PUT',
+      path: apiPath`/services/haproxy/runtime/ssl_certs/${name}`,
+      body: upload.body,
+      contentType: upload.contentType,
+    });
   }
 
   // --- runtime maps -------------------------------------------------------
 
   /** Maps of the running HAProxy; only those under DPAPI's maps_dir unless `includeUnmanaged`. */
   async runtimeMaps(options: { readonly includeUnmanaged?: boolean } = {}): Promise<RuntimeMap[]> {
-    return this.#jsonArray<RuntimeMap>({
+    return this.#transport.jsonArray<RuntimeMap>({
       method: 'GET',
       path: '/services/haproxy/runtime/maps',
       query: { include_unmanaged: options.includeUnmanaged },
     });
   }
 
-  /** `map` is a storage name (`host.map`) or `#<id>`; either way it travels as one encoded segment. */
+  /**
+   * `map` is a storage name (`host.map`), which the API resolves to
+   * `<maps_dir>/host.map`; it travels as one encoded segment.
+   */
   async mapEntries(map: string): Promise<MapEntry[]> {
-    return this.#jsonArray<MapEntry>({ method: 'GET', path: apiPath`/services/haproxy/runtime/maps/${map}/entries` });
+    return this.#transport.jsonArray<MapEntry>({ method: 'GET', path: apiPath`/services/haproxy/runtime/maps/${map}/entries` });
   }
 
   /** Adds an entry; an existing key is a 409 `conflict` (use setMapEntry). */
   async addMapEntry(map: string, key: string, value: string, options: MapWriteOptions = {}): Promise<MapEntry> {
-    return (await this.#json({
+    return (await this.#transport.json({
       method: 'POST',
       path: apiPath`/services/haproxy/runtime/maps/${map}/entries`,
       query: { force_sync: options.forceSync },
@@ -334,7 +309,7 @@ export class DataplaneClient {
 
   /** Changes the value of an existing key; a missing key is NotFound. */
   async setMapEntry(map: string, key: string, value: string, options: MapWriteOptions = {}): Promise<MapEntry> {
-    return (await this.#json({
+    return (await this.#transport.json({
       method: 'PUT',
       path: apiPath`/services/haproxy/runtime/maps/${map}/entries/${key}`,
       query: { force_sync: options.forceSync },
@@ -344,7 +319,7 @@ export class DataplaneClient {
   }
 
   async deleteMapEntry(map: string, key: string, options: MapWriteOptions = {}): Promise<void> {
-    await this.#request({
+    await this.#transport.request({
       method: 'DELETE',
       path: apiPath`/services/haproxy/runtime/maps/${map}/entries/${key}`,
       query: { force_sync: options.forceSync },
@@ -358,152 +333,12 @@ export class DataplaneClient {
   }
 
   toJSON(): Record<string, unknown> {
-    return {
-      endpoint: this.endpoint,
-      username: this.#username,
-      password: this.#authorization === undefined ? undefined : '<redacted>',
-      timeoutMs: this.#timeoutMs,
-      lastVersion: this.#lastVersion,
-      requests: this.#requests,
-    };
+    return this.#transport.toJSON();
   }
 
   [inspect.custom](_depth: number, options: InspectOptions): string {
     return `DataplaneClient ${inspect(this.toJSON(), options)}`;
   }
-
-  // --- transport ----------------------------------------------------------
-
-  async #json(call: Call): Promise<unknown> {
-    const answer = await this.#request({ accept: JSON_TYPE, ...call });
-    if (answer.text.trim() === '') return undefined;
-    try {
-      return JSON.parse(answer.text) as unknown;
-    } catch {
-      throw this.#protocolError(call, `invalid JSON in a ${answer.status} answer: ${answer.text.slice(0, 200)}`);
-    }
-  }
-
-  async #jsonArray<T>(call: Call): Promise<T[]> {
-    const value = await this.#json(call);
-    if (!Array.isArray(value)) throw this.#protocolError(call, `expected an array, got ${JSON.stringify(value)?.slice(0, 200)}`);
-    return value as T[];
-  }
-
-  async #request(call: Call): Promise<Answer> {
-    const target = call.path + queryString(call.query);
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        return await this.#attempt(call, target);
-      } catch (error) {
-        const retry =
-          attempt === 0 &&
-          call.method === 'GET' &&
-          error instanceof DataplaneUnavailable &&
-          RETRIED_CODES.has(error.systemCode ?? '');
-        if (!retry) throw error;
-      }
-    }
-  }
-
-  async #attempt(call: Call, target: string): Promise<Answer> {
-    const details = { endpoint: this.endpoint, method: call.method, path: call.path };
-    const headers: Record<string, string> = {
-      Accept: call.accept ?? '*/*',
-      'User-Agent': 'haproxy-template-ic',
-      ...call.headers,
-    };
-    if (this.#authorization !== undefined) headers['Authorization'] = this.#authorization;
-    if (call.contentType !== undefined) headers['Content-Type'] = call.contentType;
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.#timeoutMs);
-    let lease: AgentLease | undefined;
-    try {
-      try {
-        lease = await this.#agents.acquire();
-      } catch (error) {
-        throw new DataplaneUnavailable(`Data Plane API ${this.endpoint}: ${call.method} ${target}: ${(error as Error).message}`, { ...details, cause: error });
-      }
-      this.#requests += 1;
-      const response = await fetch(this.endpoint + target, {
-        method: call.method,
-        headers,
-        body: call.body,
-        agent: lease.agent,
-        signal: controller.signal,
-        // DPAPI does not redirect; following one would send the credentials elsewhere.
-        redirect: 'manual',
-      });
-      const version = versionHeader(response.headers);
-      if (version !== undefined) this.#lastVersion = version;
-      const text = await response.text();
-      if (!response.ok) {
-        throw responseError({
-          ...details,
-          target,
-          status: response.status,
-          statusText: response.statusText,
-          body: text,
-          reloadId: reloadIdHeader(response.headers),
-          version,
-        });
-      }
-      return { status: response.status, headers: response.headers, text };
-    } catch (error) {
-      if (error instanceof DataplaneError) throw error;
-      throw this.#transportError(error, details, target, controller.signal.aborted);
-    } finally {
-      clearTimeout(timer);
-      lease?.release();
-    }
-  }
-
-  #transportError(error: unknown, details: DataplaneErrorDetails, target: string, timedOut: boolean): DataplaneError {
-    const prefix = `Data Plane API ${this.endpoint}: ${details.method} ${target}`;
-    if (timedOut) {
-      return new DataplaneTimeout(`${prefix}: no answer within ${this.#timeoutMs} ms`, { ...details, timeoutMs: this.#timeoutMs, cause: error });
-    }
-    const code = (error as { code?: unknown }).code;
-    const systemCode = typeof code === 'string' ? code : undefined;
-    return new DataplaneUnavailable(`${prefix}: unreachable: ${transportReason(error)}`, { ...details, systemCode, cause: error });
-  }
-
-  #protocolError(call: Call, message: string): DataplaneError {
-    const target = call.path + queryString(call.query);
-    return new DataplaneError('protocol', `Data Plane API ${this.endpoint}: ${call.method} ${target}: ${message}`, {
-      endpoint: this.endpoint,
-      method: call.method,
-      path: call.path,
-    });
-  }
-}
-
-function parseUrl(raw: string): { url: string; username: string | undefined; password: string | undefined } {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new TypeError(`invalid Data Plane API url ${JSON.stringify(raw.replace(/\/\/[^/@]*@/, '//<redacted>@'))}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new TypeError(`Data Plane API url must be http:// or https://, got ${url.protocol}`);
-  }
-  const username = url.username === '' ? undefined : decodeURIComponent(url.username);
-  const password = url.password === '' ? undefined : decodeURIComponent(url.password);
-  const path = url.pathname.replace(/\/+$/, '');
-  return { url: `${url.origin}${path.endsWith('/v3') ? path : `${path}/v3`}`, username, password };
-}
-
-function queryString(query: Readonly<Record<string, QueryValue>> | undefined): string {
-  if (query === undefined) return '';
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) {
-    // Every boolean DPAPI takes defaults to false, so false is the same as absent and keeps URLs short.
-    if (value === undefined || value === false) continue;
-    params.append(name, String(value));
-  }
-  const text = params.toString();
-  return text === '' ? '' : `?${text}`;
 }
 
 function storageQuery(options: StorageWriteOptions): Record<string, QueryValue> {
@@ -511,39 +346,19 @@ function storageQuery(options: StorageWriteOptions): Record<string, QueryValue> 
 }
 
 function storageResult(answer: Answer): StorageWriteResult {
-  let storageName: string | undefined;
+  let body: unknown;
   try {
-    const body: unknown = answer.text === '' ? undefined : JSON.parse(answer.text);
-    if (isObject(body) && typeof body['storage_name'] === 'string') storageName = body['storage_name'];
+    body = answer.text === '' ? undefined : JSON.parse(answer.text);
   } catch {
     // PUT answers may carry the file itself, not a description of it.
   }
-  return { status: answer.status, reloadId: reloadIdHeader(answer.headers), storageName };
-}
-
-function versionHeader(headers: Headers): number | undefined {
-  const value = headers.get('configuration-version');
-  if (value === null || !/^\s*\d+\s*$/.test(value)) return undefined;
-  return Number(value);
-}
-
-/** Spelled `Reload-ID` in the spec, sent as `Reload-Id` by Go; Headers lookups ignore case. */
-function reloadIdHeader(headers: Headers): string | undefined {
-  const value = headers.get('reload-id');
-  return value === null || value === '' ? undefined : value;
+  const field = (name: string): string | undefined => (isObject(body) && typeof body[name] === 'string' ? body[name] : undefined);
+  return { status: answer.status, reloadId: reloadIdHeader(answer.headers), storageName: field('storage_name'), file: field('file') };
 }
 
 function fileVersion(text: string): number | undefined {
   const match = /^# _version=(\d+)\s*$/m.exec(text);
   return match?.[1] === undefined ? undefined : Number(match[1]);
-}
-
-/** node-fetch wraps the system error as "request to <url> failed, reason: <why>"; the URL is already in our message. */
-function transportReason(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message
-    .replace(/^request to \S+ failed, reason: /, '')
-    .replace(/^Invalid response body while trying to fetch \S+: /, '');
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

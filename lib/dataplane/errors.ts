@@ -211,3 +211,17 @@ export function responseError(input: ResponseErrorInput): DataplaneError {
   if (input.status === 400 && text.startsWith('Reload failed')) return new DataplaneError('reload-failed', message, details);
   return new DataplaneError('http', message, details);
 }
+
+/**
+ * Runs a call whose failure of one kind means its work is done already (a
+ * replayed add finding the object there, a delete finding it gone):
+ * undefined then; any other failure stands.
+ */
+export async function ignoring<T>(kind: DataplaneErrorKind, call: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof DataplaneError && error.kind === kind) return undefined;
+    throw error;
+  }
+}

@@ -45,8 +45,10 @@ export interface RawConfigurationResult {
   readonly reloadId: string | undefined;
   /** The configuration version after the call (`Configuration-Version`). */
   readonly version: number | undefined;
-  /** DPAPI's re-serialised configuration (not byte-identical to what was posted). */
+  /** The configuration as stored: DPAPI's parser writes it back, never byte-identical to what was posted. */
   readonly body: string;
+  /** `Configuration-Checksum` of the stored configuration: what a later raw GET reports while nobody changed it. */
+  readonly checksum: string | undefined;
 }
 
 export type ReloadState = 'failed' | 'in_progress' | 'succeeded';
@@ -78,6 +80,32 @@ export interface StorageFile {
   readonly [field: string]: unknown;
 }
 
+/**
+ * What `GET storage/ssl_certificates/{name}` answers (client-native
+ * storage/cert-info.go): metadata of the stored PEM, never the PEM.
+ */
+export interface StoredCertificate {
+  readonly storage_name: string;
+  readonly file?: string;
+  readonly size?: number;
+  /** The leaf certificate's serial number, in decimal. */
+  readonly serial?: string;
+  /** The latest notBefore and the earliest notAfter of the certificates in the file (RFC 3339). */
+  readonly not_before?: string;
+  readonly not_after?: string;
+  readonly subject?: string;
+  readonly issuers?: string;
+  readonly domains?: string;
+  readonly ip_addresses?: string;
+  readonly [field: string]: unknown;
+}
+
+/** One entry of `GET runtime/ssl_certs`: a certificate HAProxy has loaded, by the name HAProxy knows it by. */
+export interface RuntimeCertificate {
+  readonly storage_name: string;
+  readonly description?: string;
+}
+
 export interface StorageWriteOptions {
   readonly skipReload?: boolean;
   readonly forceReload?: boolean;
@@ -89,6 +117,8 @@ export interface StorageWriteResult {
   readonly reloadId: string | undefined;
   /** The name DPAPI stored the file under, when the answer says (creation renames `a.b.pem` to `a_b.pem`). */
   readonly storageName: string | undefined;
+  /** The stored file's path, when the answer says: `<maps_dir>/<name>` for a map. */
+  readonly file: string | undefined;
 }
 
 export type AdminState = 'ready' | 'maint' | 'drain';

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import type { ControllerConfig } from '../config/types.ts';
-import { LocalTarget } from '../haproxy/local-target.ts';
-import { pidFromFile } from '../haproxy/master-guard.ts';
 import type { SupervisedMaster } from '../haproxy/master-supervisor.ts';
 import { isAlive } from '../haproxy/processes.ts';
 import type { Endpoint, RenderedFiles } from '../pipeline/model.ts';
+import { Converger } from './converge.ts';
 import type { Fleet } from './fleet.ts';
+import { LocalTarget } from './local-target.ts';
 
 export interface LocalFleetOptions {
   readonly workDir: string;
@@ -19,6 +19,7 @@ export interface LocalFleetOptions {
 
 export interface LocalFleet extends Fleet {
   readonly target: LocalTarget;
+  /** An HAProxy was running on the work directory already: the controller adopts it. */
   readonly attached: boolean;
   /** The master, for a supervisor: supervised once something was deployed, restarted with what was deployed last. */
   readonly master: SupervisedMaster;
@@ -27,14 +28,14 @@ export interface LocalFleet extends Fleet {
 /** A HAProxy on this machine, driven through its sockets, as the only endpoint. */
 export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet> {
   const target = new LocalTarget({ workDir: options.workDir, dirs: options.dirs, log: options.log });
-  const attached = await target.attach();
-  const pidFile = join(options.workDir, 'haproxy.pid');
-  /** The files last deployed: what HAProxy serves, and starts with again after it died. */
-  let served: RenderedFiles | undefined;
+  const converger = new Converger({ target, log: options.log });
+  const running = await target.master.probe();
+  /** The configuration last deployed: what HAProxy serves, and starts with again after it died. */
+  let served: { readonly files: RenderedFiles; readonly hash: string } | undefined;
   const endpoint: Endpoint = { id: 'local', url: `file://${options.workDir}` };
   return {
     target,
-    attached,
+    attached: running !== undefined,
     endpoints: [endpoint],
     prepare: (config: ControllerConfig): ControllerConfig => ({
       ...config,
@@ -48,26 +49,26 @@ export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet
         runtimeSocket: target.statsSocket,
       },
     }),
-    deploy: async (_endpoint, files) => {
-      const result = await target.deploy(files);
-      served = files;
+    deploy: async (_endpoint, files, hash, reason) => {
+      const result = await converger.deploy(files, hash, reason);
+      served = { files, hash };
       return result;
     },
     master: {
-      pid: () => (served === undefined ? Promise.resolve(undefined) : pidFromFile(pidFile)),
+      pid: () => (served === undefined ? Promise.resolve(undefined) : target.master.pidFromFile()),
       isAlive,
       start: async () => {
-        // A deployment of what it served starts HAProxy when it is not running (LocalTarget checks first).
-        await target.deploy(served!);
-        const pid = await pidFromFile(pidFile);
-        if (pid === undefined) throw new Error(`HAProxy started but ${pidFile} names no master`);
+        // Converging on what it served finds no master and starts one (the master's own guard refuses a second).
+        await converger.deploy(served!.files, served!.hash, 'drift');
+        const pid = await target.master.pidFromFile();
+        if (pid === undefined) throw new Error(`HAProxy started but ${join(options.workDir, 'haproxy.pid')} names no master`);
         return pid;
       },
     },
     describe: () =>
       `HAProxy serves http://${options.bindAddress}:${options.httpPort}/ (status and stats on :${options.statusPort}), work dir ${options.workDir}`,
     stop: async ({ keepHaproxy = false } = {}) => {
-      if (!keepHaproxy) await target.stop();
+      if (!keepHaproxy) await converger.exclusive(() => target.stop());
     },
   };
 }

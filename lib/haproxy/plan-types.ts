@@ -15,6 +15,9 @@ export interface ServerSpec {
   readonly disabled: boolean;
 }
 
+/** One line of a map file. */
+export type MapEntry = readonly [key: string, value: string];
+
 export type RuntimeOperation =
   | { readonly type: 'addServer'; readonly backend: string; readonly server: ServerSpec }
   | { readonly type: 'deleteServer'; readonly backend: string; readonly server: string }
@@ -32,12 +35,22 @@ export type RuntimeOperation =
       readonly type: 'updateMap';
       /** File name under the maps directory, e.g. `host.map`. */
       readonly map: string;
-      /** The whole new content in file order (order matters for map_beg): for an atomic swap. */
-      readonly entries: readonly (readonly [key: string, value: string])[];
-      /** Entry-level changes, for APIs that edit one entry at a time. */
-      readonly added: readonly (readonly [key: string, value: string])[];
-      readonly changed: readonly (readonly [key: string, value: string])[];
+      /** The whole new content in file order: for an atomic swap. */
+      readonly entries: readonly MapEntry[];
+      /** The content it replaces, in file order. */
+      readonly before: readonly MapEntry[];
+      /** Entry-level changes, for APIs that edit one entry at a time (a key's last value counts). */
+      readonly added: readonly MapEntry[];
+      readonly changed: readonly MapEntry[];
       readonly removed: readonly string[];
+      /** Every path the configuration names the file by (HAProxy knows a map by that path). */
+      readonly references: readonly string[];
+      /**
+       * Whether some lookup takes the first match in file order (map_sub,
+       * map_reg...), so an entry added at the end of the map is right only
+       * where the new content has it at the end.
+       */
+      readonly ordered: boolean;
     }
   | {
       readonly type: 'updateCertificate';

@@ -6,7 +6,7 @@ import type { RenderedFiles, RenderOrigins, ValidationVerdict } from '../pipelin
 import { writeRenderedFiles } from '../render/write-files.ts';
 import { checkConfig, haproxyBinary } from './check.ts';
 import { tokenizeLine } from './config-parser.ts';
-import { findGuardedDirectives } from './directive-guard.ts';
+import { baseDirectory, findGuardedDirectives } from './directive-guard.ts';
 import { guardedDirectives, type GuardedDirective } from './guarded-directives.ts';
 
 export interface ValidatorOptions {
@@ -28,12 +28,16 @@ export interface ValidationInput {
 /**
  * Points the configuration's base directory at the validation directory,
  * so `haproxy -c` reads the candidate's maps and certificates, never those a
- * running HAProxy uses. `originalLine` maps a line of the result back to the
- * rendered configuration (undefined for the line added here).
+ * running HAProxy uses: `default-path origin` and every absolute path under
+ * the base directory (a map the Data Plane API updates at runtime is named
+ * that way). `originalLine` maps a line of the result back to the rendered
+ * configuration (undefined for the line added here).
  */
 function rebase(config: string, dir: string): { text: string; originalLine: (line: number) => number | undefined } {
   const directive = `  default-path origin ${dir}`;
-  const lines = config.split('\n');
+  const base = baseDirectory(config);
+  const under = base === undefined ? undefined : new RegExp(`(?<![\\w.~/-])${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?=/)`, 'g');
+  const lines = config.split('\n').map((line) => (under === undefined ? line : line.replace(under, dir)));
   let section: string | undefined;
   let globalAt = -1;
   for (let i = 0; i < lines.length; i++) {

@@ -135,7 +135,7 @@ export interface DeployRequest {
 
 export type DeployMode = 'runtime' | 'reload' | 'unchanged';
 
-/** What one endpoint's synchroniser reports after applying a configuration. */
+/** What one endpoint's convergence reports after applying a configuration. */
 export interface DeployResult {
   readonly mode: DeployMode;
   /** Why a reload was needed, when mode is 'reload'. */

@@ -35,7 +35,7 @@ export interface ObserverOptions {
   readonly settings?: () => Readonly<Record<string, unknown>>;
   /** The endpoints deployed to now. */
   readonly endpoints: () => readonly Endpoint[];
-  /** Whatever the fleet keeps per endpoint (a Data Plane API synchroniser's state), by endpoint id. */
+  /** Whatever the fleet keeps per endpoint (a Data Plane API endpoint's convergence status), by endpoint id. */
   readonly endpointDetails?: () => ReadonlyMap<string, unknown>;
   /** Credentials to keep out of every log line, span and debug view. */
   readonly secrets?: readonly string[];

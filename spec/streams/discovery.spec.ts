@@ -90,7 +90,7 @@ describe('discovery', () => {
 
   it('replaces an endpoint whose url changed: remove, then deploy to the new url', () => {
     testScheduler().run(({ hot, expectObservable }) => {
-      // The pod was recreated under the same name: its old synchroniser must go before the new one starts.
+      // The pod was recreated under the same name: its old deploy stream must go before the new one starts.
       const moved = endpoint('a', 'http://10.0.0.9:5555');
       const source = hot('  1-e---f-----|', { 1: configInput(c1), e: endpointsInput(a), f: endpointsInput(moved) });
       const expected = '    --a---(rm)--|';

@@ -1,223 +1,48 @@
 /**
  * Contract tests of the Data Plane API v3 emulator (spec/support/dataplane-emulator)
- * against /work/shared/reference/dataplane-api-v3.md (§ numbers below refer to it):
- * real HTTP to the emulator, a real HAProxy 2.6 behind it, real traffic through
- * HAProxy to small node:http backends that answer their own name.
+ * against the contract in docs/dataplane-api-contract.md (§ numbers below refer to
+ * it): real HTTP to the emulator, a real HAProxy 2.6 behind it, real traffic through
+ * HAProxy to small node:http backends that answer their own name. The behaviours
+ * that differ between releases, and the raw configuration as the real API writes it
+ * back, are in dataplane-emulator-releases.spec.ts.
  *
  * One emulator serves most blocks in order (each block deploys the
  * configuration it needs with a synchronous force_reload first); the fault
  * block ends with restartEmpty, and pod isolation runs two instances of its own.
  */
 import { expect } from 'chai';
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer, request as httpRequest } from 'node:http';
-import type { Server } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
-import type { AddressInfo, Server as NetServer } from 'node:net';
-import { DataplaneClient } from '../../lib/dataplane/client.ts';
+import type { DataplaneClient } from '../../lib/dataplane/client.ts';
 import { DataplaneTimeout } from '../../lib/dataplane/errors.ts';
 import { runtimeCommand } from '../../lib/haproxy/runtime-socket.ts';
-import { startEmulator } from '../support/dataplane-emulator/index.ts';
-import type { Emulator, EmulatorOptions, Exchange } from '../support/dataplane-emulator/index.ts';
+import type { Emulator, Exchange } from '../support/dataplane-emulator/index.ts';
+import { stripHeader, withHeader } from '../support/dataplane-emulator/config-store.ts';
+import { writeBack } from '../support/dataplane-emulator/config-writer.ts';
 import { PodMapping } from '../support/dataplane-emulator/pod.ts';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
 import { eventually } from '../support/eventually.ts';
+import {
+  backend,
+  call,
+  clientFor,
+  closeAll,
+  configText,
+  currentVersion,
+  deploy,
+  emulatorFor,
+  errorOf,
+  freePort,
+  get,
+  liveWeight,
+  md5,
+  portHolder,
+  postRaw,
+  RAW,
+  versionOf,
+  waitReload,
+} from './emulator-kit.ts';
 
 const RELOAD_ID = /^\d{4}-\d{2}-\d{2}-\d+$/;
-
-// --- helpers ------------------------------------------------------------------
-
-/** Everything a test started, closed in after hooks even when the test failed. */
-const closers: (() => Promise<unknown>)[] = [];
-
-async function closeAll(): Promise<void> {
-  const errors: unknown[] = [];
-  for (const close of closers.splice(0).reverse()) {
-    try {
-      await close();
-    } catch (error) {
-      errors.push(error);
-    }
-  }
-  if (errors.length > 0) throw errors[0];
-}
-
-async function emulatorFor(options: EmulatorOptions = {}): Promise<Emulator> {
-  const emulator = await startEmulator(options);
-  closers.push(() => emulator.stop());
-  return emulator;
-}
-
-function clientFor(emulator: Emulator, timeoutMs = 10_000): DataplaneClient {
-  const client = new DataplaneClient({
-    url: emulator.url,
-    username: emulator.credentials.user,
-    password: emulator.credentials.password,
-    timeoutMs,
-  });
-  closers.push(async () => client.close());
-  return client;
-}
-
-/** An HTTP backend answering its own name. */
-async function backend(name: string): Promise<number> {
-  const server: Server = createServer((_request, response) => {
-    response.setHeader('content-type', 'text/plain');
-    response.end(name);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return (server.address() as AddressInfo).port;
-}
-
-/** A TCP listener that holds a port (to make HAProxy's bind fail). */
-async function portHolder(host = '127.0.0.1'): Promise<number> {
-  const server: NetServer = createNetServer((socket) => socket.destroy());
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return (server.address() as AddressInfo).port;
-}
-
-/** A port nothing listens on right now on every one of `hosts`. */
-async function freePort(...hosts: string[]): Promise<number> {
-  const [first = '127.0.0.1', ...others] = hosts;
-  for (let attempt = 0; ; attempt++) {
-    const probe = createNetServer();
-    await new Promise<void>((resolve) => probe.listen(0, first, resolve));
-    const { port } = probe.address() as AddressInfo;
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
-    let free = true;
-    for (const host of others) {
-      const other = createNetServer();
-      free = await new Promise<boolean>((resolve) => {
-        other.once('error', () => resolve(false));
-        other.listen(port, host, () => other.close(() => resolve(true)));
-      });
-      if (!free) break;
-    }
-    if (free || attempt > 20) return port;
-  }
-}
-
-/** One request through HAProxy on a fresh connection (so a new worker is asked). */
-function get(port: number, path = '/', host = '127.0.0.1'): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host, port, path, agent: false }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.setTimeout(5_000, () => req.destroy(new Error(`GET ${host}:${port}${path} timed out`)));
-    req.end();
-  });
-}
-
-interface Reply {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-  readonly ms: number;
-}
-
-interface CallOptions {
-  readonly query?: Readonly<Record<string, string>>;
-  readonly body?: string;
-  readonly contentType?: string;
-  readonly headers?: Readonly<Record<string, string>>;
-  /** The Authorization header; null sends none. Default: the emulator's credentials. */
-  readonly authorization?: string | null;
-}
-
-/** A raw HTTP call, for exact statuses and headers. `path` is relative to /v3. */
-async function call(emulator: Emulator, method: string, path: string, options: CallOptions = {}): Promise<Reply> {
-  const query = new URLSearchParams(options.query ?? {}).toString();
-  const headers: Record<string, string> = { ...options.headers };
-  const authorization = options.authorization === undefined ? emulator.authorization : options.authorization;
-  if (authorization !== null) headers['authorization'] = authorization;
-  if (options.contentType !== undefined) headers['content-type'] = options.contentType;
-  const started = Date.now();
-  const response = await fetch(`${emulator.url}${path}${query === '' ? '' : `?${query}`}`, {
-    method,
-    headers,
-    ...(options.body === undefined ? {} : { body: options.body }),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, text, ms: Date.now() - started };
-}
-
-function errorOf(reply: Reply): { code: number; message: string } {
-  return JSON.parse(reply.text) as { code: number; message: string };
-}
-
-function versionOf(reply: Reply): number {
-  const value = reply.headers.get('configuration-version');
-  expect(value, 'Configuration-Version header').to.match(/^\d+$/);
-  return Number(value);
-}
-
-const RAW = '/services/haproxy/configuration/raw';
-
-async function postRaw(
-  emulator: Emulator,
-  body: string,
-  query: Readonly<Record<string, string>>,
-  headers: Readonly<Record<string, string>> = {},
-): Promise<Reply> {
-  return call(emulator, 'POST', RAW, { body, query, contentType: 'text/plain', headers });
-}
-
-async function currentVersion(emulator: Emulator): Promise<number> {
-  const reply = await call(emulator, 'GET', '/services/haproxy/configuration/version');
-  expect(reply.status).to.equal(200);
-  return JSON.parse(reply.text) as number;
-}
-
-/** Writes `text` and reloads synchronously (force_reload, §3: 201). */
-async function deploy(emulator: Emulator, text: string): Promise<void> {
-  const reply = await postRaw(emulator, text, { version: String(await currentVersion(emulator)), force_reload: 'true' });
-  expect(reply.status, reply.text).to.equal(201);
-}
-
-async function waitReload(emulator: Emulator, id: string): Promise<{ id: string; status: string; response: string }> {
-  return eventually(
-    async () => JSON.parse((await call(emulator, 'GET', `/services/haproxy/reloads/${id}`)).text) as {
-      id: string;
-      status: string;
-      response: string;
-    },
-    (reload) => reload.status !== 'in_progress',
-    `reload ${id} to finish`,
-  );
-}
-
-/** `show servers state` weight of a server, from the stats socket. */
-async function liveWeight(emulator: Emulator, server: string): Promise<string> {
-  return (await runtimeCommand(emulator.statsSocket, `get weight ${server}`)).trim();
-}
-
-function md5(text: string): string {
-  return createHash('md5').update(text).digest('hex');
-}
-
-function configText(emulator: Emulator, sections: string): string {
-  return `global
-  default-path origin ${emulator.baseDir}
-  stats socket ${emulator.statsSocket} mode 600 level admin expose-fd listeners
-  stats timeout 30s
-
-defaults
-  mode http
-  timeout connect 5s
-  timeout client 30s
-  timeout server 30s
-${sections}`;
-}
 
 // --- the shared instance ----------------------------------------------------------
 
@@ -310,10 +135,16 @@ ${extra}`,
       expect(versionOf(badWrite)).to.equal(1);
     });
 
-    it('serves the version as a bare integer, /health from HAProxy’s master, /info', async () => {
+    it('serves the version as a bare integer, /health `unknown` without a status command, /info', async () => {
       expect(await client.configurationVersion()).to.equal(1);
-      expect(await client.health()).to.deep.equal({ haproxy: 'up' });
-      expect((await client.info()).api.version).to.be.a('string');
+      // The chart's DPAPI has no status_cmd: its /health never says whether HAProxy runs.
+      expect(await client.health()).to.deep.equal({ haproxy: 'unknown' });
+      expect((await client.info()).api.version).to.equal('v3.3.5 emulator');
+    });
+
+    it('answers /health from HAProxy’s master when DPAPI has a status command', async () => {
+      const other = await emulatorFor({ statusCommand: true });
+      expect(await clientFor(other).health()).to.deep.equal({ haproxy: 'up' });
     });
   });
 
@@ -369,7 +200,8 @@ ${extra}`,
       expect(reply.status, reply.text).to.equal(201);
       expect(versionOf(reply)).to.equal(1);
       expect(await currentVersion(emulator)).to.equal(1);
-      expect(await readFile(emulator.configFile, 'utf8')).to.equal(current);
+      // Written back by the parser (§3a) under the same version.
+      expect(await readFile(emulator.configFile, 'utf8')).to.equal(withHeader(writeBack(stripHeader(current)), 1));
     });
 
     it('POST only_validate: 202 with the configuration on disk, nothing written, no Reload-ID', async () => {
@@ -489,7 +321,7 @@ ${extra}`,
       expect(versionOf(reply)).to.equal(version + 1);
       const after = await emulator.processInfo();
       expect(after.reloads).to.equal(before.reloads + 1);
-      // The reload dropped the runtime changes of the skip_reload tests (§10.4).
+      // The reload dropped the runtime changes of the skip_reload tests (§9).
       expect(await get(ports.web)).to.deep.equal({ status: 200, body: 'app-a' });
       expect(await liveWeight(emulator, 'app/s1')).to.match(/^10 \(initial 10\)/);
     });
@@ -510,7 +342,7 @@ ${extra}`,
       expect(reload.response).to.match(/\[ALERT\].*cannot bind socket.*127\.0\.0\.1:\d+/);
       expect(reload.response).to.include(String(busy));
 
-      // DPAPI copies the last-known-good file back (§2); its parser keeps the new version (§10.7).
+      // DPAPI copies the last-known-good file back (§2); its parser keeps the new version (§10.2).
       expect(await readFile(emulator.configFile, 'utf8')).to.equal(good);
       expect(await readFile(`${emulator.configFile}.lkg`, 'utf8')).to.equal(good);
       expect(await currentVersion(emulator)).to.equal(version + 1);
@@ -576,7 +408,7 @@ ${extra}`,
       await client.deleteRuntimeServer('quirk', 'q1');
     });
 
-    it('starts a server in maintenance unless told otherwise (HAProxy 2.6, §10.5)', async () => {
+    it('starts a server in maintenance unless told otherwise (HAProxy 2.6, §9)', async () => {
       await client.addRuntimeServer('dyn', { name: 'd2', address: '127.0.0.1', port: appA });
       expect(await client.runtimeServer('dyn', 'd2')).to.deep.include({ admin_state: 'maint' });
       for (let index = 0; index < 4; index++) expect((await get(ports.dynamic)).body).to.equal('app-b');
@@ -638,7 +470,7 @@ ${extra}`,
       expect((await get(ports.dynamic)).status).to.equal(503);
     });
 
-    it('loses runtime servers on the next reload (§9, §10.4)', async () => {
+    it('loses runtime servers on the next reload (§9)', async () => {
       await client.addRuntimeServer('dyn', { name: 'd3', address: '127.0.0.1', port: appA, maintenance: 'enabled' });
       await client.updateRuntimeServer('dyn', 'd3', { admin_state: 'ready' });
       expect((await get(ports.dynamic)).body).to.equal('app-a');
@@ -744,15 +576,19 @@ frontend mapped
         ).status,
       ).to.equal(404);
       expect((await call(emulator, 'GET', `${MAPS}/nope.map/entries`)).status).to.equal(404);
-      // Runtime only: the file is untouched without force_sync (§10.6).
+      // Runtime only: the file is untouched without force_sync (§6).
       expect(await readFile(`${emulator.mapsDir}/routes.map`, 'utf8')).to.equal('/a route-a\n');
     });
 
-    it('reaches a map outside maps_dir as %23<id>', async () => {
+    it('refuses a map outside maps_dir as %23<id>: the only name it has is refused by the path pattern (3.3)', async () => {
       expect(relativeId).to.not.equal('');
-      await client.addMapEntry(`#${relativeId}`, '/r1', 'rel-1');
-      expect((await get(ports.mapped, '/r1')).body).to.equal('none rel-1');
-      expect((await client.mapEntries(`#${relativeId}`)).map((entry) => entry.key).sort()).to.deep.equal(['/r0', '/r1']);
+      const reply = await call(emulator, 'POST', `${MAPS}/%23${relativeId}/entries`, {
+        body: JSON.stringify({ key: '/r1', value: 'rel-1' }),
+        contentType: 'application/json',
+      });
+      expect(reply.status).to.equal(422);
+      expect(errorOf(reply).code).to.equal(605);
+      expect((await get(ports.mapped, '/r1')).body).to.equal('none none');
     });
 
     it('force_sync writes the runtime entries to the file, sorted by key', async () => {
@@ -785,6 +621,8 @@ frontend mapped
       const created = await client.createStorageFile('maps', 'extra', 'k v\n');
       expect(created.status).to.equal(201);
       expect(created.storageName).to.equal('extra.map');
+      // The answer names the stored file (v3.3.5 handlers/map_storage.go): <maps_dir>/<name>, where runtime maps resolve.
+      expect(created.file).to.equal(`${emulator.mapsDir}/extra.map`);
       expect(await readFile(`${emulator.mapsDir}/extra.map`, 'utf8')).to.equal('k v\n');
       const listed = await client.listStorage('maps');
       expect(listed.map((file) => file.storage_name)).to.include('extra.map');
@@ -1121,7 +959,7 @@ ${extra}`;
       expect(elsewhere).to.equal('ECONNREFUSED');
     });
 
-    it('raw GET, the raw POST answer and Configuration-Checksum give back the text as posted', async () => {
+    it('raw GET, the raw POST answer and Configuration-Checksum give back the text as posted, written back', async () => {
       const reply = await call(a, 'GET', RAW);
       const lines = reply.text.split('\n');
       expect(lines.slice(1, 4)).to.deep.equal([
@@ -1129,7 +967,7 @@ ${extra}`;
         '# Dataplaneapi managed File',
         '# changing file directly can cause a conflict if dataplaneapi is running',
       ]);
-      expect(lines.slice(4).join('\n')).to.equal(posted);
+      expect(lines.slice(4).join('\n')).to.equal(writeBack(posted));
       expect(reply.headers.get('configuration-checksum')).to.equal(md5(lines.slice(1).join('\n')));
       expect(lines[0]).to.equal(`# _md5hash=${md5(lines.slice(1).join('\n'))}`);
 
@@ -1139,10 +977,10 @@ ${extra}`;
       expect(disk).to.not.include('/etc/haproxy');
       expect(disk).to.not.include('/var/run/haproxy');
 
-      // A GET-edit-POST cycle keeps one header and the posted text.
+      // A GET-edit-POST cycle keeps one header and the written-back text.
       const again = await postRaw(a, reply.text, { version: '2', skip_reload: 'true' });
       expect(again.status).to.equal(201);
-      expect(again.text.split('\n').slice(4).join('\n')).to.equal(posted);
+      expect(again.text.split('\n').slice(4).join('\n')).to.equal(writeBack(posted));
       expect(again.headers.get('configuration-checksum')).to.equal(/^# _md5hash=(\w+)/.exec(again.text)?.[1]);
       const validated = await postRaw(a, posted, { only_validate: 'true' });
       expect(validated.status, validated.text).to.equal(202);
@@ -1192,7 +1030,7 @@ ${extra}`;
       expect(await readFile(a.configFile, 'utf8')).to.equal(good);
       const restored = (await clientA.getRawConfiguration()).text.split('\n');
       expect(restored[1]).to.equal('# _version=2');
-      expect(restored.slice(4).join('\n')).to.equal(posted);
+      expect(restored.slice(4).join('\n')).to.equal(writeBack(posted));
       expect((await get(port, '/x', '127.0.0.2')).body).to.equal('pod-a -');
     });
 

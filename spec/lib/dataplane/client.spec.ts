@@ -261,12 +261,17 @@ describe('dataplane client', () => {
       const server = await stub((_request, response, index) => {
         // Go canonicalises the header as Reload-Id; a proxy may lowercase it.
         const reloadHeader = index === 0 ? 'Reload-Id' : 'reload-id';
-        response.writeHead(index === 0 ? 202 : 201, { 'Content-Type': 'text/plain', 'Configuration-Version': '4', [reloadHeader]: `2025-01-01-${index}` });
+        response.writeHead(index === 0 ? 202 : 201, {
+          'Content-Type': 'text/plain',
+          'Configuration-Version': '4',
+          'Configuration-Checksum': 'c4',
+          [reloadHeader]: `2025-01-01-${index}`,
+        });
         response.end('# _version=4\nglobal\n');
       });
       const dataplane = client(server.url);
       const reloaded = await dataplane.postRawConfiguration('global\n  daemon\n', { version: 3 });
-      expect(reloaded).to.deep.equal({ status: 202, reloadId: '2025-01-01-0', version: 4, body: '# _version=4\nglobal\n' });
+      expect(reloaded).to.deep.equal({ status: 202, reloadId: '2025-01-01-0', version: 4, body: '# _version=4\nglobal\n', checksum: 'c4' });
       const live = await dataplane.postRawConfiguration('global\n', {
         skipVersion: true,
         skipReload: true,
@@ -318,7 +323,7 @@ describe('dataplane client', () => {
       const dataplane = client(server.url);
       const content = 'a.example.com be_a\n"quoted" key\r\n';
       const created = await dataplane.createStorageFile('maps', 'host.map', content);
-      expect(created).to.deep.equal({ status: 201, reloadId: undefined, storageName: 'host.map' });
+      expect(created).to.deep.equal({ status: 201, reloadId: undefined, storageName: 'host.map', file: '/etc/haproxy/maps/host.map' });
       await dataplane.createStorageFile('ssl_certificates', 'site.pem', 'PEM', { skipReload: true });
       const [map, certificate] = server.seen;
       expect(map?.url).to.equal('/v3/services/haproxy/storage/maps');
@@ -337,7 +342,12 @@ describe('dataplane client', () => {
         response.end();
       });
       const dataplane = client(server.url);
-      expect(await dataplane.replaceStorageFile('maps', 'host.map', 'k v\n')).to.deep.equal({ status: 202, reloadId: '2025-01-01-9', storageName: undefined });
+      expect(await dataplane.replaceStorageFile('maps', 'host.map', 'k v\n')).to.deep.equal({
+        status: 202,
+        reloadId: '2025-01-01-9',
+        storageName: undefined,
+        file: undefined,
+      });
       await dataplane.replaceStorageFile('general', 'error page.http', 'HTTP/1.0 503\r\n', { forceReload: true });
       expect(await dataplane.deleteStorageFile('general', 'error page.http', { skipReload: true })).to.deep.include({ status: 204 });
       const [map, general, deleted] = server.seen;

@@ -70,6 +70,24 @@ describe('directive guard', () => {
     ]);
   });
 
+  it('takes a file named by its absolute path under the configuration’s base directory as inside it', () => {
+    const config = [
+      'global',
+      '  default-path origin /etc/haproxy',
+      'frontend f',
+      '  http-request set-var(txn.a) req.hdr(host),map(/etc/haproxy/maps/host.map)',
+      '  http-request set-var(txn.b) req.hdr(host),map(/etc/haproxy/../passwd.map)',
+      '  http-request set-var(txn.c) req.hdr(host),map(/etc/haproxy-other/x.map)',
+      '  bind :443 ssl crt /etc/haproxy/ssl/a.pem',
+    ].join('\n');
+    expect(findGuardedDirectives(config).map((f) => [f.line, f.directive])).to.deep.equal([
+      [5, 'files-outside-base'],
+      [6, 'files-outside-base'],
+    ]);
+    // A base of / would make every path inside it: no base at all, then.
+    expect(findGuardedDirectives(config.replace('origin /etc/haproxy', 'origin /')).map((f) => f.line)).to.deep.equal([4, 5, 6, 7]);
+  });
+
   it('finds nothing in what the shipped templates render, comments and quoted text included', async () => {
     const loaded = loadControllerConfig(await readFile(defaultConfigPath(), 'utf8'));
     if (!loaded.ok) throw new Error(loaded.errors.join('\n'));

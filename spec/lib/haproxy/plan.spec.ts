@@ -347,17 +347,18 @@ describe('planDeployment', () => {
       '  server a 10.0.0.1:80', //      8
     );
 
-    it('names an added, removed or moved section', () => {
+    it('names an added or removed section, and ignores the order of sections', () => {
       expect(reason(files(base), files(`${base}backend default_web_80\n  server a 10.0.0.1:80\n`))).to.equal(
         'backend default_web_80 added',
       );
       expect(reason(files(`${base}backend old\n`), files(base))).to.equal('backend old removed');
-      expect(reason(files(`${base}backend x\nbackend y\n`), files(`${base}backend y\nbackend x\n`))).to.equal(
-        'backend y moved',
-      );
+      expect(planDeployment(files(`${base}backend x\nbackend y\n`), files(`${base}backend y\nbackend x\n`))).to.deep.equal({
+        kind: 'empty',
+      });
       expect(reason(files(`# pre\n.notice hi\n${base}`), files(base))).to.equal(
         'lines before the first section removed',
       );
+      expect(reason(files(base), files(`${base}backend web\n  server a 10.0.0.1:80\n`))).to.equal('backend web defined twice');
     });
 
     it('names an added, removed or changed line', () => {
@@ -371,8 +372,28 @@ describe('planDeployment', () => {
       expect(reason(files(base), files(base.replace('30s', '60s')))).to.equal(
         'global: line 3 changed from "stats timeout 30s" to "stats timeout 60s"',
       );
+      // Lines of different keywords have no order in HAProxy: swapping them changes nothing.
       const swapped = base.replace('  maxconn 100\n  stats timeout 30s\n', '  stats timeout 30s\n  maxconn 100\n');
-      expect(reason(files(base), files(swapped))).to.equal('global: line 2 "stats timeout 30s" moved');
+      expect(planDeployment(files(base), files(swapped))).to.deep.equal({ kind: 'empty' });
+    });
+
+    it('keeps the order of the lines of one keyword: http-request rules, use_backend', () => {
+      const frontend = (...body: string[]) => files(lines('frontend f', '  bind :80', '  acl a path /a', ...body.map((line) => `  ${line}`)));
+      expect(reason(frontend('http-request deny if a', 'http-request allow'), frontend('http-request allow', 'http-request deny if a'))).to.equal(
+        'frontend f: line 4 "http-request allow" moved',
+      );
+      expect(reason(frontend('use_backend x if a', 'use_backend y'), frontend('use_backend y', 'use_backend x if a'))).to.equal(
+        'frontend f: line 4 "use_backend y" moved',
+      );
+      // Rules and use_backend interleaved differently: two keywords, each in its order.
+      expect(planDeployment(frontend('http-request deny if a', 'use_backend y'), frontend('use_backend y', 'http-request deny if a'))).to.deep.equal({
+        kind: 'empty',
+      });
+    });
+
+    it('compares lines of a section with conditional blocks by position', () => {
+      const guarded = (a: string, b: string) => lines('global', '.if defined(X)', `  ${a}`, '.endif', `  ${b}`);
+      expect(reason(files(guarded('maxconn 1', 'nbthread 2')), files(guarded('nbthread 2', 'maxconn 1')))).to.match(/^global: line \d+ .* moved$/);
     });
 
     it('quotes words with spaces in reasons', () => {
@@ -383,10 +404,17 @@ describe('planDeployment', () => {
       );
     });
 
-    it('names a changed section header', () => {
+    it('names a changed section header and a change of the defaults a proxy inherits', () => {
       expect(reason(files(base), files(base.replace('\nbackend web\n', '\nbackend web from tuned\n')))).to.equal(
-        'backend web: header changed from "backend web" to "backend web from tuned"',
+        'backend web: inherits from defaults tuned instead of no defaults section',
       );
+      const peers = lines('peers mine', '  peer a 127.0.0.1:1');
+      expect(reason(files(peers), files(peers.replace('peers mine', 'peers mine extra')))).to.equal(
+        'peers mine: header changed from "peers mine" to "peers mine extra"',
+      );
+      // One `from` written out, one implied: the same defaults.
+      const implied = lines('defaults tuned', '  mode http', 'backend web', '  server a 10.0.0.1:80');
+      expect(planDeployment(files(implied), files(implied.replace('backend web', 'backend web from tuned')))).to.deep.equal({ kind: 'empty' });
     });
 
     it('reloads for a line change even when servers changed too', () => {
@@ -415,15 +443,22 @@ describe('planDeployment', () => {
               ['b.example.com', 'bb'],
               ['d.example.com', 'd  with  spaces'],
             ],
+            before: [
+              ['a.example.com', 'a'],
+              ['b.example.com', 'b'],
+              ['c.example.com', 'c'],
+            ],
             added: [['d.example.com', 'd  with  spaces']],
             changed: [['b.example.com', 'bb']],
             removed: ['c.example.com'],
+            references: [],
+            ordered: false,
           },
         ],
       });
     });
 
-    it('updates a map whose entries only changed order (map_beg takes the first match)', () => {
+    it('updates a map whose entries only changed order (map_sub takes the first match)', () => {
       const plan = planDeployment(map('/api/ api\n/ web\n'), map('/ web\n/api/ api\n'));
       expect(plan).to.deep.equal({
         kind: 'runtime',
@@ -435,12 +470,36 @@ describe('planDeployment', () => {
               ['/', 'web'],
               ['/api/', 'api'],
             ],
+            before: [
+              ['/api/', 'api'],
+              ['/', 'web'],
+            ],
             added: [],
             changed: [],
             removed: [],
+            references: [],
+            ordered: false,
           },
         ],
       });
+    });
+
+    it('names the paths the configuration refers to a map by, and whether a lookup takes the first match in order', () => {
+      const using = (...uses: string[]) =>
+        lines('frontend f', ...uses.map((use) => `  http-request set-var(txn.x) path,${use}`), '  http-request set-map(maps/x.map) a b');
+      const plan = (text: string) => {
+        const result = planDeployment(files(text, { maps: { 'x.map': 'a 1\n' } }), files(text, { maps: { 'x.map': 'a 2\n' } }));
+        if (result.kind !== 'runtime' || result.operations[0]?.type !== 'updateMap') throw new Error(JSON.stringify(result));
+        return { references: result.operations[0].references, ordered: result.operations[0].ordered };
+      };
+      expect(plan(using('map(/etc/haproxy/maps/x.map)', 'map_beg(/etc/haproxy/maps/x.map,none)', 'map_str_int(maps/other.map)'))).to.deep.equal({
+        references: ['/etc/haproxy/maps/x.map', 'maps/x.map'],
+        ordered: false,
+      });
+      expect(plan(using('map_ip(maps/x.map)'))).to.deep.include({ ordered: false });
+      for (const method of ['sub', 'dir', 'dom', 'end', 'reg', 'regm', 'int']) {
+        expect(plan(using(`map_${method}(maps/x.map)`)), method).to.deep.include({ ordered: true });
+      }
     });
 
     it('keeps duplicate keys in entries and lets the last one win in the entry diff', () => {
@@ -456,9 +515,12 @@ describe('planDeployment', () => {
               ['k', '1'],
               ['keyonly', ''],
             ],
+            before: [['k', '1']],
             added: [['keyonly', '']],
             changed: [],
             removed: [],
+            references: [],
+            ordered: false,
           },
         ],
       });
@@ -659,11 +721,82 @@ describe('planDeployment', () => {
               ['shop.example.com/api/', 'default_api_8080'],
               ['shop.example.com/', 'default_web_http'],
             ],
+            before: [['shop.example.com/', 'default_web_http']],
             added: [['shop.example.com/api/', 'default_api_8080']],
             changed: [],
             removed: [],
+            references: ['maps/path-prefix.map'],
+            ordered: false,
           },
         ],
+      });
+    });
+
+    it('finds nothing to do between a configuration and the Data Plane API’s write-back of it', () => {
+      const deployed = files(shipped({ default_web_http: ['srv-10.0.0.1-8081 10.0.0.1:8081'] }), { maps: maps(''), files: general });
+      // What config-parser's String() writes for it (docs/dataplane-api-contract.md §3a): header, global,
+      // defaults named, frontends then backends sorted, lines per keyword in the parser's order.
+      const writtenBack = lines(
+        '# _md5hash=0123456789abcdef0123456789abcdef',
+        '# _version=7',
+        '# Dataplaneapi managed File',
+        '# changing file directly can cause a conflict if dataplaneapi is running',
+        '',
+        'global',
+        '  default-path origin /etc/haproxy',
+        '  stats socket /var/run/haproxy/admin.sock mode 600 level admin expose-fd listeners',
+        '  stats timeout 30s',
+        '  log stdout format raw local0 info',
+        '',
+        'defaults unnamed_defaults_1',
+        '  mode http',
+        '  log global',
+        '  option httplog',
+        '  option dontlognull',
+        '  timeout http-request 10s',
+        '  timeout connect 5s',
+        '  timeout client 30s',
+        '  timeout server 30s',
+        '  errorfile 404 general/404.http',
+        '  errorfile 503 general/503.http',
+        '',
+        'frontend http',
+        '  bind *:80',
+        '  http-request set-var(txn.path) path',
+        '  http-request set-var(txn.host) req.hdr(host),field(1,:),lower,map(maps/host.map)',
+        '  http-request set-var(txn.host) req.hdr(host),field(1,:),lower,regsub(^[^.]*,*),map(maps/host.map) if !{ var(txn.host) -m found }',
+        '  http-request set-var(txn.host) str(*) if !{ var(txn.host) -m found }',
+        '  http-request set-var(txn.route) var(txn.host),concat(,txn.path,)',
+        '  http-request set-var(txn.backend) var(txn.route),map(maps/path-exact.map)',
+        '  http-request set-var(txn.backend) var(txn.route),map_beg(maps/path-prefix.map) if !{ var(txn.backend) -m found }',
+        '  use_backend %[var(txn.backend)] if { var(txn.backend) -m found }',
+        '  default_backend default-404',
+        '',
+        'frontend status',
+        '  bind *:8404',
+        '  stats enable',
+        '  stats uri /stats',
+        '  stats refresh 10s',
+        '  http-request return status 200 content-type "text/plain" string "ok" if { path /healthz }',
+        '  # Only a configuration the controller rendered answers /ready: the bootstrap one does not.',
+        '  http-request return status 200 content-type "text/plain" string "ready" if { path /ready }',
+        '',
+        'backend default-404',
+        '  http-request deny deny_status 404',
+        '',
+        'backend default_web_http',
+        '  balance roundrobin',
+        '  server srv-10.0.0.1-8081 10.0.0.1:8081 check',
+      );
+      expect(planDeployment({ ...deployed, config: writtenBack }, deployed)).to.deep.equal({ kind: 'empty' });
+      // ...and a change is planned against it as against the configuration itself.
+      const scaled = files(shipped({ default_web_http: ['srv-10.0.0.1-8081 10.0.0.1:8081', 'srv-10.0.0.2-8081 10.0.0.2:8081'] }), {
+        maps: maps(''),
+        files: general,
+      });
+      expect(planDeployment({ ...deployed, config: writtenBack }, scaled)).to.deep.equal({
+        kind: 'runtime',
+        operations: [{ type: 'addServer', backend: 'default_web_http', server: checked('srv-10.0.0.2-8081', '10.0.0.2', 8081) }],
       });
     });
 

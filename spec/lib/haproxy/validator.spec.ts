@@ -53,6 +53,19 @@ describe('validator', () => {
     expect(await validator.validate(input(valid(base), { 'host.map': 'a.example.com b\n' }))).to.deep.equal({ valid: true });
   });
 
+  it('reads files named by an absolute path under the base directory from its private copy too', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'validator-base-'));
+    const absolute = valid(base).replace('map(maps/host.map,b)', `map(${base}/maps/host.map,b)`);
+    const validator = new Validator({ allowDirectives: [], dirs });
+    expect(await validator.validate(input(absolute, { 'host.map': 'a b\n' }))).to.deep.equal({ valid: true });
+    // The copy, not the base directory: a map only the base directory had would not make it valid.
+    await writeFile(join(base, 'other.map'), 'x b\n');
+    const elsewhere = absolute.replace(`${base}/maps/host.map`, `${base}/other.map`);
+    const verdict = await validator.validate(input(elsewhere, { 'host.map': 'a b\n' }));
+    expect(verdict.valid).to.equal(false);
+    expect(verdict.valid === false && verdict.message).to.match(/other\.map/);
+  });
+
   it('inserts a base directory into a configuration that has none', async () => {
     const validator = new Validator({ allowDirectives: [], dirs });
     const config = valid('/nonexistent').replace('  default-path origin /nonexistent\n', '');

@@ -7,7 +7,7 @@
  * of DPAPI's in-memory parser, which checks `version` parameters and fills
  * the Configuration-Version header. They only differ after a failed reload,
  * when the reload agent copies the last-known-good file back: the file then
- * carries the older header while the parser keeps the newer version (§10.7).
+ * carries the older header while the parser keeps the newer version (§2, §10.2).
  *
  * In pod mode (pod.ts) the text a client posts and the file HAProxy loads
  * differ: the file has the pod's paths and binds turned into the instance's.
@@ -19,6 +19,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { writeBack } from './config-writer.ts';
 import { ApiError } from './http-kit.ts';
 import type { PathView } from './pod.ts';
 import type { LastKnownGood } from './reload-agent.ts';
@@ -100,7 +101,7 @@ export class ConfigStore implements LastKnownGood {
   #version = 1;
   /** What DPAPI's parser holds: the last text written through the API, header included (the posted text in pod mode). */
   #parsed = '';
-  /** Pod mode: the posted text of the file on disk (they differ from #parsed after a failed reload, §10.7). */
+  /** Pod mode: the posted text of the file on disk (they differ from #parsed after a failed reload, §2). */
   #shown = '';
   /** Pod mode: the posted text of the last-known-good file. */
   #lkgShown = '';
@@ -149,7 +150,10 @@ export class ConfigStore implements LastKnownGood {
 
   /**
    * An implicit transaction (§2, §3): version check (400 when missing, 409
-   * when stale) unless skipVersion, `haproxy -c` on the candidate in the
+   * when stale) unless skipVersion, then the text as config-parser writes it
+   * back (config-writer.ts; client-native transaction.go commitTransaction
+   * saves the parsed transaction "in order to validate the exact same
+   * configuration that will be deployed"), `haproxy -c` on that in the
    * transaction directory (400), then the file is replaced with version + 1
    * (skip_version: neither checked nor incremented; a posted `# _version=`
    * line is kept, which sets the version).
@@ -171,7 +175,7 @@ export class ConfigStore implements LastKnownGood {
         }
       }
       const version = options.skipVersion ? (fileVersion(body) ?? this.#version) : this.#version + 1;
-      const text = stripHeader(body);
+      const text = writeBack(stripHeader(body));
       await this.#check(
         join(this.#transactionDir, `${basename(this.configFile)}.${randomUUID()}`),
         withHeader(this.#pod === undefined ? text : this.#pod.toHAProxy(text), version),
@@ -216,7 +220,7 @@ export class ConfigStore implements LastKnownGood {
     });
   }
 
-  /** A failed reload: the last-known-good file is copied back over the config file; the parser keeps its version (§10.7). */
+  /** A failed reload: the last-known-good file is copied back over the config file; the parser keeps its version (§2, §10.2). */
   restore(): Promise<void> {
     return this.#serialize(async () => {
       const content = await readFile(this.lkgFile).catch(() => undefined);

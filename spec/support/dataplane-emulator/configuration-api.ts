@@ -19,9 +19,6 @@ import { runtimeFailure } from './runtime-socket.ts';
 
 const SERVICE = '/v3/services/haproxy';
 
-/** What /info reports as the API version: a 3.2 release, marked as the emulator. */
-export const EMULATED_VERSION = 'v3.2.0 emulator';
-
 /** Raw endpoint errors of 3.2 are JSON text sent as text/plain (§3, §8). */
 class RawError extends ApiError {}
 
@@ -29,13 +26,15 @@ export function registerConfigurationRoutes(router: Router, context: EmulatorCon
   const { store, agent } = context;
 
   router.add('GET', '/v3/info', () =>
-    json(200, { api: { version: EMULATED_VERSION, build_date: startedAt.toISOString() }, system: {} }),
+    json(200, { api: { version: context.release.version, build_date: startedAt.toISOString() }, system: {} }),
   );
 
-  // With a status command DPAPI reports up/down (§1); the emulator's "status command" is `show proc`.
-  router.add('GET', '/v3/health', async () =>
-    json(200, { haproxy: (await context.haproxy.tryShowProc()) === undefined ? 'down' : 'up' }),
-  );
+  // DPAPI runs its status command and answers `unknown` without one (v3.3.5 handlers/health.go,
+  // haproxy/reload_agent.go status()); the emulator's status command is `show proc`.
+  router.add('GET', '/v3/health', async () => {
+    if (!context.statusCommand) return json(200, { haproxy: 'unknown' });
+    return json(200, { haproxy: (await context.haproxy.tryShowProc()) === undefined ? 'down' : 'up' });
+  });
 
   const discovery = (entries: readonly (readonly [string, string])[]) => () =>
     json(
@@ -209,10 +208,13 @@ async function runtimeActions(header: string, context: EmulatorContext): Promise
         needs(3);
         command = `set server ${a}/${b} check-port ${integer(c)}`;
         break;
-      case 'SetServerAddr':
+      case 'SetServerAddr': {
         needs(4);
-        command = `set server ${a}/${b} addr ${c} port ${integer(d)}`;
+        // client-native runtime/servers.go SetServerAddr leaves the port out when it is 0.
+        const port = integer(d);
+        command = `set server ${a}/${b} addr ${c}${port > 0 ? ` port ${port}` : ''}`;
         break;
+      }
       case 'SetServerState':
         needs(3);
         command = `set server ${a}/${b} state ${c}`;

@@ -2,6 +2,7 @@
 import type { ConfigStore } from './config-store.ts';
 import type { HAProxyProcess } from './haproxy-process.ts';
 import type { PathView } from './pod.ts';
+import type { ReleaseFeatures } from './release.ts';
 import type { ReloadAgent } from './reload-agent.ts';
 import type { RuntimeSocket } from './runtime-socket.ts';
 
@@ -26,4 +27,8 @@ export interface EmulatorContext {
   readonly haproxy: HAProxyProcess;
   /** Paths as the client knows them: the pod's in pod mode (pod.ts), else the instance's own. */
   readonly paths: PathView;
+  /** What the emulated release does differently (release.ts). */
+  readonly release: ReleaseFeatures;
+  /** DPAPI's status command is configured: /health answers up or down instead of unknown. */
+  readonly statusCommand: boolean;
 }

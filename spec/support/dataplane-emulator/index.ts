@@ -1,8 +1,11 @@
 /**
- * An emulated HAProxy Data Plane API v3 instance for tests, written from the
- * contract in /work/shared/reference/dataplane-api-v3.md (§ numbers below
- * refer to it): a node:http server on 127.0.0.1 in front of a REAL HAProxy
- * 2.6 in master-worker mode, in a temporary base directory of its own.
+ * An emulated HAProxy Data Plane API v3 instance for tests, following the
+ * real dataplaneapi and client-native source as docs/dataplane-api-contract.md
+ * records it (§ numbers below refer to it; each module names the real files
+ * it follows): a node:http server on 127.0.0.1 in front of a REAL HAProxy 2.6
+ * in master-worker mode, in a temporary base directory of its own. It stands
+ * for release 3.3 (v3.3.5, the chart's) unless `release` says otherwise
+ * (release.ts).
  *
  *   const emulator = await startEmulator();
  *   // the controller's dataplane.baseDir / templateValues: emulator.baseDir,
@@ -42,21 +45,33 @@
  * into `baseDir`, `pod.statsSocket` into `statsSocket`, and wildcard binds
  * (`bind *:N`, `:N`, `0.0.0.0:N`, `[::]:N`, `:::N`) into `bind
  * <pod.address>:N`, so instances share ports side by side. The API keeps
- * the text as posted: raw GET, raw POST answers and Configuration-Checksum
- * show the client its own configuration, as a real pod does; storage and
+ * the text as posted (written back, §3a): raw GET, raw POST answers and
+ * Configuration-Checksum show the client its own configuration, as a real pod does; storage and
  * runtime map `file` fields name files by the pod's paths too. Only the
  * configuration is rewritten, never the content of stored files (a crt-list
  * naming certificates by absolute pod paths would not resolve: name them
  * relative to `default-path`).
  *
- * Known differences from a real DPAPI 3.2 (besides the reload timer, see
- * reload-agent.ts): the raw configuration is stored and returned as posted
- * under DPAPI's header, not re-serialised by a parser (§3); only the raw,
- * reload, runtime (servers, maps) and storage (maps, general, certificates)
- * endpoints exist, no structured configuration or transactions (§4, §5);
- * a runtime server added with maintenance "disabled" is enabled after the
- * add instead of with the `enabled` keyword, which HAProxy 2.6.12 leaves out
- * of load balancing (runtime-api.ts).
+ * As the real API does, and the controller must cope with: the raw
+ * configuration is stored as config-parser writes it back (§3a,
+ * config-writer.ts); runtime map names, entry ids and certificate names are
+ * refused by the path pattern of 3.0.19+/3.2.11+/3.3.3+ (§6a); a stored
+ * certificate is described by JSON metadata, and a certificate written with
+ * skip_reload stays unknown to HAProxy until a reload or a runtime update
+ * (§7a, certificate-info.ts, runtime-certificates.ts); /health is `unknown`
+ * without `statusCommand` (§1).
+ *
+ * Known differences from the real DPAPI (besides the reload timer, see
+ * reload-agent.ts): only the raw, reload, runtime (servers, maps,
+ * certificates: list, show, replace) and storage (maps, general,
+ * certificates) endpoints exist, no structured configuration or transactions
+ * (§4, §5), no runtime certificate creation or deletion; the write-back
+ * ranks the keywords of global, defaults, frontend, backend and listen it
+ * lists (others keep their posted order at the end of their section) and
+ * keeps each line's text as posted where config-parser re-serialises
+ * parameters (config-writer.ts); a 3.4 instance differs from a 3.3 one in
+ * its path-pattern answer only (release.ts), not in its other 3.4 ways
+ * (401 before 404, JSON raw errors).
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createNetServer } from 'node:net';
@@ -73,8 +88,11 @@ import { Faults, RequestLog } from './faults.ts';
 import { HAProxyProcess } from './haproxy-process.ts';
 import { checkPodLayout, IDENTITY, PodMapping } from './pod.ts';
 import type { PodLayout } from './pod.ts';
+import { releaseFeatures } from './release.ts';
+import type { Release } from './release.ts';
 import { ReloadAgent } from './reload-agent.ts';
 import { Router } from './router.ts';
+import { registerRuntimeCertificateRoutes } from './runtime-certificates.ts';
 import { registerRuntimeRoutes } from './runtime-api.ts';
 import { RuntimeSocket } from './runtime-socket.ts';
 import { ApiServer } from './server.ts';
@@ -85,6 +103,7 @@ export type { Credentials } from './auth.ts';
 export type { Faults, RecordedRequest, RequestFilter, RequestLog } from './faults.ts';
 export type { ShowProc } from '../../../lib/haproxy/show-proc.ts';
 export type { PodLayout } from './pod.ts';
+export type { Release } from './release.ts';
 export type { Exchange } from './server.ts';
 
 export interface EmulatorOptions {
@@ -118,6 +137,18 @@ export interface EmulatorOptions {
    * in for this instance without its work.
    */
   readonly onExchange?: (exchange: Exchange) => void;
+  /**
+   * The release whose behaviour differences the instance shows (release.ts):
+   * path-parameter patterns (3.2 and 3.3: 422 code 605, 3.4: 400, 3.1:
+   * none), runtime certificate endpoints (3.2 on). Default 3.3, the release
+   * the chart's HAProxy image bundles (v3.3.5).
+   */
+  readonly release?: Release;
+  /**
+   * DPAPI has a status command (`status_cmd`): /health answers up or down.
+   * Default false, as in the chart: /health answers `unknown`.
+   */
+  readonly statusCommand?: boolean;
 }
 
 export interface Emulator {
@@ -241,6 +272,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     runtime: new RuntimeSocket(statsSocket),
     haproxy,
     paths: pod ?? IDENTITY,
+    release: releaseFeatures(options.release ?? '3.3'),
+    statusCommand: options.statusCommand ?? false,
   };
 
   const requests = new RequestLog();
@@ -249,6 +282,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const router = new Router();
   registerConfigurationRoutes(router, context, new Date());
   registerRuntimeRoutes(router, context);
+  registerRuntimeCertificateRoutes(router, context);
   registerStorageRoutes(router, context);
   const server = new ApiServer({
     router,
@@ -282,8 +316,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   } catch (error) {
     await haproxy.stop().catch(() => undefined);
     await server.close().catch(() => undefined);
-    await rm(base, { recursive: true, force: true });
-    await rm(transactions, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true, maxRetries: 5 });
+    await rm(transactions, { recursive: true, force: true, maxRetries: 5 });
     throw error;
   }
 
@@ -321,8 +355,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         faults.reset();
         await haproxy.stop();
         await server.close();
-        await rm(base, { recursive: true, force: true });
-        await rm(transactions, { recursive: true, force: true });
+        await rm(base, { recursive: true, force: true, maxRetries: 5 });
+        await rm(transactions, { recursive: true, force: true, maxRetries: 5 });
       })();
       return stopped;
     },

@@ -1,7 +1,7 @@
 /**
  * Runtime endpoints (§6): commands on the worker's stats socket, no reload,
  * no version change. The changes are real (HAProxy serves them at once) and
- * volatile: the next reload rebuilds everything from the files (§9, §10.4).
+ * volatile: the next reload rebuilds everything from the files (§9).
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
@@ -18,7 +18,7 @@ import {
 } from './http-kit.ts';
 import type { ApiRequest, ApiResponse } from './http-kit.ts';
 import type { Router } from './router.ts';
-import { runtimeFailure } from './runtime-socket.ts';
+import { answeringErrors, runtimeFailure } from './runtime-socket.ts';
 import type { RuntimeSocket } from './runtime-socket.ts';
 import { sanitizeStorageName } from './storage-names.ts';
 
@@ -46,14 +46,13 @@ interface MapInfo {
 
 export function registerRuntimeRoutes(router: Router, context: EmulatorContext): void {
   const { runtime } = context;
-  const failing =
-    (handler: (request: ApiRequest) => Promise<ApiResponse>) =>
-    async (request: ApiRequest): Promise<ApiResponse> => {
-      try {
-        return await handler(request);
-      } catch (error) {
-        throw runtimeFailure(error);
-      }
+  const failing = (handler: (request: ApiRequest) => Promise<ApiResponse>) => answeringErrors(runtimeFailure, handler);
+  // Path parameters with the pattern of client-native 7eb6211e are refused before the handler runs (release.ts).
+  const checked =
+    (params: readonly string[], handler: (request: ApiRequest) => Promise<ApiResponse>) =>
+    (request: ApiRequest): Promise<ApiResponse> => {
+      context.release.checkPathParams(request, params);
+      return failing(handler)(request);
     };
 
   router.add(
@@ -91,13 +90,13 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
   router.add(
     'GET',
     `${PREFIX}/backends/{parent_name}/servers`,
-    failing(async (request) => json(200, (await serverStates(runtime, request.params['parent_name']!)).map(publicServer))),
+    checked(['parent_name'], async (request) => json(200, (await serverStates(runtime, request.params['parent_name']!)).map(publicServer))),
   );
 
   router.add(
     'GET',
     `${PREFIX}/backends/{parent_name}/servers/{name}`,
-    failing(async (request) => {
+    checked(['parent_name', 'name'], async (request) => {
       const { parent_name: backend, name } = request.params as { parent_name: string; name: string };
       return json(200, publicServer(await oneServer(runtime, backend, name)));
     }),
@@ -106,16 +105,16 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
   router.add(
     'PUT',
     `${PREFIX}/backends/{parent_name}/servers/{name}`,
-    failing(async (request) => {
+    checked(['parent_name', 'name'], async (request) => {
       const { parent_name: backend, name } = request.params as { parent_name: string; name: string };
       const body = jsonBody(request);
       const wanted = {
         admin: enumField(body, 'admin_state', ADMIN_STATES),
         operational: enumField(body, 'operational_state', OPERATIONAL_STATES),
-        // 3.3.6+/3.4 also apply these; 3.0-3.3.5 ignore them (§6): accepting them serves both clients.
-        weight: integerField(body, 'weight'),
-        address: stringField(body, 'address'),
-        port: integerField(body, 'port'),
+        // From 3.3.4 on (handlers/runtime_server.go); earlier releases ignore them (release.ts).
+        ...(context.release.runtimeServerFields
+          ? { weight: integerField(body, 'weight'), address: stringField(body, 'address'), port: integerField(body, 'port') }
+          : { weight: undefined, address: undefined, port: undefined }),
       };
       const current = await oneServer(runtime, backend, name);
       const id = `${backend}/${name}`;
@@ -152,7 +151,7 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
   router.add(
     'POST',
     `${PREFIX}/backends/{parent_name}/servers`,
-    failing(async (request) => {
+    checked(['parent_name'], async (request) => {
       const backend = request.params['parent_name']!;
       const body = jsonBody(request);
       const name = stringField(body, 'name');
@@ -168,7 +167,7 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
   router.add(
     'DELETE',
     `${PREFIX}/backends/{parent_name}/servers/{name}`,
-    failing(async (request) => {
+    checked(['parent_name', 'name'], async (request) => {
       const { parent_name: backend, name } = request.params as { parent_name: string; name: string };
       const current = await oneServer(runtime, backend, name);
       // HAProxy deletes only servers in maintenance (§9).
@@ -197,13 +196,13 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
   router.add(
     'GET',
     `${PREFIX}/maps/{name}`,
-    failing(async (request) => json(200, shown(await findMap(runtime, context.dirs.maps, resolve(request.params['name']!))))),
+    checked(['name'], async (request) => json(200, shown(await findMap(runtime, context.dirs.maps, resolve(request.params['name']!))))),
   );
 
   router.add(
     'PUT',
     `${PREFIX}/maps/{name}`,
-    failing(async (request) => {
+    checked(['name'], async (request) => {
       const map = resolve(request.params['name']!);
       const entries = entryList(request);
       const lines = entries.map((entry) => `${entry.key} ${entry.value}`);
@@ -225,7 +224,7 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
   router.add(
     'DELETE',
     `${PREFIX}/maps/{name}`,
-    failing(async (request) => {
+    checked(['name'], async (request) => {
       const map = resolve(request.params['name']!);
       const found = await findMap(runtime, context.dirs.maps, map);
       await runtime.execute(`clear map ${map}`);
@@ -241,13 +240,13 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
   router.add(
     'GET',
     `${PREFIX}/maps/{parent_name}/entries`,
-    failing(async (request) => json(200, await mapEntries(runtime, resolve(request.params['parent_name']!)))),
+    checked(['parent_name'], async (request) => json(200, await mapEntries(runtime, resolve(request.params['parent_name']!)))),
   );
 
   router.add(
     'POST',
     `${PREFIX}/maps/{parent_name}/entries`,
-    failing(async (request) => {
+    checked(['parent_name'], async (request) => {
       const map = resolve(request.params['parent_name']!);
       const body = jsonBody(request);
       const key = stringField(body, 'key');
@@ -267,7 +266,7 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
   router.add(
     'GET',
     `${PREFIX}/maps/{parent_name}/entries/{id}`,
-    failing(async (request) => {
+    checked(['parent_name', 'id'], async (request) => {
       const map = resolve(request.params['parent_name']!);
       const key = request.params['id']!;
       const entry = await getEntry(runtime, map, key);
@@ -279,7 +278,7 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
   router.add(
     'PUT',
     `${PREFIX}/maps/{parent_name}/entries/{id}`,
-    failing(async (request) => {
+    checked(['parent_name', 'id'], async (request) => {
       const map = resolve(request.params['parent_name']!);
       const key = request.params['id']!;
       const value = stringField(jsonBody(request), 'value');
@@ -293,7 +292,7 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
   router.add(
     'DELETE',
     `${PREFIX}/maps/{parent_name}/entries/{id}`,
-    failing(async (request) => {
+    checked(['parent_name', 'id'], async (request) => {
       const map = resolve(request.params['parent_name']!);
       await runtime.execute(`del map ${map} ${request.params['id']!}`);
       await forceSync(request, runtime, context, map);
@@ -417,7 +416,7 @@ const INTEGER_KEYWORDS: readonly (readonly [string, string])[] = [
 
 /** ` <addr>[:port] <keywords>` of `add server` for a runtime_add_server body (§6). */
 function addServerArguments(raw: Record<string, unknown>): string {
-  // The model mixes `-` and `_` in field names (§5): both spellings are read.
+  // The model mixes `-` and `_` in field names: both spellings are read.
   const body = Object.fromEntries(Object.entries(raw).map(([key, value]) => [key.replaceAll('-', '_'), value]));
   const words: string[] = [];
   const address = stringField(body, 'address') ?? '';
@@ -435,8 +434,10 @@ function addServerArguments(raw: Record<string, unknown>): string {
   if (body['allow_0rtt'] === true) words.push('allow-0rtt');
   if (body['ssl_reuse'] === 'disabled') words.push('no-ssl-reuse');
   if (body['tls_tickets'] === 'disabled') words.push('no-tls-tickets');
-  // Dynamic servers start in maintenance on HAProxy < 3.0 (§10.5); DPAPI appends `enabled` only for
-  // maintenance "disabled" (§6).
+  // SerializeRuntimeAddServer (v3.3.5 handlers/runtime_server.go): maintenance "enabled" is the
+  // `disabled` keyword; "disabled" appends `enabled`, for HAProxy before 3.0 only, where dynamic servers
+  // would otherwise start in maintenance.
+  if (body['maintenance'] === 'enabled') words.push('disabled');
   if (body['maintenance'] === 'disabled') words.push('enabled');
   const proxyOptions = body['proxy_v2_options'];
   if (Array.isArray(proxyOptions) && proxyOptions.length > 0) words.push('proxy-v2-options', proxyOptions.join(','));

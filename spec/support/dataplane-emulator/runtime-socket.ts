@@ -6,6 +6,7 @@
  */
 import { runtimeCommand } from '../../../lib/haproxy/runtime-socket.ts';
 import { ApiError } from './http-kit.ts';
+import type { ApiRequest, ApiResponse } from './http-kit.ts';
 
 /** A command HAProxy answered with an error severity. */
 export class RuntimeCommandError extends Error {
@@ -67,4 +68,18 @@ export function runtimeFailure(error: unknown): ApiError {
   }
   if (/Already exists|already exists/.test(reason)) return new ApiError(409, error.message);
   return new ApiError(500, error.message);
+}
+
+/** A handler whose errors are answered as `answer` maps them (runtimeFailure for most runtime endpoints). */
+export function answeringErrors(
+  answer: (error: unknown) => ApiError,
+  handler: (request: ApiRequest) => Promise<ApiResponse>,
+): (request: ApiRequest) => Promise<ApiResponse> {
+  return async (request) => {
+    try {
+      return await handler(request);
+    } catch (error) {
+      throw answer(error);
+    }
+  };
 }

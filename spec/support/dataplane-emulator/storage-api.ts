@@ -8,6 +8,7 @@
 import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EmulatorContext } from './context.ts';
+import { certificateInfo } from './certificate-info.ts';
 import { ApiError, booleanParam, empty, json, mediaType } from './http-kit.ts';
 import type { ApiRequest, ApiResponse } from './http-kit.ts';
 import { parseMultipart } from './multipart.ts';
@@ -55,6 +56,8 @@ export function registerStorageRoutes(router: Router, context: EmulatorContext):
 
   // --- maps ----------------------------------------------------------------
 
+  // The answer and the listing name each map by its path in maps_dir (v3.3.5 handlers/map_storage.go), which
+  // is where the runtime map endpoints resolve a storage name to (§6).
   router.add('POST', maps.path, async (request) => {
     const upload = fileUpload(request);
     let name = sanitizeStorageName(upload.filename);
@@ -92,6 +95,22 @@ export function registerStorageRoutes(router: Router, context: EmulatorContext):
 
   // --- certificates ----------------------------------------------------------
 
+  // v3.3.5 handlers/ssl_cert_storage.go: every answer describes the certificate (certificate-info.ts), never
+  // carries the PEM. A write without skip_reload or force_reload pushes the certificate to HAProxy by its
+  // stored path (pushCertToRuntime, 3.2 on: release.ts) and reloads when that fails; with skip_reload it only
+  // writes the file, and HAProxy serves the old certificate until a reload or a runtime update.
+  const certificateAnswer = async (request: ApiRequest, file: string, pem: string, isNew: boolean): Promise<ApiResponse> => {
+    const model = { ...(await fileModel(ssl, file, paths)), ...certificateInfo(pem, Buffer.byteLength(pem)) };
+    const done = isNew ? 201 : 200;
+    if (booleanParam(request.query, 'skip_reload')) return json(done, model);
+    if (booleanParam(request.query, 'force_reload')) {
+      await forceReload(context);
+      return json(done, model);
+    }
+    if (context.release.runtimeCertificates && (await pushCertificate(context, file, pem, isNew))) return json(done, model);
+    return json(202, model, { 'Reload-Id': context.agent.schedule() });
+  };
+
   router.add('POST', ssl.path, async (request) => {
     const upload = fileUpload(request);
     const name = sanitizeStorageName(upload.filename);
@@ -99,35 +118,21 @@ export function registerStorageRoutes(router: Router, context: EmulatorContext):
     if (await exists(file)) throw new ApiError(409, `object already exists: file ${paths.toClient(file)} already exists`);
     requireCertificateAndKey(upload.data);
     await writeFile(file, upload.data);
-    const model = await fileModel(ssl, file, paths);
-    if (booleanParam(request.query, 'skip_reload')) return json(201, model);
-    if (booleanParam(request.query, 'force_reload')) {
-      await forceReload(context);
-      return json(201, model);
-    }
-    // Loaded into HAProxy's certificate store at runtime when it can be; else a reload will pick it up.
-    if (await runtimeCertificate(context, file, upload.data.toString('utf8'), true)) return json(201, model);
-    return json(202, model, { 'Reload-Id': context.agent.schedule() });
+    return certificateAnswer(request, file, upload.data.toString('utf8'), true);
   });
 
-  router.add('GET', `${ssl.path}/{name}`, async (request) =>
-    json(200, await fileModel(ssl, await existing(ssl, request.params['name']!), paths)),
-  );
+  router.add('GET', `${ssl.path}/{name}`, async (request) => {
+    const file = await existing(ssl, request.params['name']!);
+    const content = await readFile(file, 'utf8');
+    return json(200, { ...(await fileModel(ssl, file, paths)), ...certificateInfo(content, Buffer.byteLength(content)) });
+  });
 
   router.add('PUT', `${ssl.path}/{name}`, async (request) => {
     const file = await existing(ssl, request.params['name']!);
     const pem = textBody(request);
     requireCertificateAndKey(Buffer.from(pem));
     await writeFile(file, pem);
-    const model = await fileModel(ssl, file, paths);
-    if (booleanParam(request.query, 'skip_reload')) return json(200, model);
-    if (booleanParam(request.query, 'force_reload')) {
-      await forceReload(context);
-      return json(200, model);
-    }
-    // A certificate the running configuration loads is replaced at runtime, without a reload.
-    if (await runtimeCertificate(context, file, pem, false)) return json(200, model);
-    return json(202, model, { 'Reload-Id': context.agent.schedule() });
+    return certificateAnswer(request, file, pem, false);
   });
 }
 
@@ -227,25 +232,27 @@ function rejectReferenced(context: EmulatorContext, ownFile: string): void {
 }
 
 /**
- * Loads a certificate into the running HAProxy: `new ssl cert` (for a new
- * file), `set ssl cert` with the PEM, `commit ssl cert`. False when HAProxy
- * refuses (for `set`: the configuration does not load that file), the
- * transaction then aborted.
+ * pushCertToRuntime (v3.3.5 handlers/ssl_cert_storage.go): `new ssl cert`
+ * (for a new file), `set ssl cert` with the PEM, `commit ssl cert`, by the
+ * file's path in ssl_certs_dir, which HAProxy knows only when the
+ * configuration names the certificate by that path. False when HAProxy
+ * refuses; like DPAPI, nothing aborts a transaction left open.
  */
-async function runtimeCertificate(context: EmulatorContext, file: string, pem: string, isNew: boolean): Promise<boolean> {
+async function pushCertificate(context: EmulatorContext, file: string, pem: string, isNew: boolean): Promise<boolean> {
   const { runtime } = context;
-  const payload = pem
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .join('\n');
   try {
     if (isNew) await runtime.execute(`new ssl cert ${file}`);
-    await runtime.execute(`set ssl cert ${file}`, payload);
+    await runtime.execute(`set ssl cert ${file}`, heredocPayload(pem));
     const committed = await runtime.execute(`commit ssl cert ${file}`);
-    if (!/Success!/.test(committed) || /Can't|Error/.test(committed)) throw new Error(committed);
-    return true;
+    return committed.includes('Committing') && committed.includes('Success!');
   } catch {
-    await runtime.execute(`abort ssl cert ${file}`).catch(() => undefined);
     return false;
   }
+}
+
+/** A payload as HAProxy reads it after `<<`: up to the first empty line. */
+export function heredocPayload(text: string): string {
+  const lines = text.split('\n');
+  const end = lines.findIndex((line) => line.trim() === '');
+  return (end < 0 ? lines : lines.slice(0, end)).join('\n');
 }

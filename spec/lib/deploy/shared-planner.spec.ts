@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { planDeployment } from '../../../lib/haproxy/plan.ts';
 import type { Plan } from '../../../lib/haproxy/plan-types.ts';
-import { sharedPlanner } from '../../../lib/dataplane/shared-planner.ts';
+import { sharedPlanner } from '../../../lib/deploy/shared-planner.ts';
 import type { RenderedFiles } from '../../../lib/pipeline/model.ts';
 
 function files(servers: readonly string[], hostMap = 'a.example.com app\n'): RenderedFiles {

@@ -5,7 +5,7 @@
  * the controller's largest CPU cost of a fan-out, paid ten times in a row
  * when a wave of deploys starts at once.
  */
-import { planDeployment } from '../haproxy/plan.ts';
+import { planDeployment, sameFiles } from '../haproxy/plan.ts';
 import type { Plan } from '../haproxy/plan-types.ts';
 import type { RenderedFiles } from '../pipeline/model.ts';
 
@@ -33,17 +33,4 @@ export function sharedPlanner(plan: Planner = planDeployment): Planner {
     plans.set(desired, [{ deployed, plan: planned }, ...known].slice(0, STATES_PER_TARGET));
     return planned;
   };
-}
-
-function sameFiles(a: RenderedFiles, b: RenderedFiles): boolean {
-  return (
-    a === b ||
-    (a.config === b.config && sameRecord(a.maps, b.maps) && sameRecord(a.certificates, b.certificates) && sameRecord(a.files, b.files))
-  );
-}
-
-function sameRecord(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  if (a === b) return true;
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && a[key] === b[key]);
 }

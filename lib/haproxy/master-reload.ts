@@ -1,0 +1,65 @@
+/**
+ * A reload through the master CLI of HAProxy 2.6, and how it went. 2.6's
+ * `reload` answers nothing: the outcome shows in `show proc` once the master
+ * has re-executed itself, as a new worker (loaded) or a grown `failed`
+ * counter (refused: the previous worker keeps serving). The reason of a
+ * refusal is in the master's log lines, else in `haproxy -c`.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
+import { checkConfig } from './check.ts';
+import { POLL_MS, type MasterProcess } from './master-process.ts';
+import { alertLines } from './processes.ts';
+import { runtimeCommand } from './runtime-socket.ts';
+
+export type ReloadOutcome =
+  | { readonly loaded: true; readonly worker: number }
+  | { readonly loaded: false; readonly message: string };
+
+/**
+ * Reloads the master on the files as they are now. Resolves with the new
+ * worker or HAProxy's message; rejects when the reload could not be asked
+ * for, or when the master did not report it in time (whether it loaded is
+ * unknown then).
+ */
+export async function reloadMaster(master: MasterProcess): Promise<ReloadOutcome> {
+  const before = await master.showProc();
+  const logOffset = await stat(master.logFile).then(
+    (stats) => stats.size,
+    () => 0,
+  );
+  let answer = '';
+  try {
+    answer = await runtimeCommand(master.masterSocket, 'reload', { timeoutMs: 5_000 });
+  } catch (error) {
+    // The master re-executing can cut the connection that asked for it: the
+    // reload is under way, and `show proc` tells how it went. Never resent:
+    // a second reload would be a second (needless) one.
+    if ((error as { code?: unknown }).code !== 'ECONNRESET') throw error;
+  }
+  const oldWorkers = new Set(before.workers.map((worker) => worker.pid));
+  const deadline = Date.now() + master.timeoutMs;
+  for (;;) {
+    const info = await master.tryShowProc();
+    if (info !== undefined && info.reloads > before.reloads) {
+      if (info.failed > before.failed) return { loaded: false, message: await failure(master, before.masterPid, logOffset) };
+      const worker = info.workers.find((candidate) => !oldWorkers.has(candidate.pid));
+      if (worker !== undefined) return { loaded: true, worker: worker.pid };
+    }
+    if (Date.now() > deadline) {
+      const said = answer.trim() === '' ? '' : ` (reload answered: ${answer.trim()})`;
+      throw new Error(`HAProxy did not complete the reload within ${master.timeoutMs} ms${said}`);
+    }
+    await delay(POLL_MS);
+  }
+}
+
+/** HAProxy's own words on a failed reload: the master's ALERT lines, else those of `haproxy -c`. */
+async function failure(master: MasterProcess, masterPid: number, logOffset: number): Promise<string> {
+  const written = await readFile(master.logFile).catch(() => Buffer.alloc(0));
+  const fromLog = alertLines(written.subarray(logOffset).toString('utf8'), masterPid);
+  if (fromLog !== '') return fromLog;
+  // An HAProxy started elsewhere (with -D, say) logs nowhere we can read.
+  const check = await checkConfig(master.configFile, master.binary).catch(() => undefined);
+  return (check && alertLines(check.output)) || 'no message (see the HAProxy log); show proc counted a failed reload';
+}

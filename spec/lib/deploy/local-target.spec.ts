@@ -1,0 +1,200 @@
+/**
+ * The local target (a HAProxy 2.6 on this machine, driven through its master
+ * and stats sockets) under the convergence algorithm: the shared deploy
+ * target contract, then what only a local HAProxy does (starting it, finding
+ * it dead, stopping it). Every HAProxy runs in a fresh work directory on free
+ * loopback ports; reloads are counted with the master CLI's `show proc`.
+ */
+import { expect } from 'chai';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startBackends } from '../../../examples/backends.ts';
+import { Converger } from '../../../lib/deploy/converge.ts';
+import { LocalTarget, type LocalState } from '../../../lib/deploy/local-target.ts';
+import { MasterProcess } from '../../../lib/haproxy/master-process.ts';
+import { reloadMaster } from '../../../lib/haproxy/master-reload.ts';
+import { runtimeCommand } from '../../../lib/haproxy/runtime-socket.ts';
+import type { RenderedFiles } from '../../../lib/pipeline/model.ts';
+import { writeRenderedFiles } from '../../../lib/render/write-files.ts';
+import { eventually } from '../../support/eventually.ts';
+import { freePort } from '../../support/local-harness.ts';
+import { httpGet } from '../../support/traffic.ts';
+import { contractFiles, describeTargetContract, FIRST_CERTIFICATE, type ContractWorld, type Ports, type Shape } from './target-contract.ts';
+
+const dirs = { mapsDir: 'maps', certificatesDir: 'ssl', generalDir: 'general' };
+
+/** Files a deploy writes (the sockets, the pid file and HAProxy's log are HAProxy's own). */
+async function fileTimes(workDir: string): Promise<Map<string, number>> {
+  const times = new Map<string, number>();
+  for (const entry of await readdir(workDir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || /\.(sock|pid|log)$/.test(entry.name)) continue;
+    const path = join(entry.parentPath, entry.name);
+    times.set(path, (await stat(path)).mtimeMs);
+  }
+  return times;
+}
+
+async function localWorld(): Promise<ContractWorld & { readonly workDir: string }> {
+  const workDir = await mkdtemp(join(tmpdir(), 'local-target-'));
+  const master = new MasterProcess({ workDir });
+  let marked = new Map<string, number>();
+  return {
+    workDir,
+    baseDir: workDir,
+    statsSocket: join(workDir, 'stats.sock'),
+    controller: () => new Converger({ target: new LocalTarget({ workDir, dirs }) }),
+    reloads: async () => (await master.showProc()).reloads,
+    markWrites: async () => {
+      marked = await fileTimes(workDir);
+    },
+    writesSinceMark: async () => {
+      const now = await fileTimes(workDir);
+      return [...now].filter(([path, time]) => marked.get(path) !== time).length + [...marked.keys()].filter((path) => !now.has(path)).length;
+    },
+    tamper: async (files) => {
+      await writeRenderedFiles(workDir, files, dirs);
+      expect(await reloadMaster(master)).to.include({ loaded: true });
+    },
+    stop: async () => {
+      await master.stop();
+      await rm(workDir, { recursive: true, force: true });
+    },
+  };
+}
+
+describeTargetContract('a local HAProxy through its sockets', localWorld);
+
+describe('local target: a HAProxy of its own', function () {
+  this.timeout(20_000);
+  let world: Awaited<ReturnType<typeof localWorld>>;
+  let target: LocalTarget;
+  let converger: Converger<LocalState>;
+  let ports: Ports;
+  let backends: number[];
+  let stopBackends: () => Promise<void>;
+  let messages: string[];
+  let shape: Shape;
+  let hash = 0;
+
+  const files = (next: Shape, extra = ''): RenderedFiles => contractFiles(world, ports, next, extra);
+  const deploy = (rendered: RenderedFiles) => converger.deploy(rendered, `h${++hash}`, 'change');
+
+  before(async () => {
+    backends = await Promise.all([freePort(), freePort()]);
+    stopBackends = await startBackends(backends);
+  });
+
+  after(async () => {
+    await stopBackends();
+  });
+
+  beforeEach(async () => {
+    world = await localWorld();
+    ports = { http: await freePort(), https: await freePort(), taken: 0 };
+    messages = [];
+    target = new LocalTarget({ workDir: world.workDir, dirs, log: (message) => messages.push(message) });
+    converger = new Converger({ target, log: (message) => messages.push(message) });
+    shape = { backends: { web: [backends[0]!] }, hosts: ['a.test'], routes: { 'a.test/': 'web' }, certificate: FIRST_CERTIFICATE };
+  });
+
+  afterEach(async () => {
+    await world.stop();
+  });
+
+  it('starts HAProxy detached in the work directory, serving the files written there', async () => {
+    expect(await target.read()).to.equal(undefined);
+    expect(await deploy(files(shape))).to.include({ mode: 'reload', reloadReason: 'HAProxy started', operations: 0 });
+    const info = await target.processInfo();
+    expect(info.workers).to.have.length(1);
+    expect(Number(await readFile(join(world.workDir, 'haproxy.pid'), 'utf8'))).to.equal(info.masterPid);
+    expect(await readFile(join(world.workDir, 'maps', 'host.map'), 'utf8')).to.equal('a.test a.test\n');
+    expect(await httpGet('127.0.0.1', ports.http, 'a.test')).to.equal(`200 backend ${backends[0]} GET /`);
+    expect(messages.join('\n')).to.match(/started HAProxy master \d+, worker \d+/);
+  });
+
+  it('reports a start HAProxy refuses with its own message', async () => {
+    const broken = files(shape);
+    const error = await deploy({ ...broken, config: broken.config.replace('balance roundrobin', 'balance no-such-algorithm') }).then(
+      () => undefined,
+      (failure: unknown) => failure as Error,
+    );
+    expect(error?.message).to.match(/^HAProxy failed to start: \[ALERT\].*balance only supports/s);
+    expect(await target.read()).to.equal(undefined);
+  });
+
+  it('swaps a map larger than the CLI buffer at runtime, in chunks, keeping the file order', async () => {
+    await deploy(files(shape));
+    // About 90 kB: several times tune.bufsize (16 kB), which bounds one CLI request.
+    const filler = Array.from({ length: 3_000 }, (_, index) => `host-${index}.example.test`);
+    const result = await deploy(files({ ...shape, hosts: [...filler, 'a.test'] }));
+    expect(result).to.deep.equal({ mode: 'runtime', operations: 1 });
+    const dump = await runtimeCommand(target.statsSocket, `show map ${world.workDir}/maps/host.map`);
+    const keys = dump.trim().split('\n').map((line) => line.split(' ')[1]);
+    expect(keys).to.have.length(3_001);
+    expect(keys.slice(0, 2)).to.deep.equal(['host-0.example.test', 'host-1.example.test']);
+    expect(keys.at(-1)).to.equal('a.test');
+    expect((await target.processInfo()).reloads).to.equal(0);
+  });
+
+  it('falls back to a reload, with the reason, when a runtime operation fails', async () => {
+    // A map file no configuration line loads: HAProxy has nothing to update at runtime.
+    const spare = (content: string) => {
+      const rendered = files(shape);
+      return { ...rendered, maps: { ...rendered.maps, 'spare.map': content } };
+    };
+    await deploy(spare('x y\n'));
+    const result = await deploy(spare('x z\n'));
+    expect(result).to.include({ mode: 'reload', reloadReason: 'runtime update failed: map maps/spare.map is not loaded by the running HAProxy' });
+    expect(messages.join('\n')).to.include('runtime update failed: map maps/spare.map is not loaded by the running HAProxy; reloading instead');
+    expect((await target.processInfo()).reloads).to.equal(1);
+  });
+
+  it('adopts an HAProxy already running on the work directory: a new controller finds nothing to do', async () => {
+    await deploy(files(shape));
+    const before = await target.processInfo();
+    const adopter = new Converger({ target: new LocalTarget({ workDir: world.workDir, dirs }) });
+    expect(await adopter.deploy(files(shape), 'again', 'change')).to.deep.equal({ mode: 'unchanged', operations: 0 });
+    const after = await target.processInfo();
+    expect(after.masterPid).to.equal(before.masterPid);
+    expect(after.reloads).to.equal(before.reloads);
+  });
+
+  it('starts HAProxy again when it died since the last deploy', async () => {
+    await deploy(files(shape));
+    const info = await target.processInfo();
+    for (const pid of [info.masterPid, ...info.workers.map((worker) => worker.pid)]) process.kill(pid, 'SIGKILL');
+    await eventually(() => target.read(), (state) => state === undefined, 'the killed master to be gone');
+    const result = await deploy(files({ ...shape, backends: { web: [backends[1]!] } }));
+    expect(result).to.include({ mode: 'reload', reloadReason: 'HAProxy started' });
+    expect(messages).to.include('HAProxy is no longer running: starting it again');
+    expect((await target.processInfo()).masterPid).to.not.equal(info.masterPid);
+    expect(await httpGet('127.0.0.1', ports.http, 'a.test')).to.equal(`200 backend ${backends[1]} GET /`);
+  });
+
+  it('queues overlapping deploys: the second one plans against what the first one left', async () => {
+    await deploy(files(shape));
+    const moved = files({ ...shape, backends: { web: backends } });
+    const [first, second] = await Promise.all([deploy(moved), deploy(moved)]);
+    expect(first).to.deep.equal({ mode: 'runtime', operations: 1 });
+    expect(second).to.deep.equal({ mode: 'unchanged', operations: 0 });
+  });
+
+  it('stops HAProxy between deploys and leaves no process behind', async () => {
+    await deploy(files(shape));
+    const info = await target.processInfo();
+    const pids = [info.masterPid, ...info.workers.map((worker) => worker.pid)];
+    await converger.exclusive(() => target.stop());
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(pids.filter(alive)).to.deep.equal([]);
+    expect(await target.read()).to.equal(undefined);
+    expect(messages).to.include(`stopped HAProxy master ${info.masterPid}`);
+  });
+});

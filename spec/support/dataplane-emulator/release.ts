@@ -1,0 +1,66 @@
+/**
+ * What differs between the Data Plane API releases the emulator stands for
+ * (EmulatorOptions.release), each from the real source of the release named:
+ *
+ * - path-parameter patterns: client-native commit 7eb6211e gives runtime map
+ *   names, map entry ids, runtime certificate names and every `parent_name`
+ *   the pattern `^[^\r\n<>*;$#&{}"]+$` (in the embedded_spec.go of
+ *   dataplaneapi v3.0.19+, v3.2.11+, v3.3.3+; not in any v3.1). Values are
+ *   matched after percent-decoding. go-swagger (<= 3.3.5) answers 422
+ *   `{"code":605,"message":"<name> in path should match '<pattern>'"}`
+ *   (go-openapi/errors FailedPattern); the chi server of 3.4 answers 400
+ *   `<name> in path: string doesn't match the regular expression "<pattern>"`
+ *   (handlers/middleware/middleware.go normalizeValidationError);
+ * - runtime certificate endpoints `/runtime/ssl_certs[/{name}]` and the
+ *   runtime push of a storage certificate write without skip_reload
+ *   (handlers/ssl_certs_runtime.go, pushCertToRuntime in
+ *   handlers/ssl_cert_storage.go): from v3.2.0 (commit cc259ef7);
+ * - `weight`, `address` and `port` in a runtime server PUT
+ *   (handlers/runtime_server.go): from v3.3.4; earlier releases ignore them.
+ */
+import { ApiError } from './http-kit.ts';
+import type { ApiRequest } from './http-kit.ts';
+
+export type Release = '3.1' | '3.2' | '3.3' | '3.4';
+
+/** The release each one stands for: the newest of its line when this emulator was written. */
+const VERSIONS: Readonly<Record<Release, string>> = {
+  '3.1': 'v3.1.14',
+  '3.2': 'v3.2.15',
+  '3.3': 'v3.3.5',
+  '3.4': 'v3.4.2',
+};
+
+export const PATH_PATTERN = /^[^\r\n<>*;$#&{}"]+$/;
+const PATTERN_TEXT = String.raw`^[^\r\n<>*;$#&{}"]+$`;
+
+export interface ReleaseFeatures {
+  readonly release: Release;
+  /** `/info`'s api.version. */
+  readonly version: string;
+  readonly runtimeCertificates: boolean;
+  readonly runtimeServerFields: boolean;
+  /** Refuses a path parameter the pattern does not match, as this release answers it. */
+  checkPathParams(request: ApiRequest, names: readonly string[]): void;
+}
+
+export function releaseFeatures(release: Release): ReleaseFeatures {
+  const major = Number(release.split('.')[1]);
+  return {
+    release,
+    version: `${VERSIONS[release]} emulator`,
+    runtimeCertificates: major >= 2,
+    runtimeServerFields: major >= 3,
+    checkPathParams(request, names) {
+      if (release === '3.1') return;
+      for (const name of names) {
+        const value = request.params[name];
+        if (value === undefined || PATH_PATTERN.test(value)) continue;
+        if (release === '3.4') {
+          throw new ApiError(400, `${name} in path: string doesn't match the regular expression "${PATTERN_TEXT}"`);
+        }
+        throw new ApiError(422, `${name} in path should match '${PATTERN_TEXT}'`, { code: 605 });
+      }
+    },
+  };
+}
