@@ -167,7 +167,7 @@ describe('local target: a HAProxy of its own', function () {
     await eventually(() => target.read(), (state) => state === undefined, 'the killed master to be gone');
     const result = await deploy(files({ ...shape, backends: { web: [backends[1]!] } }));
     expect(result).to.include({ mode: 'reload', reloadReason: 'HAProxy started' });
-    expect(messages).to.include('HAProxy is no longer running: starting it again');
+    expect(messages).to.include('HAProxy does not answer: starting it again');
     expect((await target.processInfo()).masterPid).to.not.equal(info.masterPid);
     expect(await httpGet('127.0.0.1', ports.http, 'a.test')).to.equal(`200 backend ${backends[1]} GET /`);
   });
