@@ -1,8 +1,9 @@
-import { map, merge, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import { defer, map, merge, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import type { PipelineSettings } from '../lib/config/pipeline-settings.ts';
 import { withChangesOf } from '../lib/pipeline/changes.ts';
 import type { Endpoint, FleetInput, ResourceEvent, WatchedType } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Report } from '../lib/pipeline/outcome.ts';
+import { Quarantine } from '../lib/pipeline/quarantine.ts';
 import { deploy } from './deploy.ts';
 import { discovery } from './discovery.ts';
 import { drift } from './drift.ts';
@@ -29,32 +30,36 @@ export interface ReconcileOptions {
 /**
  * The reconciliation pipeline for one controller configuration: resource
  * events in, one outcome per deployment attempt out. Every other outcome
- * goes to `report`.
+ * goes to `report`. Objects HAProxy refused stay in this pipeline's
+ * quarantine until they change: the render leaves them out, the validation
+ * puts them there.
  */
 export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceEvent, DeployOutcome> {
   const { settings, report, scheduler } = options;
-  return (events) => {
-    const configs = events.pipe(
-      resources({ watched: options.watched, report, scheduler }),
-      trigger({ debounceMs: settings.debounceMs, maxWaitMs: settings.maxWaitMs, scheduler }),
-      render({ render: options.render, report, scheduler }),
-      validate({ validate: options.validate, report, scheduler }),
-      schedule({ minIntervalMs: settings.minDeploymentIntervalMs, fold: withChangesOf, scheduler }),
-    );
-    return merge(
-      configs.pipe(map((config): FleetInput => ({ type: 'config', config }))),
-      options.endpoints.pipe(map((endpoints): FleetInput => ({ type: 'endpoints', endpoints }))),
-    ).pipe(
-      discovery({ report }),
-      drift({ intervalMs: settings.driftCheckIntervalMs, scheduler }),
-      deploy({
-        deploy: options.deploy,
-        timeoutMs: settings.deployTimeoutMs,
-        maxParallel: settings.maxParallel,
-        retry: settings.retry,
-        scheduler,
-        random: options.random,
-      }),
-    );
-  };
+  return (events) =>
+    defer(() => {
+      const book = new Quarantine();
+      const configs = events.pipe(
+        resources({ watched: options.watched, report, scheduler }),
+        trigger({ debounceMs: settings.debounceMs, maxWaitMs: settings.maxWaitMs, scheduler }),
+        render({ render: options.render, report, scheduler, quarantine: book }),
+        validate({ validate: options.validate, report, scheduler, retry: settings.retry, random: options.random, quarantine: { book, render: options.render } }),
+        schedule({ minIntervalMs: settings.minDeploymentIntervalMs, fold: withChangesOf, scheduler }),
+      );
+      return merge(
+        configs.pipe(map((config): FleetInput => ({ type: 'config', config }))),
+        options.endpoints.pipe(map((endpoints): FleetInput => ({ type: 'endpoints', endpoints }))),
+      ).pipe(
+        discovery({ report }),
+        drift({ intervalMs: settings.driftCheckIntervalMs, scheduler }),
+        deploy({
+          deploy: options.deploy,
+          timeoutMs: settings.deployTimeoutMs,
+          maxParallel: settings.maxParallel,
+          retry: settings.retry,
+          scheduler,
+          random: options.random,
+        }),
+      );
+    });
 }

@@ -1,4 +1,4 @@
-import type { LineOrigin, RenderOrigins } from '../pipeline/model.ts';
+import type { LineOrigin, RenderOrigins, ValueSource } from '../pipeline/model.ts';
 
 /**
  * Every (template, template line) a writer can emit, numbered once when the
@@ -36,6 +36,8 @@ export class OriginTable {
   }
 }
 
+const NONE: readonly ValueSource[] = Object.freeze([]);
+
 /**
  * The origins of one rendered file, recorded compactly while rendering: one
  * origin number per output line, and object names only for the lines that
@@ -53,7 +55,7 @@ export class FileOrigins {
    * and a line's list is always the last one.
    */
   readonly objectLines: number[] = [];
-  readonly objectLists: string[][] = [];
+  readonly objectLists: ValueSource[][] = [];
 
   constructor(table: OriginTable) {
     this.table = table;
@@ -63,14 +65,15 @@ export class FileOrigins {
     return this.ids.length;
   }
 
-  addObject(line: number, object: string): void {
+  /** Notes a value of `source`'s object on `line`; each object once per line, with the first field seen. */
+  addObject(line: number, source: ValueSource): void {
     const last = this.objectLines.length - 1;
     if (last >= 0 && this.objectLines[last] === line) {
       const list = this.objectLists[last]!;
-      if (!list.includes(object)) list.push(object);
+      if (!list.some((known) => known.label === source.label)) list.push(source);
     } else {
       this.objectLines.push(line);
-      this.objectLists.push([object]);
+      this.objectLists.push([source]);
     }
   }
 
@@ -79,9 +82,9 @@ export class FileOrigins {
     let next = 0;
     for (let line = 0; line < this.ids.length; line++) {
       const id = this.ids[line]!;
-      let objects: readonly string[] = [];
-      if (this.objectLines[next] === line) objects = this.objectLists[next++]!;
-      origins.push({ template: this.table.template(id), line: this.table.line(id), objects });
+      let sources: readonly ValueSource[] = NONE;
+      if (this.objectLines[next] === line) sources = this.objectLists[next++]!;
+      origins.push({ template: this.table.template(id), line: this.table.line(id), objects: sources.map((source) => source.label), sources });
     }
     return origins;
   }

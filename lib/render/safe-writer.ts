@@ -1,6 +1,7 @@
 import Mustache from 'mustache';
 import { compileTokens, type InvertedNode, type Node, type PartialNode, type SectionNode, type TextNode, type ValueNode } from './compiled-template.ts';
 import { unsafeRawReason, unsafeWordReason } from './escape.ts';
+import type { ValueSource } from '../pipeline/model.ts';
 import { FileOrigins, OriginTable } from './line-origins.ts';
 import type { AccessTracker, Provenance } from './resource-views.ts';
 import { resolve, TrackedContext, type Resolution } from './tracked-context.ts';
@@ -30,7 +31,7 @@ interface Fragment {
   readonly ids: readonly number[];
   /** Lines of the fragment that carry objects, ascending, and their objects. */
   readonly objectLines: readonly number[];
-  readonly objectLists: readonly (readonly string[])[];
+  readonly objectLists: readonly (readonly ValueSource[])[];
   /** The fragment holds while these root values do. */
   readonly rootReads: readonly RootRead[];
 }
@@ -217,8 +218,9 @@ export class SafeWriter {
         origins.ids.push(node.id);
         this.#atLineStart = false;
       }
-      const object = this.#tracker.provenanceOf(value)?.label;
-      if (object !== undefined) origins.addObject(origins.count - 1, object);
+      // A value read from an object names it; any other value inside a view-model item names the item's object.
+      const source = this.#tracker.provenanceOf(value) ?? context.source;
+      if (source !== undefined) origins.addObject(origins.count - 1, source);
     }
     return text!;
   }
@@ -400,7 +402,7 @@ export class SafeWriter {
     }
     cache.lastIds = ids;
     let objectLines: readonly number[] = NONE;
-    let objectLists: readonly (readonly string[])[] = NONE;
+    let objectLists: readonly (readonly ValueSource[])[] = NONE;
     let from = origins.objectLines.length;
     while (from > 0 && origins.objectLines[from - 1]! >= first) from--;
     if (from < origins.objectLines.length) {

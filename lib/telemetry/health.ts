@@ -31,6 +31,8 @@ export class Health {
     [configurationLoaded, false],
     [initialSyncDone, false],
   ]);
+  /** Why the controller cannot do its job now, by cause: readiness fails while any holds. */
+  readonly #problems = new Map<string, string>();
   #stopped: string | undefined;
   #shuttingDown = false;
 
@@ -41,6 +43,16 @@ export class Health {
   /** Sets a readiness condition; a name not seen before adds one that readiness then waits for too. */
   setCondition(name: string, holds: boolean): void {
     this.#conditions.set(name, holds);
+  }
+
+  /**
+   * Sets (or, with undefined, clears) a problem that keeps the controller
+   * from doing its job although it runs: a restart would not cure it, so it
+   * fails readiness, not liveness.
+   */
+  setProblem(name: string, message: string | undefined): void {
+    if (message === undefined) this.#problems.delete(name);
+    else this.#problems.set(name, message);
   }
 
   /** The pipeline ended (an error reached its top, or it completed): nothing will be reconciled any more. */
@@ -68,6 +80,7 @@ export class Health {
     if (this.#shuttingDown) return { ok: false, message: 'shutting down' };
     const missing = [...this.#conditions].filter(([, holds]) => !holds).map(([name]) => name);
     if (missing.length > 0) return { ok: false, message: `not ready: waiting for ${missing.join(', ')}` };
+    if (this.#problems.size > 0) return { ok: false, message: `not ready: ${[...this.#problems.values()].join('; ')}` };
     return { ok: true, message: 'ready' };
   }
 }

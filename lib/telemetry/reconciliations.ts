@@ -1,4 +1,4 @@
-import type { Changes, DeployReason, DeployResult } from '../pipeline/model.ts';
+import type { Changes, DeployReason, DeployResult, Problem } from '../pipeline/model.ts';
 import type { Outcome } from '../pipeline/outcome.ts';
 
 /**
@@ -61,11 +61,18 @@ export interface Reconciliation {
   readonly changes: Changes;
   /** The first change it folds in, or its render's start when it folds in none (the initial sync). */
   readonly start: number;
-  readonly hash: string;
+  /** The configuration's hash: the render's, or the one rendered again without quarantined objects. */
+  hash: string;
   readonly render: Interval & { readonly error: string | undefined };
   /** Objects left out of, and served otherwise than asked in, the rendered configuration. */
-  readonly excluded: number;
+  excluded: number;
   readonly warnings: number;
+  /** Objects HAProxy refused, quarantined during its validation, with when. */
+  readonly quarantined: { readonly problem: Problem; readonly at: number }[];
+  /** Validations that could not run, with when and why. */
+  readonly unavailable: { readonly attempt: number; readonly error: string; readonly at: number }[];
+  /** Validations it took, re-validations after quarantine and bisection trials included. */
+  validations: number;
   validation: (Interval & { readonly verdict: Verdict; readonly error: string | undefined }) | undefined;
   /** From the verdict to the hand-over to the endpoints: the minimum interval between deployments. */
   schedule: Interval | undefined;
@@ -188,6 +195,9 @@ export class ReconciliationTracker {
           render: { start: renderStart, end: now, error: failed ? outcome.error : undefined },
           excluded: failed ? 0 : outcome.excluded.length,
           warnings: failed ? 0 : outcome.warnings.length,
+          quarantined: [],
+          unavailable: [],
+          validations: 0,
           validation: undefined,
           schedule: undefined,
           deploys: new Map(),
@@ -207,6 +217,22 @@ export class ReconciliationTracker {
         this.#supersedeBefore(outcome.revision, 'validation', now, events);
         this.#validated(outcome, now, events);
         break;
+      case 'quarantined':
+      case 'validationUnavailable': {
+        // Work on its validation, which counts as progress: neither is a stall.
+        const reconciliation = this.#open.get(outcome.revision);
+        if (!reconciliation || reconciliation.awaiting !== 'validation') break;
+        reconciliation.progressAt = now;
+        if (outcome.type === 'quarantined') {
+          reconciliation.hash = outcome.hash;
+          reconciliation.excluded = outcome.excluded.length;
+          reconciliation.validations = outcome.validations;
+          for (const problem of outcome.objects) reconciliation.quarantined.push({ problem, at: now });
+        } else {
+          reconciliation.unavailable.push({ attempt: outcome.attempt, error: outcome.error, at: now });
+        }
+        break;
+      }
       case 'deploying':
         if (outcome.reason === 'discovered') {
           for (const endpoint of outcome.endpoints) {
@@ -272,6 +298,7 @@ export class ReconciliationTracker {
             ? 'unchanged-valid'
             : 'unchanged-invalid';
     reconciliation.validation = { start, end: now, verdict, error: outcome.type === 'validationFailed' ? outcome.error : undefined };
+    if (outcome.type !== 'validationSkipped' && reconciliation.validations === 0) reconciliation.validations = 1;
     reconciliation.progressAt = now;
     events.push({ type: 'validated', reconciliation });
     if (verdict === 'valid') reconciliation.awaiting = 'schedule';

@@ -133,7 +133,7 @@ export class FakeWorld {
       this.validations.push({ at: this.#scheduler.now(), revision: rendered.revision, config });
       const bad = [...this.#invalidConfigs].find((marker) => config.includes(marker));
       return timer(this.validateMs, this.#scheduler).pipe(
-        map((): ValidationVerdict => (bad ? { valid: false, message: `port ${bad} refused` } : { valid: true })),
+        map((): ValidationVerdict => (bad ? { status: 'invalid', message: `port ${bad} refused`, alerts: [] } : { status: 'valid' })),
       );
     });
 

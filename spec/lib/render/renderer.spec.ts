@@ -162,16 +162,20 @@ describe('renderer line origins', () => {
       'global\n  maxconn 100\n{{#resources.routes}}\nbackend {{metadata.name}}\n  server s {{spec.host}}:80\n{{/resources.routes}}',
       '  partials:\n    unused: "x"',
     );
-    const output = render(config, [route('a', { host: '10.0.0.1' }), route('b', { host: '10.0.0.2' })]);
+    const routes = [route('a', { host: '10.0.0.1' }), route('b', { host: '10.0.0.2' })];
+    const output = render(config, routes);
     expect(output.files.config.split('\n')).to.have.length(7);
-    expect(output.origins.get('haproxy.cfg')).to.deep.equal([
-      { template: 'templates.haproxyConfig', line: 1, objects: [] },
-      { template: 'templates.haproxyConfig', line: 2, objects: [] },
-      { template: 'templates.haproxyConfig', line: 4, objects: ['Route default/a'] },
-      { template: 'templates.haproxyConfig', line: 5, objects: ['Route default/a'] },
-      { template: 'templates.haproxyConfig', line: 4, objects: ['Route default/b'] },
-      { template: 'templates.haproxyConfig', line: 5, objects: ['Route default/b'] },
+    const origins = output.origins.get('haproxy.cfg')!;
+    expect(origins.map(({ template, line, objects, sources }) => ({ template, line, objects, fields: sources.map((s) => s.field) }))).to.deep.equal([
+      { template: 'templates.haproxyConfig', line: 1, objects: [], fields: [] },
+      { template: 'templates.haproxyConfig', line: 2, objects: [], fields: [] },
+      { template: 'templates.haproxyConfig', line: 4, objects: ['Route default/a'], fields: ['metadata.name'] },
+      { template: 'templates.haproxyConfig', line: 5, objects: ['Route default/a'], fields: ['spec.host'] },
+      { template: 'templates.haproxyConfig', line: 4, objects: ['Route default/b'], fields: ['metadata.name'] },
+      { template: 'templates.haproxyConfig', line: 5, objects: ['Route default/b'], fields: ['spec.host'] },
     ]);
+    // The object as stored, not a view of it: the quarantine recognises it by identity.
+    expect(origins[3]!.sources[0]!.object).to.equal(routes[0]);
   });
 
   it('names partials in origins and maps each file separately', () => {
@@ -181,10 +185,10 @@ describe('renderer line origins', () => {
     );
     const output = render(config, [route('r', {})]);
     expect(output.origins.get('haproxy.cfg')).to.deep.equal([
-      { template: 'templates.haproxyConfig', line: 1, objects: [] },
-      { template: 'templates.partials.head', line: 1, objects: [] },
-      { template: 'templates.partials.head', line: 2, objects: [] },
+      { template: 'templates.haproxyConfig', line: 1, objects: [], sources: [] },
+      { template: 'templates.partials.head', line: 1, objects: [], sources: [] },
+      { template: 'templates.partials.head', line: 2, objects: [], sources: [] },
     ]);
-    expect(output.origins.get('maps/a.map')).to.deep.equal([{ template: 'templates.maps.a.map', line: 1, objects: ['Route default/r'] }]);
+    expect(output.origins.get('maps/a.map')!.map((origin) => [origin.template, origin.line, origin.objects])).to.deep.equal([['templates.maps.a.map', 1, ['Route default/r']]]);
   });
 });
