@@ -1,4 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
+import { HostOwnership, parentOf, type HostSharing } from './host-ownership.ts';
 import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
 import { compare, olderFirst } from './order.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
@@ -8,19 +9,22 @@ import { patchSorted } from './sorted-list.ts';
 import type { HostEntry, Route } from './view-model.ts';
 
 /**
- * What the served Ingresses decide together: hosts, routes and their
- * conflicts, which backends and Secrets are used and by whom, the default
- * backend. Kept from one build to the next and updated per Ingress that
- * came, went or changed, so a build after one change costs about as much as
- * that Ingress, whatever the number of others.
+ * What the served Ingresses decide together: which namespace each host
+ * belongs to (see host-ownership.ts), hosts, routes and their conflicts,
+ * which backends and Secrets are used and by whom, the default backend.
+ * Kept from one build to the next and updated per Ingress that came, went
+ * or changed, so a build after one change costs about as much as that
+ * Ingress, whatever the number of others.
  */
 
 /** A Secret named by TLS entries, and what they ask of it. */
 export interface SecretUse {
   readonly namespace: string;
   readonly name: string;
-  /** SNI names of every entry naming it: sorted, deduplicated. */
+  /** SNI names of every entry naming it, for hosts their namespace may serve: sorted, deduplicated. */
   readonly hosts: readonly string[];
+  /** Hosts its wildcards cover that belong to other namespaces: never to be served with it. Sorted. */
+  readonly excludedHosts: readonly string[];
   readonly referrers: Referrers;
 }
 
@@ -55,6 +59,9 @@ export class IngressAggregate {
   /** The Ingresses of the served class, as read. */
   readonly #reads = new Map<KubeObject, IngressRead>();
   readonly #withProblems = new Set<IngressRead>();
+  readonly #ownership: HostOwnership;
+  /** Served Ingresses refused some host, and what they are told. */
+  readonly #refused = new Map<IngressRead, readonly Problem[]>();
   /** Per host key, the entry first seen for it. */
   readonly #hosts = new Map<string, HostEntry>();
   /** Per host key named by more than one rule, how many more: most are named once. */
@@ -69,6 +76,8 @@ export class IngressAggregate {
   /** Per Secret ("namespace/name"), the served Ingresses naming it. */
   readonly #secretUsers = new Map<string, { readonly namespace: string; readonly name: string; readonly users: Set<IngressRead> }>();
   readonly #secretUses = new Map<string, SecretUse>();
+  /** Per host, the Secrets whose SNI names hold it (wildcards included): who to look at again when it changes hands. */
+  readonly #secretsByHost = new Map<string, Set<string>>();
 
   // What changed since the last settle().
   #any = false;
@@ -76,6 +85,15 @@ export class IngressAggregate {
   #defaultsTouched = false;
   readonly #touchedHosts = new Set<string>();
   readonly #touchedSecrets = new Set<string>();
+
+  constructor(sharing: HostSharing = []) {
+    this.#ownership = new HostOwnership(sharing);
+  }
+
+  /** Whether it settles host ownership with this sharing (a change of setting needs a fresh aggregate). */
+  sharesHostsAs(sharing: HostSharing): boolean {
+    return this.#ownership.sameSharing(sharing);
+  }
 
   /** Makes the Ingresses those of `list` that `read` accepts: reads the new ones, drops the gone. */
   sync(list: readonly KubeObject[], read: ReadIngress): void {
@@ -116,16 +134,8 @@ export class IngressAggregate {
     }
     const served = read.served;
     if (!served) return;
-    for (let i = 0; i < served.hosts.length; i++) {
-      const host = served.hosts[i]!;
-      if (!this.#hosts.has(host.host)) {
-        this.#hosts.set(host.host, host);
-        this.#touchedHosts.add(host.host);
-      } else {
-        this.#hostRepeats.set(host.host, (this.#hostRepeats.get(host.host) ?? 0) + 1);
-      }
-    }
-    for (let i = 0; i < served.routes.length; i++) this.#claims.add(served.routes[i]!);
+    // Its hosts and routes count once the hosts are settled to be its namespace's (see #grant).
+    this.#ownership.add(read);
     if (served.defaultBackend) {
       let low = 0;
       let high = this.#defaults.length;
@@ -153,19 +163,8 @@ export class IngressAggregate {
     if (this.#withProblems.delete(read)) this.#problemsTouched = true;
     const served = read.served;
     if (!served) return;
-    for (let i = 0; i < served.hosts.length; i++) {
-      const host = served.hosts[i]!.host;
-      const repeats = this.#hostRepeats.get(host);
-      if (repeats === undefined) {
-        this.#hosts.delete(host);
-        this.#touchedHosts.add(host);
-      } else if (repeats === 1) {
-        this.#hostRepeats.delete(host);
-      } else {
-        this.#hostRepeats.set(host, repeats - 1);
-      }
-    }
-    for (let i = 0; i < served.routes.length; i++) this.#claims.remove(served.routes[i]!);
+    this.#ownership.remove(read, (from, host) => this.#withdraw(from, host));
+    if (this.#refused.delete(read)) this.#problemsTouched = true;
     if (served.defaultBackend) {
       this.#defaults.splice(this.#defaults.indexOf(read), 1);
       this.#defaultsTouched = true;
@@ -178,8 +177,69 @@ export class IngressAggregate {
     }
   }
 
+  /** An Ingress may serve a host now: its rules for it count, and its TLS entries naming it. */
+  #grant(read: IngressRead, host: string): void {
+    const served = read.served!;
+    for (let i = 0; i < served.hosts.length; i++) {
+      const entry = served.hosts[i]!;
+      if (entry.host !== host) continue;
+      if (!this.#hosts.has(host)) {
+        this.#hosts.set(host, entry);
+        this.#touchedHosts.add(host);
+      } else {
+        this.#hostRepeats.set(host, (this.#hostRepeats.get(host) ?? 0) + 1);
+      }
+    }
+    for (let i = 0; i < served.routes.length; i++) if (served.routes[i]!.host === host) this.#claims.add(served.routes[i]!);
+    this.#touchSecretsNaming(read, host);
+  }
+
+  /** An Ingress may no longer serve a host (it went, or an older Ingress of another namespace claims the host). */
+  #withdraw(read: IngressRead, host: string): void {
+    const served = read.served!;
+    for (let i = 0; i < served.hosts.length; i++) {
+      if (served.hosts[i]!.host !== host) continue;
+      const repeats = this.#hostRepeats.get(host);
+      if (repeats === undefined) {
+        this.#hosts.delete(host);
+        this.#touchedHosts.add(host);
+      } else if (repeats === 1) {
+        this.#hostRepeats.delete(host);
+      } else {
+        this.#hostRepeats.set(host, repeats - 1);
+      }
+    }
+    for (let i = 0; i < served.routes.length; i++) if (served.routes[i]!.host === host) this.#claims.remove(served.routes[i]!);
+    this.#touchSecretsNaming(read, host);
+  }
+
+  #touchSecretsNaming(read: IngressRead, host: string): void {
+    const served = read.served!;
+    for (const tls of served.tls) if (tls.hosts.includes(host)) this.#touchedSecrets.add(`${served.namespace}/${tls.secretName}`);
+  }
+
+  /** Hosts changed hands: the Ingresses refused them are told so, and certificates for wildcards over them are looked at again. */
+  #settleOwnership(): void {
+    const { refusals, hosts } = this.#ownership.settle(
+      (read, host) => this.#grant(read, host),
+      (read, host) => this.#withdraw(read, host),
+    );
+    for (const read of refusals) {
+      const problems = this.#ownership.refusalsOf(read);
+      const before = this.#refused.get(read) ?? NO_PROBLEMS;
+      if (problems.length === 0) this.#refused.delete(read);
+      else this.#refused.set(read, problems);
+      if (problems.length + before.length > 0) this.#problemsTouched = true;
+    }
+    for (const host of hosts) {
+      const parent = parentOf(host);
+      for (const id of (parent === undefined ? undefined : this.#secretsByHost.get(`*.${parent}`)) ?? []) this.#touchedSecrets.add(id);
+    }
+  }
+
   /** Settles what the Ingresses added and removed since the last call changed, and says what that was. */
   settle(): AggregateChanges {
+    this.#settleOwnership();
     const backends = new Set<string>();
     const { keys, warningsChanged } = this.#claims.settle((before, after) => {
       if (before) {
@@ -212,6 +272,7 @@ export class IngressAggregate {
     if (this.#problemsTouched) {
       const list = new ProblemList();
       for (const read of this.#withProblems) list.addAll(read.problems);
+      for (const problems of this.#refused.values()) list.addAll(problems);
       this.excluded = list.sorted();
     }
     if (warningsMoved) {
@@ -270,14 +331,41 @@ export class IngressAggregate {
         const served = user.served!;
         for (const tls of served.tls) {
           if (tls.secretName !== name) continue;
-          for (const host of tls.hosts) hosts.add(host);
-          referrers.add(served.label, tls.field);
+          const admitted = tls.hosts.filter((host) => this.#ownership.admitted(user, host));
+          for (const host of admitted) hosts.add(host);
+          if (admitted.length > 0) referrers.add(served.label, tls.field);
         }
       }
-      this.#secretUses.set(id, { namespace, name, hosts: [...hosts].sort(compare), referrers });
+      this.#indexSecretHosts(id, this.#secretUses.get(id)?.hosts ?? [], hosts);
+      if (hosts.size === 0) {
+        this.#secretUses.delete(id);
+        continue;
+      }
+      // A wildcard line would also answer for the hosts below it that other namespaces hold.
+      const group = this.#ownership.groupOf(namespace);
+      const excluded = new Set<string>();
+      for (const host of hosts) {
+        if (!host.startsWith('*.')) continue;
+        for (const below of this.#ownership.hostsUnder(host.slice(2))) if (this.#ownership.ownerOf(below) !== group) excluded.add(below);
+      }
+      this.#secretUses.set(id, { namespace, name, hosts: [...hosts].sort(compare), excludedHosts: [...excluded].sort(compare), referrers });
     }
     this.#touchedSecrets.clear();
     this.secrets = Array.from(this.#secretUses.values());
+  }
+
+  #indexSecretHosts(id: string, before: readonly string[], after: ReadonlySet<string>): void {
+    for (const host of before) {
+      if (after.has(host)) continue;
+      const ids = this.#secretsByHost.get(host)!;
+      ids.delete(id);
+      if (ids.size === 0) this.#secretsByHost.delete(host);
+    }
+    for (const host of after) {
+      let ids = this.#secretsByHost.get(host);
+      if (!ids) this.#secretsByHost.set(host, (ids = new Set()));
+      ids.add(id);
+    }
   }
 
   /** The backend of this name, while something routes to it or it is the default backend. */

@@ -1,4 +1,5 @@
-import type { KubeObject, Problem } from '../pipeline/model.ts';
+import type { KubeObject, Problem, ValueSource } from '../pipeline/model.ts';
+import { sourceOf, withSource } from '../pipeline/value-source.ts';
 import { isFields } from './fields.ts';
 import {
   checkHost,
@@ -46,6 +47,8 @@ export interface BackendRef {
 export interface RouteClaim {
   readonly map: 'exact' | 'prefix';
   readonly key: string;
+  /** The host key it is under (CATCH_ALL_HOST for rules without a host): served only while the Ingress may serve that host. */
+  readonly host: string;
   readonly backend: BackendRef;
   /** An Exact path outranks the exact line a Prefix path adds for itself, as Kubernetes ranks Exact over Prefix. */
   readonly fromExactPath: boolean;
@@ -62,7 +65,11 @@ export interface RouteClaim {
 
 export interface TlsClaim {
   readonly secretName: string;
+  /** SNI names: the entry's hosts, or, when it names none, the hosts of the Ingress's rules. */
   readonly hosts: readonly string[];
+  /** The field each host came from. */
+  readonly hostFields: readonly string[];
+  /** `spec.tls[i].secretName`. */
   readonly field: string;
 }
 
@@ -71,6 +78,8 @@ export interface ServedIngress {
   readonly label: string;
   readonly namespace: string;
   readonly hosts: readonly HostEntry[];
+  /** Every host key it claims, by rules (CATCH_ALL_HOST for rules without a host) or TLS entries, each once. */
+  readonly hostKeys: readonly string[];
   readonly routes: readonly RouteClaim[];
   readonly defaultBackend: { readonly backend: BackendRef; readonly field: string } | undefined;
   readonly tls: readonly TlsClaim[];
@@ -101,6 +110,8 @@ class IngressReader {
   readonly #ingress: KubeObject;
   readonly #namespace: string;
   #claims = 0;
+  /** The host key of the rule being read. */
+  #hostKey = CATCH_ALL_HOST;
 
   constructor(ingress: KubeObject) {
     this.#ingress = ingress;
@@ -127,12 +138,16 @@ class IngressReader {
     for (let index = 0; index < rules.length; index++) this.#rule(rules[index], `spec.rules[${index}]`, hosts, routes);
     const tls: TlsClaim[] = [];
     const entries = this.#list(spec['tls'], 'spec.tls', this.tlsProblems);
-    for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls);
+    for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls, hosts);
     if (this.problems.length > 0) return undefined;
+    const hostKeys = new Set<string>();
+    for (const host of hosts) hostKeys.add(host.host);
+    for (const claim of tls) for (const host of claim.hosts) hostKeys.add(host);
     return {
       label: this.label,
       namespace: this.#namespace,
       hosts,
+      hostKeys: [...hostKeys],
       routes,
       defaultBackend: defaultBackend && { backend: defaultBackend, field: 'spec.defaultBackend' },
       tls,
@@ -160,8 +175,9 @@ class IngressReader {
       const host = checkHost(rule['host']);
       if (!host.ok) return this.#problem(`${field}.host`, `invalid host: ${host.reason}`);
       hostKey = host.value.host;
-      hosts.push(Object.freeze(host.value));
+      hosts.push(Object.freeze(withSource(host.value, this.#source(`${field}.host`))));
     }
+    this.#hostKey = hostKey;
     const http = rule['http'];
     if (http === undefined || http === null) return;
     if (!isFields(http)) return this.#problem(`${field}.http`, 'is not an object');
@@ -201,9 +217,14 @@ class IngressReader {
     routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, false, field));
   }
 
+  #source(field: string): ValueSource {
+    return { label: this.label, field, object: this.#ingress };
+  }
+
   #claim(map: RouteClaim['map'], key: string, backend: BackendRef, fromExactPath: boolean, field: string): RouteClaim {
-    const line = Object.freeze({ key, backend: backend.name });
-    return { map, key, backend, fromExactPath, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
+    const line = Object.freeze(withSource({ key, backend: backend.name }, this.#source(field)));
+    const host = this.#hostKey;
+    return { map, key, host, backend, fromExactPath, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
   }
 
   /**
@@ -248,8 +269,13 @@ class IngressReader {
     return undefined;
   }
 
-  /** A TLS entry; its problems leave out only the entry. Without secretName it asks for nothing to serve. */
-  #tls(entry: unknown, field: string, claims: TlsClaim[]): void {
+  /**
+   * A TLS entry; its problems leave out only the entry. Without secretName
+   * it asks for nothing to serve; without hosts it is for the hosts of the
+   * Ingress's rules, since a certificate line without SNI names would be
+   * served for whatever names the certificate holds, another tenant's too.
+   */
+  #tls(entry: unknown, field: string, claims: TlsClaim[], ruleHosts: readonly HostEntry[]): void {
     const into = this.tlsProblems;
     if (!isFields(entry)) {
       this.#problem(field, 'is not an object', into);
@@ -260,13 +286,24 @@ class IngressReader {
     const before = into.length;
     if (!isDnsSubdomain(secretName)) this.#problem(`${field}.secretName`, `${quote(secretName)} is not a Secret name`, into);
     const hosts: string[] = [];
-    this.#list(entry['hosts'], `${field}.hosts`, into).forEach((host, index) => {
+    const hostFields: string[] = [];
+    const listed = this.#list(entry['hosts'], `${field}.hosts`, into);
+    listed.forEach((host, index) => {
       const checked = checkHost(host);
-      if (checked.ok) hosts.push(checked.value.host);
-      else this.#problem(`${field}.hosts[${index}]`, `invalid host: ${checked.reason}`, into);
+      if (!checked.ok) return this.#problem(`${field}.hosts[${index}]`, `invalid host: ${checked.reason}`, into);
+      hosts.push(checked.value.host);
+      hostFields.push(`${field}.hosts[${index}]`);
     });
+    if (listed.length === 0) {
+      for (const host of ruleHosts) {
+        if (host.host === CATCH_ALL_HOST || hosts.includes(host.host)) continue;
+        hosts.push(host.host);
+        hostFields.push(sourceOf(host)!.field);
+      }
+      if (hosts.length === 0) this.#problem(`${field}.hosts`, 'names no host, and no rule of the Ingress has one to serve it for', into);
+    }
     if (into.length > before || !isDnsSubdomain(secretName)) return;
-    claims.push({ secretName, hosts, field: `${field}.secretName` });
+    claims.push({ secretName, hosts, hostFields, field: `${field}.secretName` });
   }
 }
 

@@ -3,6 +3,7 @@ import { isFields, type Fields } from './fields.ts';
 import { portText, type BackendRef } from './ingress-reader.ts';
 import { checkIpAddress, describeObject, ipAddress, isPortNumber, quote } from './names.ts';
 import { compare } from './order.ts';
+import { withSource } from '../pipeline/value-source.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import type { Backend, IngressModelCache, IngressSources, Server } from './view-model.ts';
 
@@ -71,7 +72,8 @@ function sliceServers(slice: KubeObject, portName: string): SliceServers {
         break;
       }
       const name = `srv-${address.includes(':') ? address.replaceAll(':', '_') : address}-${number}`;
-      servers.push(Object.freeze({ name, address, port: number }));
+      const source = { label: sliceLabel(slice), field: `endpoints[${index}].addresses[${i}]`, object: slice };
+      servers.push(Object.freeze(withSource({ name, address, port: number }, source)));
     }
   }
   return { servers: sortedServers(servers), problems: problems ?? NO_PROBLEMS, hasEndpoints, portFound: true };
@@ -128,7 +130,7 @@ export function resolveBackend(ref: BackendRef, sources: IngressSources, cache: 
   const service = sources.service(ref.namespace, ref.service);
   if (!service) {
     const resolved = { servers: NO_SERVERS, issue: `${serviceLabel(ref)} not found`, problems: NO_PROBLEMS };
-    return { backend: backendOf(ref, NO_SERVERS), resolved };
+    return { backend: backendOf(ref, NO_SERVERS, undefined), resolved };
   }
   const slices = sources.endpointSlices(ref.namespace, ref.service);
   // Port names are strings and numbers are numbers: the two never collide.
@@ -144,12 +146,14 @@ export function resolveBackend(ref: BackendRef, sources: IngressSources, cache: 
     entry.resolved = serversOf(ref, service, slices, cache);
     entry.backend = undefined;
   }
-  if (entry.backend?.name !== ref.name) entry.backend = backendOf(ref, entry.resolved.servers);
+  if (entry.backend?.name !== ref.name) entry.backend = backendOf(ref, entry.resolved.servers, service);
   return { backend: entry.backend, resolved: entry.resolved };
 }
 
-function backendOf(ref: BackendRef, servers: readonly Server[]): Backend {
-  return Object.freeze({ name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers });
+/** A backend made from its Service (when there is one): the lines it writes are charged to that Service. */
+function backendOf(ref: BackendRef, servers: readonly Server[], service: KubeObject | undefined): Backend {
+  const backend = { name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers };
+  return Object.freeze(service ? withSource(backend, { label: serviceLabel(ref), field: 'spec.ports', object: service }) : backend);
 }
 
 /** Per EndpointSlice of a Service with several, what it gives each Service port name asked for (mostly one). */

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { readFile } from 'node:fs/promises';
+import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import type { ControllerConfig } from '../../../lib/config/types.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
@@ -190,5 +192,30 @@ describe('renderer line origins', () => {
       { template: 'templates.partials.head', line: 2, objects: [], sources: [] },
     ]);
     expect(output.origins.get('maps/a.map')!.map((origin) => [origin.template, origin.line, origin.objects])).to.deep.equal([['templates.maps.a.map', 1, ['Route default/r']]]);
+  });
+});
+
+describe('renderer line origins of the Ingress view model', () => {
+  it('charges the lines of the shipped templates to the Ingress, Service, EndpointSlice or Secret each comes from, with the field', async () => {
+    const loaded = loadControllerConfig(await readFile(defaultConfigPath(), 'utf8'));
+    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+    const { config } = loaded;
+    const fixturesOf = (name: string) => config.validationTests.find((test) => test.name === name)!.fixtures;
+    const [routing, tls] = [fixturesOf('hosts-paths-and-shared-backends'), fixturesOf('tls')];
+    const fixtures = new Map<string, readonly KubeObject[]>([...routing, ['ingresses', [...routing.get('ingresses')!, ...tls.get('ingresses')!]], ['secrets', tls.get('secrets')!]]);
+    const output = createRenderer(config)({ stores: buildStores(config.watchedResources, fixtures, config.ignoreFields) });
+    const sourcesOf = (target: string, pattern: RegExp) => {
+      const text = target === 'haproxy.cfg' ? output.files.config : (output.files.maps[target.slice(5)] ?? output.files.files[target.slice(8)])!;
+      const index = text.split('\n').findIndex((line) => pattern.test(line));
+      expect(index, `${pattern} in ${target}`).to.be.at.least(0);
+      return output.origins.get(target)![index]!.sources.map((source) => `${source.label} ${source.field}`);
+    };
+    expect(sourcesOf('haproxy.cfg', /^ {2}server srv-10\.0\.0\.1-8081 /)).to.deep.equal(['EndpointSlice default/web-1 endpoints[0].addresses[0]']);
+    expect(sourcesOf('haproxy.cfg', /^backend default_api_8080$/)).to.deep.equal(['Service default/api spec.ports']);
+    expect(sourcesOf('maps/host.map', /^shop\.example\.com /)).to.deep.equal(['Ingress default/shop spec.rules[0].host']);
+    expect(sourcesOf('maps/path-exact.map', /^shop\.example\.com\/health /)).to.deep.equal(['Ingress default/shop spec.rules[0].http.paths[2]']);
+    expect(sourcesOf('general/crt-list.txt', /secure\.example\.com/)).to.deep.equal(['Secret default/secure-tls data']);
+    // Lines without values of an object (the template's own) name none.
+    expect(sourcesOf('haproxy.cfg', /^ {2}balance roundrobin$/)).to.deep.equal([]);
   });
 });
