@@ -1,7 +1,7 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { isFields, type Fields } from './fields.ts';
 import { portText, type BackendRef } from './ingress-reader.ts';
-import { checkIpAddress, describeObject, ipAddress, isPortNumber, quote } from './names.ts';
+import { checkIpAddress, describeObject, endpointAddressProblem, ipAddress, isPortNumber, quote, type Checked } from './names.ts';
 import { compare } from './order.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { NO_PROBLEMS } from './problems.ts';
@@ -26,6 +26,11 @@ interface SliceServers {
 
 function sliceLabel(slice: KubeObject): string {
   return describeObject('EndpointSlice', slice.metadata.namespace, slice.metadata.name);
+}
+
+/** Why a check refused its value (an address that is not one). */
+function refusal(checked: Checked<string>): string {
+  return checked.ok ? '' : checked.reason;
 }
 
 /** The servers one EndpointSlice gives a Service port (by name), with the problems it has. */
@@ -64,10 +69,9 @@ function sliceServers(slice: KubeObject, portName: string): SliceServers {
     const kept = servers.length;
     for (let i = 0; i < addresses.length; i++) {
       const address = ipAddress(addresses[i]);
-      if (address === undefined) {
+      const reason = address === undefined ? refusal(checkIpAddress(addresses[i])) : endpointAddressProblem(address);
+      if (address === undefined || reason !== undefined) {
         servers.length = kept;
-        const checked = checkIpAddress(addresses[i]);
-        const reason = checked.ok ? '' : checked.reason;
         (problems ??= []).push({ object: sliceLabel(slice), field: `endpoints[${index}].addresses[${i}]`, message: `endpoint left out: ${reason}` });
         break;
       }

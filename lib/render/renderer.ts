@@ -4,7 +4,7 @@ import { CompactOrigins, type FileOrigins } from './line-origins.ts';
 import { buildIngressModel, IngressModelCache, type IngressModel } from '../ingress/view-model.ts';
 import { ingressSources } from './ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
-import { SafeWriter, type Violation } from './safe-writer.ts';
+import { LOG_FORMAT, SafeWriter, type Violation } from './safe-writer.ts';
 import type { Template } from './template.ts';
 
 export interface RenderRequest {
@@ -41,6 +41,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
   const tracker = new AccessTracker();
   const writer = new SafeWriter(tracker);
   const ingressCache = new IngressModelCache();
+  const escape = Object.freeze({ logFormat: LOG_FORMAT });
 
   return (request) => {
     const base = request.baseDir ?? dataplane.baseDir;
@@ -69,18 +70,20 @@ export function createRenderer(config: ControllerConfig): Renderer {
           tracker,
         }),
         ingress,
+        escape,
       };
       const origins = new Map<string, FileOrigins>();
-      const render = (target: string, template: Template) => {
-        const { text, origins: lines } = writer.renderFile(template.name, template.tokens, view, partials, template.source);
+      const render = (target: string, template: Template, percent: 'admit' | 'refuse' = 'refuse') => {
+        const { text, origins: lines } = writer.renderFile(template.name, template.tokens, view, partials, template.source, { percent });
         origins.set(target, lines);
         return text;
       };
-      const renderAll = (dir: string, group: ReadonlyMap<string, Template>) =>
-        Object.fromEntries([...group].map(([file, template]) => [file, render(`${dir}/${file}`, template)]));
+      const renderAll = (dir: string, group: ReadonlyMap<string, Template>, percent?: 'admit') =>
+        Object.fromEntries([...group].map(([file, template]) => [file, render(`${dir}/${file}`, template, percent)]));
       const files: RenderedFiles = {
         config: render('haproxy.cfg', templates.haproxyConfig),
-        maps: renderAll(dataplane.mapsDir, templates.maps),
+        // A map file is data: "%" means nothing there (percent-encoded paths).
+        maps: renderAll(dataplane.mapsDir, templates.maps, 'admit'),
         certificates: renderAll(dataplane.certificatesDir, templates.certificates),
         files: renderAll(dataplane.generalDir, templates.files),
       };

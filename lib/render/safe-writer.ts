@@ -17,6 +17,17 @@ export interface Violation {
   readonly provenance: Provenance | undefined;
 }
 
+/**
+ * How `%` in a value is written: refused (it starts a log-format variable
+ * in the configuration and in general files, which can be log-format
+ * files), admitted (map files, where it means nothing: percent-encoded
+ * paths), or doubled (`%%`, inside a `{{#escape.logFormat}}` section).
+ */
+export type PercentMode = 'refuse' | 'admit' | 'escape';
+
+/** The value of `escape.logFormat` in the view: a section over it doubles every `%` of the values inside. */
+export const LOG_FORMAT: object = Object.freeze({ logFormat: true });
+
 /** A value read from the root view (paths, templateValues...) by output that is kept for reuse. */
 interface RootRead {
   readonly name: string;
@@ -34,6 +45,8 @@ interface Fragment {
   readonly objectLists: readonly (readonly ValueSource[])[];
   /** The fragment holds while these root values do. */
   readonly rootReads: readonly RootRead[];
+  /** What `%` was when it was rendered: it holds only where `%` is the same. */
+  readonly percent: PercentMode;
 }
 
 /** A fragment being rendered: where it started, and whether anything outside it was read. */
@@ -93,6 +106,7 @@ export class SafeWriter {
   #atLineStart = true;
   #root: TrackedContext | undefined;
   #partials: Readonly<Record<string, string>> = {};
+  #percent: PercentMode = 'refuse';
   violations: Violation[] = [];
 
   constructor(tracker: AccessTracker) {
@@ -100,13 +114,14 @@ export class SafeWriter {
     this.#origins = new FileOrigins(this.#table);
   }
 
-  /** Renders one template as one output file; returns the text and its line origins. */
+  /** Renders one template as one output file; returns the text and its line origins. `percent: 'admit'` for map files. */
   renderFile(
     name: string,
     tokens: readonly unknown[],
     view: unknown,
     partials: Readonly<Record<string, string>>,
     source: string,
+    options: { readonly percent: Exclude<PercentMode, 'escape'> } = { percent: 'refuse' },
   ): { text: string; origins: FileOrigins } {
     let nodes = this.#programs.get(tokens);
     if (!nodes) {
@@ -116,6 +131,7 @@ export class SafeWriter {
     this.#origins = new FileOrigins(this.#table);
     this.#atLineStart = true;
     this.#partials = partials;
+    this.#percent = options.percent;
     this.#root = new TrackedContext(view, undefined);
     try {
       const text = this.#render(nodes, this.#root);
@@ -209,8 +225,9 @@ export class SafeWriter {
     else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
     else if (typeof value === 'boolean') text = String(value);
     else if (value === undefined || value === null) return '';
-    const reason = text === undefined ? 'is not a single value (a list, mapping or function)' : node.raw ? unsafeRawReason(text) : unsafeWordReason(text);
+    const reason = text === undefined ? 'is not a single value (a list, mapping or function)' : node.raw ? unsafeRawReason(text) : unsafeWordReason(text, this.#percent !== 'refuse');
     if (reason !== undefined) return this.#violate(node, reason, this.#exactProvenance(node, context, value));
+    if (this.#percent === 'escape') text = text!.replaceAll('%', '%%');
     // Both checks refuse line breaks, so the value stays on the line it starts.
     if (text !== '') {
       const origins = this.#origins;
@@ -246,6 +263,7 @@ export class SafeWriter {
 
   #section(node: SectionNode, context: TrackedContext): string {
     const value = this.#lookup(context, node.name, node.segments);
+    if (value === LOG_FORMAT) return this.#escaped(node, context);
     if (Array.isArray(value) && Object.isFrozen(value)) return this.#frozenList(node, context, value);
     if (!value) return '';
     if (Array.isArray(value)) return this.#plainItems(node, context, value);
@@ -259,6 +277,17 @@ export class SafeWriter {
       return result === undefined || result === null ? '' : '' + (result as string);
     }
     return this.#render(node.children, context);
+  }
+
+  /** The section's text with every `%` of its values doubled, in the context around it. */
+  #escaped(node: SectionNode, context: TrackedContext): string {
+    const before = this.#percent;
+    this.#percent = 'escape';
+    try {
+      return this.#render(node.children, context);
+    } finally {
+      this.#percent = before;
+    }
   }
 
   #inverted(node: InvertedNode, context: TrackedContext): string {
@@ -361,7 +390,7 @@ export class SafeWriter {
   }
 
   #canReplay(fragment: Fragment): boolean {
-    return this.#atLineStart && (fragment.rootReads.length === 0 || this.#rootReadsHold(fragment));
+    return this.#atLineStart && fragment.percent === this.#percent && (fragment.rootReads.length === 0 || this.#rootReadsHold(fragment));
   }
 
   #rootReadsHold(fragment: Fragment): boolean {
@@ -409,7 +438,7 @@ export class SafeWriter {
       objectLines = origins.objectLines.slice(from).map((line) => line - first);
       objectLists = origins.objectLists.slice(from);
     }
-    cache.fragments.set(key, { text, ids, objectLines, objectLists, rootReads: boundary.rootReads ?? NONE });
+    cache.fragments.set(key, { text, ids, objectLines, objectLists, rootReads: boundary.rootReads ?? NONE, percent: this.#percent });
   }
 
   #replay(fragment: Fragment): string {
