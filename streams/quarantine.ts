@@ -79,6 +79,7 @@ export function quarantine(options: QuarantineOptions): OperatorFunction<Judged,
         const { config } = next;
         options.report({
           type: 'quarantined',
+          by: 'validation',
           revision: config.revision,
           hash: config.hash,
           objects: added,

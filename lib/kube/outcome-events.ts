@@ -29,7 +29,7 @@ export function problemSubject(object: string, resources: readonly WatchedResour
 }
 
 /** An ObjectExcluded event on each object a problem names (that can be resolved to a watched resource). */
-function excludedEvents(problems: readonly Problem[], action: 'Render' | 'Validate', context: OutcomeEventContext): EventRecord[] {
+function excludedEvents(problems: readonly Problem[], action: 'Render' | 'Validate' | 'Deploy', context: OutcomeEventContext): EventRecord[] {
   return problems.flatMap((problem) => {
     const regarding = problemSubject(problem.object, context.resources);
     return regarding === undefined
@@ -63,7 +63,7 @@ export function outcomeEvents(outcome: Outcome, context: OutcomeEventContext): E
     case 'rendered':
       return excludedEvents(outcome.excluded, 'Render', context);
     case 'quarantined':
-      return excludedEvents(outcome.objects, 'Validate', context);
+      return excludedEvents(outcome.objects, outcome.by === 'validation' ? 'Validate' : 'Deploy', context);
     case 'deployFailed': {
       const regarding = outcome.final ? podSubject(outcome.endpoint) : undefined;
       return regarding === undefined ? [] : [{ regarding, type: 'Warning', reason: 'DeployFailed', action: 'Deploy', note: `deploying revision ${outcome.revision} failed: ${outcome.error}` }];

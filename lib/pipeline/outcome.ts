@@ -37,11 +37,14 @@ export type Outcome =
   | { readonly type: 'validated'; readonly revision: number; readonly hash: string; readonly durationMs: number }
   /**
    * HAProxy refused the configuration and objects were found at fault: they
-   * are left out of this configuration, rendered again (as `hash`, with
-   * `files`), and of every later one until they change.
+   * are left out of every later configuration until they change. Found by
+   * validation, the configuration was rendered again without them (as
+   * `hash`, with `files`); found in a refused reload, `hash` and `files` are
+   * the refused configuration's, and a render without them follows.
    */
   | {
       readonly type: 'quarantined';
+      readonly by: 'validation' | 'reload';
       readonly revision: number;
       readonly hash: string;
       /** The objects quarantined now, each with the field on the refused line and HAProxy's message. */

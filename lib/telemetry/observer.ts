@@ -202,7 +202,7 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
         } else if (outcome.type === 'synced') {
           stores = outcome.stores;
           health.setCondition(initialSyncDone, true);
-        } else if (outcome.type === 'rendered' || outcome.type === 'quarantined') {
+        } else if (outcome.type === 'rendered' || (outcome.type === 'quarantined' && outcome.by === 'validation')) {
           lastRender = { revision: outcome.revision, hash: outcome.hash, files: outcome.files, excluded: outcome.excluded, warnings: outcome.warnings };
         }
         followValidation(outcome, at);

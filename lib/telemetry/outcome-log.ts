@@ -84,8 +84,8 @@ export function outcomeLog(outcome: Outcome): LogEntry[] {
       return outcome.objects.map((p): LogEntry => ({
         level: 'warn',
         stage: 'validate',
-        msg: `quarantined ${p.object}: ${p.field}: ${p.message} (revision ${outcome.revision} rendered again without it)`,
-        fields: { revision: outcome.revision, hash: outcome.hash, object: p.object, field: p.field, quarantined: outcome.total },
+        msg: `quarantined ${p.object}: ${p.field}: ${p.message} (${outcome.by === 'validation' ? `revision ${outcome.revision} rendered again without it` : 'rendering again without it'})`,
+        fields: { revision: outcome.revision, hash: outcome.hash, object: p.object, field: p.field, by: outcome.by, quarantined: outcome.total },
       }));
     case 'released':
       return outcome.objects.map((p): LogEntry => ({

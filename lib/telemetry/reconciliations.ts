@@ -186,6 +186,9 @@ export class ReconciliationTracker {
       case 'renderFailed': {
         const failed = outcome.type === 'renderFailed';
         const renderStart = now - outcome.durationMs;
+        // The same revision rendered again (a reload refused its configuration): this one takes over.
+        const earlier = this.#open.get(outcome.revision);
+        if (earlier) this.#endAs(earlier, 'superseded', 'superseded', now, events);
         const reconciliation: Reconciliation = {
           generation: this.#generation,
           revision: outcome.revision,
@@ -415,12 +418,17 @@ export class ReconciliationTracker {
   }
 
   #abandon(reconciliation: Reconciliation, now: number, events: TrackerEvent[]): void {
+    this.#endAs(reconciliation, 'abandoned', 'abandoned', now, events);
+  }
+
+  /** Closes a reconciliation now, with the deployments still pending ended as `ended`. */
+  #endAs(reconciliation: Reconciliation, result: ReconciliationResult, ended: EndpointEnd, now: number, events: TrackerEvent[]): void {
     for (const deploy of reconciliation.deploys.values()) {
       if (deploy.ended !== undefined) continue;
       deploy.end = now;
-      deploy.ended = 'abandoned';
+      deploy.ended = ended;
       events.push({ type: 'endpointDone', reconciliation, deploy });
     }
-    this.#close(reconciliation, 'abandoned', now, events);
+    this.#close(reconciliation, result, now, events);
   }
 }

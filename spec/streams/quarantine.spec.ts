@@ -110,6 +110,7 @@ describe('quarantine stage', () => {
     expect(s.reports).to.deep.equal([
       {
         type: 'quarantined',
+        by: 'validation',
         revision: 7,
         hash: output!.config.hash,
         objects: [problem],
