@@ -67,6 +67,16 @@ class HidingStore implements StoreReader {
   }
 }
 
+/** The stores without these objects: each store holding one of them seen through a view that hides it. */
+export function hideObjects(stores: ReadonlyMap<string, StoreReader>, hidden: ReadonlySet<KubeObject>): ReadonlyMap<string, StoreReader> {
+  const view = new Map<string, StoreReader>();
+  for (const [name, store] of stores) {
+    const hides = [...hidden].some((object) => store.get(object.metadata.namespace, object.metadata.name) === object);
+    view.set(name, hides ? new HidingStore(store, hidden) : store);
+  }
+  return view;
+}
+
 export class Quarantine {
   readonly #entries = new Map<KubeObject, QuarantineEntry>();
   /** The last view `hide` made without extra objects, kept while neither the stores nor the entries change. */
@@ -132,12 +142,7 @@ export class Quarantine {
     if (this.#entries.size === 0 && also.length === 0) return stores;
     const cached = this.#view;
     if (also.length === 0 && cached?.stores === stores && cached.version === this.#version) return cached.view;
-    const hidden = new Set<KubeObject>([...this.#entries.keys(), ...also]);
-    const view = new Map<string, StoreReader>();
-    for (const [name, store] of stores) {
-      const hides = [...hidden].some((object) => store.get(object.metadata.namespace, object.metadata.name) === object);
-      view.set(name, hides ? new HidingStore(store, hidden) : store);
-    }
+    const view = hideObjects(stores, new Set<KubeObject>([...this.#entries.keys(), ...also]));
     if (also.length === 0) this.#view = { stores, version: this.#version, view };
     return view;
   }

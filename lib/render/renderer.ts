@@ -6,6 +6,7 @@ import { ingressSources } from './ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
 import { LOG_FORMAT, SafeWriter, type Violation } from './safe-writer.ts';
 import type { Template } from './template.ts';
+import { hideObjects } from '../pipeline/quarantine.ts';
 
 export interface RenderRequest {
   readonly stores: ReadonlyMap<string, StoreReader>;
@@ -43,12 +44,14 @@ export function createRenderer(config: ControllerConfig): Renderer {
   const ingressCache = new IngressModelCache();
   const escape = Object.freeze({ logFormat: LOG_FORMAT });
 
+  const ingressModel = (stores: ReadonlyMap<string, StoreReader>): IngressModel | undefined => {
+    const sources = ingressSources(config, stores);
+    return sources ? buildIngressModel(sources, ingressCache) : undefined;
+  };
+
   return (request) => {
     const base = request.baseDir ?? dataplane.baseDir;
-    const ingress: IngressModel | undefined = (() => {
-      const sources = ingressSources(config, request.stores);
-      return sources ? buildIngressModel(sources, ingressCache) : undefined;
-    })();
+    let ingress = ingressModel(request.stores);
     const paths = {
       base,
       maps: dataplane.mapsDir,
@@ -103,7 +106,11 @@ export function createRenderer(config: ControllerConfig): Renderer {
         });
         excludedMore = true;
       }
-      if (excludedMore) continue;
+      if (excludedMore) {
+        // An excluded object is left out of the Ingress view model too: its routes and certificates go with it.
+        ingress = ingressModel(hideObjects(request.stores, new Set(excludedObjects.keys())));
+        continue;
+      }
       const unattributed = violations.filter((violation) => !violation.provenance);
       if (unattributed.length > 0) throw new RenderError(unattributed.map(describe).join('\n'));
       const certificates = { ...files.certificates };

@@ -219,3 +219,28 @@ describe('renderer line origins of the Ingress view model', () => {
     expect(sourcesOf('haproxy.cfg', /^ {2}balance roundrobin$/)).to.deep.equal([]);
   });
 });
+
+describe('renderer exclusions and the Ingress view model', () => {
+  it('leaves an Ingress excluded for a value of a template line out of the view model too: its routes go with it', async () => {
+    const shipped = await readFile(defaultConfigPath(), 'utf8');
+    const loaded = loadControllerConfig(
+      shipped.replace(
+        '      default_backend {{#ingress.defaultBackend}}',
+        '      {{#resources.ingresses}}\n      http-response set-header X-Team {{metadata.annotations.team}} if { var(txn.host) -m str {{spec.rules.0.host}} }\n      {{/resources.ingresses}}\n      default_backend {{#ingress.defaultBackend}}',
+      ),
+    );
+    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+    const { config } = loaded;
+    const ingress = (name: string, team: string): KubeObject => ({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name, namespace: 'default', annotations: { team } },
+      spec: { ingressClassName: 'haproxy', rules: [{ host: `${name}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+    });
+    const output = createRenderer(config)({ stores: buildStores(config.watchedResources, new Map([['ingresses', [ingress('good', 'web'), ingress('pwn', '%PWN')]]]), config.ignoreFields) });
+    expect(output.excluded.map((p) => `${p.object} ${p.field}`)).to.deep.equal(['Ingress default/pwn metadata.annotations.team']);
+    expect(output.files.maps['host.map']).to.equal('good.example.com good.example.com\n');
+    expect(output.files.config).to.include('http-response set-header X-Team web if { var(txn.host) -m str good.example.com }');
+    expect(output.files.config).to.not.include('pwn');
+  });
+});
