@@ -78,6 +78,8 @@ export class IngressAggregate {
   readonly #secretUses = new Map<string, SecretUse>();
   /** Per host, the Secrets whose SNI names hold it (wildcards included): who to look at again when it changes hands. */
   readonly #secretsByHost = new Map<string, Set<string>>();
+  /** Wildcard hosts among those: without any, no change of hands touches a certificate. */
+  #wildcards = 0;
 
   // What changed since the last settle().
   #any = false;
@@ -231,6 +233,7 @@ export class IngressAggregate {
       else this.#refused.set(read, problems);
       if (problems.length + before.length > 0) this.#problemsTouched = true;
     }
+    if (this.#wildcards === 0) return;
     for (const host of hosts) {
       const parent = parentOf(host);
       for (const id of (parent === undefined ? undefined : this.#secretsByHost.get(`*.${parent}`)) ?? []) this.#touchedSecrets.add(id);
@@ -359,11 +362,16 @@ export class IngressAggregate {
       if (after.has(host)) continue;
       const ids = this.#secretsByHost.get(host)!;
       ids.delete(id);
-      if (ids.size === 0) this.#secretsByHost.delete(host);
+      if (ids.size > 0) continue;
+      this.#secretsByHost.delete(host);
+      if (host.startsWith('*.')) this.#wildcards--;
     }
     for (const host of after) {
       let ids = this.#secretsByHost.get(host);
-      if (!ids) this.#secretsByHost.set(host, (ids = new Set()));
+      if (!ids) {
+        this.#secretsByHost.set(host, (ids = new Set()));
+        if (host.startsWith('*.')) this.#wildcards++;
+      }
       ids.add(id);
     }
   }

@@ -17,6 +17,8 @@ import { NO_PROBLEMS } from './problems.ts';
  *
  * Kept from one build to the next: a settle looks only at the hosts whose
  * claims changed, and tells which Ingresses gained or lost which hosts.
+ * Whether an Ingress may serve a host follows from the host's owner, so
+ * nothing is kept per Ingress.
  */
 
 /** Who may share hosts across namespaces: these namespaces with each other, or everyone with `*`. */
@@ -27,22 +29,26 @@ const SHARED = '\u0000shared';
 interface HostClaim {
   /** Every served Ingress claiming the host; the oldest first once settled. */
   claimers: OneOrMore<IngressRead>;
+  /** Claimers added since the last settle: they serve nothing of it yet. */
+  added: OneOrMore<IngressRead> | undefined;
   /** The group (namespace, or the shared group) of the oldest, as of the last settle. */
   owner: string | undefined;
 }
 
+function includes<T extends object>(items: OneOrMore<T> | undefined, item: T): boolean {
+  return items === item || (Array.isArray(items) && items.includes(item));
+}
+
 export class HostOwnership {
   readonly #sharing: HostSharing;
+  readonly #shared: ReadonlySet<string>;
   readonly #everyone: boolean;
   readonly #hosts = new Map<string, HostClaim>();
-  /** Per Ingress, the hosts it may serve now. */
-  readonly #admitted = new Map<IngressRead, Set<string>>();
-  /** Per parent domain ("example.com" for "shop.example.com"), its claimed hosts one label down: what a wildcard covers. */
-  readonly #byParent = new Map<string, Set<string>>();
   readonly #touched = new Set<string>();
 
   constructor(sharing: HostSharing) {
     this.#sharing = sharing;
+    this.#shared = new Set(sharing);
     this.#everyone = sharing.includes('*');
   }
 
@@ -52,24 +58,17 @@ export class HostOwnership {
   }
 
   groupOf(namespace: string): string {
-    return this.#everyone || this.#sharing.includes(namespace) ? SHARED : namespace;
+    return this.#everyone || this.#shared.has(namespace) ? SHARED : namespace;
   }
 
   /** A served Ingress's claims came. */
   add(read: IngressRead): void {
-    this.#admitted.set(read, new Set());
     for (const host of read.served!.hostKeys) {
-      let claim = this.#hosts.get(host);
-      if (!claim) {
-        this.#hosts.set(host, (claim = { claimers: read, owner: undefined }));
-        const parent = parentOf(host);
-        if (parent !== undefined) {
-          let hosts = this.#byParent.get(parent);
-          if (!hosts) this.#byParent.set(parent, (hosts = new Set()));
-          hosts.add(host);
-        }
-      } else {
+      const claim = this.#hosts.get(host);
+      if (!claim) this.#hosts.set(host, { claimers: read, added: read, owner: undefined });
+      else {
         claim.claimers = withItem(claim.claimers, read);
+        claim.added = withItem(claim.added, read);
       }
       this.#touched.add(host);
     }
@@ -77,20 +76,13 @@ export class HostOwnership {
 
   /** A served Ingress's claims went; `withdraw` is told each host it could serve. */
   remove(read: IngressRead, withdraw: (read: IngressRead, host: string) => void): void {
-    const admitted = this.#admitted.get(read)!;
-    this.#admitted.delete(read);
     for (const host of read.served!.hostKeys) {
-      if (admitted.has(host)) withdraw(read, host);
+      if (this.admitted(read, host)) withdraw(read, host);
       const claim = this.#hosts.get(host)!;
+      if (includes(claim.added, read)) claim.added = withoutItem(claim.added!, read);
       const rest = withoutItem(claim.claimers, read);
       if (rest) claim.claimers = rest;
-      else {
-        this.#hosts.delete(host);
-        const parent = parentOf(host);
-        const siblings = parent === undefined ? undefined : this.#byParent.get(parent);
-        siblings?.delete(host);
-        if (siblings?.size === 0) this.#byParent.delete(parent!);
-      }
+      else this.#hosts.delete(host);
       this.#touched.add(host);
     }
   }
@@ -110,28 +102,27 @@ export class HostOwnership {
       if (!claim) continue;
       if (Array.isArray(claim.claimers)) claim.claimers.sort((a, b) => olderFirst(a.place, b.place));
       const claimers = Array.isArray(claim.claimers) ? claim.claimers : [claim.claimers];
+      const before = claim.owner;
       const owner = this.groupOf(claimers[0]!.served!.namespace);
-      const ownerMoved = owner !== claim.owner;
-      claim.owner = owner;
       for (const read of claimers) {
-        const admitted = this.#admitted.get(read)!;
-        const may = host === CATCH_ALL_HOST || this.groupOf(read.served!.namespace) === owner;
-        if (may && !admitted.has(host)) {
-          admitted.add(host);
-          grant(read, host);
-        } else if (!may && admitted.has(host)) {
-          admitted.delete(host);
-          withdraw(read, host);
-        }
-        if (!may) refusals.add(read);
-        else if (ownerMoved) refusals.add(read);
+        const group = this.groupOf(read.served!.namespace);
+        const had = !includes(claim.added, read) && (host === CATCH_ALL_HOST || group === before);
+        const may = host === CATCH_ALL_HOST || group === owner;
+        if (may && !had) grant(read, host);
+        else if (!may && had) withdraw(read, host);
+        if (!may || owner !== before) refusals.add(read);
       }
+      claim.owner = owner;
+      claim.added = undefined;
     }
     return { refusals, hosts };
   }
 
+  /** Whether an Ingress may serve a host, as of the last settle. */
   admitted(read: IngressRead, host: string): boolean {
-    return this.#admitted.get(read)?.has(host) ?? false;
+    const claim = this.#hosts.get(host);
+    if (!claim || includes(claim.added, read) || !includes(claim.claimers, read)) return false;
+    return host === CATCH_ALL_HOST || this.groupOf(read.served!.namespace) === claim.owner;
   }
 
   /** The group a host belongs to, as of the last settle. */
@@ -139,30 +130,29 @@ export class HostOwnership {
     return this.#hosts.get(host)?.owner;
   }
 
-  /** The claimed hosts one label below `domain` (those `*.domain` covers). */
-  hostsUnder(domain: string): Iterable<string> {
-    return this.#byParent.get(domain) ?? [];
+  /** The claimed hosts one label below `domain` (those `*.domain` covers): looked for only for wildcard certificates. */
+  *hostsUnder(domain: string): Generator<string> {
+    for (const host of this.#hosts.keys()) if (parentOf(host) === domain) yield host;
   }
 
   /** What an Ingress is refused, field by field: its rules and TLS hosts for hosts another namespace holds. */
   refusalsOf(read: IngressRead): readonly Problem[] {
     const served = read.served!;
-    const admitted = this.#admitted.get(read)!;
-    if (admitted.size === served.hostKeys.length) return NO_PROBLEMS;
-    const problems: Problem[] = [];
+    let problems: Problem[] | undefined;
     const holder = (host: string) => {
       const oldest = firstItem(this.#hosts.get(host)!.claimers).served!;
       return `host ${quote(host)} belongs to namespace ${oldest.namespace}: older ${oldest.label} claims it`;
     };
     for (const entry of served.hosts) {
-      if (!admitted.has(entry.host)) problems.push({ object: served.label, field: sourceOf(entry)!.field, message: `${holder(entry.host)}; rule not served` });
+      if (this.admitted(read, entry.host)) continue;
+      (problems ??= []).push({ object: served.label, field: sourceOf(entry)!.field, message: `${holder(entry.host)}; rule not served` });
     }
     for (const claim of served.tls) {
       claim.hosts.forEach((host, i) => {
-        if (!admitted.has(host)) problems.push({ object: served.label, field: claim.hostFields[i]!, message: `${holder(host)}; TLS entry not served for it` });
+        if (!this.admitted(read, host)) (problems ??= []).push({ object: served.label, field: claim.hostFields[i]!, message: `${holder(host)}; TLS entry not served for it` });
       });
     }
-    return problems;
+    return problems ?? NO_PROBLEMS;
   }
 }
 

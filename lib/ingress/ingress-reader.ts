@@ -1,5 +1,6 @@
 import type { KubeObject, Problem, ValueSource } from '../pipeline/model.ts';
-import { sourceOf, withSource } from '../pipeline/value-source.ts';
+import { sourceOf } from '../pipeline/value-source.ts';
+import { HostItem, ModelSource, RouteItem } from './model-source.ts';
 import { isFields } from './fields.ts';
 import {
   checkHost,
@@ -175,7 +176,7 @@ class IngressReader {
       const host = checkHost(rule['host']);
       if (!host.ok) return this.#problem(`${field}.host`, `invalid host: ${host.reason}`);
       hostKey = host.value.host;
-      hosts.push(Object.freeze(withSource(host.value, this.#source(`${field}.host`))));
+      hosts.push(Object.freeze(new HostItem(host.value.host, host.value.wildcard, this.#source(`${field}.host`))));
     }
     this.#hostKey = hostKey;
     const http = rule['http'];
@@ -206,23 +207,25 @@ class IngressReader {
     if (!checked.ok) this.#problem(`${field}.path`, `invalid path: ${checked.reason}`);
     const backend = this.#backend(path['backend'], field, '.backend');
     if (!checked.ok || !backend) return;
+    // The lines of one path share their source.
+    const source = this.#source(field);
     if (pathType === 'Exact') {
-      routes.push(this.#claim('exact', hostKey + checked.value, backend, true, field));
+      routes.push(this.#claim('exact', hostKey + checked.value, backend, true, field, source));
       return;
     }
     let end = checked.value.length;
     while (end > 0 && checked.value.charCodeAt(end - 1) === 47) end--;
     const trimmed = checked.value.slice(0, end);
-    if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, backend, false, field));
-    routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, false, field));
+    if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, backend, false, field, source));
+    routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, false, field, source));
   }
 
   #source(field: string): ValueSource {
-    return { label: this.label, field, object: this.#ingress };
+    return new ModelSource('Ingress', this.#ingress, field);
   }
 
-  #claim(map: RouteClaim['map'], key: string, backend: BackendRef, fromExactPath: boolean, field: string): RouteClaim {
-    const line = Object.freeze(withSource({ key, backend: backend.name }, this.#source(field)));
+  #claim(map: RouteClaim['map'], key: string, backend: BackendRef, fromExactPath: boolean, field: string, source: ValueSource): RouteClaim {
+    const line = Object.freeze(new RouteItem(key, backend.name, source));
     const host = this.#hostKey;
     return { map, key, host, backend, fromExactPath, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
   }

@@ -4,6 +4,7 @@ import { portText, type BackendRef } from './ingress-reader.ts';
 import { checkIpAddress, describeObject, endpointAddressProblem, ipAddress, isPortNumber, quote, type Checked } from './names.ts';
 import { compare } from './order.ts';
 import { withSource } from '../pipeline/value-source.ts';
+import { EndpointAddressSource, ModelSource, ServerItem } from './model-source.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import type { Backend, IngressModelCache, IngressSources, Server } from './view-model.ts';
 
@@ -76,8 +77,8 @@ function sliceServers(slice: KubeObject, portName: string): SliceServers {
         break;
       }
       const name = `srv-${address.includes(':') ? address.replaceAll(':', '_') : address}-${number}`;
-      const source = { label: sliceLabel(slice), field: `endpoints[${index}].addresses[${i}]`, object: slice };
-      servers.push(Object.freeze(withSource({ name, address, port: number }, source)));
+      const source = new EndpointAddressSource(slice, index, i);
+      servers.push(Object.freeze(new ServerItem(name, address, number, source)));
     }
   }
   return { servers: sortedServers(servers), problems: problems ?? NO_PROBLEMS, hasEndpoints, portFound: true };
@@ -157,7 +158,7 @@ export function resolveBackend(ref: BackendRef, sources: IngressSources, cache: 
 /** A backend made from its Service (when there is one): the lines it writes are charged to that Service. */
 function backendOf(ref: BackendRef, servers: readonly Server[], service: KubeObject | undefined): Backend {
   const backend = { name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers };
-  return Object.freeze(service ? withSource(backend, { label: serviceLabel(ref), field: 'spec.ports', object: service }) : backend);
+  return Object.freeze(service ? withSource(backend, new ModelSource('Service', service, 'spec.ports')) : backend);
 }
 
 /** Per EndpointSlice of a Service with several, what it gives each Service port name asked for (mostly one). */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { withSource } from '../pipeline/value-source.ts';
+import { ModelSource } from './model-source.ts';
 import { IngressAggregate, type ReadIngress, type SecretUse } from './aggregate.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
 import { checkTlsSecret } from './certificates.ts';
@@ -237,7 +238,7 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSour
       continue;
     }
     expiresAt = Math.min(expiresAt, checked.notAfter);
-    const source = { label: secretLabel, field: 'data', object: secret };
+    const source = new ModelSource('Secret', secret, 'data');
     const file = certificateFile(namespace, name);
     for (const hosts of lines) certificates.push(withSource({ file, pem: checked.pem, hosts, excludedHosts, secret: `${namespace}/${name}` }, source));
   }

@@ -38,6 +38,9 @@ export class OriginTable {
 
 const NONE: readonly ValueSource[] = Object.freeze([]);
 
+/** The objects on one line: one, or several. */
+export type SourceEntry = ValueSource | readonly ValueSource[];
+
 /**
  * The origins of one rendered file, recorded compactly while rendering: one
  * origin number per output line, and object names only for the lines that
@@ -55,7 +58,8 @@ export class FileOrigins {
    * and a line's list is always the last one.
    */
   readonly objectLines: number[] = [];
-  readonly objectLists: ValueSource[][] = [];
+  /** One object per line mostly: kept as is, a list only for a line with several. Never changed once made. */
+  readonly objectLists: SourceEntry[] = [];
 
   constructor(table: OriginTable) {
     this.table = table;
@@ -69,11 +73,22 @@ export class FileOrigins {
   addObject(line: number, source: ValueSource): void {
     const last = this.objectLines.length - 1;
     if (last >= 0 && this.objectLines[last] === line) {
-      const list = this.objectLists[last]!;
-      if (!list.some((known) => known.label === source.label)) list.push(source);
+      const entry = this.objectLists[last]!;
+      // A new list rather than a changed one: entries are shared with kept fragments.
+      if (!Array.isArray(entry)) {
+        if ((entry as ValueSource).object !== source.object) this.objectLists[last] = [entry as ValueSource, source];
+      } else if (!entry.some((known) => known.object === source.object)) this.objectLists[last] = [...entry, source];
     } else {
       this.objectLines.push(line);
-      this.objectLists.push([source]);
+      this.objectLists.push(source);
+    }
+  }
+
+  /** Appends the objects of whole lines copied from an earlier render: `lines` relative to `first`, which nothing is on yet. */
+  addLines(first: number, lines: readonly number[], entries: readonly SourceEntry[]): void {
+    for (let i = 0; i < lines.length; i++) {
+      this.objectLines.push(first + lines[i]!);
+      this.objectLists.push(entries[i]!);
     }
   }
 
@@ -83,7 +98,10 @@ export class FileOrigins {
     for (let line = 0; line < this.ids.length; line++) {
       const id = this.ids[line]!;
       let sources: readonly ValueSource[] = NONE;
-      if (this.objectLines[next] === line) sources = this.objectLists[next++]!;
+      if (this.objectLines[next] === line) {
+        const entry = this.objectLists[next++]!;
+        sources = Array.isArray(entry) ? entry : [entry as ValueSource];
+      }
       origins.push({ template: this.table.template(id), line: this.table.line(id), objects: sources.map((source) => source.label), sources });
     }
     return origins;

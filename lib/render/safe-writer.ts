@@ -1,8 +1,7 @@
 import Mustache from 'mustache';
 import { compileTokens, type InvertedNode, type Node, type PartialNode, type SectionNode, type TextNode, type ValueNode } from './compiled-template.ts';
 import { unsafeRawReason, unsafeWordReason } from './escape.ts';
-import type { ValueSource } from '../pipeline/model.ts';
-import { FileOrigins, OriginTable } from './line-origins.ts';
+import { FileOrigins, OriginTable, type SourceEntry } from './line-origins.ts';
 import type { AccessTracker, Provenance } from './resource-views.ts';
 import { resolve, TrackedContext, type Resolution } from './tracked-context.ts';
 
@@ -42,7 +41,7 @@ interface Fragment {
   readonly ids: readonly number[];
   /** Lines of the fragment that carry objects, ascending, and their objects. */
   readonly objectLines: readonly number[];
-  readonly objectLists: readonly (readonly ValueSource[])[];
+  readonly objectLists: readonly SourceEntry[];
   /** The fragment holds while these root values do. */
   readonly rootReads: readonly RootRead[];
   /** What `%` was when it was rendered: it holds only where `%` is the same. */
@@ -63,6 +62,7 @@ interface Boundary {
 interface SectionCache {
   readonly fragments: WeakMap<object, Fragment>;
   lastIds: readonly number[];
+  lastObjectLines: readonly number[];
 }
 
 const NONE: readonly never[] = Object.freeze([]);
@@ -383,7 +383,7 @@ export class SafeWriter {
   #sectionCache(node: SectionNode): SectionCache {
     let cache = this.#sections.get(node);
     if (!cache) {
-      cache = { fragments: new WeakMap(), lastIds: NONE };
+      cache = { fragments: new WeakMap(), lastIds: NONE, lastObjectLines: NONE };
       this.#sections.set(node, cache);
     }
     return cache;
@@ -431,11 +431,17 @@ export class SafeWriter {
     }
     cache.lastIds = ids;
     let objectLines: readonly number[] = NONE;
-    let objectLists: readonly (readonly ValueSource[])[] = NONE;
+    let objectLists: readonly SourceEntry[] = NONE;
     let from = origins.objectLines.length;
     while (from > 0 && origins.objectLines[from - 1]! >= first) from--;
-    if (from < origins.objectLines.length) {
-      objectLines = origins.objectLines.slice(from).map((line) => line - first);
+    const objects = origins.objectLines.length - from;
+    if (objects > 0) {
+      // Like the ids, the lines that carry objects mostly fall the same way in every item.
+      const lastLines = cache.lastObjectLines;
+      let same = lastLines.length === objects;
+      for (let i = 0; same && i < objects; i++) same = lastLines[i] === origins.objectLines[from + i]! - first;
+      objectLines = same ? lastLines : origins.objectLines.slice(from).map((line) => line - first);
+      cache.lastObjectLines = objectLines;
       objectLists = origins.objectLists.slice(from);
     }
     cache.fragments.set(key, { text, ids, objectLines, objectLists, rootReads: boundary.rootReads ?? NONE, percent: this.#percent });
@@ -446,8 +452,7 @@ export class SafeWriter {
     const first = origins.count;
     const ids = fragment.ids;
     for (let i = 0; i < ids.length; i++) origins.ids.push(ids[i]!);
-    const { objectLines, objectLists } = fragment;
-    for (let i = 0; i < objectLines.length; i++) for (const object of objectLists[i]!) origins.addObject(first + objectLines[i]!, object);
+    origins.addLines(first, fragment.objectLines, fragment.objectLists);
     return fragment.text;
   }
 }
