@@ -112,8 +112,8 @@ async function main(): Promise<void> {
     const next = firstValueFrom(validated.pipe(filter((config) => config.revision === expected)));
     const start = process.hrtime.bigint();
     triggers.next({ snapshot: { revision, stores, change: undefined }, changes: { count: 1, firstAt: Date.now(), refs: [] } });
-    const config = await next;
-    return { ms: Number(process.hrtime.bigint() - start) / 1e6, config, ...counts };
+    const delivered = await next;
+    return { ms: Number(process.hrtime.bigint() - start) / 1e6, delivered, ...counts };
   };
 
   const target = SIZE >> 1;
@@ -131,7 +131,7 @@ async function main(): Promise<void> {
   if (quarantined.length !== 1 || quarantined[0]!.objects[0]?.object !== `Ingress ${ingressObject(bad).metadata.namespace}/app-${bad}`) {
     throw new Error(`expected app-${bad} quarantined, got ${JSON.stringify(quarantined.map((o) => o.objects))}`);
   }
-  if (culprit.config.files.maps['host.map']?.includes(`app-${bad}.example.com`)) throw new Error('the quarantined Ingress is still routed');
+  if (culprit.delivered.files.maps['host.map']?.includes(`app-${bad}.example.com`)) throw new Error('the quarantined Ingress is still routed');
 
   const meanwhile: number[] = [];
   for (let run = 0; run < RUNS; run++) meanwhile.push((await step(plainChange)).ms);
