@@ -109,7 +109,7 @@ async function main(): Promise<void> {
     counts.validations = 0;
     revision++;
     const expected = revision;
-    const next = firstValueFrom(validated.pipe(filter((config) => config.revision === expected)));
+    const next = firstValueFrom(validated.pipe(filter((candidate) => candidate.revision === expected)));
     const start = process.hrtime.bigint();
     triggers.next({ snapshot: { revision, stores, change: undefined }, changes: { count: 1, firstAt: Date.now(), refs: [] } });
     const delivered = await next;
