@@ -38,6 +38,25 @@ export class OriginTable {
 
 const NONE: readonly ValueSource[] = Object.freeze([]);
 
+/** One line's origin; the objects' names are made only when asked (an error to explain asks for a few). */
+class Origin implements LineOrigin {
+  readonly template: string;
+  readonly line: number;
+  readonly sources: readonly ValueSource[];
+
+  constructor(template: string, line: number, sources: readonly ValueSource[]) {
+    this.template = template;
+    this.line = line;
+    this.sources = sources;
+  }
+
+  get objects(): readonly string[] {
+    return this.sources.length === 0 ? NO_NAMES : this.sources.map((source) => source.label);
+  }
+}
+
+const NO_NAMES: readonly string[] = Object.freeze([]);
+
 /** The objects on one line: one, or several. */
 export type SourceEntry = ValueSource | readonly ValueSource[];
 
@@ -102,7 +121,7 @@ export class FileOrigins {
         const entry = this.objectLists[next++]!;
         sources = Array.isArray(entry) ? entry : [entry as ValueSource];
       }
-      origins.push({ template: this.table.template(id), line: this.table.line(id), objects: sources.map((source) => source.label), sources });
+      origins.push(new Origin(this.table.template(id), this.table.line(id), sources));
     }
     return origins;
   }
@@ -111,22 +130,29 @@ export class FileOrigins {
 /** The origins of every file of a render, as the ReadonlyMap consumers read, built on first use. */
 export class CompactOrigins implements RenderOrigins {
   readonly #files: ReadonlyMap<string, FileOrigins>;
-  #map: Map<string, readonly LineOrigin[]> | undefined;
+  /** Each file's origins, made the first time that file is asked for. */
+  readonly #made = new Map<string, readonly LineOrigin[]>();
 
   constructor(files: ReadonlyMap<string, FileOrigins>) {
     this.#files = files;
   }
 
   #materialised(): Map<string, readonly LineOrigin[]> {
-    this.#map ??= new Map([...this.#files].map(([target, file]) => [target, file.materialise()]));
-    return this.#map;
+    return new Map([...this.#files.keys()].map((target) => [target, this.get(target)!]));
   }
 
   get size(): number {
     return this.#files.size;
   }
   get(target: string): readonly LineOrigin[] | undefined {
-    return this.#materialised().get(target);
+    let made = this.#made.get(target);
+    if (made === undefined) {
+      const file = this.#files.get(target);
+      if (!file) return undefined;
+      made = file.materialise();
+      this.#made.set(target, made);
+    }
+    return made;
   }
   has(target: string): boolean {
     return this.#files.has(target);

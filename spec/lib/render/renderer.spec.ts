@@ -186,7 +186,7 @@ describe('renderer line origins', () => {
       '  partials:\n    head: "# head\\n  description {{templateValues.port}}\\n"\n  maps:\n    a.map: "{{#resources.routes}}{{metadata.name}} x\\n{{/resources.routes}}"',
     );
     const output = render(config, [route('r', {})]);
-    expect(output.origins.get('haproxy.cfg')).to.deep.equal([
+    expect(output.origins.get('haproxy.cfg')!.map(({ template, line, objects, sources }) => ({ template, line, objects, sources }))).to.deep.equal([
       { template: 'templates.haproxyConfig', line: 1, objects: [], sources: [] },
       { template: 'templates.partials.head', line: 1, objects: [], sources: [] },
       { template: 'templates.partials.head', line: 2, objects: [], sources: [] },
