@@ -55,32 +55,34 @@ validationTests:
     expect(output.text()).to.include('1 passed, 2 failed');
   });
 
-  it('runs the fixtures through the directive guard: Lua is never run unless allowed', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'validate-'));
-    const marker = join(dir, 'lua-ran');
-    const config = (allow: string) => `${allow}watchedResources:
+  /** A configuration of one test, `haproxy_valid`, over a template of a global section, defaults and one frontend. */
+  function oneTest(options: { readonly name: string; readonly top?: string; readonly global?: string; readonly frontend?: string; readonly files?: string }): string {
+    const indent = (text: string | undefined, by: string) => (text === undefined ? '' : `${text.split('\n').map((line) => by + line).join('\n')}\n`);
+    return `${options.top ?? ''}watchedResources:
   services: { apiVersion: v1, kind: Service }
 templates:
   haproxyConfig: |
     global
       default-path origin {{paths.base}}
-      lua-load general/x.lua
-    defaults
+${indent(options.global, '      ')}    defaults
       mode http
       timeout client 1s
       timeout server 1s
       timeout connect 1s
     frontend f
       bind 127.0.0.1:18999
-  files:
-    x.lua: |
-      io.open("${marker}", "w"):write("ran")
-validationTests:
-  - name: lua
+${indent(options.frontend, '      ')}${options.files ? `  files:\n${indent(options.files, '    ')}` : ''}validationTests:
+  - name: ${options.name}
     fixtures: {}
     assertions:
       - { type: haproxy_valid }
 `;
+  }
+
+  it('runs the fixtures through the directive guard: Lua is never run unless allowed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'validate-'));
+    const marker = join(dir, 'lua-ran');
+    const config = (top: string) => oneTest({ name: 'lua', top, global: 'lua-load general/x.lua', files: `x.lua: |\n  io.open("${marker}", "w"):write("ran")` });
     await writeFile(join(dir, 'config.yaml'), config(''));
     const output = captured();
     expect(await validateCommand({ config: join(dir, 'config.yaml') }, output)).to.equal(1);
@@ -100,25 +102,7 @@ validationTests:
     // "${HOME}" ends the line: empty, HAProxy drops the word and the rule lacks its value.
     await writeFile(
       join(dir, 'config.yaml'),
-      `allowDirectives: [environment-variables]
-watchedResources:
-  services: { apiVersion: v1, kind: Service }
-templates:
-  haproxyConfig: |
-    defaults
-      mode http
-      timeout client 1s
-      timeout server 1s
-      timeout connect 1s
-    frontend f
-      bind 127.0.0.1:18999
-      http-request set-header X-Home "\${HOME}"
-validationTests:
-  - name: env
-    fixtures: {}
-    assertions:
-      - { type: haproxy_valid }
-`,
+      oneTest({ name: 'env', top: 'allowDirectives: [environment-variables]\n', frontend: 'http-request set-header X-Home "${HOME}"' }),
     );
     const output = captured();
     expect(await validateCommand({ config: join(dir, 'config.yaml') }, output)).to.equal(1);

@@ -31,6 +31,22 @@ function app(namespace: string, name: string, host: string, port: number, secret
   );
 }
 
+const DEFAULT_BACKEND = '      default_backend {{#ingress.defaultBackend}}';
+
+/**
+ * The shipped configuration with, in `frontend http`, a rule for each Ingress that has an annotation,
+ * for its host: `[annotation, rule]` pairs, the rule reading the annotation's value (templates reaching
+ * an object's own fields, as custom templates do).
+ */
+function perIngress(...rules: readonly (readonly [annotation: string, rule: string])[]): (shipped: string) => string {
+  const lines = rules.flatMap(([annotation, rule]) => [
+    `      {{#metadata.annotations.${annotation}}}`,
+    `      ${rule} if { var(txn.host) -m str {{spec.rules.0.host}} }`,
+    `      {{/metadata.annotations.${annotation}}}`,
+  ]);
+  return (shipped) => shipped.replace(DEFAULT_BACKEND, ['      {{#resources.ingresses}}', ...lines, '      {{/resources.ingresses}}', DEFAULT_BACKEND].join('\n'));
+}
+
 const problems = (outcome: { readonly excluded: readonly { object: string; field: string; message: string }[] }) =>
   outcome.excluded.map((problem) => `${problem.object} ${problem.field}`);
 
@@ -96,21 +112,10 @@ describe('one bad object end to end', function () {
   });
 
   it('2. refuses "%" from an object in a header action, naming the object and field; writes it as "%%" where the template asks', async () => {
-    const withTeamHeader = (shipped: string) =>
-      shipped.replace(
-        '      default_backend {{#ingress.defaultBackend}}',
-        [
-          '      {{#resources.ingresses}}',
-          '      {{#metadata.annotations.team}}',
-          '      http-response set-header X-Team {{metadata.annotations.team}} if { var(txn.host) -m str {{spec.rules.0.host}} }',
-          '      {{/metadata.annotations.team}}',
-          '      {{#metadata.annotations.note}}',
-          '      http-response set-header X-Note {{#escape.logFormat}}{{metadata.annotations.note}}{{/escape.logFormat}} if { var(txn.host) -m str {{spec.rules.0.host}} }',
-          '      {{/metadata.annotations.note}}',
-          '      {{/resources.ingresses}}',
-          '      default_backend {{#ingress.defaultBackend}}',
-        ].join('\n'),
-      );
+    const withTeamHeader = perIngress(
+      ['team', 'http-response set-header X-Team {{metadata.annotations.team}}'],
+      ['note', 'http-response set-header X-Note {{#escape.logFormat}}{{metadata.annotations.note}}{{/escape.logFormat}}'],
+    );
     harness = await shop(3, withTeamHeader);
     const [, fresh, other] = harness.backends as [number, number, number];
     let mark = harness.mark();
@@ -132,19 +137,7 @@ describe('one bad object end to end', function () {
   });
 
   it('quarantines an object HAProxy refuses although it rendered cleanly: one more render and validation, the rest deployed, the object back once it changes', async () => {
-    const withDenyStatus = (shipped: string) =>
-      shipped.replace(
-        '      default_backend {{#ingress.defaultBackend}}',
-        [
-          '      {{#resources.ingresses}}',
-          '      {{#metadata.annotations.deny-status}}',
-          '      http-request deny deny_status {{metadata.annotations.deny-status}} if { var(txn.host) -m str {{spec.rules.0.host}} }',
-          '      {{/metadata.annotations.deny-status}}',
-          '      {{/resources.ingresses}}',
-          '      default_backend {{#ingress.defaultBackend}}',
-        ].join('\n'),
-      );
-    harness = await shop(3, withDenyStatus);
+    harness = await shop(3, perIngress(['deny-status', 'http-request deny deny_status {{metadata.annotations.deny-status}}']));
     const [, fresh, other] = harness.backends as [number, number, number];
     let mark = harness.mark();
     await harness.write('change.yaml', docs(app('tenant-b', 'blocked', 'blocked.example.com', other, undefined, { annotations: { 'deny-status': '999' } }), app('tenant-a', 'fresh', 'fresh.example.com', fresh)));
