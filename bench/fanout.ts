@@ -86,8 +86,9 @@ function world(ingresses: number, endpoints: number): Map<string, KubeObject[]> 
 }
 
 function validated(revision: number, ingresses: number, endpoints: number): Validated {
-  const output = createRenderer(config)({ stores: buildStores(config.watchedResources, world(ingresses, endpoints), config.ignoreFields) });
-  return { ...output, revision, hash: contentHash(output.files), changes: { count: 1, firstAt: Date.now(), refs: [] } };
+  const stores = buildStores(config.watchedResources, world(ingresses, endpoints), config.ignoreFields);
+  const output = createRenderer(config)({ stores });
+  return { ...output, revision, hash: contentHash(output.files), changes: { count: 1, firstAt: Date.now(), refs: [] }, snapshot: { revision, stores, change: undefined } };
 }
 
 interface Step {

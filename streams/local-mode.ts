@@ -226,6 +226,8 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
         validate: (rendered) => defer(() => validator.validate(rendered)),
         deploy: (request) => defer(() => activeFleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
         report,
+        // A HAProxy on this machine runs haproxy.cfg as rendered; the Data Plane API rewrites it.
+        exactConfigLines: !dataplane,
       }),
     );
   };

@@ -5,24 +5,46 @@ import {
   EMPTY,
   filter,
   map,
+  type Observable,
+  of,
+  ReplaySubject,
+  switchMap,
   take,
+  takeUntil,
   tap,
   throwIfEmpty,
+  timer,
   type OperatorFunction,
   type SchedulerLike,
 } from 'rxjs';
+import { backoffDelay } from '../lib/backoff.ts';
+import type { RetrySettings } from '../lib/config/pipeline-settings.ts';
 import { errorMessage } from '../lib/error-message.ts';
-import { withChangesOf } from '../lib/pipeline/changes.ts';
-import type { Rendered, Validated } from '../lib/pipeline/model.ts';
+import { mergeChanges, withChangesOf } from '../lib/pipeline/changes.ts';
+import type { Changes, Rendered, Validated, ValidationVerdict } from '../lib/pipeline/model.ts';
 import type { Report } from '../lib/pipeline/outcome.ts';
-import type { ValidateEffect } from './effects.ts';
+import type { Quarantine } from '../lib/pipeline/quarantine.ts';
+import type { RenderEffect, ValidateEffect } from './effects.ts';
 import { serialLatest } from './operators/serial-latest.ts';
+import { quarantine, type Judged } from './quarantine.ts';
 
 export interface ValidateOptions {
   readonly validate: ValidateEffect;
   readonly report: Report;
   readonly scheduler?: SchedulerLike;
+  /** How a validation that could not run is tried again: exponential from the base delay, capped. */
+  readonly retry?: Pick<RetrySettings, 'baseDelayMs' | 'maxDelayMs'>;
+  /** The jitter source of that backoff. */
+  readonly random?: () => number;
+  /**
+   * Where a refused configuration's objects at fault go, and how it is
+   * rendered again without them (see quarantine.ts). Without it, a refused
+   * configuration is simply invalid.
+   */
+  readonly quarantine?: { readonly book: Quarantine; readonly render: RenderEffect; readonly maxValidations?: number };
 }
+
+const defaultRetry = { baseDelayMs: 1_000, maxDelayMs: 30_000 };
 
 /**
  * Validates one configuration at a time (`haproxy -c` is heavy and must not
@@ -32,49 +54,87 @@ export interface ValidateOptions {
  * one is already downstream. The skip is reported with that verdict, so a
  * reconciliation that changed nothing still has an end. A config superseded
  * while it waited hands its changes to the one that replaced it.
+ *
+ * A refused configuration goes through the quarantine (when given): what
+ * leaves is the configuration without the objects at fault. A validation
+ * that could not run gives no verdict: it is reported and tried again with
+ * backoff until it runs, or until a newer configuration is waiting (which
+ * then carries this one's changes); it is never counted as invalid.
  */
 export function validate(options: ValidateOptions): OperatorFunction<Rendered, Validated> {
   const scheduler = options.scheduler ?? asyncScheduler;
+  const retry = options.retry ?? defaultRetry;
+  const random = options.random ?? Math.random;
   return (source) =>
     defer(() => {
       let lastVerdict: { readonly hash: string; readonly valid: boolean } | undefined;
-      return source.pipe(
-        serialLatest((rendered: Rendered) => {
-          if (rendered.hash === lastVerdict?.hash) {
-            options.report({ type: 'validationSkipped', revision: rendered.revision, hash: rendered.hash, valid: lastVerdict.valid });
+      /** Changes of a configuration given up while it waited to be validated again. */
+      let carried: Changes | undefined;
+
+      const job = (next: Rendered, superseded: Observable<void>): Observable<Validated> => {
+        const rendered = carried ? { ...next, changes: mergeChanges(carried, next.changes) } : next;
+        carried = undefined;
+        if (rendered.hash === lastVerdict?.hash) {
+          options.report({ type: 'validationSkipped', revision: rendered.revision, hash: rendered.hash, valid: lastVerdict.valid });
+          return EMPTY;
+        }
+        const startedAt = scheduler.now();
+        // `superseded` does not replay: one that fired during a validation must still cut the backoff after it.
+        const newer = new ReplaySubject<void>(1);
+        const watching = superseded.subscribe(newer);
+
+        const check = (config: Rendered): Observable<ValidationVerdict> => {
+          const attempt = (n: number): Observable<ValidationVerdict> =>
+            defer(() => options.validate(config)).pipe(
+              take(1),
+              throwIfEmpty(() => new Error(`validation of revision ${config.revision} gave no verdict`)),
+              catchError((error: unknown) => of<ValidationVerdict>({ status: 'unavailable', message: errorMessage(error) })),
+              switchMap((verdict) => {
+                if (verdict.status !== 'unavailable') return of(verdict);
+                const delay = backoffDelay(n, retry, random);
+                options.report({ type: 'validationUnavailable', revision: config.revision, hash: config.hash, error: verdict.message, attempt: n, retryInMs: Math.round(delay) });
+                return timer(delay, scheduler).pipe(
+                  takeUntil(newer),
+                  switchMap(() => attempt(n + 1)),
+                );
+              }),
+            );
+          return attempt(1);
+        };
+
+        const judged: Observable<Judged> = check(rendered).pipe(map((verdict) => ({ config: rendered, verdict, validations: 1 })));
+        const repaired = options.quarantine
+          ? judged.pipe(quarantine({ ...options.quarantine, check, report: options.report }))
+          : judged;
+        let judgedAtAll = false;
+        return repaired.pipe(
+          tap(({ config, verdict }) => {
+            judgedAtAll = true;
+            const durationMs = scheduler.now() - startedAt;
+            lastVerdict = { hash: config.hash, valid: verdict.status === 'valid' };
+            if (verdict.status === 'valid') options.report({ type: 'validated', revision: config.revision, hash: config.hash, durationMs });
+            else if (verdict.status === 'invalid') options.report({ type: 'validationFailed', revision: config.revision, hash: config.hash, error: verdict.message, durationMs });
+          }),
+          filter(({ verdict }) => verdict.status === 'valid'),
+          map(({ config }): Validated => config),
+          // Only rendering again without the objects at fault can fail here; the running configuration keeps serving.
+          catchError((error: unknown) => {
+            judgedAtAll = true;
+            const message = `rendering again without the objects HAProxy refused failed: ${errorMessage(error)}`;
+            options.report({ type: 'validationFailed', revision: rendered.revision, hash: rendered.hash, error: message, durationMs: scheduler.now() - startedAt });
             return EMPTY;
-          }
-          const startedAt = scheduler.now();
-          const failed = (error: string) =>
-            options.report({
-              type: 'validationFailed',
-              revision: rendered.revision,
-              hash: rendered.hash,
-              error,
-              durationMs: scheduler.now() - startedAt,
-            });
-          return options.validate(rendered).pipe(
-            take(1),
-            throwIfEmpty(() => new Error(`validation of revision ${rendered.revision} gave no verdict`)),
-            tap((verdict) => (lastVerdict = { hash: rendered.hash, valid: verdict.valid })),
-            tap((verdict) => {
-              if (verdict.valid)
-                options.report({
-                  type: 'validated',
-                  revision: rendered.revision,
-                  hash: rendered.hash,
-                  durationMs: scheduler.now() - startedAt,
-                });
-              else failed(verdict.message);
-            }),
-            filter((verdict) => verdict.valid),
-            map((): Validated => rendered),
-            catchError((error: unknown) => {
-              failed(errorMessage(error));
-              return EMPTY;
-            }),
-          );
-        }, withChangesOf),
-      );
+          }),
+          tap({
+            // Before the next job starts: given up for a newer configuration before any verdict, this
+            // one's changes are delivered by that one.
+            complete: () => {
+              if (!judgedAtAll) carried = carried ? mergeChanges(rendered.changes, carried) : rendered.changes;
+            },
+            finalize: () => watching.unsubscribe(),
+          }),
+        );
+      };
+
+      return source.pipe(serialLatest(job, withChangesOf));
     });
 }

@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import type { KubeObject } from '../pipeline/model.ts';
 import { readManifests } from '../kube/manifests.ts';
 import { selectionFor } from '../kube/select.ts';
+import { refusedDirectives } from '../haproxy/check.ts';
+import { guardedDirectives } from '../haproxy/guarded-directives.ts';
 import { createRenderer, RenderError } from '../render/renderer.ts';
 import { writeRenderedFiles } from '../render/write-files.ts';
 import { buildStores } from '../store/build-stores.ts';
@@ -46,6 +48,15 @@ export async function renderCommand(options: RenderCommandOptions, output: Comma
   } catch (error) {
     if (!(error instanceof RenderError)) throw error;
     output.err(`error: the configuration cannot be rendered:\n${error.message}\n`);
+    return 1;
+  }
+  // What it writes is meant for `haproxy -c`, which would run a lua-load: the guard decides first, as in the pipeline.
+  const refused = refusedDirectives(rendered.files.config, config.allowDirectives);
+  if (refused.length > 0) {
+    for (const finding of refused) {
+      const why = finding.always ? 'never allowed' : 'allowDirectives does not allow it';
+      output.err(`error: haproxy.cfg:${finding.line}: ${finding.directive} ${guardedDirectives[finding.directive]}: ${JSON.stringify(finding.text)}; ${why}\n`);
+    }
     return 1;
   }
   for (const problem of rendered.excluded) output.err(`excluded ${problem.object}: ${problem.field}: ${problem.message}\n`);

@@ -795,7 +795,7 @@ function readConfig(problems: Problems, document: unknown): ControllerConfig {
   const { settings, timings } = readDataplane(problems, raw.dataplane, ['dataplane']);
   const watchedResources = readWatchedResources(problems, raw.watchedResources, ['watchedResources']);
   const templates = readTemplates(problems, raw.templates, ['templates']);
-  const ingress = (raw.ingress === undefined ? undefined : fields(problems, raw.ingress, ['ingress'], ['className'])) ?? {};
+  const ingress = (raw.ingress === undefined ? undefined : fields(problems, raw.ingress, ['ingress'], ['className', 'sharedHostNamespaces'])) ?? {};
   const context: TestContext = {
     resources: watchedResources,
     resourceNames: isMapping(raw.watchedResources) ? Object.keys(raw.watchedResources) : [],
@@ -811,6 +811,7 @@ function readConfig(problems: Problems, document: unknown): ControllerConfig {
       className: withDefault(ingress.className, ['ingress', 'className'], 'haproxy', (v, p) =>
         readMatching(problems, v, p, rules.dnsSubdomain),
       ),
+      sharedHostNamespaces: withDefault(ingress.sharedHostNamespaces, ['ingress', 'sharedHostNamespaces'], [], (v, p) => readSharedHostNamespaces(problems, v, p)),
     },
     templates,
     templateValues: withDefault(raw.templateValues, ['templateValues'], {}, (v, p) => {
@@ -821,6 +822,17 @@ function readConfig(problems: Problems, document: unknown): ControllerConfig {
     validationTests: readValidationTests(problems, raw.validationTests, ['validationTests'], context),
     allowDirectives: withDefault(raw.allowDirectives, ['allowDirectives'], [], (v, p) => readAllowDirectives(problems, v, p)),
   };
+}
+
+/** Namespace names, or `*` alone for every namespace. */
+function readSharedHostNamespaces(problems: Problems, value: unknown, at: Path): string[] | undefined {
+  const items = readList(problems, value, at);
+  if (items === undefined) return undefined;
+  const namespaces = items.map((item, i) => {
+    if (item === '*' && items.length === 1) return item;
+    return readMatching(problems, item, [...at, i], rules.dnsLabel);
+  });
+  return namespaces.every((namespace) => namespace !== undefined) ? namespaces : undefined;
 }
 
 function readAllowDirectives(problems: Problems, value: unknown, at: Path): GuardedDirective[] | undefined {

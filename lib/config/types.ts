@@ -17,7 +17,15 @@ export interface ControllerConfig {
   readonly watchedResources: readonly WatchedResource[];
   /** Paths dropped from every object before it is stored. */
   readonly ignoreFields: readonly CompiledPath[];
-  readonly ingress: { readonly className: string };
+  readonly ingress: {
+    readonly className: string;
+    /**
+     * Namespaces whose Ingresses may share a host with one another (`['*']`:
+     * every namespace). By default a host, its routes and its certificates
+     * belong to the namespace of the oldest Ingress claiming it.
+     */
+    readonly sharedHostNamespaces: readonly string[];
+  };
   readonly templates: Templates;
   readonly templateValues: Readonly<Record<string, unknown>>;
   readonly validationTests: readonly ValidationTest[];

@@ -10,6 +10,13 @@ export interface TokenizedLine {
   readonly words: string[];
   /** The text after an unquoted, unescaped `#`, as written; undefined when there is none. */
   readonly comment: string | undefined;
+  /**
+   * Indexes of the words HAProxy would take (in part) from its environment:
+   * a `$` inside double quotes, not escaped, starting a variable name
+   * (`"${NAME}"`, `"$NAME"`, `"${.LINE}"`). Unquoted and single-quoted `$`
+   * are literal in a configuration file.
+   */
+  readonly variables: readonly number[];
 }
 
 export interface ConfigLine {
@@ -88,6 +95,7 @@ function isHexDigit(char: string | undefined): boolean {
  */
 export function tokenizeLine(line: string): TokenizedLine {
   const words: string[] = [];
+  const variables: number[] = [];
   let comment: string | undefined;
   let word = '';
   let squote = false;
@@ -118,10 +126,17 @@ export function tokenizeLine(line: string): TokenizedLine {
       } else if (next === 'x' && isHexDigit(line[i + 2]) && isHexDigit(line[i + 3])) {
         word += String.fromCharCode(Number.parseInt(line.slice(i + 2, i + 4), 16));
         i += 4;
+      } else if (next === '$') {
+        word += '\\$';
+        i += 2;
       } else {
         word += char;
         i++;
       }
+    } else if (char === '$' && dquote && /^[A-Za-z_.{]/.test(line.charAt(i + 1))) {
+      if (variables.at(-1) !== words.length) variables.push(words.length);
+      word += char;
+      i++;
     } else if (isSeparator(char) && !squote && !dquote) {
       while (i < line.length && isSeparator(line.charAt(i))) i++;
       words.push(word);
@@ -132,7 +147,7 @@ export function tokenizeLine(line: string): TokenizedLine {
     }
   }
   if (word !== '') words.push(word);
-  return { words, comment };
+  return { words, comment, variables };
 }
 
 /**

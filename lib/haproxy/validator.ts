@@ -2,12 +2,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataplaneSettings } from '../config/types.ts';
-import type { RenderedFiles, RenderOrigins, ValidationVerdict } from '../pipeline/model.ts';
+import { errorMessage } from '../error-message.ts';
+import type { ConfigAlert, RenderedFiles, RenderOrigins, ValidationVerdict } from '../pipeline/model.ts';
 import { writeRenderedFiles } from '../render/write-files.ts';
+import { parseAlerts, underDirectory, type Relocate } from './alerts.ts';
 import { checkConfig, haproxyBinary } from './check.ts';
 import { tokenizeLine } from './config-parser.ts';
-import { baseDirectory, findGuardedDirectives } from './directive-guard.ts';
-import { guardedDirectives, type GuardedDirective } from './guarded-directives.ts';
+import { baseDirectory } from './directive-guard.ts';
+import type { GuardedDirective } from './guarded-directives.ts';
 
 export interface ValidatorOptions {
   readonly allowDirectives: readonly GuardedDirective[];
@@ -15,7 +17,7 @@ export interface ValidatorOptions {
   readonly binary?: string;
   /** Verdicts kept by content hash. */
   readonly cacheSize?: number;
-  /** Where the private validation directories are made; the system temp dir by default. */
+  /** Where the private validation directories are made; the system temp dir (TMPDIR) at each validation by default. */
   readonly tmpRoot?: string;
 }
 
@@ -28,9 +30,10 @@ export interface ValidationInput {
 /**
  * Points the configuration's base directory at the validation directory,
  * so `haproxy -c` reads the candidate's maps and certificates, never those a
- * running HAProxy uses: `default-path origin` and every absolute path under
- * the base directory (a map the Data Plane API updates at runtime is named
- * that way). `originalLine` maps a line of the result back to the rendered
+ * running HAProxy uses: every `default-path` of the global section (a later
+ * one would otherwise move the base again) and every absolute path under the
+ * base directory (a map the Data Plane API updates at runtime is named that
+ * way). `originalLine` maps a line of the result back to the rendered
  * configuration (undefined for the line added here).
  */
 function rebase(config: string, dir: string): { text: string; originalLine: (line: number) => number | undefined } {
@@ -40,6 +43,7 @@ function rebase(config: string, dir: string): { text: string; originalLine: (lin
   const lines = config.split('\n').map((line) => (under === undefined ? line : line.replace(under, dir)));
   let section: string | undefined;
   let globalAt = -1;
+  let replaced = false;
   for (let i = 0; i < lines.length; i++) {
     const [first] = tokenizeLine(lines[i]!).words;
     if (first === undefined) continue;
@@ -47,9 +51,10 @@ function rebase(config: string, dir: string): { text: string; originalLine: (lin
     if (first === 'global' && globalAt < 0) globalAt = i;
     if (section === 'global' && first === 'default-path') {
       lines[i] = directive;
-      return { text: lines.join('\n'), originalLine: (line) => line };
+      replaced = true;
     }
   }
+  if (replaced) return { text: lines.join('\n'), originalLine: (line) => line };
   const added = globalAt + 1;
   if (globalAt < 0) lines.unshift('global', directive);
   else lines.splice(added, 0, directive);
@@ -61,33 +66,35 @@ function rebase(config: string, dir: string): { text: string; originalLine: (lin
   };
 }
 
+/** Every rendered file by its target name (`haproxy.cfg`, `maps/host.map`...). */
+function targetNames(files: RenderedFiles, dirs: ValidatorOptions['dirs']): Set<string> {
+  const names = new Set(['haproxy.cfg']);
+  const group = (dir: string, entries: Readonly<Record<string, string>>) => {
+    for (const name of Object.keys(entries)) names.add(`${dir}/${name}`);
+  };
+  group(dirs.mapsDir, files.maps);
+  group(dirs.certificatesDir, files.certificates);
+  group(dirs.generalDir, files.files);
+  return names;
+}
+
 /**
- * Turns `haproxy -c` output into messages that point back to the source:
- * HAProxy's message, the rendered line, the template line that produced it
- * and the objects whose values are on it.
+ * Turns the alerts into messages that point back to the source: HAProxy's
+ * message, the rendered line, the template line that produced it and the
+ * objects whose values are on it.
  */
-function explain(output: string, dir: string, input: ValidationInput, originalLine: (line: number) => number | undefined): string {
-  const clean = (text: string) => text.replaceAll(`${dir}/`, '').replaceAll(dir, '<validation dir>');
-  // The closing summary lines repeat what the located alerts already say.
-  const alerts = output
-    .split('\n')
-    .filter((line) => line.includes('[ALERT]') && !/Error\(s\) found in configuration file|Fatal errors found in configuration/.test(line));
+function explain(alerts: readonly ConfigAlert[], output: string, input: ValidationInput, clean: (text: string) => string): string {
   if (alerts.length === 0) return clean(output);
   const renderedLines = input.files.config.split('\n');
   return alerts
     .map((alert) => {
-      // 2.6 writes both "parsing [file:line] : msg" and "[file:line] : msg".
-      const located = /\[([^\]\s]+):(\d+)\]\s*:?\s*(.*)$/.exec(alert);
-      const message = clean(located?.[3] ?? alert.replace(/^.*?\]\s*(\(\d+\))?\s*:\s*/, ''));
-      if (!located) return message;
-      const file = clean(located[1]!);
-      const line = file === 'haproxy.cfg' ? originalLine(Number(located[2])) : Number(located[2]);
-      if (line === undefined) return `${file}: ${message}`;
-      const origin = input.origins.get(file)?.[line - 1];
-      const text = file === 'haproxy.cfg' ? renderedLines[line - 1] : undefined;
+      const place = alert.locations.at(-1);
+      if (!place) return alert.message;
+      const origin = input.origins.get(place.file)?.[place.line - 1];
+      const text = place.file === 'haproxy.cfg' ? renderedLines[place.line - 1] : undefined;
       const objects = origin && origin.objects.length > 0 ? `, values of ${origin.objects.join(', ')}` : '';
       return [
-        `${file}:${line}: ${message}`,
+        `${place.file}:${place.line}: ${alert.detail}`,
         ...(text !== undefined ? [`  rendered: ${JSON.stringify(text.trim())}`] : []),
         ...(origin ? [`  from ${origin.template} line ${origin.line}${objects}`] : []),
       ].join('\n');
@@ -96,9 +103,12 @@ function explain(output: string, dir: string, input: ValidationInput, originalLi
 }
 
 /**
- * Validates rendered configurations: guarded directives first, then the
- * real `haproxy -c` on a copy in a private temporary directory, one at a
- * time, with verdicts cached by content hash.
+ * Validates rendered configurations: the real `haproxy -c` behind the
+ * directive guard (see check.ts), on a copy in a private temporary
+ * directory, one at a time, with verdicts cached by content hash. A
+ * validation that could not run (no space or descriptors for the copy,
+ * HAProxy missing or killed) is `unavailable`, never `invalid`, and is not
+ * cached: the same content is checked again next time.
  */
 export class Validator {
   readonly #options: ValidatorOptions;
@@ -123,7 +133,8 @@ export class Validator {
       this.#cache.set(input.hash, cached);
       return cached;
     }
-    const verdict = await this.#check(input);
+    const verdict = await this.#check(input).catch((error: unknown): ValidationVerdict => ({ status: 'unavailable', message: errorMessage(error) }));
+    if (verdict.status === 'unavailable') return verdict;
     this.#cache.set(input.hash, verdict);
     const limit = this.#options.cacheSize ?? 64;
     for (const key of this.#cache.keys()) {
@@ -134,23 +145,22 @@ export class Validator {
   }
 
   async #check(input: ValidationInput): Promise<ValidationVerdict> {
-    const allowed = new Set(this.#options.allowDirectives);
-    const refused = findGuardedDirectives(input.files.config).filter((finding) => !allowed.has(finding.directive));
-    if (refused.length > 0) {
-      const lines = refused.map((finding) => {
-        const origin = input.origins.get('haproxy.cfg')?.[finding.line - 1];
-        const from = origin ? ` (from ${origin.template} line ${origin.line}${origin.objects.length ? `, values of ${origin.objects.join(', ')}` : ''})` : '';
-        return `haproxy.cfg:${finding.line}: ${finding.directive} ${guardedDirectives[finding.directive]}: ${JSON.stringify(finding.text)}${from}; allowDirectives does not allow it`;
-      });
-      return { valid: false, message: lines.join('\n') };
-    }
     const dir = await mkdtemp(join(this.#options.tmpRoot ?? tmpdir(), 'haproxy-template-ic-validate-'));
     try {
       const { text, originalLine } = rebase(input.files.config, dir);
       const configFile = await writeRenderedFiles(dir, { ...input.files, config: text }, this.#options.dirs);
-      const result = await checkConfig(configFile, this.#options.binary ?? haproxyBinary());
-      if (result.valid) return { valid: true };
-      return { valid: false, message: explain(result.output, dir, input, originalLine) };
+      const result = await checkConfig(configFile, this.#options.binary ?? haproxyBinary(), { allowDirectives: this.#options.allowDirectives });
+      if (result.valid) return { status: 'valid' };
+      if (result.unavailable !== undefined) return { status: 'unavailable', message: result.unavailable };
+      const clean = (message: string) => message.replaceAll(`${dir}/`, '').replaceAll(dir, '<validation dir>');
+      const targets = targetNames(input.files, this.#options.dirs);
+      const inDir = underDirectory(dir, (target) => targets.has(target));
+      const relocate: Relocate = (path, line) => {
+        const where = inDir(path, line);
+        return where?.file === 'haproxy.cfg' && where.line !== undefined ? { file: where.file, line: originalLine(where.line) } : where;
+      };
+      const alerts = parseAlerts(result.output, relocate, clean);
+      return { status: 'invalid', message: explain(alerts, result.output, input, clean), alerts };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -1,5 +1,6 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { resolvedBackend, serviceKey } from './backend-names.ts';
+import { HostOwnership, parentOf, type HostSharing } from './host-ownership.ts';
 import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
 import { compare, olderFirst } from './order.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
@@ -9,19 +10,22 @@ import { patchSorted } from './sorted-list.ts';
 import type { HostEntry, Route } from './view-model.ts';
 
 /**
- * What the served Ingresses decide together: hosts, routes and their
- * conflicts, which backends and Secrets are used and by whom, the default
- * backend. Kept from one build to the next and updated per Ingress that
- * came, went or changed, so a build after one change costs about as much as
- * that Ingress, whatever the number of others.
+ * What the served Ingresses decide together: which namespace each host
+ * belongs to (see host-ownership.ts), hosts, routes and their conflicts,
+ * which backends and Secrets are used and by whom, the default backend.
+ * Kept from one build to the next and updated per Ingress that came, went
+ * or changed, so a build after one change costs about as much as that
+ * Ingress, whatever the number of others.
  */
 
 /** A Secret named by TLS entries, and what they ask of it. */
 export interface SecretUse {
   readonly namespace: string;
   readonly name: string;
-  /** SNI names of every entry naming it: sorted, deduplicated. */
+  /** SNI names of every entry naming it, for hosts their namespace may serve: sorted, deduplicated. */
   readonly hosts: readonly string[];
+  /** Hosts its wildcards cover that belong to other namespaces: never to be served with it. Sorted. */
+  readonly excludedHosts: readonly string[];
   readonly referrers: Referrers;
 }
 
@@ -67,6 +71,9 @@ export class IngressAggregate {
   /** The Ingresses of the served class, as read. */
   readonly #reads = new Map<KubeObject, IngressRead>();
   readonly #withProblems = new Set<IngressRead>();
+  readonly #ownership: HostOwnership;
+  /** Served Ingresses refused some host, and what they are told. */
+  readonly #refused = new Map<IngressRead, readonly Problem[]>();
   /** Per host key, the entry first seen for it. */
   readonly #hosts = new Map<string, HostEntry>();
   /** Per host key named by more than one rule, how many more: most are named once. */
@@ -83,6 +90,10 @@ export class IngressAggregate {
   readonly #secretUses = new Map<string, SecretUse>();
   /** Per Service ("namespace/name"), those naming one of its ports by name. */
   readonly #namedPorts = new Map<string, NamedPortUsers>();
+  /** Per host, the Secrets whose SNI names hold it (wildcards included): who to look at again when it changes hands. */
+  readonly #secretsByHost = new Map<string, Set<string>>();
+  /** Wildcard hosts among those: without any, no change of hands touches a certificate. */
+  #wildcards = 0;
 
   // What changed since the last settle().
   /** Backends that gained or lost users outside a settle (a Service renamed their ports' backend). */
@@ -92,6 +103,15 @@ export class IngressAggregate {
   #defaultsTouched = false;
   readonly #touchedHosts = new Set<string>();
   readonly #touchedSecrets = new Set<string>();
+
+  constructor(sharing: HostSharing = []) {
+    this.#ownership = new HostOwnership(sharing);
+  }
+
+  /** Whether it settles host ownership with this sharing (a change of setting needs a fresh aggregate). */
+  sharesHostsAs(sharing: HostSharing): boolean {
+    return this.#ownership.sameSharing(sharing);
+  }
 
   /** Makes the Ingresses those of `list` that `read` accepts: reads the new ones, drops the gone. */
   sync(list: readonly KubeObject[], read: ReadIngress, lookup: ServiceLookup): void {
@@ -182,22 +202,15 @@ export class IngressAggregate {
     }
     const served = read.served;
     if (!served) return;
-    for (let i = 0; i < served.hosts.length; i++) {
-      const host = served.hosts[i]!;
-      if (!this.#hosts.has(host.host)) {
-        this.#hosts.set(host.host, host);
-        this.#touchedHosts.add(host.host);
-      } else {
-        this.#hostRepeats.set(host.host, (this.#hostRepeats.get(host.host) ?? 0) + 1);
-      }
-    }
+    // Its hosts and routes count once the hosts are settled to be its namespace's (see #grant);
+    // the backends of its routes are resolved now, so that a grant routes them to the right one.
+    this.#ownership.add(read);
     for (let i = 0; i < served.routes.length; i++) {
       const claim = served.routes[i]!;
       if ('name' in claim.asked.port) {
         setBackend(claim, resolvedBackend(claim.asked, lookup(claim.asked.namespace, claim.asked.service)));
         this.#namedPortUsers(claim.asked).claims.add(claim);
       }
-      this.#claims.add(claim);
     }
     if (served.defaultBackend) {
       const fallback = served.defaultBackend;
@@ -231,22 +244,11 @@ export class IngressAggregate {
     if (this.#withProblems.delete(read)) this.#problemsTouched = true;
     const served = read.served;
     if (!served) return;
-    for (let i = 0; i < served.hosts.length; i++) {
-      const host = served.hosts[i]!.host;
-      const repeats = this.#hostRepeats.get(host);
-      if (repeats === undefined) {
-        this.#hosts.delete(host);
-        this.#touchedHosts.add(host);
-      } else if (repeats === 1) {
-        this.#hostRepeats.delete(host);
-      } else {
-        this.#hostRepeats.set(host, repeats - 1);
-      }
-    }
+    this.#ownership.remove(read, (from, host) => this.#withdraw(from, host));
+    if (this.#refused.delete(read)) this.#problemsTouched = true;
     for (let i = 0; i < served.routes.length; i++) {
       const claim = served.routes[i]!;
       if ('name' in claim.asked.port) this.#forgetNamedPortUser(claim.asked, claim);
-      this.#claims.remove(claim);
     }
     if (served.defaultBackend) {
       if ('name' in served.defaultBackend.asked.port) this.#forgetNamedPortUser(served.defaultBackend.asked, read);
@@ -261,8 +263,70 @@ export class IngressAggregate {
     }
   }
 
+  /** An Ingress may serve a host now: its rules for it count, and its TLS entries naming it. */
+  #grant(read: IngressRead, host: string): void {
+    const served = read.served!;
+    for (let i = 0; i < served.hosts.length; i++) {
+      const entry = served.hosts[i]!;
+      if (entry.host !== host) continue;
+      if (!this.#hosts.has(host)) {
+        this.#hosts.set(host, entry);
+        this.#touchedHosts.add(host);
+      } else {
+        this.#hostRepeats.set(host, (this.#hostRepeats.get(host) ?? 0) + 1);
+      }
+    }
+    for (let i = 0; i < served.routes.length; i++) if (served.routes[i]!.host === host) this.#claims.add(served.routes[i]!);
+    this.#touchSecretsNaming(read, host);
+  }
+
+  /** An Ingress may no longer serve a host (it went, or an older Ingress of another namespace claims the host). */
+  #withdraw(read: IngressRead, host: string): void {
+    const served = read.served!;
+    for (let i = 0; i < served.hosts.length; i++) {
+      if (served.hosts[i]!.host !== host) continue;
+      const repeats = this.#hostRepeats.get(host);
+      if (repeats === undefined) {
+        this.#hosts.delete(host);
+        this.#touchedHosts.add(host);
+      } else if (repeats === 1) {
+        this.#hostRepeats.delete(host);
+      } else {
+        this.#hostRepeats.set(host, repeats - 1);
+      }
+    }
+    for (let i = 0; i < served.routes.length; i++) if (served.routes[i]!.host === host) this.#claims.remove(served.routes[i]!);
+    this.#touchSecretsNaming(read, host);
+  }
+
+  #touchSecretsNaming(read: IngressRead, host: string): void {
+    const served = read.served!;
+    for (const tls of served.tls) if (tls.hosts.includes(host)) this.#touchedSecrets.add(`${served.namespace}/${tls.secretName}`);
+  }
+
+  /** Hosts changed hands: the Ingresses refused them are told so, and certificates for wildcards over them are looked at again. */
+  #settleOwnership(): void {
+    const { refusals, hosts } = this.#ownership.settle(
+      (read, host) => this.#grant(read, host),
+      (read, host) => this.#withdraw(read, host),
+    );
+    for (const read of refusals) {
+      const problems = this.#ownership.refusalsOf(read);
+      const before = this.#refused.get(read) ?? NO_PROBLEMS;
+      if (problems.length === 0) this.#refused.delete(read);
+      else this.#refused.set(read, problems);
+      if (problems.length + before.length > 0) this.#problemsTouched = true;
+    }
+    if (this.#wildcards === 0) return;
+    for (const host of hosts) {
+      const parent = parentOf(host);
+      for (const id of (parent === undefined ? undefined : this.#secretsByHost.get(`*.${parent}`)) ?? []) this.#touchedSecrets.add(id);
+    }
+  }
+
   /** Settles what the Ingresses added and removed since the last call changed, and says what that was. */
   settle(): AggregateChanges {
+    this.#settleOwnership();
     const backends = this.#movedBackends;
     this.#movedBackends = new Set();
     const { keys, warningsChanged } = this.#claims.settle((before, after) => {
@@ -286,6 +350,7 @@ export class IngressAggregate {
     if (this.#problemsTouched) {
       const list = new ProblemList();
       for (const read of this.#withProblems) list.addAll(read.problems);
+      for (const problems of this.#refused.values()) list.addAll(problems);
       this.excluded = list.sorted();
     }
     if (warningsMoved) {
@@ -359,14 +424,46 @@ export class IngressAggregate {
         const served = user.served!;
         for (const tls of served.tls) {
           if (tls.secretName !== name) continue;
-          for (const host of tls.hosts) hosts.add(host);
-          referrers.add(served.label, tls.field);
+          const admitted = tls.hosts.filter((host) => this.#ownership.admitted(user, host));
+          for (const host of admitted) hosts.add(host);
+          if (admitted.length > 0) referrers.add(served.label, tls.field);
         }
       }
-      this.#secretUses.set(id, { namespace, name, hosts: [...hosts].sort(compare), referrers });
+      this.#indexSecretHosts(id, this.#secretUses.get(id)?.hosts ?? [], hosts);
+      if (hosts.size === 0) {
+        this.#secretUses.delete(id);
+        continue;
+      }
+      // A wildcard line would also answer for the hosts below it that other namespaces hold.
+      const group = this.#ownership.groupOf(namespace);
+      const excluded = new Set<string>();
+      for (const host of hosts) {
+        if (!host.startsWith('*.')) continue;
+        for (const below of this.#ownership.hostsUnder(host.slice(2))) if (this.#ownership.ownerOf(below) !== group) excluded.add(below);
+      }
+      this.#secretUses.set(id, { namespace, name, hosts: [...hosts].sort(compare), excludedHosts: [...excluded].sort(compare), referrers });
     }
     this.#touchedSecrets.clear();
     this.secrets = Array.from(this.#secretUses.values());
+  }
+
+  #indexSecretHosts(id: string, before: readonly string[], after: ReadonlySet<string>): void {
+    for (const host of before) {
+      if (after.has(host)) continue;
+      const ids = this.#secretsByHost.get(host)!;
+      ids.delete(id);
+      if (ids.size > 0) continue;
+      this.#secretsByHost.delete(host);
+      if (host.startsWith('*.')) this.#wildcards--;
+    }
+    for (const host of after) {
+      let ids = this.#secretsByHost.get(host);
+      if (!ids) {
+        this.#secretsByHost.set(host, (ids = new Set()));
+        if (host.startsWith('*.')) this.#wildcards++;
+      }
+      ids.add(id);
+    }
   }
 
   /** The backend of this name, while something routes to it or it is the default backend. */

@@ -1,13 +1,112 @@
 import { Buffer } from 'node:buffer';
-import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import type { KubeObject } from '../pipeline/model.ts';
 
 /** A TLS Secret turned into the PEM file HAProxy loads, or the field that stopped it. */
 export type CheckedCertificate =
-  | { readonly ok: true; readonly pem: string }
+  | {
+      readonly ok: true;
+      readonly pem: string;
+      /** When the first certificate to expire in the chain does, in milliseconds since the epoch. */
+      readonly notAfter: number;
+    }
   | { readonly ok: false; readonly field: string; readonly reason: string };
 
 const CERTIFICATE_BLOCK = /-----BEGIN CERTIFICATE-----[\r\n]+[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----/g;
+
+/**
+ * Debian 12's OpenSSL runs HAProxy at security level 2: keys and
+ * signatures weaker than 112 bits of security are refused when the
+ * certificate loads, and the whole configuration with it.
+ */
+const MIN_SECURITY_BITS = 112;
+const LEVEL = "HAProxy's OpenSSL (security level 2)";
+
+/**
+ * The security of an RSA or DSA modulus as OpenSSL 3 rates it
+ * (ossl_ifc_ffc_compute_security_bits: NIST SP 800-56B's estimate, rounded
+ * to a multiple of 8, with exact values for the standard sizes), so the
+ * limit falls where HAProxy's does: 2047 bits still pass, 1024 do not.
+ */
+export function modulusSecurityBits(bits: number): number {
+  const exact: Readonly<Record<number, number>> = { 2048: 112, 3072: 128, 4096: 152, 6144: 176, 7680: 192, 8192: 200, 15360: 256 };
+  if (exact[bits] !== undefined) return exact[bits];
+  if (bits >= 687737) return 1200;
+  if (bits < 8) return 0;
+  const cap = bits <= 7680 ? 192 : bits <= 15360 ? 256 : 1200;
+  const x = bits * Math.LN2;
+  const y = Math.floor((1.923 * Math.cbrt(x * Math.log(x) ** 2) - 4.69) / Math.LN2);
+  return Math.min((y + 4) & ~7, cap);
+}
+
+/** Security bits of the named curves OpenSSL knows (half the order's size); others are left to HAProxy. */
+const CURVE_BITS: Readonly<Record<string, number>> = {
+  prime192v1: 96,
+  secp192k1: 96,
+  secp160k1: 80,
+  secp160r1: 80,
+  secp160r2: 80,
+  brainpoolP160r1: 80,
+  brainpoolP192r1: 96,
+  secp224k1: 112,
+  secp224r1: 112,
+  brainpoolP224r1: 112,
+  prime256v1: 128,
+  secp256k1: 128,
+  brainpoolP256r1: 128,
+  secp384r1: 192,
+  brainpoolP384r1: 192,
+  secp521r1: 256,
+  brainpoolP512r1: 256,
+};
+
+/** What a key is and its strength, when HAProxy's OpenSSL would refuse it; undefined when it is fine. */
+function weakKey(key: KeyObject): string | undefined {
+  const details = key.asymmetricKeyDetails ?? {};
+  const type = key.asymmetricKeyType;
+  let described: string;
+  let bits: number | undefined;
+  switch (type) {
+    case 'rsa':
+    case 'rsa-pss':
+      described = `an RSA key of ${details.modulusLength} bits`;
+      bits = modulusSecurityBits(details.modulusLength ?? 0);
+      break;
+    case 'dsa':
+      described = `a DSA key of ${details.modulusLength} bits`;
+      bits = Math.min(modulusSecurityBits(details.modulusLength ?? 0), Math.floor((details.divisorLength ?? 0) / 2));
+      break;
+    case 'ec':
+      described = `an EC key on ${details.namedCurve}`;
+      bits = CURVE_BITS[details.namedCurve ?? ''];
+      break;
+    case 'ed25519':
+    case 'ed448':
+      return undefined;
+    default:
+      return `a ${type ?? 'unknown'} key, which cannot sign a TLS handshake`;
+  }
+  if (bits === undefined || bits >= MIN_SECURITY_BITS) return undefined;
+  return `${described} (${bits} bits of security); ${LEVEL} needs ${MIN_SECURITY_BITS} bits of security (RSA: 2048 bits, EC: 224)`;
+}
+
+/** Digests OpenSSL 3 rates below 80 bits in a signature: refused at any security level above 0. */
+const WEAK_DIGEST = /(?:^|[^a-z0-9])(?:md2|md4|md5|sha1)(?![0-9])/i;
+
+function certificateName(index: number, certificate: X509Certificate): string {
+  const subject = certificate.subject.split('\n').find((part) => part.startsWith('CN=')) ?? certificate.subject.split('\n')[0];
+  return `certificate ${index + 1} (${subject})`;
+}
+
+/** Why HAProxy's OpenSSL would refuse this certificate of the chain (its key, or its signature unless self-signed). */
+function weakCertificate(certificate: X509Certificate, index: number): string | undefined {
+  const key = weakKey(certificate.publicKey);
+  if (key !== undefined) return `${certificateName(index, certificate)} has ${key}`;
+  const selfSigned = certificate.issuer === certificate.subject && certificate.checkIssued(certificate);
+  const algorithm = certificate.signatureAlgorithm ?? '';
+  if (!selfSigned && WEAK_DIGEST.test(algorithm)) return `${certificateName(index, certificate)} is signed with ${algorithm}, which ${LEVEL} refuses`;
+  return undefined;
+}
 
 /**
  * Kubernetes stores Secret data as canonical base64. Buffer.from skips any
@@ -26,13 +125,16 @@ function errorMessage(error: unknown): string {
 
 /**
  * Reads `tls.crt` (the certificate, then any chain) and `tls.key` of a TLS
- * Secret, checks that every certificate parses and that the key belongs to
- * the first one, and writes the PEM file from the parsed objects. Writing
- * from the parsed objects rather than passing the Secret's text through means
- * only well-formed PEM produced by Node reaches the file: anything else the
- * Secret holds (comments, other blocks, stray bytes) is dropped.
+ * Secret, checks that every certificate parses, that the key belongs to the
+ * first one, that HAProxy's OpenSSL takes every key and signature (one it
+ * refuses would make it refuse the whole configuration) and that no
+ * certificate has expired by `now`, and writes the PEM file from the parsed
+ * objects. Writing from the parsed objects rather than passing the Secret's
+ * text through means only well-formed PEM produced by Node reaches the
+ * file: anything else the Secret holds (comments, other blocks, stray
+ * bytes) is dropped.
  */
-export function checkTlsSecret(secret: KubeObject): CheckedCertificate {
+export function checkTlsSecret(secret: KubeObject, now: number = Date.now()): CheckedCertificate {
   const data = secret['data'];
   const fields = typeof data === 'object' && data !== null ? (data as Readonly<Record<string, unknown>>) : {};
 
@@ -52,16 +154,23 @@ export function checkTlsSecret(secret: KubeObject): CheckedCertificate {
     }
   }
 
-  let keyPem: string;
+  let key: KeyObject;
   try {
-    const key = createPrivateKey({ key: keyBytes, format: 'pem' });
-    if (!chain[0]!.checkPrivateKey(key)) {
-      return { ok: false, field: 'data[tls.key]', reason: 'does not match the certificate in data[tls.crt]' };
-    }
-    keyPem = key.export({ type: 'pkcs8', format: 'pem' }).toString();
+    key = createPrivateKey({ key: keyBytes, format: 'pem' });
   } catch (error) {
     return { ok: false, field: 'data[tls.key]', reason: `is not an unencrypted PEM private key: ${errorMessage(error)}` };
   }
-
-  return { ok: true, pem: chain.map((certificate) => certificate.toString()).join('') + keyPem };
+  if (!chain[0]!.checkPrivateKey(key)) return { ok: false, field: 'data[tls.key]', reason: 'does not match the certificate in data[tls.crt]' };
+  const weak = weakKey(key);
+  if (weak !== undefined) return { ok: false, field: 'data[tls.key]', reason: weak };
+  for (const [index, certificate] of chain.entries()) {
+    const refused = weakCertificate(certificate, index);
+    if (refused !== undefined) return { ok: false, field: 'data[tls.crt]', reason: refused };
+    if (certificate.validToDate.getTime() < now) {
+      return { ok: false, field: 'data[tls.crt]', reason: `${certificateName(index, certificate)} expired on ${certificate.validToDate.toISOString()}` };
+    }
+  }
+  const keyPem = key.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const notAfter = Math.min(...chain.map((certificate) => certificate.validToDate.getTime()));
+  return { ok: true, pem: chain.map((certificate) => certificate.toString()).join('') + keyPem, notAfter };
 }

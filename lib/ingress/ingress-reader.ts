@@ -1,4 +1,6 @@
-import type { KubeObject, Problem } from '../pipeline/model.ts';
+import type { KubeObject, Problem, ValueSource } from '../pipeline/model.ts';
+import { sourceOf } from '../pipeline/value-source.ts';
+import { HostItem, ModelSource, RouteItem } from './model-source.ts';
 import { isFields } from './fields.ts';
 import {
   checkHost,
@@ -46,6 +48,8 @@ export interface BackendRef {
 export interface RouteClaim {
   readonly map: 'exact' | 'prefix';
   readonly key: string;
+  /** The host key it is under (CATCH_ALL_HOST for rules without a host): served only while the Ingress may serve that host. */
+  readonly host: string;
   /** The backend as the Ingress names it. */
   readonly asked: BackendRef;
   /**
@@ -69,7 +73,11 @@ export interface RouteClaim {
 
 export interface TlsClaim {
   readonly secretName: string;
+  /** SNI names: the entry's hosts, or, when it names none, the hosts of the Ingress's rules. */
   readonly hosts: readonly string[];
+  /** The field each host came from. */
+  readonly hostFields: readonly string[];
+  /** `spec.tls[i].secretName`. */
   readonly field: string;
 }
 
@@ -78,6 +86,8 @@ export interface ServedIngress {
   readonly label: string;
   readonly namespace: string;
   readonly hosts: readonly HostEntry[];
+  /** Every host key it claims, by rules (CATCH_ALL_HOST for rules without a host) or TLS entries, each once. */
+  readonly hostKeys: readonly string[];
   readonly routes: readonly RouteClaim[];
   /** `backend` as for a RouteClaim: resolved by the aggregate. */
   readonly defaultBackend: { readonly asked: BackendRef; backend: BackendRef; readonly field: string } | undefined;
@@ -109,6 +119,8 @@ class IngressReader {
   readonly #ingress: KubeObject;
   readonly #namespace: string;
   #claims = 0;
+  /** The host key of the rule being read. */
+  #hostKey = CATCH_ALL_HOST;
 
   constructor(ingress: KubeObject) {
     this.#ingress = ingress;
@@ -135,12 +147,16 @@ class IngressReader {
     for (let index = 0; index < rules.length; index++) this.#rule(rules[index], `spec.rules[${index}]`, hosts, routes);
     const tls: TlsClaim[] = [];
     const entries = this.#list(spec['tls'], 'spec.tls', this.tlsProblems);
-    for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls);
+    for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls, hosts);
     if (this.problems.length > 0) return undefined;
+    const hostKeys = new Set<string>();
+    for (const host of hosts) hostKeys.add(host.host);
+    for (const claim of tls) for (const host of claim.hosts) hostKeys.add(host);
     return {
       label: this.label,
       namespace: this.#namespace,
       hosts,
+      hostKeys: [...hostKeys],
       routes,
       defaultBackend: defaultBackend && { asked: defaultBackend, backend: defaultBackend, field: 'spec.defaultBackend' },
       tls,
@@ -168,8 +184,9 @@ class IngressReader {
       const host = checkHost(rule['host']);
       if (!host.ok) return this.#problem(`${field}.host`, `invalid host: ${host.reason}`);
       hostKey = host.value.host;
-      hosts.push(Object.freeze(host.value));
+      hosts.push(Object.freeze(new HostItem(host.value.host, host.value.wildcard, this.#source(`${field}.host`))));
     }
+    this.#hostKey = hostKey;
     const http = rule['http'];
     if (http === undefined || http === null) return;
     if (!isFields(http)) return this.#problem(`${field}.http`, 'is not an object');
@@ -198,20 +215,27 @@ class IngressReader {
     if (!checked.ok) this.#problem(`${field}.path`, `invalid path: ${checked.reason}`);
     const backend = this.#backend(path['backend'], field, '.backend');
     if (!checked.ok || !backend) return;
+    // The lines of one path share their source.
+    const source = this.#source(field);
     if (pathType === 'Exact') {
-      routes.push(this.#claim('exact', hostKey + checked.value, backend, true, field));
+      routes.push(this.#claim('exact', hostKey + checked.value, backend, true, field, source));
       return;
     }
     let end = checked.value.length;
     while (end > 0 && checked.value.charCodeAt(end - 1) === 47) end--;
     const trimmed = checked.value.slice(0, end);
-    if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, backend, false, field));
-    routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, false, field));
+    if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, backend, false, field, source));
+    routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, false, field, source));
   }
 
-  #claim(map: RouteClaim['map'], key: string, backend: BackendRef, fromExactPath: boolean, field: string): RouteClaim {
-    const line = Object.freeze({ key, backend: backend.name });
-    return { map, key, asked: backend, backend, fromExactPath, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
+  #source(field: string): ValueSource {
+    return new ModelSource('Ingress', this.#ingress, field);
+  }
+
+  #claim(map: RouteClaim['map'], key: string, backend: BackendRef, fromExactPath: boolean, field: string, source: ValueSource): RouteClaim {
+    const line = Object.freeze(new RouteItem(key, backend.name, source));
+    const host = this.#hostKey;
+    return { map, key, host, asked: backend, backend, fromExactPath, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
   }
 
   /**
@@ -256,8 +280,13 @@ class IngressReader {
     return undefined;
   }
 
-  /** A TLS entry; its problems leave out only the entry. Without secretName it asks for nothing to serve. */
-  #tls(entry: unknown, field: string, claims: TlsClaim[]): void {
+  /**
+   * A TLS entry; its problems leave out only the entry. Without secretName
+   * it asks for nothing to serve; without hosts it is for the hosts of the
+   * Ingress's rules, since a certificate line without SNI names would be
+   * served for whatever names the certificate holds, another tenant's too.
+   */
+  #tls(entry: unknown, field: string, claims: TlsClaim[], ruleHosts: readonly HostEntry[]): void {
     const into = this.tlsProblems;
     if (!isFields(entry)) {
       this.#problem(field, 'is not an object', into);
@@ -268,13 +297,24 @@ class IngressReader {
     const before = into.length;
     if (!isDnsSubdomain(secretName)) this.#problem(`${field}.secretName`, `${quote(secretName)} is not a Secret name`, into);
     const hosts: string[] = [];
-    this.#list(entry['hosts'], `${field}.hosts`, into).forEach((host, index) => {
+    const hostFields: string[] = [];
+    const listed = this.#list(entry['hosts'], `${field}.hosts`, into);
+    listed.forEach((host, index) => {
       const checked = checkHost(host);
-      if (checked.ok) hosts.push(checked.value.host);
-      else this.#problem(`${field}.hosts[${index}]`, `invalid host: ${checked.reason}`, into);
+      if (!checked.ok) return this.#problem(`${field}.hosts[${index}]`, `invalid host: ${checked.reason}`, into);
+      hosts.push(checked.value.host);
+      hostFields.push(`${field}.hosts[${index}]`);
     });
+    if (listed.length === 0) {
+      for (const host of ruleHosts) {
+        if (host.host === CATCH_ALL_HOST || hosts.includes(host.host)) continue;
+        hosts.push(host.host);
+        hostFields.push(sourceOf(host)!.field);
+      }
+      if (hosts.length === 0) this.#problem(`${field}.hosts`, 'names no host, and no rule of the Ingress has one to serve it for', into);
+    }
     if (into.length > before || !isDnsSubdomain(secretName)) return;
-    claims.push({ secretName, hosts, field: `${field}.secretName` });
+    claims.push({ secretName, hosts, hostFields, field: `${field}.secretName` });
   }
 }
 

@@ -1,4 +1,4 @@
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 
 /**
  * Validation of every string a Kubernetes object contributes to an HAProxy
@@ -130,6 +130,45 @@ export function ipAddress(value: unknown): string | undefined {
   if (IPV4.test(value)) return value;
   if (!IP_CHARACTERS.test(value) || isIP(value) === 0) return undefined;
   return value.toLowerCase();
+}
+
+/**
+ * Addresses a server line must not have: nothing listens there for a
+ * Service (an unspecified address means "any" to a listener, and to a
+ * connecting HAProxy this host), or one packet reaches many (broadcast,
+ * multicast), or it is only meaningful on one link of one node
+ * (link-local, cloud metadata services among them). IPv4-mapped IPv6
+ * addresses are judged as the IPv4 address they carry.
+ */
+const unreachable: readonly { readonly reason: string; readonly ranges: BlockList }[] = [
+  ['the unspecified address ("any")', [['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']]],
+  ['the broadcast address', [['255.255.255.255', 32, 'ipv4']]],
+  ['a multicast address', [['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']]],
+  ['a link-local address', [['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']]],
+].map(([reason, ranges]) => {
+  const list = new BlockList();
+  for (const [network, prefix, family] of ranges as [string, number, 'ipv4' | 'ipv6'][]) list.addSubnet(network, prefix, family);
+  return { reason: reason as string, ranges: list };
+});
+
+/**
+ * The same ranges for a dotted-quad IPv4 address, read from its octets:
+ * most endpoints are IPv4, and this runs once per endpoint of every render
+ * from scratch (a BlockList lookup costs a hundred times more).
+ */
+function ipv4Range(address: string): number {
+  const first = Number.parseInt(address, 10);
+  if (first === 0) return 0;
+  if (address === '255.255.255.255') return 1;
+  if (first >= 224 && first <= 239) return 2;
+  if (first === 169 && address.startsWith('169.254.')) return 3;
+  return -1;
+}
+
+/** Why a (valid) endpoint address cannot be a server: unspecified, broadcast, multicast or link-local; undefined when it can. */
+export function endpointAddressProblem(address: string): string | undefined {
+  const found = address.includes(':') ? unreachable.find(({ ranges }) => ranges.check(address, 'ipv6')) : unreachable[ipv4Range(address)];
+  return found && `${quote(address)} is ${found.reason}, where no Service endpoint can be`;
 }
 
 /**

@@ -75,9 +75,10 @@ export class RouteClaims {
     return this.#byKey[claim.map].get(claim.key)?.winner === claim;
   }
 
-  /** Settles the key of a claim again at the next settle (its backend changed). */
+  /** Settles the key of a claim again at the next settle (its backend changed); nothing while no claim holds the key. */
   touch(claim: RouteClaim): void {
-    this.#touch(this.#byKey[claim.map].get(claim.key)!);
+    const entry = this.#byKey[claim.map].get(claim.key);
+    if (entry) this.#touch(entry);
   }
 
   #touch(entry: KeyClaims): void {

@@ -1,8 +1,10 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { isFields, type Fields } from './fields.ts';
 import { portText, type BackendRef } from './ingress-reader.ts';
-import { checkIpAddress, describeObject, ipAddress, isPortNumber, quote } from './names.ts';
+import { checkIpAddress, describeObject, endpointAddressProblem, ipAddress, isPortNumber, quote, type Checked } from './names.ts';
 import { compare } from './order.ts';
+import { withSource } from '../pipeline/value-source.ts';
+import { EndpointAddressSource, ModelSource, ServerItem } from './model-source.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import type { Backend, IngressModelCache, IngressSources, Server } from './view-model.ts';
 
@@ -25,6 +27,11 @@ interface SliceServers {
 
 function sliceLabel(slice: KubeObject): string {
   return describeObject('EndpointSlice', slice.metadata.namespace, slice.metadata.name);
+}
+
+/** Why a check refused its value (an address that is not one). */
+function refusal(checked: Checked<string>): string {
+  return checked.ok ? '' : checked.reason;
 }
 
 /** The servers one EndpointSlice gives a Service port (by name), with the problems it has. */
@@ -63,15 +70,15 @@ function sliceServers(slice: KubeObject, portName: string): SliceServers {
     const kept = servers.length;
     for (let i = 0; i < addresses.length; i++) {
       const address = ipAddress(addresses[i]);
-      if (address === undefined) {
+      const reason = address === undefined ? refusal(checkIpAddress(addresses[i])) : endpointAddressProblem(address);
+      if (address === undefined || reason !== undefined) {
         servers.length = kept;
-        const checked = checkIpAddress(addresses[i]);
-        const reason = checked.ok ? '' : checked.reason;
         (problems ??= []).push({ object: sliceLabel(slice), field: `endpoints[${index}].addresses[${i}]`, message: `endpoint left out: ${reason}` });
         break;
       }
       const name = `srv-${address.includes(':') ? address.replaceAll(':', '_') : address}-${number}`;
-      servers.push(Object.freeze({ name, address, port: number }));
+      const source = new EndpointAddressSource(slice, index, i);
+      servers.push(Object.freeze(new ServerItem(name, address, number, source)));
     }
   }
   return { servers: sortedServers(servers), problems: problems ?? NO_PROBLEMS, hasEndpoints, portFound: true };
@@ -128,7 +135,7 @@ export function resolveBackend(ref: BackendRef, sources: IngressSources, cache: 
   const service = sources.service(ref.namespace, ref.service);
   if (!service) {
     const resolved = { servers: NO_SERVERS, issue: `${serviceLabel(ref)} not found`, problems: NO_PROBLEMS };
-    return { backend: backendOf(ref, NO_SERVERS), resolved };
+    return { backend: backendOf(ref, NO_SERVERS, undefined), resolved };
   }
   const slices = sources.endpointSlices(ref.namespace, ref.service);
   // Port names are strings and numbers are numbers: the two never collide.
@@ -144,12 +151,14 @@ export function resolveBackend(ref: BackendRef, sources: IngressSources, cache: 
     entry.resolved = serversOf(ref, service, slices, cache);
     entry.backend = undefined;
   }
-  if (entry.backend?.name !== ref.name) entry.backend = backendOf(ref, entry.resolved.servers);
+  if (entry.backend?.name !== ref.name) entry.backend = backendOf(ref, entry.resolved.servers, service);
   return { backend: entry.backend, resolved: entry.resolved };
 }
 
-function backendOf(ref: BackendRef, servers: readonly Server[]): Backend {
-  return Object.freeze({ name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers });
+/** A backend made from its Service (when there is one): the lines it writes are charged to that Service. */
+function backendOf(ref: BackendRef, servers: readonly Server[], service: KubeObject | undefined): Backend {
+  const backend = { name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers };
+  return Object.freeze(service ? withSource(backend, new ModelSource('Service', service, 'spec.ports')) : backend);
 }
 
 /** Per EndpointSlice of a Service with several, what it gives each Service port name asked for (mostly one). */

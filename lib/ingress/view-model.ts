@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
+import { withSource } from '../pipeline/value-source.ts';
+import { ModelSource } from './model-source.ts';
 import { IngressAggregate, type ReadIngress, type SecretUse } from './aggregate.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
 import { checkTlsSecret } from './certificates.ts';
@@ -51,6 +53,10 @@ export interface IngressSources {
    * backends of the Services that changed.
    */
   readonly changedSince?: (versions: readonly number[]) => readonly KubeObject[] | undefined;
+  /** The time certificates are checked for expiry at, in milliseconds since the epoch; now by default. */
+  readonly now?: number;
+  /** Namespaces whose Ingresses may share hosts with one another (`*`: all); otherwise a host is its first claimer's namespace's alone. */
+  readonly sharedHostNamespaces?: readonly string[];
 }
 
 export interface IngressChanges {
@@ -117,13 +123,20 @@ export interface Server {
   readonly port: number;
 }
 
+/**
+ * One crt-list line: a certificate and the SNI names it is served for. A
+ * Secret with more names than one line of HAProxy's crt-list can hold gets
+ * several lines (several entries with the same file and PEM).
+ */
 export interface Certificate {
   /** `<namespace>_<secret>.pem`, shortened with a hash when that would be too long a file name (see certificateFile). */
   readonly file: string;
   /** The certificate chain then the private key, PEM, re-encoded from the parsed objects. */
   readonly pem: string;
-  /** SNI names from every spec.tls[].hosts naming this Secret: sorted, deduplicated, lowercase. */
+  /** SNI names from every spec.tls[].hosts naming this Secret that its namespace may serve: sorted, deduplicated, lowercase. */
   readonly hosts: readonly string[];
+  /** Hosts its wildcards cover that other namespaces hold, written as negative filters (`!host`) on every line. Sorted. */
+  readonly excludedHosts: readonly string[];
   /** `<namespace>/<secret>`. */
   readonly secret: string;
 }
@@ -167,13 +180,45 @@ interface Certificates {
   readonly certificates: readonly Certificate[];
   readonly excluded: readonly Problem[];
   readonly warnings: readonly Problem[];
+  /** When the first of them expires: until then they hold as they are. */
+  readonly expiresAt: number;
 }
 
-function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSources, cache: IngressModelCache): Certificates {
+/**
+ * HAProxy 2.6 reads a crt-list line into a 64 KiB buffer ("line too long")
+ * and takes at most 2048 words on it ("too many args"), the file name and
+ * `[options]` included; a longer line fails the whole configuration. Lines
+ * are kept well inside both, leaving room for the file's path.
+ */
+const CRT_LINE_FILTERS = 1000;
+const CRT_LINE_CHARACTERS = 32_768;
+
+/** The SNI names split over crt-list lines, each line repeating the negative filters; undefined when those alone do not fit. */
+function crtListLines(hosts: readonly string[], excludedHosts: readonly string[]): (readonly string[])[] | undefined {
+  const excludedLength = excludedHosts.reduce((total, host) => total + host.length + 2, 0);
+  if (excludedHosts.length > CRT_LINE_FILTERS / 2 || excludedLength > CRT_LINE_CHARACTERS / 2) return undefined;
+  const lines: string[][] = [];
+  let line: string[] = [];
+  let length = excludedLength;
+  for (const host of hosts) {
+    if (line.length > 0 && (line.length + excludedHosts.length >= CRT_LINE_FILTERS || length + host.length + 1 > CRT_LINE_CHARACTERS)) {
+      lines.push(line);
+      line = [];
+      length = excludedLength;
+    }
+    line.push(host);
+    length += host.length + 1;
+  }
+  lines.push(line);
+  return lines;
+}
+
+function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSources, cache: IngressModelCache, now: number): Certificates {
   const excluded: Problem[] = [];
   const warnings: Problem[] = [];
   const certificates: Certificate[] = [];
-  for (const { namespace, name, hosts: sniHosts, referrers } of secrets) {
+  let expiresAt = Number.POSITIVE_INFINITY;
+  for (const { namespace, name, hosts: sniHosts, excludedHosts, referrers } of secrets) {
     const secretLabel = describeObject('Secret', namespace, name);
     const secret = sources.secret(namespace, name);
     if (!secret) {
@@ -181,18 +226,28 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSour
       continue;
     }
     let checked = cache.secrets.get(secret);
-    if (!checked) {
-      checked = checkTlsSecret(secret);
+    // Checked again once it has expired since: the check says so, with the date.
+    if (!checked || (checked.ok && checked.notAfter < now)) {
+      checked = checkTlsSecret(secret, now);
       cache.secrets.set(secret, checked);
     }
     if (!checked.ok) {
       excluded.push({ object: secretLabel, field: checked.field, message: `${checked.reason}; TLS entries using it left out` });
       continue;
     }
-    certificates.push({ file: certificateFile(namespace, name), pem: checked.pem, hosts: sniHosts, secret: `${namespace}/${name}` });
+    const lines = crtListLines(sniHosts, excludedHosts);
+    if (lines === undefined) {
+      excluded.push({ object: secretLabel, field: 'data[tls.crt]', message: `its wildcards cover ${excludedHosts.length} hosts of other namespaces, too many to exclude on a crt-list line; TLS entries using it left out` });
+      continue;
+    }
+    expiresAt = Math.min(expiresAt, checked.notAfter);
+    const source = new ModelSource('Secret', secret, 'data');
+    const file = certificateFile(namespace, name);
+    for (const hosts of lines) certificates.push(withSource({ file, pem: checked.pem, hosts, excludedHosts, secret: `${namespace}/${name}` }, source));
   }
+  // Stable: the lines of one Secret keep their order.
   certificates.sort((a, b) => compare(a.file, b.file));
-  return { certificates, excluded: excluded.length > 0 ? excluded : NO_PROBLEMS, warnings: warnings.length > 0 ? warnings : NO_PROBLEMS };
+  return { certificates, excluded: excluded.length > 0 ? excluded : NO_PROBLEMS, warnings: warnings.length > 0 ? warnings : NO_PROBLEMS, expiresAt };
 }
 
 /** The problems of every part of a build, sorted, each once; with the parts, so the next build can tell whether they moved. */
@@ -217,11 +272,12 @@ function mergedProblems(parts: readonly (readonly Problem[])[], last: MergedProb
  * only the backends whose Service or EndpointSlices changed.
  */
 export function buildIngressModel(sources: IngressSources, cache: IngressModelCache = new IngressModelCache()): IngressModel {
-  const last = cache.last?.className === sources.className ? cache.last : undefined;
+  const sharing = sources.sharedHostNamespaces ?? [];
+  const last = cache.last?.className === sources.className && cache.last.aggregate.sharesHostsAs(sharing) ? cache.last : undefined;
   // The aggregate and backends are updated in place: should that fail half
   // way, the next build must start afresh rather than from a half-made state.
   cache.last = undefined;
-  const aggregate = last?.aggregate ?? new IngressAggregate();
+  const aggregate = last?.aggregate ?? new IngressAggregate(sharing);
   const resolution = last?.resolution ?? new BackendResolution();
   const sameStores = last?.stores !== undefined && sources.stores !== undefined && sameItems(last.stores, sources.stores);
 
@@ -252,7 +308,9 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const changes = aggregate.settle();
 
   const kept = { stores: sources.stores, ingresses: sources.ingresses, ingressVersion: tracking?.version, versions };
-  if (last && !changes.any && othersUnchanged) {
+  const now = sources.now ?? Date.now();
+  const certificatesHold = last !== undefined && now <= last.certificates.expiresAt;
+  if (last && !changes.any && othersUnchanged && certificatesHold) {
     cache.last = { ...last, ...kept };
     return last.model;
   }
@@ -260,7 +318,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   resolution.update(aggregate, changes.backends, touched, sources, cache);
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
   const certificates =
-    last && othersUnchanged && last.secrets === aggregate.secrets ? last.certificates : resolveCertificates(aggregate.secrets, sources, cache);
+    last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets ? last.certificates : resolveCertificates(aggregate.secrets, sources, cache, now);
   const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded], last?.excluded);
   const warnings = mergedProblems([aggregate.warnings, resolution.warnings, certificates.warnings], last?.warnings);
   const next: IngressModel = {

@@ -1,4 +1,5 @@
 import type { WatchedResource } from '../config/types.ts';
+import type { Problem } from '../pipeline/model.ts';
 import type { Outcome } from '../pipeline/outcome.ts';
 import type { EventRecord, EventSubject } from './event-recorder.ts';
 
@@ -27,6 +28,16 @@ export function problemSubject(object: string, resources: readonly WatchedResour
   return { apiVersion: resource.apiVersion, kind: resource.kind, namespace, name };
 }
 
+/** An ObjectExcluded event on each object a problem names (that can be resolved to a watched resource). */
+function excludedEvents(problems: readonly Problem[], action: 'Render' | 'Validate' | 'Deploy', context: OutcomeEventContext): EventRecord[] {
+  return problems.flatMap((problem) => {
+    const regarding = problemSubject(problem.object, context.resources);
+    return regarding === undefined
+      ? []
+      : [{ regarding, type: 'Warning' as const, reason: 'ObjectExcluded', action, note: `left out of the HAProxy configuration: ${problem.field}: ${problem.message}` }];
+  });
+}
+
 function podSubject(endpointId: string): EventSubject | undefined {
   const slash = endpointId.indexOf('/');
   if (slash <= 0 || endpointId.includes('://')) return undefined;
@@ -52,12 +63,9 @@ export function outcomeEvents(outcome: Outcome, context: OutcomeEventContext): E
     case 'validationFailed':
       return context.configSources.map((regarding) => ({ regarding, type: 'Warning', reason: 'ConfigInvalid', action: 'Validate', note: `rendered configuration failed validation, the running one keeps serving: ${outcome.error}` }));
     case 'rendered':
-      return outcome.excluded.flatMap((problem) => {
-        const regarding = problemSubject(problem.object, context.resources);
-        return regarding === undefined
-          ? []
-          : [{ regarding, type: 'Warning' as const, reason: 'ObjectExcluded', action: 'Render', note: `left out of the HAProxy configuration: ${problem.field}: ${problem.message}` }];
-      });
+      return excludedEvents(outcome.excluded, 'Render', context);
+    case 'quarantined':
+      return excludedEvents(outcome.objects, outcome.by === 'validation' ? 'Validate' : 'Deploy', context);
     case 'deployFailed': {
       const regarding = podSubject(outcome.endpoint);
       const outlook = outcome.final ? `gave up after ${outcome.attempt} attempt${outcome.attempt === 1 ? '' : 's'}` : 'retrying';

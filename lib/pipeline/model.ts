@@ -84,12 +84,24 @@ export interface RenderedFiles {
   readonly files: Readonly<Record<string, string>>;
 }
 
+/** The object a value on a rendered line came from, and the field that held it. */
+export interface ValueSource {
+  /** "Kind namespace/name". */
+  readonly label: string;
+  /** The field path inside the object, e.g. `spec.rules[0].host`. */
+  readonly field: string;
+  /** The object as stored when it was rendered: a changed object is another one. */
+  readonly object: KubeObject;
+}
+
 /** Where one rendered line comes from: the template line, and the objects whose values are on it. */
 export interface LineOrigin {
   readonly template: string;
   readonly line: number;
   /** "Kind namespace/name" of each object a value on the line came from. */
   readonly objects: readonly string[];
+  /** The same objects, each with the first field of it the line shows. */
+  readonly sources: readonly ValueSource[];
 }
 
 /** Origins per rendered file, by target name (`haproxy.cfg`, `maps/host.map`...), one entry per line. */
@@ -107,6 +119,8 @@ export interface RenderOutput {
 
 export interface Rendered extends RenderOutput {
   readonly revision: number;
+  /** What it was rendered from: a configuration HAProxy refuses is rendered again from it without the objects at fault. */
+  readonly snapshot: Snapshot;
   /** Content hash of `files`: equal hashes mean identical deployments. */
   readonly hash: string;
   readonly changes: Changes;
@@ -115,9 +129,36 @@ export interface Rendered extends RenderOutput {
 /** A rendered configuration that passed validation; the only thing ever deployed. */
 export type Validated = Rendered;
 
+/** A place in a rendered file: its target name (`haproxy.cfg`, `general/crt-list.txt`) and 1-based line. */
+export interface AlertLocation {
+  readonly file: string;
+  readonly line: number;
+}
+
+/** One of HAProxy's ALERT lines about a configuration, with the places it names. */
+export interface ConfigAlert {
+  /** HAProxy's message without its prefix, paths shown relative to the configuration's base. */
+  readonly message: string;
+  /** What it says of the innermost place it names (the whole message when it names none). */
+  readonly detail: string;
+  /** The places it names, outermost first: a bind line names its crt-list, which names its own line. */
+  readonly locations: readonly AlertLocation[];
+  /** Rendered files it names in quotes (`'ssl/shop.pem'`), by target name. */
+  readonly files: readonly string[];
+  /** Proxies it names (`Proxy 'http'`, `backend 'web'`). */
+  readonly sections: readonly string[];
+}
+
+/**
+ * What validation found. `invalid` is HAProxy's (or the directive guard's)
+ * judgement of the configuration; `unavailable` means no judgement was made
+ * (no space for the files, no process to run, HAProxy killed): the
+ * configuration may be fine, and is checked again later.
+ */
 export type ValidationVerdict =
-  | { readonly valid: true }
-  | { readonly valid: false; readonly message: string };
+  | { readonly status: 'valid' }
+  | { readonly status: 'invalid'; readonly message: string; readonly alerts: readonly ConfigAlert[] }
+  | { readonly status: 'unavailable'; readonly message: string };
 
 export interface Endpoint {
   /** Stable identity (for example the pod's namespace/name). */

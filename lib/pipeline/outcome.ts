@@ -35,6 +35,44 @@ export type Outcome =
       readonly changes: Changes;
     }
   | { readonly type: 'validated'; readonly revision: number; readonly hash: string; readonly durationMs: number }
+  /**
+   * HAProxy refused the configuration and objects were found at fault: they
+   * are left out of every later configuration until they change. Found by
+   * validation, the configuration was rendered again without them (as
+   * `hash`, with `files`); found in a refused reload, `hash` and `files` are
+   * the refused configuration's, and a render without them follows.
+   */
+  | {
+      readonly type: 'quarantined';
+      readonly by: 'validation' | 'reload';
+      readonly revision: number;
+      readonly hash: string;
+      /** The objects quarantined now, each with the field on the refused line and HAProxy's message. */
+      readonly objects: readonly Problem[];
+      readonly files: RenderedFiles;
+      /** Everything left out of the configuration rendered again, the quarantined objects included. */
+      readonly excluded: readonly Problem[];
+      readonly warnings: readonly Problem[];
+      /** Objects in quarantine now. */
+      readonly total: number;
+      /** Validations this configuration took so far, the first included. */
+      readonly validations: number;
+    }
+  /** Quarantined objects that changed or went: rendered (and judged) again from this revision on. */
+  | { readonly type: 'released'; readonly revision: number; readonly objects: readonly Problem[]; readonly total: number }
+  /**
+   * Validation could not run (no space or descriptors for the copy, HAProxy
+   * missing or killed): no verdict, the running configuration keeps serving,
+   * and the same configuration is tried again after `retryInMs`.
+   */
+  | {
+      readonly type: 'validationUnavailable';
+      readonly revision: number;
+      readonly hash: string;
+      readonly error: string;
+      readonly attempt: number;
+      readonly retryInMs: number;
+    }
   /** Identical to the configuration last judged: not checked again, and nothing new to deploy. */
   | { readonly type: 'validationSkipped'; readonly revision: number; readonly hash: string; readonly valid: boolean }
   | {

@@ -2,13 +2,15 @@
  * What a value from a Kubernetes object may contain where a template puts it.
  *
  * `{{value}}` admits a single safe word: ASCII letters, digits and
- * `- . _ ~ : / @ ! * + = & ? %` (enough for host names, paths, addresses,
+ * `- . _ ~ : / @ ! * + = & ?` (enough for host names, paths, addresses,
  * ports and names), at most 1024 characters, not starting with `-` or `!`.
  * That word cannot end its line, start a comment (`#`), open a quote, an
- * environment variable (`$`), a sample expression (`%[`), an ACL block
- * (`{ }`) or a converter argument list (`(`, `,`), and is a single key in a
- * map file. Nothing is rewritten: a value is either admitted as it is or the
- * object carrying it is excluded.
+ * environment variable (`$`), a sample expression (`%[`), a log-format
+ * variable (`%`), an ACL block (`{ }`) or a converter argument list (`(`,
+ * `,`), and is a single key in a map file. `%` is admitted where it means
+ * nothing (map files: percent-encoded paths), and written as `%%` where a
+ * template asks for it (see SafeWriter). Nothing else is rewritten: a value
+ * is either admitted as it is or the object carrying it is excluded.
  *
  * `{{{value}}}` and `{{&value}}` admit anything on one line: no control
  * character (newline, carriage return, NUL...) and at most 1024 characters.
@@ -17,7 +19,8 @@
  */
 
 const maxLength = 1024;
-const safeWord = /^[A-Za-z0-9._~:/@!*+=&?%-]*$/;
+const safeWord = /^[A-Za-z0-9._~:/@!*+=&?-]*$/;
+const PERCENT = 37;
 /** Control characters, DEL and the Unicode line and paragraph separators. */
 function isControl(character: string): boolean {
   const code = character.codePointAt(0)!;
@@ -35,12 +38,13 @@ function describe(character: string): string {
 const safeCodes = new Uint8Array(128);
 for (let code = 0; code < 128; code++) if (safeWord.test(String.fromCharCode(code))) safeCodes[code] = 1;
 
-/** Why `value` is not a safe word, or undefined when it is. */
-export function unsafeWordReason(value: string): string | undefined {
+/** Why `value` is not a safe word, or undefined when it is; `percent` admits "%" too. */
+export function unsafeWordReason(value: string, percent = false): string | undefined {
   if (value.length > maxLength) return `is longer than ${maxLength} characters`;
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i);
-    if (code >= 128 || safeCodes[code] === 0) return `contains ${describe(String.fromCodePoint(value.codePointAt(i)!))}`;
+    if (code === PERCENT && !percent) return 'contains "%", which starts a log-format variable in HAProxy (a template writes it as "%%" inside {{#escape.logFormat}})';
+    if (code >= 128 || (safeCodes[code] === 0 && code !== PERCENT)) return `contains ${describe(String.fromCodePoint(value.codePointAt(i)!))}`;
   }
   const first = value.charCodeAt(0);
   // '-' (45) and '!' (33) lead options and negations.

@@ -41,6 +41,7 @@ export function ingressSources(
   const changesSince = ingressStore?.changesSince?.bind(ingressStore);
   return {
     className: config.ingress.className,
+    sharedHostNamespaces: config.ingress.sharedHostNamespaces,
     ingresses: ingressStore?.list() ?? [],
     stores: [ingressStore, store(services), sliceStore, store(secrets)],
     ingressChanges: ingressStore && changesSince && {

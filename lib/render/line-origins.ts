@@ -1,4 +1,4 @@
-import type { LineOrigin, RenderOrigins } from '../pipeline/model.ts';
+import type { LineOrigin, RenderOrigins, ValueSource } from '../pipeline/model.ts';
 
 /**
  * Every (template, template line) a writer can emit, numbered once when the
@@ -36,6 +36,30 @@ export class OriginTable {
   }
 }
 
+const NONE: readonly ValueSource[] = Object.freeze([]);
+
+/** One line's origin; the objects' names are made only when asked (an error to explain asks for a few). */
+class Origin implements LineOrigin {
+  readonly template: string;
+  readonly line: number;
+  readonly sources: readonly ValueSource[];
+
+  constructor(template: string, line: number, sources: readonly ValueSource[]) {
+    this.template = template;
+    this.line = line;
+    this.sources = sources;
+  }
+
+  get objects(): readonly string[] {
+    return this.sources.length === 0 ? NO_NAMES : this.sources.map((source) => source.label);
+  }
+}
+
+const NO_NAMES: readonly string[] = Object.freeze([]);
+
+/** The objects on one line: one, or several. */
+export type SourceEntry = ValueSource | readonly ValueSource[];
+
 /**
  * The origins of one rendered file, recorded compactly while rendering: one
  * origin number per output line, and object names only for the lines that
@@ -53,7 +77,8 @@ export class FileOrigins {
    * and a line's list is always the last one.
    */
   readonly objectLines: number[] = [];
-  readonly objectLists: string[][] = [];
+  /** One object per line mostly: kept as is, a list only for a line with several. Never changed once made. */
+  readonly objectLists: SourceEntry[] = [];
 
   constructor(table: OriginTable) {
     this.table = table;
@@ -63,14 +88,26 @@ export class FileOrigins {
     return this.ids.length;
   }
 
-  addObject(line: number, object: string): void {
+  /** Notes a value of `source`'s object on `line`; each object once per line, with the first field seen. */
+  addObject(line: number, source: ValueSource): void {
     const last = this.objectLines.length - 1;
     if (last >= 0 && this.objectLines[last] === line) {
-      const list = this.objectLists[last]!;
-      if (!list.includes(object)) list.push(object);
+      const entry = this.objectLists[last]!;
+      // A new list rather than a changed one: entries are shared with kept fragments.
+      if (!Array.isArray(entry)) {
+        if ((entry as ValueSource).object !== source.object) this.objectLists[last] = [entry as ValueSource, source];
+      } else if (!entry.some((known) => known.object === source.object)) this.objectLists[last] = [...entry, source];
     } else {
       this.objectLines.push(line);
-      this.objectLists.push([object]);
+      this.objectLists.push(source);
+    }
+  }
+
+  /** Appends the objects of whole lines copied from an earlier render: `lines` relative to `first`, which nothing is on yet. */
+  addLines(first: number, lines: readonly number[], entries: readonly SourceEntry[]): void {
+    for (let i = 0; i < lines.length; i++) {
+      this.objectLines.push(first + lines[i]!);
+      this.objectLists.push(entries[i]!);
     }
   }
 
@@ -79,9 +116,12 @@ export class FileOrigins {
     let next = 0;
     for (let line = 0; line < this.ids.length; line++) {
       const id = this.ids[line]!;
-      let objects: readonly string[] = [];
-      if (this.objectLines[next] === line) objects = this.objectLists[next++]!;
-      origins.push({ template: this.table.template(id), line: this.table.line(id), objects });
+      let sources: readonly ValueSource[] = NONE;
+      if (this.objectLines[next] === line) {
+        const entry = this.objectLists[next++]!;
+        sources = Array.isArray(entry) ? entry : [entry as ValueSource];
+      }
+      origins.push(new Origin(this.table.template(id), this.table.line(id), sources));
     }
     return origins;
   }
@@ -90,22 +130,29 @@ export class FileOrigins {
 /** The origins of every file of a render, as the ReadonlyMap consumers read, built on first use. */
 export class CompactOrigins implements RenderOrigins {
   readonly #files: ReadonlyMap<string, FileOrigins>;
-  #map: Map<string, readonly LineOrigin[]> | undefined;
+  /** Each file's origins, made the first time that file is asked for. */
+  readonly #made = new Map<string, readonly LineOrigin[]>();
 
   constructor(files: ReadonlyMap<string, FileOrigins>) {
     this.#files = files;
   }
 
   #materialised(): Map<string, readonly LineOrigin[]> {
-    this.#map ??= new Map([...this.#files].map(([target, file]) => [target, file.materialise()]));
-    return this.#map;
+    return new Map([...this.#files.keys()].map((target) => [target, this.get(target)!]));
   }
 
   get size(): number {
     return this.#files.size;
   }
   get(target: string): readonly LineOrigin[] | undefined {
-    return this.#materialised().get(target);
+    let made = this.#made.get(target);
+    if (made === undefined) {
+      const file = this.#files.get(target);
+      if (!file) return undefined;
+      made = file.materialise();
+      this.#made.set(target, made);
+    }
+    return made;
   }
   has(target: string): boolean {
     return this.#files.has(target);

@@ -4,8 +4,9 @@ import { CompactOrigins, type FileOrigins } from './line-origins.ts';
 import { buildIngressModel, IngressModelCache, type IngressModel } from '../ingress/view-model.ts';
 import { ingressSources } from './ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
-import { SafeWriter, type Violation } from './safe-writer.ts';
+import { LOG_FORMAT, SafeWriter, type Violation } from './safe-writer.ts';
 import type { Template } from './template.ts';
+import { hideObjects } from '../pipeline/quarantine.ts';
 
 export interface RenderRequest {
   readonly stores: ReadonlyMap<string, StoreReader>;
@@ -41,13 +42,16 @@ export function createRenderer(config: ControllerConfig): Renderer {
   const tracker = new AccessTracker();
   const writer = new SafeWriter(tracker);
   const ingressCache = new IngressModelCache();
+  const escape = Object.freeze({ logFormat: LOG_FORMAT });
+
+  const ingressModel = (stores: ReadonlyMap<string, StoreReader>): IngressModel | undefined => {
+    const sources = ingressSources(config, stores);
+    return sources ? buildIngressModel(sources, ingressCache) : undefined;
+  };
 
   return (request) => {
     const base = request.baseDir ?? dataplane.baseDir;
-    const ingress: IngressModel | undefined = (() => {
-      const sources = ingressSources(config, request.stores);
-      return sources ? buildIngressModel(sources, ingressCache) : undefined;
-    })();
+    let ingress = ingressModel(request.stores);
     const paths = {
       base,
       maps: dataplane.mapsDir,
@@ -69,18 +73,20 @@ export function createRenderer(config: ControllerConfig): Renderer {
           tracker,
         }),
         ingress,
+        escape,
       };
       const origins = new Map<string, FileOrigins>();
-      const render = (target: string, template: Template) => {
-        const { text, origins: lines } = writer.renderFile(template.name, template.tokens, view, partials, template.source);
+      const render = (target: string, template: Template, percent: 'admit' | 'refuse' = 'refuse') => {
+        const { text, origins: lines } = writer.renderFile(template.name, template.tokens, view, partials, template.source, { percent });
         origins.set(target, lines);
         return text;
       };
-      const renderAll = (dir: string, group: ReadonlyMap<string, Template>) =>
-        Object.fromEntries([...group].map(([file, template]) => [file, render(`${dir}/${file}`, template)]));
+      const renderAll = (dir: string, group: ReadonlyMap<string, Template>, percent?: 'admit') =>
+        Object.fromEntries([...group].map(([file, template]) => [file, render(`${dir}/${file}`, template, percent)]));
       const files: RenderedFiles = {
         config: render('haproxy.cfg', templates.haproxyConfig),
-        maps: renderAll(dataplane.mapsDir, templates.maps),
+        // A map file is data: "%" means nothing there (percent-encoded paths).
+        maps: renderAll(dataplane.mapsDir, templates.maps, 'admit'),
         certificates: renderAll(dataplane.certificatesDir, templates.certificates),
         files: renderAll(dataplane.generalDir, templates.files),
       };
@@ -100,7 +106,11 @@ export function createRenderer(config: ControllerConfig): Renderer {
         });
         excludedMore = true;
       }
-      if (excludedMore) continue;
+      if (excludedMore) {
+        // An excluded object is left out of the Ingress view model too: its routes and certificates go with it.
+        ingress = ingressModel(hideObjects(request.stores, new Set(excludedObjects.keys())));
+        continue;
+      }
       const unattributed = violations.filter((violation) => !violation.provenance);
       if (unattributed.length > 0) throw new RenderError(unattributed.map(describe).join('\n'));
       const certificates = { ...files.certificates };

@@ -1,7 +1,7 @@
 import Mustache from 'mustache';
 import { compileTokens, type InvertedNode, type Node, type PartialNode, type SectionNode, type TextNode, type ValueNode } from './compiled-template.ts';
 import { unsafeRawReason, unsafeWordReason } from './escape.ts';
-import { FileOrigins, OriginTable } from './line-origins.ts';
+import { FileOrigins, OriginTable, type SourceEntry } from './line-origins.ts';
 import type { AccessTracker, Provenance } from './resource-views.ts';
 import { resolve, TrackedContext, type Resolution } from './tracked-context.ts';
 
@@ -15,6 +15,17 @@ export interface Violation {
   /** The object the value came from; absent for values that did not come from one. */
   readonly provenance: Provenance | undefined;
 }
+
+/**
+ * How `%` in a value is written: refused (it starts a log-format variable
+ * in the configuration and in general files, which can be log-format
+ * files), admitted (map files, where it means nothing: percent-encoded
+ * paths), or doubled (`%%`, inside a `{{#escape.logFormat}}` section).
+ */
+export type PercentMode = 'refuse' | 'admit' | 'escape';
+
+/** The value of `escape.logFormat` in the view: a section over it doubles every `%` of the values inside. */
+export const LOG_FORMAT: object = Object.freeze({ logFormat: true });
 
 /** A value read from the root view (paths, templateValues...) by output that is kept for reuse. */
 interface RootRead {
@@ -30,9 +41,11 @@ interface Fragment {
   readonly ids: readonly number[];
   /** Lines of the fragment that carry objects, ascending, and their objects. */
   readonly objectLines: readonly number[];
-  readonly objectLists: readonly (readonly string[])[];
+  readonly objectLists: readonly SourceEntry[];
   /** The fragment holds while these root values do. */
   readonly rootReads: readonly RootRead[];
+  /** What `%` was when it was rendered: it holds only where `%` is the same. */
+  readonly percent: PercentMode;
 }
 
 /** A fragment being rendered: where it started, and whether anything outside it was read. */
@@ -49,6 +62,7 @@ interface Boundary {
 interface SectionCache {
   readonly fragments: WeakMap<object, Fragment>;
   lastIds: readonly number[];
+  lastObjectLines: readonly number[];
 }
 
 const NONE: readonly never[] = Object.freeze([]);
@@ -92,6 +106,7 @@ export class SafeWriter {
   #atLineStart = true;
   #root: TrackedContext | undefined;
   #partials: Readonly<Record<string, string>> = {};
+  #percent: PercentMode = 'refuse';
   violations: Violation[] = [];
 
   constructor(tracker: AccessTracker) {
@@ -99,13 +114,14 @@ export class SafeWriter {
     this.#origins = new FileOrigins(this.#table);
   }
 
-  /** Renders one template as one output file; returns the text and its line origins. */
+  /** Renders one template as one output file; returns the text and its line origins. `percent: 'admit'` for map files. */
   renderFile(
     name: string,
     tokens: readonly unknown[],
     view: unknown,
     partials: Readonly<Record<string, string>>,
     source: string,
+    options: { readonly percent: Exclude<PercentMode, 'escape'> } = { percent: 'refuse' },
   ): { text: string; origins: FileOrigins } {
     let nodes = this.#programs.get(tokens);
     if (!nodes) {
@@ -115,6 +131,7 @@ export class SafeWriter {
     this.#origins = new FileOrigins(this.#table);
     this.#atLineStart = true;
     this.#partials = partials;
+    this.#percent = options.percent;
     this.#root = new TrackedContext(view, undefined);
     try {
       const text = this.#render(nodes, this.#root);
@@ -208,8 +225,9 @@ export class SafeWriter {
     else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
     else if (typeof value === 'boolean') text = String(value);
     else if (value === undefined || value === null) return '';
-    const reason = text === undefined ? 'is not a single value (a list, mapping or function)' : node.raw ? unsafeRawReason(text) : unsafeWordReason(text);
+    const reason = text === undefined ? 'is not a single value (a list, mapping or function)' : node.raw ? unsafeRawReason(text) : unsafeWordReason(text, this.#percent !== 'refuse');
     if (reason !== undefined) return this.#violate(node, reason, this.#exactProvenance(node, context, value));
+    if (this.#percent === 'escape') text = text!.replaceAll('%', '%%');
     // Both checks refuse line breaks, so the value stays on the line it starts.
     if (text !== '') {
       const origins = this.#origins;
@@ -217,8 +235,9 @@ export class SafeWriter {
         origins.ids.push(node.id);
         this.#atLineStart = false;
       }
-      const object = this.#tracker.provenanceOf(value)?.label;
-      if (object !== undefined) origins.addObject(origins.count - 1, object);
+      // A value read from an object names it; any other value inside a view-model item names the item's object.
+      const source = this.#tracker.provenanceOf(value) ?? context.source;
+      if (source !== undefined) origins.addObject(origins.count - 1, source);
     }
     return text!;
   }
@@ -244,6 +263,7 @@ export class SafeWriter {
 
   #section(node: SectionNode, context: TrackedContext): string {
     const value = this.#lookup(context, node.name, node.segments);
+    if (value === LOG_FORMAT) return this.#escaped(node, context);
     if (Array.isArray(value) && Object.isFrozen(value)) return this.#frozenList(node, context, value);
     if (!value) return '';
     if (Array.isArray(value)) return this.#plainItems(node, context, value);
@@ -257,6 +277,17 @@ export class SafeWriter {
       return result === undefined || result === null ? '' : '' + (result as string);
     }
     return this.#render(node.children, context);
+  }
+
+  /** The section's text with every `%` of its values doubled, in the context around it. */
+  #escaped(node: SectionNode, context: TrackedContext): string {
+    const before = this.#percent;
+    this.#percent = 'escape';
+    try {
+      return this.#render(node.children, context);
+    } finally {
+      this.#percent = before;
+    }
   }
 
   #inverted(node: InvertedNode, context: TrackedContext): string {
@@ -352,14 +383,14 @@ export class SafeWriter {
   #sectionCache(node: SectionNode): SectionCache {
     let cache = this.#sections.get(node);
     if (!cache) {
-      cache = { fragments: new WeakMap(), lastIds: NONE };
+      cache = { fragments: new WeakMap(), lastIds: NONE, lastObjectLines: NONE };
       this.#sections.set(node, cache);
     }
     return cache;
   }
 
   #canReplay(fragment: Fragment): boolean {
-    return this.#atLineStart && (fragment.rootReads.length === 0 || this.#rootReadsHold(fragment));
+    return this.#atLineStart && fragment.percent === this.#percent && (fragment.rootReads.length === 0 || this.#rootReadsHold(fragment));
   }
 
   #rootReadsHold(fragment: Fragment): boolean {
@@ -400,14 +431,20 @@ export class SafeWriter {
     }
     cache.lastIds = ids;
     let objectLines: readonly number[] = NONE;
-    let objectLists: readonly (readonly string[])[] = NONE;
+    let objectLists: readonly SourceEntry[] = NONE;
     let from = origins.objectLines.length;
     while (from > 0 && origins.objectLines[from - 1]! >= first) from--;
-    if (from < origins.objectLines.length) {
-      objectLines = origins.objectLines.slice(from).map((line) => line - first);
+    const objects = origins.objectLines.length - from;
+    if (objects > 0) {
+      // Like the ids, the lines that carry objects mostly fall the same way in every item.
+      const lastLines = cache.lastObjectLines;
+      let same = lastLines.length === objects;
+      for (let i = 0; same && i < objects; i++) same = lastLines[i] === origins.objectLines[from + i]! - first;
+      objectLines = same ? lastLines : origins.objectLines.slice(from).map((line) => line - first);
+      cache.lastObjectLines = objectLines;
       objectLists = origins.objectLists.slice(from);
     }
-    cache.fragments.set(key, { text, ids, objectLines, objectLists, rootReads: boundary.rootReads ?? NONE });
+    cache.fragments.set(key, { text, ids, objectLines, objectLists, rootReads: boundary.rootReads ?? NONE, percent: this.#percent });
   }
 
   #replay(fragment: Fragment): string {
@@ -415,8 +452,7 @@ export class SafeWriter {
     const first = origins.count;
     const ids = fragment.ids;
     for (let i = 0; i < ids.length; i++) origins.ids.push(ids[i]!);
-    const { objectLines, objectLists } = fragment;
-    for (let i = 0; i < objectLines.length; i++) for (const object of objectLists[i]!) origins.addObject(first + objectLines[i]!, object);
+    origins.addLines(first, fragment.objectLines, fragment.objectLists);
     return fragment.text;
   }
 }

@@ -1,3 +1,6 @@
+import type { ValueSource } from '../pipeline/model.ts';
+import { sourceOf } from '../pipeline/value-source.ts';
+
 /**
  * One level of the Mustache context stack: the view a section pushed, its
  * parent, and its depth (0 is the root view). Lookups (see SafeWriter) have
@@ -10,6 +13,8 @@ export class TrackedContext {
   readonly view: unknown;
   readonly parent: TrackedContext | undefined;
   readonly depth: number;
+  /** The object the innermost view-model item around this context was made from (see value-source.ts). */
+  readonly source: ValueSource | undefined;
   /**
    * Lookups that read tracked object fields, kept so a name read twice in
    * one context is charged to its object once, as the first read left it.
@@ -21,6 +26,7 @@ export class TrackedContext {
     this.view = view;
     this.parent = parent;
     this.depth = parent ? parent.depth + 1 : 0;
+    this.source = sourceOf(view) ?? parent?.source;
   }
 
   remembered(name: string): Readonly<Resolution> | undefined {

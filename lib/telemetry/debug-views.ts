@@ -51,13 +51,29 @@ export interface LastRender {
   readonly warnings: readonly Problem[];
 }
 
-export function renderedView(last: LastRender | undefined): Record<string, unknown> {
-  if (!last) return { rendered: false };
+/** The latest verdict: when, on which configuration, and HAProxy's message unless it was valid. */
+export interface ValidationState {
+  readonly status: 'valid' | 'invalid' | 'unavailable';
+  readonly revision: number;
+  readonly hash: string;
+  /** Milliseconds since the epoch. */
+  readonly at: number;
+  readonly message?: string;
+}
+
+/**
+ * The last configuration rendered (or rendered again without quarantined
+ * objects), the objects in quarantine, and the latest verdict.
+ */
+export function renderedView(last: LastRender | undefined, quarantined: readonly Problem[] = [], validation?: ValidationState): Record<string, unknown> {
+  if (!last) return { rendered: false, quarantined, validation: validation ?? null };
   return {
     revision: last.revision,
     hash: last.hash,
     excluded: last.excluded,
     warnings: last.warnings,
+    quarantined,
+    validation: validation ? { ...validation, at: new Date(validation.at).toISOString() } : null,
     files: { 'haproxy.cfg': last.files.config, maps: last.files.maps, certificates: last.files.certificates, files: last.files.files },
   };
 }

@@ -31,6 +31,8 @@ export class Health {
     [configurationLoaded, false],
     [initialSyncDone, false],
   ]);
+  /** Why the controller cannot do its job now, by cause: readiness fails while any holds. */
+  readonly #problems = new Map<string, string>();
   #stopped: string | undefined;
   #shuttingDown = false;
   /** Parts that can tell they cannot do their job (a deaf manifest watch): each says why, or undefined. */
@@ -48,6 +50,16 @@ export class Health {
   /** Adds a part whose problem, while it has one, fails liveness with its reason. */
   addCheck(check: () => string | undefined): void {
     this.#checks.push(check);
+  }
+
+  /**
+   * Sets (or, with undefined, clears) a problem that keeps the controller
+   * from doing its job although it runs: a restart would not cure it, so it
+   * fails readiness, not liveness.
+   */
+  setProblem(name: string, message: string | undefined): void {
+    if (message === undefined) this.#problems.delete(name);
+    else this.#problems.set(name, message);
   }
 
   /** The pipeline ended (an error reached its top, or it completed): nothing will be reconciled any more. */
@@ -77,6 +89,7 @@ export class Health {
     if (this.#shuttingDown) return { ok: false, message: 'shutting down' };
     const missing = [...this.#conditions].filter(([, holds]) => !holds).map(([name]) => name);
     if (missing.length > 0) return { ok: false, message: `not ready: waiting for ${missing.join(', ')}` };
+    if (this.#problems.size > 0) return { ok: false, message: `not ready: ${[...this.#problems.values()].join('; ')}` };
     return { ok: true, message: 'ready' };
   }
 }

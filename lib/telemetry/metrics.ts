@@ -95,11 +95,18 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const renderDuration = histogram(`${p}render_duration_seconds`, 'Time to render the templates', [], durationBuckets.render);
   const validations = new Counter({
     name: `${p}validations_total`,
-    help: 'Validations with haproxy -c by result (valid, invalid, skipped: identical to the last configuration judged)',
+    help: 'Validations with haproxy -c by result (valid, invalid, unavailable: no verdict, tried again; skipped: identical to the last configuration judged)',
     labelNames: ['result'] as const,
     registers,
   });
   const validationDuration = histogram(`${p}validation_duration_seconds`, 'Time to validate a configuration, by result', ['result'], durationBuckets.validation);
+  const quarantines = new Counter({
+    name: `${p}quarantines_total`,
+    help: 'Objects quarantined because HAProxy refused a configuration with them, by watched kind',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+  const quarantined = new Gauge({ name: `${p}quarantined_objects`, help: 'Objects in quarantine now (left out until they change)', registers });
   const deploys = new Counter({
     name: `${p}deploys_total`,
     help: 'Deployment attempts by endpoint, mode (runtime, reload, unchanged; none for a failed attempt), reason (change, discovered, drift) and result',
@@ -174,6 +181,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
       switch (outcome.type) {
         case 'configApplied':
           configLoads.inc({ result: 'applied' });
+          // A new pipeline starts with an empty quarantine.
+          quarantined.set(0);
           break;
         case 'configRejected':
           configLoads.inc({ result: 'rejected' });
@@ -195,6 +204,16 @@ export function createMetrics(options: MetricsOptions): Metrics {
         }
         case 'validationSkipped':
           validations.inc({ result: 'skipped' });
+          break;
+        case 'validationUnavailable':
+          validations.inc({ result: 'unavailable' });
+          break;
+        case 'quarantined':
+          for (const problem of outcome.objects) quarantines.inc({ kind: problem.object.split(' ', 1)[0]! });
+          quarantined.set(outcome.total);
+          break;
+        case 'released':
+          quarantined.set(outcome.total);
           break;
         case 'deployed': {
           const endpoint = endpointLabel(outcome.endpoint);

@@ -2,9 +2,9 @@ import type { Server } from 'node:http';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { ControllerConfig } from '../config/types.ts';
 import { errorMessage } from '../error-message.ts';
-import type { Endpoint, StoreReader } from '../pipeline/model.ts';
+import type { Endpoint, Problem, StoreReader } from '../pipeline/model.ts';
 import type { Outcome } from '../pipeline/outcome.ts';
-import { configView, endpointsView, renderedView, resourcesView, type LastRender } from './debug-views.ts';
+import { configView, endpointsView, renderedView, resourcesView, type LastRender, type ValidationState } from './debug-views.ts';
 import { EndpointStates } from './endpoint-states.ts';
 import { configurationLoaded, Health, initialSyncDone } from './health.ts';
 import { closeServer, portOf, serveHealth, serveMetrics } from './http-endpoints.ts';
@@ -85,6 +85,9 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
   const now = options.now ?? Date.now;
   let stores: ReadonlyMap<string, StoreReader> | undefined;
   let lastRender: LastRender | undefined;
+  /** Quarantined objects, by object: what /debug/rendered lists. */
+  const quarantine = new Map<string, Problem>();
+  let lastValidation: ValidationState | undefined;
 
   const redactor = new Redactor();
   for (const secret of options.secrets ?? []) redactor.add(secret);
@@ -125,6 +128,40 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
     for (const { event } of traced) if (event.type === 'closed') log(reconciliationLog(event.reconciliation));
   };
 
+  /**
+   * The quarantine and the latest verdict, for /debug/rendered, and
+   * readiness: a configuration that cannot be validated, or is invalid with
+   * no object at fault, leaves the controller unable to deploy any change
+   * until that is fixed, which no restart would do.
+   */
+  const followValidation = (outcome: Outcome, at: number) => {
+    switch (outcome.type) {
+      case 'quarantined':
+        for (const problem of outcome.objects) quarantine.set(problem.object, problem);
+        return;
+      case 'released':
+        for (const problem of outcome.objects) quarantine.delete(problem.object);
+        return;
+      case 'validated':
+        lastValidation = { status: 'valid', revision: outcome.revision, hash: outcome.hash, at };
+        health.setProblem(validationProblem, undefined);
+        return;
+      case 'validationFailed':
+        lastValidation = { status: 'invalid', revision: outcome.revision, hash: outcome.hash, at, message: outcome.error };
+        health.setProblem(validationProblem, `revision ${outcome.revision} is invalid and no object is at fault (see /debug/rendered); the last good configuration keeps serving`);
+        return;
+      case 'validationUnavailable':
+        lastValidation = { status: 'unavailable', revision: outcome.revision, hash: outcome.hash, at, message: outcome.error };
+        health.setProblem(validationProblem, `validation cannot run (attempt ${outcome.attempt}, trying again): ${outcome.error}`);
+        return;
+      case 'validationSkipped':
+        if (outcome.valid) health.setProblem(validationProblem, undefined);
+        return;
+      default:
+        return;
+    }
+  };
+
   const redactedView = (view: () => unknown) => () => redactor.redact(view());
   const healthServer = await serveHealth(options.health.port, options.health.host, {
     liveness: () => health.liveness(),
@@ -134,7 +171,7 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
         const config = options.config();
         return { controller: config ? configView(config) : null, settings: options.settings?.() ?? {} };
       }),
-      '/debug/rendered': redactedView(() => renderedView(lastRender)),
+      '/debug/rendered': redactedView(() => renderedView(lastRender, [...quarantine.values()], lastValidation)),
       '/debug/endpoints': redactedView(() => endpointsView(options.endpoints(), endpointStates.states, options.endpointDetails?.() ?? new Map())),
       '/debug/resources': redactedView(() => resourcesView(stores, options.config()?.watchedResources ?? [], options.resourceKeysLimit ?? 1000)),
     },
@@ -160,12 +197,17 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
         if (outcome.type === 'configApplied') {
           stores = undefined;
           health.setCondition(configurationLoaded, true);
+          // A new pipeline: its own quarantine, and its own verdicts to come.
+          quarantine.clear();
+          lastValidation = undefined;
+          health.setProblem(validationProblem, undefined);
         } else if (outcome.type === 'synced') {
           stores = outcome.stores;
           health.setCondition(initialSyncDone, true);
-        } else if (outcome.type === 'rendered') {
+        } else if (outcome.type === 'rendered' || (outcome.type === 'quarantined' && outcome.by === 'validation')) {
           lastRender = { revision: outcome.revision, hash: outcome.hash, files: outcome.files, excluded: outcome.excluded, warnings: outcome.warnings };
         }
+        followValidation(outcome, at);
         endpointStates.apply(outcome, at);
         const traced = followReconciliations(tracker.apply(outcome, at));
         metrics.outcome(outcome, exemplarLabels(spanEndedBy(outcome, traced)));
@@ -203,6 +245,8 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
     },
   };
 }
+
+const validationProblem = 'validation';
 
 /** The span an outcome ended: its render, its validation, or (for a deployment) its endpoint's deploy span. */
 function spanEndedBy(outcome: Outcome, traced: readonly TracedEvent[]) {

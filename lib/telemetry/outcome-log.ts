@@ -80,6 +80,29 @@ export function outcomeLog(outcome: Outcome): LogEntry[] {
           fields: { revision: outcome.revision, hash: outcome.hash, durationMs: outcome.durationMs },
         },
       ];
+    case 'quarantined':
+      return outcome.objects.map((p): LogEntry => ({
+        level: 'warn',
+        stage: 'validate',
+        msg: `quarantined ${p.object}: ${p.field}: ${p.message} (${outcome.by === 'validation' ? `revision ${outcome.revision} rendered again without it` : 'rendering again without it'})`,
+        fields: { revision: outcome.revision, hash: outcome.hash, object: p.object, field: p.field, by: outcome.by, quarantined: outcome.total },
+      }));
+    case 'released':
+      return outcome.objects.map((p): LogEntry => ({
+        level: 'info',
+        stage: 'render',
+        msg: `released ${p.object} from quarantine: it changed or went, so revision ${outcome.revision} renders it again`,
+        fields: { revision: outcome.revision, object: p.object, quarantined: outcome.total },
+      }));
+    case 'validationUnavailable':
+      return [
+        {
+          level: 'warn',
+          stage: 'validate',
+          msg: `could not validate revision ${outcome.revision} (attempt ${outcome.attempt}), the running configuration keeps serving; trying again in ${outcome.retryInMs} ms: ${outcome.error}`,
+          fields: { revision: outcome.revision, hash: outcome.hash, attempt: outcome.attempt, retryInMs: outcome.retryInMs },
+        },
+      ];
     case 'validationSkipped':
       return [
         {

@@ -1,5 +1,5 @@
 import { defaultMaxChangeRefs } from '../pipeline/changes.ts';
-import type { Changes, DeployReason, DeployResult } from '../pipeline/model.ts';
+import type { Changes, DeployReason, DeployResult, Problem } from '../pipeline/model.ts';
 import type { Outcome } from '../pipeline/outcome.ts';
 
 /**
@@ -91,13 +91,20 @@ export interface Reconciliation {
   readonly changes: Changes;
   /** The first change it folds in, or its render's start when it folds in none (the initial sync). */
   readonly start: number;
-  readonly hash: string;
+  /** The configuration's hash: the render's, or the one rendered again without quarantined objects. */
+  hash: string;
   readonly render: Interval & { readonly error: string | undefined };
   /** Objects left out of, and served otherwise than asked in, the rendered configuration. */
-  readonly excluded: number;
+  excluded: number;
   readonly warnings: number;
   /** Reconciliations dropped while waiting for validation or the deployment slot, whose changes this one delivers. */
   folded: Folded;
+  /** Objects HAProxy refused, quarantined during its validation, with when. */
+  readonly quarantined: { readonly problem: Problem; readonly at: number }[];
+  /** Validations that could not run, with when and why. */
+  readonly unavailable: { readonly attempt: number; readonly error: string; readonly at: number }[];
+  /** Validations it took, re-validations after quarantine and bisection trials included. */
+  validations: number;
   validation: (Interval & { readonly verdict: Verdict; readonly error: string | undefined }) | undefined;
   /** From the verdict to the hand-over to the endpoints: the minimum interval between deployments. */
   schedule: Interval | undefined;
@@ -212,6 +219,9 @@ export class ReconciliationTracker {
       case 'renderFailed': {
         const failed = outcome.type === 'renderFailed';
         const renderStart = now - outcome.durationMs;
+        // The same revision rendered again (a reload refused its configuration): this one takes over.
+        const earlier = this.#open.get(outcome.revision);
+        if (earlier) this.#endAs(earlier, 'superseded', 'superseded', now, events);
         const reconciliation: Reconciliation = {
           generation: this.#generation,
           revision: outcome.revision,
@@ -222,6 +232,9 @@ export class ReconciliationTracker {
           excluded: failed ? 0 : outcome.excluded.length,
           warnings: failed ? 0 : outcome.warnings.length,
           folded: noneFolded,
+          quarantined: [],
+          unavailable: [],
+          validations: 0,
           validation: undefined,
           schedule: undefined,
           deploys: new Map(),
@@ -241,6 +254,22 @@ export class ReconciliationTracker {
         this.#supersedeBefore(outcome.revision, 'validation', now, events);
         this.#validated(outcome, now, events);
         break;
+      case 'quarantined':
+      case 'validationUnavailable': {
+        // Work on its validation, which counts as progress: neither is a stall.
+        const reconciliation = this.#open.get(outcome.revision);
+        if (!reconciliation || reconciliation.awaiting !== 'validation') break;
+        reconciliation.progressAt = now;
+        if (outcome.type === 'quarantined') {
+          reconciliation.hash = outcome.hash;
+          reconciliation.excluded = outcome.excluded.length;
+          reconciliation.validations = outcome.validations;
+          for (const problem of outcome.objects) reconciliation.quarantined.push({ problem, at: now });
+        } else {
+          reconciliation.unavailable.push({ attempt: outcome.attempt, error: outcome.error, at: now });
+        }
+        break;
+      }
       case 'deploying':
         if (outcome.reason === 'discovered') {
           for (const endpoint of outcome.endpoints) {
@@ -306,6 +335,7 @@ export class ReconciliationTracker {
             ? 'unchanged-valid'
             : 'unchanged-invalid';
     reconciliation.validation = { start, end: now, verdict, error: outcome.type === 'validationFailed' ? outcome.error : undefined };
+    if (outcome.type !== 'validationSkipped' && reconciliation.validations === 0) reconciliation.validations = 1;
     reconciliation.progressAt = now;
     events.push({ type: 'validated', reconciliation });
     if (verdict === 'valid') reconciliation.awaiting = 'schedule';
@@ -430,12 +460,17 @@ export class ReconciliationTracker {
   }
 
   #abandon(reconciliation: Reconciliation, now: number, events: TrackerEvent[]): void {
+    this.#endAs(reconciliation, 'abandoned', 'abandoned', now, events);
+  }
+
+  /** Closes a reconciliation now, with the deployments still pending ended as `ended`. */
+  #endAs(reconciliation: Reconciliation, result: ReconciliationResult, ended: EndpointEnd, now: number, events: TrackerEvent[]): void {
     for (const deploy of reconciliation.deploys.values()) {
       if (deploy.ended !== undefined) continue;
       deploy.end = now;
-      deploy.ended = 'abandoned';
+      deploy.ended = ended;
       events.push({ type: 'endpointDone', reconciliation, deploy });
     }
-    this.#close(reconciliation, 'abandoned', now, events);
+    this.#close(reconciliation, result, now, events);
   }
 }

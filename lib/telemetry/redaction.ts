@@ -90,12 +90,21 @@ export class Redactor {
     return this.#redact(value, new WeakSet());
   }
 
-  #redact(value: unknown, seen: WeakSet<object>): unknown {
+  /** `within` holds the objects being copied around this one: only those make a cycle (one shared by two fields does not). */
+  #redact(value: unknown, within: WeakSet<object>): unknown {
     if (typeof value === 'string') return this.scrub(value);
     if (typeof value !== 'object' || value === null) return value;
-    if (seen.has(value)) return '[circular]';
-    seen.add(value);
-    if (Array.isArray(value)) return value.map((item) => this.#redact(item, seen));
+    if (within.has(value)) return '[circular]';
+    within.add(value);
+    try {
+      return this.#copy(value, within);
+    } finally {
+      within.delete(value);
+    }
+  }
+
+  #copy(value: object, within: WeakSet<object>): unknown {
+    if (Array.isArray(value)) return value.map((item) => this.#redact(item, within));
     const entries = value instanceof Map ? [...value.entries()].map(([k, v]) => [String(k), v] as const) : Object.entries(value);
     const isSecret = (value as { kind?: unknown }).kind === 'Secret';
     const copy: Record<string, unknown> = {};
@@ -103,7 +112,7 @@ export class Redactor {
       if (isSensitiveKey(key) && item !== undefined && item !== null && item !== '') copy[key] = REDACTED;
       else if (isSecret && (key === 'data' || key === 'stringData') && typeof item === 'object' && item !== null) {
         copy[key] = Object.fromEntries(Object.keys(item).map((name) => [name, REDACTED]));
-      } else copy[key] = this.#redact(item, seen);
+      } else copy[key] = this.#redact(item, within);
     }
     return copy;
   }

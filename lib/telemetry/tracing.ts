@@ -153,8 +153,24 @@ export class ReconciliationTracing {
     if (!validation) return undefined;
     const span = this.#child('validate', this.#roots.get(reconciliation)?.spanContext(), {
       start: validation.start,
-      attributes: { 'config.hash': reconciliation.hash, 'validation.verdict': validation.verdict },
+      attributes: {
+        'config.hash': reconciliation.hash,
+        'validation.verdict': validation.verdict,
+        'validation.validations': reconciliation.validations,
+        'validation.quarantined': reconciliation.quarantined.length,
+        'validation.unavailable': reconciliation.unavailable.length,
+      },
     });
+    for (const { problem, at: time } of reconciliation.quarantined) {
+      span.addEvent(
+        'quarantined',
+        { 'quarantine.object': problem.object, 'quarantine.field': problem.field, 'quarantine.message': this.#redactor.scrub(problem.message) },
+        at(time),
+      );
+    }
+    for (const { attempt, error, at: time } of reconciliation.unavailable) {
+      span.addEvent('validation unavailable', { 'validation.attempt': attempt, 'exception.message': this.#redactor.scrub(error) }, at(time));
+    }
     if (validation.error !== undefined) this.#fail(span, 'ValidationError', validation.error, validation.end);
     span.end(at(validation.end));
     return span.spanContext();

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Assertion, ControllerConfig, ValidationTest } from '../config/types.ts';
-import { checkConfig } from '../haproxy/check.ts';
+import { checkConfig, haproxyBinary } from '../haproxy/check.ts';
 import type { KubeObject, RenderedFiles } from '../pipeline/model.ts';
 import { contentHash } from '../pipeline/content-hash.ts';
 import type { RenderOutput } from '../pipeline/model.ts';
@@ -18,7 +18,7 @@ export interface AssertionResult {
 }
 
 export interface RunOptions {
-  /** `haproxy -c` on a written configuration; injected so callers choose the binary. */
+  /** `haproxy -c` on a written configuration, behind the directive guard; injected so callers choose the binary. */
   readonly check?: (configFile: string) => Promise<{ valid: boolean; output: string }>;
 }
 
@@ -64,7 +64,8 @@ function reversed<T>(items: readonly T[]): T[] {
  * temporary directory, and checked by its assertions.
  */
 export async function runValidationTests(config: ControllerConfig, options: RunOptions = {}): Promise<AssertionResult[]> {
-  const check = options.check ?? ((file: string) => checkConfig(file));
+  // The guard first, with the configuration's own allowances: `haproxy -c` would run a lua-load.
+  const check = options.check ?? ((file: string) => checkConfig(file, haproxyBinary(), { allowDirectives: config.allowDirectives }));
   const render = createRenderer(config);
   const results: AssertionResult[] = [];
   for (const test of config.validationTests) results.push(...(await runTest(config, test, render, check)));

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderCommand } from '../../lib/cli/render-command.ts';
@@ -71,6 +71,17 @@ describe('render command', () => {
     const verdict = await checkConfig(join(out, 'haproxy.cfg'));
     expect(verdict.output).to.not.include('ALERT');
     expect(verdict.valid).to.equal(true);
+  });
+
+  it('refuses, writing nothing, a configuration with directives the guard refuses: haproxy -c on it would run them', async () => {
+    const input = await mkdtemp(join(tmpdir(), 'render-in-'));
+    const out = await mkdtemp(join(tmpdir(), 'render-out-'));
+    const configFile = join(await mkdtemp(join(tmpdir(), 'render-config-')), 'config.yaml');
+    await writeFile(configFile, 'watchedResources:\n  services: { apiVersion: v1, kind: Service }\ntemplates:\n  haproxyConfig: |\n    global\n      lua-load /tmp/x.lua\n');
+    const output = captured();
+    expect(await renderCommand({ manifests: input, out, config: configFile }, output)).to.equal(1);
+    expect(output.stderr.join('')).to.match(/^error: haproxy\.cfg:2: lua-load loads and runs Lua code: "lua-load \/tmp\/x\.lua"; allowDirectives does not allow it$/m);
+    expect(await readdir(out)).to.deep.equal([]);
   });
 
   it('fails naming the file of a manifest it cannot read, and writes nothing', async () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateCommand } from '../../lib/cli/validate-command.ts';
@@ -53,5 +53,59 @@ validationTests:
     expect(output.text()).to.match(/^broken +contains haproxy\.cfg \/bogus-keyword web\/ +pass/m);
     expect(output.text()).to.match(/^broken +match_count haproxy\.cfg \/\^listen\/ = 2 +FAIL +1 matches/m);
     expect(output.text()).to.include('1 passed, 2 failed');
+  });
+
+  /** A configuration of one test, `haproxy_valid`, over a template of a global section, defaults and one frontend. */
+  function oneTest(options: { readonly name: string; readonly top?: string; readonly global?: string; readonly frontend?: string; readonly files?: string }): string {
+    const indent = (text: string | undefined, by: string) => (text === undefined ? '' : `${text.split('\n').map((line) => by + line).join('\n')}\n`);
+    return `${options.top ?? ''}watchedResources:
+  services: { apiVersion: v1, kind: Service }
+templates:
+  haproxyConfig: |
+    global
+      default-path origin {{paths.base}}
+${indent(options.global, '      ')}    defaults
+      mode http
+      timeout client 1s
+      timeout server 1s
+      timeout connect 1s
+    frontend f
+      bind 127.0.0.1:18999
+${indent(options.frontend, '      ')}${options.files ? `  files:\n${indent(options.files, '    ')}` : ''}validationTests:
+  - name: ${options.name}
+    fixtures: {}
+    assertions:
+      - { type: haproxy_valid }
+`;
+  }
+
+  it('runs the fixtures through the directive guard: Lua is never run unless allowed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'validate-'));
+    const marker = join(dir, 'lua-ran');
+    const config = (top: string) => oneTest({ name: 'lua', top, global: 'lua-load general/x.lua', files: `x.lua: |\n  io.open("${marker}", "w"):write("ran")` });
+    await writeFile(join(dir, 'config.yaml'), config(''));
+    const output = captured();
+    expect(await validateCommand({ config: join(dir, 'config.yaml') }, output)).to.equal(1);
+    expect(output.text()).to.match(/^lua +haproxy_valid +FAIL +.*lua-load loads and runs Lua code/m);
+    expect(await access(marker).then(() => true, () => false)).to.equal(false);
+
+    // Allowed, the guard lets it through to the real haproxy -c, which runs the Lua.
+    await writeFile(join(dir, 'config.yaml'), config('allowDirectives: [lua-load]\n'));
+    const allowed = captured();
+    expect(await validateCommand({ config: join(dir, 'config.yaml') }, allowed), allowed.text()).to.equal(0);
+    expect(await readFile(marker, 'utf8')).to.equal('ran');
+  });
+
+  it('runs haproxy -c with an empty environment: no variable of this process reaches it', async () => {
+    expect(process.env['HOME']).to.be.a('string').and.not.equal('');
+    const dir = await mkdtemp(join(tmpdir(), 'validate-'));
+    // "${HOME}" ends the line: empty, HAProxy drops the word and the rule lacks its value.
+    await writeFile(
+      join(dir, 'config.yaml'),
+      oneTest({ name: 'env', top: 'allowDirectives: [environment-variables]\n', frontend: 'http-request set-header X-Home "${HOME}"' }),
+    );
+    const output = captured();
+    expect(await validateCommand({ config: join(dir, 'config.yaml') }, output)).to.equal(1);
+    expect(output.text()).to.match(/^env +haproxy_valid +FAIL +.*'http-request set-header' rule : expects exactly 2 arguments/m);
   });
 });

@@ -23,6 +23,7 @@ function config(revision: number): Validated {
     excluded: [],
     warnings: [],
     origins: new Map(),
+    snapshot: { revision, stores: new Map(), change: undefined },
   };
 }
 

@@ -163,6 +163,56 @@ describe('the composed pipeline', () => {
     });
   });
 
+  it('quarantines the one Ingress HAProxy refuses, deploys the rest after one more render and validation, and takes it back once it changes', () => {
+    const { world } = play({
+      endpoints: ['a'],
+      until: 30_000,
+      script: (w, at) => {
+        w.rejectPort(7777);
+        at(10_000, () => {
+          w.modify('ing-0', 7777);
+          w.modify('ing-1', 9001);
+        });
+        at(20_000, () => w.modify('ing-0', 8001));
+      },
+    });
+    const quarantined = world.of('quarantined');
+    expect(quarantined.map((e) => e.outcome.objects.map((p) => `${p.object} ${p.field}`))).to.deep.equal([['Ingress default/ing-0 spec.port']]);
+    // Rendered at 10.5 s (after the debounce), refused at 10.56 s, rendered again and accepted at 10.62 s.
+    expect(quarantined[0]).to.deep.include({ at: 10_620 });
+    expect(quarantined[0]!.outcome.validations).to.equal(2);
+    const changeDeploys = after(world.deployCalls, 10_000).filter((d) => d.at < 20_000);
+    expect(changeDeploys.map((d) => d.config)).to.deep.equal(['backend ing-1 :9001\nbackend ing-2 :8000']);
+    // Fixed, it is released and deployed with the next render: no further validation refused.
+    expect(world.of('released').map((e) => e.outcome.objects.map((p) => p.object))).to.deep.equal([['Ingress default/ing-0']]);
+    expect(after(world.deployCalls, 20_000).map((d) => d.config)).to.deep.equal(['backend ing-0 :8001\nbackend ing-1 :9001\nbackend ing-2 :8000']);
+    expect(world.of('validationFailed')).to.deep.equal([]);
+  });
+
+  it('quarantines the Ingress on the line of a reload HAProxy refuses and deploys a render without it, without waiting for a change', () => {
+    const { world } = play({
+      endpoints: ['a'],
+      until: 30_000,
+      script: (w, at) => {
+        // The endpoint's HAProxy refuses port 6666, which validation accepted.
+        w.behave('a', (_call, request) => {
+          const line = request.config.files.config.split('\n').findIndex((text) => text.endsWith(':6666'));
+          if (line < 0) return healthy();
+          return throwError(() => new Error(`HAProxy rejected the reload (x): [ALERT] (1) : config : parsing [/run/haproxy/haproxy.cfg:${line + 1}] : cannot bind port 6666`));
+        });
+        at(10_000, () => w.modify('ing-2', 6666));
+      },
+    });
+    const quarantined = world.of('quarantined');
+    expect(quarantined.map((e) => [e.outcome.by, e.outcome.objects.map((p) => `${p.object} ${p.field}`)])).to.deep.equal([['reload', ['Ingress default/ing-2 spec.port']]]);
+    const deployed = after(world.of('deployed'), 10_000);
+    // The deployment that succeeded is the last call before it: the configuration without ing-2.
+    expect(deployed.map((e) => world.deployCalls.filter((call) => call.at <= e.at).at(-1)?.config)).to.deep.equal(['backend ing-0 :8000\nbackend ing-1 :8000']);
+    // The render without it came at once, for the same revision, and carried the change it delivers.
+    expect(after(world.renders, 10_000).map((r) => r.revision)).to.have.length(2);
+    expect(deployed[0]!.outcome.latencyMs).to.be.at.least(500);
+  });
+
   it('gives an endpoint added mid-run the current config at once, and ends a removed one cleanly', () => {
     const candidates = new Subject<string>();
     const { world, scheduler } = play({

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
-import { map, type Observable } from 'rxjs';
-import type { RenderOutput, Snapshot } from '../../lib/pipeline/model.ts';
+import { map, of, type Observable } from 'rxjs';
+import type { KubeObject, RenderOutput, Snapshot } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { Quarantine } from '../../lib/pipeline/quarantine.ts';
+import { IndexedStore } from '../../lib/store/indexed-store.ts';
 import { render } from '../../streams/render.ts';
 import { change, changes, output, rendered, trigger } from '../support/pipeline-values.ts';
 import { testScheduler } from '../support/marbles.ts';
@@ -81,5 +83,35 @@ describe('render stage', () => {
       );
     });
     expect(reports.map((o) => o.type)).to.deep.equal(['renderFailed']);
+  });
+
+  it('leaves quarantined objects out of every render, listed as excluded, until they change', () => {
+    const reports: Outcome[] = [];
+    const store = new IndexedStore([(o) => o.metadata.namespace, (o) => o.metadata.name]);
+    const thing = (name: string, version: string): KubeObject => ({ apiVersion: 'v1', kind: 'Thing', metadata: { name, namespace: 'default', resourceVersion: version } });
+    const [good, bad] = [thing('good', '1'), thing('bad', '1')];
+    store.upsert(good);
+    store.upsert(bad);
+    const stores = new Map([['things', store]]);
+    const book = new Quarantine();
+    book.add([{ source: { label: 'Thing default/bad', field: 'spec.x', object: bad }, message: 'haproxy.cfg:3: refused' }], stores);
+    const problem = book.problems[0]!;
+    const seen: string[][] = [];
+    testScheduler().run(({ hot, expectObservable }) => {
+      // Revision 1 renders without bad and lists it; before revision 2, bad changes: it is
+      // released (reported) and rendered again.
+      const source = hot('  a---b--|', { a: { snapshot: { revision: 1, stores, change: undefined }, changes: changes([]) }, b: { snapshot: { revision: 2, stores, change: undefined }, changes: changes([]) } });
+      const effect = (s: Snapshot) => {
+        const names = s.stores.get('things')!.list().map((o) => o.metadata.name);
+        seen.push(names);
+        return of(output(names.join(',')));
+      };
+      const expected = '    a---b--|';
+      const stage = render({ render: effect, report: (o) => reports.push(o), quarantine: book });
+      expectObservable(source.pipe(stage, map((r) => r.excluded))).toBe(expected, { a: [problem], b: [] });
+      hot('---x').subscribe(() => store.upsert(thing('bad', '2')));
+    });
+    expect(seen).to.deep.equal([['good'], ['good', 'bad']]);
+    expect(reports.filter((o) => o.type === 'released')).to.deep.equal([{ type: 'released', revision: 2, objects: [problem], total: 0 }]);
   });
 });

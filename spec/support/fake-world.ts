@@ -112,8 +112,15 @@ export class FakeWorld {
   readonly render = (snapshot: Snapshot): Observable<RenderOutput> =>
     defer(() => {
       const objects = snapshot.stores.get('Ingress')?.list() ?? [];
-      const lines = objects.map((o) => `backend ${o.metadata.name} :${String((o['spec'] as { port: number }).port)}`);
-      const config = lines.sort().join('\n');
+      // One line per Ingress, sorted, each charged to its Ingress as the renderer would.
+      const lines = objects
+        .map((o) => ({ text: `backend ${o.metadata.name} :${String((o['spec'] as { port: number }).port)}`, object: o }))
+        .sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
+      const config = lines.map((line) => line.text).join('\n');
+      const origins = lines.map(({ object }) => {
+        const source = { label: `Ingress default/${object.metadata.name}`, field: 'spec.port', object };
+        return { template: 'templates.haproxyConfig', line: 1, objects: [source.label], sources: [source] };
+      });
       this.renders.push({ at: this.#scheduler.now(), revision: snapshot.revision, config });
       return timer(durations.renderMs, this.#scheduler).pipe(
         map(
@@ -121,7 +128,7 @@ export class FakeWorld {
             files: { config, maps: {}, certificates: {}, files: {} },
             excluded: [],
             warnings: [],
-            origins: new Map(),
+            origins: new Map([['haproxy.cfg', origins]]),
           }),
         ),
       );
@@ -131,9 +138,15 @@ export class FakeWorld {
     defer(() => {
       const config = rendered.files.config;
       this.validations.push({ at: this.#scheduler.now(), revision: rendered.revision, config });
-      const bad = [...this.#invalidConfigs].find((marker) => config.includes(marker));
+      // HAProxy names each line with a refused port, as it does.
+      const alerts = config.split('\n').flatMap((line, index) => {
+        const bad = [...this.#invalidConfigs].find((marker) => line.endsWith(marker));
+        if (bad === undefined) return [];
+        const detail = `port ${bad.slice(1)} refused`;
+        return [{ message: `parsing [haproxy.cfg:${index + 1}] : ${detail}`, detail, locations: [{ file: 'haproxy.cfg', line: index + 1 }], files: [], sections: [] }];
+      });
       return timer(this.validateMs, this.#scheduler).pipe(
-        map((): ValidationVerdict => (bad ? { valid: false, message: `port ${bad} refused` } : { valid: true })),
+        map((): ValidationVerdict => (alerts.length > 0 ? { status: 'invalid', message: alerts.map((a) => a.message).join('\n'), alerts } : { status: 'valid' })),
       );
     });
 
@@ -183,6 +196,8 @@ export class FakeWorld {
               report,
               scheduler: this.#scheduler,
               random: () => 0.5,
+              // Its endpoints run the rendered lines as they are, as a local HAProxy does.
+              exactConfigLines: true,
             }),
           ),
       }),

@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackends } from '../../examples/backends.ts';
@@ -34,6 +35,8 @@ export interface HarnessOptions {
   readonly backends: number;
   /** Use a copy of the shipped configuration as a watched --config file. */
   readonly watchedConfig?: boolean;
+  /** Changes the copy of the shipped configuration before the start. */
+  readonly config?: (shipped: string) => string;
   /** Reuse the work dir (and the HAProxy in it) of an earlier harness. */
   readonly workDir?: string;
   readonly ports?: Ports;
@@ -97,7 +100,8 @@ export class LocalHarness {
     for (const [file, text] of Object.entries(options.manifests)) await writeFile(join(manifestDir, file), text);
     const workDir = options.workDir ?? join(dir, 'work');
     const configPath = join(dir, 'config.yaml');
-    await writeFile(configPath, await readFile(defaultConfigPath(), 'utf8'));
+    const shipped = await readFile(defaultConfigPath(), 'utf8');
+    await writeFile(configPath, options.config ? options.config(shipped) : shipped);
     const ports: Ports = options.ports ?? {
       http: await freePort(),
       https: await freePort(),
@@ -115,7 +119,7 @@ export class LocalHarness {
     };
     const mode = await startLocalMode({
       manifests: manifestDir,
-      config: { path: configPath, watch: options.watchedConfig ?? false },
+      config: { path: configPath, watch: options.watchedConfig ?? options.config !== undefined },
       workDir,
       bindAddress: '127.0.0.1',
       httpPort: ports.http,
@@ -205,6 +209,30 @@ export class LocalHarness {
       }, timeoutMs);
       if (!check()) this.#lineListeners.add(check);
     });
+  }
+
+  /** The certificate HAProxy's HTTPS port shows for a server name: its SHA-256 fingerprint, or why the handshake failed. */
+  handshake(servername: string): Promise<string> {
+    return new Promise((resolve) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port: this.ports.https, servername, rejectUnauthorized: false }, () => {
+        const fingerprint = socket.getPeerCertificate().fingerprint256;
+        socket.destroy();
+        resolve(fingerprint);
+      });
+      socket.on('error', (error) => resolve(`refused: ${error.message}`));
+    });
+  }
+
+  /** Polls until `handshake` gives `expected`, or fails with what it last saw. */
+  async untilHandshake(servername: string, expected: string | RegExp, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let seen = '';
+    while (Date.now() < deadline) {
+      seen = await this.handshake(servername);
+      if (typeof expected === 'string' ? seen === expected : expected.test(seen)) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`${servername}: the handshake gave ${seen}, expected ${String(expected)}`);
   }
 
   /** The backend ports answering `host` + `path` over `tries` requests (each backend says its port). */

@@ -29,7 +29,8 @@ export function output(config: string): RenderOutput {
   return { files: files(config), excluded: [], warnings: [], origins: new Map() };
 }
 
+/** What the render stage makes of trigger(revision, refs) rendering `config`. */
 export function rendered(revision: number, config: string, refs: readonly ChangeRef[] = []): Rendered {
   const f = files(config);
-  return { ...output(config), revision, hash: contentHash(f), changes: changes(refs) };
+  return { ...output(config), revision, hash: contentHash(f), changes: changes(refs), snapshot: snapshot(revision, refs.at(-1)) };
 }

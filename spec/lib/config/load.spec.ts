@@ -41,7 +41,7 @@ watchedResources:
     apiVersion: example.com/v1alpha1
     resource: things
 ignoreFields: [metadata.managedFields, "metadata.annotations['example.com/noise']"]
-ingress: { className: haproxy.example.com }
+ingress: { className: haproxy.example.com, sharedHostNamespaces: [team-a, team-b] }
 templates:
   haproxyConfig: |
     global
@@ -147,7 +147,7 @@ describe('loadControllerConfig', () => {
 
     it('reads ignoreFields, the ingress class and the template values', () => {
       expect(sources(config.ignoreFields)).to.deep.equal(['metadata.managedFields', "metadata.annotations['example.com/noise']"]);
-      expect(config.ingress).to.deep.equal({ className: 'haproxy.example.com' });
+      expect(config.ingress).to.deep.equal({ className: 'haproxy.example.com', sharedHostNamespaces: ['team-a', 'team-b'] });
       expect(config.templateValues).to.deep.equal({ httpPort: 80, nested: { list: [1, 2] } });
     });
 
@@ -211,7 +211,7 @@ describe('loadControllerConfig', () => {
       'metadata.managedFields',
       "metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']",
     ]);
-    expect(config.ingress).to.deep.equal({ className: 'haproxy' });
+    expect(config.ingress).to.deep.equal({ className: 'haproxy', sharedHostNamespaces: [] });
     expect(config.templateValues).to.deep.equal({});
     expect(config.validationTests).to.deep.equal([]);
     expect(config.allowDirectives).to.deep.equal([]);
@@ -339,6 +339,9 @@ ${rest}`;
       ['a wildcard in ignoreFields', `${minimal}ignoreFields: ["spec.rules[*]"]\n`, ['ignoreFields[0]: wildcards are not supported at 11']],
       ['ignoring the identity of objects', `${minimal}ignoreFields: [metadata, metadata.namespace]\n`, ['ignoreFields[0]: would remove metadata.name, which identifies objects', 'ignoreFields[1]: would remove metadata.namespace']],
       ['an invalid ingress class', `${minimal}ingress: { className: HAProxy }\n`, ['ingress.className: must be a DNS subdomain']],
+      ['a namespace that cannot be one', `${minimal}ingress: { sharedHostNamespaces: [team-a, Team_B] }\n`, ['ingress.sharedHostNamespaces[1]: must be a DNS label']],
+      ['"*" among namespaces', `${minimal}ingress: { sharedHostNamespaces: [team-a, "*"] }\n`, ['ingress.sharedHostNamespaces[1]: must be a DNS label']],
+      ['namespaces not in a list', `${minimal}ingress: { sharedHostNamespaces: team-a }\n`, ['ingress.sharedHostNamespaces: must be a list']],
       // templates
       ['a missing templates section', 'watchedResources: { a: { apiVersion: v1, kind: A } }\n', ['templates: required']],
       ['a missing haproxyConfig', withTemplates('  maps: {}'), ['templates.haproxyConfig: required']],

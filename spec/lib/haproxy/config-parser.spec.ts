@@ -23,9 +23,10 @@ describe('tokenizeLine', () => {
     expect(tokenizeLine('timeout client 30s # half a minute')).to.deep.equal({
       words: ['timeout', 'client', '30s'],
       comment: ' half a minute',
+      variables: [],
     });
-    expect(tokenizeLine('k#l')).to.deep.equal({ words: ['k'], comment: 'l' });
-    expect(tokenizeLine('# only a comment')).to.deep.equal({ words: [], comment: ' only a comment' });
+    expect(tokenizeLine('k#l')).to.deep.equal({ words: ['k'], comment: 'l', variables: [] });
+    expect(tokenizeLine('# only a comment')).to.deep.equal({ words: [], comment: ' only a comment', variables: [] });
     expect(tokenizeLine('no comment').comment).to.equal(undefined);
   });
 
@@ -72,8 +73,11 @@ describe('tokenizeLine', () => {
     expect(words('a "" ')).to.deep.equal(['a', '']);
   });
 
-  it('does not expand environment variables', () => {
-    expect(words('"$HOME" \'$HOME\' "${HOME}" "\\$HOME"')).to.deep.equal(['$HOME', '$HOME', '${HOME}', '\\$HOME']);
+  it('does not expand environment variables, but says which words HAProxy would expand', () => {
+    const line = '"$HOME" \'$HOME\' "${HOME}" "\\$HOME" $HOME "$1" x"${.LINE}"y';
+    expect(words(line)).to.deep.equal(['$HOME', '$HOME', '${HOME}', '\\$HOME', '$HOME', '$1', 'x${.LINE}y']);
+    // Only inside double quotes, not escaped, and starting a name: unquoted and single-quoted $ are literal.
+    expect(tokenizeLine(line).variables).to.deep.equal([0, 2, 6]);
   });
 
   it('ends the line at a carriage return and runs an unclosed quote to the end', () => {

@@ -66,6 +66,7 @@ describe('directive guard', () => {
       [6, 'files-outside-base'],
       [7, 'files-outside-base'],
       [8, 'files-outside-base'],
+      [10, 'environment-variables'],
       [10, 'files-outside-base'],
     ]);
   });
@@ -86,6 +87,77 @@ describe('directive guard', () => {
     ]);
     // A base of / would make every path inside it: no base at all, then.
     expect(findGuardedDirectives(config.replace('origin /etc/haproxy', 'origin /')).map((f) => f.line)).to.deep.equal([4, 5, 6, 7]);
+  });
+
+  it('covers every HAProxy 2.6 keyword that loads code, dumps memory or reads a file, the config of filters included', () => {
+    const config = [
+      'global',
+      '  ssl-provider legacy',
+      '  ssl-provider-path /usr/lib/ossl-modules',
+      '  set-dumpable',
+      '  pidfile /etc/passwd',
+      '  httpclient.ssl.ca-file /etc/shadow',
+      '  ca-base /etc',
+      '  h1-case-adjust-file /etc/passwd',
+      'frontend f',
+      '  bind :443 ssl crt ssl/a.pem ca-sign-file /root/ca.pem tls-ticket-keys /root/keys',
+      '  filter spoe engine x config /etc/passwd',
+      '  filter opentracing id t config /abs/ot.cfg',
+      '  filter spoe engine y config general/spoe.cfg',
+      '  http-error status 500 content-type text/plain file /etc/passwd',
+      '  http-request deny deny_status 403 errorfile /etc/passwd',
+      '  http-request tarpit lf-file general/x.txt',
+      '  http-request add-acl(/etc/passwd) x',
+      '  http-request set-header X-File file',
+      'backend b',
+      '  server-state-file-name /etc/passwd',
+      '  server s 10.0.0.1:443 ssl ca-file @system-ca',
+    ].join('\n');
+    expect(findGuardedDirectives(config).map((f) => [f.line, f.directive])).to.deep.equal([
+      [2, 'ssl-provider'],
+      [3, 'ssl-provider-path'],
+      [4, 'set-dumpable'],
+      [5, 'files-outside-base'],
+      [6, 'files-outside-base'],
+      [7, 'files-outside-base'],
+      [8, 'files-outside-base'],
+      [10, 'files-outside-base'],
+      [11, 'files-outside-base'],
+      [12, 'files-outside-base'],
+      [14, 'return-file'],
+      [15, 'return-file'],
+      [16, 'return-file'],
+      [17, 'files-outside-base'],
+      [20, 'files-outside-base'],
+    ]);
+  });
+
+  it('never lets a keyword or a file name come from an environment variable, and guards every other variable', () => {
+    const config = [
+      'global',
+      '  "${LUAKW}" x.lua',
+      '  "$LUAKW" x.lua',
+      '  lua"${X}" x.lua',
+      '  errorfile 404 "${DIR}/404.http"',
+      '  log "${LOG_ADDR}" local0',
+      "  log '${LITERAL}' local0",
+      '  log \\$NOT_A_VARIABLE local0',
+      '  log "\\${ESCAPED}" local0',
+      '  log $UNQUOTED local0',
+      '  description "$1 costs"',
+      '  log 127.0.0.1 "${FACILITY[*]}"',
+    ].join('\n');
+    const findings = findGuardedDirectives(config);
+    expect(findings.map((f) => [f.line, f.directive, f.always])).to.deep.equal([
+      [2, 'environment-variables', true],
+      [3, 'environment-variables', true],
+      [4, 'environment-variables', true],
+      [5, 'environment-variables', true],
+      [5, 'files-outside-base', false],
+      [6, 'environment-variables', false],
+      [12, 'environment-variables', true],
+    ]);
+    expect(findings[0]!.text).to.equal('"${LUAKW}" x.lua');
   });
 
   it('finds nothing in what the shipped templates render, comments and quoted text included', async () => {

@@ -133,6 +133,8 @@ export interface World {
   readonly services?: readonly KubeObject[];
   readonly slices?: readonly KubeObject[];
   readonly secrets?: readonly KubeObject[];
+  readonly sharedHostNamespaces?: readonly string[];
+  readonly now?: number;
 }
 
 /** Sources over plain lists, looked up the way the controller's indexed stores answer. */
@@ -148,5 +150,7 @@ export function sources(world: World): IngressSources {
         (slice) => slice.metadata.namespace === namespace && slice.metadata.labels?.['kubernetes.io/service-name'] === name,
       ),
     secret: (namespace, name) => find(world.secrets, namespace, name),
+    ...(world.sharedHostNamespaces ? { sharedHostNamespaces: world.sharedHostNamespaces } : {}),
+    ...(world.now !== undefined ? { now: world.now } : {}),
   };
 }

@@ -22,11 +22,11 @@ const config = loaded.config;
 
 type Stores = Map<string, IndexedStore>;
 
-const sourcesOf = (stores: Stores): IngressSources => ingressSources(config, stores)!;
+const sourcesOf = (stores: Stores, sharing: readonly string[] = []): IngressSources => ({ ...ingressSources(config, stores)!, sharedHostNamespaces: sharing });
 
 /** The same stores seen as plain lists, without versions or change logs: every build compares the whole Ingress list. */
-function listed(stores: Stores): IngressSources {
-  const { stores: _stores, ingressChanges: _changes, versions: _versions, changedSince: _changedSince, ...plain } = sourcesOf(stores);
+function listed(stores: Stores, sharing: readonly string[] = []): IngressSources {
+  const { stores: _stores, ingressChanges: _changes, versions: _versions, changedSince: _changedSince, ...plain } = sourcesOf(stores, sharing);
   return plain;
 }
 
@@ -42,25 +42,31 @@ const classOf = (object: KubeObject | undefined) => (object?.['spec'] as { ingre
 
 describe('incremental Ingress view model', () => {
   it('gives the model a fresh build gives after every change of seeded random sequences, through change logs and through lists', () => {
-    const seen = { conflicts: 0, defaultConflicts: 0, winnerDeleted: 0, classMoves: 0, missingBackends: 0, tlsWarnings: 0, renamedByService: 0 };
-    for (const seed of [1, 2, 3, 4, 5]) {
+    const seen = { conflicts: 0, defaultConflicts: 0, winnerDeleted: 0, classMoves: 0, missingBackends: 0, tlsWarnings: 0, renamedByService: 0, hostsRefused: 0, hostsChangedHands: 0, wildcardExclusions: 0 };
+    // Hosts kept per namespace (the default), shared by two namespaces, and shared by all.
+    for (const [seed, sharing] of [[1, []], [2, []], [3, []], [4, ['ns-0', 'ns-1']], [5, ['*']], [6, []]] as const) {
       const shape = { size: 12, namespaces: 3 };
       const stores = buildStores(config.watchedResources, initialWorld(shape), config.ignoreFields);
       const tracked = new IngressModelCache();
       const plain = new IngressModelCache();
-      let before = buildIngressModel(sourcesOf(stores), tracked);
-      expect(buildIngressModel(listed(stores), plain)).to.deep.equal(before);
+      let before = buildIngressModel(sourcesOf(stores, sharing), tracked);
+      expect(buildIngressModel(listed(stores, sharing), plain)).to.deep.equal(before);
       let step = 0;
       for (const change of randomChanges(seed, 150, shape)) {
         step++;
         const stored = stores.get(change.resource)!.get(change.object.metadata.namespace, change.object.metadata.name);
         apply(stores, change);
-        const fresh = buildIngressModel(sourcesOf(stores));
-        const reused = buildIngressModel(sourcesOf(stores), tracked);
+        const fresh = buildIngressModel(sourcesOf(stores, sharing));
+        const reused = buildIngressModel(sourcesOf(stores, sharing), tracked);
         expect(reused, `seed ${seed} step ${step}: through the change log`).to.deep.equal(fresh);
-        expect(buildIngressModel(listed(stores), plain), `seed ${seed} step ${step}: through the list`).to.deep.equal(fresh);
+        expect(buildIngressModel(listed(stores, sharing), plain), `seed ${seed} step ${step}: through the list`).to.deep.equal(fresh);
 
         // What the sequences are meant to cover, so that a generator change cannot quietly drop it.
+        const refusals = fresh.excluded.filter((problem) => problem.message.includes('belongs to namespace'));
+        seen.hostsRefused += refusals.length;
+        const refusedBefore = new Set(before.excluded.filter((problem) => problem.message.includes('belongs to namespace')).map((p) => `${p.object} ${p.field}`));
+        if (refusedBefore.size > 0 && [...refusedBefore].some((key) => !refusals.some((p) => `${p.object} ${p.field}` === key))) seen.hostsChangedHands++;
+        seen.wildcardExclusions += fresh.certificates.filter((certificate) => certificate.excludedHosts.length > 0).length;
         const messages = fresh.warnings.map((problem) => problem.message);
         seen.conflicts += messages.filter((message) => message.includes('not served here')).length;
         seen.defaultConflicts += messages.filter((message) => message.includes('sets the default backend')).length;

@@ -3,6 +3,7 @@ import {
   MAX_PATH_LENGTH,
   checkHost,
   checkIpAddress,
+  endpointAddressProblem,
   checkPath,
   describeObject,
   isDnsLabel,
@@ -99,6 +100,27 @@ describe('ingress names', () => {
     expect(checkIpAddress('::ffff:10.0.0.1')).to.deep.equal({ ok: true, value: '::ffff:10.0.0.1' });
     for (const address of ['', '10.0.0', '10.0.0.256', '010.0.0.1', 'fe80::1%eth0', '10.0.0.1/32', ' 10.0.0.1', '10.0.0.1\n', 'example.com', 42]) {
       expect(checkIpAddress(address).ok, JSON.stringify(address)).to.equal(false);
+    }
+  });
+
+  it('refuses endpoint addresses no server can be reached at, saying why', () => {
+    const refused: [string, RegExp][] = [
+      ['0.0.0.0', /unspecified/],
+      ['0.1.2.3', /unspecified/],
+      ['::', /unspecified/],
+      ['255.255.255.255', /broadcast/],
+      ['224.0.0.1', /multicast/],
+      ['239.255.255.250', /multicast/],
+      ['ff02::1', /multicast/],
+      ['169.254.169.254', /link-local/],
+      ['fe80::1', /link-local/],
+      ['::ffff:169.254.1.1', /link-local/],
+      ['::ffff:0.0.0.0', /unspecified/],
+    ];
+    for (const [address, reason] of refused) expect(endpointAddressProblem(address), address).to.match(reason);
+    // Loopback stays: local mode and the specs run backends on it.
+    for (const address of ['10.0.0.1', '127.0.0.1', '192.168.1.255', 'fd00::1', '::1', '2001:db8::1', '::ffff:10.0.0.1']) {
+      expect(endpointAddressProblem(address), address).to.equal(undefined);
     }
   });
 

@@ -193,7 +193,7 @@ export function* randomChanges(seed: number, steps: number, shape: WorldShape): 
       paths: random() < 0.03 ? [{ ...paths[0]!, path: 'no-slash' }, ...paths.slice(1)] : paths,
       ...(random() < 0.08 ? { defaultBackend: serviceIn(namespaceIndex) } : {}),
       ...(random() < 0.12
-        ? { tls: { secretName: pick(['tls-a', 'tls-b', 'tls-missing']), hosts: random() < 0.1 ? ['bad host'] : hostName ? [hostName] : [] } }
+        ? { tls: { secretName: pick(['tls-a', 'tls-b', 'tls-missing']), hosts: random() < 0.1 ? ['bad host'] : random() < 0.15 ? ['*.example.com'] : hostName ? [hostName] : [] } }
         : {}),
     };
   };
@@ -231,6 +231,8 @@ export function* randomChanges(seed: number, steps: number, shape: WorldShape): 
         className: 'haproxy',
         host: held.host,
         paths: [{ path: target.path, pathType: random() < 0.7 ? target.pathType : pick(['Exact', 'Prefix']), service: serviceIn(namespaceIndex), port: port() }],
+        // Now and then a certificate for the held host too: only its namespace's owner may serve one.
+        ...(held.host !== undefined && random() < 0.3 ? { tls: { secretName: pick(['tls-a', 'tls-b']), hosts: [held.host] } } : {}),
       };
       conflicting.push(`${spec.namespace}/${spec.name}`);
       yield upsert(spec);

@@ -368,6 +368,8 @@ describe('buildIngressModel', () => {
 
     it('breaks an age tie by namespace then name, and ranks a missing timestamp newest', () => {
       const model = build({
+        // Namespaces that share hosts: across them, routes are settled one by one.
+        sharedHostNamespaces: ['*'],
         services: [web],
         slices: [webSlice],
         ingresses: [
@@ -453,6 +455,89 @@ describe('buildIngressModel', () => {
       expect(build({ ingresses: [ingress('web', { rules: [rule('example.com', path('/', 'web', 80))] })] }).defaultBackend).to.equal(
         undefined,
       );
+    });
+  });
+
+  describe('tenant isolation of hosts', () => {
+    const other = service('web', [{ name: 'http', port: 80, targetPort: 8080 }], 'aaa');
+    const otherSlice = endpointSlice('web-abc', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.0.9'] }], { namespace: 'aaa' });
+    const shop = ingress('shop', {
+      created: '2024-01-01T00:00:00Z',
+      rules: [rule('shop.example.com', path('/', 'web', 80))],
+      tls: [{ hosts: ['shop.example.com'], secretName: 'shop-tls' }],
+    });
+    const base = {
+      services: [web, other],
+      slices: [webSlice, otherSlice],
+      secrets: [tlsSecret('shop-tls', LEAF_CERT, LEAF_KEY), tlsSecret('evil-tls', SELF_SIGNED_CERT, SELF_SIGNED_KEY, 'aaa')],
+    };
+
+    it('keeps a host, its routes and its certificates with the namespace of the oldest Ingress claiming it', () => {
+      const model = build({
+        ...base,
+        ingresses: [
+          shop,
+          // Newer, in another namespace: a TLS entry alone for the host (the certificate takeover)...
+          ingress('evil', { namespace: 'aaa', created: '2024-02-01T00:00:00Z', tls: [{ hosts: ['shop.example.com'], secretName: 'evil-tls' }] }),
+          // ...and a rule for a path the owner does not route.
+          ingress('squat', { namespace: 'aaa', created: '2024-02-01T00:00:00Z', rules: [rule('shop.example.com', path('/admin', 'web', 80))] }),
+        ],
+      });
+      expect(model.certificates.map((c) => [c.file, c.hosts])).to.deep.equal([['default_shop-tls.pem', ['shop.example.com']]]);
+      expect(model.prefixRoutes.map((route) => [route.key, route.backend])).to.deep.equal([['shop.example.com/', 'default_web_80']]);
+      expect(model.exactRoutes).to.deep.equal([]);
+      expect(model.excluded).to.deep.equal([
+        { object: 'Ingress aaa/evil', field: 'spec.tls[0].hosts[0]', message: 'host "shop.example.com" belongs to namespace default: older Ingress default/shop claims it; TLS entry not served for it' },
+        { object: 'Ingress aaa/squat', field: 'spec.rules[0].host', message: 'host "shop.example.com" belongs to namespace default: older Ingress default/shop claims it; rule not served' },
+      ]);
+    });
+
+    it('gives the host to the next claimer when its owner goes, and lets allowed namespaces share it', () => {
+      const evil = ingress('evil', { namespace: 'aaa', created: '2024-02-01T00:00:00Z', tls: [{ hosts: ['shop.example.com'], secretName: 'evil-tls' }] });
+      const alone = build({ ...base, ingresses: [evil] });
+      expect(alone.certificates.map((c) => c.file)).to.deep.equal(['aaa_evil-tls.pem']);
+      expect(alone.excluded).to.deep.equal([]);
+      const shared = build({ ...base, ingresses: [shop, evil], sharedHostNamespaces: ['aaa', 'default'] });
+      expect(shared.certificates.map((c) => [c.file, c.hosts])).to.deep.equal([
+        ['aaa_evil-tls.pem', ['shop.example.com']],
+        ['default_shop-tls.pem', ['shop.example.com']],
+      ]);
+      // Sharing needs both namespaces on the list.
+      const one = build({ ...base, ingresses: [shop, evil], sharedHostNamespaces: ['aaa'] });
+      expect(one.certificates.map((c) => c.file)).to.deep.equal(['default_shop-tls.pem']);
+    });
+
+    it('serves a TLS entry without hosts for the hosts of its rules only, never for whatever names its certificate holds', () => {
+      const model = build({
+        ...base,
+        ingresses: [
+          ingress('shop', { rules: [rule('shop.example.com', path('/', 'web', 80)), rule(undefined, path('/x', 'web', 80))], tls: [{ secretName: 'shop-tls' }] }),
+          ingress('bare', { namespace: 'aaa', created: '2024-02-01T00:00:00Z', tls: [{ secretName: 'evil-tls' }] }),
+        ],
+      });
+      expect(model.certificates.map((c) => [c.file, c.hosts])).to.deep.equal([['default_shop-tls.pem', ['shop.example.com']]]);
+      expect(fields(model.excluded)).to.deep.equal(['Ingress aaa/bare spec.tls[0].hosts']);
+    });
+
+    it("excludes the hosts another namespace holds from a wildcard certificate", () => {
+      const wild = ingress('wild', { namespace: 'aaa', created: '2023-01-01T00:00:00Z', tls: [{ hosts: ['*.example.com'], secretName: 'evil-tls' }] });
+      const model = build({ ...base, ingresses: [wild, shop, ingress('own', { namespace: 'aaa', rules: [rule('own.example.com', path('/', 'web', 80))] })] });
+      expect(model.certificates.map((c) => [c.file, c.hosts, c.excludedHosts])).to.deep.equal([
+        ['aaa_evil-tls.pem', ['*.example.com'], ['shop.example.com']],
+        ['default_shop-tls.pem', ['shop.example.com'], []],
+      ]);
+    });
+
+    it('splits the SNI names of a Secret over crt-list lines HAProxy can read', () => {
+      const hosts = Array.from({ length: 400 }, (_, i) => `${'h'.repeat(60)}.${'a'.repeat(60)}.${'b'.repeat(60)}.h${String(i).padStart(3, '0')}.example.com`);
+      const model = build({ ...base, ingresses: [ingress('many', { tls: [{ hosts, secretName: 'shop-tls' }] })] });
+      expect(model.certificates.length).to.be.above(1);
+      expect(new Set(model.certificates.map((c) => c.file))).to.deep.equal(new Set(['default_shop-tls.pem']));
+      expect(model.certificates.flatMap((c) => c.hosts)).to.deep.equal([...hosts].sort());
+      for (const line of model.certificates) {
+        expect(line.hosts.join(' ').length).to.be.at.most(32_768);
+        expect(line.hosts.length).to.be.at.most(1000);
+      }
     });
   });
 

@@ -57,6 +57,17 @@ describe('outcomeEvents', () => {
     ]);
   });
 
+  it('tells a quarantined object that HAProxy refused it, and on which step', () => {
+    const problem = { object: 'Ingress shop/web', field: 'metadata.annotations.timeout', message: "HAProxy refused the configuration with it, left out until it changes: haproxy.cfg:12: unexpected character 'q'" };
+    const base = { type: 'quarantined', revision: 4, hash: 'h', objects: [problem], files: { config: '', maps: {}, certificates: {}, files: {} }, excluded: [problem], warnings: [], total: 1, validations: 2 } as const;
+    const events = [...outcomeEvents({ ...base, by: 'validation' }, context), ...outcomeEvents({ ...base, by: 'reload' }, context)];
+    expect(events.map((event) => [event.regarding.kind, event.regarding.namespace, event.regarding.name, event.reason, event.action])).to.deep.equal([
+      ['Ingress', 'shop', 'web', 'ObjectExcluded', 'Validate'],
+      ['Ingress', 'shop', 'web', 'ObjectExcluded', 'Deploy'],
+    ]);
+    expect(events[0]!.note).to.equal(`left out of the HAProxy configuration: metadata.annotations.timeout: ${problem.message}`);
+  });
+
   it('tells a HAProxy pod of every failed deployment attempt, the retries in one note, and says nothing about external endpoints', () => {
     const failed = (endpoint: string, attempt: number, final: boolean, error = 'reload failed'): Outcome => ({
       type: 'deployFailed', endpoint, revision: 4, hash: 'h', reason: 'change', error, attempt, final,

@@ -3,9 +3,16 @@ import { unsafeRawReason, unsafeWordReason } from '../../../lib/render/escape.ts
 
 describe('HAProxy value checks', () => {
   it('admits host names, paths, addresses, ports and names as words', () => {
-    for (const value of ['example.com', '*.example.com', '/api/v1/', '/a%20b', '10.0.0.1', 'fd00::1', '8080', 'web_http', '']) {
+    for (const value of ['example.com', '*.example.com', '/api/v1/', '10.0.0.1', 'fd00::1', '8080', 'web_http', '']) {
       expect(unsafeWordReason(value), value).to.equal(undefined);
     }
+  });
+
+  it('refuses "%", which starts a log-format variable, unless the place admits it (a map file, or escaping)', () => {
+    expect(unsafeWordReason('%PWN')).to.equal('contains "%", which starts a log-format variable in HAProxy (a template writes it as "%%" inside {{#escape.logFormat}})');
+    expect(unsafeWordReason('/a%20b', true)).to.equal(undefined);
+    // Admitted, "%" still cannot open a sample expression.
+    expect(unsafeWordReason('%[env(SECRET)]', true)).to.equal('contains "["');
   });
 
   it('refuses anything that could end a line, a word or start a comment, quote, variable or expression', () => {
@@ -19,7 +26,8 @@ describe('HAProxy value checks', () => {
       ["it's", `contains "'"`],
       ['a\\b', 'contains "\\"'],
       ['${HOME}', 'contains "$"'],
-      ['%[env(SECRET)]', 'contains "["'],
+      ['%[env(SECRET)]', 'contains "%", which starts a log-format variable in HAProxy (a template writes it as "%%" inside {{#escape.logFormat}})'],
+      ['/a%[env(SECRET)]', 'contains "%", which starts a log-format variable in HAProxy (a template writes it as "%%" inside {{#escape.logFormat}})'],
       ['{ always_true }', 'contains "{"'],
       ['x,y', 'contains ","'],
       ['map(x)', 'contains "("'],

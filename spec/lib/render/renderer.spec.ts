@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { readFile } from 'node:fs/promises';
+import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import type { ControllerConfig } from '../../../lib/config/types.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
@@ -162,16 +164,20 @@ describe('renderer line origins', () => {
       'global\n  maxconn 100\n{{#resources.routes}}\nbackend {{metadata.name}}\n  server s {{spec.host}}:80\n{{/resources.routes}}',
       '  partials:\n    unused: "x"',
     );
-    const output = render(config, [route('a', { host: '10.0.0.1' }), route('b', { host: '10.0.0.2' })]);
+    const routes = [route('a', { host: '10.0.0.1' }), route('b', { host: '10.0.0.2' })];
+    const output = render(config, routes);
     expect(output.files.config.split('\n')).to.have.length(7);
-    expect(output.origins.get('haproxy.cfg')).to.deep.equal([
-      { template: 'templates.haproxyConfig', line: 1, objects: [] },
-      { template: 'templates.haproxyConfig', line: 2, objects: [] },
-      { template: 'templates.haproxyConfig', line: 4, objects: ['Route default/a'] },
-      { template: 'templates.haproxyConfig', line: 5, objects: ['Route default/a'] },
-      { template: 'templates.haproxyConfig', line: 4, objects: ['Route default/b'] },
-      { template: 'templates.haproxyConfig', line: 5, objects: ['Route default/b'] },
+    const origins = output.origins.get('haproxy.cfg')!;
+    expect(origins.map(({ template, line, objects, sources }) => ({ template, line, objects, fields: sources.map((s) => s.field) }))).to.deep.equal([
+      { template: 'templates.haproxyConfig', line: 1, objects: [], fields: [] },
+      { template: 'templates.haproxyConfig', line: 2, objects: [], fields: [] },
+      { template: 'templates.haproxyConfig', line: 4, objects: ['Route default/a'], fields: ['metadata.name'] },
+      { template: 'templates.haproxyConfig', line: 5, objects: ['Route default/a'], fields: ['spec.host'] },
+      { template: 'templates.haproxyConfig', line: 4, objects: ['Route default/b'], fields: ['metadata.name'] },
+      { template: 'templates.haproxyConfig', line: 5, objects: ['Route default/b'], fields: ['spec.host'] },
     ]);
+    // The object as stored, not a view of it: the quarantine recognises it by identity.
+    expect(origins[3]!.sources[0]!.object).to.equal(routes[0]);
   });
 
   it('names partials in origins and maps each file separately', () => {
@@ -180,11 +186,61 @@ describe('renderer line origins', () => {
       '  partials:\n    head: "# head\\n  description {{templateValues.port}}\\n"\n  maps:\n    a.map: "{{#resources.routes}}{{metadata.name}} x\\n{{/resources.routes}}"',
     );
     const output = render(config, [route('r', {})]);
-    expect(output.origins.get('haproxy.cfg')).to.deep.equal([
-      { template: 'templates.haproxyConfig', line: 1, objects: [] },
-      { template: 'templates.partials.head', line: 1, objects: [] },
-      { template: 'templates.partials.head', line: 2, objects: [] },
+    expect(output.origins.get('haproxy.cfg')!.map(({ template, line, objects, sources }) => ({ template, line, objects, sources }))).to.deep.equal([
+      { template: 'templates.haproxyConfig', line: 1, objects: [], sources: [] },
+      { template: 'templates.partials.head', line: 1, objects: [], sources: [] },
+      { template: 'templates.partials.head', line: 2, objects: [], sources: [] },
     ]);
-    expect(output.origins.get('maps/a.map')).to.deep.equal([{ template: 'templates.maps.a.map', line: 1, objects: ['Route default/r'] }]);
+    expect(output.origins.get('maps/a.map')!.map((origin) => [origin.template, origin.line, origin.objects])).to.deep.equal([['templates.maps.a.map', 1, ['Route default/r']]]);
+  });
+});
+
+describe('renderer line origins of the Ingress view model', () => {
+  it('charges the lines of the shipped templates to the Ingress, Service, EndpointSlice or Secret each comes from, with the field', async () => {
+    const loaded = loadControllerConfig(await readFile(defaultConfigPath(), 'utf8'));
+    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+    const { config } = loaded;
+    const fixturesOf = (name: string) => config.validationTests.find((test) => test.name === name)!.fixtures;
+    const [routing, tls] = [fixturesOf('hosts-paths-and-shared-backends'), fixturesOf('tls')];
+    const fixtures = new Map<string, readonly KubeObject[]>([...routing, ['ingresses', [...routing.get('ingresses')!, ...tls.get('ingresses')!]], ['secrets', tls.get('secrets')!]]);
+    const output = createRenderer(config)({ stores: buildStores(config.watchedResources, fixtures, config.ignoreFields) });
+    const sourcesOf = (target: string, pattern: RegExp) => {
+      const text = target === 'haproxy.cfg' ? output.files.config : (output.files.maps[target.slice(5)] ?? output.files.files[target.slice(8)])!;
+      const index = text.split('\n').findIndex((line) => pattern.test(line));
+      expect(index, `${pattern} in ${target}`).to.be.at.least(0);
+      return output.origins.get(target)![index]!.sources.map((source) => `${source.label} ${source.field}`);
+    };
+    expect(sourcesOf('haproxy.cfg', /^ {2}server srv-10\.0\.0\.1-8081 /)).to.deep.equal(['EndpointSlice default/web-1 endpoints[0].addresses[0]']);
+    expect(sourcesOf('haproxy.cfg', /^backend default_api_8080$/)).to.deep.equal(['Service default/api spec.ports']);
+    expect(sourcesOf('maps/host.map', /^shop\.example\.com /)).to.deep.equal(['Ingress default/shop spec.rules[0].host']);
+    expect(sourcesOf('maps/path-exact.map', /^shop\.example\.com\/health /)).to.deep.equal(['Ingress default/shop spec.rules[0].http.paths[2]']);
+    expect(sourcesOf('general/crt-list.txt', /secure\.example\.com/)).to.deep.equal(['Secret default/secure-tls data']);
+    // Lines without values of an object (the template's own) name none.
+    expect(sourcesOf('haproxy.cfg', /^ {2}balance roundrobin$/)).to.deep.equal([]);
+  });
+});
+
+describe('renderer exclusions and the Ingress view model', () => {
+  it('leaves an Ingress excluded for a value of a template line out of the view model too: its routes go with it', async () => {
+    const shipped = await readFile(defaultConfigPath(), 'utf8');
+    const loaded = loadControllerConfig(
+      shipped.replace(
+        '      default_backend {{#ingress.defaultBackend}}',
+        '      {{#resources.ingresses}}\n      http-response set-header X-Team {{metadata.annotations.team}} if { var(txn.host) -m str {{spec.rules.0.host}} }\n      {{/resources.ingresses}}\n      default_backend {{#ingress.defaultBackend}}',
+      ),
+    );
+    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+    const { config } = loaded;
+    const ingress = (name: string, team: string): KubeObject => ({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name, namespace: 'default', annotations: { team } },
+      spec: { ingressClassName: 'haproxy', rules: [{ host: `${name}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+    });
+    const output = createRenderer(config)({ stores: buildStores(config.watchedResources, new Map([['ingresses', [ingress('good', 'web'), ingress('pwn', '%PWN')]]]), config.ignoreFields) });
+    expect(output.excluded.map((p) => `${p.object} ${p.field}`)).to.deep.equal(['Ingress default/pwn metadata.annotations.team']);
+    expect(output.files.maps['host.map']).to.equal('good.example.com good.example.com\n');
+    expect(output.files.config).to.include('http-response set-header X-Team web if { var(txn.host) -m str good.example.com }');
+    expect(output.files.config).to.not.include('pwn');
   });
 });

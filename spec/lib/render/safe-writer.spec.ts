@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import Mustache from 'mustache';
 import { AccessTracker } from '../../../lib/render/resource-views.ts';
-import { SafeWriter } from '../../../lib/render/safe-writer.ts';
+import { LOG_FORMAT, SafeWriter } from '../../../lib/render/safe-writer.ts';
 
 /**
  * The writer runs templates compiled from Mustache's parse tree with a
@@ -112,5 +112,35 @@ describe('SafeWriter', () => {
     expect(render(writer, template, { items, base: '/x' })).to.equal('a /x\nb /x\n');
     expect(render(writer, template, { items, base: '/x' })).to.equal('a /x\nb /x\n');
     expect(render(writer, template, { items, base: '/y' })).to.equal('a /y\nb /y\n');
+  });
+
+  it('refuses "%" in a value of the configuration, admits it in a map file, and doubles it where the template asks', () => {
+    const writer = new SafeWriter(new AccessTracker());
+    const template = '  http-request set-header X-Tenant {{tenant}}\n';
+    expect(render(writer, template, { tenant: '%PWN' })).to.equal('  http-request set-header X-Tenant \n');
+    expect(writer.violations.map((v) => v.reason)).to.deep.equal([
+      'contains "%", which starts a log-format variable in HAProxy (a template writes it as "%%" inside {{#escape.logFormat}})',
+    ]);
+    const map = '{{key}} x\n';
+    expect(writer.renderFile('templates.maps.a.map', new Mustache.Writer().parse(map), { key: '/a%20b' }, {}, map, { percent: 'admit' }).text).to.equal('/a%20b x\n');
+    const asked = '  http-request set-header X-Tenant {{#escape.logFormat}}{{tenant}} {{{note}}}{{/escape.logFormat}} {{other}}\n';
+    writer.violations = [];
+    expect(render(writer, asked, { tenant: '50%', note: '"100% sure"', other: 'x', escape: { logFormat: LOG_FORMAT } })).to.equal(
+      '  http-request set-header X-Tenant 50%% "100%% sure" x\n',
+    );
+    expect(writer.violations).to.deep.equal([]);
+  });
+
+  it('never replays in a configuration what it rendered where "%" was admitted', () => {
+    const writer = new SafeWriter(new AccessTracker());
+    const template = '{{#items}}\n{{key}}\n{{/items}}\n';
+    const items = frozen([{ key: '/a%20b' }]);
+    const tokens = new Mustache.Writer().parse(template);
+    const asMap = () => writer.renderFile('templates.partials.keys', tokens, { items }, {}, template, { percent: 'admit' }).text;
+    const asConfig = () => writer.renderFile('templates.partials.keys', tokens, { items }, {}, template).text;
+    expect(asMap()).to.equal('/a%20b\n');
+    expect(asMap()).to.equal('/a%20b\n');
+    expect(asConfig()).to.equal('\n');
+    expect(writer.violations).to.have.length(1);
   });
 });

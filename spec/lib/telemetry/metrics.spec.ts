@@ -6,7 +6,19 @@ import { openMetricsToPrometheus } from '../../../lib/telemetry/exposition.ts';
 import { createMetrics } from '../../../lib/telemetry/metrics.ts';
 import { ReconciliationTracker } from '../../../lib/telemetry/reconciliations.ts';
 import { change } from '../../support/pipeline-values.ts';
-import { deployed, deployFailed, deploying, reload, rendered, runtime, validated, validationFailed } from '../../support/outcome-builders.ts';
+import {
+  deployed,
+  deployFailed,
+  deploying,
+  quarantined,
+  released,
+  reload,
+  rendered,
+  runtime,
+  validated,
+  validationFailed,
+  validationUnavailable,
+} from '../../support/outcome-builders.ts';
 import { histogramTotals, parseExposition, sampleValue } from '../../support/prometheus-text.ts';
 
 const p = 'haproxy_template_ic_';
@@ -52,6 +64,18 @@ describe('metrics', () => {
     expect(sampleValue(text, `${p}config_loads_total`, { result: 'applied' })).to.equal(1);
     // Node's process metrics, under the same prefix.
     expect(text.has(`${p}process_cpu_user_seconds_total`)).to.equal(true);
+  });
+
+  it('counts quarantined objects by kind, keeps the number in quarantine, and counts validations that could not run apart from invalid ones', async () => {
+    const metrics = createMetrics({ exemplars: false, stores: () => undefined });
+    for (const outcome of [rendered(5), validationUnavailable(5, 1), validationUnavailable(5, 2), quarantined(5, 1), quarantined(6, 2, 'reload'), released(7, 1)]) metrics.outcome(outcome);
+    const text = parseExposition((await metrics.expose(undefined)).body, { openMetrics: false });
+    expect(sampleValue(text, `${p}quarantines_total`, { kind: 'Ingress' })).to.equal(2);
+    expect(sampleValue(text, `${p}quarantined_objects`, {})).to.equal(1);
+    expect(sampleValue(text, `${p}validations_total`, { result: 'unavailable' })).to.equal(2);
+    expect(sampleValue(text, `${p}validations_total`, { result: 'invalid' })).to.equal(0);
+    metrics.outcome({ type: 'configApplied', generation: 2 });
+    expect(sampleValue(parseExposition((await metrics.expose(undefined)).body, { openMetrics: false }), `${p}quarantined_objects`, {})).to.equal(0);
   });
 
   it('counts reconciliations by result with their duration', async () => {

@@ -7,7 +7,20 @@ import type { ControllerConfig } from '../../../lib/config/types.ts';
 import { IndexedStore } from '../../../lib/store/indexed-store.ts';
 import { startObserver, type Observer, type ObserverOptions } from '../../../lib/telemetry/observer.ts';
 import { change, files } from '../../support/pipeline-values.ts';
-import { deployed, deployFailed, deploying, rendered, runtime, synced, validated, validationFailed } from '../../support/outcome-builders.ts';
+import {
+  deployed,
+  deployFailed,
+  deploying,
+  quarantined,
+  refusedProblem,
+  released,
+  rendered,
+  runtime,
+  synced,
+  validated,
+  validationFailed,
+  validationUnavailable,
+} from '../../support/outcome-builders.ts';
 import { parseExposition, sampleValue } from '../../support/prometheus-text.ts';
 import { base64, LEAF_CERT, LEAF_KEY } from '../../support/tls-fixture.ts';
 
@@ -115,6 +128,50 @@ describe('observer', () => {
     watch = undefined;
     other = undefined;
     expect(await get(observer, '/healthz')).to.deep.equal({ status: 200, body: 'ok\n' });
+  });
+
+  it('stays live but not ready while validation cannot run, or the newest configuration is invalid with no object at fault', async () => {
+    const { observer, clock } = await observe();
+    running = observer;
+    observer.observe({ type: 'configApplied', generation: 1 });
+    observer.observe(synced(new Map()));
+    observer.observe(rendered(2, [change('web', clock.now)]));
+    // Retrying for ten minutes is progress, not a stall: a restart would not free the disk.
+    for (let attempt = 1; attempt <= 20; attempt++) {
+      clock.now += 30_000;
+      observer.observe(validationUnavailable(2, attempt));
+    }
+    expect((await get(observer, '/healthz')).status).to.equal(200);
+    expect(await get(observer, '/readyz')).to.deep.equal({
+      status: 503,
+      body: 'not ready: validation cannot run (attempt 20, trying again): ENOSPC: no space left on device, mkdtemp\n',
+    });
+    observer.observe(validated(2));
+    expect((await get(observer, '/readyz')).status).to.equal(200);
+    observer.observe(rendered(3));
+    observer.observe(validationFailed(3, "haproxy.cfg:3: unknown keyword 'bnd'"));
+    expect(await get(observer, '/readyz')).to.deep.equal({
+      status: 503,
+      body: 'not ready: revision 3 is invalid and no object is at fault (see /debug/rendered); the last good configuration keeps serving\n',
+    });
+    expect(JSON.parse((await get(observer, '/debug/rendered')).body).validation).to.deep.include({ status: 'invalid', revision: 3, message: "haproxy.cfg:3: unknown keyword 'bnd'" });
+    observer.observe(rendered(4));
+    observer.observe(validated(4));
+    expect((await get(observer, '/readyz')).status).to.equal(200);
+  });
+
+  it('lists the objects in quarantine under /debug/rendered, with the configuration rendered again without them', async () => {
+    const { observer } = await observe();
+    running = observer;
+    observer.observe({ type: 'configApplied', generation: 1 });
+    observer.observe(rendered(5));
+    observer.observe(quarantined(5));
+    let view = JSON.parse((await get(observer, '/debug/rendered')).body);
+    expect(view).to.deep.include({ revision: 5, hash: 'hash-5-again', quarantined: [refusedProblem], excluded: [refusedProblem] });
+    expect(view.files['haproxy.cfg']).to.equal('# revision 5, again');
+    observer.observe(released(6));
+    view = JSON.parse((await get(observer, '/debug/rendered')).body);
+    expect(view.quarantined).to.deep.equal([]);
   });
 
   it('serves the configuration, the rendered files, the endpoints and the resources with secrets redacted', async () => {

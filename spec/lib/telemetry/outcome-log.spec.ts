@@ -3,7 +3,21 @@ import { IndexedStore } from '../../../lib/store/indexed-store.ts';
 import { outcomeLog, reconciliationLog } from '../../../lib/telemetry/outcome-log.ts';
 import { ReconciliationTracker } from '../../../lib/telemetry/reconciliations.ts';
 import { change } from '../../support/pipeline-values.ts';
-import { deployed, deployFailed, deploying, reload, rendered, runtime, synced, unchanged, validated, validationFailed } from '../../support/outcome-builders.ts';
+import {
+  deployed,
+  deployFailed,
+  deploying,
+  quarantined,
+  released,
+  reload,
+  rendered,
+  runtime,
+  synced,
+  unchanged,
+  validated,
+  validationFailed,
+  validationUnavailable,
+} from '../../support/outcome-builders.ts';
 
 const messages = (outcome: Parameters<typeof outcomeLog>[0]) => outcomeLog(outcome).map((e) => [e.level, e.msg]);
 
@@ -45,6 +59,22 @@ describe('outcome log', () => {
     ]);
     expect(messages(validationFailed(2, 'haproxy.cfg:3: x\n  rendered: "y"'))).to.deep.equal([
       ['error', 'configuration invalid, the running one keeps serving:\n    haproxy.cfg:3: x\n      rendered: "y"'],
+    ]);
+  });
+
+  it('names each quarantined object with its field and the message of HAProxy, its release, and a validation that could not run', () => {
+    expect(outcomeLog(quarantined(4, 1))).to.deep.equal([
+      {
+        level: 'warn',
+        stage: 'validate',
+        msg: "quarantined Ingress shop/web: metadata.annotations.timeout: HAProxy refused the configuration with it, left out until it changes: haproxy.cfg:12: unexpected character 'q' (revision 4 rendered again without it)",
+        fields: { revision: 4, hash: 'hash-4-again', object: 'Ingress shop/web', field: 'metadata.annotations.timeout', by: 'validation', quarantined: 1 },
+      },
+    ]);
+    expect(messages(quarantined(4, 1, 'reload'))[0]![1]).to.match(/\(rendering again without it\)$/);
+    expect(messages(released(5))).to.deep.equal([['info', 'released Ingress shop/web from quarantine: it changed or went, so revision 5 renders it again']]);
+    expect(messages(validationUnavailable(6, 2))).to.deep.equal([
+      ['warn', 'could not validate revision 6 (attempt 2), the running configuration keeps serving; trying again in 2000 ms: ENOSPC: no space left on device, mkdtemp'],
     ]);
   });
 

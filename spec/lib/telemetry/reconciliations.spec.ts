@@ -7,6 +7,7 @@ import {
   deployFailed,
   deploying,
   droppedOnTheWay,
+  quarantined,
   reload,
   renderFailed,
   rendered,
@@ -15,6 +16,7 @@ import {
   validated,
   validationFailed,
   validationSkipped,
+  validationUnavailable,
 } from '../../support/outcome-builders.ts';
 
 /** Feeds timed outcomes to a tracker and keeps every event, named `type revision[ endpoint end]`. */
@@ -218,5 +220,36 @@ describe('reconciliation tracker', () => {
     expect(tracker.stalled(65_500, 60_000)).to.deep.equal({ revision: 1, waitingFor: 'its deployment to b', sinceMs: 60_500 });
     tracker.apply(deployed(1, 'b'), 66_000);
     expect(tracker.stalled(70_000, 60_000)).to.deep.equal({ revision: 2, waitingFor: 'its validation', sinceMs: 64_000 });
+  });
+
+  it('follows a validation through quarantine and retries: the configuration rendered again, the objects, each attempt as progress', () => {
+    const { tracker } = follow([
+      [0, rendered(1)],
+      [1_000, validationUnavailable(1, 1)],
+      [31_000, validationUnavailable(1, 2)],
+      [61_000, quarantined(1)],
+    ]);
+    // Every attempt and every quarantine is progress: nothing has stalled for the minute since.
+    expect(tracker.stalled(90_000, 60_000)).to.equal(undefined);
+    const { closed } = follow([
+      [62_000, validated(1)],
+      [62_001, deploying(1, [])],
+    ], tracker);
+    const [reconciliation] = closed;
+    expect(reconciliation).to.deep.include({ hash: 'hash-1-again', excluded: 1, validations: 2 });
+    expect(reconciliation!.quarantined.map((q) => [q.problem.object, q.at])).to.deep.equal([['Ingress shop/web', 61_000]]);
+    expect(reconciliation!.unavailable.map((u) => [u.attempt, u.at])).to.deep.equal([[1, 1_000], [2, 31_000]]);
+  });
+
+  it('ends a reconciliation whose revision is rendered again (a refused reload) as superseded, with its pending deployments', () => {
+    const { names, closed } = follow([
+      [0, rendered(1)],
+      [10, validated(1)],
+      [11, deploying(1, ['a'])],
+      [20, deployFailed(1, 'a', 1, false, 'HAProxy rejected the reload')],
+      [30, rendered(1)],
+    ]);
+    expect(names).to.deep.equal(['rendered 1', 'validated 1', 'scheduled 1', 'endpointDone 1 a superseded', 'closed 1', 'rendered 1']);
+    expect(closed.map((r) => [r.revision, r.result, r.end])).to.deep.equal([[1, 'superseded', 30]]);
   });
 });

@@ -79,6 +79,17 @@ describe('redaction', () => {
     expect(performance.now() - started).to.be.below(1_000);
   });
 
+  it('copies an object met twice twice, and cuts only a real cycle', () => {
+    const problem = { object: 'Ingress a/b', field: 'spec', message: 'left out' };
+    const cycle: Record<string, unknown> = { name: 'loop' };
+    cycle['self'] = cycle;
+    expect(new Redactor().redact({ excluded: [problem], quarantined: [problem], cycle })).to.deep.equal({
+      excluded: [problem],
+      quarantined: [problem],
+      cycle: { name: 'loop', self: '[circular]' },
+    });
+  });
+
   it('redacts values under credential keys and the data of Secret objects, in copies', () => {
     const redactor = new Redactor();
     const config = {

@@ -7,7 +7,7 @@ import { ReconciliationTracker } from '../../../lib/telemetry/reconciliations.ts
 import { Redactor } from '../../../lib/telemetry/redaction.ts';
 import { exemplarLabels, ReconciliationTracing, type TracedEvent } from '../../../lib/telemetry/tracing.ts';
 import { change } from '../../support/pipeline-values.ts';
-import { deployed, deployFailed, deploying, droppedOnTheWay, reload, rendered, runtime, unchanged, validated } from '../../support/outcome-builders.ts';
+import { deployed, deployFailed, deploying, droppedOnTheWay, quarantined, reload, rendered, runtime, unchanged, validated, validationUnavailable } from '../../support/outcome-builders.ts';
 
 function traced(steps: readonly [number, Outcome][], redactor = new Redactor()) {
   const exporter = new InMemorySpanExporter();
@@ -161,5 +161,21 @@ describe('reconciliation tracing', () => {
     const deploy = named('deploy a')[0];
     expect(deploy?.status.message).to.equal('failed after 1 attempt: login as admin:[REDACTED] refused');
     expect(JSON.stringify(deploy?.events)).to.not.include('s3cr3t-password');
+  });
+
+  it('puts the objects quarantined and the validations that could not run on the validate span', () => {
+    const { named } = traced([
+      [0, rendered(1)],
+      [100, validationUnavailable(1, 1)],
+      [2_100, quarantined(1)],
+      [2_200, validated(1, 2_200)],
+    ]);
+    const span = named('validate')[0];
+    expect(attributes(span)).to.deep.include({ 'config.hash': 'hash-1-again', 'validation.verdict': 'valid', 'validation.validations': 2, 'validation.quarantined': 1, 'validation.unavailable': 1 });
+    expect(span?.events.map((event) => [event.name, event.attributes?.['quarantine.object'] ?? event.attributes?.['validation.attempt']])).to.deep.equal([
+      ['quarantined', 'Ingress shop/web'],
+      ['validation unavailable', 1],
+    ]);
+    expect(span?.events[0]?.attributes?.['quarantine.field']).to.equal('metadata.annotations.timeout');
   });
 });
