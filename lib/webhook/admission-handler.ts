@@ -175,18 +175,14 @@ export class AdmissionHandler {
   }
 }
 
-function withDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('it did not finish before the API server stops waiting')), Math.max(0, deadline - Date.now()));
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
+async function withDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('it did not finish before the API server stops waiting')), Math.max(0, deadline - Date.now()));
   });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
