@@ -47,6 +47,33 @@ function duration(name: string, text: string): number {
   }
 }
 
+/** Where the webhook gets its certificate and what it is for; every combination that cannot work is a usage error. */
+function webhookSettings(
+  values: Values,
+  text: (name: string, variable?: string) => string | undefined,
+  serviceRef: (flag: string, value: string) => { readonly namespace: string; readonly name: string },
+): WebhookSettings {
+  const certFile = text('webhook-cert-file');
+  const keyFile = text('webhook-key-file');
+  const secret = text('webhook-secret', 'WEBHOOK_SECRET');
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('run: --webhook-cert-file and --webhook-key-file go together');
+  if (certFile !== undefined && secret !== undefined) throw new UsageError('run: the webhook certificate comes from --webhook-secret or --webhook-cert-file, not both');
+  if (values['webhook-generate-certificate'] !== undefined && secret === undefined) {
+    throw new UsageError('run: --webhook-generate-certificate needs --webhook-secret, the Secret every replica reads it from');
+  }
+  return {
+    port: portValue('run', 'webhook-port', values['webhook-port'], runDefaults.webhookPort),
+    certificate:
+      certFile !== undefined && keyFile !== undefined
+        ? { kind: 'files', certFile, keyFile }
+        : secret !== undefined
+          ? { kind: 'secret', name: secret, generate: values['webhook-generate-certificate'] === true }
+          : { kind: 'generated' },
+    service: serviceRef('webhook-service', text('webhook-service', 'WEBHOOK_SERVICE') ?? runDefaults.webhookService),
+    configuration: text('webhook-configuration', 'WEBHOOK_CONFIGURATION'),
+  };
+}
+
 /**
  * Flags win over environment variables (the chart sets POD_NAMESPACE and
  * POD_NAME from the downward API); the namespace may also come from the
@@ -97,29 +124,7 @@ export function runSettings(values: Values, env: Readonly<Record<string, string 
   }
   const tls = { ...(caFile ? { caFile } : {}), ...(certFile ? { certFile } : {}), ...(keyFile ? { keyFile } : {}), ...(serverName ? { serverName } : {}) };
 
-  let webhook: WebhookSettings | undefined;
-  if (values['no-webhook'] !== true) {
-    const certFile = text('webhook-cert-file');
-    const keyFile = text('webhook-key-file');
-    const secret = text('webhook-secret', 'WEBHOOK_SECRET');
-    const generate = values['webhook-generate-certificate'] === true;
-    if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('run: --webhook-cert-file and --webhook-key-file go together');
-    if (certFile !== undefined && secret !== undefined) throw new UsageError('run: the webhook certificate comes from --webhook-secret or --webhook-cert-file, not both');
-    if (values['webhook-generate-certificate'] !== undefined && secret === undefined) {
-      throw new UsageError('run: --webhook-generate-certificate needs --webhook-secret, the Secret every replica reads it from');
-    }
-    webhook = {
-      port: portValue('run', 'webhook-port', values['webhook-port'], runDefaults.webhookPort),
-      certificate:
-        certFile !== undefined && keyFile !== undefined
-          ? { kind: 'files', certFile, keyFile }
-          : secret !== undefined
-            ? { kind: 'secret', name: secret, generate }
-            : { kind: 'generated' },
-      service: serviceRef('webhook-service', text('webhook-service', 'WEBHOOK_SERVICE') ?? runDefaults.webhookService),
-      configuration: text('webhook-configuration', 'WEBHOOK_CONFIGURATION'),
-    };
-  }
+  const webhook = values['no-webhook'] === true ? undefined : webhookSettings(values, text, serviceRef);
 
   return {
     namespace,
