@@ -56,7 +56,7 @@ export interface AdmissionReply {
 
 export interface AdmissionHandlerOptions {
   readonly state: () => AdmissionState | undefined;
-  /** Runs of `haproxy -c` at once; default the CPUs available, at most 4. */
+  /** Runs of `haproxy -c` at once; default half the CPUs available (the controller needs the rest), from 1 to 4. */
   readonly checkConcurrency?: number;
   readonly haproxyBinary?: string;
   readonly tmpRoot?: string;
@@ -160,7 +160,7 @@ export class AdmissionHandler {
     if (this.#state?.config === config) return this.#state;
     const options = this.#options;
     const checker = new ContributionChecker({
-      concurrency: options.checkConcurrency ?? Math.max(1, Math.min(4, availableParallelism())),
+      concurrency: options.checkConcurrency ?? Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2))),
       render: (world, baseDir) => renderWorld(config, world, baseDir),
       check: (render) =>
         checkSmallConfiguration(render, {

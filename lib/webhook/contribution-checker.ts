@@ -9,8 +9,11 @@ import { unionOf, type World } from './small-world.ts';
  * milliseconds whatever the configuration's size (HAProxy's start-up), so:
  * verdicts are kept by content hash (a retried or repeated admission runs
  * nothing); the same hash asked for twice at once waits for one run; at
- * most `concurrency` runs at a time; and whatever queues behind them is
- * checked together, as the union of the objects' worlds, in one run. A
+ * most `concurrency` runs at a time; whatever queues behind them is
+ * checked together, as the union of the objects' worlds, in one run; and a
+ * run that could start at once waits a few milliseconds for the reviews
+ * arriving with the first (clients answered together come back together),
+ * rather than leaving them to wait a whole run behind it. A
  * union HAProxy accepts accepts each of its members; one it refuses says
  * nothing of each, so they are then checked alone, and only the objects at
  * fault are refused.
@@ -33,6 +36,8 @@ export interface ContributionCheckerOptions {
   readonly maxBatch?: number;
   /** Verdicts kept. Default 4096. */
   readonly cacheSize?: number;
+  /** How long a run that could start at once waits for more to check with it. Default 5 ms. */
+  readonly gatherMs?: number;
 }
 
 interface Entry {
@@ -50,6 +55,7 @@ export class ContributionChecker {
   readonly #pending = new Map<string, Entry>();
   readonly #queue: Entry[] = [];
   #running = 0;
+  #gathering: NodeJS.Timeout | undefined;
 
   constructor(options: ContributionCheckerOptions) {
     this.#options = options;
@@ -74,7 +80,12 @@ export class ContributionChecker {
     const entry: Entry = { contribution, solo: false, resolve, reject, promise };
     this.#pending.set(contribution.hash, entry);
     this.#queue.push(entry);
-    this.#pump();
+    if (this.#running < this.#options.concurrency && this.#gathering === undefined) {
+      this.#gathering = setTimeout(() => {
+        this.#gathering = undefined;
+        this.#pump();
+      }, this.#options.gatherMs ?? 5);
+    }
     return promise;
   }
 
