@@ -3,7 +3,6 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { firstValueFrom, filter } from 'rxjs';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
@@ -14,13 +13,12 @@ import { renderChart, releaseName, releaseNamespace } from '../chart/helm.ts';
 import { container } from '../chart/manifests.ts';
 import type { Workload } from '../chart/manifests.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
-import { createControllerObjects, createHaproxyPod } from '../support/cluster-fixtures.ts';
+import { createControllerObjects, createHaproxyPod, replicaOptions } from '../support/cluster-fixtures.ts';
 import { eventually } from '../support/eventually.ts';
 import { startFakeApiServer, type FakeApiServer, type KubeObject } from '../support/fake-apiserver/index.ts';
 import { kubeTool } from '../support/kube-tools.ts';
 import { freePort } from '../support/local-harness.ts';
 import { documents, service, slice, tlsSecret } from '../support/manifest-builders.ts';
-import { informerClocks } from '../support/server-clock.ts';
 import { LEAF_CERT, UNRELATED_KEY } from '../support/tls-fixture.ts';
 import { httpGet, OutcomeLog, servedBy } from '../support/traffic.ts';
 
@@ -111,25 +109,9 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
     const chartWebhook: WebhookSettings = runSettings(flags, { POD_NAMESPACE: NAMESPACE, POD_NAME: 'x' }, undefined).webhook!;
 
     for (const name of ['controller-a', 'controller-b']) {
-      const kubeConfig = new KubeConfig();
-      kubeConfig.loadFromFile(fake.kubeconfigPath);
-      const mode = await startClusterMode({
-        kubeConfig,
-        namespace: NAMESPACE,
-        configMap: 'haproxy-config',
-        credentialsSecret: 'dataplane-credentials',
-        identity: name,
-        lease: { name: 'haproxy-template-ic-leader', durationMs: 3_000, renewDeadlineMs: 2_000, retryMs: 250 },
-        publishService: undefined,
-        dataplaneTls: undefined,
-        dataplaneContainer: 'dataplaneapi',
-        bindAddress: '127.0.0.1',
-        healthPort: await freePort(),
-        metricsPort: await freePort(),
-        informer: { restartBaseMs: 100, restartMaxMs: 1_000, ...informerClocks(SERVER_TIME_SCALE) },
-        output: { out: (t) => process.env['DEBUG_E2E'] && process.stdout.write(`${name} ${t}`), err: (t) => process.env['DEBUG_E2E'] && process.stdout.write(`${name} ERR ${t}`) },
-        webhook: { ...chartWebhook, port: await freePort() },
-      });
+      const mode = await startClusterMode(
+        await replicaOptions(fake, NAMESPACE, name, { leaseMs: 3_000, serverTimeScale: SERVER_TIME_SCALE }, { webhook: { ...chartWebhook, port: await freePort() } }),
+      );
       const port = await mode.webhookPort!;
       replicas.push({ name, mode, log: new OutcomeLog(mode.outcomes), port, calls: 0, up: true });
       if (name === 'controller-a') await firstValueFrom(mode.leading.pipe(filter(Boolean)));
