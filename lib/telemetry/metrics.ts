@@ -74,6 +74,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
   collectDefaultMetrics({ register: registry, prefix: p });
   const registers = [registry];
   const endpointLabel = boundedLabel(options.maxEndpointLabels ?? 50);
+  // Anyone who reaches the webhook can name a resource: a few distinct values, then `other`.
+  const webhookResourceLabel = boundedLabel(20);
   const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) => {
     const metric = new Histogram<L>({ name, help, labelNames, buckets, registers, enableExemplars: options.exemplars });
     return (labels: Partial<Record<L, string>>, seconds: number, exemplar: Exemplar) => {
@@ -249,8 +251,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
       leader.set(isLeader ? 1 : 0);
     },
     admission(resource, result, seconds, exemplar) {
-      webhookRequests.inc({ resource, result });
-      webhookDuration({ resource, result }, seconds, exemplar);
+      const labels = { resource: webhookResourceLabel(resource), result };
+      webhookRequests.inc(labels);
+      webhookDuration(labels, seconds, exemplar);
     },
     async expose(accept) {
       // prom-client writes NaN as `Nan`, which OpenMetrics does not allow (Prometheus's parser tolerates it).
