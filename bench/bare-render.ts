@@ -75,7 +75,9 @@ export function bareRender(objects: ReadonlyMap<string, readonly KubeObject[]>):
       hosts.set(host, { key: host, value: host });
       for (const path of rule.http.paths) {
         const { name: service, port } = path.backend.service;
-        const portText = port.name ?? String(port.number);
+        // One backend per Service port: a port named by the Ingress is named by its number, as the renderer does.
+        const named = port.name === undefined ? undefined : services.get(`${namespace}/${service}`)?.ports.find((candidate) => candidate.name === port.name);
+        const portText = named ? String(named.port) : (port.name ?? String(port.number));
         const name = `${namespace}_${service}_${portText}`;
         if (!backends.has(name)) backends.set(name, { name, namespace, service, port: portText });
         const trimmed = path.path.replace(/\/+$/, '');

@@ -85,6 +85,7 @@ async function measure(size: number): Promise<Row> {
         '--bind-address', '127.0.0.1',
         '--health-port', String(await freePort()),
         '--metrics-port', String(await freePort()),
+        '--webhook-port', String(await freePort()),
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );

@@ -46,6 +46,8 @@ import { leadership } from './leadership.ts';
 import { serialLatest } from './operators/serial-latest.ts';
 import { reconcile } from './reconcile.ts';
 import { watchedObjects } from './watched-objects.ts';
+import { startWebhook } from './webhook.ts';
+import type { WebhookSettings } from '../lib/webhook/settings.ts';
 
 export interface LeaseSettings {
   readonly name: string;
@@ -83,6 +85,8 @@ export interface ClusterModeOptions {
   readonly stallAfterMs?: number;
   /** Lines the entry point found before logging started (the container's limits), logged first. */
   readonly notes?: readonly string[];
+  /** The validating admission webhook; none when undefined. */
+  readonly webhook?: WebhookSettings | undefined;
 }
 
 export interface ClusterMode {
@@ -96,6 +100,8 @@ export interface ClusterMode {
   readonly restarts: ReadonlyMap<string, number>;
   /** The resource stores as last rendered; undefined before the first render. */
   stores(): ReadonlyMap<string, StoreReader> | undefined;
+  /** The admission webhook's port once it serves; undefined without a webhook. */
+  readonly webhookPort: Promise<number> | undefined;
 }
 
 interface Loaded {
@@ -328,6 +334,18 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   subscription.add(eventWrites.subscribe());
   subscription.add(statusWrites.subscribe());
 
+  // Every replica judges admissions, leader or not, over the configuration in force and the live stores.
+  const webhook = options.webhook && startWebhook({
+    settings: options.webhook,
+    namespace,
+    bindAddress: options.bindAddress,
+    kubeConfig,
+    start,
+    restarting,
+    state: () => (current && stores ? { config: current, stores } : undefined),
+    observer,
+  });
+
   if (!options.lease) observer.leaderChanged(true);
   log.info(
     `watching ConfigMap ${namespace}/${options.configMap} and Secret ${namespace}/${options.credentialsSecret}; ` +
@@ -340,9 +358,11 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     restarts,
     observer,
     stores: () => stores,
+    webhookPort: webhook?.listening,
     stop: async () => {
       observer.beginShutdown();
       subscription.unsubscribe();
+      await webhook?.stop();
       leading.next(false);
       await lock?.release().catch((error: unknown) => kubeLog.warn(`lease not released: ${errorMessage(error)}`));
       await observer.stop();

@@ -183,3 +183,76 @@ Ingresses are watched.
 {{- end -}}
 {{- toYaml (dict "cluster" $cluster "namespaces" $namespaces) -}}
 {{- end -}}
+
+{{/*
+Where the admission webhook's certificate comes from: webhook.certificate.source, with auto meaning
+cert-manager when its API is installed and a certificate the controller generates otherwise.
+*/}}
+{{- define "hti.webhookCertificateSource" -}}
+{{- $source := .Values.webhook.certificate.source -}}
+{{- if eq $source "auto" -}}
+{{- ternary "cert-manager" "generated" (.Capabilities.APIVersions.Has "cert-manager.io/v1") -}}
+{{- else -}}
+{{- $source -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding the webhook's serving certificate (tls.crt, tls.key, ca.crt). */}}
+{{- define "hti.webhookSecretName" -}}
+{{- if eq (include "hti.webhookCertificateSource" .) "secret" -}}
+{{- required "webhook.certificate.secretName is required with webhook.certificate.source secret" .Values.webhook.certificate.secretName -}}
+{{- else -}}
+{{- printf "%s-webhook-tls" (include "hti.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the controller keeps the ValidatingWebhookConfiguration's caBundle (cert-manager's CA injector does otherwise). */}}
+{{- define "hti.webhookPatchesCaBundle" -}}
+{{- if and .Values.webhook.enabled (ne (include "hti.webhookCertificateSource" .) "cert-manager") -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+One webhook per watched resource the configuration marks with validationWebhook (a list of dicts):
+its rule, and match conditions so that the API server calls it only for what the controller judges:
+Ingresses of the configuration's class, objects meeting the resource's field selector (plain field
+paths only; the controller checks the rest itself).
+*/}}
+{{- define "hti.webhooks" -}}
+{{- $config := include "hti.config" . | fromYaml -}}
+{{- $className := dig "ingress" "className" "haproxy" $config -}}
+{{- $hooks := list -}}
+{{- range $name, $watched := $config.watchedResources | default dict -}}
+{{- if $watched.validationWebhook -}}
+{{- $apiVersion := $watched.apiVersion -}}
+{{- $group := ternary (first (splitList "/" $apiVersion)) "" (contains "/" $apiVersion) -}}
+{{- $version := last (splitList "/" $apiVersion) -}}
+{{- $resource := $watched.resource | default (include "hti.plural" $watched.kind) -}}
+{{- $conditions := list -}}
+{{- if and (eq $group "networking.k8s.io") (eq $resource "ingresses") -}}
+{{- $expression := printf "has(object.spec.ingressClassName) ? object.spec.ingressClassName == '%s' : (has(object.metadata.annotations) && 'kubernetes.io/ingress.class' in object.metadata.annotations && object.metadata.annotations['kubernetes.io/ingress.class'] == '%s')" $className $className -}}
+{{- $conditions = append $conditions (dict "name" "ingress-class" "expression" $expression) -}}
+{{- end -}}
+{{- range $i, $requirement := splitList "," ($watched.fieldSelector | default "") -}}
+{{- $requirement = trim $requirement -}}
+{{- if regexMatch "^[A-Za-z][A-Za-z0-9]*(\\.[A-Za-z][A-Za-z0-9]*)*\\s*!?==?\\s*[^'\\\\]*$" $requirement -}}
+{{- $negated := contains "!=" $requirement -}}
+{{- $parts := regexSplit "\\s*!?==?\\s*" $requirement 2 -}}
+{{- $path := index $parts 0 -}}
+{{- $segments := splitList "." $path -}}
+{{- $present := list -}}
+{{- range $j, $segment := $segments -}}
+{{- $present = append $present (printf "has(object.%s)" (join "." (slice $segments 0 (add1 $j)))) -}}
+{{- end -}}
+{{- $equal := printf "%s && object.%s == '%s'" (join " && " $present) $path (index $parts 1) -}}
+{{- $conditions = append $conditions (dict "name" (printf "field-selector-%d" $i) "expression" (ternary (printf "!(%s)" $equal) $equal $negated)) -}}
+{{- end -}}
+{{- end -}}
+{{- $hook := dict "name" (printf "%s.%s.webhook.haproxy-template-ic.io" $resource (ternary "core" $group (eq $group ""))) "group" $group "version" $version "resource" $resource "conditions" $conditions -}}
+{{- if $watched.namespace -}}
+{{- $_ := set $hook "namespace" $watched.namespace -}}
+{{- end -}}
+{{- $hooks = append $hooks $hook -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml (dict "hooks" $hooks) -}}
+{{- end -}}

@@ -1,4 +1,5 @@
 import { parseDuration } from '../config/duration.ts';
+import type { WebhookSettings } from '../webhook/settings.ts';
 import { portValue, UsageError } from './arguments.ts';
 
 /** What `haproxy-template-ic run` needs, resolved from flags, then environment, then defaults. */
@@ -15,6 +16,8 @@ export interface RunSettings {
   readonly bindAddress: string;
   readonly healthPort: number;
   readonly metricsPort: number;
+  /** Undefined with --no-webhook. */
+  readonly webhook: WebhookSettings | undefined;
 }
 
 export const runDefaults = {
@@ -28,6 +31,8 @@ export const runDefaults = {
   bindAddress: '0.0.0.0',
   healthPort: 8080,
   metricsPort: 9090,
+  webhookPort: 9443,
+  webhookService: 'haproxy-template-ic',
 } as const;
 
 type Values = Readonly<Record<string, string | boolean | (string | boolean)[] | undefined>>;
@@ -40,6 +45,33 @@ function duration(name: string, text: string): number {
   } catch (error) {
     throw new UsageError(`run: --${name}: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** Where the webhook gets its certificate and what it is for; every combination that cannot work is a usage error. */
+function webhookSettings(
+  values: Values,
+  text: (name: string, variable?: string) => string | undefined,
+  serviceRef: (flag: string, value: string) => { readonly namespace: string; readonly name: string },
+): WebhookSettings {
+  const certFile = text('webhook-cert-file');
+  const keyFile = text('webhook-key-file');
+  const secret = text('webhook-secret', 'WEBHOOK_SECRET');
+  if ((certFile === undefined) !== (keyFile === undefined)) throw new UsageError('run: --webhook-cert-file and --webhook-key-file go together');
+  if (certFile !== undefined && secret !== undefined) throw new UsageError('run: the webhook certificate comes from --webhook-secret or --webhook-cert-file, not both');
+  if (values['webhook-generate-certificate'] !== undefined && secret === undefined) {
+    throw new UsageError('run: --webhook-generate-certificate needs --webhook-secret, the Secret every replica reads it from');
+  }
+  return {
+    port: portValue('run', 'webhook-port', values['webhook-port'], runDefaults.webhookPort),
+    certificate:
+      certFile !== undefined && keyFile !== undefined
+        ? { kind: 'files', certFile, keyFile }
+        : secret !== undefined
+          ? { kind: 'secret', name: secret, generate: values['webhook-generate-certificate'] === true }
+          : { kind: 'generated' },
+    service: serviceRef('webhook-service', text('webhook-service', 'WEBHOOK_SERVICE') ?? runDefaults.webhookService),
+    configuration: text('webhook-configuration', 'WEBHOOK_CONFIGURATION'),
+  };
 }
 
 /**
@@ -72,15 +104,16 @@ export function runSettings(values: Values, env: Readonly<Record<string, string 
     throw new UsageError('run: --retry-period must be shorter than --renew-deadline, and --renew-deadline shorter than --lease-duration');
   }
 
-  const publish = text('publish-service', 'PUBLISH_SERVICE');
-  let publishService: RunSettings['publishService'];
-  if (publish !== undefined) {
-    const parts = publish.split('/');
+  /** A Service named NAME (in the controller's namespace) or NAMESPACE/NAME. */
+  const serviceRef = (flag: string, value: string) => {
+    const parts = value.split('/');
     if (parts.length > 2 || parts.some((part) => !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(part))) {
-      throw new UsageError(`run: --publish-service must be NAME or NAMESPACE/NAME, got ${JSON.stringify(publish)}`);
+      throw new UsageError(`run: --${flag} must be NAME or NAMESPACE/NAME, got ${JSON.stringify(value)}`);
     }
-    publishService = parts.length === 2 ? { namespace: parts[0]!, name: parts[1]! } : { namespace, name: parts[0]! };
-  }
+    return parts.length === 2 ? { namespace: parts[0]!, name: parts[1]! } : { namespace, name: parts[0]! };
+  };
+  const publish = text('publish-service', 'PUBLISH_SERVICE');
+  const publishService: RunSettings['publishService'] = publish === undefined ? undefined : serviceRef('publish-service', publish);
 
   const caFile = text('dataplane-ca-file');
   const certFile = text('dataplane-cert-file');
@@ -90,6 +123,8 @@ export function runSettings(values: Values, env: Readonly<Record<string, string 
     throw new UsageError('run: --dataplane-cert-file and --dataplane-key-file go together');
   }
   const tls = { ...(caFile ? { caFile } : {}), ...(certFile ? { certFile } : {}), ...(keyFile ? { keyFile } : {}), ...(serverName ? { serverName } : {}) };
+
+  const webhook = values['no-webhook'] === true ? undefined : webhookSettings(values, text, serviceRef);
 
   return {
     namespace,
@@ -104,5 +139,6 @@ export function runSettings(values: Values, env: Readonly<Record<string, string 
     bindAddress: text('bind-address') ?? runDefaults.bindAddress,
     healthPort: portValue('run', 'health-port', values['health-port'], runDefaults.healthPort),
     metricsPort: portValue('run', 'metrics-port', values['metrics-port'], runDefaults.metricsPort),
+    webhook,
   };
 }

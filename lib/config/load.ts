@@ -194,6 +194,12 @@ function readMatching(problems: Problems, value: unknown, path: Path, rule: Rule
   return undefined;
 }
 
+function readBoolean(problems: Problems, value: unknown, path: Path): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  problems.add(path, `must be true or false, got ${describe(value)}`);
+  return undefined;
+}
+
 function readList(problems: Problems, value: unknown, path: Path): readonly unknown[] | undefined {
   if (Array.isArray(value)) return value;
   problems.add(path, `must be a list, got ${describe(value)}`);
@@ -410,7 +416,7 @@ function readRelation(problems: Problems, name: string, value: unknown, at: Path
   return resource === undefined || keys === undefined ? undefined : { name, resource, keys };
 }
 
-const resourceFields = ['apiVersion', 'kind', 'resource', 'namespace', 'labelSelector', 'fieldSelector', 'indexBy', 'relations'] as const;
+const resourceFields = ['apiVersion', 'kind', 'resource', 'namespace', 'labelSelector', 'fieldSelector', 'indexBy', 'relations', 'validationWebhook'] as const;
 
 const defaultIndexBy = [compilePath('metadata.namespace'), compilePath('metadata.name')];
 
@@ -441,6 +447,7 @@ function readResource(problems: Problems, name: string, value: unknown, at: Path
     fieldSelector: raw.fieldSelector === undefined ? [] : readFieldSelector(problems, raw.fieldSelector, within('fieldSelector')),
     indexBy: withDefault(raw.indexBy, within('indexBy'), defaultIndexBy, (v, p) => readPaths(problems, v, p)),
     relations: relations.flatMap(([relation, item]) => readRelation(problems, relation, item, [...at, 'relations', relation]) ?? []),
+    validationWebhook: withDefault(raw.validationWebhook, within('validationWebhook'), false, (v, p) => readBoolean(problems, v, p)),
   };
 }
 

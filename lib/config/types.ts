@@ -76,6 +76,8 @@ export interface WatchedResource {
   readonly indexBy: readonly CompiledPath[];
   /** Cross-resource lookups resolved lazily through the target's index. */
   readonly relations: readonly Relation[];
+  /** The admission webhook judges creations and updates of this resource's objects. */
+  readonly validationWebhook: boolean;
 }
 
 /**

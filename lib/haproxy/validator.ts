@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataplaneSettings } from '../config/types.ts';
 import { errorMessage } from '../error-message.ts';
-import type { ConfigAlert, RenderedFiles, RenderOrigins, ValidationVerdict } from '../pipeline/model.ts';
+import type { RenderedFiles, RenderOrigins, ValidationVerdict } from '../pipeline/model.ts';
 import { writeRenderedFiles } from '../render/write-files.ts';
-import { parseAlerts, underDirectory, type Relocate } from './alerts.ts';
 import { checkConfig, haproxyBinary } from './check.ts';
 import { tokenizeLine } from './config-parser.ts';
 import { baseDirectory } from './directive-guard.ts';
 import type { GuardedDirective } from './guarded-directives.ts';
+import { readRefusal } from './refusal.ts';
 
 export interface ValidatorOptions {
   readonly allowDirectives: readonly GuardedDirective[];
@@ -66,42 +66,6 @@ function rebase(config: string, dir: string): { text: string; originalLine: (lin
   };
 }
 
-/** Every rendered file by its target name (`haproxy.cfg`, `maps/host.map`...). */
-function targetNames(files: RenderedFiles, dirs: ValidatorOptions['dirs']): Set<string> {
-  const names = new Set(['haproxy.cfg']);
-  const group = (dir: string, entries: Readonly<Record<string, string>>) => {
-    for (const name of Object.keys(entries)) names.add(`${dir}/${name}`);
-  };
-  group(dirs.mapsDir, files.maps);
-  group(dirs.certificatesDir, files.certificates);
-  group(dirs.generalDir, files.files);
-  return names;
-}
-
-/**
- * Turns the alerts into messages that point back to the source: HAProxy's
- * message, the rendered line, the template line that produced it and the
- * objects whose values are on it.
- */
-function explain(alerts: readonly ConfigAlert[], output: string, input: ValidationInput, clean: (text: string) => string): string {
-  if (alerts.length === 0) return clean(output);
-  const renderedLines = input.files.config.split('\n');
-  return alerts
-    .map((alert) => {
-      const place = alert.locations.at(-1);
-      if (!place) return alert.message;
-      const origin = input.origins.get(place.file)?.[place.line - 1];
-      const text = place.file === 'haproxy.cfg' ? renderedLines[place.line - 1] : undefined;
-      const objects = origin && origin.objects.length > 0 ? `, values of ${origin.objects.join(', ')}` : '';
-      return [
-        `${place.file}:${place.line}: ${alert.detail}`,
-        ...(text !== undefined ? [`  rendered: ${JSON.stringify(text.trim())}`] : []),
-        ...(origin ? [`  from ${origin.template} line ${origin.line}${objects}`] : []),
-      ].join('\n');
-    })
-    .join('\n');
-}
-
 /**
  * Validates rendered configurations: the real `haproxy -c` behind the
  * directive guard (see check.ts), on a copy in a private temporary
@@ -152,15 +116,8 @@ export class Validator {
       const result = await checkConfig(configFile, this.#options.binary ?? haproxyBinary(), { allowDirectives: this.#options.allowDirectives });
       if (result.valid) return { status: 'valid' };
       if (result.unavailable !== undefined) return { status: 'unavailable', message: result.unavailable };
-      const clean = (message: string) => message.replaceAll(`${dir}/`, '').replaceAll(dir, '<validation dir>');
-      const targets = targetNames(input.files, this.#options.dirs);
-      const inDir = underDirectory(dir, (target) => targets.has(target));
-      const relocate: Relocate = (path, line) => {
-        const where = inDir(path, line);
-        return where?.file === 'haproxy.cfg' && where.line !== undefined ? { file: where.file, line: originalLine(where.line) } : where;
-      };
-      const alerts = parseAlerts(result.output, relocate, clean);
-      return { status: 'invalid', message: explain(alerts, result.output, input, clean), alerts };
+      const { alerts, message } = readRefusal({ output: result.output, dir, files: input.files, origins: input.origins, dirs: this.#options.dirs, originalLine });
+      return { status: 'invalid', message, alerts };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

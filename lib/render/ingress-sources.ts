@@ -17,6 +17,19 @@ function indexedByService(resource: WatchedResource): boolean {
   );
 }
 
+/** The watched resources the Ingress view model reads, by their role. */
+export interface IngressResources {
+  readonly ingresses: WatchedResource | undefined;
+  readonly services: WatchedResource | undefined;
+  readonly slices: WatchedResource | undefined;
+  readonly secrets: WatchedResource | undefined;
+}
+
+export function ingressResources(config: ControllerConfig): IngressResources {
+  const find = (kind: string, plural: string) => config.watchedResources.find((r) => isKind(r, kind, plural));
+  return { ingresses: find('Ingress', 'ingresses'), services: find('Service', 'services'), slices: find('EndpointSlice', 'endpointslices'), secrets: find('Secret', 'secrets') };
+}
+
 /**
  * Connects the typed Ingress view model to the watched stores, when the
  * configuration watches Ingresses, Services and EndpointSlices (Secrets are
@@ -28,11 +41,7 @@ export function ingressSources(
   config: ControllerConfig,
   stores: ReadonlyMap<string, StoreReader>,
 ): IngressSources | undefined {
-  const find = (kind: string, plural: string) => config.watchedResources.find((r) => isKind(r, kind, plural));
-  const ingresses = find('Ingress', 'ingresses');
-  const services = find('Service', 'services');
-  const slices = find('EndpointSlice', 'endpointslices');
-  const secrets = find('Secret', 'secrets');
+  const { ingresses, services, slices, secrets } = ingressResources(config);
   if (!ingresses || !services || !slices) return undefined;
   const store = (resource: WatchedResource | undefined) => (resource ? stores.get(resource.name) : undefined);
   const ingressStore = store(ingresses);

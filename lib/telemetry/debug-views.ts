@@ -27,6 +27,7 @@ export function configView(config: ControllerConfig): Record<string, unknown> {
       fieldSelector: resource.fieldSelector.map(({ path, operator, value }) => `${path.source}${operator}${value}`),
       indexBy: sources(resource.indexBy),
       relations: resource.relations.map((relation) => ({ name: relation.name, resource: relation.resource, keys: sources(relation.keys) })),
+      validationWebhook: resource.validationWebhook,
     })),
     ignoreFields: sources(config.ignoreFields),
     ingress: config.ingress,

@@ -35,6 +35,8 @@ export interface Metrics {
   /** The HAProxy on this machine was started again after it died (local mode). */
   haproxyRestarted(): void;
   leader(isLeader: boolean): void;
+  /** One AdmissionReview the webhook answered: its resource (`ingresses`), result (allowed, denied, skipped, error) and time. */
+  admission(resource: string, result: string, seconds: number, exemplar?: Exemplar): void;
   /** The exposition for a scrape with this Accept header: OpenMetrics (with exemplars) only when asked for. */
   expose(accept: string | undefined): Promise<Exposition>;
 }
@@ -46,6 +48,8 @@ const durationBuckets = {
   // The 500 ms debounce and the 2 s minimum deployment interval dominate: resolution around them.
   changeToDeploy: [0.25, 0.5, 0.75, 1, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 15, 30, 60, 120],
   reconciliation: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+  // The API server waits 5 s by default: resolution below that, around the 100 ms target.
+  admission: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5],
 };
 
 /** The first `max` endpoints keep their own label value; the rest share one. */
@@ -70,6 +74,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
   collectDefaultMetrics({ register: registry, prefix: p });
   const registers = [registry];
   const endpointLabel = boundedLabel(options.maxEndpointLabels ?? 50);
+  // Anyone who reaches the webhook can name a resource: a few distinct values, then `other`.
+  const webhookResourceLabel = boundedLabel(20);
   const histogram = <L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]) => {
     const metric = new Histogram<L>({ name, help, labelNames, buckets, registers, enableExemplars: options.exemplars });
     return (labels: Partial<Record<L, string>>, seconds: number, exemplar: Exemplar) => {
@@ -175,6 +181,18 @@ export function createMetrics(options: MetricsOptions): Metrics {
     registers,
   });
   const leader = new Gauge({ name: `${p}leader`, help: '1 while this instance is the leader (the one that deploys), else 0', registers });
+  const webhookRequests = new Counter({
+    name: `${p}webhook_requests_total`,
+    help: 'AdmissionReviews the webhook answered, by resource and result (allowed, denied, skipped: not judged, error: could not judge)',
+    labelNames: ['resource', 'result'] as const,
+    registers,
+  });
+  const webhookDuration = histogram(
+    `${p}webhook_request_duration_seconds`,
+    'Time to answer an AdmissionReview, by resource and result',
+    ['resource', 'result'],
+    durationBuckets.admission,
+  );
 
   return {
     outcome(outcome, exemplar) {
@@ -250,6 +268,11 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     leader(isLeader) {
       leader.set(isLeader ? 1 : 0);
+    },
+    admission(resource, result, seconds, exemplar) {
+      const labels = { resource: webhookResourceLabel(resource), result };
+      webhookRequests.inc(labels);
+      webhookDuration(labels, seconds, exemplar);
     },
     async expose(accept) {
       // prom-client writes NaN as `Nan`, which OpenMetrics does not allow (Prometheus's parser tolerates it).

@@ -15,6 +15,8 @@ import { ReconciliationTracker, type TrackerEvent } from './reconciliations.ts';
 import { Redactor } from './redaction.ts';
 import { secretValues } from './secret-values.ts';
 import { exemplarLabels, ReconciliationTracing, type TracedEvent } from './tracing.ts';
+import type { AdmissionRecord } from '../webhook/admission-handler.ts';
+import { AdmissionTracing, type AdmissionTiming } from './admission-tracing.ts';
 
 export interface ListenAddress {
   readonly host: string;
@@ -63,6 +65,8 @@ export interface Observer {
   /** A watch that stopped was started again (in-cluster informers). */
   informerRestarted(resource: string, reason: string): void;
   leaderChanged(isLeader: boolean): void;
+  /** One AdmissionReview the webhook answered; `headers` are the request's, for the caller's trace context. */
+  admissionReviewed(record: AdmissionRecord, timing: AdmissionTiming, headers: Readonly<Record<string, unknown>>): void;
   /** Sets a readiness condition; the built-in ones ('configuration loaded', 'initial sync done') follow the outcomes. */
   setReadiness(condition: string, holds: boolean): void;
   /** A part that can tell it cannot do its job: while `check` names a problem, liveness fails with it. */
@@ -114,6 +118,8 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
 
   const tracker = new ReconciliationTracker();
   const tracing = options.tracerProvider ? new ReconciliationTracing({ tracerProvider: options.tracerProvider, redactor }) : undefined;
+  const admissionTracing = options.tracerProvider ? new AdmissionTracing({ tracerProvider: options.tracerProvider, redactor }) : undefined;
+  const webhookLogger = logger.child({ stage: 'webhook' });
   const metrics = createMetrics({ exemplars: tracing !== undefined, maxEndpointLabels: options.maxEndpointLabels, stores: () => stores });
   const endpointStates = new EndpointStates();
   const health = new Health({ stalled: (at, afterMs) => tracker.stalled(at, afterMs), stallAfterMs: options.stallAfterMs ?? 5 * 60_000, now });
@@ -228,6 +234,20 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
     leaderChanged(isLeader) {
       metrics.leader(isLeader);
       logger.info({ stage: 'reconcile', leader: isLeader }, isLeader ? 'became the leader' : 'is not the leader');
+    },
+    admissionReviewed(record, timing, headers) {
+      try {
+        const span = admissionTracing?.trace(record, timing, headers);
+        metrics.admission(record.resource, record.result, Math.max(0, timing.end - timing.start) / 1000, exemplarLabels(span));
+        const { uid, resource, operation, namespace, name, result, check } = record;
+        const fields = { uid, resource, operation, namespace, name, result, check, durationMs: Math.round(timing.end - timing.start) };
+        const object = `${resource} ${namespace === undefined ? '' : `${namespace}/`}${name}`;
+        if (result === 'denied') webhookLogger.warn(fields, `denied ${operation} of ${object}: ${record.reason}`);
+        else if (result === 'error') webhookLogger.warn(fields, `could not judge ${operation ?? 'a request'} of ${object}: ${record.reason}`);
+        else webhookLogger.debug(fields, `${result === 'allowed' ? 'admitted' : 'left alone'} ${operation} of ${object}${record.reason === undefined ? '' : ` (${record.reason})`}${record.warnings.length > 0 ? `, with warnings: ${record.warnings.join('; ')}` : ''}`);
+      } catch (error) {
+        webhookLogger.error(`observing an admission review failed: ${errorMessage(error)}`);
+      }
     },
     setReadiness(condition, holds) {
       health.setCondition(condition, holds);

@@ -5,6 +5,7 @@ import { load } from 'js-yaml';
 import { loadControllerConfig } from '../../lib/config/load.ts';
 import type { ControllerConfig } from '../../lib/config/types.ts';
 import { chartDirectory, helmWithValues, releaseName, releaseNamespace, renderChart, valueSets, type RenderedChart } from './helm.ts';
+import { evaluate } from '@marcbachmann/cel-js';
 import { validateManifest } from './kubernetes-schemas.ts';
 import {
   configMapData,
@@ -57,7 +58,7 @@ describe('Helm chart', function () {
     });
 
     it('puts every namespaced object in the release namespace, unless RBAC for a watched namespace', () => {
-      const clusterScoped = new Set(['ClusterRole', 'ClusterRoleBinding']);
+      const clusterScoped = new Set(['ClusterRole', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration']);
       for (const name of setNames) {
         for (const manifest of charts[name].manifests) {
           if (clusterScoped.has(manifest.kind)) expect(manifest.metadata.namespace, `${name} ${manifest.kind}`).to.equal(undefined);
@@ -171,6 +172,7 @@ describe('Helm chart', function () {
         `ServiceAccount ${releaseName}-haproxy-template-ic`,
         `ServiceAccount ${releaseName}-haproxy-template-ic-haproxy`,
         `StatefulSet ${releaseName}-haproxy-template-ic-haproxy`,
+        `ValidatingWebhookConfiguration ${releaseName}-haproxy-template-ic`,
       ]);
     });
 
@@ -186,7 +188,18 @@ describe('Helm chart', function () {
       const controller = container(deployment, 'controller');
       expect(controller.image).to.equal(`haproxy-template-ic:${version}`);
       // Ingress status carries the address of the chart's HAProxy Service.
-      expect(controller.args).to.deep.equal(['run', '--health-port=8080', '--metrics-port=9090', `--publish-service=${releaseName}-haproxy-template-ic-haproxy`]);
+      expect(controller.args).to.deep.equal([
+        'run',
+        '--health-port=8080',
+        '--metrics-port=9090',
+        `--publish-service=${releaseName}-haproxy-template-ic-haproxy`,
+        // Without cert-manager the controller generates the webhook's certificate and sets the caBundle.
+        '--webhook-port=9443',
+        `--webhook-service=${releaseName}-haproxy-template-ic`,
+        `--webhook-secret=${releaseName}-haproxy-template-ic-webhook-tls`,
+        '--webhook-generate-certificate',
+        `--webhook-configuration=${releaseName}-haproxy-template-ic`,
+      ]);
       expect(env(controller, 'POD_NAMESPACE').valueFrom?.fieldRef?.fieldPath).to.equal('metadata.namespace');
       expect(env(controller, 'POD_NAME').valueFrom?.fieldRef?.fieldPath).to.equal('metadata.name');
       expect(envValue(controller, 'CONFIGMAP_NAME')).to.equal('haproxy-config');
@@ -200,6 +213,7 @@ describe('Helm chart', function () {
       expect(controller.ports).to.deep.equal([
         { name: 'health', containerPort: 8080, protocol: 'TCP' },
         { name: 'metrics', containerPort: 9090, protocol: 'TCP' },
+        { name: 'webhook', containerPort: 9443, protocol: 'TCP' },
       ]);
       expect(controller.livenessProbe?.httpGet).to.deep.equal({ path: '/healthz', port: 'health' });
       expect(controller.readinessProbe?.httpGet).to.deep.equal({ path: '/readyz', port: 'health' });
@@ -216,12 +230,13 @@ describe('Helm chart', function () {
       });
     });
 
-    it('exposes the controller health and metrics on a ClusterIP Service', () => {
+    it('exposes the controller health, metrics and webhook on a ClusterIP Service', () => {
       const service = chart.one('Service', '-haproxy-template-ic') as ServiceManifest;
       expect(service.spec.type).to.equal('ClusterIP');
       expect(service.spec.ports.map((p) => [p.name, p.port, p.targetPort])).to.deep.equal([
         ['health', 8080, 'health'],
         ['metrics', 9090, 'metrics'],
+        ['webhook', 9443, 'webhook'],
       ]);
     });
 
@@ -233,11 +248,13 @@ describe('Helm chart', function () {
         'core/secrets': ['get', 'list', 'watch'],
         'core/services': ['get', 'list', 'watch'],
         'events.k8s.io/events': ['create', 'patch'],
+        [`admissionregistration.k8s.io/validatingwebhookconfigurations#${releaseName}-haproxy-template-ic`]: ['get', 'list', 'update', 'watch'],
       });
       expect(grants((chart.one('Role') as RoleManifest).rules)).to.deep.equal({
         'core/pods': ['list', 'watch'],
         'core/configmaps': ['get', 'list', 'watch'],
-        'core/secrets': ['get', 'list', 'watch'],
+        'core/secrets': ['create', 'get', 'list', 'watch'],
+        [`core/secrets#${releaseName}-haproxy-template-ic-webhook-tls`]: ['update'],
         'coordination.k8s.io/leases': ['create'],
         'coordination.k8s.io/leases#haproxy-template-ic-leader': ['get', 'update'],
       });
@@ -310,6 +327,120 @@ describe('Helm chart', function () {
     it('keeps one controller and one HAProxy pod through voluntary disruptions', () => {
       expect((chart.one('PodDisruptionBudget', '-haproxy-template-ic')['spec'] as { minAvailable: number }).minAvailable).to.equal(1);
       expect((chart.one('PodDisruptionBudget', '-haproxy')['spec'] as { maxUnavailable: number }).maxUnavailable).to.equal(1);
+    });
+  });
+
+  describe('the admission webhook', () => {
+    interface Hook {
+      readonly name: string;
+      readonly failurePolicy: string;
+      readonly timeoutSeconds: number;
+      readonly sideEffects: string;
+      readonly admissionReviewVersions: string[];
+      readonly clientConfig: { service: { namespace: string; name: string; path: string; port: number }; caBundle?: string };
+      readonly rules: { operations: string[]; apiGroups: string[]; apiVersions: string[]; resources: string[]; scope: string }[];
+      readonly namespaceSelector?: unknown;
+      readonly matchConditions?: { name: string; expression: string }[];
+    }
+    const hooksOf = (chart: RenderedChart) => chart.one('ValidatingWebhookConfiguration')['webhooks'] as Hook[];
+    const args = (chart: RenderedChart) => container(controllerOf(chart), 'controller').args ?? [];
+    const webhookArgs = (chart: RenderedChart) => args(chart).filter((arg) => arg.includes('webhook'));
+    const fullname = `${releaseName}-haproxy-template-ic`;
+    /** Whether the API server would call the webhook for this object: every match condition true, as CEL evaluates it. */
+    const sent = (hook: Hook, object: Record<string, unknown>) => (hook.matchConditions ?? []).every((condition) => evaluate(condition.expression, { object }) === true);
+
+    it('judges what the configuration marks, through the controller Service, on CREATE and UPDATE, Ignore and 5 s by default', () => {
+      const chart = charts.defaults;
+      const hooks = hooksOf(chart);
+      expect(hooks.map((hook) => [hook.name, hook.rules])).to.deep.equal([
+        ['ingresses.networking.k8s.io.webhook.haproxy-template-ic.io', [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['networking.k8s.io'], apiVersions: ['v1'], resources: ['ingresses'], scope: 'Namespaced' }]],
+        ['secrets.core.webhook.haproxy-template-ic.io', [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'], scope: 'Namespaced' }]],
+      ]);
+      for (const hook of hooks) {
+        expect(hook).to.deep.include({ failurePolicy: 'Ignore', timeoutSeconds: 5, sideEffects: 'None', admissionReviewVersions: ['v1'] });
+        expect(hook.clientConfig).to.deep.equal({ service: { namespace: releaseNamespace, name: fullname, path: '/validate', port: 9443 } });
+      }
+      const service = chart.one('Service', '-haproxy-template-ic') as ServiceManifest;
+      expect(service.metadata.name).to.equal(fullname);
+      expect(service.spec.ports.find((port) => port.name === 'webhook')?.port).to.equal(9443);
+    });
+
+    it('is sent only Ingresses of the class (ingress-nginx #7546) and Secrets of type kubernetes.io/tls, as CEL reads the match conditions', () => {
+      const [ingresses, secrets] = hooksOf(charts.defaults);
+      const ingress = (spec: Record<string, unknown>, annotations?: Record<string, string>) => ({ metadata: { name: 'web', ...(annotations ? { annotations } : {}) }, spec });
+      expect(sent(ingresses!, ingress({ ingressClassName: 'haproxy' }))).to.equal(true);
+      expect(sent(ingresses!, ingress({}, { 'kubernetes.io/ingress.class': 'haproxy' }))).to.equal(true);
+      expect(sent(ingresses!, ingress({ ingressClassName: 'nginx' }, { 'kubernetes.io/ingress.class': 'haproxy' }))).to.equal(false);
+      expect(sent(ingresses!, ingress({}, { 'kubernetes.io/ingress.class': 'nginx' }))).to.equal(false);
+      expect(sent(ingresses!, ingress({}))).to.equal(false);
+      expect(sent(secrets!, { metadata: { name: 's' }, type: 'kubernetes.io/tls' })).to.equal(true);
+      expect(sent(secrets!, { metadata: { name: 's' }, type: 'Opaque' })).to.equal(false);
+      expect(sent(secrets!, { metadata: { name: 's' } })).to.equal(false);
+    });
+
+    it('follows the configuration: a marked resource watched in one namespace is judged there only, with the class the configuration serves', async () => {
+      const chart = await renderChart({
+        controller: { config: { extend: { ingress: { className: 'edge' }, watchedResources: { configmaps: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'apps', validationWebhook: true, fieldSelector: 'metadata.name!=skip' } } } } },
+      });
+      const hooks = hooksOf(chart);
+      const configmaps = hooks.find((hook) => hook.name === 'configmaps.core.webhook.haproxy-template-ic.io')!;
+      expect(configmaps.namespaceSelector).to.deep.equal({ matchLabels: { 'kubernetes.io/metadata.name': 'apps' } });
+      expect(sent(configmaps, { metadata: { name: 'skip' } })).to.equal(false);
+      expect(sent(configmaps, { metadata: { name: 'keep' } })).to.equal(true);
+      expect(sent(hooks[0]!, { metadata: { name: 'web' }, spec: { ingressClassName: 'edge' } })).to.equal(true);
+    });
+
+    it('without cert-manager, has the controller generate the certificate into a Secret and set the caBundle, with the access that takes', () => {
+      const chart = charts.defaults;
+      expect(webhookArgs(chart)).to.deep.equal([
+        '--webhook-port=9443',
+        `--webhook-service=${fullname}`,
+        `--webhook-secret=${fullname}-webhook-tls`,
+        '--webhook-generate-certificate',
+        `--webhook-configuration=${fullname}`,
+      ]);
+      expect(chart.all('Certificate')).to.deep.equal([]);
+      expect(chart.one('ValidatingWebhookConfiguration').metadata).to.not.have.property('annotations');
+    });
+
+    it('with cert-manager installed, takes its certificate and lets its CA injector set the caBundle', async () => {
+      const chart = await renderChart({}, ['cert-manager.io/v1']);
+      for (const manifest of chart.manifests) validateManifest(manifest);
+      const certificate = chart.one('Certificate');
+      const spec = certificate['spec'] as { secretName: string; dnsNames: string[]; issuerRef: { name: string; kind: string } };
+      expect(spec.dnsNames).to.deep.equal([`${fullname}.${releaseNamespace}.svc`, `${fullname}.${releaseNamespace}.svc.cluster.local`]);
+      expect(spec.issuerRef).to.deep.equal({ name: chart.one('Issuer').metadata.name, kind: 'Issuer' });
+      expect(webhookArgs(chart)).to.deep.equal(['--webhook-port=9443', `--webhook-service=${fullname}`, `--webhook-secret=${spec.secretName}`]);
+      const metadata = chart.one('ValidatingWebhookConfiguration').metadata as { annotations?: Record<string, string> };
+      expect(metadata.annotations).to.deep.equal({ 'cert-manager.io/inject-ca-from': `${releaseNamespace}/${certificate.metadata.name}` });
+      const roles = [...Object.keys(grants((chart.one('ClusterRole') as RoleManifest).rules)), ...Object.keys(grants((chart.one('Role') as RoleManifest).rules))].join(' ');
+      expect(roles).to.not.include('validatingwebhookconfigurations');
+      expect(grants((chart.one('Role') as RoleManifest).rules)['core/secrets']).to.deep.equal(['get', 'list', 'watch']);
+      const issued = await renderChart({ webhook: { certificate: { issuerRef: { name: 'corporate-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' } } } }, ['cert-manager.io/v1']);
+      expect(issued.all('Issuer')).to.deep.equal([]);
+      expect((issued.one('Certificate')['spec'] as { issuerRef: unknown }).issuerRef).to.deep.equal({ name: 'corporate-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' });
+    });
+
+    it('with a Secret of the user\'s, serves it and sets its CA as the caBundle; failurePolicy Fail when asked', () => {
+      const chart = charts.webhookOwnSecret;
+      expect(webhookArgs(chart)).to.deep.equal(['--webhook-port=9443', `--webhook-service=${fullname}`, '--webhook-secret=hook-tls', `--webhook-configuration=${fullname}`]);
+      for (const hook of hooksOf(chart)) expect(hook.failurePolicy).to.equal('Fail');
+      expect(grants((chart.one('Role') as RoleManifest).rules)['core/secrets']).to.deep.equal(['get', 'list', 'watch']);
+    });
+
+    it('switched off, leaves no configuration, port or access behind', () => {
+      const chart = charts.webhookOff;
+      expect(chart.all('ValidatingWebhookConfiguration')).to.deep.equal([]);
+      expect(webhookArgs(chart)).to.deep.equal(['--no-webhook']);
+      expect((chart.one('Service', '-haproxy-template-ic') as ServiceManifest).spec.ports.map((port) => port.name)).to.deep.equal(['health', 'metrics']);
+      expect(JSON.stringify(chart.one('ClusterRole'))).to.not.include('validatingwebhookconfigurations');
+    });
+
+    it('refuses a certificate source it does not know, and source secret without its Secret', async () => {
+      const wrong = await helmWithValues(['template', releaseName, chartDirectory], { webhook: { certificate: { source: 'vault' } } });
+      expect(wrong.code).to.not.equal(0);
+      const missing = await helmWithValues(['template', releaseName, chartDirectory], { webhook: { certificate: { source: 'secret' } } });
+      expect(missing.stderr).to.include('webhook.certificate.secretName is required with webhook.certificate.source secret');
     });
   });
 

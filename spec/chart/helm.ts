@@ -74,12 +74,17 @@ export class RenderedChart {
 
 const renders = new Map<string, Promise<RenderedChart>>();
 
-/** `helm template` of the chart with these values; the same values render once per run. */
-export function renderChart(values: object = {}): Promise<RenderedChart> {
-  const key = JSON.stringify(values);
+/**
+ * `helm template` of the chart with these values, as in a cluster that
+ * serves `apiVersions` too (cert-manager.io/v1...); the same render runs
+ * once per run.
+ */
+export function renderChart(values: object = {}, apiVersions: readonly string[] = []): Promise<RenderedChart> {
+  const key = JSON.stringify([values, apiVersions]);
   let render = renders.get(key);
   if (render === undefined) {
-    render = helmWithValues(['template', releaseName, chartDirectory, '--namespace', releaseNamespace], values).then((result) => {
+    const args = ['template', releaseName, chartDirectory, '--namespace', releaseNamespace, ...apiVersions.flatMap((version) => ['--api-versions', version])];
+    render = helmWithValues(args, values).then((result) => {
       if (result.code !== 0) throw new Error(`helm template failed with ${JSON.stringify(values)}:\n${result.stderr}`);
       return new RenderedChart(loadAll(result.stdout).filter((document): document is Manifest => document !== null && document !== undefined));
     });
@@ -97,6 +102,8 @@ export const valueSets = {
   dataplaneTls: { dataplane: { tls: { enabled: true, secretName: 'dataplane-tls', clientSecretName: 'controller-client-tls', serverName: 'haproxy.edge.svc' } } },
   serviceMonitor: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } },
   networkPolicy: { networkPolicy: { enabled: true } },
+  webhookOwnSecret: { webhook: { failurePolicy: 'Fail', certificate: { source: 'secret', secretName: 'hook-tls' } } },
+  webhookOff: { webhook: { enabled: false } },
   extendedConfig: {
     controller: {
       config: {

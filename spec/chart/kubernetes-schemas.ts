@@ -1,3 +1,4 @@
+import { ValidatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
@@ -27,6 +28,7 @@ const models: Readonly<Record<string, Validated>> = {
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': ClusterRoleBinding,
   'rbac.authorization.k8s.io/v1/Role': Role,
   'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
+  'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration': ValidatingWebhookConfiguration,
 };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -62,11 +64,35 @@ function checkServiceMonitor(manifest: Manifest): void {
   if (problems.length > 0) throw new Error(problems.join('; '));
 }
 
+/**
+ * The fields cert-manager's Issuer and Certificate CRDs require or the chart
+ * sets (cert-manager.io/v1), with their types.
+ */
+function checkCertManager(manifest: Manifest): void {
+  const problems: string[] = [];
+  const spec = manifest['spec'];
+  if (!isRecord(spec)) throw new Error('spec must be an object');
+  if (manifest.kind === 'Issuer') {
+    const kinds = ['selfSigned', 'ca', 'acme', 'vault', 'venafi'].filter((kind) => isRecord(spec[kind]));
+    if (kinds.length !== 1) problems.push('spec must set exactly one issuer type');
+  } else {
+    if (typeof spec['secretName'] !== 'string' || spec['secretName'] === '') problems.push('spec.secretName is required');
+    const issuer = spec['issuerRef'];
+    if (!isRecord(issuer) || typeof issuer['name'] !== 'string') problems.push('spec.issuerRef.name is required');
+    const names = spec['dnsNames'];
+    if (!Array.isArray(names) || !names.every((name) => typeof name === 'string')) problems.push('spec.dnsNames must be a list of names');
+    const key = spec['privateKey'];
+    if (isRecord(key) && !['RSA', 'ECDSA', 'Ed25519'].includes(String(key['algorithm']))) problems.push('spec.privateKey.algorithm must be RSA, ECDSA or Ed25519');
+  }
+  if (problems.length > 0) throw new Error(problems.join('; '));
+}
+
 /** Throws with the manifest's kind and name when it does not fit its schema, or has none. */
 export function validateManifest(manifest: Manifest): void {
   const what = `${manifest.kind} ${manifest.metadata?.name ?? '(no name)'}`;
   try {
     if (manifest.apiVersion === 'monitoring.coreos.com/v1' && manifest.kind === 'ServiceMonitor') return checkServiceMonitor(manifest);
+    if (manifest.apiVersion === 'cert-manager.io/v1' && (manifest.kind === 'Issuer' || manifest.kind === 'Certificate')) return checkCertManager(manifest);
     const model = models[`${manifest.apiVersion}/${manifest.kind}`];
     if (model === undefined) throw new Error(`no schema for ${manifest.apiVersion} ${manifest.kind}: add it to spec/chart/kubernetes-schemas.ts`);
     new model(manifest as never).validate();

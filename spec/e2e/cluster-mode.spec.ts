@@ -4,7 +4,6 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { firstValueFrom, filter } from 'rxjs';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
@@ -12,12 +11,11 @@ import type { KubeObject } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
-import { createControllerObjects, createHaproxyPod } from '../support/cluster-fixtures.ts';
+import { createControllerObjects, createHaproxyPod, replicaOptions } from '../support/cluster-fixtures.ts';
 import { eventually } from '../support/eventually.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
 import { kubeTool } from '../support/kube-tools.ts';
 import { freePort } from '../support/local-harness.ts';
-import { informerClocks } from '../support/server-clock.ts';
 import { documents, ingress, service, slice } from '../support/manifest-builders.ts';
 import { httpGet, OutcomeLog, servedBy } from '../support/traffic.ts';
 
@@ -65,25 +63,12 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
   const events = (reason: string) =>
     fake.list('events.k8s.io/v1', 'Event').filter((event) => event['reason'] === reason) as (KubeObject & { regarding: { kind: string; namespace?: string; name: string }; note: string })[];
   const startReplica = async (name: string) => {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(fake.kubeconfigPath);
-    const mode = await startClusterMode({
-      kubeConfig,
-      namespace: NAMESPACE,
-      configMap: 'haproxy-config',
-      credentialsSecret: 'dataplane-credentials',
-      identity: name,
-      lease: { name: 'haproxy-template-ic-leader', durationMs: LEASE_MS, renewDeadlineMs: 2_000, retryMs: 250 },
-      publishService: { namespace: NAMESPACE, name: 'haproxy' },
-      dataplaneTls: undefined,
-      dataplaneContainer: 'dataplaneapi',
-      bindAddress: '127.0.0.1',
-      healthPort: await freePort(),
-      metricsPort: await freePort(),
-      informer: { restartBaseMs: 100, restartMaxMs: 1_000, ...informerClocks(SERVER_TIME_SCALE) },
-      eventSeries: { burst: 10, refillMs: 1_000, updateIntervalMs: 200, seriesWindowMs: 60_000 },
-      output: { out: (t) => process.env['DEBUG_E2E'] && process.stdout.write(`${name} ${t}`), err: (t) => process.env['DEBUG_E2E'] && process.stdout.write(`${name} ERR ${t}`) },
-    });
+    const mode = await startClusterMode(
+      await replicaOptions(fake, NAMESPACE, name, { leaseMs: LEASE_MS, serverTimeScale: SERVER_TIME_SCALE }, {
+        publishService: { namespace: NAMESPACE, name: 'haproxy' },
+        eventSeries: { burst: 10, refillMs: 1_000, updateIntervalMs: 200, seriesWindowMs: 60_000 },
+      }),
+    );
     const replica = { mode, log: new OutcomeLog(mode.outcomes), name };
     replicas.push(replica);
     return replica;

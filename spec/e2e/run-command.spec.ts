@@ -62,6 +62,7 @@ describe('the run command as a process', function () {
         '--bind-address', '127.0.0.1',
         '--health-port', String(healthPort),
         '--metrics-port', String(metricsPort),
+        '--webhook-port', String(await freePort()),
         '--retry-period', '250ms',
       ],
       // The downward API's variables, as the chart sets them.

@@ -40,6 +40,7 @@ const resource: WatchedResource = {
   fieldSelector: [{ path: compilePath('spec.ingressClassName'), operator: '=', value: 'haproxy' }],
   indexBy: [],
   relations: [],
+  validationWebhook: false,
 };
 
 describe('informerEvents', () => {

@@ -8,6 +8,9 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -32,6 +35,7 @@ import type { FakeApiServer, FakeApiServerOptions, KubeObject } from '../support
 import { clientNodeWatchIdleMs } from '../../lib/kube/informer.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubeTool } from '../support/kube-tools.ts';
+import { generateCertificate } from '../../lib/webhook/serving-certificate.ts';
 
 // --- helpers ------------------------------------------------------------------
 
@@ -173,6 +177,69 @@ async function rawCall(fake: FakeApiServer, method: string, path: string, body: 
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as KubeObject };
+}
+
+
+/** What a test webhook saw of one call. */
+interface WebhookCall {
+  readonly path: string;
+  /** The name the API server asked for in the TLS handshake (SNI). */
+  readonly servername: string | false;
+  readonly review: { apiVersion: string; kind: string; request: Record<string, unknown> & { uid: string; object: KubeObject | null; oldObject: KubeObject | null } };
+}
+
+type WebhookAnswer = (call: WebhookCall) => Record<string, unknown> | 'hang' | { readonly status: number; readonly text: string };
+
+/** An HTTPS admission webhook for hook.test.svc, answering as `answer` says; stopped after the test. */
+async function testWebhook(answer: WebhookAnswer): Promise<{ port: number; caBundle: string; calls: WebhookCall[] }> {
+  const generated = generateCertificate({ dnsNames: ['hook.test.svc'] });
+  const calls: WebhookCall[] = [];
+  const server = createHttpsServer({ cert: generated.cert, key: generated.key }, (request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const call: WebhookCall = { path: request.url ?? '', servername: (request.socket as TLSSocket).servername ?? false, review: JSON.parse(Buffer.concat(chunks).toString('utf8')) as WebhookCall['review'] };
+      calls.push(call);
+      const reply = answer(call);
+      if (reply === 'hang') return;
+      response.setHeader('content-type', 'application/json');
+      if ('status' in reply && typeof reply.status === 'number') {
+        response.statusCode = reply.status;
+        response.end(reply.text);
+        return;
+      }
+      response.end(JSON.stringify(reply));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return { port: (server.address() as AddressInfo).port, caBundle: Buffer.from(generated.ca).toString('base64'), calls };
+}
+
+const allow = (call: WebhookCall, extra: Record<string, unknown> = {}) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: call.review.request.uid, allowed: true, ...extra } });
+const deny = (call: WebhookCall, message: string) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: call.review.request.uid, allowed: false, status: { message } } });
+
+/** A ValidatingWebhookConfiguration for Ingresses, reaching the test webhook as Service test/hook. */
+function webhookConfiguration(caBundle: string, webhook: Record<string, unknown> = {}): KubeObject {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: 'ingress-check' },
+    webhooks: [
+      {
+        name: 'ingresses.check.example.com',
+        clientConfig: { service: { namespace: 'test', name: 'hook', path: '/validate', port: 9443 }, caBundle },
+        rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['networking.k8s.io'], apiVersions: ['v1'], resources: ['ingresses'] }],
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+        timeoutSeconds: 5,
+        ...webhook,
+      },
+    ],
+  };
 }
 
 // --- specs --------------------------------------------------------------------
@@ -953,6 +1020,154 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       fake.create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { namespace: 'default', name: 'w' }, spec: { size: 1 } });
       const listed = JSON.parse((await kubectl(fake, 'get', 'widgets', '-o', 'json')).stdout) as { items: KubeObject[] };
       expect(listed.items.map((item) => `${String(item.kind)} ${String(item.metadata?.['name'])}`)).to.deep.equal(['Widget w']);
+    });
+  });
+
+  describe('validating admission webhooks', () => {
+    /** A fake whose Service test/hook:9443 is the test webhook. */
+    async function withWebhook(answer: WebhookAnswer, webhook: Record<string, unknown> = {}) {
+      const hook = await testWebhook(answer);
+      const fake = await fakeFor({ webhookServices: (namespace, name, port) => (namespace === 'test' && name === 'hook' && port === 9443 ? { host: '127.0.0.1', port: hook.port } : undefined) });
+      fake.create(webhookConfiguration(hook.caBundle, webhook));
+      return { fake, hook, networking: kubeConfigFor(fake).makeApiClient(NetworkingV1Api) };
+    }
+
+    it('sends a CREATE as an AdmissionReview v1 over HTTPS, verified with the caBundle for NAME.NAMESPACE.svc, with the timeout, and stores what it allows', async () => {
+      const { fake, hook, networking } = await withWebhook((call) => allow(call));
+      await networking.createNamespacedIngress({ namespace: 'default', body: ingress('web') });
+      expect(hook.calls).to.have.length(1);
+      const [call] = hook.calls;
+      expect(call!.path).to.equal('/validate?timeout=5s');
+      expect(call!.servername).to.equal('hook.test.svc');
+      const { review } = call!;
+      expect(review).to.deep.include({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' });
+      expect(review.request).to.deep.include({
+        kind: { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress' },
+        resource: { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' },
+        name: 'web',
+        namespace: 'default',
+        operation: 'CREATE',
+        oldObject: null,
+        dryRun: false,
+      });
+      expect(review.request.uid).to.match(/^[0-9a-f-]{36}$/);
+      // What the webhook judges is the object as it would be stored: server-set metadata included.
+      expect(review.request.object!.metadata).to.include.keys('uid', 'creationTimestamp');
+      expect(fake.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'default', name: 'web' })).to.not.equal(undefined);
+    });
+
+    it('refuses what the webhook denies as 403 Forbidden, worded as ToStatusErr words it, and stores nothing', async () => {
+      const { fake, networking } = await withWebhook((call) => deny(call, 'spec.rules[0].host: invalid host'));
+      const { code, status } = await failure(networking.createNamespacedIngress({ namespace: 'default', body: ingress('web') }));
+      expect(code).to.equal(403);
+      expect(status).to.deep.include({
+        reason: 'Forbidden',
+        message: 'ingresses.networking.k8s.io "web" is forbidden: admission webhook "ingresses.check.example.com" denied the request: spec.rules[0].host: invalid host',
+        details: { name: 'web', group: 'networking.k8s.io', kind: 'ingresses' },
+      });
+      expect(fake.list('networking.k8s.io/v1', 'Ingress')).to.deep.equal([]);
+    });
+
+    it('sends an update or patch as an UPDATE with the stored object, passes the warnings back as Warning headers, and never sends the status subresource', async () => {
+      const { fake, hook } = await withWebhook((call) => allow(call, { warnings: ['route "a" is "held"'] }));
+      fake.create({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', ...ingress('web') } as KubeObject);
+      const response = await fetch(`${fake.url}/apis/networking.k8s.io/v1/namespaces/default/ingresses/web`, {
+        method: 'PATCH',
+        headers: { authorization: fake.authorization, 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ metadata: { labels: { tier: 'web' } } }),
+      });
+      expect(response.status).to.equal(200);
+      expect(response.headers.get('warning')).to.equal('299 - "route \\"a\\" is \\"held\\""');
+      expect(hook.calls.map((call) => call.review.request['operation'])).to.deep.equal(['UPDATE']);
+      expect(hook.calls[0]!.review.request.oldObject!.metadata?.['labels']).to.equal(undefined);
+      expect(hook.calls[0]!.review.request.object!.metadata?.['labels']).to.deep.equal({ tier: 'web' });
+      const statusWrite = await rawCall(fake, 'PATCH', '/apis/networking.k8s.io/v1/namespaces/default/ingresses/web/status', { status: { loadBalancer: { ingress: [{ ip: '10.0.0.1' }] } } }, 'application/merge-patch+json');
+      expect(statusWrite.status).to.equal(200);
+      expect(hook.calls).to.have.length(1);
+    });
+
+    it('calls only webhooks whose rules, object selector and match conditions apply', async () => {
+      const { fake, hook, networking } = await withWebhook((call) => deny(call, 'no'), {
+        objectSelector: { matchExpressions: [{ key: 'skip', operator: 'DoesNotExist' }] },
+        matchConditions: [{ name: 'class', expression: "has(object.spec.ingressClassName) && object.spec.ingressClassName == 'haproxy'" }],
+      });
+      await networking.createNamespacedIngress({ namespace: 'default', body: ingress('other-class') });
+      await networking.createNamespacedIngress({ namespace: 'default', body: { ...ingress('skipped'), metadata: { name: 'skipped', namespace: 'default', labels: { skip: 'yes' } }, spec: { ...ingress('x').spec, ingressClassName: 'haproxy' } } });
+      const core = kubeConfigFor(fake).makeApiClient(CoreV1Api);
+      await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('not-a-rule') });
+      expect(hook.calls).to.deep.equal([]);
+      const { code } = await failure(networking.createNamespacedIngress({ namespace: 'default', body: { ...ingress('judged'), spec: { ...ingress('x').spec, ingressClassName: 'haproxy' } } }));
+      expect(code).to.equal(403);
+      expect(hook.calls).to.have.length(1);
+    });
+
+    it('applies the failurePolicy to a match condition that cannot be evaluated: Fail refuses with 403, Ignore skips the webhook', async () => {
+      const condition = { matchConditions: [{ name: 'class', expression: "object.spec.ingressClassName == 'haproxy'" }] };
+      const failing = await withWebhook((call) => allow(call), condition);
+      const refused = await failure(failing.networking.createNamespacedIngress({ namespace: 'default', body: ingress('web') }));
+      expect(refused.code).to.equal(403);
+      expect(String(refused.status['message'])).to.match(/^ingresses\.networking\.k8s\.io "web" is forbidden: class: /);
+      const ignoring = await withWebhook((call) => deny(call, 'no'), { ...condition, failurePolicy: 'Ignore' });
+      await ignoring.networking.createNamespacedIngress({ namespace: 'default', body: ingress('web') });
+      expect(ignoring.hook.calls).to.deep.equal([]);
+    });
+
+    it('applies the failurePolicy when the webhook cannot be called: Fail refuses with 500, Ignore admits', async () => {
+      const failing = await withWebhook((call) => allow(call), { clientConfig: { service: { namespace: 'test', name: 'gone', port: 9443 } } });
+      const refused = await failure(failing.networking.createNamespacedIngress({ namespace: 'default', body: ingress('web') }));
+      expect(refused.code).to.equal(500);
+      expect(refused.status['message']).to.match(/^Internal error occurred: failed calling webhook "ingresses\.check\.example\.com": /);
+      const ignoring = await withWebhook((call) => allow(call), { clientConfig: { service: { namespace: 'test', name: 'gone', port: 9443 } }, failurePolicy: 'Ignore' });
+      await ignoring.networking.createNamespacedIngress({ namespace: 'default', body: ingress('web') });
+      expect(ignoring.fake.list('networking.k8s.io/v1', 'Ingress')).to.have.length(1);
+    });
+
+    it('trusts only the caBundle: a webhook whose certificate it does not verify is a failure to call it', async () => {
+      const other = generateCertificate({ dnsNames: ['hook.test.svc'] });
+      const { networking, hook } = await withWebhook((call) => allow(call), { clientConfig: { service: { namespace: 'test', name: 'hook', port: 9443, path: '/validate' }, caBundle: Buffer.from(other.ca).toString('base64') } });
+      const { code, status } = await failure(networking.createNamespacedIngress({ namespace: 'default', body: ingress('web') }));
+      expect(code).to.equal(500);
+      expect(String(status['message'])).to.include('failed calling webhook');
+      expect(hook.calls).to.deep.equal([]);
+    });
+
+    it('gives up on a webhook after timeoutSeconds, and on an answer for another uid', async () => {
+      const slow = await withWebhook(() => 'hang', { timeoutSeconds: 1 });
+      const started = Date.now();
+      const timedOut = await failure(slow.networking.createNamespacedIngress({ namespace: 'default', body: ingress('web') }));
+      expect(timedOut.code).to.equal(500);
+      expect(Date.now() - started).to.be.within(900, 4000);
+      const confused = await withWebhook(() => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'another', allowed: true } }));
+      const invalid = await failure(confused.networking.createNamespacedIngress({ namespace: 'default', body: ingress('web') }));
+      expect(invalid.code).to.equal(500);
+      expect(String(invalid.status['message'])).to.include('received invalid webhook response: expected response.uid=');
+    });
+
+    it('calls a webhook on a dry run only when it has no side effects, and never for webhook configurations', async () => {
+      const { fake, hook } = await withWebhook((call) => deny(call, 'no'), { sideEffects: 'Some' });
+      const dryRun = await rawCall(fake, 'POST', '/apis/networking.k8s.io/v1/namespaces/default/ingresses?dryRun=All', ingress('web'));
+      expect(dryRun.status).to.equal(400);
+      expect(dryRun.body['message']).to.equal('admission webhook "ingresses.check.example.com" does not support dry run');
+      const configuration = await rawCall(fake, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', { ...webhookConfiguration(''), metadata: { name: 'second' } });
+      expect(configuration.status).to.equal(201);
+      expect(hook.calls).to.deep.equal([]);
+    });
+
+    it('makes kubectl print the denial, and its warnings', async () => {
+      const { fake } = await withWebhook((call) => (call.review.request.name === 'bad' ? deny(call, 'spec.rules[0].host: invalid host') : allow(call, { warnings: ['route not served here'] })));
+      const directory = await mkdtemp(join(tmpdir(), 'kubectl-admission-'));
+      closers.push(() => rm(directory, { recursive: true, force: true }));
+      const manifest = (name: string) => `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: ${name}\n  namespace: default\nspec:\n  defaultBackend:\n    service:\n      name: web\n      port:\n        number: 80\n`;
+      await writeFile(join(directory, 'bad.yaml'), manifest('bad'));
+      await writeFile(join(directory, 'good.yaml'), manifest('good'));
+      const bad = await kubectl(fake, 'apply', '-f', join(directory, 'bad.yaml'));
+      expect(bad.code).to.equal(1);
+      expect(bad.stderr).to.include('Error from server (Forbidden): error when creating');
+      expect(bad.stderr).to.include('ingresses.networking.k8s.io "bad" is forbidden: admission webhook "ingresses.check.example.com" denied the request: spec.rules[0].host: invalid host');
+      const good = await kubectl(fake, 'apply', '-f', join(directory, 'good.yaml'));
+      expect(good.code).to.equal(0);
+      expect(good.stderr).to.include('Warning: route not served here');
+      expect(good.stdout).to.equal('ingress.networking.k8s.io/good created\n');
     });
   });
 

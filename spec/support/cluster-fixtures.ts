@@ -1,4 +1,8 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterModeOptions } from '../../streams/cluster-mode.ts';
 import type { FakeApiServer, KubeObject } from './fake-apiserver/index.ts';
+import { freePort } from './local-harness.ts';
+import { informerClocks } from './server-clock.ts';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
@@ -27,4 +31,39 @@ export function createControllerObjects(
     metadata: { namespace, name: options.secret },
     data: { dataplane_username: b64(options.username), dataplane_password: b64(options.password) },
   });
+}
+
+/**
+ * A replica of `run`'s mode against the fake, as the end-to-end specs start
+ * them: the controller objects of createControllerObjects, leases of
+ * `leaseMs`, health and metrics on free ports, informers on the fake's
+ * clock, output only with DEBUG_E2E; `overrides` for the rest.
+ */
+export async function replicaOptions(
+  fake: FakeApiServer,
+  namespace: string,
+  identity: string,
+  settings: { readonly leaseMs: number; readonly serverTimeScale: number },
+  overrides: Partial<ClusterModeOptions> = {},
+): Promise<ClusterModeOptions> {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(fake.kubeconfigPath);
+  const show = (suffix: string) => (text: string) => void (process.env['DEBUG_E2E'] && process.stdout.write(`${identity}${suffix} ${text}`));
+  return {
+    kubeConfig,
+    namespace,
+    configMap: 'haproxy-config',
+    credentialsSecret: 'dataplane-credentials',
+    identity,
+    lease: { name: 'haproxy-template-ic-leader', durationMs: settings.leaseMs, renewDeadlineMs: 2_000, retryMs: 250 },
+    publishService: undefined,
+    dataplaneTls: undefined,
+    dataplaneContainer: 'dataplaneapi',
+    bindAddress: '127.0.0.1',
+    healthPort: await freePort(),
+    metricsPort: await freePort(),
+    informer: { restartBaseMs: 100, restartMaxMs: 1_000, ...informerClocks(settings.serverTimeScale) },
+    output: { out: show(''), err: show(' ERR') },
+    ...overrides,
+  };
 }

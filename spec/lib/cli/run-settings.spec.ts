@@ -19,7 +19,26 @@ describe('runSettings', () => {
       bindAddress: '0.0.0.0',
       healthPort: 8080,
       metricsPort: 9090,
+      webhook: {
+        port: 9443,
+        certificate: { kind: 'generated' },
+        service: { namespace: 'haproxy', name: 'haproxy-template-ic' },
+        configuration: undefined,
+      },
     });
+  });
+
+  it('reads where the webhook gets its certificate, and switches it off', () => {
+    const webhook = (values: Record<string, string | boolean>, environment: Record<string, string> = env) => runSettings(values, environment, undefined).webhook;
+    expect(webhook({ 'webhook-cert-file': '/tls/tls.crt', 'webhook-key-file': '/tls/tls.key', 'webhook-port': '8443' })).to.deep.include({
+      port: 8443,
+      certificate: { kind: 'files', certFile: '/tls/tls.crt', keyFile: '/tls/tls.key' },
+    });
+    expect(webhook({ 'webhook-secret': 'hook-tls' })!.certificate).to.deep.equal({ kind: 'secret', name: 'hook-tls', generate: false });
+    expect(webhook({ 'webhook-generate-certificate': true }, { ...env, WEBHOOK_SECRET: 'hook-tls' })!.certificate).to.deep.equal({ kind: 'secret', name: 'hook-tls', generate: true });
+    expect(webhook({ 'webhook-service': 'edge/hti', 'webhook-configuration': 'edge-hti' })).to.deep.include({ service: { namespace: 'edge', name: 'hti' }, configuration: 'edge-hti' });
+    expect(webhook({ 'webhook-service': 'hti' })!.service).to.deep.equal({ namespace: 'haproxy', name: 'hti' });
+    expect(webhook({ 'no-webhook': true })).to.equal(undefined);
   });
 
   it('lets flags win over the environment and the environment over defaults', () => {
@@ -45,5 +64,10 @@ describe('runSettings', () => {
     fails({ 'publish-service': 'a/b/c' }, /--publish-service must be NAME or NAMESPACE\/NAME/);
     fails({ 'dataplane-cert-file': '/tls/tls.crt' }, /--dataplane-cert-file and --dataplane-key-file go together/);
     fails({ 'health-port': '70000' }, /--health-port must be a port number/);
+    fails({ 'webhook-port': '0' }, /--webhook-port must be a port number/);
+    fails({ 'webhook-key-file': '/tls/tls.key' }, /--webhook-cert-file and --webhook-key-file go together/);
+    fails({ 'webhook-cert-file': '/a', 'webhook-key-file': '/b', 'webhook-secret': 's' }, /--webhook-secret or --webhook-cert-file, not both/);
+    fails({ 'webhook-generate-certificate': 'true' }, /--webhook-generate-certificate needs --webhook-secret/);
+    fails({ 'webhook-service': 'a/b/c' }, /--webhook-service must be NAME or NAMESPACE\/NAME/);
   });
 });

@@ -27,6 +27,7 @@ watchedResources:
     namespace: default
     labelSelector: "app=web,tier!=db"
     fieldSelector: "spec.ingressClassName=haproxy, metadata.name != skip"
+    validationWebhook: true
     indexBy: [metadata.namespace, metadata.name]
     relations:
       endpointSlices: { resource: endpointslices, keys: [metadata.namespace, metadata.name] }
@@ -130,6 +131,15 @@ describe('loadControllerConfig', () => {
       ]);
     });
 
+    it('marks the resources the admission webhook judges, and no others by default', () => {
+      expect(config.watchedResources.map(({ name, validationWebhook }) => [name, validationWebhook])).to.deep.equal([
+        ['ingresses', true],
+        ['endpointslices', false],
+        ['policies', false],
+        ['things', false],
+      ]);
+    });
+
     it('compiles selectors, index keys and relations', () => {
       const [ingresses, endpointSlices] = config.watchedResources;
       expect(ingresses!.namespace).to.equal('default');
@@ -205,6 +215,7 @@ describe('loadControllerConfig', () => {
       labelSelector: undefined,
       fieldSelector: [],
       relations: [],
+      validationWebhook: false,
     });
     expect(sources(ingresses!.indexBy)).to.deep.equal(['metadata.namespace', 'metadata.name']);
     expect(sources(config.ignoreFields)).to.deep.equal([
@@ -277,6 +288,7 @@ ${rest}`;
       ['an unknown podSelector field', `${minimal}podSelector: { matchLabel: { a: b } }\n`, ['podSelector.matchLabel: unknown field (did you mean matchLabels?)']],
       ['an unknown ingress field', `${minimal}ingress: { class: x }\n`, ['ingress.class: unknown field']],
       ['an unknown resource field', withResources('  ingresses: { apiVersion: v1, kind: Ingress, namespaces: [a] }'), ['watchedResources.ingresses.namespaces: unknown field (did you mean namespace?)']],
+      ['a validationWebhook that is not a boolean', withResources('  ingresses: { apiVersion: v1, kind: Ingress, validationWebhook: "yes" }'), ['watchedResources.ingresses.validationWebhook: must be true or false, got "yes"']],
       ['an unknown relation field', withResources('  ingresses: { apiVersion: v1, kind: Ingress, relations: { x: { resource: ingresses, keys: [a], key: b } } }'), ['watchedResources.ingresses.relations.x.key: unknown field']],
       ['an unknown templates field', withTemplates('  haproxyConfig: x\n  map: {}'), ['templates.map: unknown field (did you mean maps?)']],
       ['an unknown test field', withTest('    assertions: [ { type: deterministic } ]\n    fixture: {}\n'), ['validationTests[0].fixture: unknown field (did you mean fixtures?)']],

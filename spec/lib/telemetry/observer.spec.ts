@@ -276,4 +276,33 @@ describe('observer', () => {
     const exemplars = exposition.get('haproxy_template_ic_deploy_duration_seconds')?.samples.flatMap((s) => (s.exemplar ? [s.exemplar.labels] : []));
     expect(exemplars).to.deep.equal([{ trace_id: deploySpan?.spanContext().traceId, span_id: deploySpan?.spanContext().spanId }]);
   });
+
+  it('counts, logs and traces each AdmissionReview: a log line per denial, a span under the API server\'s trace', async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    const { observer, lines } = await observe({ tracerProvider });
+    running = observer;
+    const base = { uid: 'u-1', resource: 'ingresses', operation: 'CREATE' as const, namespace: 'shop', name: 'web', warnings: [], check: 'none' as const };
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    observer.admissionReviewed({ ...base, result: 'denied', reason: 'spec.rules[0].host: invalid host' }, { start: 1000, end: 1012 }, { traceparent });
+    observer.admissionReviewed({ ...base, uid: 'u-2', result: 'allowed', reason: undefined, check: 'ran' }, { start: 2000, end: 2040 }, {});
+    observer.admissionReviewed({ ...base, uid: 'u-3', result: 'error', reason: 'not ready' }, { start: 3000, end: 3001 }, {});
+    const exposition = parseExposition(await (await fetch(`http://127.0.0.1:${observer.metricsPort}/metrics`)).text(), { openMetrics: false });
+    expect(sampleValue(exposition, 'haproxy_template_ic_webhook_requests_total', { resource: 'ingresses', result: 'denied' })).to.equal(1);
+    expect(sampleValue(exposition, 'haproxy_template_ic_webhook_requests_total', { resource: 'ingresses', result: 'allowed' })).to.equal(1);
+    expect(sampleValue(exposition, 'haproxy_template_ic_webhook_request_duration_seconds_count', { resource: 'ingresses', result: 'error' })).to.equal(1);
+    expect(sampleValue(exposition, 'haproxy_template_ic_webhook_request_duration_seconds_sum', { resource: 'ingresses', result: 'allowed' })).to.be.closeTo(0.04, 1e-9);
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line['stage'] === 'webhook');
+    expect(logged.map((line) => [line['level'], line['msg']])).to.deep.equal([
+      [40, 'denied CREATE of ingresses shop/web: spec.rules[0].host: invalid host'],
+      [20, 'admitted CREATE of ingresses shop/web'],
+      [40, 'could not judge CREATE of ingresses shop/web: not ready'],
+    ]);
+    const [denied, allowed] = exporter.getFinishedSpans();
+    expect(denied!.name).to.equal('admission ingresses');
+    expect(denied!.spanContext().traceId).to.equal('0af7651916cd43dd8448eb211c80319c');
+    expect(denied!.parentSpanContext?.spanId).to.equal('b7ad6b7169203331');
+    expect(denied!.attributes).to.deep.include({ 'admission.result': 'denied', 'admission.reason': 'spec.rules[0].host: invalid host', 'admission.name': 'web' });
+    expect(allowed!.parentSpanContext).to.equal(undefined);
+  });
 });

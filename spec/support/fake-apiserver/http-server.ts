@@ -11,15 +11,16 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { AdmissionOperation, ValidatingAdmission } from './admission.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from './discovery.ts';
 import { groupVersionDocument, openApiIndex } from './openapi.ts';
 import type { Faults, RecordedRequest, RequestLog, ResourceVerb, Verb } from './faults.ts';
 import type { Registry } from './registry.ts';
 import { parseApiPath } from './request-path.ts';
 import type { ApiPath } from './request-path.ts';
-import { handleResource, resolveVerb } from './resource-api.ts';
+import { handleResource, resolveVerb, type ResourcePath } from './resource-api.ts';
 import type { ResourceType } from './resource-types.ts';
-import { StatusError, resourceNotFound, serverError, unauthorized } from './status.ts';
+import { STALE_OBJECT, StatusError, conflict, resourceNotFound, serverError, unauthorized } from './status.ts';
 import type { WatchHub } from './watch-hub.ts';
 import { WatchSession } from './watch-session.ts';
 import type { WatchSettings } from './watch-session.ts';
@@ -37,6 +38,28 @@ export interface HttpServerOptions {
   readonly watch: WatchSettings;
   /** Serve HTTPS with this certificate and key instead of plain HTTP. */
   readonly tls?: { readonly cert: string; readonly key: string };
+  readonly admission: ValidatingAdmission;
+}
+
+/** What a request that writes an object asks: the verb and how its body reads. */
+interface WriteRequest {
+  readonly method: string;
+  readonly path: ResourcePath;
+  readonly verb: 'create' | 'update' | 'patch';
+  readonly query: URLSearchParams;
+  readonly contentType: string;
+  readonly body: Buffer;
+}
+
+/** How often a write is judged again when the object changed while its webhooks were called (GuaranteedUpdate retries). */
+const ADMISSION_ATTEMPTS = 3;
+
+/**
+ * The HTTP status of a Warning header: 299, agent "-", the text quoted
+ * (k8s.io/apimachinery/pkg/util/net/http.go NewWarningHeader).
+ */
+function warningHeader(text: string): string {
+  return `299 - "${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
 }
 
 interface Classified {
@@ -122,19 +145,53 @@ export class FakeHttpServer {
       const decision = faults.decide(verb, type);
       if (decision.kind === 'fail') throw decision.error;
       if (decision.delayMs > 0) await delay(decision.delayMs);
-      const reply = handleResource(registry, {
-        method,
-        path,
-        verb: resourceVerb!,
-        query: url.searchParams,
-        contentType: (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase(),
-        body,
-      });
+      const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (resourceVerb === 'create' || resourceVerb === 'update' || resourceVerb === 'patch') {
+        const { warnings, failure } = await this.#admit({ method, path, verb: resourceVerb, query: url.searchParams, contentType, body });
+        if (warnings.length > 0) response.setHeader('Warning', warnings.map(warningHeader));
+        if (failure !== undefined) throw failure;
+      }
+      const reply = handleResource(registry, { method, path, verb: resourceVerb!, query: url.searchParams, contentType, body });
       if (reply.kind === 'json') this.#json(response, entry, reply.status, reply.body);
       else this.#watch(reply.watch, response, entry);
     } catch (error) {
       const failure = error instanceof StatusError ? error : serverError(500, (error as Error).message ?? String(error));
       this.#json(response, entry, failure.code, failure.toStatus(), failure.headers);
+    }
+  }
+
+  /**
+   * Validating admission, as the registry store runs it: after the write is
+   * made and validated (so what a webhook sees is what would be stored),
+   * before it is stored. Webhooks are called without holding anything; when
+   * the stored object changed meanwhile, the write is made and judged again.
+   */
+  async #admit(write: WriteRequest): Promise<{ readonly warnings: readonly string[]; readonly failure: StatusError | undefined }> {
+    const { registry, admission } = this.#options;
+    const { type, name } = write.path;
+    const namespace = write.path.namespace ?? '';
+    const dryRun = write.query.getAll('dryRun').length > 0;
+    const trialQuery = new URLSearchParams(write.query);
+    if (!dryRun) trialQuery.append('dryRun', 'All');
+    for (let attempt = 1; ; attempt++) {
+      const stored = name === undefined ? undefined : registry.store.get(type, namespace, name);
+      const trial = handleResource(registry, { ...write, query: trialQuery });
+      if (trial.kind !== 'json') throw serverError(500, 'a write answered like a watch');
+      const object = trial.body as Record<string, unknown> & { metadata?: Record<string, unknown> };
+      const operation: AdmissionOperation = write.verb === 'create' || stored === undefined ? 'CREATE' : 'UPDATE';
+      const result = await admission.admit({
+        operation,
+        type,
+        namespace: type.namespaced ? String(object.metadata?.['namespace'] ?? namespace) : undefined,
+        name: String(object.metadata?.['name'] ?? name ?? ''),
+        subresource: write.path.subresource,
+        object,
+        oldObject: stored,
+        dryRun,
+      });
+      const now = name === undefined ? undefined : registry.store.get(type, namespace, name);
+      if (now === stored || result.failure !== undefined) return result;
+      if (attempt >= ADMISSION_ATTEMPTS) return { warnings: result.warnings, failure: conflict(type, name!, STALE_OBJECT) };
     }
   }
 

@@ -33,6 +33,9 @@
  *   only (builtin-validation.ts);
  * - a clock that can run faster than real time (`timeScale`), so specs see
  *   a real server's minutes in milliseconds;
+ * - validating admission webhooks (ValidatingWebhookConfigurations) on
+ *   every create, update and patch over HTTP, called over HTTPS as a real
+ *   server calls them (admission.ts);
  * - POST/PUT/PATCH/DELETE with Status errors (409 AlreadyExists and
  *   Conflict, 404, 422 Invalid, 400, 415), the status subresource, dry
  *   runs, JSON / merge / strategic merge patches (patch.ts), admission of
@@ -59,10 +62,12 @@
  * 3 s first).
  *
  * The in-process API (create, update, get, ...) writes through the same
- * rules as HTTP except namespace admission, so tests can set up objects in
- * namespaces they never created; watchers see its writes like any other.
+ * rules as HTTP except admission (namespaces and webhooks), so tests can set
+ * up objects in namespaces they never created, past any webhook; watchers
+ * see its writes like any other.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { ValidatingAdmission, type ServiceResolver } from './admission.ts';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +88,7 @@ import { WatchHub } from './watch-hub.ts';
 export type { DropOptions, FailOptions, Faults, RecordedRequest, RequestFilter, RequestLog, ThrottleOptions, Verb } from './faults.ts';
 export type { KubeObject, ResourceType, ResourceTypeDefinition } from './resource-types.ts';
 export type { PatchType } from './patch.ts';
+export type { ServiceResolver } from './admission.ts';
 export { StatusError } from './status.ts';
 export type { Status } from './status.ts';
 
@@ -117,6 +123,12 @@ export interface FakeApiServerOptions {
   readonly customResources?: readonly ResourceTypeDefinition[];
   /** The kubeconfig context's namespace. Default 'default'. */
   readonly contextNamespace?: string;
+  /**
+   * Where admission webhooks given as a Service (`clientConfig.service`)
+   * listen: the real server dials the Service; here the test says. A
+   * Service it does not know is a failure to call the webhook.
+   */
+  readonly webhookServices?: ServiceResolver;
 }
 
 /** Which object: apiVersion and kind pick the type; namespace for namespaced types. */
@@ -200,6 +212,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     requests,
     token: options.requireToken === true ? token : undefined,
     watch: { timeScale, expiredAs: options.expiredWatchAs ?? 'event' },
+    admission: new ValidatingAdmission(registry, options.webhookServices ?? (() => undefined)),
     ...(options.tls === true ? { tls: { cert: SELF_SIGNED_CERT, key: SELF_SIGNED_KEY } } : {}),
   });
   const port = await server.listen();

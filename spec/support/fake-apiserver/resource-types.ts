@@ -153,6 +153,10 @@ export const BUILTIN_TYPES: readonly ResourceTypeDefinition[] = [
   },
   { group: 'networking.k8s.io', version: 'v1', kind: 'IngressClass', plural: 'ingressclasses', namespaced: false, generation: true },
   {
+    group: 'admissionregistration.k8s.io', version: 'v1', kind: 'ValidatingWebhookConfiguration', plural: 'validatingwebhookconfigurations',
+    namespaced: false, generation: true,
+  },
+  {
     group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true,
     microTimeFields: ['spec.acquireTime', 'spec.renewTime'], validate: validateLease,
   },
