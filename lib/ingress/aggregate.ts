@@ -7,7 +7,7 @@ import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import { claimOrder, RouteClaims } from './route-claims.ts';
 import { patchSorted } from './sorted-list.ts';
-import type { HostEntry, Route } from './view-model.ts';
+import type { HostEntry, Route } from './types.ts';
 
 /**
  * What the served Ingresses decide together: which namespace each host
