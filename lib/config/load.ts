@@ -8,12 +8,12 @@
 import { posix } from 'node:path';
 import { loadAll, YAMLException } from 'js-yaml';
 import { errorMessage } from '../error-message.ts';
-import { checkLabelKey, checkLabelValue, isDnsLabel, isDnsSubdomain, parseLabelSelector } from '../kube/label-selector.ts';
-import { pluralOf } from '../kube/plural.ts';
-import { guardedDirectives, isGuardedDirective, type GuardedDirective } from '../haproxy/guarded-directives.ts';
+import { checkLabelKey, checkLabelValue, isDnsLabel, isDnsSubdomain, parseLabelSelector } from '../kube-syntax/label-selector.ts';
+import { pluralOf } from '../kube-syntax/plural.ts';
+import { guardedDirectives, isGuardedDirective, type GuardedDirective } from './guarded-directives.ts';
 import type { KubeObject } from '../pipeline/model.ts';
-import { compileTemplate, TemplateError } from '../render/template.ts';
-import type { Template } from '../render/template.ts';
+import { compileTemplate, TemplateError } from './template.ts';
+import type { Template } from './template.ts';
 import { parseDuration } from './duration.ts';
 import { compilePath } from './json-path.ts';
 import { defaultPipelineSettings } from './pipeline-settings.ts';

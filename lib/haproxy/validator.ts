@@ -9,7 +9,7 @@ import { parseAlerts, underDirectory, type Relocate } from './alerts.ts';
 import { checkConfig, haproxyBinary } from './check.ts';
 import { tokenizeLine } from './config-parser.ts';
 import { baseDirectory } from './directive-guard.ts';
-import type { GuardedDirective } from './guarded-directives.ts';
+import type { GuardedDirective } from '../config/guarded-directives.ts';
 
 export interface ValidatorOptions {
   readonly allowDirectives: readonly GuardedDirective[];

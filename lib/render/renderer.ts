@@ -6,7 +6,7 @@ import { buildIngressModel, IngressModelCache } from '../ingress/view-model.ts';
 import { ingressSources } from './ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
 import { LOG_FORMAT, SafeWriter, type Violation } from './safe-writer.ts';
-import type { Template } from './template.ts';
+import type { Template } from '../config/template.ts';
 import { hideObjects } from '../pipeline/quarantine.ts';
 
 export interface RenderRequest {
