@@ -2,7 +2,8 @@ import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { resolvedBackend, serviceKey } from './backend-names.ts';
 import { HostOwnership, parentOf, type HostSharing } from './host-ownership.ts';
 import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
-import { compare, olderFirst } from './order.ts';
+import { compareCodeUnits } from '../compare.ts';
+import { olderFirst } from './order.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import { claimOrder, RouteClaims } from './route-claims.ts';
@@ -51,7 +52,7 @@ interface NamedPortUsers {
   readonly defaults: Set<IngressRead>;
 }
 
-const prefixOrder = (a: string, b: string) => b.length - a.length || compare(a, b);
+const prefixOrder = (a: string, b: string) => b.length - a.length || compareCodeUnits(a, b);
 
 export class IngressAggregate {
   // The lists the model hands out are frozen, so a renderer may reuse what it made of them (see SafeWriter).
@@ -341,11 +342,11 @@ export class IngressAggregate {
       (host) => this.#hosts.get(host),
       () => this.#hosts.values(),
       (host) => host.host,
-      compare,
+      compareCodeUnits,
     );
     const claims = this.#claims;
     const routeKey = (route: Route) => route.key;
-    this.exactRoutes = patchSorted(this.exactRoutes, keys.exact, (key) => claims.line('exact', key), () => claims.lines('exact'), routeKey, compare);
+    this.exactRoutes = patchSorted(this.exactRoutes, keys.exact, (key) => claims.line('exact', key), () => claims.lines('exact'), routeKey, compareCodeUnits);
     this.prefixRoutes = patchSorted(this.prefixRoutes, keys.prefix, (key) => claims.line('prefix', key), () => claims.lines('prefix'), routeKey, prefixOrder);
     if (this.#problemsTouched) {
       const list = new ProblemList();
@@ -441,7 +442,7 @@ export class IngressAggregate {
         if (!host.startsWith('*.')) continue;
         for (const below of this.#ownership.hostsUnder(host.slice(2))) if (this.#ownership.ownerOf(below) !== group) excluded.add(below);
       }
-      this.#secretUses.set(id, { namespace, name, hosts: [...hosts].sort(compare), excludedHosts: [...excluded].sort(compare), referrers });
+      this.#secretUses.set(id, { namespace, name, hosts: [...hosts].sort(compareCodeUnits), excludedHosts: [...excluded].sort(compareCodeUnits), referrers });
     }
     this.#touchedSecrets.clear();
     this.secrets = Array.from(this.#secretUses.values());

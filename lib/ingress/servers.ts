@@ -2,7 +2,7 @@ import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { isFields, type Fields } from './fields.ts';
 import { portText, type BackendRef } from './ingress-reader.ts';
 import { checkIpAddress, describeObject, endpointAddressProblem, ipAddress, isPortNumber, quote, type Checked } from './names.ts';
-import { compare } from './order.ts';
+import { compareCodeUnits } from '../compare.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { EndpointAddressSource, ModelSource, ServerItem } from './model-source.ts';
 import { NO_PROBLEMS } from './problems.ts';
@@ -92,7 +92,7 @@ function sortedServers(servers: Server[]): readonly Server[] {
   let ordered = true;
   for (let i = 1; i < servers.length && ordered; i++) ordered = servers[i - 1]!.name < servers[i]!.name;
   if (!ordered) {
-    servers.sort((a, b) => compare(a.name, b.name));
+    servers.sort((a, b) => compareCodeUnits(a.name, b.name));
     let kept = 0;
     for (const server of servers) if (kept === 0 || servers[kept - 1]!.name !== server.name) servers[kept++] = server;
     servers.length = kept;
@@ -225,7 +225,7 @@ function serversOf(
     // kept with the backend (a new slice is a new list), so not cached per slice too.
     ({ servers, problems, hasEndpoints: anyEndpoints, portFound } = sliceServers(found[0]!, portName));
   } else {
-    const slices = [...found].sort((a, b) => compare(String(a.metadata.name), String(b.metadata.name)));
+    const slices = [...found].sort((a, b) => compareCodeUnits(String(a.metadata.name), String(b.metadata.name)));
     const all: Server[] = [];
     const allProblems: Problem[] = [];
     anyEndpoints = false;

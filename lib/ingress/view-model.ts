@@ -7,7 +7,7 @@ import { BackendResolution, touchedServices } from './backend-resolution.ts';
 import { checkTlsSecret } from './certificates.ts';
 import { readIngress, servesClass } from './ingress-reader.ts';
 import { describeObject } from './names.ts';
-import { compare } from './order.ts';
+import { compareCodeUnits } from '../compare.ts';
 import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from './sorted-list.ts';
@@ -116,7 +116,7 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSour
     for (const hosts of lines) certificates.push(withSource({ file, pem: checked.pem, hosts, excludedHosts, secret: `${namespace}/${name}` }, source));
   }
   // Stable: the lines of one Secret keep their order.
-  certificates.sort((a, b) => compare(a.file, b.file));
+  certificates.sort((a, b) => compareCodeUnits(a.file, b.file));
   return { certificates, excluded: excluded.length > 0 ? excluded : NO_PROBLEMS, warnings: warnings.length > 0 ? warnings : NO_PROBLEMS, expiresAt };
 }
 
