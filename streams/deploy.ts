@@ -26,7 +26,7 @@ import {
 import { backoffDelay } from '../lib/backoff.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import type { RetrySettings } from '../lib/config/pipeline-settings.ts';
-import { mergeChanges } from '../lib/pipeline/changes.ts';
+import { withChangesOf } from '../lib/pipeline/changes.ts';
 import type { DeployReason, DeployRequest, DeployResult, FleetCommand } from '../lib/pipeline/model.ts';
 import type { DeployOutcome } from '../lib/pipeline/outcome.ts';
 import type { DeployEffect } from './effects.ts';
@@ -121,7 +121,7 @@ export function deploy(options: DeployOptions): OperatorFunction<FleetCommand, D
         mergeMap((group) =>
           group.pipe(
             map((command) => command.request),
-            serialLatest(deployWithRetries, withChangesOf),
+            serialLatest(deployWithRetries, supersededRequest),
             // Completing the group alone would let serialLatest finish the
             // running deploy; a removed endpoint's deploy is cancelled instead.
             takeUntil(removalOf(group.key)),
@@ -136,9 +136,9 @@ export function deploy(options: DeployOptions): OperatorFunction<FleetCommand, D
  * also delivers its changes (and counts as a change deployment if either was
  * one), so latency is measured from the older change.
  */
-function withChangesOf(dropped: DeployRequest, next: DeployRequest): DeployRequest {
+function supersededRequest(dropped: DeployRequest, next: DeployRequest): DeployRequest {
   const reason: DeployReason = dropped.reason === 'change' ? 'change' : next.reason;
-  return { ...next, reason, config: { ...next.config, changes: mergeChanges(dropped.config.changes, next.config.changes) } };
+  return { ...next, reason, config: withChangesOf(dropped.config, next.config) };
 }
 
 function deployedOutcome(

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { catchError, combineLatest, concatMap, defer, distinctUntilChanged, EMPTY, map, merge, Observable, of, retry, shareReplay, timer, type SchedulerLike } from 'rxjs';
 import { errorMessage } from '../lib/error-message.ts';
-import { certificateFromSecret, provideGeneratedCertificate } from '../lib/kube/webhook-certificate.ts';
+import { certificateFromSecret, provideGeneratedCertificate } from '../lib/webhook/webhook-certificate.ts';
 import { syncCaBundle } from '../lib/kube/webhook-configuration.ts';
 import type { Logger } from '../lib/telemetry/logger.ts';
 import type { Observer } from '../lib/telemetry/observer.ts';

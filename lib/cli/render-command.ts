@@ -3,7 +3,7 @@ import type { KubeObject } from '../pipeline/model.ts';
 import { readManifests } from '../kube/manifests.ts';
 import { selectionFor } from '../kube/select.ts';
 import { refusedDirectives } from '../haproxy/check.ts';
-import { guardedDirectives } from '../haproxy/guarded-directives.ts';
+import { guardedDirectives } from '../config/guarded-directives.ts';
 import { createRenderer, RenderError } from '../render/renderer.ts';
 import { writeRenderedFiles } from '../render/write-files.ts';
 import { buildStores } from '../store/build-stores.ts';

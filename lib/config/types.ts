@@ -1,7 +1,7 @@
-import type { GuardedDirective } from '../haproxy/guarded-directives.ts';
+import type { GuardedDirective } from './guarded-directives.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import type { PipelineSettings } from './pipeline-settings.ts';
-import type { Template } from '../render/template.ts';
+import type { Template } from './template.ts';
 
 /**
  * The controller configuration after loading: every field checked, every
@@ -29,7 +29,7 @@ export interface ControllerConfig {
   readonly templates: Templates;
   readonly templateValues: Readonly<Record<string, unknown>>;
   readonly validationTests: readonly ValidationTest[];
-  /** Guarded directives (see lib/haproxy/guarded-directives.ts) this configuration may use. */
+  /** Guarded directives (see guarded-directives.ts) this configuration may use. */
   readonly allowDirectives: readonly GuardedDirective[];
 }
 

@@ -17,6 +17,7 @@
  */
 import type { DataplaneClient } from '../dataplane/client.ts';
 import { ignoring } from '../dataplane/errors.ts';
+import { sameEntries } from '../haproxy/plan-maps.ts';
 import type { MapEntry, RuntimeOperation } from '../haproxy/plan-types.ts';
 
 type MapUpdate = Extract<RuntimeOperation, { type: 'updateMap' }>;
@@ -41,10 +42,6 @@ function afterEntryCalls(update: MapUpdate): MapEntry[] {
     ...update.before.filter(([key]) => !removed.has(key)).map(([key, value]): MapEntry => [key, changed.get(key) ?? value]),
     ...update.added,
   ];
-}
-
-function sameEntries(a: readonly MapEntry[], b: readonly MapEntry[]): boolean {
-  return a.length === b.length && a.every(([key, value], index) => b[index]?.[0] === key && b[index]?.[1] === value);
 }
 
 /** Why this map update needs the file replaced and a reload; undefined when entry calls do it. */

@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { findGuardedDirectives, type GuardFinding } from './directive-guard.ts';
-import type { GuardedDirective } from './guarded-directives.ts';
+import type { GuardedDirective } from '../config/guarded-directives.ts';
 
 export interface CheckResult {
   readonly valid: boolean;
@@ -18,7 +18,7 @@ export interface CheckResult {
 }
 
 export interface CheckOptions {
-  /** Guarded directives the configuration may use (see guarded-directives.ts); none by default. */
+  /** Guarded directives the configuration may use (see lib/config/guarded-directives.ts); none by default. */
   readonly allowDirectives?: readonly GuardedDirective[];
 }
 

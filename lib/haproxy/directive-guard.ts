@@ -1,5 +1,5 @@
 import { SECTION_KEYWORDS, tokenizeLine } from './config-parser.ts';
-import { guardedDirectives, type GuardedDirective } from './guarded-directives.ts';
+import { guardedDirectives, type GuardedDirective } from '../config/guarded-directives.ts';
 
 export interface GuardFinding {
   /** 1-based line of the rendered configuration. */

@@ -63,7 +63,8 @@ export function namesMap(path: string, map: string): boolean {
   return path === map || path.endsWith(`/${map}`);
 }
 
-function sameEntries(a: readonly MapEntry[], b: readonly MapEntry[]): boolean {
+/** The same entries in the same order. */
+export function sameEntries(a: readonly MapEntry[], b: readonly MapEntry[]): boolean {
   return a.length === b.length && a.every(([key, value], index) => b[index]?.[0] === key && b[index]?.[1] === value);
 }
 

@@ -27,10 +27,7 @@ const MAX_PAYLOAD_BYTES = 8_000;
 /** An `add server` answers this when the server exists (checked on 2.6.12). */
 const SERVER_ADDED = /^New server registered\./;
 /** `set server addr` answers what it changed, or that nothing needed to; anything else is an error. */
-const ADDRESS_SET = new RegExp(
-  "^(IP changed from '[^']*' to '[^']*'|no need to change the addr)" +
-    "(, (port changed from '[^']*' to '[^']*'|no need to change the port))? by '[^']*'$",
-);
+const ADDRESS_SET = /^(IP changed from '[^']*' to '[^']*'|no need to change the addr)(, (port changed from '[^']*' to '[^']*'|no need to change the port))? by '[^']*'$/;
 const DELETE_ATTEMPTS = 10;
 const DELETE_RETRY_MS = 50;
 

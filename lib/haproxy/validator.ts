@@ -8,7 +8,7 @@ import { writeRenderedFiles } from '../render/write-files.ts';
 import { checkConfig, haproxyBinary } from './check.ts';
 import { tokenizeLine } from './config-parser.ts';
 import { baseDirectory } from './directive-guard.ts';
-import type { GuardedDirective } from './guarded-directives.ts';
+import type { GuardedDirective } from '../config/guarded-directives.ts';
 import { readRefusal } from './refusal.ts';
 
 export interface ValidatorOptions {

@@ -1,13 +1,15 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { resolvedBackend, serviceKey } from './backend-names.ts';
-import { HostOwnership, parentOf, type HostSharing } from './host-ownership.ts';
+import { HostOwnership, type HostSharing } from './host-ownership.ts';
 import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
-import { compare, olderFirst } from './order.ts';
+import { compareCodeUnits } from '../compare.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
+import { DefaultBackends } from './default-backends.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import { claimOrder, RouteClaims } from './route-claims.ts';
+import { SecretUses, type SecretUse } from './secret-uses.ts';
 import { patchSorted } from './sorted-list.ts';
-import type { HostEntry, Route } from './view-model.ts';
+import type { HostEntry, Route } from './types.ts';
 
 /**
  * What the served Ingresses decide together: which namespace each host
@@ -17,17 +19,6 @@ import type { HostEntry, Route } from './view-model.ts';
  * or changed, so a build after one change costs about as much as that
  * Ingress, whatever the number of others.
  */
-
-/** A Secret named by TLS entries, and what they ask of it. */
-export interface SecretUse {
-  readonly namespace: string;
-  readonly name: string;
-  /** SNI names of every entry naming it, for hosts their namespace may serve: sorted, deduplicated. */
-  readonly hosts: readonly string[];
-  /** Hosts its wildcards cover that belong to other namespaces: never to be served with it. Sorted. */
-  readonly excludedHosts: readonly string[];
-  readonly referrers: Referrers;
-}
 
 /** What the changes applied since the last settle() changed. */
 export interface AggregateChanges {
@@ -51,7 +42,7 @@ interface NamedPortUsers {
   readonly defaults: Set<IngressRead>;
 }
 
-const prefixOrder = (a: string, b: string) => b.length - a.length || compare(a, b);
+const prefixOrder = (a: string, b: string) => b.length - a.length || compareCodeUnits(a, b);
 
 export class IngressAggregate {
   // The lists the model hands out are frozen, so a renderer may reuse what it made of them (see SafeWriter).
@@ -81,31 +72,21 @@ export class IngressAggregate {
   readonly #claims = new RouteClaims();
   /** Per backend, the claims it wins: any one has its ref, all are its referrers. */
   readonly #routedTo = new Map<string, OneOrMore<RouteClaim>>();
-  /** Served Ingresses with a default backend, oldest first: the first one's is served. */
-  readonly #defaults: IngressRead[] = [];
-  #servedDefault: IngressRead | undefined;
-  #defaultWarnings: readonly Problem[] = NO_PROBLEMS;
-  /** Per Secret ("namespace/name"), the served Ingresses naming it. */
-  readonly #secretUsers = new Map<string, { readonly namespace: string; readonly name: string; readonly users: Set<IngressRead> }>();
-  readonly #secretUses = new Map<string, SecretUse>();
+  readonly #defaults = new DefaultBackends();
+  readonly #secretUses: SecretUses;
   /** Per Service ("namespace/name"), those naming one of its ports by name. */
   readonly #namedPorts = new Map<string, NamedPortUsers>();
-  /** Per host, the Secrets whose SNI names hold it (wildcards included): who to look at again when it changes hands. */
-  readonly #secretsByHost = new Map<string, Set<string>>();
-  /** Wildcard hosts among those: without any, no change of hands touches a certificate. */
-  #wildcards = 0;
 
   // What changed since the last settle().
   /** Backends that gained or lost users outside a settle (a Service renamed their ports' backend). */
   #movedBackends = new Set<string>();
   #any = false;
   #problemsTouched = false;
-  #defaultsTouched = false;
   readonly #touchedHosts = new Set<string>();
-  readonly #touchedSecrets = new Set<string>();
 
   constructor(sharing: HostSharing = []) {
     this.#ownership = new HostOwnership(sharing);
+    this.#secretUses = new SecretUses(this.#ownership);
   }
 
   /** Whether it settles host ownership with this sharing (a change of setting needs a fresh aggregate). */
@@ -169,9 +150,9 @@ export class IngressAggregate {
         const fallback = read.served!.defaultBackend!;
         const resolved = resolvedBackend(fallback.asked, service);
         if (resolved.name === fallback.backend.name) continue;
-        if (read === this.#servedDefault) this.#movedBackends.add(fallback.backend.name).add(resolved.name);
+        if (read === this.#defaults.served) this.#movedBackends.add(fallback.backend.name).add(resolved.name);
         fallback.backend = resolved;
-        this.#defaultsTouched = true;
+        this.#defaults.touch();
         this.#any = true;
       }
     }
@@ -218,23 +199,9 @@ export class IngressAggregate {
         fallback.backend = resolvedBackend(fallback.asked, lookup(fallback.asked.namespace, fallback.asked.service));
         this.#namedPortUsers(fallback.asked).defaults.add(read);
       }
-      let low = 0;
-      let high = this.#defaults.length;
-      while (low < high) {
-        const middle = (low + high) >> 1;
-        if (olderFirst(this.#defaults[middle]!.place, read.place) < 0) low = middle + 1;
-        else high = middle;
-      }
-      this.#defaults.splice(low, 0, read);
-      this.#defaultsTouched = true;
+      this.#defaults.add(read);
     }
-    for (const tls of served.tls) {
-      const id = `${served.namespace}/${tls.secretName}`;
-      let secret = this.#secretUsers.get(id);
-      if (!secret) this.#secretUsers.set(id, (secret = { namespace: served.namespace, name: tls.secretName, users: new Set() }));
-      secret.users.add(read);
-      this.#touchedSecrets.add(id);
-    }
+    this.#secretUses.add(read);
   }
 
   #remove(ingress: KubeObject): void {
@@ -252,15 +219,9 @@ export class IngressAggregate {
     }
     if (served.defaultBackend) {
       if ('name' in served.defaultBackend.asked.port) this.#forgetNamedPortUser(served.defaultBackend.asked, read);
-      this.#defaults.splice(this.#defaults.indexOf(read), 1);
-      this.#defaultsTouched = true;
+      this.#defaults.remove(read);
     }
-    for (const tls of served.tls) {
-      const id = `${served.namespace}/${tls.secretName}`;
-      const secret = this.#secretUsers.get(id);
-      if (secret?.users.delete(read) && secret.users.size === 0) this.#secretUsers.delete(id);
-      this.#touchedSecrets.add(id);
-    }
+    this.#secretUses.remove(read);
   }
 
   /** An Ingress may serve a host now: its rules for it count, and its TLS entries naming it. */
@@ -277,7 +238,7 @@ export class IngressAggregate {
       }
     }
     for (let i = 0; i < served.routes.length; i++) if (served.routes[i]!.host === host) this.#claims.add(served.routes[i]!);
-    this.#touchSecretsNaming(read, host);
+    this.#secretUses.touchNaming(read, host);
   }
 
   /** An Ingress may no longer serve a host (it went, or an older Ingress of another namespace claims the host). */
@@ -296,12 +257,7 @@ export class IngressAggregate {
       }
     }
     for (let i = 0; i < served.routes.length; i++) if (served.routes[i]!.host === host) this.#claims.remove(served.routes[i]!);
-    this.#touchSecretsNaming(read, host);
-  }
-
-  #touchSecretsNaming(read: IngressRead, host: string): void {
-    const served = read.served!;
-    for (const tls of served.tls) if (tls.hosts.includes(host)) this.#touchedSecrets.add(`${served.namespace}/${tls.secretName}`);
+    this.#secretUses.touchNaming(read, host);
   }
 
   /** Hosts changed hands: the Ingresses refused them are told so, and certificates for wildcards over them are looked at again. */
@@ -317,11 +273,7 @@ export class IngressAggregate {
       else this.#refused.set(read, problems);
       if (problems.length + before.length > 0) this.#problemsTouched = true;
     }
-    if (this.#wildcards === 0) return;
-    for (const host of hosts) {
-      const parent = parentOf(host);
-      for (const id of (parent === undefined ? undefined : this.#secretsByHost.get(`*.${parent}`)) ?? []) this.#touchedSecrets.add(id);
-    }
+    this.#secretUses.changedHands(hosts);
   }
 
   /** Settles what the Ingresses added and removed since the last call changed, and says what that was. */
@@ -334,18 +286,18 @@ export class IngressAggregate {
       if (after) this.#route(after, backends);
     });
     let warningsMoved = warningsChanged;
-    if (this.#defaultsTouched) warningsMoved = this.#settleDefault(backends) || warningsMoved;
+    warningsMoved = this.#defaults.settle(backends) || warningsMoved;
     this.hosts = patchSorted(
       this.hosts,
       [...this.#touchedHosts],
       (host) => this.#hosts.get(host),
       () => this.#hosts.values(),
       (host) => host.host,
-      compare,
+      compareCodeUnits,
     );
     const claims = this.#claims;
     const routeKey = (route: Route) => route.key;
-    this.exactRoutes = patchSorted(this.exactRoutes, keys.exact, (key) => claims.line('exact', key), () => claims.lines('exact'), routeKey, compare);
+    this.exactRoutes = patchSorted(this.exactRoutes, keys.exact, (key) => claims.line('exact', key), () => claims.lines('exact'), routeKey, compareCodeUnits);
     this.prefixRoutes = patchSorted(this.prefixRoutes, keys.prefix, (key) => claims.line('prefix', key), () => claims.lines('prefix'), routeKey, prefixOrder);
     if (this.#problemsTouched) {
       const list = new ProblemList();
@@ -356,10 +308,10 @@ export class IngressAggregate {
     if (warningsMoved) {
       const list = new ProblemList();
       for (const problems of this.#claims.warnings()) list.addAll(problems);
-      list.addAll(this.#defaultWarnings);
+      list.addAll(this.#defaults.warnings);
       this.warnings = list.sorted();
     }
-    if (this.#touchedSecrets.size > 0) this.#settleSecrets();
+    this.secrets = this.#secretUses.settle() ?? this.secrets;
     const any = this.#any;
     this.#any = false;
     this.#problemsTouched = false;
@@ -382,95 +334,11 @@ export class IngressAggregate {
     moved.add(name);
   }
 
-  /** The default backend and its warnings; true when the warnings changed. */
-  #settleDefault(backends: Set<string>): boolean {
-    this.#defaultsTouched = false;
-    const first = this.#defaults[0];
-    if (first !== this.#servedDefault) {
-      // The default backend counts its Ingress among its referrers.
-      if (this.#servedDefault) backends.add(this.#servedDefault.served!.defaultBackend!.backend.name);
-      if (first) backends.add(first.served!.defaultBackend!.backend.name);
-      this.#servedDefault = first;
-    }
-    const before = this.#defaultWarnings;
-    const problems: Problem[] = [];
-    if (first) {
-      const served = first.served!;
-      const backend = served.defaultBackend!.backend.name;
-      for (let i = 1; i < this.#defaults.length; i++) {
-        const other = this.#defaults[i]!.served!;
-        const { backend: ref, field } = other.defaultBackend!;
-        if (ref.name === backend) continue;
-        problems.push({ object: other.label, field, message: `not served: older ${served.label} sets the default backend ${backend}` });
-      }
-    }
-    this.#defaultWarnings = problems.length > 0 ? problems : NO_PROBLEMS;
-    return before.length > 0 || problems.length > 0;
-  }
-
-  #settleSecrets(): void {
-    for (const id of this.#touchedSecrets) {
-      const secret = this.#secretUsers.get(id);
-      if (!secret) {
-        this.#secretUses.delete(id);
-        continue;
-      }
-      const { namespace, name, users } = secret;
-      // Referrers in Ingress order, each Ingress's entries in spec order, as a fresh build meets
-      // them: the order decides which field is named when two Ingresses share a label.
-      const referrers = new Referrers();
-      const hosts = new Set<string>();
-      for (const user of [...users].sort((a, b) => olderFirst(a.place, b.place))) {
-        const served = user.served!;
-        for (const tls of served.tls) {
-          if (tls.secretName !== name) continue;
-          const admitted = tls.hosts.filter((host) => this.#ownership.admitted(user, host));
-          for (const host of admitted) hosts.add(host);
-          if (admitted.length > 0) referrers.add(served.label, tls.field);
-        }
-      }
-      this.#indexSecretHosts(id, this.#secretUses.get(id)?.hosts ?? [], hosts);
-      if (hosts.size === 0) {
-        this.#secretUses.delete(id);
-        continue;
-      }
-      // A wildcard line would also answer for the hosts below it that other namespaces hold.
-      const group = this.#ownership.groupOf(namespace);
-      const excluded = new Set<string>();
-      for (const host of hosts) {
-        if (!host.startsWith('*.')) continue;
-        for (const below of this.#ownership.hostsUnder(host.slice(2))) if (this.#ownership.ownerOf(below) !== group) excluded.add(below);
-      }
-      this.#secretUses.set(id, { namespace, name, hosts: [...hosts].sort(compare), excludedHosts: [...excluded].sort(compare), referrers });
-    }
-    this.#touchedSecrets.clear();
-    this.secrets = Array.from(this.#secretUses.values());
-  }
-
-  #indexSecretHosts(id: string, before: readonly string[], after: ReadonlySet<string>): void {
-    for (const host of before) {
-      if (after.has(host)) continue;
-      const ids = this.#secretsByHost.get(host)!;
-      ids.delete(id);
-      if (ids.size > 0) continue;
-      this.#secretsByHost.delete(host);
-      if (host.startsWith('*.')) this.#wildcards--;
-    }
-    for (const host of after) {
-      let ids = this.#secretsByHost.get(host);
-      if (!ids) {
-        this.#secretsByHost.set(host, (ids = new Set()));
-        if (host.startsWith('*.')) this.#wildcards++;
-      }
-      ids.add(id);
-    }
-  }
-
   /** The backend of this name, while something routes to it or it is the default backend. */
   backend(name: string): BackendRef | undefined {
     const routed = this.#routedTo.get(name);
     if (routed) return firstItem(routed).backend;
-    const fallback = this.#servedDefault?.served!.defaultBackend!.backend;
+    const fallback = this.#defaults.served?.served!.defaultBackend!.backend;
     return fallback?.name === name ? fallback : undefined;
   }
 
@@ -484,7 +352,7 @@ export class IngressAggregate {
 
   /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */
   get defaultBackend(): string | undefined {
-    return this.#servedDefault?.served!.defaultBackend!.backend.name;
+    return this.#defaults.served?.served!.defaultBackend!.backend.name;
   }
 
   /** Who uses a backend, in the order a fresh build meets them: the claims it wins, then the default backend's Ingress. */
@@ -493,7 +361,7 @@ export class IngressAggregate {
     const routed = this.#routedTo.get(name);
     const claims = routed === undefined ? [] : Array.isArray(routed) ? [...routed].sort(claimOrder) : [routed];
     for (const claim of claims) referrers.add(claim.label, claim.field);
-    const served = this.#servedDefault?.served;
+    const served = this.#defaults.served?.served;
     if (served?.defaultBackend!.backend.name === name) referrers.add(served.label, served.defaultBackend!.field);
     return referrers;
   }

@@ -1,11 +1,11 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { IngressAggregate } from './aggregate.ts';
 import { serviceKey } from './backend-names.ts';
-import { compare } from './order.ts';
+import { compareCodeUnits } from '../compare.ts';
 import { NO_PROBLEMS, ProblemList } from './problems.ts';
-import { resolveBackend } from './servers.ts';
+import { resolveBackend, type ServerCache } from './servers.ts';
 import { patchSorted } from './sorted-list.ts';
-import type { Backend, IngressModelCache, IngressSources } from './view-model.ts';
+import type { Backend, IngressSources } from './types.ts';
 
 /**
  * The backends the Ingresses use, with their servers, kept by name from one
@@ -55,7 +55,7 @@ export class BackendResolution {
     changed: ReadonlySet<string>,
     touched: ReadonlySet<string> | undefined,
     sources: IngressSources,
-    cache: IngressModelCache,
+    cache: ServerCache,
   ): void {
     const everything = touched === undefined;
     const again = new Set<string>();
@@ -104,7 +104,7 @@ export class BackendResolution {
     };
     for (const name of changed) settle(name);
     for (const name of everything ? aggregate.backendNames() : again) if (!changed.has(name)) settle(name);
-    this.backends = patchSorted(this.backends, moved, (name) => this.#byName.get(name), () => this.#byName.values(), (backend) => backend.name, compare);
+    this.backends = patchSorted(this.backends, moved, (name) => this.#byName.get(name), () => this.#byName.values(), (backend) => backend.name, compareCodeUnits);
     if (problemsMoved) {
       const excluded = new ProblemList();
       const warnings = new ProblemList();

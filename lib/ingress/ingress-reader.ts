@@ -14,7 +14,7 @@ import {
 } from './names.ts';
 import { placeOf, type IngressPlace } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
-import type { HostEntry, Route } from './view-model.ts';
+import type { HostEntry, Route } from './types.ts';
 
 /**
  * Reading one Ingress: what it asks to be served, checked field by field.

@@ -1,7 +1,7 @@
 import type { KubeObject, ValueSource } from '../pipeline/model.ts';
 import { Sourced } from '../pipeline/value-source.ts';
 import { describeObject } from './names.ts';
-import type { HostEntry, Route, Server } from './view-model.ts';
+import type { HostEntry, Route, Server } from './types.ts';
 
 /**
  * The object a view-model item was made from. Its label is made only when

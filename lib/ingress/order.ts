@@ -1,14 +1,10 @@
+import { compareCodeUnits } from '../compare.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 
 /**
  * The orders that make the view model deterministic: the same objects give
  * the same output whatever order they arrive in.
  */
-
-export function compare(a: string, b: string): number {
-  // Code-unit order, never localeCompare: output must not depend on the host's locale.
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 /** Where an Ingress stands when Ingresses conflict. */
 export interface IngressPlace {
@@ -37,5 +33,5 @@ function ageOf(ingress: KubeObject): number {
 export function olderFirst(a: IngressPlace, b: IngressPlace): number {
   const byTime = a.age - b.age;
   if (byTime !== 0 && !Number.isNaN(byTime)) return byTime < 0 ? -1 : 1;
-  return compare(a.namespace, b.namespace) || compare(a.name, b.name);
+  return compareCodeUnits(a.namespace, b.namespace) || compareCodeUnits(a.name, b.name);
 }

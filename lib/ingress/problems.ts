@@ -1,5 +1,5 @@
 import type { Problem } from '../pipeline/model.ts';
-import { compare } from './order.ts';
+import { compareCodeUnits } from '../compare.ts';
 
 export const NO_PROBLEMS: readonly Problem[] = Object.freeze([]);
 
@@ -17,7 +17,7 @@ export class ProblemList {
 
   sorted(): Problem[] {
     return [...this.#problems.values()].sort(
-      (a, b) => compare(a.object, b.object) || compare(a.field, b.field) || compare(a.message, b.message),
+      (a, b) => compareCodeUnits(a.object, b.object) || compareCodeUnits(a.field, b.field) || compareCodeUnits(a.message, b.message),
     );
   }
 }

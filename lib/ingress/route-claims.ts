@@ -4,7 +4,7 @@ import { quote } from './names.ts';
 import { olderFirst } from './order.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
 import { NO_PROBLEMS } from './problems.ts';
-import type { Route } from './view-model.ts';
+import type { Route } from './types.ts';
 
 /**
  * Every map line the served Ingresses ask for, by map and key, and which

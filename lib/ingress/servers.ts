@@ -2,16 +2,16 @@ import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { isFields, type Fields } from './fields.ts';
 import { portText, type BackendRef } from './ingress-reader.ts';
 import { checkIpAddress, describeObject, endpointAddressProblem, ipAddress, isPortNumber, quote, type Checked } from './names.ts';
-import { compare } from './order.ts';
+import { compareCodeUnits } from '../compare.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { EndpointAddressSource, ModelSource, ServerItem } from './model-source.ts';
 import { NO_PROBLEMS } from './problems.ts';
-import type { Backend, IngressModelCache, IngressSources, Server } from './view-model.ts';
+import type { Backend, IngressSources, Server } from './types.ts';
 
 /**
  * The servers of a backend: the ready endpoints of its Service's
  * EndpointSlices at the slice port matching the Service port. Results are
- * kept per object (see IngressModelCache), so resolving a backend whose
+ * kept per object (see ServerCache), so resolving a backend whose
  * Service and slices did not change costs a few lookups.
  */
 
@@ -92,7 +92,7 @@ function sortedServers(servers: Server[]): readonly Server[] {
   let ordered = true;
   for (let i = 1; i < servers.length && ordered; i++) ordered = servers[i - 1]!.name < servers[i]!.name;
   if (!ordered) {
-    servers.sort((a, b) => compare(a.name, b.name));
+    servers.sort((a, b) => compareCodeUnits(a.name, b.name));
     let kept = 0;
     for (const server of servers) if (kept === 0 || servers[kept - 1]!.name !== server.name) servers[kept++] = server;
     servers.length = kept;
@@ -125,13 +125,24 @@ export interface BackendEntry {
   readonly next: BackendEntry | undefined;
 }
 
+/**
+ * The results kept per object between builds (the view model's cache holds
+ * them), weakly: an object gone from the stores takes its entries with it.
+ */
+export interface ServerCache {
+  /** Per EndpointSlice of a Service that has several. */
+  readonly slices: WeakMap<KubeObject, SliceEntry>;
+  /** Per Service: the servers and Backend of each port a backend uses. */
+  readonly backends: WeakMap<KubeObject, BackendEntry>;
+}
+
 /** Built only for messages: most backends have none. */
 function serviceLabel(ref: BackendRef): string {
   return describeObject('Service', ref.namespace, ref.service);
 }
 
 /** A backend with its servers; the same Backend object as last time when nothing it depends on changed. */
-export function resolveBackend(ref: BackendRef, sources: IngressSources, cache: IngressModelCache): { readonly backend: Backend; readonly resolved: ResolvedServers } {
+export function resolveBackend(ref: BackendRef, sources: IngressSources, cache: ServerCache): { readonly backend: Backend; readonly resolved: ResolvedServers } {
   const service = sources.service(ref.namespace, ref.service);
   if (!service) {
     const resolved = { servers: NO_SERVERS, issue: `${serviceLabel(ref)} not found`, problems: NO_PROBLEMS };
@@ -168,7 +179,7 @@ export interface SliceEntry {
   readonly next: SliceEntry | undefined;
 }
 
-function cachedSliceServers(slice: KubeObject, portName: string, cache: IngressModelCache): SliceServers {
+function cachedSliceServers(slice: KubeObject, portName: string, cache: ServerCache): SliceServers {
   const first = cache.slices.get(slice);
   for (let entry = first; entry !== undefined; entry = entry.next) if (entry.portName === portName) return entry.servers;
   const servers = sliceServers(slice, portName);
@@ -180,7 +191,7 @@ function serversOf(
   backend: BackendRef,
   service: KubeObject,
   found: readonly KubeObject[],
-  cache: IngressModelCache,
+  cache: ServerCache,
 ): ResolvedServers {
   const spec = isFields(service['spec']) ? service['spec'] : {};
   if (spec['type'] === 'ExternalName') {
@@ -214,7 +225,7 @@ function serversOf(
     // kept with the backend (a new slice is a new list), so not cached per slice too.
     ({ servers, problems, hasEndpoints: anyEndpoints, portFound } = sliceServers(found[0]!, portName));
   } else {
-    const slices = [...found].sort((a, b) => compare(String(a.metadata.name), String(b.metadata.name)));
+    const slices = [...found].sort((a, b) => compareCodeUnits(String(a.metadata.name), String(b.metadata.name)));
     const all: Server[] = [];
     const allProblems: Problem[] = [];
     anyEndpoints = false;

@@ -1,8 +1,8 @@
 import type { CompiledPath, WatchedResource } from '../config/types.ts';
 import { withoutPath } from '../config/json-path.ts';
 import type { KubeObject, WatchedType } from '../pipeline/model.ts';
-import { matchesLabels, parseLabelSelector } from './label-selector.ts';
-import { pluralOf } from './plural.ts';
+import { matchesLabels, parseLabelSelector } from '../kube-syntax/label-selector.ts';
+import { pluralOf } from '../kube-syntax/plural.ts';
 
 /**
  * Whether an object belongs to a watched resource: its API version and kind

@@ -1,3 +1,4 @@
+import { compareCodeUnits } from '../compare.ts';
 import type { Culprit } from './blame.ts';
 import type { KubeObject, Problem, StoreReader } from './model.ts';
 
@@ -15,10 +16,6 @@ export interface QuarantineEntry {
   readonly store: string;
   readonly object: KubeObject;
   readonly problem: Problem;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** A store without some of its objects, read the same way: renders cannot tell it from a store that never had them. */
@@ -93,7 +90,7 @@ export class Quarantine {
 
   /** What each quarantined object is left out for, sorted by object. */
   get problems(): readonly Problem[] {
-    return this.entries.map((entry) => entry.problem).sort((a, b) => compare(a.object, b.object) || compare(a.field, b.field));
+    return this.entries.map((entry) => entry.problem).sort((a, b) => compareCodeUnits(a.object, b.object) || compareCodeUnits(a.field, b.field));
   }
 
   has(object: KubeObject): boolean {

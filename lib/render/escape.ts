@@ -18,6 +18,14 @@
  * templates use it only for values their author controls (templateValues).
  */
 
+/**
+ * How `%` in a value is written: refused (it starts a log-format variable
+ * in the configuration and in general files, which can be log-format
+ * files), admitted (map files, where it means nothing: percent-encoded
+ * paths), or doubled (`%%`, inside a `{{#escape.logFormat}}` section).
+ */
+export type PercentMode = 'refuse' | 'admit' | 'escape';
+
 const maxLength = 1024;
 const safeWord = /^[A-Za-z0-9._~:/@!*+=&?-]*$/;
 const PERCENT = 37;

@@ -1,6 +1,6 @@
 import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
-import type { IngressSources } from '../ingress/view-model.ts';
+import type { IngressSources } from '../ingress/types.ts';
 
 const serviceNameLabel = 'kubernetes.io/service-name';
 

@@ -1,11 +1,12 @@
 import type { ControllerConfig } from '../config/types.ts';
 import type { KubeObject, Problem, RenderedFiles, RenderOutput, StoreReader } from '../pipeline/model.ts';
 import { CompactOrigins, type FileOrigins } from './line-origins.ts';
-import { buildIngressModel, IngressModelCache, type IngressModel } from '../ingress/view-model.ts';
+import type { IngressModel } from '../ingress/types.ts';
+import { buildIngressModel, IngressModelCache } from '../ingress/view-model.ts';
 import { ingressSources } from './ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
 import { LOG_FORMAT, SafeWriter, type Violation } from './safe-writer.ts';
-import type { Template } from './template.ts';
+import type { Template } from '../config/template.ts';
 import { hideObjects } from '../pipeline/quarantine.ts';
 
 export interface RenderRequest {

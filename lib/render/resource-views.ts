@@ -1,3 +1,4 @@
+import { compareCodeUnits } from '../compare.ts';
 import type { WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
 
@@ -54,13 +55,8 @@ export function objectLabel(kind: string, object: KubeObject): string {
   return `${kind} ${namespace ? `${namespace}/` : ''}${name}`;
 }
 
-/** Code-unit order: output must not depend on the locale data of the Node that renders it. */
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 export function compareObjects(a: KubeObject, b: KubeObject): number {
-  return compare(a.metadata.namespace ?? '', b.metadata.namespace ?? '') || compare(a.metadata.name, b.metadata.name);
+  return compareCodeUnits(a.metadata.namespace ?? '', b.metadata.namespace ?? '') || compareCodeUnits(a.metadata.name, b.metadata.name);
 }
 
 interface Root {

@@ -1,7 +1,8 @@
 import Mustache from 'mustache';
 import { compileTokens, type InvertedNode, type Node, type PartialNode, type SectionNode, type TextNode, type ValueNode } from './compiled-template.ts';
-import { unsafeRawReason, unsafeWordReason } from './escape.ts';
-import { FileOrigins, OriginTable, type SourceEntry } from './line-origins.ts';
+import { unsafeRawReason, unsafeWordReason, type PercentMode } from './escape.ts';
+import { FragmentCache, type Fragment } from './fragment-cache.ts';
+import { FileOrigins, OriginTable } from './line-origins.ts';
 import type { AccessTracker, Provenance } from './resource-views.ts';
 import { resolve, TrackedContext, type Resolution } from './tracked-context.ts';
 
@@ -16,56 +17,8 @@ export interface Violation {
   readonly provenance: Provenance | undefined;
 }
 
-/**
- * How `%` in a value is written: refused (it starts a log-format variable
- * in the configuration and in general files, which can be log-format
- * files), admitted (map files, where it means nothing: percent-encoded
- * paths), or doubled (`%%`, inside a `{{#escape.logFormat}}` section).
- */
-export type PercentMode = 'refuse' | 'admit' | 'escape';
-
 /** The value of `escape.logFormat` in the view: a section over it doubles every `%` of the values inside. */
 export const LOG_FORMAT: object = Object.freeze({ logFormat: true });
-
-/** A value read from the root view (paths, templateValues...) by output that is kept for reuse. */
-interface RootRead {
-  readonly name: string;
-  readonly segments: readonly string[];
-  readonly value: unknown;
-}
-
-/** The output of one section, or one item of it, kept for as long as its key object lives. */
-interface Fragment {
-  readonly text: string;
-  /** Origin of each output line (OriginTable ids). */
-  readonly ids: readonly number[];
-  /** Lines of the fragment that carry objects, ascending, and their objects. */
-  readonly objectLines: readonly number[];
-  readonly objectLists: readonly SourceEntry[];
-  /** The fragment holds while these root values do. */
-  readonly rootReads: readonly RootRead[];
-  /** What `%` was when it was rendered: it holds only where `%` is the same. */
-  readonly percent: PercentMode;
-}
-
-/** A fragment being rendered: where it started, and whether anything outside it was read. */
-interface Boundary {
-  readonly depth: number;
-  readonly startsLine: boolean;
-  readonly firstLine: number;
-  readonly violations: number;
-  pure: boolean;
-  rootReads: RootRead[] | undefined;
-}
-
-/** Per section tag: its fragments by list or item, and the last origin list captured (shared when the next is equal). */
-interface SectionCache {
-  readonly fragments: WeakMap<object, Fragment>;
-  lastIds: readonly number[];
-  lastObjectLines: readonly number[];
-}
-
-const NONE: readonly never[] = Object.freeze([]);
 
 /** Mustache's indentation of a standalone partial: every line but an empty one gets the tag's indentation. */
 function indentPartial(partial: string, indentation: string, lineHasNonSpace: boolean): string {
@@ -94,10 +47,7 @@ export class SafeWriter {
   /** Partials and lambda templates, by template name then text (indentation makes one partial several texts). */
   readonly #texts = new Map<string, Map<string, readonly Node[]>>();
   readonly #parser = new Mustache.Writer();
-  readonly #sections = new Map<SectionNode, SectionCache>();
-  /** Section lists seen once: a list is only worth capturing when it comes back unchanged. */
-  readonly #seenLists = new WeakSet<object>();
-  readonly #boundaries: Boundary[] = [];
+  readonly #fragments = new FragmentCache();
   /** Where lookups leave their answer (see resolve). */
   readonly #found: Resolution = { value: undefined, depth: -1 };
   /** Item fragments being captured: inside one, nested lists and items are not kept on their own. */
@@ -182,21 +132,8 @@ export class SafeWriter {
       if (this.#tracker.reads !== reads) context.remember(name, found);
     }
     const { value, depth } = found;
-    // Boundaries nest outward in: one that the read does not leave, none of the outer ones does either.
-    const boundaries = this.#boundaries;
-    if (boundaries.length > 0 && depth < boundaries[boundaries.length - 1]!.depth) this.#noteRead(name, segments, value, depth);
+    this.#fragments.noteRead(name, segments, value, depth);
     return typeof value === 'function' ? (value as () => unknown).call(context.view) : value;
-  }
-
-  #noteRead(name: string, segments: readonly string[], value: unknown, depth: number): void {
-    const boundaries = this.#boundaries;
-    for (let i = 0; i < boundaries.length; i++) {
-      const boundary = boundaries[i]!;
-      if (depth >= boundary.depth) continue;
-      // Nothing answered: with contexts between the root and the fragment, one of them might later.
-      if (depth === 0 || (depth < 0 && boundary.depth <= 1)) (boundary.rootReads ??= []).push({ name, segments, value });
-      else boundary.pure = false;
-    }
   }
 
   #text(node: TextNode): string {
@@ -328,31 +265,28 @@ export class SafeWriter {
    */
   #frozenList(node: SectionNode, context: TrackedContext, list: readonly unknown[]): string {
     if (this.#itemCaptures > 0) return this.#plainItems(node, context, list);
-    const cache = this.#sectionCache(node);
-    if (!this.#seenLists.has(list)) {
-      this.#seenLists.add(list);
-      return this.#items(node, context, list, cache);
-    }
-    const known = cache.fragments.get(list);
-    if (known !== undefined && this.#canReplay(known)) return this.#replay(known);
-    const boundary = this.#begin(context.depth + 1);
+    const fragments = this.#fragments;
+    if (fragments.firstSight(list)) return this.#items(node, context, list);
+    const known = fragments.kept(node, list);
+    if (known !== undefined && this.#canReplay(known)) return fragments.replay(known, this.#origins);
+    const boundary = fragments.begin(context.depth + 1, this.#origins, this.#atLineStart, this.violations.length);
     let text: string;
     try {
-      text = this.#items(node, context, list, cache);
+      text = this.#items(node, context, list);
     } finally {
-      this.#boundaries.pop();
+      fragments.end();
     }
-    this.#keep(cache, list, boundary, text);
+    fragments.keep(node, list, boundary, text, this.#origins, this.#atLineStart, this.violations.length, this.#percent);
     return text;
   }
 
-  #items(node: SectionNode, context: TrackedContext, list: readonly unknown[], cache: SectionCache): string {
+  #items(node: SectionNode, context: TrackedContext, list: readonly unknown[]): string {
     let buffer = '';
     for (let i = 0; i < list.length; i++) {
       const item = list[i];
       buffer +=
         item !== null && typeof item === 'object' && Object.isFrozen(item)
-          ? this.#item(node, context, item, cache)
+          ? this.#item(node, context, item)
           : this.#render(node.children, new TrackedContext(item, context));
     }
     return buffer;
@@ -364,29 +298,21 @@ export class SafeWriter {
     return buffer;
   }
 
-  #item(node: SectionNode, context: TrackedContext, item: object, cache: SectionCache): string {
-    const known = cache.fragments.get(item);
-    if (known !== undefined && this.#canReplay(known)) return this.#replay(known);
-    const boundary = this.#begin(context.depth + 1);
+  #item(node: SectionNode, context: TrackedContext, item: object): string {
+    const fragments = this.#fragments;
+    const known = fragments.kept(node, item);
+    if (known !== undefined && this.#canReplay(known)) return fragments.replay(known, this.#origins);
+    const boundary = fragments.begin(context.depth + 1, this.#origins, this.#atLineStart, this.violations.length);
     this.#itemCaptures++;
     let text: string;
     try {
       text = this.#render(node.children, new TrackedContext(item, context));
     } finally {
       this.#itemCaptures--;
-      this.#boundaries.pop();
+      fragments.end();
     }
-    this.#keep(cache, item, boundary, text);
+    fragments.keep(node, item, boundary, text, this.#origins, this.#atLineStart, this.violations.length, this.#percent);
     return text;
-  }
-
-  #sectionCache(node: SectionNode): SectionCache {
-    let cache = this.#sections.get(node);
-    if (!cache) {
-      cache = { fragments: new WeakMap(), lastIds: NONE, lastObjectLines: NONE };
-      this.#sections.set(node, cache);
-    }
-    return cache;
   }
 
   #canReplay(fragment: Fragment): boolean {
@@ -396,63 +322,5 @@ export class SafeWriter {
   #rootReadsHold(fragment: Fragment): boolean {
     const root = this.#root;
     return root !== undefined && fragment.rootReads.every((read) => this.#lookup(root, read.name, read.segments) === read.value);
-  }
-
-  #begin(depth: number): Boundary {
-    const boundary: Boundary = {
-      depth,
-      startsLine: this.#atLineStart,
-      firstLine: this.#origins.count,
-      violations: this.violations.length,
-      pure: true,
-      rootReads: undefined,
-    };
-    this.#boundaries.push(boundary);
-    return boundary;
-  }
-
-  /** Only whole lines, free of violations and of outside reads, can stand in for a later render. */
-  #keep(cache: SectionCache, key: object, boundary: Boundary, text: string): void {
-    if (!boundary.pure || !boundary.startsLine || !this.#atLineStart || this.violations.length !== boundary.violations) return;
-    const origins = this.#origins;
-    const first = boundary.firstLine;
-    const count = origins.count - first;
-    // Items of one section mostly produce the same origins: they share one list.
-    const last = cache.lastIds;
-    let ids = last;
-    if (last.length !== count) ids = origins.ids.slice(first);
-    else {
-      for (let i = 0; i < count; i++) {
-        if (last[i] !== origins.ids[first + i]) {
-          ids = origins.ids.slice(first);
-          break;
-        }
-      }
-    }
-    cache.lastIds = ids;
-    let objectLines: readonly number[] = NONE;
-    let objectLists: readonly SourceEntry[] = NONE;
-    let from = origins.objectLines.length;
-    while (from > 0 && origins.objectLines[from - 1]! >= first) from--;
-    const objects = origins.objectLines.length - from;
-    if (objects > 0) {
-      // Like the ids, the lines that carry objects mostly fall the same way in every item.
-      const lastLines = cache.lastObjectLines;
-      let same = lastLines.length === objects;
-      for (let i = 0; same && i < objects; i++) same = lastLines[i] === origins.objectLines[from + i]! - first;
-      objectLines = same ? lastLines : origins.objectLines.slice(from).map((line) => line - first);
-      cache.lastObjectLines = objectLines;
-      objectLists = origins.objectLists.slice(from);
-    }
-    cache.fragments.set(key, { text, ids, objectLines, objectLists, rootReads: boundary.rootReads ?? NONE, percent: this.#percent });
-  }
-
-  #replay(fragment: Fragment): string {
-    const origins = this.#origins;
-    const first = origins.count;
-    const ids = fragment.ids;
-    for (let i = 0; i < ids.length; i++) origins.ids.push(ids[i]!);
-    origins.addLines(first, fragment.objectLines, fragment.objectLists);
-    return fragment.text;
   }
 }

@@ -1,6 +1,6 @@
 import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { Endpoint, Problem, RenderedFiles, StoreReader } from '../pipeline/model.ts';
-import type { Template } from '../render/template.ts';
+import type { Template } from '../config/template.ts';
 import type { EndpointState } from './endpoint-states.ts';
 
 /**

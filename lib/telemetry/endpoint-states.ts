@@ -1,24 +1,14 @@
-import type { DeployReason, DeployResult } from '../pipeline/model.ts';
-import type { Outcome } from '../pipeline/outcome.ts';
+import type { DeployOutcome, Outcome } from '../pipeline/outcome.ts';
+
+type Deployed = Extract<DeployOutcome, { readonly type: 'deployed' }>;
+type DeployFailed = Extract<DeployOutcome, { readonly type: 'deployFailed' }>;
 
 export interface EndpointState {
   readonly endpoint: string;
   /** The configuration handed to it last, and when. */
   readonly requested: { readonly revision: number; readonly hash: string; readonly at: string } | undefined;
-  readonly deployed:
-    | {
-        readonly revision: number;
-        readonly hash: string;
-        readonly reason: DeployReason;
-        readonly result: DeployResult;
-        readonly attempts: number;
-        readonly durationMs: number;
-        readonly at: string;
-      }
-    | undefined;
-  readonly lastFailure:
-    | { readonly revision: number; readonly attempt: number; readonly final: boolean; readonly error: string; readonly at: string }
-    | undefined;
+  readonly deployed: (Pick<Deployed, 'revision' | 'hash' | 'reason' | 'result' | 'attempts' | 'durationMs'> & { readonly at: string }) | undefined;
+  readonly lastFailure: (Pick<DeployFailed, 'revision' | 'attempt' | 'final' | 'error'> & { readonly at: string }) | undefined;
   /** Failed attempts since the last success. */
   readonly consecutiveFailures: number;
 }

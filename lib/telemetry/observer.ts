@@ -11,7 +11,8 @@ import { closeServer, portOf, serveHealth, serveMetrics } from './http-endpoints
 import { createLogger, type Logger, type LogSettings } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { outcomeLog, reconciliationLog, type LogEntry, type Stage } from './outcome-log.ts';
-import { ReconciliationTracker, type TrackerEvent } from './reconciliations.ts';
+import { ReconciliationTracker } from './reconciliation-tracker.ts';
+import type { TrackerEvent } from './reconciliations.ts';
 import { Redactor } from './redaction.ts';
 import { secretValues } from './secret-values.ts';
 import { exemplarLabels, ReconciliationTracing, type TracedEvent } from './tracing.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataplaneSettings } from '../config/types.ts';
 import { checkConfig, haproxyBinary } from '../haproxy/check.ts';
-import type { GuardedDirective } from '../haproxy/guarded-directives.ts';
+import type { GuardedDirective } from '../config/guarded-directives.ts';
 import { readRefusal } from '../haproxy/refusal.ts';
 import type { RenderOutput } from '../pipeline/model.ts';
 import { writeRenderedFiles } from '../render/write-files.ts';

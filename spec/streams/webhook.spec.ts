@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { KubeConfig } from '@kubernetes/client-node';
 import { defaultInformerOptions, ResilientInformer } from '../../lib/kube/informer.ts';
-import { generatedAnnotation } from '../../lib/kube/webhook-certificate.ts';
+import { generatedAnnotation } from '../../lib/webhook/webhook-certificate.ts';
 import { startObserver, type Observer } from '../../lib/telemetry/observer.ts';
 import { generateCertificate, type GeneratedCertificate } from '../../lib/webhook/serving-certificate.ts';
 import type { WebhookSettings } from '../../lib/webhook/settings.ts';

@@ -557,7 +557,8 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const spec = { holderIdentity: 'controller-0', leaseDurationSeconds: 15 };
       expect((await failure(leases.createNamespacedLease({ namespace: 'default', body: { metadata: { name: 'leader' }, spec: { ...spec, renewTime: new Date() } } }))).code).to.equal(400);
       const lease = await leases.createNamespacedLease({ namespace: 'default', body: { metadata: { name: 'leader' }, spec: { ...spec, renewTime: new V1MicroTime() } } });
-      await leases.replaceNamespacedLease({ name: 'leader', namespace: 'default', body: { ...lease, spec: { ...lease.spec, renewTime: new V1MicroTime() } } });
+      // A renewal a second on: within the same millisecond it would change nothing, and a write that changes nothing keeps the version.
+      await leases.replaceNamespacedLease({ name: 'leader', namespace: 'default', body: { ...lease, spec: { ...lease.spec, renewTime: new V1MicroTime(Date.now() + 1_000) } } });
       const lost = await failure(leases.replaceNamespacedLease({ name: 'leader', namespace: 'default', body: { ...lease, spec: { ...lease.spec, holderIdentity: 'controller-1' } } }));
       expect(lost.status).to.deep.include({ code: 409, reason: 'Conflict' });
     });

@@ -153,13 +153,11 @@ describe('planDeployment', () => {
     it('reloads for an address change to a host name or to or from no port', () => {
       const name = web('server a web.local:80 check', 'server b 10.0.0.2:80 check');
       expect(reason(deployed, name)).to.equal(
-        'backend web: server a address changed from 10.0.0.1:80 to web.local:80, ' +
-          'which set server addr cannot apply (it takes IP addresses only)',
+        'backend web: server a address changed from 10.0.0.1:80 to web.local:80, which set server addr cannot apply (it takes IP addresses only)',
       );
       const noPort = web('server a 10.0.0.1 check', 'server b 10.0.0.2:80 check');
       expect(reason(deployed, noPort)).to.equal(
-        'backend web: server a address changed from 10.0.0.1:80 to 10.0.0.1, ' +
-          "which set server addr cannot apply (no port means the client's port)",
+        "backend web: server a address changed from 10.0.0.1:80 to 10.0.0.1, which set server addr cannot apply (no port means the client's port)",
       );
     });
 
@@ -217,8 +215,7 @@ describe('planDeployment', () => {
 
     it('reloads for hash algorithms unless hash-type is consistent', () => {
       expect(addTo('balance source')).to.equal(
-        'backend web: server b added but balance source with hash-type map-based ' +
-          'is a static load-balancing algorithm (hash-type consistent is dynamic)',
+        'backend web: server b added but balance source with hash-type map-based is a static load-balancing algorithm (hash-type consistent is dynamic)',
       );
       expect(addTo('balance hdr(host)')).to.match(/balance hdr\(host\) with hash-type map-based/);
       expect(addTo('balance url_param id')).to.match(/balance url_param id with hash-type/);
@@ -314,8 +311,7 @@ describe('planDeployment', () => {
       expect(add('ssl verify required ca-file other.pem')).to.deep.equal({
         kind: 'reload',
         reason:
-          'backend web: server b added with "ca-file other.pem", a file HAProxy has not loaded ' +
-          '(files are read only at start)',
+          'backend web: server b added with "ca-file other.pem", a file HAProxy has not loaded (files are read only at start)',
       });
       expect(add('ssl crt client.pem').kind).to.equal('reload');
     });
@@ -652,13 +648,11 @@ describe('planDeployment', () => {
         ...(tls ? ['  bind *:443 ssl crt-list general/crt-list.txt'] : []),
         '  http-request set-var(txn.path) path',
         '  http-request set-var(txn.host) req.hdr(host),field(1,:),lower,map(maps/host.map)',
-        '  http-request set-var(txn.host) req.hdr(host),field(1,:),lower,regsub(^[^.]*,*),map(maps/host.map) ' +
-          'if !{ var(txn.host) -m found }',
+        '  http-request set-var(txn.host) req.hdr(host),field(1,:),lower,regsub(^[^.]*,*),map(maps/host.map) if !{ var(txn.host) -m found }',
         '  http-request set-var(txn.host) str(*) if !{ var(txn.host) -m found }',
         '  http-request set-var(txn.route) var(txn.host),concat(,txn.path,)',
         '  http-request set-var(txn.backend) var(txn.route),map(maps/path-exact.map)',
-        '  http-request set-var(txn.backend) var(txn.route),map_beg(maps/path-prefix.map) ' +
-          'if !{ var(txn.backend) -m found }',
+        '  http-request set-var(txn.backend) var(txn.route),map_beg(maps/path-prefix.map) if !{ var(txn.backend) -m found }',
         '  use_backend %[var(txn.backend)] if { var(txn.backend) -m found }',
         '  default_backend default-404',
         '',

@@ -1,5 +1,5 @@
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import type { IngressSources } from '../../../lib/ingress/view-model.ts';
+import type { IngressSources } from '../../../lib/ingress/types.ts';
 import { base64 } from '../../support/tls-fixture.ts';
 
 /** Builders for the Kubernetes objects the Ingress view model reads, shaped as the API serves them. */

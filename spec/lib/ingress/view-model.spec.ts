@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { buildIngressModel, IngressModelCache } from '../../../lib/ingress/view-model.ts';
 import type { Problem } from '../../../lib/pipeline/model.ts';
-import type { IngressModel } from '../../../lib/ingress/view-model.ts';
+import type { IngressModel } from '../../../lib/ingress/types.ts';
 import { CA_CERT, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY, UNRELATED_KEY } from '../../support/tls-fixture.ts';
 import { backend, endpointSlice, ingress, path, rule, service, sources, tlsSecret } from './fixtures.ts';
 import type { World } from './fixtures.ts';

@@ -4,7 +4,7 @@ import type { Outcome } from '../../../lib/pipeline/outcome.ts';
 import { IndexedStore } from '../../../lib/store/indexed-store.ts';
 import { openMetricsToPrometheus } from '../../../lib/telemetry/exposition.ts';
 import { createMetrics } from '../../../lib/telemetry/metrics.ts';
-import { ReconciliationTracker } from '../../../lib/telemetry/reconciliations.ts';
+import { ReconciliationTracker } from '../../../lib/telemetry/reconciliation-tracker.ts';
 import { change } from '../../support/pipeline-values.ts';
 import {
   deployed,

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { IndexedStore } from '../../../lib/store/indexed-store.ts';
 import { outcomeLog, reconciliationLog } from '../../../lib/telemetry/outcome-log.ts';
-import { ReconciliationTracker } from '../../../lib/telemetry/reconciliations.ts';
+import { ReconciliationTracker } from '../../../lib/telemetry/reconciliation-tracker.ts';
 import { change } from '../../support/pipeline-values.ts';
 import {
   deployed,

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Outcome } from '../../../lib/pipeline/outcome.ts';
-import { ReconciliationTracker, type Folded, type TrackerEvent } from '../../../lib/telemetry/reconciliations.ts';
+import { ReconciliationTracker } from '../../../lib/telemetry/reconciliation-tracker.ts';
+import type { Folded, TrackerEvent } from '../../../lib/telemetry/reconciliations.ts';
 import { change } from '../../support/pipeline-values.ts';
 import {
   deployed,

@@ -3,7 +3,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import { hrTimeToMilliseconds } from '@opentelemetry/core';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import type { Outcome } from '../../../lib/pipeline/outcome.ts';
-import { ReconciliationTracker } from '../../../lib/telemetry/reconciliations.ts';
+import { ReconciliationTracker } from '../../../lib/telemetry/reconciliation-tracker.ts';
 import { Redactor } from '../../../lib/telemetry/redaction.ts';
 import { exemplarLabels, ReconciliationTracing, type TracedEvent } from '../../../lib/telemetry/tracing.ts';
 import { change } from '../../support/pipeline-values.ts';

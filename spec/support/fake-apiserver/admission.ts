@@ -40,7 +40,7 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import { evaluate } from '@marcbachmann/cel-js';
-import { matchesLabels, parseLabelSelector } from '../../../lib/kube/label-selector.ts';
+import { matchesLabels, parseLabelSelector } from '../../../lib/kube-syntax/label-selector.ts';
 import { isJsonObject } from './json-values.ts';
 import { metadataOf } from './object-meta.ts';
 import type { Registry } from './registry.ts';
@@ -96,7 +96,7 @@ interface Webhook {
 
 const exemptKinds = new Set(['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
 
-/** A LabelSelector object in the selector syntax lib/kube/label-selector.ts parses. */
+/** A LabelSelector object in the selector syntax lib/kube-syntax/label-selector.ts parses. */
 function selectorText(selector: LabelSelectorObject | undefined): string {
   const parts = Object.entries(selector?.matchLabels ?? {}).map(([key, value]) => `${key}=${value}`);
   for (const { key, operator, values = [] } of selector?.matchExpressions ?? []) {

@@ -9,7 +9,7 @@
  * real messages name them: `regarding` is `involvedObject`, `note` is
  * `message`, the `deprecated*` fields lose their prefix.
  */
-import { checkLabelKey, isDnsSubdomain } from '../../../lib/kube/label-selector.ts';
+import { checkLabelKey, isDnsSubdomain } from '../../../lib/kube-syntax/label-selector.ts';
 import type { KubeObject } from './resource-types.ts';
 import type { FieldError } from './status.ts';
 

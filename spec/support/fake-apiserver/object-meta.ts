@@ -5,7 +5,7 @@
  * resourceVersion) while ignoring what the client sent for them.
  */
 import { randomUUID } from 'node:crypto';
-import { checkLabelKey, checkLabelValue, isDnsLabel, isDnsSubdomain } from '../../../lib/kube/label-selector.ts';
+import { checkLabelKey, checkLabelValue, isDnsLabel, isDnsSubdomain } from '../../../lib/kube-syntax/label-selector.ts';
 import type { KubeObject, NameRule, ResourceType } from './resource-types.ts';
 import type { FieldError } from './status.ts';
 

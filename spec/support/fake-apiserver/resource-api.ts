@@ -12,7 +12,7 @@
  * the past from the history; a version the server has not reached is 504).
  */
 import { load as loadYaml } from 'js-yaml';
-import { matchesLabels, parseLabelSelector } from '../../../lib/kube/label-selector.ts';
+import { matchesLabels, parseLabelSelector } from '../../../lib/kube-syntax/label-selector.ts';
 import { matchesFields, parseFieldSelector } from './field-selector.ts';
 import type { ResourceVerb } from './faults.ts';
 import { isJsonObject } from './json-values.ts';

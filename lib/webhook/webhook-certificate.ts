@@ -1,8 +1,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../pipeline/model.ts';
-import { generateCertificate, needsRenewal, unusableReason, type ServingCertificate } from '../webhook/serving-certificate.ts';
-import { KubeRequestError, kubeRequest } from './kube-request.ts';
-import { collectionPath, objectPath } from './resource-path.ts';
+import { generateCertificate, needsRenewal, unusableReason, type ServingCertificate } from './serving-certificate.ts';
+import { KubeRequestError, kubeRequest } from '../kube/kube-request.ts';
+import { collectionPath, objectPath } from '../kube/resource-path.ts';
 
 /**
  * The webhook's serving certificate in a kubernetes.io/tls Secret

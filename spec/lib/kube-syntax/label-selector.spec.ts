@@ -6,8 +6,8 @@ import {
   isDnsSubdomain,
   matchesLabels,
   parseLabelSelector,
-} from '../../../lib/kube/label-selector.ts';
-import type { LabelRequirement } from '../../../lib/kube/label-selector.ts';
+} from '../../../lib/kube-syntax/label-selector.ts';
+import type { LabelRequirement } from '../../../lib/kube-syntax/label-selector.ts';
 
 describe('parseLabelSelector', () => {
   const valid: [string, LabelRequirement[]][] = [

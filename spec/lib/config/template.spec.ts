@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { compileTemplate, TemplateError } from '../../../lib/render/template.ts';
+import { compileTemplate, TemplateError } from '../../../lib/config/template.ts';
 
 describe('compileTemplate', () => {
   it('names the template and the line of an unclosed section', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { pluralOf } from '../../../lib/kube/plural.ts';
+import { pluralOf } from '../../../lib/kube-syntax/plural.ts';
 
 describe('pluralOf', () => {
   it('names the resources of built-in kinds as the API server does', () => {

@@ -1,0 +1,128 @@
+import { errorMessage } from '../error-message.ts';
+import { parseLabelSelector } from '../kube-syntax/label-selector.ts';
+import { pluralOf } from '../kube-syntax/plural.ts';
+import { compilePath } from './json-path.ts';
+import { isMapping, type Path, type Problems } from './problems.ts';
+import { fields, named, readBoolean, readList, readMatching, readPath, readPaths, readString, required, rules, withDefault } from './readers.ts';
+import type { CompiledPath, FieldSelector, Relation, WatchedResource } from './types.ts';
+
+/** `watchedResources` and `ignoreFields`: what the controller watches and what it drops from each object. */
+
+function readFieldSelector(problems: Problems, value: unknown, at: Path): FieldSelector[] {
+  const text = readString(problems, value, at);
+  if (text === undefined || text === '') return [];
+  return text.split(',').flatMap((part): FieldSelector[] => {
+    const requirement = /^(.*?)(==|!=|=)(.*)$/s.exec(part);
+    if (requirement === null) {
+      problems.add(at, `${JSON.stringify(part)} is not path=value or path!=value`);
+      return [];
+    }
+    const [, source = '', operator, selected = ''] = requirement;
+    try {
+      return [{ path: compilePath(source.trim()), operator: operator === '!=' ? '!=' : '=', value: selected.trim() }];
+    } catch (error) {
+      problems.add(at, `${JSON.stringify(source.trim())}: ${errorMessage(error)}`);
+      return [];
+    }
+  });
+}
+
+/** Relations become properties of the source objects, so they must not hide the standard fields. */
+const objectFields = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
+
+/** The relation as written; its target is checked once every resource is known. */
+function readRelation(problems: Problems, name: string, value: unknown, at: Path): Relation | undefined {
+  if (objectFields.includes(name)) problems.add(at, `a relation named ${name} would hide the objects' own ${name} field`);
+  const raw = fields(problems, value, at, ['resource', 'keys']);
+  if (raw === undefined) return undefined;
+  const resource = required(problems, raw.resource, [...at, 'resource'], (v, p) => readString(problems, v, p));
+  const keys = required(problems, raw.keys, [...at, 'keys'], (v, p) => readPaths(problems, v, p));
+  return resource === undefined || keys === undefined ? undefined : { name, resource, keys };
+}
+
+const resourceFields = ['apiVersion', 'kind', 'resource', 'namespace', 'labelSelector', 'fieldSelector', 'indexBy', 'relations', 'validationWebhook'] as const;
+
+const defaultIndexBy = [compilePath('metadata.namespace'), compilePath('metadata.name')];
+
+function readResource(problems: Problems, name: string, value: unknown, at: Path): WatchedResource | undefined {
+  const raw = fields(problems, value, at, resourceFields);
+  if (raw === undefined) return undefined;
+  const within = (key: string): Path => [...at, key];
+  const apiVersion = required(problems, raw.apiVersion, within('apiVersion'), (v, p) => readMatching(problems, v, p, rules.apiVersion));
+  const kind = raw.kind === undefined ? undefined : readMatching(problems, raw.kind, within('kind'), rules.kind);
+  const resource = raw.resource === undefined ? undefined : readMatching(problems, raw.resource, within('resource'), rules.resource);
+  if (raw.kind === undefined && raw.resource === undefined) problems.add(at, 'needs kind or resource');
+  const labelSelector = raw.labelSelector === undefined ? undefined : readString(problems, raw.labelSelector, within('labelSelector'));
+  if (labelSelector !== undefined) {
+    try {
+      parseLabelSelector(labelSelector);
+    } catch (error) {
+      problems.add(within('labelSelector'), errorMessage(error));
+    }
+  }
+  const relations = raw.relations === undefined ? [] : named(problems, raw.relations, within('relations'), rules.identifier);
+  return {
+    name,
+    apiVersion: apiVersion ?? '',
+    kind,
+    resource: resource ?? (kind === undefined ? '' : pluralOf(kind)),
+    namespace: raw.namespace === undefined ? undefined : readMatching(problems, raw.namespace, within('namespace'), rules.dnsLabel),
+    labelSelector,
+    fieldSelector: raw.fieldSelector === undefined ? [] : readFieldSelector(problems, raw.fieldSelector, within('fieldSelector')),
+    indexBy: withDefault(raw.indexBy, within('indexBy'), defaultIndexBy, (v, p) => readPaths(problems, v, p)),
+    relations: relations.flatMap(([relation, item]) => readRelation(problems, relation, item, [...at, 'relations', relation]) ?? []),
+    validationWebhook: withDefault(raw.validationWebhook, within('validationWebhook'), false, (v, p) => readBoolean(problems, v, p)),
+  };
+}
+
+/** A relation looks up its target's index by a prefix of the target's keys, so it can use at most that many. */
+function checkRelations(problems: Problems, resources: readonly WatchedResource[], names: readonly string[], at: Path): void {
+  for (const resource of resources) {
+    for (const relation of resource.relations) {
+      const within = [...at, resource.name, 'relations', relation.name];
+      const target = resources.find((candidate) => candidate.name === relation.resource);
+      if (!names.includes(relation.resource)) {
+        problems.add([...within, 'resource'], `${JSON.stringify(relation.resource)} is not a watched resource (${names.join(', ')})`);
+      } else if (target !== undefined && problems.clean([...at, target.name, 'indexBy']) && relation.keys.length > target.indexBy.length) {
+        const indexed = `${target.name} is indexed by ${target.indexBy.length} key${target.indexBy.length === 1 ? '' : 's'}`;
+        problems.add([...within, 'keys'], `${indexed}, got ${relation.keys.length}`);
+      }
+    }
+  }
+}
+
+export function readWatchedResources(problems: Problems, value: unknown, at: Path): WatchedResource[] {
+  if (value === undefined) {
+    problems.add(at, 'required');
+    return [];
+  }
+  const entries = named(problems, value, at, rules.identifier);
+  if (isMapping(value) && Object.keys(value).length === 0) problems.add(at, 'must list at least one resource');
+  const resources = entries.flatMap(([name, item]) => readResource(problems, name, item, [...at, name]) ?? []);
+  checkRelations(problems, resources, isMapping(value) ? Object.keys(value) : [], at);
+  return resources;
+}
+
+/** The store is keyed by namespace and name; dropping them would merge unrelated objects. */
+const identityPaths = [
+  ['metadata', 'name'],
+  ['metadata', 'namespace'],
+];
+
+export function readIgnoreFields(problems: Problems, value: unknown, at: Path): CompiledPath[] | undefined {
+  const items = readList(problems, value, at);
+  if (items === undefined) return undefined;
+  const compiled = items.map((item, i) => {
+    const ignored = readPath(problems, item, [...at, i]);
+    const identity = identityPaths.find((identityPath) => ignored?.segments.every((segment, j) => identityPath[j] === segment));
+    if (identity === undefined) return ignored;
+    problems.add([...at, i], `would remove ${identity.join('.')}, which identifies objects`);
+    return undefined;
+  });
+  return compiled.every((item) => item !== undefined) ? compiled : undefined;
+}
+
+export const defaultIgnoreFields = [
+  compilePath('metadata.managedFields'),
+  compilePath("metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']"),
+];

@@ -1,0 +1,129 @@
+import type { KubeObject, Problem } from '../pipeline/model.ts';
+
+/**
+ * The view model the shipped templates render (built by view-model.ts): HTTP
+ * routing by a host map, then an exact-path map and a prefix-path map keyed
+ * by host key and path; and what it is built from.
+ *
+ * Every string in it that came from a Kubernetes object passed a check for
+ * where it lands (see names.ts), so no object can add a line, a word, a
+ * comment or a directive to the configuration or a map file. Whatever fails
+ * a check is left out with a Problem naming the object and field, and the
+ * rest is still built: one bad Ingress never takes the others down.
+ */
+
+export interface IngressSources {
+  /** Ingress class to serve (default "haproxy"). */
+  readonly className: string;
+  readonly ingresses: readonly KubeObject[];
+  readonly service: (namespace: string, name: string) => KubeObject | undefined;
+  /** EndpointSlices labelled kubernetes.io/service-name=<service>. */
+  readonly endpointSlices: (namespace: string, service: string) => readonly KubeObject[];
+  readonly secret: (namespace: string, name: string) => KubeObject | undefined;
+  /**
+   * The stores all of this reads (compared by identity). Versions and change
+   * logs are trusted only between builds over the very same stores: fresh
+   * stores start at the same versions, and would otherwise pass for unchanged.
+   */
+  readonly stores?: readonly unknown[];
+  /** The Ingress store's version and change log: lets a build read again only the Ingresses that changed. */
+  readonly ingressChanges?: IngressChanges;
+  /**
+   * Versions of the Service, EndpointSlice and Secret stores. When unchanged
+   * since the last build with the same cache, the servers and certificates
+   * of that build are reused as they are.
+   */
+  readonly versions?: readonly number[];
+  /**
+   * The Services and EndpointSlices changed since the given store versions,
+   * or undefined when the stores cannot tell: lets a build resolve only the
+   * backends of the Services that changed.
+   */
+  readonly changedSince?: (versions: readonly number[]) => readonly KubeObject[] | undefined;
+  /** The time certificates are checked for expiry at, in milliseconds since the epoch; now by default. */
+  readonly now?: number;
+  /** Namespaces whose Ingresses may share hosts with one another (`*`: all); otherwise a host is its first claimer's namespace's alone. */
+  readonly sharedHostNamespaces?: readonly string[];
+}
+
+export interface IngressChanges {
+  readonly version: number;
+  /** The Ingresses changed since `version`, as they were and as they are; undefined when that is too far back to tell. */
+  readonly since: (version: number) => readonly KubeObject[] | undefined;
+  /** The Ingress stored now under the namespace and name of this one. */
+  readonly current: (ingress: KubeObject) => KubeObject | undefined;
+}
+
+export interface IngressModel {
+  /** host.map lines: every distinct host key, sorted. */
+  readonly hosts: readonly HostEntry[];
+  /** path-exact.map lines, sorted by key. */
+  readonly exactRoutes: readonly Route[];
+  /** path-prefix.map lines: longest key first (map_beg takes the first match), ties by key. */
+  readonly prefixRoutes: readonly Route[];
+  /** Sorted by name. */
+  readonly backends: readonly Backend[];
+  /** Sorted by file. */
+  readonly certificates: readonly Certificate[];
+  /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */
+  readonly defaultBackend: string | undefined;
+  /** Objects, or the rules, paths, TLS entries and endpoints in them, left out, with why. */
+  readonly excluded: readonly Problem[];
+  /** Served but degraded: backends without servers, routes lost to an older Ingress. */
+  readonly warnings: readonly Problem[];
+}
+
+/**
+ * A host.map key (written as "<host> <host>"). Rules without a host use the
+ * catch-all key CATCH_ALL_HOST, which is not a wildcard: `wildcard` is true
+ * only for '*.domain' keys, which cover exactly one label.
+ */
+export interface HostEntry {
+  readonly host: string;
+  readonly wildcard: boolean;
+}
+
+/** A path map line: key = host key + path, e.g. "example.com/api/". */
+export interface Route {
+  readonly key: string;
+  readonly backend: string;
+}
+
+export interface Backend {
+  /**
+   * `<namespace>_<service>_<port>`: no part can hold '_', so names never
+   * collide; one per Service port, however Ingresses name it (backend-names.ts).
+   */
+  readonly name: string;
+  readonly namespace: string;
+  readonly service: string;
+  /** The Service port's number in decimal; the name an Ingress gives it while the Service has no port of that name. */
+  readonly port: string;
+  readonly servers: readonly Server[];
+}
+
+export interface Server {
+  /** `srv-<address with ':' as '_'>-<port>`, unique within a backend. */
+  readonly name: string;
+  /** IPv4 or IPv6 (lowercase, no brackets). */
+  readonly address: string;
+  readonly port: number;
+}
+
+/**
+ * One crt-list line: a certificate and the SNI names it is served for. A
+ * Secret with more names than one line of HAProxy's crt-list can hold gets
+ * several lines (several entries with the same file and PEM).
+ */
+export interface Certificate {
+  /** `<namespace>_<secret>.pem`, shortened with a hash when that would be too long a file name (see certificateFile). */
+  readonly file: string;
+  /** The certificate chain then the private key, PEM, re-encoded from the parsed objects. */
+  readonly pem: string;
+  /** SNI names from every spec.tls[].hosts naming this Secret that its namespace may serve: sorted, deduplicated, lowercase. */
+  readonly hosts: readonly string[];
+  /** Hosts its wildcards cover that other namespaces hold, written as negative filters (`!host`) on every line. Sorted. */
+  readonly excludedHosts: readonly string[];
+  /** `<namespace>/<secret>`. */
+  readonly secret: string;
+}

@@ -1,0 +1,160 @@
+import type { SectionNode } from './compiled-template.ts';
+import type { PercentMode } from './escape.ts';
+import type { FileOrigins, SourceEntry } from './line-origins.ts';
+
+/**
+ * The output of sections over frozen lists and items (the view model's),
+ * kept per section and per list or item for as long as that object lives,
+ * so the writer can replay it instead of rendering it again. A fragment is
+ * kept only when it read nothing from outside itself but root values, which
+ * it records and which must still hold when it is replayed.
+ */
+
+/** A value read from the root view (paths, templateValues...) by output that is kept for reuse. */
+export interface RootRead {
+  readonly name: string;
+  readonly segments: readonly string[];
+  readonly value: unknown;
+}
+
+/** The output of one section, or one item of it, kept for as long as its key object lives. */
+export interface Fragment {
+  readonly text: string;
+  /** Origin of each output line (OriginTable ids). */
+  readonly ids: readonly number[];
+  /** Lines of the fragment that carry objects, ascending, and their objects. */
+  readonly objectLines: readonly number[];
+  readonly objectLists: readonly SourceEntry[];
+  /** The fragment holds while these root values do. */
+  readonly rootReads: readonly RootRead[];
+  /** What `%` was when it was rendered: it holds only where `%` is the same. */
+  readonly percent: PercentMode;
+}
+
+/** A fragment being rendered: where it started, and whether anything outside it was read. */
+export interface Boundary {
+  readonly depth: number;
+  readonly startsLine: boolean;
+  readonly firstLine: number;
+  readonly violations: number;
+  pure: boolean;
+  rootReads: RootRead[] | undefined;
+}
+
+/** Per section tag: its fragments by list or item, and the last origin list captured (shared when the next is equal). */
+interface SectionCache {
+  readonly fragments: WeakMap<object, Fragment>;
+  lastIds: readonly number[];
+  lastObjectLines: readonly number[];
+}
+
+const NONE: readonly never[] = Object.freeze([]);
+
+export class FragmentCache {
+  readonly #sections = new Map<SectionNode, SectionCache>();
+  /** Section lists seen once: a list is only worth capturing when it comes back unchanged. */
+  readonly #seenLists = new WeakSet<object>();
+  readonly #boundaries: Boundary[] = [];
+
+  /** True the first time a list is seen, and never again. */
+  firstSight(list: object): boolean {
+    if (this.#seenLists.has(list)) return false;
+    this.#seenLists.add(list);
+    return true;
+  }
+
+  /** The output kept for a section over this list or item. */
+  kept(node: SectionNode, key: object): Fragment | undefined {
+    return this.#sections.get(node)?.fragments.get(key);
+  }
+
+  /** Notes a read that resolved at `depth` (-1: nothing answered) against the fragments being rendered. */
+  noteRead(name: string, segments: readonly string[], value: unknown, depth: number): void {
+    const boundaries = this.#boundaries;
+    // Boundaries nest outward in: one that the read does not leave, none of the outer ones does either.
+    if (boundaries.length === 0 || depth >= boundaries[boundaries.length - 1]!.depth) return;
+    for (let i = 0; i < boundaries.length; i++) {
+      const boundary = boundaries[i]!;
+      if (depth >= boundary.depth) continue;
+      // Nothing answered: with contexts between the root and the fragment, one of them might later.
+      if (depth === 0 || (depth < 0 && boundary.depth <= 1)) (boundary.rootReads ??= []).push({ name, segments, value });
+      else boundary.pure = false;
+    }
+  }
+
+  /** Starts a fragment whose own context is at `depth`; end() closes it. */
+  begin(depth: number, origins: FileOrigins, atLineStart: boolean, violations: number): Boundary {
+    const boundary: Boundary = {
+      depth,
+      startsLine: atLineStart,
+      firstLine: origins.count,
+      violations,
+      pure: true,
+      rootReads: undefined,
+    };
+    this.#boundaries.push(boundary);
+    return boundary;
+  }
+
+  end(): void {
+    this.#boundaries.pop();
+  }
+
+  /**
+   * Keeps a fragment the writer has just rendered, where it now stands. Only
+   * whole lines, free of violations and of outside reads, can stand in for a
+   * later render.
+   */
+  keep(node: SectionNode, key: object, boundary: Boundary, text: string, origins: FileOrigins, atLineStart: boolean, violations: number, percent: PercentMode): void {
+    if (!boundary.pure || !boundary.startsLine || !atLineStart || violations !== boundary.violations) return;
+    const cache = this.#sectionCache(node);
+    const first = boundary.firstLine;
+    const count = origins.count - first;
+    // Items of one section mostly produce the same origins: they share one list.
+    const last = cache.lastIds;
+    let ids = last;
+    if (last.length !== count) ids = origins.ids.slice(first);
+    else {
+      for (let i = 0; i < count; i++) {
+        if (last[i] !== origins.ids[first + i]) {
+          ids = origins.ids.slice(first);
+          break;
+        }
+      }
+    }
+    cache.lastIds = ids;
+    let objectLines: readonly number[] = NONE;
+    let objectLists: readonly SourceEntry[] = NONE;
+    let from = origins.objectLines.length;
+    while (from > 0 && origins.objectLines[from - 1]! >= first) from--;
+    const objects = origins.objectLines.length - from;
+    if (objects > 0) {
+      // Like the ids, the lines that carry objects mostly fall the same way in every item.
+      const lastLines = cache.lastObjectLines;
+      let same = lastLines.length === objects;
+      for (let i = 0; same && i < objects; i++) same = lastLines[i] === origins.objectLines[from + i]! - first;
+      objectLines = same ? lastLines : origins.objectLines.slice(from).map((line) => line - first);
+      cache.lastObjectLines = objectLines;
+      objectLists = origins.objectLists.slice(from);
+    }
+    cache.fragments.set(key, { text, ids, objectLines, objectLists, rootReads: boundary.rootReads ?? NONE, percent });
+  }
+
+  /** Appends a kept fragment's origins to the file's and gives its text. */
+  replay(fragment: Fragment, origins: FileOrigins): string {
+    const first = origins.count;
+    const ids = fragment.ids;
+    for (let i = 0; i < ids.length; i++) origins.ids.push(ids[i]!);
+    origins.addLines(first, fragment.objectLines, fragment.objectLists);
+    return fragment.text;
+  }
+
+  #sectionCache(node: SectionNode): SectionCache {
+    let cache = this.#sections.get(node);
+    if (!cache) {
+      cache = { fragments: new WeakMap(), lastIds: NONE, lastObjectLines: NONE };
+      this.#sections.set(node, cache);
+    }
+    return cache;
+  }
+}
