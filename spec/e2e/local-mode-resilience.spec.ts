@@ -269,12 +269,12 @@ describe('local mode follows its manifests and its HAProxy', function () {
   });
 });
 
-describe('local mode on SIGTERM', function () {
+describe('local mode when it stops: on SIGTERM, or on a fault nothing caught', function () {
   this.timeout(60_000);
   const entry = new URL('../../streams/main.ts', import.meta.url).pathname;
 
   /** Runs `local` as a user would, until it has deployed; returns the process and its work dir. */
-  async function runLocal(extra: readonly string[]) {
+  async function runLocal(extra: readonly string[], node: { readonly flags?: readonly string[]; readonly env?: NodeJS.ProcessEnv } = {}) {
     const root = await (await import('node:fs/promises')).mkdtemp(join((await import('node:os')).tmpdir(), 'local-sigterm-'));
     const manifests = join(root, 'manifests');
     const workDir = join(root, 'work');
@@ -284,11 +284,11 @@ describe('local mode on SIGTERM', function () {
     const child = spawn(
       process.execPath,
       [
-        entry, 'local', '--manifests', manifests, '--work-dir', workDir,
+        ...(node.flags ?? []), entry, 'local', '--manifests', manifests, '--work-dir', workDir,
         '--http-port', String(ports.http), '--https-port', String(ports.https), '--status-port', String(ports.status),
         '--health-port', String(ports.health), '--metrics-port', String(ports.metrics), ...extra,
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...node.env } },
     );
     let output = '';
     const deployed = new Promise<void>((resolve, reject) => {
@@ -314,6 +314,27 @@ describe('local mode on SIGTERM', function () {
     expect(code).to.equal(0);
     expect(isAlive(master)).to.equal(false);
   });
+
+  for (const fault of ['exception', 'rejection'] as const) {
+    it(`logs an uncaught ${fault}, exits 1, and leaves HAProxy serving for the controller started next`, async () => {
+      const planted = new URL('../support/planted-fault.ts', import.meta.url).pathname;
+      const { child, master, workDir, output } = await runLocal([], { flags: ['--import', planted], env: { PLANTED_FAULT: fault } });
+      try {
+        const exited = once(child, 'exit');
+        child.kill('SIGUSR2');
+        const [code] = (await exited) as [number | null];
+        expect(code, output()).to.equal(1);
+        const fatal = output().split('\n').find((line) => line.includes('"level":60'));
+        expect(fatal, output()).to.include(fault === 'exception' ? 'uncaught exception: a planted fault nothing catches' : 'unhandled promise rejection: a planted rejection');
+        expect(JSON.parse(fatal!).err.stack).to.include('planted-fault.ts');
+        expect(await mastersOf(workDir)).to.deep.equal([master]);
+        expect(output()).to.match(/leaving HAProxy master \d+ running/);
+      } finally {
+        sendSignal(master, 'SIGTERM');
+        await eventually(async () => isAlive(master), (alive) => !alive, 'HAProxy to stop');
+      }
+    });
+  }
 
   it('leaves HAProxy serving with --keep-haproxy, for the next controller to attach to', async () => {
     const { child, master, workDir, output } = await runLocal(['--keep-haproxy']);
