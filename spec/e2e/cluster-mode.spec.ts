@@ -210,15 +210,15 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
 
     const apiView = (kind: 'Ingress' | 'Service' | 'EndpointSlice', apiVersion: string) =>
       fake.list(apiVersion, kind).map((o) => `${(o['metadata'] as { namespace?: string }).namespace}/${(o['metadata'] as { name: string }).name}@${(o['metadata'] as { resourceVersion: string }).resourceVersion}`).sort();
-    const controllerView = (mode: ClusterMode, store: string) =>
-      (mode.stores()?.get(store)?.list() ?? []).map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
+    const controllerView = async (mode: ClusterMode, store: string) =>
+      ((await firstValueFrom(mode.state)).stores?.get(store)?.list() ?? []).map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
     for (const { mode, name } of replicas) {
       for (const [store, kind, apiVersion] of [
         ['services', 'Service', 'v1'],
         ['ingresses', 'Ingress', 'networking.k8s.io/v1'],
         ['endpointslices', 'EndpointSlice', 'discovery.k8s.io/v1'],
       ] as const) {
-        await eventually(async () => controllerView(mode, store), (view) => JSON.stringify(view) === JSON.stringify(apiView(kind, apiVersion)), `${name}'s ${store} to equal the API's`, 15_000);
+        await eventually(() => controllerView(mode, store), (view) => JSON.stringify(view) === JSON.stringify(apiView(kind, apiVersion)), `${name}'s ${store} to equal the API's`, 15_000);
       }
     }
     // The 5xx stopped informers (client-node gives up on them) and the silent watch tripped the watchdog: both restarted.

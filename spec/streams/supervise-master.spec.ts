@@ -67,7 +67,7 @@ describe('superviseLocalHaproxy', () => {
       },
     };
     const readyz = async () => (await fetch(`http://127.0.0.1:${observer!.healthPort}/readyz`)).text();
-    const supervision = superviseLocalHaproxy(master, observer, true, { intervalMs: 10, retryMs: { first: 300, last: 300 } });
+    const supervision = superviseLocalHaproxy(master, observer, true, { intervalMs: 10, retryMs: { first: 300, last: 300 } }).subscribe();
     try {
       expect(await readyz()).to.equal('ready\n');
       alive.delete(7);
