@@ -8,6 +8,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { firstValueFrom, filter } from 'rxjs';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
+import { defaultInformerOptions } from '../../lib/kube/informer.ts';
 import type { KubeObject } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
@@ -17,7 +18,6 @@ import { eventually } from '../support/eventually.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
 import { kubeTool } from '../support/kube-tools.ts';
 import { freePort } from '../support/local-harness.ts';
-import { informerClocks } from '../support/server-clock.ts';
 import { documents, ingress, service, slice } from '../support/manifest-builders.ts';
 import { httpGet, OutcomeLog, servedBy } from '../support/traffic.ts';
 
@@ -34,7 +34,7 @@ const POD_ADDRESSES = ['127.0.0.5', '127.0.0.6'];
 const ENDPOINTS = ['haproxy/haproxy-0', 'haproxy/haproxy-1'];
 const LEASE_MS = 3_000;
 const PUBLISHED_IP = '10.96.0.50';
-/** The API server's clock (and the informers' with it) runs this much faster: the five-minute watchdog takes 2 s. */
+/** The API server's clock (and the informers', the same) runs this much faster: the five-minute watchdog takes 2 s. */
 const SERVER_TIME_SCALE = 150;
 
 const exec = promisify(execFile);
@@ -80,7 +80,8 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
       bindAddress: '127.0.0.1',
       healthPort: await freePort(),
       metricsPort: await freePort(),
-      informer: { restartBaseMs: 100, restartMaxMs: 1_000, ...informerClocks(SERVER_TIME_SCALE) },
+      // The production timings, on the server's clock.
+      informer: { ...defaultInformerOptions, clock: fake.clock },
       eventSeries: { burst: 10, refillMs: 1_000, updateIntervalMs: 200, seriesWindowMs: 60_000 },
       output: { out: (t) => process.env['DEBUG_E2E'] && process.stdout.write(`${name} ${t}`), err: (t) => process.env['DEBUG_E2E'] && process.stdout.write(`${name} ERR ${t}`) },
     });

@@ -1,6 +1,7 @@
 import { request } from 'node:http';
 import type { Observable } from 'rxjs';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { Notifier } from './notifier.ts';
 
 /** One GET through HAProxy: "status body", or the error's text (never throws, so polling can go on). */
 export function httpGet(address: string, port: number, host: string, path = '/'): Promise<string> {
@@ -37,12 +38,12 @@ export type Deployed = Extract<Outcome, { type: 'deployed' }>;
 /** Every outcome of a running controller, in order, with waits on what has arrived since a mark. */
 export class OutcomeLog {
   readonly entries: { readonly at: number; readonly outcome: Outcome }[] = [];
-  readonly #listeners = new Set<() => void>();
+  readonly #changes = new Notifier();
 
   constructor(outcomes: Observable<Outcome>) {
     outcomes.subscribe((outcome) => {
       this.entries.push({ at: Date.now(), outcome });
-      for (const listener of [...this.#listeners]) listener();
+      this.#changes.changed();
     });
   }
 
@@ -94,21 +95,7 @@ export class OutcomeLog {
 
   /** Re-evaluates on every outcome until `evaluate` finds something. */
   #until<T>(from: number, evaluate: () => T | undefined, failure: string, timeoutMs: number): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = evaluate();
-        if (found === undefined) return;
-        this.#listeners.delete(check);
-        clearTimeout(timer);
-        resolve(found);
-      };
-      const timer = setTimeout(() => {
-        this.#listeners.delete(check);
-        reject(new Error(`${failure} within ${timeoutMs} ms; got ${this.since(from).map(describe).join(', ')}`));
-      }, timeoutMs);
-      this.#listeners.add(check);
-      check();
-    });
+    return this.#changes.until(evaluate, () => `${failure}; got ${this.since(from).map(describe).join(', ')}`, timeoutMs);
   }
 }
 
