@@ -237,6 +237,10 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     controller: 'haproxy-template-ic',
     instance: options.identity,
     ...(options.eventSeries ? { series: options.eventSeries } : {}),
+    active: () => leading.value,
+    trailing: (write) => {
+      if ('error' in write) kubeLog.warn(`event ${write.event.reason} on ${write.event.regarding.kind} ${write.event.regarding.name}: repeats not written: ${write.error}`);
+    },
   });
   const configMapSubject: EventSubject = { apiVersion: 'v1', kind: 'ConfigMap', namespace, name: options.configMap };
   const configSources = (candidate: ControllerCandidate | undefined): readonly EventSubject[] => [
@@ -311,6 +315,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
       observer.beginShutdown();
       subscription.unsubscribe();
       leading.next(false);
+      recorder.close();
       await lock?.release().catch((error: unknown) => kubeLog.warn(`lease not released: ${errorMessage(error)}`));
       await observer.stop();
     },
