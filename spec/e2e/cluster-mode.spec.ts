@@ -17,7 +17,7 @@ import { createControllerObjects, createHaproxyPod } from '../support/cluster-fi
 import { eventually } from '../support/eventually.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
 import { kubeTool } from '../support/kube-tools.ts';
-import { freePort } from '../support/local-harness.ts';
+import { reservePort } from '../support/ports.ts';
 import { documents, ingress, service, slice } from '../support/manifest-builders.ts';
 import { httpGet, OutcomeLog, servedBy } from '../support/traffic.ts';
 
@@ -50,7 +50,7 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
   const emulators: Emulator[] = [];
   const replicas: { mode: ClusterMode; log: OutcomeLog; name: string }[] = [];
   let httpPort = 0;
-  let backends: number[] = [];
+  let backends: readonly number[] = [];
   let stopBackends: () => Promise<void> = async () => undefined;
   let manifests = '';
   let configText = '';
@@ -78,8 +78,8 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
       dataplaneTls: undefined,
       dataplaneContainer: 'dataplaneapi',
       bindAddress: '127.0.0.1',
-      healthPort: await freePort(),
-      metricsPort: await freePort(),
+      healthPort: 0,
+      metricsPort: 0,
       // The production timings, on the server's clock.
       informer: { ...defaultInformerOptions, clock: fake.clock },
       eventSeries: { burst: 10, refillMs: 1_000, updateIntervalMs: 200, seriesWindowMs: 60_000 },
@@ -93,8 +93,8 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
   before(async () => {
     fake = await startFakeApiServer({ timeScale: SERVER_TIME_SCALE });
     manifests = await mkdtemp(join(tmpdir(), 'cluster-e2e-'));
-    httpPort = await freePort();
-    const dataplanePort = await freePort();
+    httpPort = await reservePort(...POD_ADDRESSES);
+    const dataplanePort = await reservePort(...POD_ADDRESSES);
     for (const address of POD_ADDRESSES) {
       emulators.push(
         await startEmulator({
@@ -103,11 +103,10 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
         }),
       );
     }
-    backends = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    stopBackends = await startBackends(backends);
+    ({ ports: backends, stop: stopBackends } = await startBackends([0, 0, 0, 0]));
     configText = (await readFile(defaultConfigPath(), 'utf8'))
       .replace('  httpPort: 80\n', `  httpPort: ${httpPort}\n`)
-      .replace('  statusPort: 8404\n', `  statusPort: ${await freePort()}\n`)
+      .replace('  statusPort: 8404\n', `  statusPort: ${await reservePort(...POD_ADDRESSES)}\n`)
       .replace('  port: 5555\n', `  port: ${dataplanePort}\n`)
       .replace('  minDeploymentInterval: 2s\n', '  minDeploymentInterval: 200ms\n')
       .replace('debounce: 500ms\n', 'debounce: 100ms\n')

@@ -6,7 +6,7 @@ import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
-import { freePort } from '../support/local-harness.ts';
+import { reservePort } from '../support/ports.ts';
 import { ingress, service, slice } from '../support/manifest-builders.ts';
 import { httpGet, OutcomeLog, servedBy } from '../support/traffic.ts';
 
@@ -32,7 +32,7 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
   let configPath = '';
   let configText = '';
   let httpPort = 0;
-  let backends: number[] = [];
+  let backends: readonly number[] = [];
   let stopBackends: () => Promise<void> = async () => undefined;
 
   const write = (file: string, text: string) => writeFile(join(manifests, file), text);
@@ -44,11 +44,11 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
   const ids = () => mode!.fleet.endpoints.map((endpoint) => endpoint.id);
 
   before(async () => {
-    httpPort = await freePort();
-    const statusPort = await freePort();
-    for (const address of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) emulators.push(await startEmulator({ pod: { ...pod, address } }));
-    backends = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    stopBackends = await startBackends(backends);
+    const addresses = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
+    httpPort = await reservePort(...addresses);
+    const statusPort = await reservePort(...addresses);
+    for (const address of addresses) emulators.push(await startEmulator({ pod: { ...pod, address } }));
+    ({ ports: backends, stop: stopBackends } = await startBackends([0, 0, 0, 0]));
     const dir = await mkdtemp(join(tmpdir(), 'fleet-e2e-'));
     manifests = join(dir, 'manifests');
     await mkdir(manifests);
@@ -67,10 +67,10 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
       workDir: join(dir, 'work'),
       bindAddress: '127.0.0.1',
       httpPort,
-      httpsPort: await freePort(),
+      httpsPort: await reservePort(...addresses),
       statusPort,
-      healthPort: await freePort(),
-      metricsPort: await freePort(),
+      healthPort: 0,
+      metricsPort: 0,
       settleMs: 50,
       // A short client timeout, so an instance that hangs is given up on (and retried) quickly.
       dataplane: { urls: emulators.map((e) => e.url), username: user, password, timeoutMs: 2_000 },

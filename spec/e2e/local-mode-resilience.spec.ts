@@ -9,8 +9,9 @@ import { promisify } from 'node:util';
 import { isAlive, sendSignal } from '../../lib/haproxy/processes.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort, LocalHarness } from '../support/local-harness.ts';
+import { LocalHarness } from '../support/local-harness.ts';
 import { documents as docs, ingress, service, slice } from '../support/manifest-builders.ts';
+import { reservePort } from '../support/ports.ts';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
 
 /**
@@ -280,7 +281,7 @@ describe('local mode when it stops: on SIGTERM, or on a fault nothing caught', f
     const workDir = join(root, 'work');
     await mkdir(manifests);
     await writeFile(join(manifests, 'shop.yaml'), ingress('shop', 'shop.example.com', [['/', 'Prefix', 'web', { number: 80 }]]));
-    const ports = { http: await freePort(), https: await freePort(), status: await freePort(), health: await freePort(), metrics: await freePort() };
+    const ports = { http: await reservePort(), https: await reservePort(), status: await reservePort(), health: await reservePort(), metrics: await reservePort() };
     const child = spawn(
       process.execPath,
       [

@@ -9,7 +9,7 @@ import { startTracing, type TracingSdk } from '../../lib/telemetry/tracing-sdk.t
 import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/local-harness.ts';
+import { reservePort } from '../support/ports.ts';
 import { documents, ingress, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.ts';
 import { histogramTotals, parseExposition, sampleValue, type Exposition } from '../support/prometheus-text.ts';
@@ -119,15 +119,17 @@ describe('observability end to end', function () {
       }
     }
     for (const address of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) emulators.push(await startEmulator({ credentials: dpapi, pod: { ...pod, address } }));
-    backendPort = await freePort();
+    // A backend nobody answers on: its servers' health checks fail, which these cases do not mind.
+    backendPort = await reservePort();
+    const onPods = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
     dir = await mkdtemp(join(tmpdir(), 'observability-e2e-'));
     // Not there yet: the controller starts before its resources can be listed.
     manifests = join(dir, 'manifests');
     configPath = join(dir, 'config.yaml');
     configText = (await readFile(defaultConfigPath(), 'utf8'))
-      .replace('  httpPort: 80\n', `  httpPort: ${await freePort()}\n`)
-      .replace('  httpsPort: 443\n', `  httpsPort: ${await freePort()}\n`)
-      .replace('  statusPort: 8404\n', `  statusPort: ${await freePort()}\n`);
+      .replace('  httpPort: 80\n', `  httpPort: ${await reservePort(...onPods)}\n`)
+      .replace('  httpsPort: 443\n', `  httpsPort: ${await reservePort(...onPods)}\n`)
+      .replace('  statusPort: 8404\n', `  statusPort: ${await reservePort(...onPods)}\n`);
     await writeFile(configPath, configText);
     mode = await startLocalMode({
       manifests,

@@ -1,26 +1,14 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { reservePort } from './ports.ts';
 import { OutcomeLog } from './traffic.ts';
 import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
-
-/** A port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 export interface Response {
   readonly status: number;
@@ -43,9 +31,11 @@ export interface HarnessOptions {
 }
 
 interface Ports {
+  /** HAProxy's, reserved (see ports.ts). */
   readonly http: number;
   readonly https: number;
   readonly status: number;
+  /** The controller's; 0 lets it take any (see LocalMode.observer). */
   readonly health: number;
   readonly metrics: number;
 }
@@ -102,15 +92,8 @@ export class LocalHarness {
     const configPath = join(dir, 'config.yaml');
     const shipped = await readFile(defaultConfigPath(), 'utf8');
     await writeFile(configPath, options.config ? options.config(shipped) : shipped);
-    const ports: Ports = options.ports ?? {
-      http: await freePort(),
-      https: await freePort(),
-      status: await freePort(),
-      health: await freePort(),
-      metrics: await freePort(),
-    };
-    const backendPorts = backends ?? (await Promise.all(Array.from({ length: options.backends }, () => freePort())));
-    const stopBackends = backends ? async () => undefined : await startBackends(backendPorts);
+    const ports: Ports = options.ports ?? { http: await reservePort(), https: await reservePort(), status: await reservePort(), health: 0, metrics: 0 };
+    const started = backends ? { ports: backends, stop: async () => undefined } : await startBackends(Array<number>(options.backends).fill(0));
     const lines: string[] = [];
     const lineListeners = new Set<() => boolean>();
     const print = (text: string) => {
@@ -130,7 +113,7 @@ export class LocalHarness {
       settleMs: 50,
       output: { out: print, err: print },
     });
-    return new LocalHarness({ mode, manifestDir, workDir, configPath, ports, backends: backendPorts, stopBackends, lines, lineListeners });
+    return new LocalHarness({ mode, manifestDir, workDir, configPath, ports, backends: started.ports, stopBackends: started.stop, lines, lineListeners });
   }
 
   /** The number of outcomes so far: pass it to `next` to wait for something after this point. */
