@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { LineLog } from './line-log.ts';
 import { reservePort } from './ports.ts';
 import { OutcomeLog } from './traffic.ts';
 import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
@@ -52,8 +53,7 @@ interface HarnessParts {
   readonly ports: Ports;
   readonly backends: readonly number[];
   readonly stopBackends: () => Promise<void>;
-  readonly lines: string[];
-  readonly lineListeners: Set<() => boolean>;
+  readonly output: LineLog;
 }
 
 export class LocalHarness {
@@ -68,7 +68,7 @@ export class LocalHarness {
   /** Everything local mode printed. */
   readonly lines: string[];
   readonly #stopBackends: () => Promise<void>;
-  readonly #lineListeners: Set<() => boolean>;
+  readonly #output: LineLog;
 
   private constructor(parts: HarnessParts) {
     this.mode = parts.mode;
@@ -77,9 +77,9 @@ export class LocalHarness {
     this.configPath = parts.configPath;
     this.ports = parts.ports;
     this.backends = parts.backends;
-    this.lines = parts.lines;
+    this.lines = parts.output.lines;
     this.#stopBackends = parts.stopBackends;
-    this.#lineListeners = parts.lineListeners;
+    this.#output = parts.output;
     this.log = new OutcomeLog(this.mode.outcomes);
   }
 
@@ -94,12 +94,7 @@ export class LocalHarness {
     await writeFile(configPath, options.config ? options.config(shipped) : shipped);
     const ports: Ports = options.ports ?? { http: await reservePort(), https: await reservePort(), status: await reservePort(), health: 0, metrics: 0 };
     const started = backends ? { ports: backends, stop: async () => undefined } : await startBackends(Array<number>(options.backends).fill(0));
-    const lines: string[] = [];
-    const lineListeners = new Set<() => boolean>();
-    const print = (text: string) => {
-      lines.push(text);
-      for (const listener of [...lineListeners]) listener();
-    };
+    const output = new LineLog();
     const mode = await startLocalMode({
       manifests: manifestDir,
       config: { path: configPath, watch: options.watchedConfig ?? options.config !== undefined },
@@ -111,9 +106,9 @@ export class LocalHarness {
       healthPort: ports.health,
       metricsPort: ports.metrics,
       settleMs: 50,
-      output: { out: print, err: print },
+      output: { out: output.write, err: output.write },
     });
-    return new LocalHarness({ mode, manifestDir, workDir, configPath, ports, backends: started.ports, stopBackends: started.stop, lines, lineListeners });
+    return new LocalHarness({ mode, manifestDir, workDir, configPath, ports, backends: started.ports, stopBackends: started.stop, output });
   }
 
   /** The number of outcomes so far: pass it to `next` to wait for something after this point. */
@@ -177,21 +172,7 @@ export class LocalHarness {
 
   /** Resolves with the first printed line at or after index `from` that matches, waiting up to `timeoutMs`. */
   line(from: number, pattern: RegExp, timeoutMs = 15_000): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = this.lines.slice(from).find((l) => pattern.test(l));
-        if (found === undefined) return false;
-        clearTimeout(timer);
-        this.#lineListeners.delete(check);
-        resolve(found);
-        return true;
-      };
-      const timer = setTimeout(() => {
-        this.#lineListeners.delete(check);
-        reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms`));
-      }, timeoutMs);
-      if (!check()) this.#lineListeners.add(check);
-    });
+    return this.#output.line(from, pattern, timeoutMs);
   }
 
   /** The certificate HAProxy's HTTPS port shows for a server name: its SHA-256 fingerprint, or why the handshake failed. */
