@@ -135,6 +135,11 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
         report,
         watchdog: (event) => {
           watchdog.apply(event);
+          if (event.type === 'read') {
+            const why = event.cause === 'reread' ? ' (periodic re-read)' : '';
+            resourcesLog.debug(`read ${manifestDir}${why}: ${event.result.ok ? (event.result.changed ? 'changed' : 'as before') : event.result.error}`);
+            return;
+          }
           if (event.type !== 'missed') return;
           observer.metrics.manifestWatchRestarted();
           resourcesLog.warn(`the watch of ${manifestDir} missed a change the periodic re-read found; watching it anew`);

@@ -4,12 +4,11 @@ import { once } from 'node:events';
 import { cp, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { dirname, join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { isAlive, sendSignal } from '../../lib/haproxy/processes.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { eventually } from '../support/eventually.ts';
-import { LocalHarness } from '../support/local-harness.ts';
+import { LocalHarness, type HarnessOptions } from '../support/local-harness.ts';
 import { documents as docs, ingress, service, slice } from '../support/manifest-builders.ts';
 import { reservePort } from '../support/ports.ts';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
@@ -50,8 +49,8 @@ describe('local mode follows its manifests and its HAProxy', function () {
   });
 
   /** web (named port http, 80) on the first backend, served at shop.example.com/. */
-  async function shop(backends = 4): Promise<LocalHarness> {
-    const started = await LocalHarness.start({ manifests: {}, backends });
+  async function shop(backends = 4, options: Pick<HarnessOptions, 'rereadMs' | 'logLevel'> = {}): Promise<LocalHarness> {
+    const started = await LocalHarness.start({ manifests: {}, backends, ...options });
     const [web] = started.backends as [number];
     const mark = started.mark();
     await started.write(
@@ -98,20 +97,22 @@ describe('local mode follows its manifests and its HAProxy', function () {
   });
 
   it('says so on /healthz while the folder is gone, and follows it within 2 s of its return', async () => {
-    harness = await shop();
+    // Read every second whatever the watch says, each read logged (debug).
+    harness = await shop(4, { rereadMs: 1_000, logLevel: 'debug' });
     const [web, other] = harness.backends as [number, number];
     const saved = join(dirname(harness.manifestDir), 'saved');
     await cp(harness.manifestDir, saved, { recursive: true });
     await writeFile(join(saved, 'web-1.yaml'), slice('web-1', 'web', 'http', other));
     let mark = harness.mark();
+    const gone = harness.lines.length;
     await rm(harness.manifestDir, { recursive: true });
     await harness.log.waitFor(mark, (o): o is Outcome => o.type === 'resourceError' && o.error.includes(harness!.manifestDir), 'the missing folder reported', 5_000);
     const unhealthy = await eventually(() => harness!.health('/healthz'), (r) => r.status === 503, '/healthz to fail', 2_000);
     expect(unhealthy.body).to.contain(harness.manifestDir);
     // What served keeps serving.
     await harness.until('shop.example.com', '/', [web]);
-    // Gone for several seconds: longer than any retry of a watch.
-    await delay(3_000);
+    // Gone for a while: two periodic re-reads (a second apart, longer than any retry of a watch) find it missing.
+    await harness.lineCount(gone, /"msg":"read [^"]* \(periodic re-read\): manifests could not be read: [^"]*ENOENT/, 2);
     mark = harness.mark();
     await cp(saved, harness.manifestDir, { recursive: true });
     await renderedWithin2s(harness, mark, serves(other), 'the restored folder read');

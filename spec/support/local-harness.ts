@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import type { LogLevel } from '../../lib/telemetry/logger.ts';
 import { LineLog } from './line-log.ts';
 import { reservePort } from './ports.ts';
 import { OutcomeLog } from './traffic.ts';
@@ -29,6 +30,10 @@ export interface HarnessOptions {
   /** Reuse the work dir (and the HAProxy in it) of an earlier harness. */
   readonly workDir?: string;
   readonly ports?: Ports;
+  /** How often the manifest folder is read whatever its watch says; local mode's 10 s when absent. */
+  readonly rereadMs?: number;
+  /** Local mode's log level; info when absent. */
+  readonly logLevel?: LogLevel;
 }
 
 interface Ports {
@@ -106,6 +111,8 @@ export class LocalHarness {
       healthPort: ports.health,
       metricsPort: ports.metrics,
       settleMs: 50,
+      ...(options.rereadMs === undefined ? {} : { rereadMs: options.rereadMs }),
+      log: { level: options.logLevel ?? 'info', format: 'json', write: output.write },
       output: { out: output.write, err: output.write },
     });
     return new LocalHarness({ mode, manifestDir, workDir, configPath, ports, backends: started.ports, stopBackends: started.stop, output });
@@ -173,6 +180,11 @@ export class LocalHarness {
   /** Resolves with the first printed line at or after index `from` that matches, waiting up to `timeoutMs`. */
   line(from: number, pattern: RegExp, timeoutMs = 15_000): Promise<string> {
     return this.#output.line(from, pattern, timeoutMs);
+  }
+
+  /** Resolves once `count` printed lines at or after index `from` match, with them. */
+  lineCount(from: number, pattern: RegExp, count: number, timeoutMs = 15_000): Promise<string[]> {
+    return this.#output.matching(from, pattern, count, timeoutMs);
   }
 
   /** The certificate HAProxy's HTTPS port shows for a server name: its SHA-256 fingerprint, or why the handshake failed. */
