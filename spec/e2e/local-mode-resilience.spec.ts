@@ -10,6 +10,7 @@ import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { eventually } from '../support/eventually.ts';
 import { LocalHarness, type HarnessOptions } from '../support/local-harness.ts';
 import { documents as docs, ingress, service, slice } from '../support/manifest-builders.ts';
+import { within } from '../support/pace.ts';
 import { reservePort } from '../support/ports.ts';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
 
@@ -234,8 +235,7 @@ describe('local mode follows its manifests and its HAProxy', function () {
       const info = await harness.mode.target!.processInfo();
       const pid = victim === 'worker' ? info.workers[0]!.pid : info.masterPid;
       const from = harness.lines.length;
-      const killed = Date.now();
-      const left = () => Math.max(0, killed + 2_000 - Date.now());
+      const left = within(2_000);
       sendSignal(pid, 'SIGKILL');
       // Noticed, started again and serving, all within 2 s of the kill.
       await harness.line(from, /HAProxy master \d+ exited; starting it again/, left());

@@ -7,6 +7,7 @@ import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import type { LogLevel } from '../../lib/telemetry/logger.ts';
+import { eventually } from './eventually.ts';
 import { LineLog } from './line-log.ts';
 import { reservePort } from './ports.ts';
 import { OutcomeLog } from './traffic.ts';
@@ -201,14 +202,8 @@ export class LocalHarness {
 
   /** Polls until `handshake` gives `expected`, or fails with what it last saw. */
   async untilHandshake(servername: string, expected: string | RegExp, timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    let seen = '';
-    while (Date.now() < deadline) {
-      seen = await this.handshake(servername);
-      if (typeof expected === 'string' ? seen === expected : expected.test(seen)) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`${servername}: the handshake gave ${seen}, expected ${String(expected)}`);
+    const matches = (seen: string) => (typeof expected === 'string' ? seen === expected : expected.test(seen));
+    await eventually(() => this.handshake(servername), matches, `${servername}'s handshake to give ${String(expected)}`, timeoutMs);
   }
 
   /** The backend ports answering `host` + `path` over `tries` requests (each backend says its port). */
@@ -224,17 +219,10 @@ export class LocalHarness {
     return [...ports].sort((a, b) => a - b);
   }
 
-  /** Polls until `answering` gives `expected`, or fails with what it last saw. */
+  /** Polls until `answering` gives `expected` (at least one look, however little time is left), or fails with what it last saw. */
   async until(host: string, path: string, expected: readonly number[], timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    let seen: number[] = [];
-    // At least one look, however little time is left.
-    do {
-      seen = await this.answering(host, path);
-      if (seen.join() === [...expected].sort((a, b) => a - b).join()) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    } while (Date.now() < deadline);
-    throw new Error(`${host}${path} answered by ${seen.join(', ') || 'nothing'}, expected ${expected.join(', ')}`);
+    const wanted = [...expected].sort((a, b) => a - b).join();
+    await eventually(() => this.answering(host, path), (seen) => seen.join() === wanted, `${host}${path} to be answered by ${expected.join(', ')}`, timeoutMs);
   }
 
   /** Stops local mode (and HAProxy, unless kept for another controller to attach) and the backends. */

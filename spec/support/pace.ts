@@ -15,3 +15,13 @@ export async function atRate(count: number, intervalMs: number, action: (index: 
     if (index + 1 < count && next > 0) await delay(next);
   }
 }
+
+/**
+ * What is left of `ms` from now, for several awaited events that must all
+ * happen within it ("noticed, started again and serving, all within 2 s"):
+ * each one's timeout is `left()` when it starts waiting.
+ */
+export function within(ms: number): () => number {
+  const end = performance.now() + ms;
+  return () => Math.max(0, end - performance.now());
+}
