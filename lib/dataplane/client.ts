@@ -5,7 +5,6 @@
  * and keeps credentials out of every message.
  */
 import { inspect, type InspectOptions } from 'node:util';
-import { systemClock } from '../clock.ts';
 import { DataplaneTimeout } from './errors.ts';
 import { multipartFile } from './multipart.ts';
 import { apiPath } from './path.ts';
@@ -152,7 +151,7 @@ export class DataplaneClient {
   async waitForReload(id: string, options: WaitForReloadOptions = {}): Promise<ReloadStatus> {
     const timeoutMs = options.timeoutMs ?? 60_000;
     const pollMs = options.pollMs ?? 500;
-    const clock = options.clock ?? systemClock;
+    const clock = options.clock ?? this.#transport.clock;
     const deadline = clock.now() + timeoutMs;
     for (;;) {
       const reload = await this.reload(id);

@@ -69,7 +69,7 @@ export interface WaitForReloadOptions {
   /** Default 500 ms. */
   readonly pollMs?: number;
   readonly signal?: AbortSignal;
-  /** What the timeout and the pauses between polls are measured on; real time by default. */
+  /** What the timeout and the pauses between polls are measured on; the client's clock by default. */
   readonly clock?: Clock;
 }
 
