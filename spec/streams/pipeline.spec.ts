@@ -8,7 +8,8 @@ import { loadControllerConfig } from '../../lib/config/load.ts';
 import type { ConfigLoad, ControllerConfig } from '../../lib/config/types.ts';
 import type { Endpoint, ResourceEvent } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
-import { startObserver, type Observer } from '../../lib/telemetry/observer.ts';
+import type { Observer } from '../../lib/telemetry/observer.ts';
+import { startSpecObserver } from '../support/spec-observer.ts';
 import { buildPipeline, type ModeParts, type PipelineFleet, type PipelineState } from '../../streams/pipeline.ts';
 
 /**
@@ -44,13 +45,7 @@ describe('buildPipeline', function () {
   beforeEach(async () => {
     baseDir = await mkdtemp(join(tmpdir(), 'pipeline-'));
     lines = [];
-    observer = await startObserver({
-      health: { host: '127.0.0.1', port: 0 },
-      metrics: { host: '127.0.0.1', port: 0 },
-      log: { level: 'info', format: 'json', write: (line) => void lines.push(line) },
-      config: () => undefined,
-      endpoints: () => [],
-    });
+    observer = await startSpecObserver(lines);
   });
 
   afterEach(async () => {

@@ -15,6 +15,15 @@ import { Notifier } from '../../support/notifier.ts';
 
 type StoredEvent = { metadata: { name: string; namespace: string }; note: string; series?: { count: number }; regarding: { kind: string; name: string } };
 
+/** A deployment to a HAProxy pod refused at the connection, as outcome-events.ts words it. */
+const refused = (pod: string, revision: number): EventRecord => ({
+  regarding: { apiVersion: 'v1', kind: 'Pod', namespace: 'haproxy', name: pod },
+  type: 'Warning',
+  reason: 'DeployFailed',
+  action: 'Deploy',
+  note: `deploying revision ${revision} failed, retrying: connection refused`,
+});
+
 describe('EventRecorder', () => {
   let fake: FakeApiServer;
   let clock: ManualClock;
@@ -98,13 +107,7 @@ describe('EventRecorder', () => {
   it('creates an Event again, series and all, when bumping its series finds it gone (expired after the event TTL)', async () => {
     // A server with --event-ttl=10m: shorter than the series window (30 minutes), so an Event can expire while its series lives on.
     const events = await recorder({}, 600);
-    const event: EventRecord = {
-      regarding: { apiVersion: 'v1', kind: 'Pod', namespace: 'haproxy', name: 'haproxy-1' },
-      type: 'Warning',
-      reason: 'DeployFailed',
-      action: 'Deploy',
-      note: 'deploying revision 9 failed, retrying: connection refused',
-    };
+    const event = refused('haproxy-1', 9);
     expect(await events.record(event)).to.equal('created');
     const [first] = stored();
     // Ten minutes later the server has let the Event expire.
@@ -124,13 +127,7 @@ describe('EventRecorder', () => {
   it('drops a trailing write while it may not write (not the leader), and when closed', async () => {
     let leader = true;
     const events = await recorder({ active: () => leader });
-    const event: EventRecord = {
-      regarding: { apiVersion: 'v1', kind: 'Pod', namespace: 'haproxy', name: 'haproxy-2' },
-      type: 'Warning',
-      reason: 'DeployFailed',
-      action: 'Deploy',
-      note: 'deploying revision 3 failed, retrying: connection refused',
-    };
+    const event = refused('haproxy-2', 3);
     expect(await events.record(event)).to.equal('created');
     await clock.advance(1_000);
     expect(await events.record(event)).to.equal('skipped');
