@@ -20,7 +20,7 @@ import { defaultConfigPath, packageRoot } from '../lib/cli/package-root.ts';
 import { createControllerObjects, createHaproxyPod } from '../spec/support/cluster-fixtures.ts';
 import { startEmulator } from '../spec/support/dataplane-emulator/index.ts';
 import { startFakeApiServer } from '../spec/support/fake-apiserver/index.ts';
-import { freePort } from '../spec/support/local-harness.ts';
+import { reservePort } from '../spec/support/ports.ts';
 import { endpointSliceObject, ingressObject, NAMESPACES, serviceObject } from './world.ts';
 
 const SIZES = process.env['BENCH_SIZES']?.split(',').map(Number) ?? [1_000, 10_000];
@@ -49,16 +49,16 @@ function memoryMib(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 async function measure(size: number): Promise<Row> {
   const fake = await startFakeApiServer({ historyLimit: 100 });
-  const dataplanePort = await freePort();
+  const dataplanePort = await reservePort(POD_ADDRESS);
   const emulator = await startEmulator({
     pod: { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock', address: POD_ADDRESS },
     listen: { host: POD_ADDRESS, port: dataplanePort },
   });
   try {
     const config = readFileSync(defaultConfigPath(), 'utf8')
-      .replace('  httpPort: 80\n', `  httpPort: ${await freePort()}\n`)
-      .replace('  httpsPort: 443\n', `  httpsPort: ${await freePort()}\n`)
-      .replace('  statusPort: 8404\n', `  statusPort: ${await freePort()}\n`)
+      .replace('  httpPort: 80\n', `  httpPort: ${await reservePort(POD_ADDRESS)}\n`)
+      .replace('  httpsPort: 443\n', `  httpsPort: ${await reservePort(POD_ADDRESS)}\n`)
+      .replace('  statusPort: 8404\n', `  statusPort: ${await reservePort(POD_ADDRESS)}\n`)
       .replace('  port: 5555\n', `  port: ${dataplanePort}\n`);
     for (let n = 0; n < NAMESPACES; n++) fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${n}` } });
     const strip = (object: ReturnType<typeof ingressObject>) => ({ ...object, metadata: { ...object.metadata, uid: undefined, resourceVersion: undefined } });
@@ -83,9 +83,9 @@ async function measure(size: number): Promise<Row> {
         '--identity', 'bench',
         '--no-leader-election',
         '--bind-address', '127.0.0.1',
-        '--health-port', String(await freePort()),
-        '--metrics-port', String(await freePort()),
-        '--webhook-port', String(await freePort()),
+        '--health-port', String(await reservePort()),
+        '--metrics-port', String(await reservePort()),
+        '--webhook-port', String(await reservePort()),
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );

@@ -51,7 +51,7 @@ import type { DeployOutcome } from '../lib/pipeline/outcome.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
 import type { Exchange } from '../spec/support/dataplane-emulator/index.ts';
-import { freePort } from '../spec/support/local-harness.ts';
+import { reservePort } from '../spec/support/ports.ts';
 import { deploy } from '../streams/deploy.ts';
 import { scriptOf, type ScriptedAnswer } from './replayed-instance.ts';
 
@@ -63,8 +63,8 @@ const samples = Number(process.env['BENCH_SAMPLES'] ?? 3);
 if (!Number.isInteger(samples) || samples < 1) throw new Error(`BENCH_SAMPLES must be a positive integer, got ${process.env['BENCH_SAMPLES']}`);
 const pod = { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock' };
 
-// The shipped configuration with ports nothing else uses right now: the real instances' HAProxy binds them.
-const ports: Record<string, number> = { httpPort: await freePort(), httpsPort: await freePort(), statusPort: await freePort() };
+// The shipped configuration with reserved ports (spec/support/ports.ts): the real instances' HAProxy binds them.
+const ports: Record<string, number> = { httpPort: await reservePort(), httpsPort: await reservePort(), statusPort: await reservePort() };
 const configText = readFileSync(defaultConfigPath(), 'utf8').replace(/^ {2}(httpPort|httpsPort|statusPort): \d+$/gm, (_, name: string) => `  ${name}: ${ports[name]}`);
 for (const [name, port] of Object.entries(ports)) {
   if (!configText.includes(`  ${name}: ${port}\n`)) throw new Error(`the shipped configuration ${defaultConfigPath()} has no templateValues.${name} to point at a free port`);

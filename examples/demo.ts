@@ -14,7 +14,7 @@ import { demoBackendPorts, startBackends } from './backends.ts';
  * examples/manifests with the shipped configuration. Ctrl-C stops it all.
  */
 const manifests = fileURLToPath(new URL('manifests', import.meta.url));
-const stopBackends = await startBackends(demoBackendPorts);
+const backends = await startBackends(demoBackendPorts);
 // Like the command: LOG_LEVEL, readable lines on a terminal, traces when an OTLP endpoint is set.
 const tracing = tracingRequested(process.env) ? (await import('../lib/telemetry/tracing-sdk.ts')).startTracing(packageVersion()) : undefined;
 const mode = await startLocalMode({
@@ -46,4 +46,4 @@ await terminationRequested();
 processOutput.out('stopping HAProxy, the controller and the backends\n');
 await mode.stop();
 await tracing?.shutdown();
-await stopBackends();
+await backends.stop();

@@ -14,19 +14,17 @@ import {
   merge,
   mergeMap,
   of,
-  Subject,
   tap,
   timer,
+  withLatestFrom,
   type Observable,
 } from 'rxjs';
 import type { CommandOutput } from '../lib/cli/output.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
-import type { ConfigLoad, ControllerConfig, WatchedResource } from '../lib/config/types.ts';
+import type { ConfigLoad, ControllerConfig } from '../lib/config/types.ts';
 import type { DataplaneTlsOptions } from '../lib/dataplane/tls.ts';
-import { discoveredFleet, type DiscoveredFleet } from '../lib/deploy/dataplane-fleet.ts';
+import { discoveredFleet } from '../lib/deploy/dataplane-fleet.ts';
 import { errorMessage } from '../lib/error-message.ts';
-import { Validator } from '../lib/haproxy/validator.ts';
-import { createRenderer } from '../lib/render/renderer.ts';
 import { controllerCandidate, sameCandidate, type ControllerCandidate } from '../lib/kube/controller-candidate.ts';
 import { EventRecorder, type EventSubject } from '../lib/kube/event-recorder.ts';
 import type { EventSeriesOptions } from '../lib/kube/event-series.ts';
@@ -35,16 +33,14 @@ import { IngressStatusWriter } from '../lib/kube/ingress-status-writer.ts';
 import { LeaseLock } from '../lib/kube/lease-lock.ts';
 import { outcomeEvents } from '../lib/kube/outcome-events.ts';
 import { podEndpoint } from '../lib/kube/pod-endpoints.ts';
-import { watchedType } from '../lib/kube/select.ts';
-import type { Endpoint, KubeObject, StoreReader } from '../lib/pipeline/model.ts';
+import type { Endpoint, KubeObject } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
 import type { LogSettings } from '../lib/telemetry/logger.ts';
 import { startObserver, type Observer } from '../lib/telemetry/observer.ts';
-import { controller } from './controller.ts';
 import { informerEvents, type StartInformer } from './informer-events.ts';
 import { leadership } from './leadership.ts';
 import { serialLatest } from './operators/serial-latest.ts';
-import { reconcile } from './reconcile.ts';
+import { buildPipeline, type ModeParts, type PipelineState } from './pipeline.ts';
 import { watchedObjects } from './watched-objects.ts';
 import { startWebhook } from './webhook.ts';
 import type { WebhookSettings } from '../lib/webhook/settings.ts';
@@ -98,8 +94,8 @@ export interface ClusterMode {
   readonly observer: Observer;
   /** Number of informer restarts so far, by watched resource. */
   readonly restarts: ReadonlyMap<string, number>;
-  /** The resource stores as last rendered; undefined before the first render. */
-  stores(): ReadonlyMap<string, StoreReader> | undefined;
+  /** What the pipeline holds: the configuration in force, its stores, its endpoints. */
+  readonly state: Observable<PipelineState<ControllerCandidate>>;
   /** The admission webhook's port once it serves; undefined without a webhook. */
   readonly webhookPort: Promise<number> | undefined;
 }
@@ -130,33 +126,6 @@ function sameEndpoints(a: readonly Endpoint[], b: readonly Endpoint[]): boolean 
 export async function startClusterMode(options: ClusterModeOptions): Promise<ClusterMode> {
   const { kubeConfig, namespace, output } = options;
   const restarts = new Map<string, number>();
-  let current: ControllerConfig | undefined;
-  let fleet: DiscoveredFleet | undefined;
-  let endpointsNow: readonly Endpoint[] = [];
-  const observer = await startObserver({
-    health: { host: options.bindAddress, port: options.healthPort },
-    metrics: { host: options.bindAddress, port: options.metricsPort },
-    log: options.log ?? { level: 'info', format: 'json', write: output.out },
-    ...(options.tracerProvider ? { tracerProvider: options.tracerProvider } : {}),
-    ...(options.stallAfterMs !== undefined ? { stallAfterMs: options.stallAfterMs } : {}),
-    config: () => current,
-    settings: () => ({
-      mode: 'cluster',
-      namespace,
-      configMap: options.configMap,
-      credentialsSecret: options.credentialsSecret,
-      identity: options.identity,
-      lease: options.lease,
-      publishService: options.publishService,
-      dataplaneTls: options.dataplaneTls,
-      dataplaneContainer: options.dataplaneContainer,
-    }),
-    endpoints: () => endpointsNow,
-    endpointDetails: () => fleet?.statuses() ?? new Map(),
-  });
-  const log = observer.logger;
-  for (const note of options.notes ?? []) log.info(note);
-  const kubeLog = log.child({ stage: 'kubernetes' });
   const informerOptions = options.informer ?? defaultInformerOptions;
   const start: StartInformer = (spec, handlers) => {
     const informer = new ResilientInformer(kubeConfig, spec, handlers, informerOptions);
@@ -170,22 +139,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   // Every ConfigMap and Secret of the namespace: templates may be kept in any of them (GitOps).
   const inNamespace = (resource: string) => ({ apiVersion: 'v1', kind: resource === 'configmaps' ? 'ConfigMap' : 'Secret', resource, namespace });
   const byName = (objects: ReadonlyMap<string, KubeObject>) => new Map([...objects.values()].map((object) => [object.metadata.name, object]));
-
-  const configMapSubject: EventSubject = { apiVersion: 'v1', kind: 'ConfigMap', namespace, name: options.configMap };
-  let configSources: readonly EventSubject[] = [configMapSubject];
   const leading = new BehaviorSubject<boolean>(options.lease === undefined);
-  const lock = options.lease
-    ? new LeaseLock(kubeConfig, { namespace, name: options.lease.name, identity: options.identity, leaseDurationMs: options.lease.durationMs })
-    : undefined;
-  const leadership$ = lock && options.lease
-    ? timer(0, options.lease.retryMs).pipe(
-        leadership({
-          attempt: () => defer(() => lock.tryAcquireOrRenew()),
-          renewDeadlineMs: options.lease.renewDeadlineMs,
-          onError: (error) => kubeLog.warn(`lease ${namespace}/${options.lease!.name}: ${error}`),
-        }),
-      )
-    : EMPTY;
 
   const candidates = combineLatest([
     watchedObjects(start, inNamespace('configmaps'), restarting('configmaps')),
@@ -193,11 +147,8 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   ]).pipe(
     map(([configMaps, secrets]) => controllerCandidate(options.configMap, options.credentialsSecret, byName(configMaps), byName(secrets))),
     distinctUntilChanged(sameCandidate),
-    tap((candidate) => {
-      // Learnt credentials join the redaction list before anything could log them.
-      if (candidate.password) observer.redactor.add(candidate.password);
-      configSources = [configMapSubject, ...candidate.sources.map((source) => ({ apiVersion: 'v1', kind: source.kind, namespace, name: source.name }))];
-    }),
+    // Learnt credentials join the redaction list before anything could log them.
+    tap((candidate) => candidate.password && observer.redactor.add(candidate.password)),
   );
 
   const load = (candidate: ControllerCandidate): ConfigLoad<Loaded> => {
@@ -207,19 +158,8 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     return { ok: true, config: { config: loaded.config, candidate } };
   };
 
-  let resources: readonly WatchedResource[] = [];
-  let className = '';
-  let stores: ReadonlyMap<string, StoreReader> | undefined;
-  const statusWriter = options.publishService ? new IngressStatusWriter(kubeConfig) : undefined;
-
-  const pipeline = ({ config, candidate }: Loaded, report: (outcome: Outcome) => void) => {
-    current = config;
-    const pipelineFleet = discoveredFleet({ username: candidate.username, password: candidate.password, tls: options.dataplaneTls });
-    fleet = pipelineFleet;
-    const renderer = createRenderer(config);
-    const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
-    resources = config.watchedResources;
-    className = config.ingress.className;
+  const parts = ({ config, candidate }: Loaded): ModeParts => {
+    const fleet = discoveredFleet({ username: candidate.username, password: candidate.password, tls: options.dataplaneTls });
     const pods = watchedObjects(
       start,
       { apiVersion: 'v1', kind: 'Pod', resource: 'pods', namespace, labelSelector: labelSelector(config.podSelector.matchLabels) },
@@ -232,51 +172,95 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
           .toSorted((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
       ),
     );
-    const endpoints = combineLatest([pods, leading]).pipe(
-      map(([found, leader]) => (leader ? found : [])),
-      distinctUntilChanged(sameEndpoints),
-      tap((found) => {
-        endpointsNow = found;
-        pipelineFleet.retain(found);
-      }),
-    );
-    const events = informerEvents({
-      resources: config.watchedResources,
-      ignoreFields: config.ignoreFields,
-      start,
-      restarting: (resource, reason, delayMs) => restarting(resource)(reason, delayMs),
-    });
-    return events.pipe(
-      reconcile({
-        watched: config.watchedResources.map(watchedType),
-        settings: config.pipeline,
-        endpoints,
-        render: (snapshot) =>
-          defer(() => {
-            stores = snapshot.stores;
-            return of(renderer({ stores: snapshot.stores }));
-          }),
-        validate: (rendered) => defer(() => validator.validate(rendered)),
-        deploy: (request) => defer(() => pipelineFleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
-        report,
-      }),
-      finalize(() => void pipelineFleet.stop()),
-    );
+    return {
+      config,
+      fleet,
+      // Only the leader's endpoint set is non-empty: only the leader deploys.
+      endpoints: combineLatest([pods, leading]).pipe(
+        map(([found, leader]) => (leader ? found : [])),
+        distinctUntilChanged(sameEndpoints),
+        tap((found) => fleet.retain(found)),
+      ),
+      events: () =>
+        informerEvents({
+          resources: config.watchedResources,
+          ignoreFields: config.ignoreFields,
+          start,
+          restarting: (resource, reason, delayMs) => restarting(resource)(reason, delayMs),
+        }),
+      ended: () => void fleet.stop(),
+    };
   };
+
+  // Built before the observer reads its state; nothing of it runs before it is started.
+  const pipeline = buildPipeline({ candidates, load, parts });
+  const observer = await startObserver({
+    health: { host: options.bindAddress, port: options.healthPort },
+    metrics: { host: options.bindAddress, port: options.metricsPort },
+    log: options.log ?? { level: 'info', format: 'json', write: output.out },
+    ...(options.tracerProvider ? { tracerProvider: options.tracerProvider } : {}),
+    ...(options.stallAfterMs !== undefined ? { stallAfterMs: options.stallAfterMs } : {}),
+    config: () => pipeline.current().config,
+    settings: () => ({
+      mode: 'cluster',
+      namespace,
+      configMap: options.configMap,
+      credentialsSecret: options.credentialsSecret,
+      identity: options.identity,
+      lease: options.lease,
+      publishService: options.publishService,
+      dataplaneTls: options.dataplaneTls,
+      dataplaneContainer: options.dataplaneContainer,
+    }),
+    endpoints: () => pipeline.current().endpoints,
+    endpointDetails: () => pipeline.current().fleet?.statuses?.() ?? new Map(),
+  });
+  const log = observer.logger;
+  for (const note of options.notes ?? []) log.info(note);
+  const kubeLog = log.child({ stage: 'kubernetes' });
+
+  const lock = options.lease
+    ? new LeaseLock(kubeConfig, { namespace, name: options.lease.name, identity: options.identity, leaseDurationMs: options.lease.durationMs })
+    : undefined;
+  const lease = options.lease;
+  const leadership$ = lock && lease
+    ? timer(0, lease.retryMs).pipe(
+        leadership({
+          attempt: () => defer(() => lock.tryAcquireOrRenew()),
+          renewDeadlineMs: lease.renewDeadlineMs,
+          onError: (error) => kubeLog.warn(`lease ${namespace}/${lease.name}: ${error}`),
+        }),
+        tap((leader) => {
+          observer.leaderChanged(leader);
+          leading.next(leader);
+        }),
+        // Leadership no longer followed is leadership given up: never two replicas deploying.
+        finalize(() => leading.next(false)),
+      )
+    : EMPTY;
 
   const recorder = new EventRecorder(kubeConfig, {
     controller: 'haproxy-template-ic',
     instance: options.identity,
     ...(options.eventSeries ? { series: options.eventSeries } : {}),
+    active: () => leading.value,
+    trailing: (write) => {
+      if ('error' in write) kubeLog.warn(`event ${write.event.reason} on ${write.event.regarding.kind} ${write.event.regarding.name}: repeats not written: ${write.error}`);
+    },
   });
-
-  const observed = new Subject<Outcome>();
-  const outcomes = candidates.pipe(controller({ load, pipeline }));
+  const configMapSubject: EventSubject = { apiVersion: 'v1', kind: 'ConfigMap', namespace, name: options.configMap };
+  const configSources = (candidate: ControllerCandidate | undefined): readonly EventSubject[] => [
+    configMapSubject,
+    ...(candidate?.sources ?? []).map((source) => ({ apiVersion: 'v1', kind: source.kind, namespace, name: source.name })),
+  ];
 
   // Events: only the leader writes them, a few at a time, and a failed write is logged, never fatal.
-  const eventWrites = observed.pipe(
-    filter(() => leading.value),
-    mergeMap((outcome) => from(outcomeEvents(outcome, { configSources, resources }))),
+  const eventWrites = pipeline.outcomes.pipe(
+    withLatestFrom(leading, pipeline.state),
+    filter(([, leader]) => leader),
+    mergeMap(([outcome, , state]) =>
+      from(outcomeEvents(outcome, { configSources: configSources(state.candidate), resources: state.config?.watchedResources ?? [] })),
+    ),
     mergeMap(
       (event) =>
         defer(() => recorder.record(event)).pipe(
@@ -291,6 +275,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
 
   // Ingress status: after each deployment and whenever the published Service's address changes.
   const publish = options.publishService;
+  const statusWriter = publish ? new IngressStatusWriter(kubeConfig) : undefined;
   const statusWrites =
     statusWriter && publish
       ? combineLatest([
@@ -299,12 +284,13 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
             { apiVersion: 'v1', kind: 'Service', resource: 'services', namespace: publish.namespace, fieldSelector: `metadata.name=${publish.name}` },
             restarting('publish-service'),
           ).pipe(map((services) => services.get(`${publish.namespace}/${publish.name}`))),
-          merge(of(undefined), observed.pipe(filter((outcome) => outcome.type === 'deployed'))),
+          merge(of(undefined), pipeline.outcomes.pipe(filter((outcome) => outcome.type === 'deployed'))),
           leading,
         ]).pipe(
-          filter(([, , leader]) => leader && stores !== undefined),
-          serialLatest(([service]) =>
-            defer(() => statusWriter.sync(stores!, resources, className, service)).pipe(
+          withLatestFrom(pipeline.state),
+          filter(([[, , leader], { rendered, config }]) => leader && rendered !== undefined && config !== undefined),
+          serialLatest(([[service], { rendered, config }]) =>
+            defer(() => statusWriter.sync(rendered!, config!.watchedResources, config!.ingress.className, service)).pipe(
               tap((written) => {
                 if (written > 0) kubeLog.info(`ingress status: ${written} Ingress(es) now publish ${publish.namespace}/${publish.name}`);
               }),
@@ -317,22 +303,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
         )
       : EMPTY;
 
-  const subscription = outcomes.subscribe({
-    next: (outcome) => {
-      observer.observe(outcome);
-      observed.next(outcome);
-    },
-    error: (error: unknown) => observer.pipelineStopped(errorMessage(error)),
-    complete: () => observer.pipelineStopped('the configuration source ended'),
-  });
-  subscription.add(
-    leadership$.subscribe((leader) => {
-      observer.leaderChanged(leader);
-      leading.next(leader);
-    }),
-  );
-  subscription.add(eventWrites.subscribe());
-  subscription.add(statusWrites.subscribe());
+  const subscription = pipeline.start(observer, { leadership: leadership$, Events: eventWrites, 'Ingress status': statusWrites });
 
   // Every replica judges admissions, leader or not, over the configuration in force and the live stores.
   const webhook = options.webhook && startWebhook({
@@ -342,7 +313,10 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     kubeConfig,
     start,
     restarting,
-    state: () => (current && stores ? { config: current, stores } : undefined),
+    state: () => {
+      const { config, stores } = pipeline.current();
+      return config && stores ? { config, stores } : undefined;
+    },
     observer,
   });
 
@@ -353,17 +327,18 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   );
 
   return {
-    outcomes: observed.asObservable(),
+    outcomes: pipeline.outcomes,
     leading: leading.asObservable(),
     restarts,
     observer,
-    stores: () => stores,
+    state: pipeline.state,
     webhookPort: webhook?.listening,
     stop: async () => {
       observer.beginShutdown();
       subscription.unsubscribe();
       await webhook?.stop();
       leading.next(false);
+      recorder.close();
       await lock?.release().catch((error: unknown) => kubeLog.warn(`lease not released: ${errorMessage(error)}`));
       await observer.stop();
     },

@@ -1,11 +1,12 @@
 import { distinctUntilChanged, filter, map, Observable, switchMap, type OperatorFunction } from 'rxjs';
 import type { ConfigLoad } from '../lib/config/types.ts';
+import { errorMessage } from '../lib/error-message.ts';
 import type { DeployOutcome, Outcome, Report } from '../lib/pipeline/outcome.ts';
 
 export type { ConfigLoad };
 
 export interface ControllerOptions<Raw, Config> {
-  /** Parses and checks a configuration candidate completely, before anything uses it. */
+  /** Parses and checks a configuration candidate completely, before anything uses it; what it throws rejects the candidate. */
   readonly load: (raw: Raw) => ConfigLoad<Config>;
   /** Builds and runs the whole pipeline for one valid configuration. */
   readonly pipeline: (config: Config, report: Report) => Observable<DeployOutcome>;
@@ -15,8 +16,9 @@ export interface ControllerOptions<Raw, Config> {
  * The controller: its own configuration is a stream of candidates. A valid
  * one re-initialises the whole pipeline (switchMap tears the old one down);
  * an invalid one is reported and filtered out before switchMap, so the
- * running pipeline keeps going untouched. Every outcome comes out of this one
- * stream.
+ * running pipeline keeps going untouched; so is a candidate whose loading
+ * throws (a fault of the loader is no reason to stop serving). Every outcome
+ * comes out of this one stream.
  */
 export function controller<Raw, Config>(options: ControllerOptions<Raw, Config>): OperatorFunction<Raw, Outcome> {
   return (candidates) =>
@@ -26,7 +28,13 @@ export function controller<Raw, Config>(options: ControllerOptions<Raw, Config>)
       return candidates
         .pipe(
           distinctUntilChanged(),
-          map((raw) => options.load(raw)),
+          map((raw): ConfigLoad<Config> => {
+            try {
+              return options.load(raw);
+            } catch (error) {
+              return { ok: false, errors: [`the configuration could not be loaded: ${errorMessage(error)}`] };
+            }
+          }),
           filter((loaded): loaded is Extract<ConfigLoad<Config>, { ok: true }> => {
             if (!loaded.ok) report({ type: 'configRejected', errors: loaded.errors });
             return loaded.ok;

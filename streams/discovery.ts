@@ -1,6 +1,7 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { DeployReason, Endpoint, FleetCommand, FleetInput, Validated } from '../lib/pipeline/model.ts';
 import type { Report } from '../lib/pipeline/outcome.ts';
+import { forwardingTo } from './operators/contained.ts';
 
 export interface DiscoveryOptions {
   readonly report: Report;
@@ -24,8 +25,8 @@ export function discovery({ report }: DiscoveryOptions): OperatorFunction<FleetI
       let config: Validated | undefined;
       let endpoints = new Map<string, Endpoint>();
 
-      return source.subscribe({
-        next: (input) => {
+      return source.subscribe(
+        forwardingTo(subscriber, (input) => {
           if (input.type === 'config') {
             config = input.config;
             report({ type: 'deploying', revision: config.revision, hash: config.hash, reason: 'change', endpoints: [...endpoints.keys()] });
@@ -48,9 +49,7 @@ export function discovery({ report }: DiscoveryOptions): OperatorFunction<FleetI
             if (previous.has(endpoint.id)) subscriber.next({ type: 'remove', endpointId: endpoint.id });
             if (config) subscriber.next(deploy(endpoint, config, 'discovered'));
           }
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      });
+        }),
+      );
     });
 }

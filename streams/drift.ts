@@ -1,5 +1,6 @@
 import { asyncScheduler, interval, Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import type { DeployRequest, FleetCommand } from '../lib/pipeline/model.ts';
+import { contained, forwardingTo } from './operators/contained.ts';
 
 export interface DriftOptions {
   readonly intervalMs: number;
@@ -23,23 +24,23 @@ export function drift({
 
       // Added to the subscriber so completion, error and unsubscribe all stop the timer.
       subscriber.add(
-        interval(intervalMs, scheduler).subscribe(() => {
-          for (const { endpoint, config } of lastDeploys.values()) {
-            subscriber.next({ type: 'deploy', request: { endpoint, config, reason: 'drift' } });
-          }
-        }),
+        interval(intervalMs, scheduler).subscribe(
+          contained(subscriber, () => {
+            for (const { endpoint, config } of lastDeploys.values()) {
+              subscriber.next({ type: 'deploy', request: { endpoint, config, reason: 'drift' } });
+            }
+          }),
+        ),
       );
 
       subscriber.add(
-        source.subscribe({
-          next: (command) => {
+        source.subscribe(
+          forwardingTo(subscriber, (command) => {
             if (command.type === 'deploy') lastDeploys.set(command.request.endpoint.id, command.request);
             else lastDeploys.delete(command.endpointId);
             subscriber.next(command);
-          },
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => subscriber.complete(),
-        }),
+          }),
+        ),
       );
     });
 }

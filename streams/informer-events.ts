@@ -3,6 +3,7 @@ import type { CompiledPath, WatchedResource } from '../lib/config/types.ts';
 import type { InformerHandlers, InformerSpec } from '../lib/kube/informer.ts';
 import { matchesFieldSelector, withoutIgnoredFields } from '../lib/kube/select.ts';
 import type { ResourceEvent } from '../lib/pipeline/model.ts';
+import { contained } from './operators/contained.ts';
 
 /** Starts one informer and returns how to stop it; production passes ResilientInformer. */
 export type StartInformer = (spec: InformerSpec, handlers: InformerHandlers) => { stop(): Promise<void> };
@@ -20,7 +21,9 @@ export interface InformerEventsOptions {
  * label selector and namespace go to the API server; the configuration's
  * field selectors may name any field, so they apply here: an object that
  * stops matching leaves the store as if deleted. Ignored fields are dropped
- * before anything downstream sees the object. Unsubscribing stops every informer.
+ * before anything downstream sees the object. Unsubscribing stops every
+ * informer; what a handler throws (an object no selector can read) is an
+ * error of the stream, never thrown back into the informer.
  */
 export function informerEvents(options: InformerEventsOptions): Observable<ResourceEvent> {
   return new Observable<ResourceEvent>((subscriber) => {
@@ -34,14 +37,15 @@ export function informerEvents(options: InformerEventsOptions): Observable<Resou
           labelSelector: resource.labelSelector,
         },
         {
-          event: (type, object) =>
+          event: contained(subscriber, (type, object) =>
             subscriber.next({
               type: type !== 'deleted' && !matchesFieldSelector(resource, object) ? 'deleted' : type,
               kind: resource.name,
               object: withoutIgnoredFields(object, options.ignoreFields),
             }),
+          ),
           synced: () => subscriber.next({ type: 'synced', kind: resource.name }),
-          restarting: (reason, delayMs) => options.restarting(resource.name, reason, delayMs),
+          restarting: contained(subscriber, (reason, delayMs) => options.restarting(resource.name, reason, delayMs)),
         },
       ),
     );

@@ -1,22 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { TracerProvider } from '@opentelemetry/api';
-import {
-  catchError,
-  concat,
-  concatWith,
-  debounceTime,
-  defer,
-  EMPTY,
-  merge,
-  NEVER,
-  of,
-  retry,
-  Subject,
-  timer,
-  type Observable,
-  type Subscription,
-} from 'rxjs';
+import { catchError, concat, concatWith, debounceTime, defer, EMPTY, filter, merge, NEVER, of, retry, tap, timer, type Observable } from 'rxjs';
 import { loadControllerConfig } from '../lib/config/load.ts';
 import type { RetrySettings } from '../lib/config/pipeline-settings.ts';
 import type { ConfigLoad, ControllerConfig } from '../lib/config/types.ts';
@@ -24,21 +9,16 @@ import type { CommandOutput } from '../lib/cli/output.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { dataplaneFleet, type DataplaneFleetOptions } from '../lib/deploy/dataplane-fleet.ts';
 import type { Fleet } from '../lib/deploy/fleet.ts';
-import { localFleet } from '../lib/deploy/local-fleet.ts';
+import { localFleet, type LocalFleet, type LocalFleetOptions } from '../lib/deploy/local-fleet.ts';
 import type { LocalTarget } from '../lib/deploy/local-target.ts';
-import type { SupervisedMaster } from '../lib/haproxy/master-supervisor.ts';
-import { Validator } from '../lib/haproxy/validator.ts';
 import { ManifestWatchdog } from '../lib/kube/manifest-watchdog.ts';
 import { ManifestFolder } from '../lib/kube/manifests.ts';
-import { watchedType } from '../lib/kube/select.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
-import { createRenderer } from '../lib/render/renderer.ts';
-import type { LogSettings } from '../lib/telemetry/logger.ts';
+import type { Logger, LogSettings } from '../lib/telemetry/logger.ts';
 import { startObserver, type Observer } from '../lib/telemetry/observer.ts';
-import { controller } from './controller.ts';
 import { manifestSource } from './manifest-source.ts';
-import { reconcile } from './reconcile.ts';
 import { serialLatest } from './operators/serial-latest.ts';
+import { buildPipeline, type ModeParts, type PipelineFleet, type PipelineState } from './pipeline.ts';
 import { HAPROXY_RUNNING, superviseLocalHaproxy } from './supervise-master.ts';
 import { watchPath } from './watch-path.ts';
 
@@ -82,6 +62,8 @@ export interface LocalMode {
   readonly observer: Observer;
   /** Every outcome, for callers that wait on them (tests, the demo). */
   readonly outcomes: Observable<Outcome>;
+  /** What the pipeline holds: the configuration in force, its stores, its endpoints. */
+  readonly state: Observable<PipelineState<string>>;
 }
 
 /**
@@ -92,7 +74,7 @@ export interface LocalMode {
  * shipped one or a watched file.
  */
 export async function startLocalMode(options: LocalModeOptions): Promise<LocalMode> {
-  const { output } = options;
+  const { output, dataplane } = options;
   const workDir = resolve(options.workDir);
   await mkdir(workDir, { recursive: true, mode: 0o700 });
   const initialText = await readFile(options.config.path, 'utf8');
@@ -101,67 +83,10 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     ? initial.config.dataplane
     : { mapsDir: 'maps', certificatesDir: 'ssl', generalDir: 'general' };
 
-  const dataplane = options.dataplane;
-  // What the debug views read once the fleet exists and a configuration is in force.
-  let fleet: Fleet | undefined;
-  let dataplaneStatuses: () => ReadonlyMap<string, unknown> = () => new Map();
-  let current: ControllerConfig | undefined;
-  const observer = await startObserver({
-    health: { host: '127.0.0.1', port: options.healthPort },
-    metrics: { host: '127.0.0.1', port: options.metricsPort },
-    log: options.log ?? { level: 'info', format: 'json', write: output.out },
-    ...(options.tracerProvider ? { tracerProvider: options.tracerProvider } : {}),
-    config: () => current,
-    settings: () => ({
-      mode: 'local',
-      manifests: resolve(options.manifests),
-      config: options.config.path,
-      workDir,
-      bindAddress: options.bindAddress,
-      ports: { http: options.httpPort, https: options.httpsPort, status: options.statusPort },
-      ...(dataplane ? { dataplane: { urls: dataplane.urls, username: dataplane.username, password: dataplane.password, tls: dataplane.tls } } : {}),
-    }),
-    endpoints: () => fleet?.endpoints ?? [],
-    ...(dataplane ? { endpointDetails: () => dataplaneStatuses() } : {}),
-    ...(options.stallAfterMs !== undefined ? { stallAfterMs: options.stallAfterMs } : {}),
-    secrets: dataplane?.password !== undefined ? [dataplane.password, `${dataplane.username ?? ''}:${dataplane.password}`] : [],
-  });
-  const log = observer.logger;
-  let target: LocalTarget | undefined;
-  let master: SupervisedMaster | undefined;
-  let attached = false;
-  try {
-    if (dataplane) {
-      const remote = dataplaneFleet(dataplane);
-      dataplaneStatuses = () => remote.statuses();
-      fleet = remote;
-    } else {
-      const haproxyLog = log.child({ stage: 'haproxy' });
-      const local = await localFleet({
-        workDir,
-        dirs,
-        bindAddress: options.bindAddress,
-        httpPort: options.httpPort,
-        httpsPort: options.httpsPort,
-        statusPort: options.statusPort,
-        log: (line) => haproxyLog.info(line),
-      });
-      if (local.attached) log.info(`attached to the HAProxy already running in ${workDir}`);
-      target = local.target;
-      master = local.master;
-      attached = local.attached;
-      fleet = local;
-    }
-  } catch (error) {
-    await observer.stop();
-    throw error;
-  }
-  const activeFleet: Fleet = fleet;
-
   const load = (text: string): ConfigLoad<ControllerConfig> => {
     // The text read at start was loaded already (for the fleet's directories): not parsed twice.
     const loaded = text === initialText ? initial : loadControllerConfig(text);
-    return loaded.ok ? { ok: true, config: activeFleet.prepare(loaded.config) } : { ok: false, errors: loaded.errors.map((e) => `${options.config.path}: ${e}`) };
+    return loaded.ok ? { ok: true, config: fleet.prepare(loaded.config) } : { ok: false, errors: loaded.errors.map((e) => `${options.config.path}: ${e}`) };
   };
 
   const settle = options.settleMs ?? 100;
@@ -177,7 +102,6 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       }),
       debounceTime(settle),
     );
-  const configLog = log.child({ stage: 'config' });
   const readConfig = () =>
     defer(() => readFile(options.config.path, 'utf8')).pipe(
       catchError((error: unknown) => {
@@ -185,7 +109,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
         return EMPTY;
       }),
     );
-  const configTexts: Observable<string> = options.config.watch
+  const candidates: Observable<string> = options.config.watch
     ? keepWatching(() => watchPath(options.config.path), options.config.path, (error) => configLog.error(error)).pipe(serialLatest(readConfig))
     : of(initialText).pipe(concatWith(NEVER));
 
@@ -194,82 +118,132 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   const rereadMs = options.rereadMs ?? 10_000;
   // Reads happen every rereadMs at the least: a running source far past that is stuck on its folder.
   const watchdog = new ManifestWatchdog({ folder: manifestDir, staleAfterMs: Math.max(60_000, 3 * rereadMs) });
-  observer.addLivenessCheck(() => watchdog.problem());
-  const resourcesLog = log.child({ stage: 'resources' });
-  const pipeline = (config: ControllerConfig, report: (o: Outcome) => void) => {
-    current = config;
-    const renderer = createRenderer(config);
-    const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
-    return manifestSource({
-      folder: manifestDir,
-      resources: config.watchedResources,
-      ignoreFields: config.ignoreFields,
-      watch: () => watchPath(manifestDir),
-      read: () => defer(() => folder.read()),
-      settleMs: settle,
-      rereadMs,
-      retryMs: 1_000,
-      graceMs: 1_000,
-      report,
-      watchdog: (event) => {
-        watchdog.apply(event);
-        if (event.type !== 'missed') return;
-        observer.metrics.manifestWatchRestarted();
-        resourcesLog.warn(`the watch of ${manifestDir} missed a change the periodic re-read found; watching it anew`);
-      },
-    }).pipe(
-      reconcile({
-        watched: config.watchedResources.map(watchedType),
-        settings: options.retry ? { ...config.pipeline, retry: options.retry } : config.pipeline,
-        endpoints: concat(of(activeFleet.endpoints), NEVER),
-        render: (snapshot) => defer(() => of(renderer({ stores: snapshot.stores }))),
-        validate: (rendered) => defer(() => validator.validate(rendered)),
-        deploy: (request) => defer(() => activeFleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
+  const parts = (config: ControllerConfig): ModeParts => ({
+    config,
+    fleet,
+    events: (report) =>
+      manifestSource({
+        folder: manifestDir,
+        resources: config.watchedResources,
+        ignoreFields: config.ignoreFields,
+        watch: () => watchPath(manifestDir),
+        read: () => defer(() => folder.read()),
+        settleMs: settle,
+        rereadMs,
+        retryMs: 1_000,
+        graceMs: 1_000,
         report,
-        // A HAProxy on this machine runs haproxy.cfg as rendered; the Data Plane API rewrites it.
-        exactConfigLines: !dataplane,
+        watchdog: (event) => {
+          watchdog.apply(event);
+          if (event.type === 'read') {
+            const why = event.cause === 'reread' ? ' (periodic re-read)' : '';
+            resourcesLog.debug(`read ${manifestDir}${why}: ${event.result.ok ? (event.result.changed ? 'changed' : 'as before') : event.result.error}`);
+            return;
+          }
+          if (event.type !== 'missed') return;
+          observer.metrics.manifestWatchRestarted();
+          resourcesLog.warn(`the watch of ${manifestDir} missed a change the periodic re-read found; watching it anew`);
+        },
       }),
-    );
-  };
+    endpoints: concat(of(fleet.endpoints), NEVER),
+    ...(options.retry ? { settings: { ...config.pipeline, retry: options.retry } } : {}),
+    // A HAProxy on this machine runs haproxy.cfg as rendered; the Data Plane API rewrites it.
+    exactConfigLines: !dataplane,
+  });
+
+  // Built before the observer reads its state; nothing of it runs before it is started.
+  const pipeline = buildPipeline({ candidates, load, parts });
+  const observer = await startObserver({
+    health: { host: '127.0.0.1', port: options.healthPort },
+    metrics: { host: '127.0.0.1', port: options.metricsPort },
+    log: options.log ?? { level: 'info', format: 'json', write: output.out },
+    ...(options.tracerProvider ? { tracerProvider: options.tracerProvider } : {}),
+    config: () => pipeline.current().config,
+    settings: () => ({
+      mode: 'local',
+      manifests: manifestDir,
+      config: options.config.path,
+      workDir,
+      bindAddress: options.bindAddress,
+      ports: { http: options.httpPort, https: options.httpsPort, status: options.statusPort },
+      ...(dataplane ? { dataplane: { urls: dataplane.urls, username: dataplane.username, password: dataplane.password, tls: dataplane.tls } } : {}),
+    }),
+    endpoints: () => pipeline.current().endpoints,
+    endpointDetails: () => pipeline.current().fleet?.statuses?.() ?? new Map(),
+    ...(options.stallAfterMs !== undefined ? { stallAfterMs: options.stallAfterMs } : {}),
+    secrets: dataplane?.password !== undefined ? [dataplane.password, `${dataplane.username ?? ''}:${dataplane.password}`] : [],
+  });
+  const log = observer.logger;
+  const configLog = log.child({ stage: 'config' });
+  const resourcesLog = log.child({ stage: 'resources' });
+  observer.addLivenessCheck(() => watchdog.problem());
+  const made = await localModeFleet(options, workDir, dirs, log).catch(async (error: unknown) => {
+    await observer.stop();
+    throw error;
+  });
+  const { fleet, local } = made;
+  if (local?.attached) log.info(`attached to the HAProxy already running in ${workDir}`);
 
   // The only controller on its fleet: it always leads, nothing worth a log line.
   observer.metrics.leader(true);
   log.info(
-    `${activeFleet.describe()}; controller health http://127.0.0.1:${observer.healthPort}/healthz, ` +
-      `metrics http://127.0.0.1:${observer.metricsPort}/metrics; manifests ${resolve(options.manifests)}`,
+    `${fleet.describe()}; controller health http://127.0.0.1:${observer.healthPort}/healthz, ` +
+      `metrics http://127.0.0.1:${observer.metricsPort}/metrics; manifests ${manifestDir}`,
   );
 
-  const observed = new Subject<Outcome>();
-  const subscription: Subscription = configTexts.pipe(controller({ load, pipeline })).subscribe({
-    next: (outcome) => {
-      observer.observe(outcome);
-      observed.next(outcome);
-      // A deployment to the HAProxy on this machine leaves it running (it starts one that is not).
-      if (master && outcome.type === 'deployed') observer.setReadiness(HAPROXY_RUNNING, true);
-    },
-    error: (error: unknown) => observer.pipelineStopped(errorMessage(error)),
-    complete: () => observer.pipelineStopped('the configuration source ended'),
-  });
-  const supervision = master ? superviseLocalHaproxy(master, observer, attached) : undefined;
+  const subscription = pipeline.start(
+    observer,
+    local
+      ? {
+          // A deployment to the HAProxy on this machine leaves it running (it starts one that is not).
+          readiness: pipeline.outcomes.pipe(
+            filter((outcome) => outcome.type === 'deployed'),
+            tap(() => observer.setReadiness(HAPROXY_RUNNING, true)),
+          ),
+          'HAProxy supervision': superviseLocalHaproxy(local.master, observer, local.attached),
+        }
+      : {},
+  );
 
   return {
-    target,
-    fleet: activeFleet,
+    target: local?.target,
+    fleet,
     observer,
-    outcomes: observed.asObservable(),
+    outcomes: pipeline.outcomes,
+    state: pipeline.state,
     stop: async ({ keepHaproxy = false } = {}) => {
       observer.beginShutdown();
       // Not started again while it stops, or after the controller let go of it.
-      supervision?.unsubscribe();
       subscription.unsubscribe();
-      if (master && keepHaproxy) {
-        const pid = await master.pid();
+      if (local && keepHaproxy) {
+        const pid = await local.master.pid();
         log.info(
           `leaving HAProxy${pid === undefined ? '' : ` master ${pid}`} running in ${workDir}: a controller started on the same --work-dir attaches to it`,
         );
       }
-      await activeFleet.stop({ keepHaproxy });
+      await fleet.stop({ keepHaproxy });
       await observer.stop();
     },
   };
+}
+
+/** The fleet local mode deploys to: Data Plane APIs, or a HAProxy on this machine (then also `local`). */
+async function localModeFleet(
+  options: LocalModeOptions,
+  workDir: string,
+  dirs: LocalFleetOptions['dirs'],
+  log: Logger,
+): Promise<{ readonly fleet: PipelineFleet; readonly local: LocalFleet | undefined }> {
+  if (options.dataplane) return { fleet: dataplaneFleet(options.dataplane), local: undefined };
+  const haproxyLog = log.child({ stage: 'haproxy' });
+  const local = await localFleet({
+    workDir,
+    dirs,
+    bindAddress: options.bindAddress,
+    httpPort: options.httpPort,
+    httpsPort: options.httpsPort,
+    statusPort: options.statusPort,
+    log: (line) => haproxyLog.info(line),
+  });
+  return { fleet: local, local };
 }

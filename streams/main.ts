@@ -12,8 +12,9 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { runDefaults, runSettings } from '../lib/cli/run-settings.ts';
 import { heapPlan, nodeFlags } from '../lib/container/heap-plan.ts';
 import { serviceAccountNamespace } from '../lib/kube/service-account.ts';
-import { logSettingsFromEnvironment } from '../lib/telemetry/logger.ts';
+import { logSettingsFromEnvironment, type Logger } from '../lib/telemetry/logger.ts';
 import { tracingRequested } from '../lib/telemetry/tracing-environment.ts';
+import { errorMessage } from '../lib/error-message.ts';
 import { startClusterMode } from './cluster-mode.ts';
 import { startLocalMode } from './local-mode.ts';
 
@@ -108,6 +109,37 @@ function required(command: string, values: Record<string, unknown>, names: reado
   }
 }
 
+/** How long shutdown may take before the process exits regardless: inside Kubernetes' default 30 s grace period. */
+const SHUTDOWN_LIMIT_MS = 20_000;
+
+/**
+ * While a mode runs: an exception nothing caught, or a promise rejection
+ * nothing handled, leaves the process in a state nobody planned for. It is
+ * logged with its stack, the mode is stopped as far as it can be within the
+ * shutdown limit, and the process exits 1, for whatever runs it
+ * (Kubernetes, systemd, a shell loop) to start it anew. A second one while
+ * stopping ends the process at once (Node's own default: the stack on
+ * stderr, exit 1), as does one before a mode runs.
+ */
+function exitOnCrash(log: Logger, stop: () => Promise<void>): void {
+  const crashed = (what: string) => async (error: unknown) => {
+    process.off('uncaughtException', exception);
+    process.off('unhandledRejection', rejection);
+    log.fatal({ err: error }, `${what}: ${errorMessage(error)}; stopping and exiting 1`);
+    setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
+    try {
+      await stop();
+    } catch (failure) {
+      log.error(`stopping after the ${what} failed: ${errorMessage(failure)}`);
+    }
+    process.exit(1);
+  };
+  const exception = crashed('uncaught exception');
+  const rejection = crashed('unhandled promise rejection');
+  process.on('uncaughtException', exception);
+  process.on('unhandledRejection', rejection);
+}
+
 /** Runs local mode until SIGINT or SIGTERM, then stops HAProxy (unless --keep-haproxy) and exits 0. */
 async function runLocal(values: Record<string, string | boolean | string[] | undefined>): Promise<number> {
   const text = (name: string) => values[name] as string | undefined;
@@ -153,6 +185,11 @@ async function runLocal(values: Record<string, string | boolean | string[] | und
     await tracing?.shutdown();
     throw error;
   });
+  // HAProxy keeps serving what it has: the controller started again attaches to it.
+  exitOnCrash(mode.observer.logger, async () => {
+    await mode.stop({ keepHaproxy: mode.target !== undefined });
+    await tracing?.shutdown();
+  });
   const signal = await terminationRequested();
   mode.observer.logger.info(`${signal}: stopping ${keepHaproxy ? 'the controller' : 'HAProxy and the controller'}`);
   await mode.stop({ keepHaproxy });
@@ -160,9 +197,6 @@ async function runLocal(values: Record<string, string | boolean | string[] | und
   await tracing?.shutdown();
   return 0;
 }
-
-/** How long shutdown may take before the process exits regardless: inside Kubernetes' default 30 s grace period. */
-const SHUTDOWN_LIMIT_MS = 20_000;
 
 /** Runs in a cluster until SIGTERM (or SIGINT), then releases the lease and exits 0. */
 async function runInCluster(values: Record<string, string | boolean | string[] | undefined>): Promise<number> {
@@ -189,6 +223,10 @@ async function runInCluster(values: Record<string, string | boolean | string[] |
       throw error;
     },
   );
+  exitOnCrash(mode.observer.logger, async () => {
+    await mode.stop();
+    await tracing?.shutdown();
+  });
   const signal = await terminationRequested();
   mode.observer.logger.info(`${signal}: stopping the controller and releasing the lease`);
   const forced = setTimeout(() => {

@@ -110,7 +110,7 @@ export function manifestSource(options: ManifestSourceOptions): Observable<Resou
         // A re-read waiting behind a watch tick reads for the watch: what it finds was announced.
         fold: (dropped, next) => (dropped.cause === 'watch' ? { ...next, cause: 'watch' } : next),
         onRead: (tick, result) => {
-          options.watchdog({ type: 'read', result });
+          options.watchdog({ type: 'read', result, cause: tick.cause });
           if (tick.cause === 'reread' && result.ok && result.changed) unannounced.next(tick.at);
         },
       }),

@@ -1,4 +1,4 @@
-import { asyncScheduler, catchError, defer, EMPTY, exhaustMap, ignoreElements, interval, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import { asyncScheduler, catchError, defer, EMPTY, exhaustMap, ignoreElements, interval, type Observable, type SchedulerLike } from 'rxjs';
 import { errorMessage } from '../lib/error-message.ts';
 import { MasterSupervisor, type SupervisedMaster } from '../lib/haproxy/master-supervisor.ts';
 import type { Observer } from '../lib/telemetry/observer.ts';
@@ -38,39 +38,41 @@ export const HAPROXY_RUNNING = 'HAProxy running';
 /**
  * Watches the HAProxy on this machine: when its master dies, it is started
  * again within a second (looks every 250 ms), logged and counted, and
- * readiness fails until it runs again.
+ * readiness fails until it runs again. Runs while subscribed.
  */
 export function superviseLocalHaproxy(
   master: SupervisedMaster,
   observer: Observer,
   running: boolean,
   timing: { readonly intervalMs: number; readonly retryMs?: { readonly first: number; readonly last: number } } = { intervalMs: 250 },
-): Subscription {
-  const log = observer.logger.child({ stage: 'haproxy' });
-  observer.setReadiness(HAPROXY_RUNNING, running);
-  const supervisor = new MasterSupervisor(master, {
-    ...(timing.retryMs ? { retryMs: timing.retryMs } : {}),
-    report: (event) => {
-      switch (event.type) {
-        case 'exited':
-          observer.setReadiness(HAPROXY_RUNNING, false);
-          log.warn(`HAProxy master ${event.pid} exited; starting it again`);
-          return;
-        case 'restarted':
-        case 'running':
-          observer.setReadiness(HAPROXY_RUNNING, true);
-          observer.metrics.haproxyRestarted();
-          log.info(event.type === 'restarted' ? `started HAProxy again: master ${event.pid} in ${event.durationMs} ms` : `HAProxy runs again: master ${event.pid}`);
-          return;
-        case 'restartFailed':
-          log.error(`starting HAProxy again failed: ${event.error}; trying again in ${event.retryInMs / 1000} s`);
-          return;
-      }
-    },
+): Observable<never> {
+  return defer(() => {
+    const log = observer.logger.child({ stage: 'haproxy' });
+    observer.setReadiness(HAPROXY_RUNNING, running);
+    const supervisor = new MasterSupervisor(master, {
+      ...(timing.retryMs ? { retryMs: timing.retryMs } : {}),
+      report: (event) => {
+        switch (event.type) {
+          case 'exited':
+            observer.setReadiness(HAPROXY_RUNNING, false);
+            log.warn(`HAProxy master ${event.pid} exited; starting it again`);
+            return;
+          case 'restarted':
+          case 'running':
+            observer.setReadiness(HAPROXY_RUNNING, true);
+            observer.metrics.haproxyRestarted();
+            log.info(event.type === 'restarted' ? `started HAProxy again: master ${event.pid} in ${event.durationMs} ms` : `HAProxy runs again: master ${event.pid}`);
+            return;
+          case 'restartFailed':
+            log.error(`starting HAProxy again failed: ${event.error}; trying again in ${event.retryInMs / 1000} s`);
+            return;
+        }
+      },
+    });
+    return superviseMaster({
+      check: () => defer(() => supervisor.check()),
+      intervalMs: timing.intervalMs,
+      onError: (error) => log.error(`watching HAProxy failed: ${errorMessage(error)}`),
+    });
   });
-  return superviseMaster({
-    check: () => defer(() => supervisor.check()),
-    intervalMs: timing.intervalMs,
-    onError: (error) => log.error(`watching HAProxy failed: ${errorMessage(error)}`),
-  }).subscribe();
 }

@@ -1,6 +1,7 @@
 import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import { defaultMaxChangeRefs } from '../lib/pipeline/changes.ts';
 import type { ChangeRef, Snapshot, Trigger } from '../lib/pipeline/model.ts';
+import { contained, forwardingTo } from './operators/contained.ts';
 
 export interface TriggerOptions {
   readonly debounceMs: number;
@@ -39,7 +40,7 @@ export function trigger(options: TriggerOptions): OperatorFunction<Snapshot, Tri
         deadline?.unsubscribe();
         quiet = deadline = undefined;
       };
-      const flush = () => {
+      const flush = contained(subscriber, () => {
         cancelTimers();
         if (!latest) return;
         const snapshot = latest;
@@ -49,33 +50,30 @@ export function trigger(options: TriggerOptions): OperatorFunction<Snapshot, Tri
         refs = [];
         lastTriggerAt = scheduler.now();
         subscriber.next(triggered);
+      });
+
+      const arrived = (snapshot: Snapshot) => {
+        if (!latest) {
+          const now = scheduler.now();
+          firstAt = snapshot.change?.at ?? now;
+          const churning = now - lastTriggerAt < options.debounceMs;
+          const anchor = churning ? lastTriggerAt : now;
+          deadline = scheduler.schedule(flush, anchor + options.maxWaitMs - now);
+        }
+        latest = snapshot;
+        if (snapshot.change) {
+          count++;
+          if (refs.length < maxRefs) refs.push(snapshot.change);
+        }
+        quiet?.unsubscribe();
+        quiet = scheduler.schedule(flush, options.debounceMs);
+      };
+      const ended = () => {
+        flush();
+        subscriber.complete();
       };
 
-      subscriber.add(
-        source.subscribe({
-          next: (snapshot) => {
-            if (!latest) {
-              const now = scheduler.now();
-              firstAt = snapshot.change?.at ?? now;
-              const churning = now - lastTriggerAt < options.debounceMs;
-              const anchor = churning ? lastTriggerAt : now;
-              deadline = scheduler.schedule(flush, anchor + options.maxWaitMs - now);
-            }
-            latest = snapshot;
-            if (snapshot.change) {
-              count++;
-              if (refs.length < maxRefs) refs.push(snapshot.change);
-            }
-            quiet?.unsubscribe();
-            quiet = scheduler.schedule(flush, options.debounceMs);
-          },
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => {
-            flush();
-            subscriber.complete();
-          },
-        }),
-      );
+      subscriber.add(source.subscribe(forwardingTo(subscriber, arrived, ended)));
       return cancelTimers;
     });
 }

@@ -2,13 +2,14 @@ import { Observable } from 'rxjs';
 import type { InformerSpec } from '../lib/kube/informer.ts';
 import type { KubeObject } from '../lib/pipeline/model.ts';
 import type { StartInformer } from './informer-events.ts';
+import { contained } from './operators/contained.ts';
 
 /**
  * A small watched set (the controller's ConfigMap, its credentials Secret,
  * the HAProxy pods, the published Service) as whole snapshots keyed by
  * namespace/name: nothing before the first LIST is in, then the full set
  * after every change. Meant for a handful of objects; the resource stores
- * serve the large sets.
+ * serve the large sets. What a handler throws is an error of the stream.
  */
 export function watchedObjects(
   start: StartInformer,
@@ -19,17 +20,17 @@ export function watchedObjects(
     const objects = new Map<string, KubeObject>();
     let synced = false;
     const informer = start(spec, {
-      event: (type, object) => {
+      event: contained(subscriber, (type, object) => {
         const key = `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
         if (type === 'deleted') objects.delete(key);
         else objects.set(key, object);
         if (synced) subscriber.next(new Map(objects));
-      },
+      }),
       synced: () => {
         synced = true;
         subscriber.next(new Map(objects));
       },
-      restarting,
+      restarting: contained(subscriber, restarting),
     });
     return () => void informer.stop();
   });

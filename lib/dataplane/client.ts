@@ -4,7 +4,6 @@
  * codes, over a Transport that tracks `Configuration-Version`, types errors
  * and keeps credentials out of every message.
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import { inspect, type InspectOptions } from 'node:util';
 import { DataplaneTimeout } from './errors.ts';
 import { multipartFile } from './multipart.ts';
@@ -152,11 +151,12 @@ export class DataplaneClient {
   async waitForReload(id: string, options: WaitForReloadOptions = {}): Promise<ReloadStatus> {
     const timeoutMs = options.timeoutMs ?? 60_000;
     const pollMs = options.pollMs ?? 500;
-    const deadline = Date.now() + timeoutMs;
+    const clock = options.clock ?? this.#transport.clock;
+    const deadline = clock.now() + timeoutMs;
     for (;;) {
       const reload = await this.reload(id);
       if (reload.status !== 'in_progress') return reload;
-      const remaining = deadline - Date.now();
+      const remaining = deadline - clock.now();
       if (remaining <= 0) {
         const path = apiPath`/services/haproxy/reloads/${id}`;
         throw new DataplaneTimeout(`Data Plane API ${this.endpoint}: reload ${id} still in progress after ${timeoutMs} ms`, {
@@ -167,7 +167,7 @@ export class DataplaneClient {
           timeoutMs,
         });
       }
-      await delay(Math.min(pollMs, remaining), undefined, options.signal === undefined ? undefined : { signal: options.signal });
+      await clock.sleep(Math.min(pollMs, remaining), options.signal);
     }
   }
 

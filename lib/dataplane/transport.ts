@@ -6,6 +6,7 @@
  */
 import fetch, { type Headers } from 'node-fetch';
 import { inspect, type InspectOptions } from 'node:util';
+import { systemClock, type Clock } from '../clock.ts';
 import { PlainAgentSource, type AgentLease, type AgentSource } from './agents.ts';
 import { DataplaneError, DataplaneTimeout, DataplaneUnavailable, responseError, type DataplaneErrorDetails } from './errors.ts';
 import { TlsAgentSource, type DataplaneTlsOptions } from './tls.ts';
@@ -17,6 +18,8 @@ export interface TransportOptions {
   readonly password?: string;
   /** Per HTTP request, body included. Default 10 s. */
   readonly timeoutMs?: number;
+  /** What that timeout, and the client's reload polling, are measured on; real time by default. */
+  readonly clock?: Clock;
   /** For an `https://` url: custom CA, client certificate (re-read when the files change). */
   readonly tls?: DataplaneTlsOptions;
 }
@@ -58,6 +61,7 @@ export class Transport {
   /** The Authorization header, the only place the password lives (private: invisible to inspect and JSON). */
   readonly #authorization: string | undefined;
   readonly #timeoutMs: number;
+  readonly clock: Clock;
   readonly #agents: AgentSource;
   #lastVersion: number | undefined;
   #requests = 0;
@@ -70,6 +74,7 @@ export class Transport {
     this.#authorization =
       this.#username === undefined ? undefined : `Basic ${Buffer.from(`${this.#username}:${secret}`, 'utf8').toString('base64')}`;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.clock = options.clock ?? systemClock;
     if (!(this.#timeoutMs > 0)) throw new TypeError(`timeoutMs must be positive, got ${this.#timeoutMs}`);
     const https = url.startsWith('https:');
     if (options.tls !== undefined && !https) throw new TypeError(`tls options need an https:// url, got ${url}`);
@@ -154,7 +159,7 @@ export class Transport {
     if (this.#authorization !== undefined) headers['Authorization'] = this.#authorization;
     if (call.contentType !== undefined) headers['Content-Type'] = call.contentType;
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.#timeoutMs);
+    const cancelTimeout = this.clock.after(this.#timeoutMs, () => controller.abort());
     let lease: AgentLease | undefined;
     try {
       try {
@@ -191,7 +196,7 @@ export class Transport {
       if (error instanceof DataplaneError) throw error;
       throw this.#transportError(error, details, target, controller.signal.aborted);
     } finally {
-      clearTimeout(timer);
+      cancelTimeout();
       lease?.release();
     }
   }

@@ -1,3 +1,5 @@
+import type { Clock } from '../clock.ts';
+
 /**
  * Request and response shapes of the Data Plane API v3 calls the client
  * makes. Field names are DPAPI's own (snake_case, and the odd `-` name) so
@@ -67,6 +69,8 @@ export interface WaitForReloadOptions {
   /** Default 500 ms. */
   readonly pollMs?: number;
   readonly signal?: AbortSignal;
+  /** What the timeout and the pauses between polls are measured on; the client's clock by default. */
+  readonly clock?: Clock;
 }
 
 export type StorageKind = 'maps' | 'general' | 'ssl_certificates';

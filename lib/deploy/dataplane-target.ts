@@ -17,6 +17,7 @@ import { errorMessage } from '../error-message.ts';
 import type { DataplaneClient } from '../dataplane/client.ts';
 import { DataplaneError, ignoring, VersionConflict } from '../dataplane/errors.ts';
 import type { RuntimeCertificate } from '../dataplane/types.ts';
+import type { Clock } from '../clock.ts';
 import type { RuntimeOperation } from '../haproxy/plan-types.ts';
 import type { RenderedFiles } from '../pipeline/model.ts';
 import { mapRefusal, updateMapEntries } from './dataplane-maps.ts';
@@ -29,6 +30,8 @@ export interface DataplaneTargetOptions {
   readonly reloadTimeoutMs?: number;
   /** Default 200 ms. */
   readonly reloadPollMs?: number;
+  /** What the reload timeout and polling are measured on; real time by default. */
+  readonly clock?: Clock;
 }
 
 /** A reload HAProxy refused: the endpoint keeps its previous configuration. */
@@ -186,6 +189,7 @@ export class DataplaneTarget implements DeployTarget<DataplaneState> {
     const status = await this.#client.waitForReload(id, {
       timeoutMs: this.#options.reloadTimeoutMs ?? 60_000,
       pollMs: this.#options.reloadPollMs ?? 200,
+      ...(this.#options.clock ? { clock: this.#options.clock } : {}),
     });
     if (status.status === 'failed') {
       throw new ReloadFailed(`reload ${id} failed on ${this.name}: ${status.response.trim()}`);

@@ -10,6 +10,7 @@
  */
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import type { Clock } from '../clock.ts';
 import { MasterProcess } from '../haproxy/master-process.ts';
 import { reloadMaster } from '../haproxy/master-reload.ts';
 import type { RuntimeOperation } from '../haproxy/plan-types.ts';
@@ -29,6 +30,8 @@ export interface LocalTargetOptions {
   readonly log?: (message: string) => void;
   /** Longest wait for a start, a reload or a stop to complete. Default 20 s. */
   readonly timeoutMs?: number;
+  /** What those waits and the polling of the master are measured on; real time by default. */
+  readonly clock?: Clock;
 }
 
 export interface LocalState extends DeployedState {
@@ -52,6 +55,7 @@ export class LocalTarget implements DeployTarget<LocalState> {
       workDir: options.workDir,
       ...(options.binary === undefined ? {} : { binary: options.binary }),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
     });
     this.#runtime = new RuntimeApplier({ statsSocket: this.statsSocket, dirs: options.dirs, log: this.#log });
   }

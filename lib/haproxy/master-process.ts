@@ -19,7 +19,7 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
+import { systemClock, type Clock } from '../clock.ts';
 import { errorMessage } from '../error-message.ts';
 import { haproxyBinary } from './check.ts';
 import { assertNoMasterRunning, pidFromFile } from './master-guard.ts';
@@ -35,6 +35,8 @@ export interface MasterProcessOptions {
   readonly binary?: string;
   /** Longest wait for a start or a stop to complete. Default 20 s. */
   readonly timeoutMs?: number;
+  /** What the timeouts and the pauses between looks at the master are measured on; real time by default. */
+  readonly clock?: Clock;
 }
 
 export const POLL_MS = 50;
@@ -43,6 +45,7 @@ export class MasterProcess {
   readonly workDir: string;
   readonly binary: string;
   readonly timeoutMs: number;
+  readonly clock: Clock;
   /**
    * The master, when this instance started it: Node reaps it, and stop()
    * waits for that, so no zombie outlives stop().
@@ -53,6 +56,7 @@ export class MasterProcess {
     this.workDir = options.workDir;
     this.binary = options.binary ?? haproxyBinary();
     this.timeoutMs = options.timeoutMs ?? 20_000;
+    this.clock = options.clock ?? systemClock;
   }
 
   get masterSocket(): string {
@@ -95,14 +99,14 @@ export class MasterProcess {
   async probe(): Promise<ShowProc | undefined> {
     const pid = await this.pidFromFile();
     const retryForMs = pid !== undefined && isAlive(pid) ? 5_000 : 0;
-    const deadline = Date.now() + retryForMs;
+    const deadline = this.clock.now() + retryForMs;
     for (;;) {
       try {
         return parseShowProc(await runtimeCommand(this.masterSocket, 'show proc', { timeoutMs: 10_000, retryForMs }));
       } catch (error) {
         if (error instanceof SocketUnavailableError) return undefined;
-        if ((error as { code?: unknown }).code !== 'ECONNRESET' || Date.now() > deadline) throw error;
-        await delay(POLL_MS);
+        if ((error as { code?: unknown }).code !== 'ECONNRESET' || this.clock.now() > deadline) throw error;
+        await this.clock.sleep(POLL_MS);
       }
     }
   }
@@ -140,7 +144,7 @@ export class MasterProcess {
     });
     // The controller may exit before HAProxy: nothing of the child may keep it alive.
     child.unref();
-    const deadline = Date.now() + this.timeoutMs;
+    const deadline = this.clock.now() + this.timeoutMs;
     for (;;) {
       if (exit !== undefined) {
         const output = (await readFile(this.logFile, 'utf8').catch(() => '')).trim();
@@ -151,11 +155,11 @@ export class MasterProcess {
         this.#child = child;
         return info;
       }
-      if (Date.now() > deadline) {
+      if (this.clock.now() > deadline) {
         child.kill('SIGKILL');
         throw new Error(`HAProxy did not start within ${this.timeoutMs} ms (no worker on ${this.masterSocket})`);
       }
-      await delay(POLL_MS);
+      await this.clock.sleep(POLL_MS);
     }
   }
 
@@ -172,9 +176,9 @@ export class MasterProcess {
       typeof entry === 'number' ? entry : entry.pid,
     );
     sendSignal(masterPid, 'SIGTERM');
-    if (!(await waitGone(pids, this.timeoutMs, POLL_MS))) {
+    if (!(await waitGone(pids, this.timeoutMs, POLL_MS, this.clock))) {
       for (const pid of pids) sendSignal(pid, 'SIGKILL');
-      if (!(await waitGone(pids, 5_000, POLL_MS))) throw new Error(`HAProxy processes ${pids.join(', ')} did not exit`);
+      if (!(await waitGone(pids, 5_000, POLL_MS, this.clock))) throw new Error(`HAProxy processes ${pids.join(', ')} did not exit`);
     }
     const child = this.#child;
     this.#child = undefined;

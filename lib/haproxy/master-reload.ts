@@ -6,7 +6,6 @@
  * refusal is in the master's log lines, else in `haproxy -c`.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { setTimeout as delay } from 'node:timers/promises';
 import { checkConfig } from './check.ts';
 import { POLL_MS, type MasterProcess } from './master-process.ts';
 import { alertLines } from './processes.ts';
@@ -38,7 +37,7 @@ export async function reloadMaster(master: MasterProcess): Promise<ReloadOutcome
     if ((error as { code?: unknown }).code !== 'ECONNRESET') throw error;
   }
   const oldWorkers = new Set(before.workers.map((worker) => worker.pid));
-  const deadline = Date.now() + master.timeoutMs;
+  const deadline = master.clock.now() + master.timeoutMs;
   for (;;) {
     const info = await master.tryShowProc();
     if (info !== undefined && info.reloads > before.reloads) {
@@ -46,11 +45,11 @@ export async function reloadMaster(master: MasterProcess): Promise<ReloadOutcome
       const worker = info.workers.find((candidate) => !oldWorkers.has(candidate.pid));
       if (worker !== undefined) return { loaded: true, worker: worker.pid };
     }
-    if (Date.now() > deadline) {
+    if (master.clock.now() > deadline) {
       const said = answer.trim() === '' ? '' : ` (reload answered: ${answer.trim()})`;
       throw new Error(`HAProxy did not complete the reload within ${master.timeoutMs} ms${said}`);
     }
-    await delay(POLL_MS);
+    await master.clock.sleep(POLL_MS);
   }
 }
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { setTimeout as delay } from 'node:timers/promises';
+import { systemClock, type Clock } from '../clock.ts';
 
 /** The `[ALERT]` lines of HAProxy output, those of one process when `pid` is given. */
 export function alertLines(output: string, pid?: number): string {
@@ -36,11 +36,11 @@ export function isAlive(pid: number): boolean {
 }
 
 /** Polls until every process has exited; false when `timeoutMs` passed first. */
-export async function waitGone(pids: readonly number[], timeoutMs: number, pollMs = 50): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+export async function waitGone(pids: readonly number[], timeoutMs: number, pollMs = 50, clock: Clock = systemClock): Promise<boolean> {
+  const deadline = clock.now() + timeoutMs;
   while (pids.some(isAlive)) {
-    if (Date.now() > deadline) return false;
-    await delay(pollMs);
+    if (clock.now() > deadline) return false;
+    await clock.sleep(pollMs);
   }
   return true;
 }

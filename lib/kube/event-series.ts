@@ -3,14 +3,26 @@ export type EventDecision =
   | { readonly action: 'create' }
   /** The same event again: bump the series of the event already written. */
   | { readonly action: 'update'; readonly name: string; readonly count: number }
-  /** Counted, not written now: too soon after the last write of this series, or the object's budget is spent. */
-  | { readonly action: 'skip'; readonly reason: 'throttled' | 'rate-limited' };
+  /**
+   * Counted, not written now: too soon after the last write of this series,
+   * or the object's budget is spent. `flushInMs`, when set: a series now
+   * holds occurrences no write carried, to be written then (see `flush`).
+   */
+  | { readonly action: 'skip'; readonly reason: 'throttled' | 'rate-limited'; readonly flushInMs?: number };
+
+/** What to do, when a series' throttle window ends, with the occurrences counted in it. */
+export type FlushDecision =
+  /** Nothing unwritten (a later write carried it, or the series is gone). */
+  | { readonly action: 'none' }
+  | { readonly action: 'update'; readonly name: string; readonly count: number; readonly lastObservedAt: number }
+  /** Not yet: the window moved on with a later write, or the budget is spent. */
+  | { readonly action: 'later'; readonly inMs: number };
 
 export interface EventSeriesOptions {
   /** Writes per object allowed at once, and how fast that budget comes back (one write per `refillMs`). */
   readonly burst: number;
   readonly refillMs: number;
-  /** A repeat this soon after the series' last write only counts; the next write carries the count. */
+  /** A repeat this soon after the series' last write only counts: the next write carries the count, at the latest one when this window ends. */
   readonly updateIntervalMs: number;
   /** A series quiet for this long is forgotten: the next occurrence starts a new event. */
   readonly seriesWindowMs: number;
@@ -26,9 +38,14 @@ export const defaultEventSeriesOptions: EventSeriesOptions = {
 interface Series {
   name: string | undefined;
   count: number;
+  /** The count the last write carried. */
+  written: number;
   lastWrite: number;
   lastSeen: number;
 }
+
+/** One series: one event of one object. */
+export const seriesKey = (objectKey: string, eventKey: string): string => `${objectKey}\u0000${eventKey}`;
 
 interface Budget {
   tokens: number;
@@ -39,6 +56,9 @@ interface Budget {
  * Deduplicates events into series and rate-limits them per object, so an
  * object that flaps (excluded, fixed, excluded...) or a deploy that keeps
  * failing costs the API server a handful of writes, not one per render.
+ * Repeats counted and not written are written when the throttle window
+ * ends (`flush`), so the API's count is never behind for long, even when
+ * no later occurrence comes to carry it.
  */
 export class EventSeries {
   readonly #options: EventSeriesOptions;
@@ -58,33 +78,53 @@ export class EventSeries {
 
   decide(objectKey: string, eventKey: string, now: number): EventDecision {
     this.#forget(now);
-    const key = `${objectKey}\u0000${eventKey}`;
+    const key = seriesKey(objectKey, eventKey);
     const series = this.#series.get(key);
     if (series !== undefined && series.name !== undefined) {
       series.count += 1;
       series.lastSeen = now;
-      if (now - series.lastWrite < this.#options.updateIntervalMs) return this.#skip('throttled');
-      if (!this.#spend(objectKey, now)) return this.#skip('rate-limited');
+      const windowLeft = series.lastWrite + this.#options.updateIntervalMs - now;
+      if (windowLeft > 0) return this.#skip('throttled', windowLeft);
+      if (!this.#spend(objectKey, now)) return this.#skip('rate-limited', this.#refillIn(objectKey));
       series.lastWrite = now;
+      series.written = series.count;
       return { action: 'update', name: series.name, count: series.count };
     }
     if (!this.#spend(objectKey, now)) return this.#skip('rate-limited');
-    this.#series.set(key, { name: undefined, count: 1, lastWrite: now, lastSeen: now });
+    this.#series.set(key, { name: undefined, count: 1, written: 1, lastWrite: now, lastSeen: now });
     return { action: 'create' };
+  }
+
+  /** The series' occurrences no write carried yet, to write once its throttle window ended and the budget allows. */
+  flush(objectKey: string, eventKey: string, now: number): FlushDecision {
+    const series = this.#series.get(seriesKey(objectKey, eventKey));
+    if (series === undefined || series.name === undefined || series.count <= series.written) return { action: 'none' };
+    const windowLeft = series.lastWrite + this.#options.updateIntervalMs - now;
+    if (windowLeft > 0) return { action: 'later', inMs: windowLeft };
+    if (!this.#spend(objectKey, now)) return { action: 'later', inMs: this.#refillIn(objectKey) };
+    series.lastWrite = now;
+    series.written = series.count;
+    return { action: 'update', name: series.name, count: series.count, lastObservedAt: series.lastSeen };
   }
 
   /** Names the event a 'create' decision wrote, so repeats update it; a failed create is forgotten instead. */
   created(objectKey: string, eventKey: string, name: string | undefined): void {
-    const key = `${objectKey}\u0000${eventKey}`;
+    const key = seriesKey(objectKey, eventKey);
     const series = this.#series.get(key);
     if (series === undefined) return;
     if (name === undefined) this.#series.delete(key);
     else series.name = name;
   }
 
-  #skip(reason: 'throttled' | 'rate-limited'): EventDecision {
+  #skip(reason: 'throttled' | 'rate-limited', flushInMs?: number): EventDecision {
     this.#skipped += 1;
-    return { action: 'skip', reason };
+    return flushInMs === undefined ? { action: 'skip', reason } : { action: 'skip', reason, flushInMs };
+  }
+
+  /** How long until the object's budget holds a write again. */
+  #refillIn(objectKey: string): number {
+    const tokens = this.#budgets.get(objectKey)?.tokens ?? 0;
+    return Math.max(1, Math.ceil((1 - tokens) * this.#options.refillMs));
   }
 
   #spend(objectKey: string, now: number): boolean {

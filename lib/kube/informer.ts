@@ -1,6 +1,6 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { backoffDelay } from '../backoff.ts';
+import { systemClock, type Clock } from '../clock.ts';
 import { errorMessage } from '../error-message.ts';
 import type { ChangeType, KubeObject } from '../pipeline/model.ts';
 import { KubeRequestError, kubeRequest } from './kube-request.ts';
@@ -41,13 +41,12 @@ export interface InformerOptions {
    */
   readonly watchdogMs: number;
   /**
-   * Specs only: how many times faster than real time the API server's clock
-   * runs (a fake's). client-node's own timers, its watch idle abort
-   * (`clientNodeWatchIdleMs`) and its 1 to 30 s wait before reopening a
-   * watch that brought nothing, then run as much faster; `watchdogMs` is
-   * given accordingly.
+   * What the watchdog, the restart backoff and client-node's own waits (its
+   * watch idle abort, `clientNodeWatchIdleMs`, and its 1 to 30 s pause
+   * before reopening a watch that brought nothing) are measured on; real
+   * time by default. Specs give the clock of the API server they talk to.
    */
-  readonly timeScale?: number;
+  readonly clock?: Clock;
   readonly random?: () => number;
   /** Objects per LIST page. */
   readonly pageSize?: number;
@@ -86,11 +85,11 @@ const WATCH_TIMEOUT_SECONDS = 25;
  */
 class ObservedWatch extends Watch {
   readonly #seen: () => void;
-  constructor(kubeConfig: KubeConfig, seen: () => void, idleMs: number | undefined) {
+  constructor(kubeConfig: KubeConfig, seen: () => void, idleMs: number) {
     super(kubeConfig);
     this.#seen = seen;
     // The field client-node's watch() reads; its typings call it private.
-    if (idleMs !== undefined) (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = idleMs;
+    (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = idleMs;
   }
   override watch(
     path: string,
@@ -140,9 +139,12 @@ export class ResilientInformer {
   #stopped = false;
   #synced = false;
   #failures = 0;
-  #lastSeen = Date.now();
-  #timer: NodeJS.Timeout | undefined;
-  #watchdog: NodeJS.Timeout | undefined;
+  readonly #clock: Clock;
+  #lastSeen: number;
+  /** Cancels the pending restart. */
+  #cancelRestart: (() => void) | undefined;
+  /** Cancels the next look of the watchdog. */
+  #cancelWatchdog: (() => void) | undefined;
 
   constructor(kubeConfig: KubeConfig, spec: InformerSpec, handlers: InformerHandlers, options: InformerOptions = defaultInformerOptions) {
     this.#kubeConfig = kubeConfig;
@@ -151,20 +153,21 @@ export class ResilientInformer {
     this.#options = options;
     this.#kind = spec.kind;
     this.#path = collectionPath(spec.apiVersion, spec.resource, spec.namespace);
+    this.#clock = options.clock ?? systemClock;
+    this.#lastSeen = this.#clock.now();
   }
 
   /** Starts listing and watching; `synced` tells when the first LIST is in. */
   start(): void {
     this.#stopped = false;
     void this.#connect();
-    this.#watchdog = setInterval(() => this.#checkActivity(), Math.max(10, this.#options.watchdogMs / 4));
-    this.#watchdog.unref();
+    this.#lookLater();
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
-    clearInterval(this.#watchdog);
+    this.#cancelRestart?.();
+    this.#cancelWatchdog?.();
     const current = this.#current;
     this.#current = undefined;
     await current?.stop();
@@ -205,21 +208,21 @@ export class ResilientInformer {
   }
 
   #seen = (): void => {
-    this.#lastSeen = Date.now();
+    this.#lastSeen = this.#clock.now();
   };
 
   /** A fresh LIST and WATCH, replacing whatever ran before. */
   async #connect(): Promise<void> {
     const previous = this.#current;
-    const scale = this.#options.timeScale;
+    const clock = this.#clock;
     const informer = new ListWatch<KubernetesObject>(
       this.#path,
-      new ObservedWatch(this.#kubeConfig, this.#seen, scale === undefined ? undefined : clientNodeWatchIdleMs / scale),
+      new ObservedWatch(this.#kubeConfig, this.#seen, clock.realMs(clientNodeWatchIdleMs)),
       this.#list,
       false,
       this.#spec.labelSelector,
       this.#spec.fieldSelector,
-      scale === undefined ? undefined : { delayFn: (ms: number) => delay(ms / scale) },
+      { delayFn: (ms: number) => clock.sleep(ms) },
     );
     this.#current = informer;
     const own = (deliver: (object: KubernetesObject) => void) => (object: KubernetesObject) => {
@@ -288,8 +291,8 @@ export class ResilientInformer {
     const retryAfterMs = error instanceof KubeRequestError && error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 0;
     const delayMs = Math.max(backoff, retryAfterMs);
     this.#handlers.restarting(`${this.#path}: ${errorMessage(error)}`, delayMs);
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => void this.#resume(informer), delayMs);
+    this.#cancelRestart?.();
+    this.#cancelRestart = this.#clock.after(delayMs, () => void this.#resume(informer));
   }
 
   /** The informer keeps its cache and resourceVersion: it resumes the watch, or relists if it had none. */
@@ -299,8 +302,16 @@ export class ResilientInformer {
     this.#started(informer);
   }
 
+  /** The watchdog looks four times per `watchdogMs`. */
+  #lookLater(): void {
+    this.#cancelWatchdog = this.#clock.after(Math.max(10, this.#options.watchdogMs / 4), () => {
+      this.#checkActivity();
+      if (!this.#stopped) this.#lookLater();
+    });
+  }
+
   #checkActivity(): void {
-    if (this.#stopped || Date.now() - this.#lastSeen < this.#options.watchdogMs) return;
+    if (this.#stopped || this.#clock.now() - this.#lastSeen < this.#options.watchdogMs) return;
     this.#seen();
     this.#handlers.restarting(`${this.#path}: nothing received for ${this.#options.watchdogMs} ms (no event, no bookmark, no watch ended by the server); listing again`, 0);
     void this.#connect();

@@ -10,7 +10,8 @@ export type WatchdogEvent =
   | { readonly type: 'watchFailed'; readonly error: string }
   /** A periodic re-read found a change the watch never reported: the watch is set up anew. */
   | { readonly type: 'missed' }
-  | { readonly type: 'read'; readonly result: ReadResult };
+  /** A read of the folder, asked for by the watch or by the periodic re-read (`cause`, when known). */
+  | { readonly type: 'read'; readonly result: ReadResult; readonly cause?: 'watch' | 'reread' };
 
 export interface ManifestWatchdogOptions {
   /** The folder, for messages. */

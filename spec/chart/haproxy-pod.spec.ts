@@ -10,7 +10,7 @@ import { haproxyBinary } from '../../lib/haproxy/check.ts';
 import { runtimeCommand } from '../../lib/haproxy/runtime-socket.ts';
 import { parseShowProc, type ShowProc } from '../../lib/haproxy/show-proc.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/local-harness.ts';
+import { reservePort } from '../support/ports.ts';
 import { renderChart, valueSets, type RenderedChart } from './helm.ts';
 import { configMapData, container, type Container, type Workload } from './manifests.ts';
 
@@ -53,7 +53,7 @@ class PodSandbox {
 
   static async create(): Promise<PodSandbox> {
     const root = await mkdtemp(join(tmpdir(), 'hti-pod-'));
-    const ports = { http: await freePort(), status: await freePort() };
+    const ports = { http: await reservePort(), status: await reservePort() };
     return new PodSandbox(root, ports, [
       ['/usr/local/share/haproxy-template-ic', join(root, 'scripts')],
       ['/etc/haproxy', join(root, 'etc')],

@@ -15,9 +15,9 @@ import type { Workload } from '../chart/manifests.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
 import { createControllerObjects, createHaproxyPod, replicaOptions } from '../support/cluster-fixtures.ts';
 import { eventually } from '../support/eventually.ts';
+import { reservePort } from '../support/ports.ts';
 import { startFakeApiServer, type FakeApiServer, type KubeObject } from '../support/fake-apiserver/index.ts';
 import { kubeTool } from '../support/kube-tools.ts';
-import { freePort } from '../support/local-harness.ts';
 import { documents, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { LEAF_CERT, UNRELATED_KEY } from '../support/tls-fixture.ts';
 import { httpGet, OutcomeLog, servedBy } from '../support/traffic.ts';
@@ -86,14 +86,15 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
       },
     });
     manifests = await mkdtemp(join(tmpdir(), 'webhook-e2e-'));
-    httpPort = await freePort();
-    const dataplanePort = await freePort();
+    httpPort = await reservePort(POD_ADDRESS);
+    const dataplanePort = await reservePort(POD_ADDRESS);
     emulator = await startEmulator({ pod: { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock', address: POD_ADDRESS }, listen: { host: POD_ADDRESS, port: dataplanePort } });
-    backend = await freePort();
-    stopBackends = await startBackends([backend]);
+    const started = await startBackends([0]);
+    backend = started.ports[0]!;
+    stopBackends = started.stop;
     const config = (await readFile(defaultConfigPath(), 'utf8'))
       .replace('  httpPort: 80\n', `  httpPort: ${httpPort}\n`)
-      .replace('  statusPort: 8404\n', `  statusPort: ${await freePort()}\n`)
+      .replace('  statusPort: 8404\n', `  statusPort: ${await reservePort(POD_ADDRESS)}\n`)
       .replace('  port: 5555\n', `  port: ${dataplanePort}\n`)
       .replace('  minDeploymentInterval: 2s\n', '  minDeploymentInterval: 200ms\n')
       .replace('debounce: 500ms\n', 'debounce: 100ms\n');
@@ -110,7 +111,7 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
 
     for (const name of ['controller-a', 'controller-b']) {
       const mode = await startClusterMode(
-        await replicaOptions(fake, NAMESPACE, name, { leaseMs: 3_000, serverTimeScale: SERVER_TIME_SCALE }, { webhook: { ...chartWebhook, port: await freePort() } }),
+        replicaOptions(fake, NAMESPACE, name, { leaseMs: 3_000 }, { webhook: { ...chartWebhook, port: await reservePort() } }),
       );
       const port = await mode.webhookPort!;
       replicas.push({ name, mode, log: new OutcomeLog(mode.outcomes), port, calls: 0, up: true });

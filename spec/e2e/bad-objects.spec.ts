@@ -4,6 +4,7 @@ import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { eventually } from '../support/eventually.ts';
 import { LocalHarness } from '../support/local-harness.ts';
 import { documents as docs, ingress, service, slice, tlsSecret, type IngressOptions } from '../support/manifest-builders.ts';
 import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
@@ -163,9 +164,7 @@ describe('one bad object end to end', function () {
     const released = await harness.next(mark, 'released');
     expect(released.objects.map((p) => p.object)).to.deep.equal(['Ingress tenant-b/blocked']);
     await harness.next(mark, 'deployed');
-    const deadline = Date.now() + 10_000;
-    while ((await harness.get('blocked.example.com', '/')).status !== 403 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect((await harness.get('blocked.example.com', '/')).status).to.equal(403);
+    await eventually(() => harness!.get('blocked.example.com', '/'), (response) => response.status === 403, 'blocked.example.com answered 403', 10_000);
   });
 
   it('4. refuses, before HAProxy runs, a template reading files or taking keywords from the environment; the last good configuration serves', async () => {

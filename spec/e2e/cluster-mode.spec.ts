@@ -4,7 +4,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { firstValueFrom, filter } from 'rxjs';
+import { firstValueFrom, filter, timeout } from 'rxjs';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import type { KubeObject } from '../../lib/pipeline/model.ts';
@@ -15,8 +15,10 @@ import { createControllerObjects, createHaproxyPod, replicaOptions } from '../su
 import { eventually } from '../support/eventually.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
 import { kubeTool } from '../support/kube-tools.ts';
-import { freePort } from '../support/local-harness.ts';
+import { LineLog } from '../support/line-log.ts';
+import { reservePort } from '../support/ports.ts';
 import { documents, ingress, service, slice } from '../support/manifest-builders.ts';
+import { Notifier } from '../support/notifier.ts';
 import { httpGet, OutcomeLog, servedBy } from '../support/traffic.ts';
 
 /**
@@ -32,7 +34,7 @@ const POD_ADDRESSES = ['127.0.0.5', '127.0.0.6'];
 const ENDPOINTS = ['haproxy/haproxy-0', 'haproxy/haproxy-1'];
 const LEASE_MS = 3_000;
 const PUBLISHED_IP = '10.96.0.50';
-/** The API server's clock (and the informers' with it) runs this much faster: the five-minute watchdog takes 2 s. */
+/** The API server's clock (and the informers', the same) runs this much faster: the five-minute watchdog takes 2 s. */
 const SERVER_TIME_SCALE = 150;
 
 const exec = promisify(execFile);
@@ -46,9 +48,9 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
   this.timeout(120_000);
   let fake: FakeApiServer;
   const emulators: Emulator[] = [];
-  const replicas: { mode: ClusterMode; log: OutcomeLog; name: string }[] = [];
+  const replicas: { mode: ClusterMode; log: OutcomeLog; output: LineLog; name: string }[] = [];
   let httpPort = 0;
-  let backends: number[] = [];
+  let backends: readonly number[] = [];
   let stopBackends: () => Promise<void> = async () => undefined;
   let manifests = '';
   let configText = '';
@@ -63,13 +65,19 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
   const events = (reason: string) =>
     fake.list('events.k8s.io/v1', 'Event').filter((event) => event['reason'] === reason) as (KubeObject & { regarding: { kind: string; namespace?: string; name: string }; note: string })[];
   const startReplica = async (name: string) => {
+    const output = new LineLog();
+    const print = (text: string) => {
+      output.write(text);
+      if (process.env['DEBUG_E2E']) process.stdout.write(`${name} ${text}`);
+    };
     const mode = await startClusterMode(
-      await replicaOptions(fake, NAMESPACE, name, { leaseMs: LEASE_MS, serverTimeScale: SERVER_TIME_SCALE }, {
+      replicaOptions(fake, NAMESPACE, name, { leaseMs: LEASE_MS }, {
         publishService: { namespace: NAMESPACE, name: 'haproxy' },
         eventSeries: { burst: 10, refillMs: 1_000, updateIntervalMs: 200, seriesWindowMs: 60_000 },
+        output: { out: print, err: print },
       }),
     );
-    const replica = { mode, log: new OutcomeLog(mode.outcomes), name };
+    const replica = { mode, log: new OutcomeLog(mode.outcomes), output, name };
     replicas.push(replica);
     return replica;
   };
@@ -77,8 +85,8 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
   before(async () => {
     fake = await startFakeApiServer({ timeScale: SERVER_TIME_SCALE });
     manifests = await mkdtemp(join(tmpdir(), 'cluster-e2e-'));
-    httpPort = await freePort();
-    const dataplanePort = await freePort();
+    httpPort = await reservePort(...POD_ADDRESSES);
+    const dataplanePort = await reservePort(...POD_ADDRESSES);
     for (const address of POD_ADDRESSES) {
       emulators.push(
         await startEmulator({
@@ -87,11 +95,10 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
         }),
       );
     }
-    backends = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    stopBackends = await startBackends(backends);
+    ({ ports: backends, stop: stopBackends } = await startBackends([0, 0, 0, 0]));
     configText = (await readFile(defaultConfigPath(), 'utf8'))
       .replace('  httpPort: 80\n', `  httpPort: ${httpPort}\n`)
-      .replace('  statusPort: 8404\n', `  statusPort: ${await freePort()}\n`)
+      .replace('  statusPort: 8404\n', `  statusPort: ${await reservePort(...POD_ADDRESSES)}\n`)
       .replace('  port: 5555\n', `  port: ${dataplanePort}\n`)
       .replace('  minDeploymentInterval: 2s\n', '  minDeploymentInterval: 200ms\n')
       .replace('debounce: 500ms\n', 'debounce: 100ms\n')
@@ -161,49 +168,83 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
   });
 
   it('keeps its view equal to the API through a dropped watch, a stalled watch, a 410 and a 5xx on watch, under constant change', async () => {
-    const churning = { on: true };
-    let written = 0;
     // A change every 50 ms throughout: Services created, relabelled and deleted.
-    const churn = (async () => {
-      while (churning.on) {
-        const name = `churn-${written % 7}`;
-        const existing = fake.get({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name });
-        if (existing === undefined) fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name, labels: { round: String(written) } }, spec: { ports: [{ port: 80 }] } });
-        else if (written % 3 === 0) fake.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name });
-        else fake.patch({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name }, { metadata: { labels: { round: String(written) } } });
-        written += 1;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    })();
+    let written = 0;
+    const changed = new Notifier();
+    const churn = setInterval(() => {
+      const name = `churn-${written % 7}`;
+      const existing = fake.get({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name });
+      if (existing === undefined) fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name, labels: { round: String(written) } }, spec: { ports: [{ port: 80 }] } });
+      else if (written % 3 === 0) fake.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name });
+      else fake.patch({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name }, { metadata: { labels: { round: String(written) } } });
+      written += 1;
+      changed.changed();
+    }, 50);
     const restartsBefore = replicas.map((r) => [...r.mode.restarts.values()].reduce((x, y) => x + y, 0));
-    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    /** A fault, then what shows the controllers met it, and fifteen more changes before the next. */
+    const phase = async (fault: () => void, met: () => Promise<unknown>) => {
+      const from = written;
+      fault();
+      await met();
+      await changed.until(() => (written >= from + 15 ? true : undefined), () => `${written - from} of 15 changes`, 5_000);
+    };
+    const requests = (verb: 'list' | 'watch', resource?: string) => fake.requests.matching({ verb, ...(resource ? { resource } : {}) }).length;
+    /**
+     * Waits for `count` restarts of watches (of `resource`, or any) the replicas log from now on, whose
+     * line matches `reason`; checked at every change of the churn, which goes on throughout.
+     */
+    const restarts = (resource: string | undefined, reason: RegExp, count: number) => {
+      const marks = replicas.map(({ output }) => output.mark());
+      const restart = new RegExp(`watch of ${resource ?? '\\S+'} restarted: .*${reason.source}`);
+      const found = () => replicas.flatMap(({ output }, i) => output.lines.slice(marks[i]).filter((line) => restart.test(line)));
+      return () => changed.until(() => (found().length >= count ? true : undefined), () => `${found().length} of ${count} restarts of ${resource} (${reason})`, 10_000);
+    };
 
-    expect(fake.faults.dropWatches()).to.be.above(0);
-    await pause(500);
-    fake.faults.stallWatches(true, 'services');
-    await pause(2_600);
-    fake.faults.stallWatches(false, 'services');
-    await pause(500);
-    fake.compactHistory();
-    fake.faults.dropWatches();
-    await pause(500);
-    fake.faults.failNext(2, { verb: 'watch', status: 500 });
-    fake.faults.dropWatches();
-    await pause(1_500);
-    churning.on = false;
-    await churn;
+    try {
+      // Every open watch dropped: each is opened again.
+      let reopened = 0;
+      await phase(
+        () => {
+          const dropped = fake.faults.dropWatches();
+          expect(dropped).to.be.above(0);
+          reopened = requests('watch') + dropped;
+        },
+        () => fake.requests.until({ verb: 'watch' }, reopened),
+      );
+      // The Service watches go silent: each replica's watchdog relists after five minutes of server time.
+      const relisted = restarts('services', /nothing received/, replicas.length);
+      await phase(() => fake.faults.stallWatches(true, 'services'), relisted);
+      fake.faults.stallWatches(false, 'services');
+      // History compacted under dropped watches: they resume from versions gone (410), and relist.
+      const lists = requests('list', 'services');
+      await phase(
+        () => {
+          fake.compactHistory();
+          fake.faults.dropWatches();
+        },
+        () => fake.requests.until({ verb: 'list', resource: 'services' }, lists + replicas.length),
+      );
+      // Two watches answered with a 500: client-node gives up on those informers, which start again.
+      const restarted = restarts(undefined, /Internal Server Error/, 2);
+      await phase(() => {
+        fake.faults.failNext(2, { verb: 'watch', status: 500 });
+        fake.faults.dropWatches();
+      }, restarted);
+    } finally {
+      clearInterval(churn);
+    }
 
     const apiView = (kind: 'Ingress' | 'Service' | 'EndpointSlice', apiVersion: string) =>
       fake.list(apiVersion, kind).map((o) => `${(o['metadata'] as { namespace?: string }).namespace}/${(o['metadata'] as { name: string }).name}@${(o['metadata'] as { resourceVersion: string }).resourceVersion}`).sort();
-    const controllerView = (mode: ClusterMode, store: string) =>
-      (mode.stores()?.get(store)?.list() ?? []).map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
+    const controllerView = async (mode: ClusterMode, store: string) =>
+      ((await firstValueFrom(mode.state)).stores?.get(store)?.list() ?? []).map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
     for (const { mode, name } of replicas) {
       for (const [store, kind, apiVersion] of [
         ['services', 'Service', 'v1'],
         ['ingresses', 'Ingress', 'networking.k8s.io/v1'],
         ['endpointslices', 'EndpointSlice', 'discovery.k8s.io/v1'],
       ] as const) {
-        await eventually(async () => controllerView(mode, store), (view) => JSON.stringify(view) === JSON.stringify(apiView(kind, apiVersion)), `${name}'s ${store} to equal the API's`, 15_000);
+        await eventually(() => controllerView(mode, store), (view) => JSON.stringify(view) === JSON.stringify(apiView(kind, apiVersion)), `${name}'s ${store} to equal the API's`, 15_000);
       }
     }
     // The 5xx stopped informers (client-node gives up on them) and the silent watch tripped the watchdog: both restarted.
@@ -266,11 +307,11 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
   it('hands over to the other replica within the lease duration, and the new leader deploys without rendering again', async () => {
     const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]];
     const from = b.log.mark();
-    const stopped = Date.now();
+    // Within the lease duration of a's stop: the wait starts with it.
+    const led = firstValueFrom(b.mode.leading.pipe(filter(Boolean), timeout({ first: LEASE_MS })));
     await a.mode.stop();
     replicas.shift();
-    await firstValueFrom(b.mode.leading.pipe(filter(Boolean)));
-    expect(Date.now() - stopped).to.be.below(LEASE_MS);
+    await led;
     const deployed = await b.log.deployedOn(from, ENDPOINTS);
     expect([...deployed.values()].map((o) => o.reason)).to.deep.equal(['discovered', 'discovered']);
     // What it deploys is what it had rendered while following: no render between the handover and the deployments.

@@ -19,7 +19,7 @@ import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/local-harness.ts';
+import { reservePort } from '../support/ports.ts';
 import { documents, ingress, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { servedSerial, serialOf } from '../support/tls-handshake.ts';
 import { LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
@@ -40,7 +40,7 @@ describe('acceptance: the controller against the Data Plane API’s real behavio
   let httpPort = 0;
   let httpsPort = 0;
   let statusPort = 0;
-  let backends: number[] = [];
+  let backends: readonly number[] = [];
   let stopBackends: () => Promise<void> = async () => undefined;
 
   const write = (file: string, text: string) => writeFile(join(manifests, file), text);
@@ -59,8 +59,8 @@ describe('acceptance: the controller against the Data Plane API’s real behavio
       httpPort,
       httpsPort,
       statusPort,
-      healthPort: await freePort(),
-      metricsPort: await freePort(),
+      healthPort: 0,
+      metricsPort: 0,
       settleMs: 50,
       dataplane: { urls: [emulator.url], username: emulator.credentials.user, password: emulator.credentials.password },
       output: { out: () => undefined, err: () => undefined },
@@ -73,9 +73,8 @@ describe('acceptance: the controller against the Data Plane API’s real behavio
 
   before(async () => {
     emulator = await startEmulator({ pod });
-    [httpPort, httpsPort, statusPort] = [await freePort(), await freePort(), await freePort()];
-    backends = await Promise.all([freePort(), freePort(), freePort()]);
-    stopBackends = await startBackends(backends);
+    [httpPort, httpsPort, statusPort] = [await reservePort(pod.address), await reservePort(pod.address), await reservePort(pod.address)];
+    ({ ports: backends, stop: stopBackends } = await startBackends([0, 0, 0]));
     dir = await mkdtemp(join(tmpdir(), 'acceptance-'));
     manifests = join(dir, 'manifests');
     await mkdir(manifests);

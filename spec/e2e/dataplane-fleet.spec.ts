@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
-import { freePort } from '../support/local-harness.ts';
+import { reservePort } from '../support/ports.ts';
 import { ingress, service, slice } from '../support/manifest-builders.ts';
 import { httpGet, OutcomeLog, servedBy } from '../support/traffic.ts';
 
@@ -32,7 +33,7 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
   let configPath = '';
   let configText = '';
   let httpPort = 0;
-  let backends: number[] = [];
+  let backends: readonly number[] = [];
   let stopBackends: () => Promise<void> = async () => undefined;
 
   const write = (file: string, text: string) => writeFile(join(manifests, file), text);
@@ -44,11 +45,11 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
   const ids = () => mode!.fleet.endpoints.map((endpoint) => endpoint.id);
 
   before(async () => {
-    httpPort = await freePort();
-    const statusPort = await freePort();
-    for (const address of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) emulators.push(await startEmulator({ pod: { ...pod, address } }));
-    backends = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    stopBackends = await startBackends(backends);
+    const addresses = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
+    httpPort = await reservePort(...addresses);
+    const statusPort = await reservePort(...addresses);
+    for (const address of addresses) emulators.push(await startEmulator({ pod: { ...pod, address } }));
+    ({ ports: backends, stop: stopBackends } = await startBackends([0, 0, 0, 0]));
     const dir = await mkdtemp(join(tmpdir(), 'fleet-e2e-'));
     manifests = join(dir, 'manifests');
     await mkdir(manifests);
@@ -67,10 +68,10 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
       workDir: join(dir, 'work'),
       bindAddress: '127.0.0.1',
       httpPort,
-      httpsPort: await freePort(),
+      httpsPort: await reservePort(...addresses),
       statusPort,
-      healthPort: await freePort(),
-      metricsPort: await freePort(),
+      healthPort: 0,
+      metricsPort: 0,
       settleMs: 50,
       // A short client timeout, so an instance that hangs is given up on (and retried) quickly.
       dataplane: { urls: emulators.map((e) => e.url), username: user, password, timeoutMs: 2_000 },
@@ -119,10 +120,8 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
     sick.faults.failNext(1_000, 500);
     const from = mark();
     await write('web-3.yaml', endpointSlice('web-3', 'web', d));
-    const started = Date.now();
-    const healthyIds = ids().slice(1);
-    await deployedOn(from, healthyIds, 10_000);
-    expect(Date.now() - started).to.be.below(5_000);
+    // On time: within 5 s, whatever the failing one does.
+    await deployedOn(from, ids().slice(1), 5_000);
     await served('web.example.com', [a, b, c, d], healthy);
     expect(log.since(from).some((outcome) => outcome.type === 'deployFailed' && outcome.endpoint === ids()[0])).to.equal(true);
     sick.faults.reset();
@@ -135,15 +134,15 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
     hanging.faults.hang(true);
     const from = mark();
     await write('web-3.yaml', '');
-    const started = Date.now();
-    await deployedOn(from, [ids()[0]!, ids()[2]!], 10_000);
-    expect(Date.now() - started).to.be.below(5_000);
+    await deployedOn(from, [ids()[0]!, ids()[2]!], 5_000);
     await served('web.example.com', [a, b, c], [emulators[0]!, emulators[2]!]);
     // The hanging instance is given up on at the client timeout (and retried with backoff).
-    const timedOut = () => log.since(from).some((outcome) => outcome.type === 'deployFailed' && outcome.endpoint === ids()[1] && /no answer within \d+ ms/.test(outcome.error));
-    const deadline = Date.now() + 10_000;
-    while (!timedOut() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(timedOut()).to.equal(true);
+    await log.waitFor(
+      from,
+      (outcome): outcome is Outcome => outcome.type === 'deployFailed' && outcome.endpoint === ids()[1] && /no answer within \d+ ms/.test(outcome.error),
+      'the hanging instance given up on',
+      10_000,
+    );
     hanging.faults.hang(false);
     await served('web.example.com', [a, b, c], [hanging]);
   });

@@ -4,13 +4,14 @@ import { once } from 'node:events';
 import { cp, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { dirname, join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { isAlive, sendSignal } from '../../lib/haproxy/processes.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort, LocalHarness } from '../support/local-harness.ts';
+import { LocalHarness, type HarnessOptions } from '../support/local-harness.ts';
 import { documents as docs, ingress, service, slice } from '../support/manifest-builders.ts';
+import { within } from '../support/pace.ts';
+import { reservePort } from '../support/ports.ts';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
 
 /**
@@ -49,8 +50,8 @@ describe('local mode follows its manifests and its HAProxy', function () {
   });
 
   /** web (named port http, 80) on the first backend, served at shop.example.com/. */
-  async function shop(backends = 4): Promise<LocalHarness> {
-    const started = await LocalHarness.start({ manifests: {}, backends });
+  async function shop(backends = 4, options: Pick<HarnessOptions, 'rereadMs' | 'logLevel'> = {}): Promise<LocalHarness> {
+    const started = await LocalHarness.start({ manifests: {}, backends, ...options });
     const [web] = started.backends as [number];
     const mark = started.mark();
     await started.write(
@@ -97,20 +98,22 @@ describe('local mode follows its manifests and its HAProxy', function () {
   });
 
   it('says so on /healthz while the folder is gone, and follows it within 2 s of its return', async () => {
-    harness = await shop();
+    // Read every second whatever the watch says, each read logged (debug).
+    harness = await shop(4, { rereadMs: 1_000, logLevel: 'debug' });
     const [web, other] = harness.backends as [number, number];
     const saved = join(dirname(harness.manifestDir), 'saved');
     await cp(harness.manifestDir, saved, { recursive: true });
     await writeFile(join(saved, 'web-1.yaml'), slice('web-1', 'web', 'http', other));
     let mark = harness.mark();
+    const gone = harness.lines.length;
     await rm(harness.manifestDir, { recursive: true });
     await harness.log.waitFor(mark, (o): o is Outcome => o.type === 'resourceError' && o.error.includes(harness!.manifestDir), 'the missing folder reported', 5_000);
     const unhealthy = await eventually(() => harness!.health('/healthz'), (r) => r.status === 503, '/healthz to fail', 2_000);
     expect(unhealthy.body).to.contain(harness.manifestDir);
     // What served keeps serving.
     await harness.until('shop.example.com', '/', [web]);
-    // Gone for several seconds: longer than any retry of a watch.
-    await delay(3_000);
+    // Gone for a while: two periodic re-reads (a second apart, longer than any retry of a watch) find it missing.
+    await harness.lineCount(gone, /"msg":"read [^"]* \(periodic re-read\): manifests could not be read: [^"]*ENOENT/, 2);
     mark = harness.mark();
     await cp(saved, harness.manifestDir, { recursive: true });
     await renderedWithin2s(harness, mark, serves(other), 'the restored folder read');
@@ -232,8 +235,7 @@ describe('local mode follows its manifests and its HAProxy', function () {
       const info = await harness.mode.target!.processInfo();
       const pid = victim === 'worker' ? info.workers[0]!.pid : info.masterPid;
       const from = harness.lines.length;
-      const killed = Date.now();
-      const left = () => Math.max(0, killed + 2_000 - Date.now());
+      const left = within(2_000);
       sendSignal(pid, 'SIGKILL');
       // Noticed, started again and serving, all within 2 s of the kill.
       await harness.line(from, /HAProxy master \d+ exited; starting it again/, left());
@@ -269,26 +271,26 @@ describe('local mode follows its manifests and its HAProxy', function () {
   });
 });
 
-describe('local mode on SIGTERM', function () {
+describe('local mode when it stops: on SIGTERM, or on a fault nothing caught', function () {
   this.timeout(60_000);
   const entry = new URL('../../streams/main.ts', import.meta.url).pathname;
 
   /** Runs `local` as a user would, until it has deployed; returns the process and its work dir. */
-  async function runLocal(extra: readonly string[]) {
+  async function runLocal(extra: readonly string[], node: { readonly flags?: readonly string[]; readonly env?: NodeJS.ProcessEnv } = {}) {
     const root = await (await import('node:fs/promises')).mkdtemp(join((await import('node:os')).tmpdir(), 'local-sigterm-'));
     const manifests = join(root, 'manifests');
     const workDir = join(root, 'work');
     await mkdir(manifests);
     await writeFile(join(manifests, 'shop.yaml'), ingress('shop', 'shop.example.com', [['/', 'Prefix', 'web', { number: 80 }]]));
-    const ports = { http: await freePort(), https: await freePort(), status: await freePort(), health: await freePort(), metrics: await freePort() };
+    const ports = { http: await reservePort(), https: await reservePort(), status: await reservePort(), health: await reservePort(), metrics: await reservePort() };
     const child = spawn(
       process.execPath,
       [
-        entry, 'local', '--manifests', manifests, '--work-dir', workDir,
+        ...(node.flags ?? []), entry, 'local', '--manifests', manifests, '--work-dir', workDir,
         '--http-port', String(ports.http), '--https-port', String(ports.https), '--status-port', String(ports.status),
         '--health-port', String(ports.health), '--metrics-port', String(ports.metrics), ...extra,
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...node.env } },
     );
     let output = '';
     const deployed = new Promise<void>((resolve, reject) => {
@@ -314,6 +316,27 @@ describe('local mode on SIGTERM', function () {
     expect(code).to.equal(0);
     expect(isAlive(master)).to.equal(false);
   });
+
+  for (const fault of ['exception', 'rejection'] as const) {
+    it(`logs an uncaught ${fault}, exits 1, and leaves HAProxy serving for the controller started next`, async () => {
+      const planted = new URL('../support/planted-fault.ts', import.meta.url).pathname;
+      const { child, master, workDir, output } = await runLocal([], { flags: ['--import', planted], env: { PLANTED_FAULT: fault } });
+      try {
+        const exited = once(child, 'exit');
+        child.kill('SIGUSR2');
+        const [code] = (await exited) as [number | null];
+        expect(code, output()).to.equal(1);
+        const fatal = output().split('\n').find((line) => line.includes('"level":60'));
+        expect(fatal, output()).to.include(fault === 'exception' ? 'uncaught exception: a planted fault nothing catches' : 'unhandled promise rejection: a planted rejection');
+        expect(JSON.parse(fatal!).err.stack).to.include('planted-fault.ts');
+        expect(await mastersOf(workDir)).to.deep.equal([master]);
+        expect(output()).to.match(/leaving HAProxy master \d+ running/);
+      } finally {
+        sendSignal(master, 'SIGTERM');
+        await eventually(async () => isAlive(master), (alive) => !alive, 'HAProxy to stop');
+      }
+    });
+  }
 
   it('leaves HAProxy serving with --keep-haproxy, for the next controller to attach to', async () => {
     const { child, master, workDir, output } = await runLocal(['--keep-haproxy']);

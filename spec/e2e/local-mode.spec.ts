@@ -4,12 +4,16 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LocalHarness } from '../support/local-harness.ts';
 import { documents as docs, ingress, service, slice } from '../support/manifest-builders.ts';
+import { atRate } from '../support/pace.ts';
+import type { Deployed } from '../support/traffic.ts';
 
 /**
  * Local mode end to end: the shipped configuration, a real HAProxy, real
  * HTTP through it to real backends on loopback. Reloads are counted from
  * HAProxy's master socket, never from the controller's own word.
  */
+
+type Rendered = Extract<Outcome, { type: 'rendered' }>;
 
 describe('local mode end to end', function () {
   this.timeout(60_000);
@@ -213,35 +217,29 @@ describe('local mode end to end', function () {
     harness = await shop();
     const [, , churn] = harness.backends as [number, number, number];
     const servicePorts = Array.from({ length: 100 }, (_, i) => ({ name: `p${i}`, port: 1000 + i, targetPort: churn }));
-    const mark = harness.mark();
+    let mark = harness.mark();
     // No Ingress uses the service yet: it renders the same configuration, so nothing deploys.
     const slicePorts = servicePorts.map((p) => `{ name: ${p.name}, port: ${churn} }`).join(', ');
     const churnSlice = slice('churn-1', 'churn', undefined, churn).replace(/^ports: .*$/m, `ports: [ ${slicePorts} ]`);
     await harness.write('churn-svc.yaml', docs(service('churn', servicePorts), churnSlice));
     await harness.next(mark, 'rendered');
     const reloads = await harness.reloads();
-    const started = Date.now();
-    for (let i = 0; i < 100; i++) {
-      // Each edit routes /churn to another service port, so each needs a backend of its own (a reload).
-      await harness.write('churn.yaml', ingress('churn', 'churn.example.com', [['/', 'Prefix', 'churn', { number: 1000 + i }]]));
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + (i + 1) * 100 - Date.now())));
-    }
-    const elapsed = Date.now() - started;
-    // The last edit is served: its backend exists and answers.
-    const deadline = Date.now() + 15_000;
-    let config = '';
-    while (Date.now() < deadline) {
-      config = await readFile(join(harness.workDir, 'haproxy.cfg'), 'utf8');
-      if (config.includes('backend default_churn_1099')) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    mark = harness.mark();
+    // The user's pace: an edit every 100 ms, each routing /churn to another service port (a backend of its own: a reload).
+    await atRate(100, 100, (i) => harness!.write('churn.yaml', ingress('churn', 'churn.example.com', [['/', 'Prefix', 'churn', { number: 1000 + i }]])));
+    // The last edit is what ends up served.
+    const last = await harness.log.waitFor(mark, (o): o is Rendered => o.type === 'rendered' && o.files.config.includes('backend default_churn_1099'), 'the last edit rendered');
+    await harness.log.waitFor(mark, (o): o is Deployed => o.type === 'deployed' && o.hash === last.hash, 'the last edit deployed');
+    const config = await readFile(join(harness.workDir, 'haproxy.cfg'), 'utf8');
     expect(config).to.include('backend default_churn_1099');
     expect(config).to.not.include('backend default_churn_1098');
     await harness.until('churn.example.com', '/', [churn]);
-    const quietUntil = Date.now();
+    // Folded: deployments of changes at least the minimum deployment interval (2 s) apart, a reload at most each.
+    const deployments = harness.log.entries.slice(mark).filter(({ outcome }) => outcome.type === 'deploying' && outcome.reason === 'change');
+    const gaps = deployments.slice(1).map((entry, i) => entry.at - deployments[i]!.at);
+    expect(gaps.filter((gap) => gap < 1_995), `gaps ${gaps.join(', ')} ms`).to.deep.equal([]);
     const reloadsDuringChurn = (await harness.reloads()) - reloads;
     expect(reloadsDuringChurn).to.be.at.least(1);
-    expect(reloadsDuringChurn).to.be.at.most(Math.floor((quietUntil - started) / 2_000) + 1);
-    expect(elapsed).to.be.at.most(12_000);
+    expect(reloadsDuringChurn).to.be.at.most(deployments.length);
   });
 });

@@ -9,7 +9,8 @@ import { startTracing, type TracingSdk } from '../../lib/telemetry/tracing-sdk.t
 import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/local-harness.ts';
+import { Notifier } from '../support/notifier.ts';
+import { reservePort } from '../support/ports.ts';
 import { documents, ingress, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.ts';
 import { histogramTotals, parseExposition, sampleValue, type Exposition } from '../support/prometheus-text.ts';
@@ -41,7 +42,7 @@ describe('observability end to end', function () {
   this.timeout(90_000);
   const emulators: Emulator[] = [];
   const outcomes: Outcome[] = [];
-  const listeners = new Set<() => void>();
+  const arrived = new Notifier();
   const logLines: string[] = [];
   const scrapes: string[] = [];
   const debugViews: string[] = [];
@@ -58,21 +59,7 @@ describe('observability end to end', function () {
   const mark = () => outcomes.length;
   /** Resolves with the outcomes after `from` once `done` accepts them; fails with what was seen after `timeoutMs`. */
   const until = <T>(from: number, done: (seen: readonly Outcome[]) => T | undefined, what: string, timeoutMs = 20_000) =>
-    new Promise<T>((resolve, reject) => {
-      const check = () => {
-        const found = done(outcomes.slice(from));
-        if (found === undefined) return;
-        listeners.delete(check);
-        clearTimeout(timer);
-        resolve(found);
-      };
-      const timer = setTimeout(() => {
-        listeners.delete(check);
-        reject(new Error(`no ${what} within ${timeoutMs} ms; saw ${outcomes.slice(from).map((o) => o.type).join(', ')}`));
-      }, timeoutMs);
-      listeners.add(check);
-      check();
-    });
+    arrived.until(() => done(outcomes.slice(from)), () => `no ${what}; saw ${outcomes.slice(from).map((o) => o.type).join(', ')}`, timeoutMs);
   /** The first change deployment on each endpoint named, after `from`. */
   const deployedOn = (from: number, endpoints: readonly string[]) =>
     until(
@@ -119,15 +106,17 @@ describe('observability end to end', function () {
       }
     }
     for (const address of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) emulators.push(await startEmulator({ credentials: dpapi, pod: { ...pod, address } }));
-    backendPort = await freePort();
+    // A backend nobody answers on: its servers' health checks fail, which these cases do not mind.
+    backendPort = await reservePort();
+    const onPods = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
     dir = await mkdtemp(join(tmpdir(), 'observability-e2e-'));
     // Not there yet: the controller starts before its resources can be listed.
     manifests = join(dir, 'manifests');
     configPath = join(dir, 'config.yaml');
     configText = (await readFile(defaultConfigPath(), 'utf8'))
-      .replace('  httpPort: 80\n', `  httpPort: ${await freePort()}\n`)
-      .replace('  httpsPort: 443\n', `  httpsPort: ${await freePort()}\n`)
-      .replace('  statusPort: 8404\n', `  statusPort: ${await freePort()}\n`);
+      .replace('  httpPort: 80\n', `  httpPort: ${await reservePort(...onPods)}\n`)
+      .replace('  httpsPort: 443\n', `  httpsPort: ${await reservePort(...onPods)}\n`)
+      .replace('  statusPort: 8404\n', `  statusPort: ${await reservePort(...onPods)}\n`);
     await writeFile(configPath, configText);
     mode = await startLocalMode({
       manifests,
@@ -149,7 +138,7 @@ describe('observability end to end', function () {
     });
     mode.outcomes.subscribe((outcome) => {
       outcomes.push(outcome);
-      for (const listener of [...listeners]) listener();
+      arrived.changed();
     });
   });
 

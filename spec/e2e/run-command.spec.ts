@@ -8,7 +8,7 @@ import { startEmulator, type Emulator } from '../support/dataplane-emulator/inde
 import { createControllerObjects, createHaproxyPod } from '../support/cluster-fixtures.ts';
 import { eventually } from '../support/eventually.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
-import { freePort } from '../support/local-harness.ts';
+import { reservePort } from '../support/ports.ts';
 import { httpGet } from '../support/traffic.ts';
 
 /**
@@ -29,14 +29,14 @@ describe('the run command as a process', function () {
 
   before(async () => {
     fake = await startFakeApiServer();
-    const dataplanePort = await freePort();
+    const dataplanePort = await reservePort(POD_ADDRESS);
     emulator = await startEmulator({
       pod: { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock', address: POD_ADDRESS },
       listen: { host: POD_ADDRESS, port: dataplanePort },
     });
     const config = (await readFile(defaultConfigPath(), 'utf8'))
-      .replace('  httpPort: 80\n', `  httpPort: ${await freePort()}\n`)
-      .replace('  statusPort: 8404\n', `  statusPort: ${await freePort()}\n`)
+      .replace('  httpPort: 80\n', `  httpPort: ${await reservePort(POD_ADDRESS)}\n`)
+      .replace('  statusPort: 8404\n', `  statusPort: ${await reservePort(POD_ADDRESS)}\n`)
       .replace('  port: 5555\n', `  port: ${dataplanePort}\n`);
     const { user, password } = emulator.credentials;
     createControllerObjects(fake, 'edge', { config, secret: 'creds', username: user, password });
@@ -50,8 +50,8 @@ describe('the run command as a process', function () {
   });
 
   it('deploys from the cluster, answers on its health port, and on SIGTERM gives the lease back and exits 0', async () => {
-    const healthPort = await freePort();
-    const metricsPort = await freePort();
+    const healthPort = await reservePort();
+    const metricsPort = await reservePort();
     const started = spawn(
       process.execPath,
       [
@@ -62,7 +62,7 @@ describe('the run command as a process', function () {
         '--bind-address', '127.0.0.1',
         '--health-port', String(healthPort),
         '--metrics-port', String(metricsPort),
-        '--webhook-port', String(await freePort()),
+        '--webhook-port', String(await reservePort()),
         '--retry-period', '250ms',
       ],
       // The downward API's variables, as the chart sets them.

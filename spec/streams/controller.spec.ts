@@ -95,4 +95,35 @@ describe('controller stage', () => {
       });
     });
   });
+
+  it('rejects a candidate whose loading throws, and the running pipeline goes on', () => {
+    testScheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+      // The loader fails on "crash" at 2: that candidate is rejected like an invalid one, v1 keeps deploying.
+      const configs = hot('   v-c----|', { v: 'v1', c: 'crash' });
+      const pipeline = cold(' ----d--|', { d: deployed('a') });
+      const expected = '      A-R-d--|';
+      const throwing = (raw: string): ConfigLoad<string> => {
+        if (raw === 'crash') throw new Error('parser bug');
+        return load(raw);
+      };
+      expectObservable(configs.pipe(controller({ load: throwing, pipeline: () => pipeline }))).toBe(expected, {
+        A: { type: 'configApplied', generation: 1 },
+        R: { type: 'configRejected', errors: ['the configuration could not be loaded: parser bug'] },
+        d: deployed('a'),
+      });
+      expectSubscriptions(pipeline.subscriptions).toBe('^------!');
+    });
+  });
+
+  it('passes on what building a pipeline throws, for the entry point to report', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // Building v1's pipeline fails at once: the stream errors with the cause, never leaving it unhandled.
+      const configs = hot('   v----|', { v: 'v1' });
+      const expected = '      (A#)';
+      const run = (): Observable<DeployOutcome> => {
+        throw new Error('no renderer');
+      };
+      expectObservable(configs.pipe(controller({ load, pipeline: run }))).toBe(expected, { A: { type: 'configApplied', generation: 1 } }, new Error('no renderer'));
+    });
+  });
 });

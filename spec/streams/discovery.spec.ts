@@ -180,4 +180,16 @@ describe('discovery', () => {
       expectObservable(stage, late).toBe(second, { a: deploy(a, c1, 'discovered') });
     });
   });
+
+  it('errors with what its report throws, rather than leaving it unhandled', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // Reporting the fan-out of c1 at frame 2 throws: the output errors there instead of deploying.
+      const source = hot('  e-1---|', { e: endpointsInput(a), 1: configInput(c1) });
+      const expected = '    --#';
+      const report = () => {
+        throw new Error('report failed');
+      };
+      expectObservable(source.pipe(discovery({ report }))).toBe(expected, undefined, new Error('report failed'));
+    });
+  });
 });

@@ -133,4 +133,14 @@ describe('drift', () => {
     });
     expect(flushed.actions, 'actions left queued').to.be.empty;
   });
+
+  it('errors with what handling a command throws, rather than leaving it unhandled', () => {
+    run(({ hot, expectObservable }, scheduler) => {
+      // A deploy command without its request (a bug upstream) fails at frame 2: the output errors there.
+      const broken = { type: 'deploy' } as unknown as FleetCommand;
+      const source = hot('  a-x---|', { ...commands, x: broken });
+      const expected = '    a-#';
+      expectObservable(source.pipe(drift({ intervalMs: 20, scheduler }))).toBe(expected, commands, new TypeError("Cannot read properties of undefined (reading 'endpoint')"));
+    });
+  });
 });

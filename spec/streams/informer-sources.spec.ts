@@ -82,6 +82,24 @@ describe('informerEvents', () => {
     subscription.unsubscribe();
     expect(informers.started.map((i) => i.stopped)).to.deep.equal([true, true]);
   });
+
+  it('errors with what handling an event throws, never throwing it back into the informer', () => {
+    const informers = new Informers();
+    const errors: unknown[] = [];
+    informerEvents({
+      resources: [resource],
+      ignoreFields: [],
+      start: informers.start,
+      restarting: () => {
+        throw new Error('metrics broke');
+      },
+    }).subscribe({ error: (error: unknown) => errors.push(error) });
+    const [started] = informers.started as [(typeof informers.started)[0]];
+    expect(() => started.handlers.restarting('watch ended', 100)).to.not.throw();
+    expect(errors.map((error) => (error as Error).message)).to.deep.equal(['metrics broke']);
+    // Ended by the error: its informers are stopped like on unsubscribe.
+    expect(started.stopped).to.equal(true);
+  });
 });
 
 describe('watchedObjects', () => {
@@ -101,5 +119,18 @@ describe('watchedObjects', () => {
     expect(sets).to.deep.equal([['haproxy/a', 'haproxy/b'], ['haproxy/b']]);
     subscription.unsubscribe();
     expect(informers.started[0]!.stopped).to.equal(true);
+  });
+
+  it('errors with what handling an event throws, never throwing it back into the informer', () => {
+    const informers = new Informers();
+    const errors: unknown[] = [];
+    watchedObjects(informers.start, { apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespace: 'haproxy' }, () => {}).subscribe({
+      error: (error: unknown) => errors.push(error),
+    });
+    const [started] = informers.started as [(typeof informers.started)[0]];
+    // An object without metadata (no real informer delivers one) cannot be keyed.
+    expect(() => started.handlers.event('added', {} as KubeObject)).to.not.throw();
+    expect(errors.map((error) => (error as Error).name)).to.deep.equal(['TypeError']);
+    expect(started.stopped).to.equal(true);
   });
 });

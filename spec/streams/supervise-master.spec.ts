@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { startObserver, type Observer } from '../../lib/telemetry/observer.ts';
+import type { Observer } from '../../lib/telemetry/observer.ts';
+import { startSpecObserver } from '../support/spec-observer.ts';
 import { superviseLocalHaproxy, superviseMaster } from '../../streams/supervise-master.ts';
 import { eventually } from '../support/eventually.ts';
 import { testScheduler } from '../support/marbles.ts';
@@ -44,13 +45,7 @@ describe('superviseLocalHaproxy', () => {
 
   it('fails readiness from the master\'s death until HAProxy runs again, retrying a failed start, and logs and counts it', async () => {
     const lines: string[] = [];
-    observer = await startObserver({
-      health: { host: '127.0.0.1', port: 0 },
-      metrics: { host: '127.0.0.1', port: 0 },
-      log: { level: 'info', format: 'json', write: (line) => void lines.push(line) },
-      config: () => undefined,
-      endpoints: () => [],
-    });
+    observer = await startSpecObserver(lines);
     observer.setReadiness('configuration loaded', true);
     observer.setReadiness('initial sync done', true);
     const alive = new Set([7]);
@@ -67,7 +62,7 @@ describe('superviseLocalHaproxy', () => {
       },
     };
     const readyz = async () => (await fetch(`http://127.0.0.1:${observer!.healthPort}/readyz`)).text();
-    const supervision = superviseLocalHaproxy(master, observer, true, { intervalMs: 10, retryMs: { first: 300, last: 300 } });
+    const supervision = superviseLocalHaproxy(master, observer, true, { intervalMs: 10, retryMs: { first: 300, last: 300 } }).subscribe();
     try {
       expect(await readyz()).to.equal('ready\n');
       alive.delete(7);

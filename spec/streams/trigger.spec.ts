@@ -108,4 +108,13 @@ describe('trigger stage', () => {
       expectSubscriptions(quiet.subscriptions).toBe('^-!');
     });
   });
+
+  it('errors with what reading a snapshot throws, rather than leaving it unhandled', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // A snapshot that is not one (a bug upstream) arrives at frame 2: the output errors there.
+      const source = hot('  a-x------|', { a: snapshot(1), x: null as unknown as ReturnType<typeof snapshot> });
+      const expected = '    --#';
+      expectObservable(source.pipe(trigger(timing))).toBe(expected, undefined, new TypeError("Cannot read properties of null (reading 'change')"));
+    });
+  });
 });

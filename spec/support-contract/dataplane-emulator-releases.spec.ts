@@ -22,7 +22,6 @@ import {
   deploy,
   emulatorFor,
   errorOf,
-  freePort,
   get,
   md5,
   postRaw,
@@ -30,6 +29,7 @@ import {
   versionOf,
   waitReload,
 } from './emulator-kit.ts';
+import { reservePort } from '../support/ports.ts';
 
 const FIRST = `${SELF_SIGNED_CERT}${SELF_SIGNED_KEY}`;
 const SECOND = `${LEAF_CERT}${CA_CERT}${LEAF_KEY}`;
@@ -85,7 +85,7 @@ defaults
 
     before(async () => {
       emulator = await emulatorFor();
-      port = await freePort();
+      port = await reservePort();
       app = await backend('app');
     });
 
@@ -167,7 +167,7 @@ backend zeta
           emulator,
           configText(
             emulator,
-            `\nfrontend web\n  bind 127.0.0.1:${await freePort()}\n  http-request return status 200 content-type text/plain lf-string "%[req.hdr(host),map(${emulator.mapsDir}/host.map,none)]"\n`,
+            `\nfrontend web\n  bind 127.0.0.1:${await reservePort()}\n  http-request return status 200 content-type text/plain lf-string "%[req.hdr(host),map(${emulator.mapsDir}/host.map,none)]"\n`,
           ),
         );
         const id = (await client.runtimeMaps())[0]!.id!;
@@ -197,7 +197,7 @@ backend zeta
       const emulator = await emulatorFor({ release: '3.1' });
       const client = clientFor(emulator);
       await client.createStorageFile('maps', 'rel.map', '/r0 rel-0\n', { skipReload: true });
-      const port = await freePort();
+      const port = await reservePort();
       await deploy(
         emulator,
         configText(emulator, `\nfrontend web\n  bind 127.0.0.1:${port}\n  http-request return status 200 content-type text/plain lf-string "%[path,map(maps/rel.map,none)]"\n`),
@@ -217,7 +217,7 @@ backend zeta
     async function tlsInstance(release: Release): Promise<{ emulator: Emulator; client: DataplaneClient; port: number }> {
       const emulator = await emulatorFor({ release });
       const client = clientFor(emulator);
-      const port = await freePort();
+      const port = await reservePort();
       await client.createStorageFile('ssl_certificates', 'site.pem', FIRST, { skipReload: true });
       await client.createStorageFile('general', 'crt-list.txt', 'ssl/site.pem\n', { skipReload: true });
       await deploy(
@@ -316,7 +316,7 @@ backend zeta
     before(async () => {
       emulator = await emulatorFor();
       client = clientFor(emulator);
-      port = await freePort();
+      port = await reservePort();
       app = await backend('app');
       await deploy(emulator, configText(emulator, `\nfrontend web\n  bind 127.0.0.1:${port}\n  default_backend dyn\n\nbackend dyn\n  balance roundrobin\n  server s1 127.0.0.1:1\n`));
     });

@@ -31,7 +31,6 @@ import {
   deploy,
   emulatorFor,
   errorOf,
-  freePort,
   get,
   liveWeight,
   md5,
@@ -41,6 +40,7 @@ import {
   versionOf,
   waitReload,
 } from './emulator-kit.ts';
+import { reservePort } from '../support/ports.ts';
 
 const RELOAD_ID = /^\d{4}-\d{2}-\d{2}-\d+$/;
 
@@ -88,9 +88,9 @@ ${extra}`,
     client = clientFor(emulator);
     appA = await backend('app-a');
     appB = await backend('app-b');
-    ports.web = await freePort();
-    ports.dynamic = await freePort();
-    ports.mapped = await freePort();
+    ports.web = await reservePort();
+    ports.dynamic = await reservePort();
+    ports.mapped = await reservePort();
   });
 
   after(closeAll);
@@ -915,7 +915,7 @@ ${extra}`;
       a = await emulatorFor({ pod: { ...layout, address: '127.0.0.2' }, reloadDelayMs: 50 });
       b = await emulatorFor({ pod: { ...layout, address: '127.0.0.3' }, reloadDelayMs: 50 });
       clientA = clientFor(a);
-      port = await freePort('127.0.0.2', '127.0.0.3', '127.0.0.1');
+      port = await reservePort('127.0.0.2', '127.0.0.3', '127.0.0.1');
       posted = podConfig();
     });
 

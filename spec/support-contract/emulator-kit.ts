@@ -8,12 +8,13 @@ import { createHash } from 'node:crypto';
 import { createServer, request as httpRequest } from 'node:http';
 import type { Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
-import type { AddressInfo, Server as NetServer } from 'node:net';
+import type { Server as NetServer } from 'node:net';
 import { DataplaneClient } from '../../lib/dataplane/client.ts';
 import { runtimeCommand } from '../../lib/haproxy/runtime-socket.ts';
 import { startEmulator } from '../support/dataplane-emulator/index.ts';
 import type { Emulator, EmulatorOptions } from '../support/dataplane-emulator/index.ts';
 import { eventually } from '../support/eventually.ts';
+import { listenAnywhere } from '../support/ports.ts';
 
 /** Everything a test started, closed in after hooks even when the test failed. */
 export const closers: (() => Promise<unknown>)[] = [];
@@ -53,41 +54,20 @@ export async function backend(name: string): Promise<number> {
     response.setHeader('content-type', 'text/plain');
     response.end(name);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = await listenAnywhere(server);
   closers.push(async () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
-  return (server.address() as AddressInfo).port;
+  return port;
 }
 
 /** A TCP listener that holds a port (to make HAProxy's bind fail). */
 export async function portHolder(host = '127.0.0.1'): Promise<number> {
   const server: NetServer = createNetServer((socket) => socket.destroy());
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const port = await listenAnywhere(server, host);
   closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return (server.address() as AddressInfo).port;
-}
-
-/** A port nothing listens on right now on every one of `hosts`. */
-export async function freePort(...hosts: string[]): Promise<number> {
-  const [first = '127.0.0.1', ...others] = hosts;
-  for (let attempt = 0; ; attempt++) {
-    const probe = createNetServer();
-    await new Promise<void>((resolve) => probe.listen(0, first, resolve));
-    const { port } = probe.address() as AddressInfo;
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
-    let free = true;
-    for (const host of others) {
-      const other = createNetServer();
-      free = await new Promise<boolean>((resolve) => {
-        other.once('error', () => resolve(false));
-        other.listen(port, host, () => other.close(() => resolve(true)));
-      });
-      if (!free) break;
-    }
-    if (free || attempt > 20) return port;
-  }
+  return port;
 }
 
 /** One request through HAProxy on a fresh connection (so a new worker is asked). */

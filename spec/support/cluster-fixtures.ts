@@ -1,8 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
+import { defaultInformerOptions } from '../../lib/kube/informer.ts';
 import type { ClusterModeOptions } from '../../streams/cluster-mode.ts';
 import type { FakeApiServer, KubeObject } from './fake-apiserver/index.ts';
-import { freePort } from './local-harness.ts';
-import { informerClocks } from './server-clock.ts';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
@@ -39,13 +38,13 @@ export function createControllerObjects(
  * `leaseMs`, health and metrics on free ports, informers on the fake's
  * clock, output only with DEBUG_E2E; `overrides` for the rest.
  */
-export async function replicaOptions(
+export function replicaOptions(
   fake: FakeApiServer,
   namespace: string,
   identity: string,
-  settings: { readonly leaseMs: number; readonly serverTimeScale: number },
+  settings: { readonly leaseMs: number },
   overrides: Partial<ClusterModeOptions> = {},
-): Promise<ClusterModeOptions> {
+): ClusterModeOptions {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromFile(fake.kubeconfigPath);
   const show = (suffix: string) => (text: string) => void (process.env['DEBUG_E2E'] && process.stdout.write(`${identity}${suffix} ${text}`));
@@ -60,9 +59,10 @@ export async function replicaOptions(
     dataplaneTls: undefined,
     dataplaneContainer: 'dataplaneapi',
     bindAddress: '127.0.0.1',
-    healthPort: await freePort(),
-    metricsPort: await freePort(),
-    informer: { restartBaseMs: 100, restartMaxMs: 1_000, ...informerClocks(settings.serverTimeScale) },
+    healthPort: 0,
+    metricsPort: 0,
+    // The production timings, on the server's clock.
+    informer: { ...defaultInformerOptions, clock: fake.clock },
     output: { out: show(''), err: show(' ERR') },
     ...overrides,
   };

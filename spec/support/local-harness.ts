@@ -1,26 +1,17 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import type { LogLevel } from '../../lib/telemetry/logger.ts';
+import { eventually } from './eventually.ts';
+import { LineLog } from './line-log.ts';
+import { reservePort } from './ports.ts';
 import { OutcomeLog } from './traffic.ts';
 import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
-
-/** A port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 export interface Response {
   readonly status: number;
@@ -40,12 +31,18 @@ export interface HarnessOptions {
   /** Reuse the work dir (and the HAProxy in it) of an earlier harness. */
   readonly workDir?: string;
   readonly ports?: Ports;
+  /** How often the manifest folder is read whatever its watch says; local mode's 10 s when absent. */
+  readonly rereadMs?: number;
+  /** Local mode's log level; info when absent. */
+  readonly logLevel?: LogLevel;
 }
 
 interface Ports {
+  /** HAProxy's, reserved (see ports.ts). */
   readonly http: number;
   readonly https: number;
   readonly status: number;
+  /** The controller's; 0 lets it take any (see LocalMode.observer). */
   readonly health: number;
   readonly metrics: number;
 }
@@ -62,8 +59,7 @@ interface HarnessParts {
   readonly ports: Ports;
   readonly backends: readonly number[];
   readonly stopBackends: () => Promise<void>;
-  readonly lines: string[];
-  readonly lineListeners: Set<() => boolean>;
+  readonly output: LineLog;
 }
 
 export class LocalHarness {
@@ -78,7 +74,7 @@ export class LocalHarness {
   /** Everything local mode printed. */
   readonly lines: string[];
   readonly #stopBackends: () => Promise<void>;
-  readonly #lineListeners: Set<() => boolean>;
+  readonly #output: LineLog;
 
   private constructor(parts: HarnessParts) {
     this.mode = parts.mode;
@@ -87,9 +83,9 @@ export class LocalHarness {
     this.configPath = parts.configPath;
     this.ports = parts.ports;
     this.backends = parts.backends;
-    this.lines = parts.lines;
+    this.lines = parts.output.lines;
     this.#stopBackends = parts.stopBackends;
-    this.#lineListeners = parts.lineListeners;
+    this.#output = parts.output;
     this.log = new OutcomeLog(this.mode.outcomes);
   }
 
@@ -102,21 +98,9 @@ export class LocalHarness {
     const configPath = join(dir, 'config.yaml');
     const shipped = await readFile(defaultConfigPath(), 'utf8');
     await writeFile(configPath, options.config ? options.config(shipped) : shipped);
-    const ports: Ports = options.ports ?? {
-      http: await freePort(),
-      https: await freePort(),
-      status: await freePort(),
-      health: await freePort(),
-      metrics: await freePort(),
-    };
-    const backendPorts = backends ?? (await Promise.all(Array.from({ length: options.backends }, () => freePort())));
-    const stopBackends = backends ? async () => undefined : await startBackends(backendPorts);
-    const lines: string[] = [];
-    const lineListeners = new Set<() => boolean>();
-    const print = (text: string) => {
-      lines.push(text);
-      for (const listener of [...lineListeners]) listener();
-    };
+    const ports: Ports = options.ports ?? { http: await reservePort(), https: await reservePort(), status: await reservePort(), health: 0, metrics: 0 };
+    const started = backends ? { ports: backends, stop: async () => undefined } : await startBackends(Array<number>(options.backends).fill(0));
+    const output = new LineLog();
     const mode = await startLocalMode({
       manifests: manifestDir,
       config: { path: configPath, watch: options.watchedConfig ?? options.config !== undefined },
@@ -128,9 +112,11 @@ export class LocalHarness {
       healthPort: ports.health,
       metricsPort: ports.metrics,
       settleMs: 50,
-      output: { out: print, err: print },
+      ...(options.rereadMs === undefined ? {} : { rereadMs: options.rereadMs }),
+      log: { level: options.logLevel ?? 'info', format: 'json', write: output.write },
+      output: { out: output.write, err: output.write },
     });
-    return new LocalHarness({ mode, manifestDir, workDir, configPath, ports, backends: backendPorts, stopBackends, lines, lineListeners });
+    return new LocalHarness({ mode, manifestDir, workDir, configPath, ports, backends: started.ports, stopBackends: started.stop, output });
   }
 
   /** The number of outcomes so far: pass it to `next` to wait for something after this point. */
@@ -194,21 +180,12 @@ export class LocalHarness {
 
   /** Resolves with the first printed line at or after index `from` that matches, waiting up to `timeoutMs`. */
   line(from: number, pattern: RegExp, timeoutMs = 15_000): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = this.lines.slice(from).find((l) => pattern.test(l));
-        if (found === undefined) return false;
-        clearTimeout(timer);
-        this.#lineListeners.delete(check);
-        resolve(found);
-        return true;
-      };
-      const timer = setTimeout(() => {
-        this.#lineListeners.delete(check);
-        reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms`));
-      }, timeoutMs);
-      if (!check()) this.#lineListeners.add(check);
-    });
+    return this.#output.line(from, pattern, timeoutMs);
+  }
+
+  /** Resolves once `count` printed lines at or after index `from` match, with them. */
+  lineCount(from: number, pattern: RegExp, count: number, timeoutMs = 15_000): Promise<string[]> {
+    return this.#output.matching(from, pattern, count, timeoutMs);
   }
 
   /** The certificate HAProxy's HTTPS port shows for a server name: its SHA-256 fingerprint, or why the handshake failed. */
@@ -225,14 +202,8 @@ export class LocalHarness {
 
   /** Polls until `handshake` gives `expected`, or fails with what it last saw. */
   async untilHandshake(servername: string, expected: string | RegExp, timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    let seen = '';
-    while (Date.now() < deadline) {
-      seen = await this.handshake(servername);
-      if (typeof expected === 'string' ? seen === expected : expected.test(seen)) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`${servername}: the handshake gave ${seen}, expected ${String(expected)}`);
+    const matches = (seen: string) => (typeof expected === 'string' ? seen === expected : expected.test(seen));
+    await eventually(() => this.handshake(servername), matches, `${servername}'s handshake to give ${String(expected)}`, timeoutMs);
   }
 
   /** The backend ports answering `host` + `path` over `tries` requests (each backend says its port). */
@@ -248,17 +219,10 @@ export class LocalHarness {
     return [...ports].sort((a, b) => a - b);
   }
 
-  /** Polls until `answering` gives `expected`, or fails with what it last saw. */
+  /** Polls until `answering` gives `expected` (at least one look, however little time is left), or fails with what it last saw. */
   async until(host: string, path: string, expected: readonly number[], timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    let seen: number[] = [];
-    // At least one look, however little time is left.
-    do {
-      seen = await this.answering(host, path);
-      if (seen.join() === [...expected].sort((a, b) => a - b).join()) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    } while (Date.now() < deadline);
-    throw new Error(`${host}${path} answered by ${seen.join(', ') || 'nothing'}, expected ${expected.join(', ')}`);
+    const wanted = [...expected].sort((a, b) => a - b).join();
+    await eventually(() => this.answering(host, path), (seen) => seen.join() === wanted, `${host}${path} to be answered by ${expected.join(', ')}`, timeoutMs);
   }
 
   /** Stops local mode (and HAProxy, unless kept for another controller to attach) and the backends. */

@@ -1,6 +1,8 @@
 import { request } from 'node:http';
 import type { Observable } from 'rxjs';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { eventually } from './eventually.ts';
+import { Notifier } from './notifier.ts';
 
 /** One GET through HAProxy: "status body", or the error's text (never throws, so polling can go on). */
 export function httpGet(address: string, port: number, host: string, path = '/'): Promise<string> {
@@ -19,16 +21,14 @@ export function httpGet(address: string, port: number, host: string, path = '/')
 
 /** Polls each HAProxy address until `host` is answered by exactly the backends on `ports` (examples/backends.ts). */
 export async function servedBy(host: string, ports: readonly number[], addresses: readonly string[], httpPort: number, timeoutMs = 15_000): Promise<void> {
+  const expected = new Set(ports.map((port) => `200 backend ${port} GET /`));
   for (const address of addresses) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
+    const answers = async () => {
       const seen = new Set<string>();
       for (let i = 0; i < 2 * ports.length + 2; i++) seen.add(await httpGet(address, httpPort, host));
-      const expected = new Set(ports.map((port) => `200 backend ${port} GET /`));
-      if (seen.size === expected.size && [...seen].every((s) => expected.has(s))) break;
-      if (Date.now() > deadline) throw new Error(`${address}: ${host} answered ${[...seen].join(' | ')}, expected ${ports.join(', ')}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+      return [...seen];
+    };
+    await eventually(answers, (seen) => seen.length === expected.size && seen.every((s) => expected.has(s)), `${address}: ${host} to be answered by ${ports.join(', ')}`, timeoutMs);
   }
 }
 
@@ -37,12 +37,12 @@ export type Deployed = Extract<Outcome, { type: 'deployed' }>;
 /** Every outcome of a running controller, in order, with waits on what has arrived since a mark. */
 export class OutcomeLog {
   readonly entries: { readonly at: number; readonly outcome: Outcome }[] = [];
-  readonly #listeners = new Set<() => void>();
+  readonly #changes = new Notifier();
 
   constructor(outcomes: Observable<Outcome>) {
     outcomes.subscribe((outcome) => {
       this.entries.push({ at: Date.now(), outcome });
-      for (const listener of [...this.#listeners]) listener();
+      this.#changes.changed();
     });
   }
 
@@ -94,21 +94,7 @@ export class OutcomeLog {
 
   /** Re-evaluates on every outcome until `evaluate` finds something. */
   #until<T>(from: number, evaluate: () => T | undefined, failure: string, timeoutMs: number): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const found = evaluate();
-        if (found === undefined) return;
-        this.#listeners.delete(check);
-        clearTimeout(timer);
-        resolve(found);
-      };
-      const timer = setTimeout(() => {
-        this.#listeners.delete(check);
-        reject(new Error(`${failure} within ${timeoutMs} ms; got ${this.since(from).map(describe).join(', ')}`));
-      }, timeoutMs);
-      this.#listeners.add(check);
-      check();
-    });
+    return this.#changes.until(evaluate, () => `${failure}; got ${this.since(from).map(describe).join(', ')}`, timeoutMs);
   }
 }
 

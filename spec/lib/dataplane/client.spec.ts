@@ -14,6 +14,7 @@ import {
 } from '../../../lib/dataplane/errors.ts';
 import { multipartFile } from '../../../lib/dataplane/multipart.ts';
 import { apiPath } from '../../../lib/dataplane/path.ts';
+import { ManualClock } from '../../support/clocks.ts';
 
 const PASSWORD = 's3cr3t-Pa55';
 const AUTH = `Basic ${Buffer.from(`admin:${PASSWORD}`).toString('base64')}`;
@@ -207,14 +208,20 @@ describe('dataplane client', () => {
     });
 
     it('gives up with DataplaneTimeout after timeoutMs when the server never answers', async () => {
-      const server = await stub(() => {});
-      const dataplane = client(server.url, { timeoutMs: 150 });
-      const started = Date.now();
-      const error = await rejection(dataplane.info());
-      const elapsed = Date.now() - started;
+      const { promise: arrived, resolve: arrive } = Promise.withResolvers<void>();
+      const server = await stub(() => arrive());
+      // The timeout on a virtual clock: the request is on the server, then 10 s pass at once.
+      const clock = new ManualClock();
+      const dataplane = client(server.url, { timeoutMs: 10_000, clock });
+      const answered = { yet: false };
+      const answer = rejection(dataplane.info()).finally(() => (answered.yet = true));
+      await arrived;
+      await clock.advance(9_999);
+      expect(answered.yet).to.equal(false);
+      await clock.advance(1);
+      const error = await answer;
       expect(error).to.be.instanceOf(DataplaneTimeout);
-      expect((error as DataplaneTimeout).message).to.equal(`Data Plane API ${server.url}/v3: GET /info: no answer within 150 ms`);
-      expect(elapsed).to.be.within(140, 1_000);
+      expect((error as DataplaneTimeout).message).to.equal(`Data Plane API ${server.url}/v3: GET /info: no answer within 10000 ms`);
       // A timeout is not retried: one request only.
       expect(server.seen).to.have.length(1);
     });
@@ -293,13 +300,18 @@ describe('dataplane client', () => {
       expect(server.seen).to.have.length(2);
     });
 
-    it('polls a reload until it succeeds', async () => {
-      const server = await stub((_request, response, index) =>
-        json(response, 200, { id: '2025-01-01-3', status: index < 2 ? 'in_progress' : 'succeeded', response: '', reload_timestamp: 1 }),
-      );
-      const reload = await client(server.url).waitForReload('2025-01-01-3', { timeoutMs: 2_000, pollMs: 10 });
+    it('polls a reload until it succeeds, a poll interval apart', async () => {
+      const clock = new ManualClock();
+      const asked: number[] = [];
+      const server = await stub((_request, response, index) => {
+        asked.push(clock.now());
+        json(response, 200, { id: '2025-01-01-3', status: index < 2 ? 'in_progress' : 'succeeded', response: '', reload_timestamp: 1 });
+      });
+      const started = clock.now();
+      const reload = await clock.runUntil(client(server.url).waitForReload('2025-01-01-3', { timeoutMs: 2_000, pollMs: 500, clock }));
       expect(reload.status).to.equal('succeeded');
       expect(server.seen.map((s) => s.url)).to.deep.equal(Array(3).fill('/v3/services/haproxy/reloads/2025-01-01-3'));
+      expect(asked.map((at) => at - started)).to.deep.equal([0, 500, 1_000]);
     });
 
     it('resolves a failed reload with HAProxy response, and rejects when it stays in progress', async () => {
@@ -308,12 +320,15 @@ describe('dataplane client', () => {
         json(response, 200, { id: request.url.split('/').pop(), status: failed ? 'failed' : 'in_progress', response: failed ? '[ALERT] bad' : '' });
       });
       const dataplane = client(server.url);
-      expect(await dataplane.waitForReload('2025-01-01-1', { pollMs: 10 })).to.deep.include({ status: 'failed', response: '[ALERT] bad' });
-      const started = Date.now();
-      const error = await rejection(dataplane.waitForReload('2025-01-01-2', { timeoutMs: 100, pollMs: 20 }));
+      const clock = new ManualClock();
+      expect(await dataplane.waitForReload('2025-01-01-1', { pollMs: 10, clock })).to.deep.include({ status: 'failed', response: '[ALERT] bad' });
+      // A minute of polling every 500 ms, on virtual time: the last poll at the deadline, then the timeout.
+      const started = clock.now();
+      const error = await clock.runUntil(rejection(dataplane.waitForReload('2025-01-01-2', { timeoutMs: 60_000, pollMs: 500, clock })));
       expect(error).to.be.instanceOf(DataplaneTimeout);
       expect((error as DataplaneTimeout).reloadId).to.equal('2025-01-01-2');
-      expect(Date.now() - started).to.be.below(1_000);
+      expect(clock.now() - started).to.equal(60_000);
+      expect(server.seen).to.have.length(1 + 121);
     });
   });
 

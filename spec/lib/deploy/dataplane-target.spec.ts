@@ -16,7 +16,7 @@ import { DataplaneTarget } from '../../../lib/deploy/dataplane-target.ts';
 import { runtimeCommand } from '../../../lib/haproxy/runtime-socket.ts';
 import type { RenderedFiles } from '../../../lib/pipeline/model.ts';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../support/dataplane-emulator/index.ts';
-import { freePort } from '../../support/local-harness.ts';
+import { reservePort } from '../../support/ports.ts';
 import { servedSerial, serialOf } from '../../support/tls-handshake.ts';
 import { LEAF_CERT } from '../../support/tls-fixture.ts';
 import { httpGet, servedBy } from '../../support/traffic.ts';
@@ -80,7 +80,7 @@ describe('Data Plane API target: an API in front of HAProxy', function () {
   let world: DataplaneWorld;
   let controller: ReturnType<DataplaneWorld['controller']>;
   let ports: Ports;
-  let backends: number[];
+  let backends: readonly number[];
   let stopBackends: () => Promise<void>;
   let shape: Shape;
   let hash = 0;
@@ -91,8 +91,7 @@ describe('Data Plane API target: an API in front of HAProxy', function () {
   const reloads = async () => (await world.emulator.processInfo()).reloads;
 
   before(async () => {
-    backends = await Promise.all([freePort(), freePort(), freePort()]);
-    stopBackends = await startBackends(backends);
+    ({ ports: backends, stop: stopBackends } = await startBackends([0, 0, 0]));
   });
 
   after(async () => {
@@ -102,7 +101,7 @@ describe('Data Plane API target: an API in front of HAProxy', function () {
   async function begin(options: EmulatorOptions = {}): Promise<void> {
     world = await dataplaneWorld(options);
     controller = world.controller();
-    ports = { http: await freePort(), https: await freePort(), taken: 0 };
+    ports = { http: await reservePort(), https: await reservePort(), taken: 0 };
     shape = {
       backends: { web: [backends[0]!], api: [backends[1]!] },
       hosts: ['shop.example.com', '*.apps.example.com'],

@@ -18,7 +18,7 @@ import { runtimeCommand } from '../../../lib/haproxy/runtime-socket.ts';
 import type { RenderedFiles } from '../../../lib/pipeline/model.ts';
 import { writeRenderedFiles } from '../../../lib/render/write-files.ts';
 import { eventually } from '../../support/eventually.ts';
-import { freePort } from '../../support/local-harness.ts';
+import { reservePort } from '../../support/ports.ts';
 import { httpGet } from '../../support/traffic.ts';
 import { contractFiles, describeTargetContract, FIRST_CERTIFICATE, type ContractWorld, type Ports, type Shape } from './target-contract.ts';
 
@@ -71,7 +71,7 @@ describe('local target: a HAProxy of its own', function () {
   let target: LocalTarget;
   let converger: Converger<LocalState>;
   let ports: Ports;
-  let backends: number[];
+  let backends: readonly number[];
   let stopBackends: () => Promise<void>;
   let messages: string[];
   let shape: Shape;
@@ -81,8 +81,7 @@ describe('local target: a HAProxy of its own', function () {
   const deploy = (rendered: RenderedFiles) => converger.deploy(rendered, `h${++hash}`, 'change');
 
   before(async () => {
-    backends = await Promise.all([freePort(), freePort()]);
-    stopBackends = await startBackends(backends);
+    ({ ports: backends, stop: stopBackends } = await startBackends([0, 0]));
   });
 
   after(async () => {
@@ -91,7 +90,7 @@ describe('local target: a HAProxy of its own', function () {
 
   beforeEach(async () => {
     world = await localWorld();
-    ports = { http: await freePort(), https: await freePort(), taken: 0 };
+    ports = { http: await reservePort(), https: await reservePort(), taken: 0 };
     messages = [];
     target = new LocalTarget({ workDir: world.workDir, dirs, log: (message) => messages.push(message) });
     converger = new Converger({ target, log: (message) => messages.push(message) });

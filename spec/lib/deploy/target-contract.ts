@@ -19,7 +19,7 @@ import type { DeployedState } from '../../../lib/deploy/target.ts';
 /** What the contract uses of a controller: the convergence of one target. */
 export type Controller = Pick<Converger<DeployedState>, 'deploy' | 'status'>;
 import type { RenderedFiles } from '../../../lib/pipeline/model.ts';
-import { freePort } from '../../support/local-harness.ts';
+import { listenAnywhere, reservePort } from '../../support/ports.ts';
 import { servedSerial, serialOf } from '../../support/tls-handshake.ts';
 import { CA_CERT, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../../support/tls-fixture.ts';
 import { httpGet, servedBy } from '../../support/traffic.ts';
@@ -122,7 +122,7 @@ export function describeTargetContract(name: string, start: () => Promise<Contra
     let world: ContractWorld;
     let controller: Controller;
     let ports: Ports;
-    let servers: number[];
+    let servers: readonly number[];
     let stopBackends: () => Promise<void>;
     let holder: Server;
     let shape: Shape;
@@ -134,11 +134,11 @@ export function describeTargetContract(name: string, start: () => Promise<Contra
     const answer = (host: string, path: string) => httpGet('127.0.0.1', ports.http, host, path);
 
     before(async () => {
-      servers = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-      stopBackends = await startBackends(servers);
+      const backends = await startBackends([0, 0, 0, 0]);
+      servers = backends.ports;
+      stopBackends = backends.stop;
       holder = createServer((socket) => socket.destroy());
-      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
-      ports = { http: await freePort(), https: await freePort(), taken: (holder.address() as { port: number }).port };
+      ports = { http: await reservePort(), https: await reservePort(), taken: await listenAnywhere(holder) };
       world = await start();
       controller = world.controller();
       const [a] = servers as [number];

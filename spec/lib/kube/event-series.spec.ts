@@ -9,7 +9,7 @@ describe('EventSeries', () => {
     expect(series.decide('Ingress a/b', 'excluded', 0)).to.deep.equal({ action: 'create' });
     series.created('Ingress a/b', 'excluded', 'b.1');
     // Within the update interval a repeat is only counted...
-    expect(series.decide('Ingress a/b', 'excluded', 500)).to.deep.equal({ action: 'skip', reason: 'throttled' });
+    expect(series.decide('Ingress a/b', 'excluded', 500)).to.deep.equal({ action: 'skip', reason: 'throttled', flushInMs: 500 });
     // ...and the next write carries every occurrence so far.
     expect(series.decide('Ingress a/b', 'excluded', 1_500)).to.deep.equal({ action: 'update', name: 'b.1', count: 3 });
     expect(series.skipped).to.equal(1);
@@ -39,4 +39,33 @@ describe('EventSeries', () => {
     series.created('Ingress a/b', 'excluded', 'b.1');
     expect(series.decide('Ingress a/b', 'excluded', 200_000)).to.deep.equal({ action: 'create' });
   });
+
+  it('writes the repeats a window held back when it ends, unless a write carried them meanwhile', () => {
+    const series = new EventSeries(options);
+    series.decide('Pod ns/p', 'failed', 0);
+    series.created('Pod ns/p', 'failed', 'p.1');
+    expect(series.flush('Pod ns/p', 'failed', 1_000)).to.deep.equal({ action: 'none' });
+    series.decide('Pod ns/p', 'failed', 200);
+    series.decide('Pod ns/p', 'failed', 700);
+    // Too soon: the window ends at 1000.
+    expect(series.flush('Pod ns/p', 'failed', 900)).to.deep.equal({ action: 'later', inMs: 100 });
+    expect(series.flush('Pod ns/p', 'failed', 1_000)).to.deep.equal({ action: 'update', name: 'p.1', count: 3, lastObservedAt: 700 });
+    expect(series.flush('Pod ns/p', 'failed', 2_500)).to.deep.equal({ action: 'none' });
+    // A repeat after the window is written at once and carries the count itself: nothing left to flush.
+    expect(series.decide('Pod ns/p', 'failed', 2_600)).to.deep.equal({ action: 'update', name: 'p.1', count: 4 });
+    expect(series.flush('Pod ns/p', 'failed', 3_600)).to.deep.equal({ action: 'none' });
+  });
+
+  it('holds a trailing write back until the budget allows one', () => {
+    const series = new EventSeries(options);
+    for (const note of ['a', 'b', 'c']) {
+      series.decide('Pod ns/p', note, 0);
+      series.created('Pod ns/p', note, `p.${note}`);
+    }
+    // The budget (3) is spent: a repeat after the window cannot be written, and says when it can.
+    expect(series.decide('Pod ns/p', 'a', 1_500)).to.deep.equal({ action: 'skip', reason: 'rate-limited', flushInMs: 8_500 });
+    expect(series.flush('Pod ns/p', 'a', 5_000)).to.deep.equal({ action: 'later', inMs: 5_000 });
+    expect(series.flush('Pod ns/p', 'a', 10_000)).to.deep.equal({ action: 'update', name: 'p.a', count: 2, lastObservedAt: 1_500 });
+  });
+
 });

@@ -1,20 +1,19 @@
 import { expect } from 'chai';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ResilientInformer, type InformerOptions } from '../../../lib/kube/informer.ts';
+import { defaultInformerOptions, ResilientInformer, type InformerOptions } from '../../../lib/kube/informer.ts';
 import type { ChangeType, KubeObject } from '../../../lib/pipeline/model.ts';
-import { eventually } from '../../support/eventually.ts';
 import { startFakeApiServer, type FakeApiServer } from '../../support/fake-apiserver/index.ts';
-import { informerClocks } from '../../support/server-clock.ts';
+import { Notifier } from '../../support/notifier.ts';
 
 /**
  * ResilientInformer on the real client-node, against the fake API server
- * over HTTP, on a clock 300 times faster than real time for both: the
- * five-minute watchdog takes a second, client-node's 30 s idle abort 100 ms,
- * and the server's minute between bookmarks 200 ms.
+ * over HTTP, both on the server's clock, 300 times faster than real time:
+ * the five-minute watchdog takes a second, client-node's 30 s idle abort
+ * 100 ms, and the server's minute between bookmarks 200 ms. Every wait is on
+ * what the informer reports or the server receives.
  */
 
 const SCALE = 300;
-const options: InformerOptions = { restartBaseMs: 50, restartMaxMs: 200, random: () => 0.5, ...informerClocks(SCALE) };
 
 function service(name: string, labels: Record<string, string> = {}) {
   return { apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name, labels }, spec: { ports: [{ port: 80 }] } };
@@ -27,29 +26,45 @@ describe('ResilientInformer', function () {
   let events: { type: ChangeType; object: KubeObject }[];
   let restarts: { reason: string; delayMs: number }[];
   let synced: number;
+  let reported: Notifier;
 
-  const start = (informerOptions: InformerOptions = options, labelSelector?: string) => {
+  const start = (labelSelector?: string) => {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(fake.kubeconfigPath);
+    const options: InformerOptions = { restartBaseMs: 50, restartMaxMs: 200, watchdogMs: defaultInformerOptions.watchdogMs, random: () => 0.5, clock: fake.clock };
     informer = new ResilientInformer(
       kubeConfig,
       { apiVersion: 'v1', kind: undefined, resource: 'services', namespace: 'default', labelSelector },
       {
-        event: (type, object) => events.push({ type, object }),
-        synced: () => (synced += 1),
-        restarting: (reason, delayMs) => restarts.push({ reason, delayMs }),
+        event: (type, object) => {
+          events.push({ type, object });
+          reported.changed();
+        },
+        synced: () => {
+          synced += 1;
+          reported.changed();
+        },
+        restarting: (reason, delayMs) => {
+          restarts.push({ reason, delayMs });
+          reported.changed();
+        },
       },
-      informerOptions,
+      options,
     );
     informer.start();
   };
   const names = (type: ChangeType) => events.filter((e) => e.type === type).map((e) => e.object.metadata.name);
+  /** Resolves once the informer has reported what `holds` looks for. */
+  const until = (holds: () => boolean, what: string, timeoutMs = 10_000) =>
+    reported.until(() => (holds() ? true : undefined), () => `${what}: restarts ${JSON.stringify(restarts)}`, timeoutMs);
+  const isSynced = () => synced === 1;
 
   beforeEach(async () => {
     fake = await startFakeApiServer({ timeScale: SCALE });
     events = [];
     restarts = [];
     synced = 0;
+    reported = new Notifier();
   });
 
   afterEach(async () => {
@@ -60,7 +75,7 @@ describe('ResilientInformer', function () {
   it('lists in pages, delivers listed objects with the shape of watched ones, and says synced once', async () => {
     for (let i = 0; i < 1_203; i++) fake.create(service(`s-${i}`));
     start();
-    await eventually(async () => synced, (n) => n === 1, 'synced');
+    await until(isSynced, 'synced');
     expect(names('added')).to.have.length(1_203);
     // LIST items carry no kind on the wire: they get the one the LIST names.
     expect(events[0]!.object).to.deep.include({ apiVersion: 'v1', kind: 'Service' });
@@ -68,7 +83,7 @@ describe('ResilientInformer', function () {
     fake.create(service('late'));
     fake.patch({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 's-0' }, { metadata: { labels: { x: 'y' } } });
     fake.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 's-1' });
-    await eventually(async () => events.length, (n) => n === 1_206, 'watch events');
+    await until(() => events.length === 1_206, 'watch events');
     expect(events.slice(-3).map((e) => `${e.type} ${e.object.metadata.name}`)).to.deep.equal(['added late', 'modified s-0', 'deleted s-1']);
     expect(events.at(-2)!.object.kind).to.equal('Service');
     expect(synced).to.equal(1);
@@ -78,7 +93,7 @@ describe('ResilientInformer', function () {
     fake.create(service('a'));
     fake.faults.failNext(2, { verb: 'list', status: 500 });
     start();
-    await eventually(async () => synced, (n) => n === 1, 'synced after two failed lists');
+    await until(isSynced, 'synced after two failed lists');
     expect(restarts.map((r) => r.delayMs)).to.deep.equal([37.5, 75]);
     expect(names('added')).to.deep.equal(['a']);
 
@@ -92,7 +107,7 @@ describe('ResilientInformer', function () {
     fake.compactHistory();
     fake.faults.dropWatches();
     fake.faults.stallWatches(false, 'services');
-    await eventually(async () => names('added'), (added) => added.includes('b'), 'b after the throttled relist', 10_000);
+    await until(() => names('added').includes('b'), 'b after the throttled relist');
     expect(restarts.some((r) => r.delayMs >= 1_000 && /429|Too Many Requests/i.test(r.reason))).to.equal(true, JSON.stringify(restarts));
   });
 
@@ -100,18 +115,13 @@ describe('ResilientInformer', function () {
     fake.create(service('kept'));
     fake.create(service('removed'));
     start();
-    await eventually(async () => synced, (n) => n === 1, 'synced');
+    await until(isSynced, 'synced');
     fake.faults.stallWatches(true, 'services');
     fake.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 'removed' });
     fake.create(service('added-while-stalled'));
     // The watch stays silent (no events, no bookmarks): after the watchdog's second a fresh LIST brings both changes.
-    await eventually(
-      async () => [names('deleted'), names('added')],
-      ([deleted, added]) => deleted!.includes('removed') && added!.includes('added-while-stalled'),
-      'the relist',
-      10_000,
-    );
-    expect(restarts.some((r) => /nothing received for 1000 ms/.test(r.reason))).to.equal(true);
+    await until(() => names('deleted').includes('removed') && names('added').includes('added-while-stalled'), 'the relist');
+    expect(restarts.some((r) => /nothing received for 300000 ms/.test(r.reason))).to.equal(true);
     fake.faults.stallWatches(false, 'services');
     expect(names('added').filter((n) => n === 'kept')).to.have.length(1);
   });
@@ -119,9 +129,9 @@ describe('ResilientInformer', function () {
   it('keeps a healthy quiet watch without relisting: the server ends each watch, a bookmark first, before client-node would abort it', async () => {
     fake.create(service('quiet'));
     start();
-    await eventually(async () => synced, (n) => n === 1, 'synced');
+    await until(isSynced, 'synced');
     // Twenty 25 s watches: over eight minutes of server time, past the five-minute watchdog.
-    await eventually(async () => fake.requests.matching({ verb: 'watch', resource: 'services' }).length, (count) => count >= 20, 'twenty watches', 10_000);
+    await fake.requests.until({ verb: 'watch', resource: 'services' }, 20);
     expect(restarts).to.deep.equal([]);
     expect(fake.requests.matching({ verb: 'list', resource: 'services' })).to.have.length(1);
     const asked = new URLSearchParams(fake.requests.matching({ verb: 'watch', resource: 'services' })[0]!.query);
@@ -132,9 +142,9 @@ describe('ResilientInformer', function () {
   it('keeps a quiet watch on a server that sends no bookmarks: a watch the server ended by itself is a sign of life', async () => {
     fake.faults.withholdBookmarks(true);
     start();
-    await eventually(async () => synced, (n) => n === 1, 'synced');
+    await until(isSynced, 'synced');
     // Ten 25 s watches and client-node's growing waits before each reopen (1 s, 2 s... 30 s): past the five-minute watchdog.
-    await eventually(async () => fake.requests.matching({ verb: 'watch', resource: 'services' }).length, (count) => count >= 10, 'ten watches', 10_000);
+    await fake.requests.until({ verb: 'watch', resource: 'services' }, 10);
     expect(restarts).to.deep.equal([]);
     expect(fake.requests.matching({ verb: 'list', resource: 'services' })).to.have.length(1);
   });
@@ -142,22 +152,22 @@ describe('ResilientInformer', function () {
   it('treats a watch whose every reopen fails as deaf: restarts, then a fresh LIST once the watchdog sees no sign of life', async () => {
     fake.create(service('a'));
     start();
-    await eventually(async () => synced, (n) => n === 1, 'synced');
+    await until(isSynced, 'synced');
     fake.faults.failNext(1_000, { verb: 'watch', status: 503 });
     fake.faults.dropWatches();
     fake.create(service('b'));
-    await eventually(async () => restarts.map((r) => r.reason), (reasons) => reasons.some((reason) => /nothing received for 1000 ms/.test(reason)), 'the watchdog', 10_000);
+    await until(() => restarts.some((r) => /nothing received for 300000 ms/.test(r.reason)), 'the watchdog');
     expect(restarts.some((r) => /503|Service Unavailable/i.test(r.reason))).to.equal(true, JSON.stringify(restarts));
     // The fresh LIST brought what the failing watch could not.
-    await eventually(async () => names('added'), (added) => added.includes('b'), 'b from the relist');
+    await until(() => names('added').includes('b'), 'b from the relist');
     fake.faults.reset();
   });
 
   it('treats an object leaving the label selector as deleted', async () => {
     fake.create(service('a', { tier: 'edge' }));
-    start(options, 'tier=edge');
-    await eventually(async () => synced, (n) => n === 1, 'synced');
+    start('tier=edge');
+    await until(isSynced, 'synced');
     fake.patch({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 'a' }, { metadata: { labels: { tier: 'core' } } });
-    await eventually(async () => names('deleted'), (deleted) => deleted.includes('a'), 'a leaving the selection');
+    await until(() => names('deleted').includes('a'), 'a leaving the selection');
   });
 });

@@ -1,4 +1,4 @@
-import { merge } from 'rxjs';
+import { defer, merge, type Observable } from 'rxjs';
 import { concurrencyLimiter } from '../../../streams/operators/limit-concurrency.ts';
 import { testScheduler } from '../../support/marbles.ts';
 
@@ -42,6 +42,19 @@ describe('concurrencyLimiter', () => {
       expectObservable(limit(b), '-!').toBe('');
       expectObservable(limit(c)).toBe('--(c|)');
       expectSubscriptions(b.subscriptions).toBe([]);
+    });
+  });
+
+  it('passes on an error thrown while work starts, and frees its slot', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      // One slot: a throws as it is subscribed at 0; b is not held back by it.
+      const limit = concurrencyLimiter(1);
+      const a = defer((): Observable<string> => {
+        throw new Error('could not start');
+      });
+      const b = cold('-(b|)');
+      expectObservable(limit(a)).toBe('#', undefined, new Error('could not start'));
+      expectObservable(limit(b)).toBe('-(b|)');
     });
   });
 });

@@ -88,4 +88,40 @@ describe('serialLatest', () => {
       .subscribe((v) => seen.push(v));
     expect(seen).to.have.length(20_000);
   });
+
+  it('errors with what the work throws, rather than leaving it unhandled', () => {
+    testScheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+      // b's work throws when b starts at frame 3, after a finished: the output errors there and leaves the source.
+      const source = hot('  a--b----|');
+      const work = (v: string) => {
+        if (v === 'b') throw new Error('work failed');
+        return cold('--(x|)', { x: v });
+      };
+      expectObservable(source.pipe(serialLatest(work))).toBe('  --a#', undefined, new Error('work failed'));
+      expectSubscriptions(source.subscriptions).toBe('^--!');
+    });
+  });
+
+  it('errors with what the work throws when it starts after the running one (from its completion)', () => {
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // b waits behind a; a completes at frame 4 and starting b throws there.
+      const source = hot('  ab------|');
+      const work = (v: string) => {
+        if (v === 'b') throw new Error('work failed');
+        return cold('----(x|)', { x: v });
+      };
+      expectObservable(source.pipe(serialLatest(work))).toBe('  ----(a#)', undefined, new Error('work failed'));
+    });
+  });
+
+  it('errors with what the fold throws', () => {
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // c replaces b in the pending slot at frame 2 and the fold throws: the output errors there.
+      const source = hot('  abc-----|');
+      const fold = (): string => {
+        throw new Error('fold failed');
+      };
+      expectObservable(source.pipe(serialLatest((v) => cold('-----(x|)', { x: v }), fold))).toBe('  --#', undefined, new Error('fold failed'));
+    });
+  });
 });

@@ -74,12 +74,11 @@
  * (401 before 404, JSON raw errors).
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer as createNetServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { haproxyBinary } from '../../../lib/haproxy/check.ts';
 import type { ShowProc } from '../../../lib/haproxy/show-proc.ts';
+import { reservePort } from '../ports.ts';
 import type { Credentials } from './auth.ts';
 import { ConfigStore } from './config-store.ts';
 import { registerConfigurationRoutes } from './configuration-api.ts';
@@ -233,7 +232,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   // Checked before anything is created: nothing to clean up when the options are wrong.
   if (options.pod !== undefined) checkPodLayout(options.pod);
   const podAddress = options.pod?.address ?? '127.0.0.1';
-  const bootstrapPort = await freePort(podAddress);
+  const bootstrapPort = await reservePort(podAddress);
 
   const base = await mkdtemp(join(tmpdir(), 'dpapi-emu-'));
   const transactions = await mkdtemp(join(tmpdir(), 'dpapi-emu-tx-'));
@@ -361,16 +360,4 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       return stopped;
     },
   };
-}
-
-/** A port nothing listens on right now at `host`: the kernel's pick for port 0, released. */
-async function freePort(host: string): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen(0, host, resolve);
-  });
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }

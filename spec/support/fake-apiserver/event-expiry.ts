@@ -7,6 +7,7 @@
  * An expired Event is gone as if deleted: watchers see DELETED, a GET or
  * PATCH answers 404. Core v1 and events.k8s.io/v1 Events both expire.
  */
+import type { Clock } from '../../../lib/clock.ts';
 import { metadataOf, stringField } from './object-meta.ts';
 import type { Registry } from './registry.ts';
 import type { ResourceType } from './resource-types.ts';
@@ -14,31 +15,31 @@ import type { ResourceType } from './resource-types.ts';
 const isEvent = (type: ResourceType) => type.plural === 'events' && type.kind === 'Event';
 
 export class EventExpiry {
-  readonly #timers = new Map<string, NodeJS.Timeout>();
+  readonly #timers = new Map<string, () => void>();
   readonly #unsubscribe: () => void;
 
-  /** `ttlMs` of fake time, `timeScale` of which pass per real millisecond. */
-  constructor(registry: Registry, ttlMs: number, timeScale: number) {
+  /** `ttlMs` of the server's clock. */
+  constructor(registry: Registry, ttlMs: number, clock: Clock) {
     this.#unsubscribe = registry.store.subscribe((change) => {
       if (!isEvent(change.type)) return;
       const metadata = metadataOf(change.object);
       const namespace = stringField(metadata, 'namespace');
       const name = stringField(metadata, 'name');
       const key = `${change.type.key}/${namespace}/${name}`;
-      clearTimeout(this.#timers.get(key));
+      this.#timers.get(key)?.();
       this.#timers.delete(key);
       if (change.change === 'DELETED') return;
-      const timer = setTimeout(() => {
+      const cancel = clock.after(ttlMs, () => {
         this.#timers.delete(key);
         registry.delete(change.type, namespace, name);
-      }, ttlMs / timeScale);
-      this.#timers.set(key, timer);
+      });
+      this.#timers.set(key, cancel);
     });
   }
 
   close(): void {
     this.#unsubscribe();
-    for (const timer of this.#timers.values()) clearTimeout(timer);
+    for (const cancel of this.#timers.values()) cancel();
     this.#timers.clear();
   }
 }

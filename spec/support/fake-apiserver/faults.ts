@@ -11,6 +11,7 @@ import { serverError, tooManyRequests } from './status.ts';
 import type { StatusError } from './status.ts';
 import { typeMatches } from './watch-hub.ts';
 import type { DropMode, WatchHub } from './watch-hub.ts';
+import { Notifier } from '../notifier.ts';
 
 /** What a resource request does, as Kubernetes' audit log names it. */
 export type ResourceVerb = 'list' | 'watch' | 'get' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection';
@@ -52,6 +53,7 @@ function filterMatches(filter: RequestFilter, verb: Verb, type: ResourceType | u
 
 export class RequestLog {
   readonly #entries: { readonly entry: RecordedRequest; readonly type: ResourceType | undefined }[] = [];
+  readonly #changes = new Notifier();
 
   get entries(): readonly RecordedRequest[] {
     return this.#entries.map(({ entry }) => entry);
@@ -67,6 +69,19 @@ export class RequestLog {
 
   record(entry: RecordedRequest, type: ResourceType | undefined): void {
     this.#entries.push({ entry, type });
+    this.#changes.changed();
+  }
+
+  /** Resolves once `count` requests matching `filter` have been received, counting those before the call; rejects after `timeoutMs`. */
+  until(filter: RequestFilter, count: number, timeoutMs = 10_000): Promise<readonly RecordedRequest[]> {
+    return this.#changes.until(
+      () => {
+        const found = this.matching(filter);
+        return found.length >= count ? found : undefined;
+      },
+      () => `${this.matching(filter).length} of ${count} ${JSON.stringify(filter)} requests`,
+      timeoutMs,
+    );
   }
 }
 

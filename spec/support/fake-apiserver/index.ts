@@ -71,6 +71,8 @@ import { ValidatingAdmission, type ServiceResolver } from './admission.ts';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Clock } from '../../../lib/clock.ts';
+import { scaledClock } from '../clocks.ts';
 import { EventExpiry } from './event-expiry.ts';
 import { Faults, RequestLog } from './faults.ts';
 import { FakeHttpServer } from './http-server.ts';
@@ -109,10 +111,12 @@ export interface FakeApiServerOptions {
   /**
    * How many times faster than real time the server's clock runs: watch
    * bookmarks (a minute apart) and timeouts, and Event expiry all follow it.
-   * Default 1. A client talking to it must scale its own timers alike
-   * (client-node's 30 s watch idle abort, the informer's watchdog).
+   * Default 1. A client talking to it runs on the same clock (`clock`):
+   * client-node's 30 s watch idle abort, the informer's watchdog.
    */
   readonly timeScale?: number;
+  /** The server's clock, instead of one `timeScale` times faster than real time (a virtual one, say). */
+  readonly clock?: Clock;
   /** How long an Event lives after its last write, in server seconds: the API server's --event-ttl. Default 3600. */
   readonly eventTtlSeconds?: number;
   /** Changes kept per type for watch replay and consistent pages; older versions answer 410. Default 1000. */
@@ -151,6 +155,8 @@ export interface FakeApiServer {
   /** Every request with its verb and the status it got. */
   readonly requests: RequestLog;
   readonly faults: Faults;
+  /** The server's clock: give the clients that talk to it the same. */
+  readonly clock: Clock;
   /** The current global resourceVersion. */
   readonly resourceVersion: number;
   /** Open watch streams, of one resource (plural or plural.group) when given. */
@@ -197,9 +203,8 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
   const registry = new Registry(types, store);
   for (const name of INITIAL_NAMESPACES) registry.create(types.require('v1', 'Namespace'), undefined, { metadata: { name } });
 
-  const timeScale = options.timeScale ?? 1;
-  if (!(timeScale > 0)) throw new Error(`timeScale must be above 0, got ${timeScale}`);
-  const expiry = new EventExpiry(registry, (options.eventTtlSeconds ?? 3_600) * 1_000, timeScale);
+  const clock = options.clock ?? scaledClock(options.timeScale ?? 1);
+  const expiry = new EventExpiry(registry, (options.eventTtlSeconds ?? 3_600) * 1_000, clock);
 
   const hub = new WatchHub();
   const faults = new Faults(hub);
@@ -211,7 +216,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     faults,
     requests,
     token: options.requireToken === true ? token : undefined,
-    watch: { timeScale, expiredAs: options.expiredWatchAs ?? 'event' },
+    watch: { clock, expiredAs: options.expiredWatchAs ?? 'event' },
     admission: new ValidatingAdmission(registry, options.webhookServices ?? (() => undefined)),
     ...(options.tls === true ? { tls: { cert: SELF_SIGNED_CERT, key: SELF_SIGNED_KEY } } : {}),
   });
@@ -239,6 +244,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     kubeconfigPath,
     requests,
     faults,
+    clock,
     get resourceVersion() {
       return store.resourceVersion;
     },

@@ -26,9 +26,10 @@
  * - The stream ends cleanly at its deadline: timeoutSeconds when given,
  *   else a random 30 to 60 minutes (k8s.io/apiserver GetTimeoutForWatch:
  *   --min-request-timeout, 1800 s, times 1 to 2).
- * - Every time above is fake time: `timeScale` of them pass per real one.
+ * - Every time above is the server's, on its clock (see index.ts).
  */
 import type { ServerResponse } from 'node:http';
+import type { Clock } from '../../../lib/clock.ts';
 import { clone } from './json-values.ts';
 import { metadataOf } from './object-meta.ts';
 import type { Change, ObjectStore } from './object-store.ts';
@@ -52,8 +53,8 @@ export interface WatchRequest {
 }
 
 export interface WatchSettings {
-  /** How many times faster than real time the server's clock runs. */
-  readonly timeScale: number;
+  /** The server's clock. */
+  readonly clock: Clock;
   readonly expiredAs: 'event' | 'status';
 }
 
@@ -78,7 +79,7 @@ export class WatchSession {
   /** Lines held while stalled, sent in order when released. */
   readonly #held: string[] = [];
   #unsubscribe: (() => void) | undefined;
-  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #timers = new Set<() => void>();
   /** The deadline passed while stalled: the end is held with the rest. */
   #endHeld = false;
   #closed = false;
@@ -151,18 +152,18 @@ export class WatchSession {
     if (this.request.allowBookmarks) this.#scheduleBookmark(deadline);
   }
 
-  /** Fake time, in ms. */
+  /** The server's time, in ms. */
   #now(): number {
-    return performance.now() * this.#settings.timeScale;
+    return this.#settings.clock.now();
   }
 
-  /** Runs `action` after `ms` of fake time. */
+  /** Runs `action` after `ms` of the server's time. */
   #after(ms: number, action: () => void): void {
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
+    const cancel = this.#settings.clock.after(ms, () => {
+      this.#timers.delete(cancel);
       action();
-    }, ms / this.#settings.timeScale);
-    this.#timers.add(timer);
+    });
+    this.#timers.add(cancel);
   }
 
   /** The next bookmark after `from`; none after the one before the deadline (a timer may fire a little early, so times are targets, not readings). */
@@ -228,7 +229,7 @@ export class WatchSession {
     if (this.#closed) return;
     this.#closed = true;
     this.#unsubscribe?.();
-    for (const timer of this.#timers) clearTimeout(timer);
+    for (const cancel of this.#timers) cancel();
     this.#held.length = 0;
     this.#onClose();
   }
