@@ -140,7 +140,9 @@ export async function checkBoundaries(root: string, rules: BoundaryRules = proje
         if (banned !== undefined) breaches.push(`${file.path}: imports ${specifier}, which ${rule!.from}/ must not use`);
         continue;
       }
-      const target = relative(root, resolve(root, dirname(file.path), specifier)).split(sep).join('/');
+      const target = relative(root, resolve(root, dirname(file.path), specifier))
+        .split(sep)
+        .join('/');
       const folder = rule?.folders.find((name) => under(target, name));
       if (folder !== undefined) breaches.push(`${file.path}: imports ${specifier}, from ${folder}/, which ${rule!.from}/ must not use`);
       if (files.has(target)) targets.push(target);
@@ -159,9 +161,7 @@ export async function checkBoundaries(root: string, rules: BoundaryRules = proje
   for (const cycle of cyclesOf(fileGraph)) breaches.push(`import cycle between files: ${cycle.join(', ')}`);
   const folders = new Map([...folderGraph].map(([folder, targets]) => [folder, [...targets.keys()].sort()]));
   for (const cycle of cyclesOf(folders)) {
-    const edges = cycle.flatMap((from) =>
-      (folders.get(from) ?? []).filter((to) => cycle.includes(to)).map((to) => `${from} -> ${to}: ${folderGraph.get(from)!.get(to)!}`),
-    );
+    const edges = cycle.flatMap((from) => (folders.get(from) ?? []).filter((to) => cycle.includes(to)).map((to) => `${from} -> ${to}: ${folderGraph.get(from)!.get(to)!}`));
     breaches.push(`import cycle between folders: ${cycle.join(', ')} (${edges.join('; ')})`);
   }
   return breaches;

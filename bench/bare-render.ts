@@ -29,7 +29,13 @@ interface IngressSpec {
   readonly ingressClassName: string;
   readonly rules: readonly {
     readonly host?: string;
-    readonly http: { readonly paths: readonly { readonly path: string; readonly pathType: string; readonly backend: { readonly service: { readonly name: string; readonly port: { readonly name?: string; readonly number?: number } } } }[] };
+    readonly http: {
+      readonly paths: readonly {
+        readonly path: string;
+        readonly pathType: string;
+        readonly backend: { readonly service: { readonly name: string; readonly port: { readonly name?: string; readonly number?: number } } };
+      }[];
+    };
   }[];
 }
 interface ServiceSpec {

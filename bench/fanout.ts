@@ -79,9 +79,30 @@ if (!Number.isInteger(maxParallel) || maxParallel < 1) throw new Error(`BENCH_MA
 function world(ingresses: number, endpoints: number): Map<string, KubeObject[]> {
   const range = Array.from({ length: ingresses }, (_, i) => i);
   return new Map<string, KubeObject[]>([
-    ['ingresses', range.map((i) => ({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: `app-${i}`, namespace: 'default' }, spec: { ingressClassName: 'haproxy', rules: [{ host: `app-${i}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: `svc-${i}`, port: { number: 80 } } } }] } }] } }))],
+    [
+      'ingresses',
+      range.map((i) => ({
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'Ingress',
+        metadata: { name: `app-${i}`, namespace: 'default' },
+        spec: {
+          ingressClassName: 'haproxy',
+          rules: [{ host: `app-${i}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: `svc-${i}`, port: { number: 80 } } } }] } }],
+        },
+      })),
+    ],
     ['services', range.map((i) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${i}`, namespace: 'default' }, spec: { ports: [{ port: 80, targetPort: 8080 }] } }))],
-    ['endpointslices', range.map((i) => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `svc-${i}-a`, namespace: 'default', labels: { 'kubernetes.io/service-name': `svc-${i}` } }, addressType: 'IPv4', ports: [{ port: 8080 }], endpoints: Array.from({ length: i === 0 ? endpoints : 1 }, (_, j) => ({ addresses: [`127.1.${i}.${j + 1}`] })) }))],
+    [
+      'endpointslices',
+      range.map((i) => ({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: `svc-${i}-a`, namespace: 'default', labels: { 'kubernetes.io/service-name': `svc-${i}` } },
+        addressType: 'IPv4',
+        ports: [{ port: 8080 }],
+        endpoints: Array.from({ length: i === 0 ? endpoints : 1 }, (_, j) => ({ addresses: [`127.1.${i}.${j + 1}`] })),
+      })),
+    ],
   ]);
 }
 
@@ -267,11 +288,13 @@ async function series(start: (count: number) => Promise<Instances>): Promise<Ste
         await instances.stop();
       }
     }
-    rows.push(steps.map((_, s) => ({
-      ms: median(runs.map((run) => run[s]!.ms)),
-      cpuMs: median(runs.map((run) => run[s]!.cpuMs)),
-      requests: median(runs.map((run) => run[s]!.requests)),
-    })));
+    rows.push(
+      steps.map((_, s) => ({
+        ms: median(runs.map((run) => run[s]!.ms)),
+        cpuMs: median(runs.map((run) => run[s]!.cpuMs)),
+        requests: median(runs.map((run) => run[s]!.requests)),
+      })),
+    );
   }
   return rows;
 }
@@ -321,7 +344,7 @@ out(
 );
 out(
   '1. Controller-side fan-out, the figure the target is about: each instance is a stand-in answering every request as one real\n' +
-    '   instance (emulator + real HAProxy) answered it alone earlier in this run, after as long as it took. The instances\' own\n' +
+    "   instance (emulator + real HAProxy) answered it alone earlier in this run, after as long as it took. The instances' own\n" +
     '   work (haproxy -c on every write, reloads, runtime commands) is off this machine, as in a fleet of separate machines.\n' +
     `   Recorded: ${script.length} requests, ${serviceMs.toFixed(0)} ms of instance time. One stand-in vs one real instance ` +
     `(first deploy / runtime change / reload change): ${each(replayed, 0)} ms vs ${each(shared, 0)} ms.\n`,

@@ -31,7 +31,12 @@ function median(values: readonly number[]): number {
 }
 
 const site = (name: string, host: string, paths: [string, string][], tls?: string) =>
-  ingress(name, host, paths.map(([path, serviceName]): PathRule => [path, 'Prefix', serviceName, { number: 80 }]), tls);
+  ingress(
+    name,
+    host,
+    paths.map(([path, serviceName]): PathRule => [path, 'Prefix', serviceName, { number: 80 }]),
+    tls,
+  );
 const svc = (name: string, target: number) => service(name, [{ port: 80, targetPort: target }]);
 const endpointSlice = (name: string, serviceName: string, port: number) => slice(name, serviceName, undefined, port);
 const secret = (cert: string, key: string) => tlsSecret('tls', cert, key);
@@ -117,7 +122,8 @@ try {
     const host = `new-${i}.example.com`;
     await sample(
       'reload',
-      () => harness.write(`new-${i}.yaml`, [site(`new-${i}`, host, [['/', `new-${i}`]]), svc(`new-${i}`, ports[6 + i]!), endpointSlice(`new-${i}-0`, `new-${i}`, ports[6 + i]!)].join('---\n')),
+      () =>
+        harness.write(`new-${i}.yaml`, [site(`new-${i}`, host, [['/', `new-${i}`]]), svc(`new-${i}`, ports[6 + i]!), endpointSlice(`new-${i}-0`, `new-${i}`, ports[6 + i]!)].join('---\n')),
       async () => (await harness.get(host, '/')).body.startsWith(`backend ${ports[6 + i]} `),
     );
   }
@@ -136,12 +142,25 @@ try {
         if (round % 2 === 0) await harness.write(file, endpointSlice('churn-endpoint', 'web', ports[5]!));
         else await harness.remove(file);
       } else if (kind === 'path') {
-        await harness.write('web.yaml', [site('web', 'web.example.com', [['/', 'web'], [`/p${round}`, 'web']]), svc('web', ports[0]!), endpointSlice('web-0', 'web', ports[0]!)].join('---\n'));
+        await harness.write(
+          'web.yaml',
+          [
+            site('web', 'web.example.com', [
+              ['/', 'web'],
+              [`/p${round}`, 'web'],
+            ]),
+            svc('web', ports[0]!),
+            endpointSlice('web-0', 'web', ports[0]!),
+          ].join('---\n'),
+        );
       } else if (kind === 'certificate') {
         const [cert, key] = round % 2 === 0 ? [LEAF_CERT, LEAF_KEY] : [SELF_SIGNED_CERT, SELF_SIGNED_KEY];
         await harness.write('tls.yaml', [site('secure', 'secure.example.com', [['/', 'web']], 'tls'), secret(cert, key)].join('---\n'));
       } else {
-        await harness.write(`churn-backend-${round}.yaml`, [site(`cb-${round}`, `cb-${round}.example.com`, [['/', `cb-${round}`]]), svc(`cb-${round}`, ports[11]!), endpointSlice(`cb-${round}-0`, `cb-${round}`, ports[11]!)].join('---\n'));
+        await harness.write(
+          `churn-backend-${round}.yaml`,
+          [site(`cb-${round}`, `cb-${round}.example.com`, [['/', `cb-${round}`]]), svc(`cb-${round}`, ports[11]!), endpointSlice(`cb-${round}-0`, `cb-${round}`, ports[11]!)].join('---\n'),
+        );
       }
       modes.get(kind)!.push((await harness.next(mark, 'deployed')).result.mode);
     }
@@ -191,11 +210,19 @@ try {
     ['reconciliation', 'reconciliation_duration_seconds'],
   ] as const) {
     const { count, sum } = histogramTotals(final, metric(name));
-    stageRows.push([stage, String(count), ((1000 * sum) / count).toFixed(1), (1000 * quantile(final, metric(name), 0.5)).toFixed(1), (1000 * quantile(final, metric(name), 0.95)).toFixed(1)]);
+    stageRows.push([
+      stage,
+      String(count),
+      ((1000 * sum) / count).toFixed(1),
+      (1000 * quantile(final, metric(name), 0.5)).toFixed(1),
+      (1000 * quantile(final, metric(name), 0.95)).toFixed(1),
+    ]);
   }
-  process.stdout.write('\nWhole run, from the controller\'s histograms (quantiles interpolated within buckets):\n');
+  process.stdout.write("\nWhole run, from the controller's histograms (quantiles interpolated within buckets):\n");
   print(stageRows);
-  process.stdout.write(`reconciliations: ${sampleValue(final, metric('reconciliations_total'), { result: 'deployed' })} deployed, ${sampleValue(final, metric('reconciliations_total'), { result: 'unchanged' })} unchanged\n`);
+  process.stdout.write(
+    `reconciliations: ${sampleValue(final, metric('reconciliations_total'), { result: 'deployed' })} deployed, ${sampleValue(final, metric('reconciliations_total'), { result: 'unchanged' })} unchanged\n`,
+  );
   process.stdout.write(`target (every endpoint, path and certificate change reload-free): ${target ? 'met' : 'NOT MET'}\n`);
 } finally {
   await harness.stop();

@@ -97,9 +97,7 @@ async function main(): Promise<void> {
   const book = new Quarantine();
   const triggers = new Subject<Trigger>();
   const validated = new Subject<Validated>();
-  triggers
-    .pipe(render({ render: renderEffect, report, quarantine: book }), validate({ validate: validateEffect, report, quarantine: { book, render: renderEffect } }))
-    .subscribe(validated);
+  triggers.pipe(render({ render: renderEffect, report, quarantine: book }), validate({ validate: validateEffect, report, quarantine: { book, render: renderEffect } })).subscribe(validated);
 
   let revision = 0;
   /** One change to the stores, then the time until its configuration is validated, and the work it took. */

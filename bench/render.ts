@@ -139,12 +139,7 @@ async function measure(config: ControllerConfig, size: number): Promise<Row> {
   }
   // The floor only counts if it writes what the renderer writes from the same stores.
   const { maps } = cold!.files;
-  if (
-    !cold!.files.config.endsWith(bare!.backends) ||
-    maps['host.map'] !== bare!.hostMap ||
-    maps['path-exact.map'] !== bare!.exactMap ||
-    maps['path-prefix.map'] !== bare!.prefixMap
-  ) {
+  if (!cold!.files.config.endsWith(bare!.backends) || maps['host.map'] !== bare!.hostMap || maps['path-exact.map'] !== bare!.exactMap || maps['path-prefix.map'] !== bare!.prefixMap) {
     throw new Error(`${size} Ingresses: the bare render writes other backends or map lines than the renderer`);
   }
   const render = createRenderer(config);

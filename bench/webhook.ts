@@ -136,7 +136,12 @@ async function measure(size: number, round: number): Promise<Row> {
   try {
     // The reference: one haproxy -c of the configuration made for one Ingress, alone on the machine.
     const references: number[] = [];
-    const world = new Map([['ingresses', [ingressObject(0)]], ['services', [serviceObject(0)]], ['endpointslices', [endpointSliceObject(0)]], ['secrets', []]]);
+    const world = new Map([
+      ['ingresses', [ingressObject(0)]],
+      ['services', [serviceObject(0)]],
+      ['endpointslices', [endpointSliceObject(0)]],
+      ['secrets', []],
+    ]);
     for (let run = 0; run < REFERENCE_RUNS; run++) {
       const start = performance.now();
       await checkSmallConfiguration((baseDir) => renderWorld(config, world, baseDir), { allowDirectives: config.allowDirectives, dirs: config.dataplane });
@@ -201,9 +206,7 @@ async function main(): Promise<void> {
   for (const [round, size] of SIZES.entries()) rows.push(await measure(size, round + 1));
   process.stdout.write(`\nadmission webhook: AdmissionReviews over HTTPS, ${CLIENTS} clients at once, each review a distinct Ingress\n${table(rows)}\n`);
   const largest = rows.at(-1)!;
-  process.stdout.write(
-    `target: p99 below 100 ms at ${largest.size} Ingresses: ${largest.p99 < 100 ? 'met' : 'MISSED'} (${largest.p99.toFixed(1)} ms)\n`,
-  );
+  process.stdout.write(`target: p99 below 100 ms at ${largest.size} Ingresses: ${largest.p99 < 100 ? 'met' : 'MISSED'} (${largest.p99.toFixed(1)} ms)\n`);
 }
 
 await main();

@@ -8,11 +8,7 @@ import type { RetrySettings } from './config/pipeline-settings.ts';
  * failed together do not retry in lockstep. `random` returns [0, 1) like
  * Math.random, which keeps the result within [delay / 2, delay).
  */
-export function backoffDelay(
-  attempt: number,
-  settings: Pick<RetrySettings, 'baseDelayMs' | 'maxDelayMs'>,
-  random: () => number,
-): number {
+export function backoffDelay(attempt: number, settings: Pick<RetrySettings, 'baseDelayMs' | 'maxDelayMs'>, random: () => number): number {
   const delay = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (attempt - 1));
   return delay / 2 + (random() * delay) / 2;
 }

@@ -51,8 +51,8 @@ describe('package-lock.json', function () {
     expect(loose, 'dependencies without an exact version').to.deep.equal([]);
     const root = lock.packages[''];
     expect({ name: lock.name, version: lock.version, lockfileVersion: lock.lockfileVersion }).to.deep.equal({ name: manifest.name, version: manifest.version, lockfileVersion: 3 });
-    expect(root?.dependencies ?? {}, 'the lock\'s dependencies (npm install rewrites the lock)').to.deep.equal(manifest.dependencies);
-    expect(root?.devDependencies ?? {}, 'the lock\'s devDependencies (npm install rewrites the lock)').to.deep.equal(manifest.devDependencies);
+    expect(root?.dependencies ?? {}, "the lock's dependencies (npm install rewrites the lock)").to.deep.equal(manifest.dependencies);
+    expect(root?.devDependencies ?? {}, "the lock's devDependencies (npm install rewrites the lock)").to.deep.equal(manifest.devDependencies);
     const locked = Object.entries(wanted).filter(([name, version]) => lock.packages[`node_modules/${name}`]?.version !== version);
     expect(locked.map(([name, version]) => `${name}: package.json ${version}, lock ${lock.packages[`node_modules/${name}`]?.version ?? 'missing'}`)).to.deep.equal([]);
   });
@@ -79,7 +79,10 @@ describe('package-lock.json', function () {
           resolve({ code: typeof code === 'number' ? code : error ? 1 : 0, output: `${stdout}${stderr}` });
         });
       });
-      const errors = result.output.split('\n').filter((line) => line.startsWith('npm error')).join('\n');
+      const errors = result.output
+        .split('\n')
+        .filter((line) => line.startsWith('npm error'))
+        .join('\n');
       expect(result.code, errors).to.equal(0);
     } finally {
       await rm(directory, { recursive: true, force: true });

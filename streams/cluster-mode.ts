@@ -141,10 +141,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   const byName = (objects: ReadonlyMap<string, KubeObject>) => new Map([...objects.values()].map((object) => [object.metadata.name, object]));
   const leading = new BehaviorSubject<boolean>(options.lease === undefined);
 
-  const candidates = combineLatest([
-    watchedObjects(start, inNamespace('configmaps'), restarting('configmaps')),
-    watchedObjects(start, inNamespace('secrets'), restarting('secrets')),
-  ]).pipe(
+  const candidates = combineLatest([watchedObjects(start, inNamespace('configmaps'), restarting('configmaps')), watchedObjects(start, inNamespace('secrets'), restarting('secrets'))]).pipe(
     map(([configMaps, secrets]) => controllerCandidate(options.configMap, options.credentialsSecret, byName(configMaps), byName(secrets))),
     distinctUntilChanged(sameCandidate),
     // Learnt credentials join the redaction list before anything could log them.
@@ -160,11 +157,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
 
   const parts = ({ config, candidate }: Loaded): ModeParts => {
     const fleet = discoveredFleet({ username: candidate.username, password: candidate.password, tls: options.dataplaneTls });
-    const pods = watchedObjects(
-      start,
-      { apiVersion: 'v1', kind: 'Pod', resource: 'pods', namespace, labelSelector: labelSelector(config.podSelector.matchLabels) },
-      restarting('pods'),
-    ).pipe(
+    const pods = watchedObjects(start, { apiVersion: 'v1', kind: 'Pod', resource: 'pods', namespace, labelSelector: labelSelector(config.podSelector.matchLabels) }, restarting('pods')).pipe(
       map((found) =>
         [...found.values()]
           .map((pod) => podEndpoint(pod, { scheme: config.dataplane.scheme, port: config.dataplane.port, container: options.dataplaneContainer }))
@@ -219,25 +212,24 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   for (const note of options.notes ?? []) log.info(note);
   const kubeLog = log.child({ stage: 'kubernetes' });
 
-  const lock = options.lease
-    ? new LeaseLock(kubeConfig, { namespace, name: options.lease.name, identity: options.identity, leaseDurationMs: options.lease.durationMs })
-    : undefined;
+  const lock = options.lease ? new LeaseLock(kubeConfig, { namespace, name: options.lease.name, identity: options.identity, leaseDurationMs: options.lease.durationMs }) : undefined;
   const lease = options.lease;
-  const leadership$ = lock && lease
-    ? timer(0, lease.retryMs).pipe(
-        leadership({
-          attempt: () => defer(() => lock.tryAcquireOrRenew()),
-          renewDeadlineMs: lease.renewDeadlineMs,
-          onError: (error) => kubeLog.warn(`lease ${namespace}/${lease.name}: ${error}`),
-        }),
-        tap((leader) => {
-          observer.leaderChanged(leader);
-          leading.next(leader);
-        }),
-        // Leadership no longer followed is leadership given up: never two replicas deploying.
-        finalize(() => leading.next(false)),
-      )
-    : EMPTY;
+  const leadership$ =
+    lock && lease
+      ? timer(0, lease.retryMs).pipe(
+          leadership({
+            attempt: () => defer(() => lock.tryAcquireOrRenew()),
+            renewDeadlineMs: lease.renewDeadlineMs,
+            onError: (error) => kubeLog.warn(`lease ${namespace}/${lease.name}: ${error}`),
+          }),
+          tap((leader) => {
+            observer.leaderChanged(leader);
+            leading.next(leader);
+          }),
+          // Leadership no longer followed is leadership given up: never two replicas deploying.
+          finalize(() => leading.next(false)),
+        )
+      : EMPTY;
 
   const recorder = new EventRecorder(kubeConfig, {
     controller: 'haproxy-template-ic',
@@ -258,9 +250,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   const eventWrites = pipeline.outcomes.pipe(
     withLatestFrom(leading, pipeline.state),
     filter(([, leader]) => leader),
-    mergeMap(([outcome, , state]) =>
-      from(outcomeEvents(outcome, { configSources: configSources(state.candidate), resources: state.config?.watchedResources ?? [] })),
-    ),
+    mergeMap(([outcome, , state]) => from(outcomeEvents(outcome, { configSources: configSources(state.candidate), resources: state.config?.watchedResources ?? [] }))),
     mergeMap(
       (event) =>
         defer(() => recorder.record(event)).pipe(
@@ -306,19 +296,21 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   const subscription = pipeline.start(observer, { leadership: leadership$, Events: eventWrites, 'Ingress status': statusWrites });
 
   // Every replica judges admissions, leader or not, over the configuration in force and the live stores.
-  const webhook = options.webhook && startWebhook({
-    settings: options.webhook,
-    namespace,
-    bindAddress: options.bindAddress,
-    kubeConfig,
-    start,
-    restarting,
-    state: () => {
-      const { config, stores } = pipeline.current();
-      return config && stores ? { config, stores } : undefined;
-    },
-    observer,
-  });
+  const webhook =
+    options.webhook &&
+    startWebhook({
+      settings: options.webhook,
+      namespace,
+      bindAddress: options.bindAddress,
+      kubeConfig,
+      start,
+      restarting,
+      state: () => {
+        const { config, stores } = pipeline.current();
+        return config && stores ? { config, stores } : undefined;
+      },
+      observer,
+    });
 
   if (!options.lease) observer.leaderChanged(true);
   log.info(

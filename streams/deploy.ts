@@ -141,13 +141,7 @@ function supersededRequest(dropped: DeployRequest, next: DeployRequest): DeployR
   return { ...next, reason, config: withChangesOf(dropped.config, next.config) };
 }
 
-function deployedOutcome(
-  request: DeployRequest,
-  result: DeployResult,
-  attempts: number,
-  startedAt: number,
-  now: number,
-): DeployOutcome {
+function deployedOutcome(request: DeployRequest, result: DeployResult, attempts: number, startedAt: number, now: number): DeployOutcome {
   return {
     type: 'deployed',
     endpoint: request.endpoint.id,

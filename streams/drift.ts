@@ -14,10 +14,7 @@ export interface DriftOptions {
  * compare anything itself, the deploy effect finds out whether the endpoint
  * really differs and repairs only then.
  */
-export function drift({
-  intervalMs,
-  scheduler = asyncScheduler,
-}: DriftOptions): OperatorFunction<FleetCommand, FleetCommand> {
+export function drift({ intervalMs, scheduler = asyncScheduler }: DriftOptions): OperatorFunction<FleetCommand, FleetCommand> {
   return (source) =>
     new Observable<FleetCommand>((subscriber) => {
       const lastDeploys = new Map<string, DeployRequest>();

@@ -1,12 +1,5 @@
 import type { Observable } from 'rxjs';
-import type {
-  DeployRequest,
-  DeployResult,
-  Rendered,
-  RenderOutput,
-  Snapshot,
-  ValidationVerdict,
-} from '../lib/pipeline/model.ts';
+import type { DeployRequest, DeployResult, Rendered, RenderOutput, Snapshot, ValidationVerdict } from '../lib/pipeline/model.ts';
 
 /**
  * The side effects the pipeline performs. Each returns an Observable so that

@@ -22,30 +22,31 @@ export interface LeadershipOptions {
  */
 export function leadership(options: LeadershipOptions): OperatorFunction<unknown, boolean> {
   const { renewDeadlineMs, scheduler = asyncScheduler } = options;
-  return (ticks) => defer(() => {
-    // Per subscription: a second subscriber is a second candidate, with its own state.
-    let leading = false;
-    let lastRenewal = 0;
-    return ticks.pipe(
-      exhaustMap(() =>
-        options.attempt().pipe(
-          timeout({ first: renewDeadlineMs, scheduler }),
-          catchError((error: unknown) => {
-            options.onError(errorMessage(error));
-            return of(undefined);
-          }),
+  return (ticks) =>
+    defer(() => {
+      // Per subscription: a second subscriber is a second candidate, with its own state.
+      let leading = false;
+      let lastRenewal = 0;
+      return ticks.pipe(
+        exhaustMap(() =>
+          options.attempt().pipe(
+            timeout({ first: renewDeadlineMs, scheduler }),
+            catchError((error: unknown) => {
+              options.onError(errorMessage(error));
+              return of(undefined);
+            }),
+          ),
         ),
-      ),
-      map((held) => {
-        if (held === undefined) {
-          if (leading && scheduler.now() - lastRenewal >= renewDeadlineMs) leading = false;
-        } else {
-          leading = held;
-          if (held) lastRenewal = scheduler.now();
-        }
-        return leading;
-      }),
-      distinctUntilChanged(),
-    );
-  });
+        map((held) => {
+          if (held === undefined) {
+            if (leading && scheduler.now() - lastRenewal >= renewDeadlineMs) leading = false;
+          } else {
+            leading = held;
+            if (held) lastRenewal = scheduler.now();
+          }
+          return leading;
+        }),
+        distinctUntilChanged(),
+      );
+    });
 }

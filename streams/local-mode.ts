@@ -79,9 +79,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   await mkdir(workDir, { recursive: true, mode: 0o700 });
   const initialText = await readFile(options.config.path, 'utf8');
   const initial = loadControllerConfig(initialText);
-  const dirs = initial.ok
-    ? initial.config.dataplane
-    : { mapsDir: 'maps', certificatesDir: 'ssl', generalDir: 'general' };
+  const dirs = initial.ok ? initial.config.dataplane : { mapsDir: 'maps', certificatesDir: 'ssl', generalDir: 'general' };
 
   const load = (text: string): ConfigLoad<ControllerConfig> => {
     // The text read at start was loaded already (for the fleet's directories): not parsed twice.
@@ -110,7 +108,11 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       }),
     );
   const candidates: Observable<string> = options.config.watch
-    ? keepWatching(() => watchPath(options.config.path), options.config.path, (error) => configLog.error(error)).pipe(serialLatest(readConfig))
+    ? keepWatching(
+        () => watchPath(options.config.path),
+        options.config.path,
+        (error) => configLog.error(error),
+      ).pipe(serialLatest(readConfig))
     : of(initialText).pipe(concatWith(NEVER));
 
   const manifestDir = resolve(options.manifests);
@@ -186,10 +188,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
 
   // The only controller on its fleet: it always leads, nothing worth a log line.
   observer.metrics.leader(true);
-  log.info(
-    `${fleet.describe()}; controller health http://127.0.0.1:${observer.healthPort}/healthz, ` +
-      `metrics http://127.0.0.1:${observer.metricsPort}/metrics; manifests ${manifestDir}`,
-  );
+  log.info(`${fleet.describe()}; controller health http://127.0.0.1:${observer.healthPort}/healthz, ` + `metrics http://127.0.0.1:${observer.metricsPort}/metrics; manifests ${manifestDir}`);
 
   const subscription = pipeline.start(
     observer,
@@ -217,9 +216,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       subscription.unsubscribe();
       if (local && keepHaproxy) {
         const pid = await local.master.pid();
-        log.info(
-          `leaving HAProxy${pid === undefined ? '' : ` master ${pid}`} running in ${workDir}: a controller started on the same --work-dir attaches to it`,
-        );
+        log.info(`leaving HAProxy${pid === undefined ? '' : ` master ${pid}`} running in ${workDir}: a controller started on the same --work-dir attaches to it`);
       }
       await fleet.stop({ keepHaproxy });
       await observer.stop();

@@ -58,7 +58,8 @@ const commands: readonly CommandSpec[] = [
       'dataplane-password-file': { type: 'string', description: 'File holding the Data Plane API password.' },
       'keep-haproxy': {
         type: 'boolean',
-        description: 'Leave HAProxy serving when the controller stops (SIGINT, SIGTERM), for the next controller on the same --work-dir to attach to. Without it, stopping the controller stops HAProxy.',
+        description:
+          'Leave HAProxy serving when the controller stops (SIGINT, SIGTERM), for the next controller on the same --work-dir to attach to. Without it, stopping the controller stops HAProxy.',
       },
     },
   },
@@ -66,10 +67,14 @@ const commands: readonly CommandSpec[] = [
     name: 'run',
     summary: 'Run the controller in a Kubernetes cluster (in-cluster credentials, or KUBECONFIG outside).',
     options: {
-      namespace: { type: 'string', description: "Namespace of the controller's ConfigMap, Secret, Lease and the HAProxy pods.", defaultText: 'POD_NAMESPACE, or the pod\'s own namespace' },
+      namespace: { type: 'string', description: "Namespace of the controller's ConfigMap, Secret, Lease and the HAProxy pods.", defaultText: "POD_NAMESPACE, or the pod's own namespace" },
       configmap: { type: 'string', description: 'ConfigMap holding the controller configuration under config.yaml (env CONFIGMAP_NAME).', defaultText: runDefaults.configMap },
-      secret: { type: 'string', description: 'Secret with the Data Plane API credentials, keys dataplane_username and dataplane_password (env CREDENTIALS_SECRET_NAME).', defaultText: runDefaults.credentialsSecret },
-      identity: { type: 'string', description: 'This replica\'s name for leader election and events.', defaultText: 'POD_NAME' },
+      secret: {
+        type: 'string',
+        description: 'Secret with the Data Plane API credentials, keys dataplane_username and dataplane_password (env CREDENTIALS_SECRET_NAME).',
+        defaultText: runDefaults.credentialsSecret,
+      },
+      identity: { type: 'string', description: "This replica's name for leader election and events.", defaultText: 'POD_NAME' },
       lease: { type: 'string', description: 'Lease used for leader election (env LEASE_NAME).', defaultText: runDefaults.lease },
       'lease-duration': { type: 'string', description: 'How long a lease holds without renewal.', defaultText: runDefaults.leaseDuration },
       'renew-deadline': { type: 'string', description: 'A leader that cannot renew for this long steps down.', defaultText: runDefaults.renewDeadline },
@@ -85,14 +90,33 @@ const commands: readonly CommandSpec[] = [
       'bind-address': { type: 'string', description: 'Address of the health and metrics servers.', defaultText: runDefaults.bindAddress },
       'health-port': { type: 'string', description: 'Controller /healthz and /readyz.', defaultText: String(runDefaults.healthPort) },
       'metrics-port': { type: 'string', description: 'Controller /metrics.', defaultText: String(runDefaults.metricsPort) },
-      'webhook-port': { type: 'string', description: 'HTTPS port of the validating admission webhook (POST /validate, GET /healthz), served by every replica.', defaultText: String(runDefaults.webhookPort) },
+      'webhook-port': {
+        type: 'string',
+        description: 'HTTPS port of the validating admission webhook (POST /validate, GET /healthz), served by every replica.',
+        defaultText: String(runDefaults.webhookPort),
+      },
       'no-webhook': { type: 'boolean', description: 'Serve no admission webhook.' },
-      'webhook-cert-file': { type: 'string', description: 'The webhook\'s serving certificate (PEM), re-read when it changes.' },
+      'webhook-cert-file': { type: 'string', description: "The webhook's serving certificate (PEM), re-read when it changes." },
       'webhook-key-file': { type: 'string', description: 'Its private key.' },
-      'webhook-secret': { type: 'string', description: 'A kubernetes.io/tls Secret of --namespace holding the webhook\'s certificate (tls.crt, tls.key, ca.crt), followed as it changes (env WEBHOOK_SECRET).', defaultText: 'a certificate generated in memory at start' },
-      'webhook-generate-certificate': { type: 'boolean', description: 'Generate a CA and certificate into --webhook-secret when it does not exist, and renew them, so every replica serves the same one.' },
-      'webhook-service': { type: 'string', description: 'NAME or NAMESPACE/NAME of the Service the API server calls the webhook through: the names of a generated certificate (env WEBHOOK_SERVICE).', defaultText: runDefaults.webhookService },
-      'webhook-configuration': { type: 'string', description: 'The ValidatingWebhookConfiguration whose caBundle the controller keeps equal to its certificate\'s CA (env WEBHOOK_CONFIGURATION); leave out when cert-manager\'s CA injector does it.' },
+      'webhook-secret': {
+        type: 'string',
+        description: "A kubernetes.io/tls Secret of --namespace holding the webhook's certificate (tls.crt, tls.key, ca.crt), followed as it changes (env WEBHOOK_SECRET).",
+        defaultText: 'a certificate generated in memory at start',
+      },
+      'webhook-generate-certificate': {
+        type: 'boolean',
+        description: 'Generate a CA and certificate into --webhook-secret when it does not exist, and renew them, so every replica serves the same one.',
+      },
+      'webhook-service': {
+        type: 'string',
+        description: 'NAME or NAMESPACE/NAME of the Service the API server calls the webhook through: the names of a generated certificate (env WEBHOOK_SERVICE).',
+        defaultText: runDefaults.webhookService,
+      },
+      'webhook-configuration': {
+        type: 'string',
+        description:
+          "The ValidatingWebhookConfiguration whose caBundle the controller keeps equal to its certificate's CA (env WEBHOOK_CONFIGURATION); leave out when cert-manager's CA injector does it.",
+      },
     },
   },
   {
@@ -157,9 +181,11 @@ async function runLocal(values: Record<string, string | boolean | string[] | und
   let password: string | undefined;
   if (passwordFile !== undefined) {
     // The file's content is the password; a trailing newline from an editor is not part of it.
-    password = (await readFile(passwordFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw new UsageError(`local: --dataplane-password-file ${passwordFile}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
-    })).replace(/\r?\n$/, '');
+    password = (
+      await readFile(passwordFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        throw new UsageError(`local: --dataplane-password-file ${passwordFile}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
+      })
+    ).replace(/\r?\n$/, '');
   }
   const log = logSettingsFromEnvironment(process.env, process.stdout);
   // The SDK is loaded only when an OTLP endpoint asks for traces: without one, tracing costs nothing.
@@ -251,10 +277,7 @@ async function main(argv: readonly string[]): Promise<number> {
     switch (invocation.command) {
       case 'render':
         required('render', values, ['manifests', 'out']);
-        return await renderCommand(
-          { manifests: values['manifests']!, out: values['out']!, config: values['config'] },
-          processOutput,
-        );
+        return await renderCommand({ manifests: values['manifests']!, out: values['out']!, config: values['config'] }, processOutput);
       case 'validate':
         return await validateCommand({ config: values['config'] }, processOutput);
       case 'local':

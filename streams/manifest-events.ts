@@ -8,7 +8,6 @@ import type { ResourceEvent } from '../lib/pipeline/model.ts';
 import type { Report } from '../lib/pipeline/outcome.ts';
 import { serialLatest } from './operators/serial-latest.ts';
 
-
 export interface ManifestEventsOptions<T> {
   readonly resources: readonly WatchedResource[];
   readonly ignoreFields: readonly CompiledPath[];

@@ -68,10 +68,7 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
         }),
         schedule({ minIntervalMs: settings.minDeploymentIntervalMs, fold: withChangesOf, scheduler }),
       );
-      return merge(
-        configs.pipe(map((config): FleetInput => ({ type: 'config', config }))),
-        options.endpoints.pipe(map((endpoints): FleetInput => ({ type: 'endpoints', endpoints }))),
-      ).pipe(
+      return merge(configs.pipe(map((config): FleetInput => ({ type: 'config', config }))), options.endpoints.pipe(map((endpoints): FleetInput => ({ type: 'endpoints', endpoints })))).pipe(
         discovery({ report }),
         drift({ intervalMs: settings.driftCheckIntervalMs, scheduler }),
         deploy({

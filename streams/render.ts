@@ -1,16 +1,4 @@
-import {
-  asyncScheduler,
-  catchError,
-  defer,
-  EMPTY,
-  map,
-  switchMap,
-  take,
-  tap,
-  throwIfEmpty,
-  type OperatorFunction,
-  type SchedulerLike,
-} from 'rxjs';
+import { asyncScheduler, catchError, defer, EMPTY, map, switchMap, take, tap, throwIfEmpty, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import type { Rendered, Trigger } from '../lib/pipeline/model.ts';
 import type { Report } from '../lib/pipeline/outcome.ts';
 import type { Quarantine } from '../lib/pipeline/quarantine.ts';

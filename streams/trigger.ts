@@ -12,7 +12,6 @@ export interface TriggerOptions {
   readonly scheduler?: SchedulerLike;
 }
 
-
 /**
  * debounceTime with a maximum wait: a quiet period of `debounceMs` triggers,
  * and so does `maxWaitMs` after the first change of a window, so constant

@@ -103,9 +103,7 @@ export function validate(options: ValidateOptions): OperatorFunction<Rendered, V
         };
 
         const judged: Observable<Judged> = check(rendered).pipe(map((verdict) => ({ config: rendered, verdict, validations: 1 })));
-        const repaired = options.quarantine
-          ? judged.pipe(quarantine({ ...options.quarantine, check, report: options.report }))
-          : judged;
+        const repaired = options.quarantine ? judged.pipe(quarantine({ ...options.quarantine, check, report: options.report })) : judged;
         let judgedAtAll = false;
         return repaired.pipe(
           tap(({ config, verdict }) => {

@@ -11,11 +11,7 @@ import { contained } from './operators/contained.ts';
  * after every change. Meant for a handful of objects; the resource stores
  * serve the large sets. What a handler throws is an error of the stream.
  */
-export function watchedObjects(
-  start: StartInformer,
-  spec: InformerSpec,
-  restarting: (reason: string, delayMs: number) => void,
-): Observable<ReadonlyMap<string, KubeObject>> {
+export function watchedObjects(start: StartInformer, spec: InformerSpec, restarting: (reason: string, delayMs: number) => void): Observable<ReadonlyMap<string, KubeObject>> {
   return new Observable((subscriber) => {
     const objects = new Map<string, KubeObject>();
     let synced = false;

@@ -50,7 +50,12 @@ export interface Webhook {
 
 const sameCertificate = (a: ServingCertificate, b: ServingCertificate) => a.cert === b.cert && a.key === b.key && a.ca === b.ca;
 
-function fileCertificates(source: { readonly certFile: string; readonly keyFile: string }, everyMs: number, log: Logger, scheduler: SchedulerLike | undefined): Observable<ServingCertificate> {
+function fileCertificates(
+  source: { readonly certFile: string; readonly keyFile: string },
+  everyMs: number,
+  log: Logger,
+  scheduler: SchedulerLike | undefined,
+): Observable<ServingCertificate> {
   let failed: string | undefined;
   return timer(0, everyMs, scheduler).pipe(
     concatMap(() =>
@@ -186,7 +191,12 @@ export function startWebhook(options: WebhookOptions): Webhook {
           ),
           watchedObjects(
             options.start,
-            { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', resource: 'validatingwebhookconfigurations', fieldSelector: `metadata.name=${configuration}` },
+            {
+              apiVersion: 'admissionregistration.k8s.io/v1',
+              kind: 'ValidatingWebhookConfiguration',
+              resource: 'validatingwebhookconfigurations',
+              fieldSelector: `metadata.name=${configuration}`,
+            },
             options.restarting('validatingwebhookconfigurations'),
           ),
         ]).pipe(

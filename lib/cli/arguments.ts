@@ -65,12 +65,7 @@ export function parseCommandLine(commands: readonly CommandSpec[], argv: readonl
   try {
     const { values } = parseArgs({
       args: [...rest],
-      options: Object.fromEntries(
-        Object.entries(command.options).map(([option, spec]) => [
-          option,
-          { type: spec.type, multiple: spec.multiple ?? false },
-        ]),
-      ),
+      options: Object.fromEntries(Object.entries(command.options).map(([option, spec]) => [option, { type: spec.type, multiple: spec.multiple ?? false }])),
       strict: true,
       allowPositionals: false,
     });

@@ -3,9 +3,7 @@ import { loadControllerConfig } from '../config/load.ts';
 import type { ControllerConfig } from '../config/types.ts';
 import { defaultConfigPath } from './package-root.ts';
 
-export type ConfigFileLoad =
-  | { readonly ok: true; readonly config: ControllerConfig; readonly path: string }
-  | { readonly ok: false; readonly errors: readonly string[] };
+export type ConfigFileLoad = { readonly ok: true; readonly config: ControllerConfig; readonly path: string } | { readonly ok: false; readonly errors: readonly string[] };
 
 /** Loads `--config FILE`, or the shipped configuration without one; every error is prefixed with the file. */
 export async function loadConfigFile(path: string | undefined): Promise<ConfigFileLoad> {

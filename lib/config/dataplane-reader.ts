@@ -24,10 +24,8 @@ export type DataplaneTimings = Pick<PipelineSettings, 'minDeploymentIntervalMs' 
 
 export function readDataplane(problems: Problems, value: unknown, at: Path): { settings: DataplaneSettings; timings: DataplaneTimings } {
   const raw = (value === undefined ? undefined : fields(problems, value, at, dataplaneFields)) ?? {};
-  const field = <T>(key: (typeof dataplaneFields)[number], fallback: T, read: Reader<T>): T =>
-    withDefault(raw[key], [...at, key], fallback, read);
-  const directory = (key: 'mapsDir' | 'certificatesDir' | 'generalDir', fallback: string): string =>
-    field(key, fallback, (v, p) => readMatching(problems, v, p, rules.directory));
+  const field = <T>(key: (typeof dataplaneFields)[number], fallback: T, read: Reader<T>): T => withDefault(raw[key], [...at, key], fallback, read);
+  const directory = (key: 'mapsDir' | 'certificatesDir' | 'generalDir', fallback: string): string => field(key, fallback, (v, p) => readMatching(problems, v, p, rules.directory));
   const baseDir = field('baseDir', '/etc/haproxy', (v, p) => readMatching(problems, v, p, rules.absolutePath));
   const settings: DataplaneSettings = {
     port: field('port', 5555, (v, p) => readInteger(problems, v, p, 1, 65_535)),

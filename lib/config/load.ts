@@ -20,9 +20,7 @@ import type { ConfigLoad, ControllerConfig } from './types.ts';
 
 function readLabels(problems: Problems, value: unknown, at: Path): Record<string, string> {
   const valid = Object.entries(readMapping(problems, value, at) ?? {}).flatMap(([key, item]): [string, string][] => {
-    const problem =
-      checkLabelKey(key) ??
-      (typeof item === 'string' ? checkLabelValue(item) : `must be a string (quote numbers and booleans), got ${describe(item)}`);
+    const problem = checkLabelKey(key) ?? (typeof item === 'string' ? checkLabelValue(item) : `must be a string (quote numbers and booleans), got ${describe(item)}`);
     if (problem === undefined) return [[key, item as string]];
     problems.add([...at, key], problem);
     return [];
@@ -77,9 +75,7 @@ function readConfig(problems: Problems, document: unknown): ControllerConfig {
     watchedResources,
     ignoreFields: withDefault(raw.ignoreFields, ['ignoreFields'], defaultIgnoreFields, (v, p) => readIgnoreFields(problems, v, p)),
     ingress: {
-      className: withDefault(ingress.className, ['ingress', 'className'], 'haproxy', (v, p) =>
-        readMatching(problems, v, p, rules.dnsSubdomain),
-      ),
+      className: withDefault(ingress.className, ['ingress', 'className'], 'haproxy', (v, p) => readMatching(problems, v, p, rules.dnsSubdomain)),
       sharedHostNamespaces: withDefault(ingress.sharedHostNamespaces, ['ingress', 'sharedHostNamespaces'], [], (v, p) => readSharedHostNamespaces(problems, v, p)),
     },
     templates,

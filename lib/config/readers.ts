@@ -25,13 +25,7 @@ export type Fields<K extends string> = Partial<Record<K, unknown>>;
  * fields are reported. A field set to null (`key:` with nothing after it)
  * counts as absent, as YAML authors expect.
  */
-export function fields<K extends string>(
-  problems: Problems,
-  value: unknown,
-  path: Path,
-  known: readonly K[],
-  owner?: string,
-): Fields<K> | undefined {
+export function fields<K extends string>(problems: Problems, value: unknown, path: Path, known: readonly K[], owner?: string): Fields<K> | undefined {
   if (readMapping(problems, value, path) === undefined) return undefined;
   const found: Partial<Record<K, unknown>> = {};
   for (const [key, item] of Object.entries(value as Mapping)) {

@@ -122,7 +122,4 @@ export function readIgnoreFields(problems: Problems, value: unknown, at: Path): 
   return compiled.every((item) => item !== undefined) ? compiled : undefined;
 }
 
-export const defaultIgnoreFields = [
-  compilePath('metadata.managedFields'),
-  compilePath("metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']"),
-];
+export const defaultIgnoreFields = [compilePath('metadata.managedFields'), compilePath("metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']")];

@@ -114,6 +114,4 @@ export interface ValidationTest {
 }
 
 /** The result of loading a configuration: all of it, or every problem found. */
-export type ConfigLoad<Config> =
-  | { readonly ok: true; readonly config: Config }
-  | { readonly ok: false; readonly errors: readonly string[] };
+export type ConfigLoad<Config> = { readonly ok: true; readonly config: Config } | { readonly ok: false; readonly errors: readonly string[] };

@@ -17,9 +17,13 @@ export function multipartFile(field: string, filename: string, content: string |
   // A boundary must not occur in the content; 96 random bits make that
   // practically impossible, but a PEM or map file is cheap to check.
   while (data.includes(boundary)) boundary = newBoundary();
-  const head = [`--${boundary}`, `Content-Disposition: form-data; name="${escapeQuoted(field)}"; filename="${escapeQuoted(filename)}"`, 'Content-Type: application/octet-stream', '', ''].join(
-    '\r\n',
-  );
+  const head = [
+    `--${boundary}`,
+    `Content-Disposition: form-data; name="${escapeQuoted(field)}"; filename="${escapeQuoted(filename)}"`,
+    'Content-Type: application/octet-stream',
+    '',
+    '',
+  ].join('\r\n');
   const tail = `\r\n--${boundary}--\r\n`;
   return {
     contentType: `multipart/form-data; boundary=${boundary}`,

@@ -71,8 +71,7 @@ export class Transport {
     this.endpoint = url;
     this.#username = options.username ?? username;
     const secret = options.password ?? password ?? '';
-    this.#authorization =
-      this.#username === undefined ? undefined : `Basic ${Buffer.from(`${this.#username}:${secret}`, 'utf8').toString('base64')}`;
+    this.#authorization = this.#username === undefined ? undefined : `Basic ${Buffer.from(`${this.#username}:${secret}`, 'utf8').toString('base64')}`;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.clock = options.clock ?? systemClock;
     if (!(this.#timeoutMs > 0)) throw new TypeError(`timeoutMs must be positive, got ${this.#timeoutMs}`);
@@ -115,11 +114,7 @@ export class Transport {
       try {
         return await this.#attempt(call, target);
       } catch (error) {
-        const retry =
-          attempt === 0 &&
-          call.method === 'GET' &&
-          error instanceof DataplaneUnavailable &&
-          RETRIED_CODES.has(error.systemCode ?? '');
+        const retry = attempt === 0 && call.method === 'GET' && error instanceof DataplaneUnavailable && RETRIED_CODES.has(error.systemCode ?? '');
         if (!retry) throw error;
       }
     }
@@ -255,7 +250,5 @@ export function reloadIdHeader(headers: Headers): string | undefined {
 /** node-fetch wraps the system error as "request to <url> failed, reason: <why>"; the URL is already in our message. */
 function transportReason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message
-    .replace(/^request to \S+ failed, reason: /, '')
-    .replace(/^Invalid response body while trying to fetch \S+: /, '');
+  return message.replace(/^request to \S+ failed, reason: /, '').replace(/^Invalid response body while trying to fetch \S+: /, '');
 }

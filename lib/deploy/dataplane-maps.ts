@@ -38,10 +38,7 @@ function duplicateKey(entries: readonly MapEntry[]): string | undefined {
 function afterEntryCalls(update: MapUpdate): MapEntry[] {
   const removed = new Set(update.removed);
   const changed = new Map(update.changed);
-  return [
-    ...update.before.filter(([key]) => !removed.has(key)).map(([key, value]): MapEntry => [key, changed.get(key) ?? value]),
-    ...update.added,
-  ];
+  return [...update.before.filter(([key]) => !removed.has(key)).map(([key, value]): MapEntry => [key, changed.get(key) ?? value]), ...update.added];
 }
 
 /** Why this map update needs the file replaced and a reload; undefined when entry calls do it. */

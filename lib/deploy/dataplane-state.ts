@@ -54,11 +54,7 @@ function describe(certificate: StoredCertificate): string {
   return `# stored certificate ${certificate.storage_name}: serial ${certificate.serial ?? '?'}, ${certificate.size ?? '?'} bytes\n`;
 }
 
-export async function readDataplaneState(
-  client: DataplaneClient,
-  known: readonly RenderedFiles[],
-  posted: Posted | undefined,
-): Promise<DataplaneState> {
+export async function readDataplaneState(client: DataplaneClient, known: readonly RenderedFiles[], posted: Posted | undefined): Promise<DataplaneState> {
   const raw = await client.getRawConfiguration();
   const config = posted !== undefined && raw.checksum === posted.checksum ? posted.text : withoutManagedHeader(raw.text);
   const groups: Record<FileGroup, Record<string, string>> = { maps: {}, certificates: {}, files: {} };

@@ -81,9 +81,7 @@ export class DataplaneTarget implements DeployTarget<DataplaneState> {
     // Persist without reloading: files first (a later reload reads them), then the configuration,
     // whose X-Runtime-Actions carry the server updates the runtime endpoints of 3.2 cannot.
     const mapsDir = await this.#uploadFiles(state.files, desired);
-    const written = await versioned(() =>
-      this.#client.postRawConfiguration(desired.config, { version: state.version, skipReload: true, runtimeActions: actions }),
-    );
+    const written = await versioned(() => this.#client.postRawConfiguration(desired.config, { version: state.version, skipReload: true, runtimeActions: actions }));
     return { state: this.#written({ ...state, mapsDir: state.mapsDir ?? mapsDir }, desired, written), operations: count + actions.length };
   }
 
@@ -104,11 +102,7 @@ export class DataplaneTarget implements DeployTarget<DataplaneState> {
   }
 
   /** The state after a write: the desired files, the new version, the stored text's checksum remembered. */
-  #written(
-    before: DataplaneState,
-    desired: RenderedFiles,
-    written: { readonly version: number | undefined; readonly checksum: string | undefined },
-  ): DataplaneState {
+  #written(before: DataplaneState, desired: RenderedFiles, written: { readonly version: number | undefined; readonly checksum: string | undefined }): DataplaneState {
     this.#posted = written.checksum === undefined ? undefined : { text: desired.config, checksum: written.checksum };
     return { files: desired, version: written.version ?? before.version + 1, mapsDir: before.mapsDir };
   }

@@ -65,8 +65,7 @@ export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet
         return pid;
       },
     },
-    describe: () =>
-      `HAProxy serves http://${options.bindAddress}:${options.httpPort}/ (status and stats on :${options.statusPort}), work dir ${options.workDir}`,
+    describe: () => `HAProxy serves http://${options.bindAddress}:${options.httpPort}/ (status and stats on :${options.statusPort}), work dir ${options.workDir}`,
     stop: async ({ keepHaproxy = false } = {}) => {
       if (!keepHaproxy) await converger.exclusive(() => target.stop());
     },

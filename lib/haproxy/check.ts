@@ -32,9 +32,20 @@ export function haproxyBinary(env: NodeJS.ProcessEnv = process.env): string {
  * looked up in this process's PATH, never in the child's.
  */
 async function locate(binary: string): Promise<string | undefined> {
-  const candidates = binary.includes('/') ? [binary] : (process.env['PATH'] ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, binary));
+  const candidates = binary.includes('/')
+    ? [binary]
+    : (process.env['PATH'] ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, binary));
   for (const candidate of candidates) {
-    if (await access(candidate, constants.X_OK).then(() => true, () => false)) return candidate;
+    if (
+      await access(candidate, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return candidate;
   }
   return undefined;
 }

@@ -134,10 +134,7 @@ export class MasterProcess {
     }
     let exit: string | undefined;
     child.on('error', (error: NodeJS.ErrnoException) => {
-      exit =
-        error.code === 'ENOENT'
-          ? `${this.binary} not found: install Debian's haproxy package (apt-get install haproxy) or set HAPROXY_BIN`
-          : errorMessage(error);
+      exit = error.code === 'ENOENT' ? `${this.binary} not found: install Debian's haproxy package (apt-get install haproxy) or set HAPROXY_BIN` : errorMessage(error);
     });
     child.on('exit', (code, killedBy) => {
       exit ??= `HAProxy exited with ${killedBy ?? `code ${code}`}`;
@@ -172,9 +169,7 @@ export class MasterProcess {
     const info = await this.tryShowProc();
     const masterPid = info?.masterPid ?? (await this.pidFromFile());
     if (masterPid === undefined) return undefined;
-    const pids = [masterPid, ...(info?.workers ?? []), ...(info?.oldWorkers ?? [])].map((entry) =>
-      typeof entry === 'number' ? entry : entry.pid,
-    );
+    const pids = [masterPid, ...(info?.workers ?? []), ...(info?.oldWorkers ?? [])].map((entry) => (typeof entry === 'number' ? entry : entry.pid));
     sendSignal(masterPid, 'SIGTERM');
     if (!(await waitGone(pids, this.timeoutMs, POLL_MS, this.clock))) {
       for (const pid of pids) sendSignal(pid, 'SIGKILL');

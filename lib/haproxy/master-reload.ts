@@ -11,9 +11,7 @@ import { POLL_MS, type MasterProcess } from './master-process.ts';
 import { alertLines } from './processes.ts';
 import { runtimeCommand } from './runtime-socket.ts';
 
-export type ReloadOutcome =
-  | { readonly loaded: true; readonly worker: number }
-  | { readonly loaded: false; readonly message: string };
+export type ReloadOutcome = { readonly loaded: true; readonly worker: number } | { readonly loaded: false; readonly message: string };
 
 /**
  * Reloads the master on the files as they are now. Resolves with the new

@@ -2,10 +2,7 @@
 import { compareCodeUnits } from '../compare.ts';
 import type { RuntimeOperation } from './plan-types.ts';
 
-export function planCertificates(
-  deployed: Readonly<Record<string, string>>,
-  desired: Readonly<Record<string, string>>,
-): RuntimeOperation[] {
+export function planCertificates(deployed: Readonly<Record<string, string>>, desired: Readonly<Record<string, string>>): RuntimeOperation[] {
   return Object.keys(desired)
     .sort(compareCodeUnits)
     .flatMap((certificate): RuntimeOperation[] => {

@@ -69,11 +69,7 @@ export function sameEntries(a: readonly MapEntry[], b: readonly MapEntry[]): boo
 }
 
 /** Runtime updates of the maps whose entries changed; added and removed map files are the caller's (a reload). */
-export function planMaps(
-  deployed: Readonly<Record<string, string>>,
-  desired: Readonly<Record<string, string>>,
-  config: ParsedConfig,
-): RuntimeOperation[] {
+export function planMaps(deployed: Readonly<Record<string, string>>, desired: Readonly<Record<string, string>>, config: ParsedConfig): RuntimeOperation[] {
   const operations: RuntimeOperation[] = [];
   let uses: MapUse[] | undefined;
   for (const map of Object.keys(desired).sort(compareCodeUnits)) {

@@ -33,16 +33,7 @@ export interface NamedSections {
 const PROXIES: ReadonlySet<string> = new Set(['frontend', 'backend', 'listen']);
 
 /** Keywords whose second word names a setting of its own, with its own place in the parser's sequence. */
-const TWO_WORD_KEYWORDS: ReadonlySet<string> = new Set([
-  'option',
-  'timeout',
-  'compression',
-  'stats',
-  'capture',
-  'external-check',
-  'rate-limit',
-  'errorfile',
-]);
+const TWO_WORD_KEYWORDS: ReadonlySet<string> = new Set(['option', 'timeout', 'compression', 'stats', 'capture', 'external-check', 'rate-limit', 'errorfile']);
 
 export function sectionLabel(section: Section): string {
   if (section.keyword === '') return 'lines before the first section';

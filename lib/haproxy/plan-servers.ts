@@ -130,9 +130,7 @@ function staticAlgorithmReason(context: ServerSection): string | undefined {
   const shown = `balance ${showWords(balance)}`;
   if (!HASH_ALGORITHMS.has(algorithm)) return `${shown} is a static load-balancing algorithm`;
   const hashType = directive(context, 'hash-type')?.words[1] ?? 'map-based';
-  return hashType === 'consistent'
-    ? undefined
-    : `${shown} with hash-type ${hashType} is a static load-balancing algorithm (hash-type consistent is dynamic)`;
+  return hashType === 'consistent' ? undefined : `${shown} with hash-type ${hashType} is a static load-balancing algorithm (hash-type consistent is dynamic)`;
 }
 
 /**
@@ -140,12 +138,8 @@ function staticAlgorithmReason(context: ServerSection): string | undefined {
  * those of its defaults and the earlier ones of its own section.
  */
 function inheritedWords(context: ServerSection, line: number): string[] {
-  const fromDefaults = [...context.defaults]
-    .reverse()
-    .flatMap((section) => section.lines.filter((candidate) => candidate.words[0] === 'default-server'));
-  const fromSection = context.section.lines.filter(
-    (candidate) => candidate.words[0] === 'default-server' && candidate.line < line,
-  );
+  const fromDefaults = [...context.defaults].reverse().flatMap((section) => section.lines.filter((candidate) => candidate.words[0] === 'default-server'));
+  const fromSection = context.section.lines.filter((candidate) => candidate.words[0] === 'default-server' && candidate.line < line);
   return [...fromDefaults, ...fromSection].flatMap((candidate) => candidate.words.slice(1));
 }
 
@@ -234,11 +228,7 @@ function serverSpec(server: ParsedServer): ServerSpec {
   return { name, address, port, options, weight, disabled };
 }
 
-function addServerReason(
-  context: ServerSection,
-  server: ParsedServer,
-  loaded: ReadonlySet<string>,
-): string | undefined {
+function addServerReason(context: ServerSection, server: ParsedServer, loaded: ReadonlySet<string>): string | undefined {
   const added = `${sectionLabel(context.section)}: server ${server.name} added`;
   const algorithm = staticAlgorithmReason(context);
   if (algorithm !== undefined) return `${added} but ${algorithm}`;
@@ -268,12 +258,7 @@ function addServerReason(
 }
 
 /** An updateServer with only what changed, undefined when nothing did, or a reload reason. */
-function planServerUpdate(
-  deployedContext: ServerSection,
-  old: ParsedServer,
-  desiredContext: ServerSection,
-  next: ParsedServer,
-): RuntimeOperation | string | undefined {
+function planServerUpdate(deployedContext: ServerSection, old: ParsedServer, desiredContext: ServerSection, next: ParsedServer): RuntimeOperation | string | undefined {
   const label = `${sectionLabel(desiredContext.section)}: server ${next.name}`;
   const oldOptions = otherOptions(old.options);
   const nextOptions = otherOptions(next.options);
@@ -315,4 +300,3 @@ function planServerUpdate(
     ...(oldDisabled !== nextDisabled ? { disabled: nextDisabled } : {}),
   };
 }
-

@@ -24,10 +24,7 @@ const EMPTY: Plan = { kind: 'empty' };
 
 /** Every file of both renders the same. */
 export function sameFiles(a: RenderedFiles, b: RenderedFiles): boolean {
-  return (
-    a === b ||
-    (a.config === b.config && sameRecord(a.maps, b.maps) && sameRecord(a.certificates, b.certificates) && sameRecord(a.files, b.files))
-  );
+  return a === b || (a.config === b.config && sameRecord(a.maps, b.maps) && sameRecord(a.certificates, b.certificates) && sameRecord(a.files, b.files));
 }
 
 export function planDeployment(deployed: RenderedFiles, desired: RenderedFiles): Plan {
@@ -41,30 +38,25 @@ export function planDeployment(deployed: RenderedFiles, desired: RenderedFiles):
     addedOrRemovedReason('general file', deployed.files, desired.files) ??
     changedGeneralFileReason(deployed.files, desired.files);
   if (reason !== undefined) return { kind: 'reload', reason };
-  const operations = [
-    ...config.operations,
-    ...planMaps(deployed.maps, desired.maps, desiredConfig),
-    ...planCertificates(deployed.certificates, desired.certificates),
-  ];
+  const operations = [...config.operations, ...planMaps(deployed.maps, desired.maps, desiredConfig), ...planCertificates(deployed.certificates, desired.certificates)];
   return operations.length === 0 ? EMPTY : { kind: 'runtime', operations };
 }
 
-function addedOrRemovedReason(
-  what: string,
-  deployed: Readonly<Record<string, string>>,
-  desired: Readonly<Record<string, string>>,
-): string | undefined {
-  const added = Object.keys(desired).filter((name) => !Object.hasOwn(deployed, name)).sort(compareCodeUnits)[0];
+function addedOrRemovedReason(what: string, deployed: Readonly<Record<string, string>>, desired: Readonly<Record<string, string>>): string | undefined {
+  const added = Object.keys(desired)
+    .filter((name) => !Object.hasOwn(deployed, name))
+    .sort(compareCodeUnits)[0];
   if (added !== undefined) return `${what} ${added} added`;
-  const removed = Object.keys(deployed).filter((name) => !Object.hasOwn(desired, name)).sort(compareCodeUnits)[0];
+  const removed = Object.keys(deployed)
+    .filter((name) => !Object.hasOwn(desired, name))
+    .sort(compareCodeUnits)[0];
   return removed === undefined ? undefined : `${what} ${removed} removed`;
 }
 
-function changedGeneralFileReason(
-  deployed: Readonly<Record<string, string>>,
-  desired: Readonly<Record<string, string>>,
-): string | undefined {
-  const changed = Object.keys(desired).filter((name) => deployed[name] !== desired[name]).sort(compareCodeUnits)[0];
+function changedGeneralFileReason(deployed: Readonly<Record<string, string>>, desired: Readonly<Record<string, string>>): string | undefined {
+  const changed = Object.keys(desired)
+    .filter((name) => deployed[name] !== desired[name])
+    .sort(compareCodeUnits)[0];
   return changed === undefined ? undefined : `general file ${changed} changed (general files are read only at start)`;
 }
 
@@ -78,11 +70,7 @@ function planConfig(deployedConfig: ParsedConfig, desiredConfig: ParsedConfig): 
   for (const after of desired.sections) {
     if (after.section.keyword !== 'backend' && after.section.keyword !== 'listen') continue;
     const before = deployed.byKey.get(after.key)!;
-    const outcome = planServers(
-      { section: before.section, defaults: defaultsChain(deployed, before) },
-      { section: after.section, defaults: defaultsChain(desired, after) },
-      loaded,
-    );
+    const outcome = planServers({ section: before.section, defaults: defaultsChain(deployed, before) }, { section: after.section, defaults: defaultsChain(desired, after) }, loaded);
     if ('reload' in outcome) return outcome;
     backends.push({ backend: after.section.name ?? '', operations: outcome.operations });
   }

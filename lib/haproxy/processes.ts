@@ -3,13 +3,15 @@ import { systemClock, type Clock } from '../clock.ts';
 
 /** The `[ALERT]` lines of HAProxy output, those of one process when `pid` is given. */
 export function alertLines(output: string, pid?: number): string {
-  return output
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line.startsWith('[ALERT]') && (pid === undefined || line.includes(`(${pid})`)))
-    // HAProxy pads the tag into a column; one space reads better in a message.
-    .map((line) => line.replace(/^\[ALERT\]\s+/, '[ALERT] '))
-    .join('\n');
+  return (
+    output
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line.startsWith('[ALERT]') && (pid === undefined || line.includes(`(${pid})`)))
+      // HAProxy pads the tag into a column; one space reads better in a message.
+      .map((line) => line.replace(/^\[ALERT\]\s+/, '[ALERT] '))
+      .join('\n')
+  );
 }
 
 export function sendSignal(pid: number, name: NodeJS.Signals): void {

@@ -38,11 +38,7 @@ export class SocketUnavailableError extends Error {
   }
 }
 
-export async function runtimeCommand(
-  socketPath: string,
-  command: string,
-  options: RuntimeCommandOptions = {},
-): Promise<string> {
+export async function runtimeCommand(socketPath: string, command: string, options: RuntimeCommandOptions = {}): Promise<string> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const deadline = Date.now() + timeoutMs;
   const retryUntil = Date.now() + Math.min(options.retryForMs ?? 2_000, timeoutMs);
@@ -54,10 +50,7 @@ export async function runtimeCommand(
       const code = (error as { code?: unknown }).code;
       if (typeof code !== 'string' || !RETRIED_CODES.has(code)) throw error;
       if (Date.now() + RETRY_INTERVAL_MS >= retryUntil) {
-        throw new SocketUnavailableError(
-          `HAProxy socket ${socketPath} is not available (${code}) for "${command}"`,
-          code,
-        );
+        throw new SocketUnavailableError(`HAProxy socket ${socketPath} is not available (${code}) for "${command}"`, code);
       }
       await delay(RETRY_INTERVAL_MS);
     }
@@ -88,9 +81,12 @@ function exchange(socketPath: string, command: string, request: string, timeoutM
       if (error) reject(error);
       else resolve(Buffer.concat(chunks).toString('utf8'));
     };
-    const timer = setTimeout(() => {
-      finish(new Error(`HAProxy socket ${socketPath} did not answer "${command}" within ${Math.max(timeoutMs, 0)} ms`));
-    }, Math.max(timeoutMs, 0));
+    const timer = setTimeout(
+      () => {
+        finish(new Error(`HAProxy socket ${socketPath} did not answer "${command}" within ${Math.max(timeoutMs, 0)} ms`));
+      },
+      Math.max(timeoutMs, 0),
+    );
     socket.on('connect', () => {
       // Half-closing tells HAProxy there is nothing more to read: the master CLI
       // keeps the connection open after its answer until the client's side ends.
@@ -103,9 +99,11 @@ function exchange(socketPath: string, command: string, request: string, timeoutM
       // byte (the master re-executing on reload) counts as "not listening".
       if (error.code === 'ECONNRESET' && chunks.length > 0) return finish(undefined);
       if (error.code === 'ECONNRESET' || error.code === 'EPIPE') {
-        return finish(Object.assign(new Error(`HAProxy socket ${socketPath} reset the connection for "${command}"`), {
-          code: 'ECONNRESET',
-        }));
+        return finish(
+          Object.assign(new Error(`HAProxy socket ${socketPath} reset the connection for "${command}"`), {
+            code: 'ECONNRESET',
+          }),
+        );
       }
       finish(error);
     });

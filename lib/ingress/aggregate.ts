@@ -297,8 +297,22 @@ export class IngressAggregate {
     );
     const claims = this.#claims;
     const routeKey = (route: Route) => route.key;
-    this.exactRoutes = patchSorted(this.exactRoutes, keys.exact, (key) => claims.line('exact', key), () => claims.lines('exact'), routeKey, compareCodeUnits);
-    this.prefixRoutes = patchSorted(this.prefixRoutes, keys.prefix, (key) => claims.line('prefix', key), () => claims.lines('prefix'), routeKey, prefixOrder);
+    this.exactRoutes = patchSorted(
+      this.exactRoutes,
+      keys.exact,
+      (key) => claims.line('exact', key),
+      () => claims.lines('exact'),
+      routeKey,
+      compareCodeUnits,
+    );
+    this.prefixRoutes = patchSorted(
+      this.prefixRoutes,
+      keys.prefix,
+      (key) => claims.line('prefix', key),
+      () => claims.lines('prefix'),
+      routeKey,
+      prefixOrder,
+    );
     if (this.#problemsTouched) {
       const list = new ProblemList();
       for (const read of this.#withProblems) list.addAll(read.problems);

@@ -50,13 +50,7 @@ export class BackendResolution {
    * undefined when the stores cannot tell (then every backend is resolved
    * again, which the per-object caches keep cheap).
    */
-  update(
-    aggregate: IngressAggregate,
-    changed: ReadonlySet<string>,
-    touched: ReadonlySet<string> | undefined,
-    sources: IngressSources,
-    cache: ServerCache,
-  ): void {
+  update(aggregate: IngressAggregate, changed: ReadonlySet<string>, touched: ReadonlySet<string> | undefined, sources: IngressSources, cache: ServerCache): void {
     const everything = touched === undefined;
     const again = new Set<string>();
     if (touched !== undefined && touched.size > 0) {
@@ -104,7 +98,14 @@ export class BackendResolution {
     };
     for (const name of changed) settle(name);
     for (const name of everything ? aggregate.backendNames() : again) if (!changed.has(name)) settle(name);
-    this.backends = patchSorted(this.backends, moved, (name) => this.#byName.get(name), () => this.#byName.values(), (backend) => backend.name, compareCodeUnits);
+    this.backends = patchSorted(
+      this.backends,
+      moved,
+      (name) => this.#byName.get(name),
+      () => this.#byName.values(),
+      (backend) => backend.name,
+      compareCodeUnits,
+    );
     if (problemsMoved) {
       const excluded = new ProblemList();
       const warnings = new ProblemList();
@@ -143,7 +144,10 @@ export class BackendResolution {
 /** A backend without servers is reported on every Ingress that uses it. */
 function issueWarnings(backend: string, issue: string | undefined, aggregate: IngressAggregate): readonly Problem[] {
   if (issue === undefined) return NO_PROBLEMS;
-  return aggregate.referrers(backend).entries().map(([label, field]) => ({ object: label, field, message: `backend ${backend} has no servers: ${issue}` }));
+  return aggregate
+    .referrers(backend)
+    .entries()
+    .map(([label, field]) => ({ object: label, field, message: `backend ${backend} has no servers: ${issue}` }));
 }
 
 /** The Services ("namespace/name") a changed Service or EndpointSlice belongs to. */

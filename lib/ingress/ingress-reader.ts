@@ -2,16 +2,7 @@ import type { KubeObject, Problem, ValueSource } from '../pipeline/model.ts';
 import { sourceOf } from '../pipeline/value-source.ts';
 import { HostItem, ModelSource, RouteItem } from './model-source.ts';
 import { isFields } from './fields.ts';
-import {
-  checkHost,
-  checkPath,
-  describeObject,
-  isDnsLabel,
-  isDnsSubdomain,
-  isPortName,
-  isPortNumber,
-  quote,
-} from './names.ts';
+import { checkHost, checkPath, describeObject, isDnsLabel, isDnsSubdomain, isPortName, isPortNumber, quote } from './names.ts';
 import { placeOf, type IngressPlace } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import type { HostEntry, Route } from './types.ts';
@@ -137,10 +128,7 @@ class IngressReader {
       this.#problem('spec', 'is not an object');
       return undefined;
     }
-    const defaultBackend =
-      spec['defaultBackend'] === undefined || spec['defaultBackend'] === null
-        ? undefined
-        : this.#backend(spec['defaultBackend'], 'spec.defaultBackend', '');
+    const defaultBackend = spec['defaultBackend'] === undefined || spec['defaultBackend'] === null ? undefined : this.#backend(spec['defaultBackend'], 'spec.defaultBackend', '');
     const hosts: HostEntry[] = [];
     const routes: RouteClaim[] = [];
     const rules = this.#list(spec['rules'], 'spec.rules');

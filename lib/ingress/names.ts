@@ -106,9 +106,7 @@ export function checkPath(value: unknown): Checked<string> {
   if (!value.startsWith('/')) return refuse(`${quote(value)} does not start with '/'`);
   if (value.length > MAX_PATH_LENGTH) return refuse(`is longer than ${MAX_PATH_LENGTH} characters`);
   if (!PATH.test(value)) {
-    return refuse(
-      `${quote(value)} has characters outside A-Z a-z 0-9 - . _ ~ ! & * + = : @ / and %XX percent-encodings`,
-    );
+    return refuse(`${quote(value)} has characters outside A-Z a-z 0-9 - . _ ~ ! & * + = : @ / and %XX percent-encodings`);
   }
   return accept(value);
 }
@@ -141,10 +139,28 @@ export function ipAddress(value: unknown): string | undefined {
  * addresses are judged as the IPv4 address they carry.
  */
 const unreachable: readonly { readonly reason: string; readonly ranges: BlockList }[] = [
-  ['the unspecified address ("any")', [['0.0.0.0', 8, 'ipv4'], ['::', 128, 'ipv6']]],
+  [
+    'the unspecified address ("any")',
+    [
+      ['0.0.0.0', 8, 'ipv4'],
+      ['::', 128, 'ipv6'],
+    ],
+  ],
   ['the broadcast address', [['255.255.255.255', 32, 'ipv4']]],
-  ['a multicast address', [['224.0.0.0', 4, 'ipv4'], ['ff00::', 8, 'ipv6']]],
-  ['a link-local address', [['169.254.0.0', 16, 'ipv4'], ['fe80::', 10, 'ipv6']]],
+  [
+    'a multicast address',
+    [
+      ['224.0.0.0', 4, 'ipv4'],
+      ['ff00::', 8, 'ipv6'],
+    ],
+  ],
+  [
+    'a link-local address',
+    [
+      ['169.254.0.0', 16, 'ipv4'],
+      ['fe80::', 10, 'ipv6'],
+    ],
+  ],
 ].map(([reason, ranges]) => {
   const list = new BlockList();
   for (const [network, prefix, family] of ranges as [string, number, 'ipv4' | 'ipv6'][]) list.addSubnet(network, prefix, family);

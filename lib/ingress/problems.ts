@@ -16,9 +16,7 @@ export class ProblemList {
   }
 
   sorted(): Problem[] {
-    return [...this.#problems.values()].sort(
-      (a, b) => compareCodeUnits(a.object, b.object) || compareCodeUnits(a.field, b.field) || compareCodeUnits(a.message, b.message),
-    );
+    return [...this.#problems.values()].sort((a, b) => compareCodeUnits(a.object, b.object) || compareCodeUnits(a.field, b.field) || compareCodeUnits(a.message, b.message));
   }
 }
 

@@ -187,12 +187,7 @@ function cachedSliceServers(slice: KubeObject, portName: string, cache: ServerCa
   return servers;
 }
 
-function serversOf(
-  backend: BackendRef,
-  service: KubeObject,
-  found: readonly KubeObject[],
-  cache: ServerCache,
-): ResolvedServers {
+function serversOf(backend: BackendRef, service: KubeObject, found: readonly KubeObject[], cache: ServerCache): ResolvedServers {
   const spec = isFields(service['spec']) ? service['spec'] : {};
   if (spec['type'] === 'ExternalName') {
     return { servers: NO_SERVERS, problems: NO_PROBLEMS, issue: `${serviceLabel(backend)} is an ExternalName Service, which is not supported` };

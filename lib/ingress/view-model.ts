@@ -108,7 +108,11 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSour
     }
     const lines = crtListLines(sniHosts, excludedHosts);
     if (lines === undefined) {
-      excluded.push({ object: secretLabel, field: 'data[tls.crt]', message: `its wildcards cover ${excludedHosts.length} hosts of other namespaces, too many to exclude on a crt-list line; TLS entries using it left out` });
+      excluded.push({
+        object: secretLabel,
+        field: 'data[tls.crt]',
+        message: `its wildcards cover ${excludedHosts.length} hosts of other namespaces, too many to exclude on a crt-list line; TLS entries using it left out`,
+      });
       continue;
     }
     expiresAt = Math.min(expiresAt, checked.notAfter);
@@ -188,8 +192,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
 
   resolution.update(aggregate, changes.backends, touched, sources, cache);
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
-  const certificates =
-    last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets ? last.certificates : resolveCertificates(aggregate.secrets, sources, cache, now);
+  const certificates = last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets ? last.certificates : resolveCertificates(aggregate.secrets, sources, cache, now);
   const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded], last?.excluded);
   const warnings = mergedProblems([aggregate.warnings, resolution.warnings, certificates.warnings], last?.warnings);
   const next: IngressModel = {

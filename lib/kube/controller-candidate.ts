@@ -37,12 +37,7 @@ function secretValue(secret: KubeObject, key: string): string | undefined {
  * piece is a problem named after its object and key, so a rejection tells
  * the user exactly what to fix.
  */
-export function controllerCandidate(
-  configMapName: string,
-  secretName: string,
-  configMaps: ReadonlyMap<string, KubeObject>,
-  secrets: ReadonlyMap<string, KubeObject>,
-): ControllerCandidate {
+export function controllerCandidate(configMapName: string, secretName: string, configMaps: ReadonlyMap<string, KubeObject>, secrets: ReadonlyMap<string, KubeObject>): ControllerCandidate {
   const problems: string[] = [];
   let text: string | undefined;
   let sources: readonly TemplateSource[] = [];
@@ -69,7 +64,10 @@ export function controllerCandidate(
   else {
     username = secretValue(secret, USERNAME_KEY);
     password = secretValue(secret, PASSWORD_KEY);
-    for (const [key, value] of [[USERNAME_KEY, username], [PASSWORD_KEY, password]] as const) {
+    for (const [key, value] of [
+      [USERNAME_KEY, username],
+      [PASSWORD_KEY, password],
+    ] as const) {
       if (value === undefined || value === '') problems.push(`Secret ${secretName} has no key ${key}`);
     }
   }
@@ -78,11 +76,5 @@ export function controllerCandidate(
 
 export function sameCandidate(a: ControllerCandidate, b: ControllerCandidate): boolean {
   const sources = (c: ControllerCandidate) => c.sources.map((s) => `${s.kind}/${s.name}/${s.key}`).join('\n');
-  return (
-    a.text === b.text &&
-    a.username === b.username &&
-    a.password === b.password &&
-    a.problems.join('\n') === b.problems.join('\n') &&
-    sources(a) === sources(b)
-  );
+  return a.text === b.text && a.username === b.username && a.password === b.password && a.problems.join('\n') === b.problems.join('\n') && sources(a) === sources(b);
 }

@@ -26,9 +26,7 @@ export interface EventRecord {
 }
 
 /** How a count written when its throttle window ended went (nobody awaits that write). */
-export type TrailingWrite =
-  | { readonly event: EventRecord; readonly result: 'updated' | 'created'; readonly count: number }
-  | { readonly event: EventRecord; readonly error: string };
+export type TrailingWrite = { readonly event: EventRecord; readonly result: 'updated' | 'created'; readonly count: number } | { readonly event: EventRecord; readonly error: string };
 
 export interface EventRecorderOptions {
   readonly controller: string;
@@ -177,10 +175,7 @@ export class EventRecorder {
   }
 
   /** Creates the Event under a new name and returns that name. */
-  async #create(
-    event: Write,
-    series: { readonly count: number; readonly lastObservedTime: V1MicroTime } | undefined,
-  ): Promise<string> {
+  async #create(event: Write, series: { readonly count: number; readonly lastObservedTime: V1MicroTime } | undefined): Promise<string> {
     const { regarding, namespace } = event;
     const name = `${regarding.name}.${randomBytes(8).toString('hex')}`;
     await this.#api.createNamespacedEvent({

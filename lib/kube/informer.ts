@@ -228,9 +228,18 @@ export class ResilientInformer {
     const own = (deliver: (object: KubernetesObject) => void) => (object: KubernetesObject) => {
       if (this.#current === informer && !this.#stopped) deliver(object);
     };
-    informer.on('add', own((object) => this.#deliver('added', object)));
-    informer.on('update', own((object) => this.#deliver('modified', object)));
-    informer.on('delete', own((object) => this.#deliver('deleted', object)));
+    informer.on(
+      'add',
+      own((object) => this.#deliver('added', object)),
+    );
+    informer.on(
+      'update',
+      own((object) => this.#deliver('modified', object)),
+    );
+    informer.on(
+      'delete',
+      own((object) => this.#deliver('deleted', object)),
+    );
     informer.on('error', (error: unknown) => {
       if (this.#current === informer && !this.#stopped) this.#failed(informer, error);
     });
@@ -282,11 +291,7 @@ export class ResilientInformer {
 
   #failed(informer: ListWatch<KubernetesObject>, error: unknown): void {
     this.#failures += 1;
-    const backoff = backoffDelay(
-      this.#failures,
-      { baseDelayMs: this.#options.restartBaseMs, maxDelayMs: this.#options.restartMaxMs },
-      this.#options.random ?? Math.random,
-    );
+    const backoff = backoffDelay(this.#failures, { baseDelayMs: this.#options.restartBaseMs, maxDelayMs: this.#options.restartMaxMs }, this.#options.random ?? Math.random);
     // An API server shedding load (429, 503) says when to come back; coming back sooner only adds to its load.
     const retryAfterMs = error instanceof KubeRequestError && error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 0;
     const delayMs = Math.max(backoff, retryAfterMs);

@@ -27,12 +27,7 @@ export class IngressStatusWriter {
   }
 
   /** Resolves to the number of Ingresses written. */
-  async sync(
-    stores: ReadonlyMap<string, StoreReader>,
-    resources: readonly WatchedResource[],
-    className: string,
-    service: KubeObject | undefined,
-  ): Promise<number> {
+  async sync(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], className: string, service: KubeObject | undefined): Promise<number> {
     const addresses = publishedAddresses(service);
     const stale: { readonly resource: WatchedResource; readonly ingress: KubeObject }[] = [];
     for (const resource of resources) {

@@ -70,9 +70,10 @@ export class LeaseLock {
       return false;
     }
     try {
-      this.#held = current === undefined
-        ? await this.#api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: specOf(decision.record) } })
-        : await this.#api.replaceNamespacedLease({ name, namespace, body: { ...current, spec: specOf(decision.record) } });
+      this.#held =
+        current === undefined
+          ? await this.#api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: specOf(decision.record) } })
+          : await this.#api.replaceNamespacedLease({ name, namespace, body: { ...current, spec: specOf(decision.record) } });
       return true;
     } catch (error) {
       this.#held = undefined;

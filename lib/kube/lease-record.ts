@@ -54,11 +54,6 @@ export class LeaseObservation {
 
   #same(record: LeaseRecord): boolean {
     const seen = this.#record;
-    return (
-      seen !== undefined &&
-      seen.holder === record.holder &&
-      seen.transitions === record.transitions &&
-      seen.renewTime?.getTime() === record.renewTime?.getTime()
-    );
+    return seen !== undefined && seen.holder === record.holder && seen.transitions === record.transitions && seen.renewTime?.getTime() === record.renewTime?.getTime();
   }
 }

@@ -57,11 +57,29 @@ function podSubject(endpointId: string): EventSubject | undefined {
 export function outcomeEvents(outcome: Outcome, context: OutcomeEventContext): EventRecord[] {
   switch (outcome.type) {
     case 'configApplied':
-      return context.configSources.map((regarding) => ({ regarding, type: 'Normal', reason: 'ConfigAccepted', action: 'LoadConfiguration', note: `configuration accepted (generation ${outcome.generation})` }));
+      return context.configSources.map((regarding) => ({
+        regarding,
+        type: 'Normal',
+        reason: 'ConfigAccepted',
+        action: 'LoadConfiguration',
+        note: `configuration accepted (generation ${outcome.generation})`,
+      }));
     case 'configRejected':
-      return context.configSources.map((regarding) => ({ regarding, type: 'Warning', reason: 'ConfigRejected', action: 'LoadConfiguration', note: `configuration rejected, the running one keeps serving: ${outcome.errors.join('; ')}` }));
+      return context.configSources.map((regarding) => ({
+        regarding,
+        type: 'Warning',
+        reason: 'ConfigRejected',
+        action: 'LoadConfiguration',
+        note: `configuration rejected, the running one keeps serving: ${outcome.errors.join('; ')}`,
+      }));
     case 'validationFailed':
-      return context.configSources.map((regarding) => ({ regarding, type: 'Warning', reason: 'ConfigInvalid', action: 'Validate', note: `rendered configuration failed validation, the running one keeps serving: ${outcome.error}` }));
+      return context.configSources.map((regarding) => ({
+        regarding,
+        type: 'Warning',
+        reason: 'ConfigInvalid',
+        action: 'Validate',
+        note: `rendered configuration failed validation, the running one keeps serving: ${outcome.error}`,
+      }));
     case 'rendered':
       return excludedEvents(outcome.excluded, 'Render', context);
     case 'quarantined':
@@ -69,7 +87,9 @@ export function outcomeEvents(outcome: Outcome, context: OutcomeEventContext): E
     case 'deployFailed': {
       const regarding = podSubject(outcome.endpoint);
       const outlook = outcome.final ? `gave up after ${outcome.attempt} attempt${outcome.attempt === 1 ? '' : 's'}` : 'retrying';
-      return regarding === undefined ? [] : [{ regarding, type: 'Warning', reason: 'DeployFailed', action: 'Deploy', note: `deploying revision ${outcome.revision} failed, ${outlook}: ${outcome.error}` }];
+      return regarding === undefined
+        ? []
+        : [{ regarding, type: 'Warning', reason: 'DeployFailed', action: 'Deploy', note: `deploying revision ${outcome.revision} failed, ${outlook}: ${outcome.error}` }];
     }
     default:
       return [];

@@ -13,9 +13,7 @@ export function selectionFor(resource: WatchedResource): (object: KubeObject) =>
   const labels = resource.labelSelector ? parseLabelSelector(resource.labelSelector) : undefined;
   return (object) =>
     object.apiVersion === resource.apiVersion &&
-    (resource.kind !== undefined
-      ? object.kind === resource.kind
-      : typeof object.kind === 'string' && pluralOf(object.kind) === resource.resource) &&
+    (resource.kind !== undefined ? object.kind === resource.kind : typeof object.kind === 'string' && pluralOf(object.kind) === resource.resource) &&
     (resource.namespace === undefined || object.metadata.namespace === resource.namespace) &&
     (labels === undefined || matchesLabels(labels, object.metadata.labels)) &&
     matchesFieldSelector(resource, object);

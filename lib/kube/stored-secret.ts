@@ -38,7 +38,10 @@ export function storedSecret(object: KubeObject): StoredSecret {
   if (!isMapping(stringData)) return refuse('stringData is not a mapping');
   let changed = object['stringData'] !== undefined;
   const stored: Record<string, string> = {};
-  for (const [field, values] of [['data', data], ['stringData', stringData]] as const) {
+  for (const [field, values] of [
+    ['data', data],
+    ['stringData', stringData],
+  ] as const) {
     for (const [key, value] of Object.entries(values)) {
       if (!validKey(key)) return refuse(`${field} key ${JSON.stringify(key)} is not a valid key (letters, digits, '-', '_' and '.')`);
       if (typeof value !== 'string') return refuse(`${field}[${key}] is not a string`);

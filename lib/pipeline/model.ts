@@ -189,9 +189,7 @@ export interface DeployResult {
  * What an informer-like source emits for one watched type: object events,
  * and `synced` once its initial list has been delivered.
  */
-export type ResourceEvent =
-  | { readonly type: ChangeType; readonly kind: string; readonly object: KubeObject }
-  | { readonly type: 'synced'; readonly kind: string };
+export type ResourceEvent = { readonly type: ChangeType; readonly kind: string; readonly object: KubeObject } | { readonly type: 'synced'; readonly kind: string };
 
 /** How one watched type is stored: its name in the store map and its index key extractors. */
 export interface WatchedType {
@@ -201,14 +199,10 @@ export interface WatchedType {
 }
 
 /** What the fleet stages consume: the newest validated config, or the whole current endpoint set. */
-export type FleetInput =
-  | { readonly type: 'config'; readonly config: Validated }
-  | { readonly type: 'endpoints'; readonly endpoints: readonly Endpoint[] };
+export type FleetInput = { readonly type: 'config'; readonly config: Validated } | { readonly type: 'endpoints'; readonly endpoints: readonly Endpoint[] };
 
 /** Per-endpoint work: deploy a config there, or forget the endpoint (its stream completes). */
-export type FleetCommand =
-  | { readonly type: 'deploy'; readonly request: DeployRequest }
-  | { readonly type: 'remove'; readonly endpointId: string };
+export type FleetCommand = { readonly type: 'deploy'; readonly request: DeployRequest } | { readonly type: 'remove'; readonly endpointId: string };
 
 /** Something left out of, or degraded in, a rendered configuration, named so a user can find it. */
 export interface Problem {

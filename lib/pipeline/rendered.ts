@@ -6,11 +6,7 @@ import type { Changes, Problem, Rendered, RenderOutput, Snapshot } from './model
  * changes and snapshot, the hash of its files, and the objects quarantined
  * (left out before the render ran) among those it excluded.
  */
-export function renderedFrom(
-  output: RenderOutput,
-  from: { readonly snapshot: Snapshot; readonly changes: Changes },
-  quarantined: readonly Problem[],
-): Rendered {
+export function renderedFrom(output: RenderOutput, from: { readonly snapshot: Snapshot; readonly changes: Changes }, quarantined: readonly Problem[]): Rendered {
   return {
     ...output,
     excluded: quarantined.length === 0 ? output.excluded : [...output.excluded, ...quarantined],

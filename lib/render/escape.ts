@@ -37,9 +37,7 @@ function isControl(character: string): boolean {
 
 function describe(character: string): string {
   const code = character.codePointAt(0)!;
-  return code < 0x20 || code === 0x7f || code > 0x7e
-    ? `U+${code.toString(16).toUpperCase().padStart(4, '0')}`
-    : `"${character}"`;
+  return code < 0x20 || code === 0x7f || code > 0x7e ? `U+${code.toString(16).toUpperCase().padStart(4, '0')}` : `"${character}"`;
 }
 
 /** The safe-word characters by code, so the check is one table read per character. */

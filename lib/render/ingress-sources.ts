@@ -11,10 +11,7 @@ function isKind(resource: WatchedResource, kind: string, plural: string): boolea
 /** True when the store is indexed by namespace, then the EndpointSlice's service label. */
 function indexedByService(resource: WatchedResource): boolean {
   const [first, second] = resource.indexBy.map((path) => path.segments.join('\u0000'));
-  return (
-    first === ['metadata', 'namespace'].join('\u0000') &&
-    second === ['metadata', 'labels', serviceNameLabel].join('\u0000')
-  );
+  return first === ['metadata', 'namespace'].join('\u0000') && second === ['metadata', 'labels', serviceNameLabel].join('\u0000');
 }
 
 /** The watched resources the Ingress view model reads, by their role. */
@@ -37,10 +34,7 @@ export function ingressResources(config: ControllerConfig): IngressResources {
  * through the indexes when the configuration indexes the way the model
  * asks, and fall back to a scan otherwise.
  */
-export function ingressSources(
-  config: ControllerConfig,
-  stores: ReadonlyMap<string, StoreReader>,
-): IngressSources | undefined {
+export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>): IngressSources | undefined {
   const { ingresses, services, slices, secrets } = ingressResources(config);
   if (!ingresses || !services || !slices) return undefined;
   const store = (resource: WatchedResource | undefined) => (resource ? stores.get(resource.name) : undefined);
@@ -53,18 +47,17 @@ export function ingressSources(
     sharedHostNamespaces: config.ingress.sharedHostNamespaces,
     ingresses: ingressStore?.list() ?? [],
     stores: [ingressStore, store(services), sliceStore, store(secrets)],
-    ingressChanges: ingressStore && changesSince && {
-      version: ingressStore.version,
-      since: changesSince,
-      current: (ingress) => ingressStore.get(ingress.metadata.namespace, ingress.metadata.name),
-    },
+    ingressChanges: ingressStore &&
+      changesSince && {
+        version: ingressStore.version,
+        since: changesSince,
+        current: (ingress) => ingressStore.get(ingress.metadata.namespace, ingress.metadata.name),
+      },
     service: (namespace, name) => store(services)?.get(namespace, name),
     endpointSlices: (namespace, service): readonly KubeObject[] => {
       if (!sliceStore) return [];
       if (byIndex) return sliceStore.lookup(namespace, service);
-      return sliceStore
-        .list()
-        .filter((slice) => slice.metadata.namespace === namespace && slice.metadata.labels?.[serviceNameLabel] === service);
+      return sliceStore.list().filter((slice) => slice.metadata.namespace === namespace && slice.metadata.labels?.[serviceNameLabel] === service);
     },
     secret: (namespace, name) => store(secrets)?.get(namespace, name),
     versions: [services, slices, secrets].map((resource) => store(resource)?.version ?? -1),

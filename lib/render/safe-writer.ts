@@ -284,10 +284,7 @@ export class SafeWriter {
     let buffer = '';
     for (let i = 0; i < list.length; i++) {
       const item = list[i];
-      buffer +=
-        item !== null && typeof item === 'object' && Object.isFrozen(item)
-          ? this.#item(node, context, item)
-          : this.#render(node.children, new TrackedContext(item, context));
+      buffer += item !== null && typeof item === 'object' && Object.isFrozen(item) ? this.#item(node, context, item) : this.#render(node.children, new TrackedContext(item, context));
     }
     return buffer;
   }

@@ -8,11 +8,7 @@ import { IndexedStore } from './indexed-store.ts';
  * way the pipeline builds them from events: one indexed store per watched
  * resource, ignored fields dropped.
  */
-export function buildStores(
-  resources: readonly WatchedResource[],
-  objects: ReadonlyMap<string, readonly KubeObject[]>,
-  ignoreFields: readonly CompiledPath[],
-): Map<string, IndexedStore> {
+export function buildStores(resources: readonly WatchedResource[], objects: ReadonlyMap<string, readonly KubeObject[]>, ignoreFields: readonly CompiledPath[]): Map<string, IndexedStore> {
   const stores = new Map<string, IndexedStore>();
   for (const resource of resources) {
     const store = new IndexedStore(resource.indexBy.map((path) => path.get));

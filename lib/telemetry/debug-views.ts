@@ -79,11 +79,7 @@ export function renderedView(last: LastRender | undefined, quarantined: readonly
   };
 }
 
-export function endpointsView(
-  endpoints: readonly Endpoint[],
-  states: readonly EndpointState[],
-  details: ReadonlyMap<string, unknown>,
-): Record<string, unknown>[] {
+export function endpointsView(endpoints: readonly Endpoint[], states: readonly EndpointState[], details: ReadonlyMap<string, unknown>): Record<string, unknown>[] {
   const byId = new Map(states.map((state) => [state.endpoint, state]));
   const ids = [...new Set([...endpoints.map((e) => e.id), ...byId.keys()])];
   const urls = new Map(endpoints.map((e) => [e.id, e.url]));
@@ -96,11 +92,7 @@ export function endpointsView(
 }
 
 /** Per watched type: how many objects, which index keys they are under (the first `limit` of them). */
-export function resourcesView(
-  stores: ReadonlyMap<string, StoreReader> | undefined,
-  watched: readonly WatchedResource[],
-  limit: number,
-): Record<string, unknown> {
+export function resourcesView(stores: ReadonlyMap<string, StoreReader> | undefined, watched: readonly WatchedResource[], limit: number): Record<string, unknown> {
   if (!stores) return { synced: false, types: [] };
   const byName = new Map(watched.map((resource) => [resource.name, resource]));
   return {

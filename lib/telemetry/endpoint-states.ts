@@ -27,8 +27,7 @@ export class EndpointStates {
 
   apply(outcome: Outcome, now: number): void {
     const at = new Date(now).toISOString();
-    const update = (endpoint: string, change: (state: EndpointState) => EndpointState) =>
-      this.#states.set(endpoint, change(this.#states.get(endpoint) ?? empty(endpoint)));
+    const update = (endpoint: string, change: (state: EndpointState) => EndpointState) => this.#states.set(endpoint, change(this.#states.get(endpoint) ?? empty(endpoint)));
     switch (outcome.type) {
       case 'configApplied':
         // A new configuration starts a new pipeline: its endpoints are found again.

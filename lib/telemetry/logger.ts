@@ -25,10 +25,7 @@ export function logLevel(value: string | undefined): LogLevel {
 }
 
 /** LOG_LEVEL from the environment; human-readable output when the stream is a terminal, JSON otherwise. */
-export function logSettingsFromEnvironment(
-  env: Readonly<Record<string, string | undefined>>,
-  stream: { readonly isTTY?: boolean; write(text: string): unknown },
-): LogSettings {
+export function logSettingsFromEnvironment(env: Readonly<Record<string, string | undefined>>, stream: { readonly isTTY?: boolean; write(text: string): unknown }): LogSettings {
   const terminal = stream.isTTY === true;
   return { level: logLevel(env['LOG_LEVEL']), format: terminal ? 'pretty' : 'json', colorize: terminal, write: (line) => void stream.write(line) };
 }

@@ -187,12 +187,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     labelNames: ['resource', 'result'] as const,
     registers,
   });
-  const webhookDuration = histogram(
-    `${p}webhook_request_duration_seconds`,
-    'Time to answer an AdmissionReview, by resource and result',
-    ['resource', 'result'],
-    durationBuckets.admission,
-  );
+  const webhookDuration = histogram(`${p}webhook_request_duration_seconds`, 'Time to answer an AdmissionReview, by resource and result', ['resource', 'result'], durationBuckets.admission);
 
   return {
     outcome(outcome, exemplar) {

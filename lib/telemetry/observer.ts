@@ -245,7 +245,11 @@ export async function startObserver(options: ObserverOptions): Promise<Observer>
         const object = `${resource} ${namespace === undefined ? '' : `${namespace}/`}${name}`;
         if (result === 'denied') webhookLogger.warn(fields, `denied ${operation} of ${object}: ${record.reason}`);
         else if (result === 'error') webhookLogger.warn(fields, `could not judge ${operation ?? 'a request'} of ${object}: ${record.reason}`);
-        else webhookLogger.debug(fields, `${result === 'allowed' ? 'admitted' : 'left alone'} ${operation} of ${object}${record.reason === undefined ? '' : ` (${record.reason})`}${record.warnings.length > 0 ? `, with warnings: ${record.warnings.join('; ')}` : ''}`);
+        else
+          webhookLogger.debug(
+            fields,
+            `${result === 'allowed' ? 'admitted' : 'left alone'} ${operation} of ${object}${record.reason === undefined ? '' : ` (${record.reason})`}${record.warnings.length > 0 ? `, with warnings: ${record.warnings.join('; ')}` : ''}`,
+          );
       } catch (error) {
         webhookLogger.error(`observing an admission review failed: ${errorMessage(error)}`);
       }

@@ -153,22 +153,11 @@ export class ReconciliationTracker {
     return worst;
   }
 
-  #validated(
-    outcome: Extract<Outcome, { readonly type: 'validated' | 'validationFailed' | 'validationSkipped' }>,
-    now: number,
-    events: TrackerEvent[],
-  ): void {
+  #validated(outcome: Extract<Outcome, { readonly type: 'validated' | 'validationFailed' | 'validationSkipped' }>, now: number, events: TrackerEvent[]): void {
     const reconciliation = this.#open.get(outcome.revision);
     if (!reconciliation || reconciliation.awaiting !== 'validation') return;
     const start = outcome.type === 'validationSkipped' ? now : now - outcome.durationMs;
-    const verdict: Verdict =
-      outcome.type === 'validated'
-        ? 'valid'
-        : outcome.type === 'validationFailed'
-          ? 'invalid'
-          : outcome.valid
-            ? 'unchanged-valid'
-            : 'unchanged-invalid';
+    const verdict: Verdict = outcome.type === 'validated' ? 'valid' : outcome.type === 'validationFailed' ? 'invalid' : outcome.valid ? 'unchanged-valid' : 'unchanged-invalid';
     reconciliation.validation = { start, end: now, verdict, error: outcome.type === 'validationFailed' ? outcome.error : undefined };
     if (outcome.type !== 'validationSkipped' && reconciliation.validations === 0) reconciliation.validations = 1;
     reconciliation.progressAt = now;

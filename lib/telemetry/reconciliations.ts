@@ -15,15 +15,7 @@ import type { DeployOutcome } from '../pipeline/outcome.ts';
  * means the pipeline it ran in was replaced or stopped, or it outlived any
  * plausible run.
  */
-export type ReconciliationResult =
-  | 'deployed'
-  | 'unchanged'
-  | 'render_failed'
-  | 'invalid'
-  | 'deploy_failed'
-  | 'superseded'
-  | 'no_endpoints'
-  | 'abandoned';
+export type ReconciliationResult = 'deployed' | 'unchanged' | 'render_failed' | 'invalid' | 'deploy_failed' | 'superseded' | 'no_endpoints' | 'abandoned';
 
 export interface Interval {
   readonly start: number;
@@ -138,13 +130,7 @@ export interface Stall {
   readonly sinceMs: number;
 }
 
-export function endpointDeploy(
-  endpoint: string,
-  revision: number,
-  hash: string,
-  reason: DeployReason,
-  start: number,
-): EndpointDeploy {
+export function endpointDeploy(endpoint: string, revision: number, hash: string, reason: DeployReason, start: number): EndpointDeploy {
   return {
     endpoint,
     revision,

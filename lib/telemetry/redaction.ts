@@ -141,7 +141,7 @@ export class Redactor {
   #replaceScanning(text: string): string {
     let result = '';
     let copiedUpTo = 0;
-    for (let i = 0; i + minSecretLength <= text.length; ) {
+    for (let i = 0; i + minSecretLength <= text.length;) {
       const candidates = this.#byPrefix.get(text.slice(i, i + minSecretLength));
       const found = candidates?.find((needle) => text.startsWith(needle, i));
       if (found === undefined) {

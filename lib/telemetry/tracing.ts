@@ -1,16 +1,4 @@
-import {
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  TraceFlags,
-  type Attributes,
-  type Link,
-  type Span,
-  type SpanContext,
-  type Tracer,
-  type TracerProvider,
-} from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Link, type Span, type SpanContext, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import { defaultMaxChangeRefs } from '../pipeline/changes.ts';
 import type { EndpointDeploy, Folded, Reconciliation, TrackerEvent } from './reconciliations.ts';
 import type { Redactor } from './redaction.ts';
@@ -162,11 +150,7 @@ export class ReconciliationTracing {
       },
     });
     for (const { problem, at: time } of reconciliation.quarantined) {
-      span.addEvent(
-        'quarantined',
-        { 'quarantine.object': problem.object, 'quarantine.field': problem.field, 'quarantine.message': this.#redactor.scrub(problem.message) },
-        at(time),
-      );
+      span.addEvent('quarantined', { 'quarantine.object': problem.object, 'quarantine.field': problem.field, 'quarantine.message': this.#redactor.scrub(problem.message) }, at(time));
     }
     for (const { attempt, error, at: time } of reconciliation.unavailable) {
       span.addEvent('validation unavailable', { 'validation.attempt': attempt, 'exception.message': this.#redactor.scrub(error) }, at(time));
@@ -231,11 +215,7 @@ export class ReconciliationTracing {
       },
     });
     for (const failure of deploy.failures) {
-      span.addEvent(
-        'exception',
-        { 'exception.type': 'DeployError', 'exception.message': this.#redactor.scrub(failure.error), 'deploy.attempt': failure.attempt },
-        at(failure.at),
-      );
+      span.addEvent('exception', { 'exception.type': 'DeployError', 'exception.message': this.#redactor.scrub(failure.error), 'deploy.attempt': failure.attempt }, at(failure.at));
     }
     const last = deploy.failures.at(-1);
     if (deploy.ended === 'failed' && last) {

@@ -72,12 +72,7 @@ export async function runValidationTests(config: ControllerConfig, options: RunO
   return results;
 }
 
-async function runTest(
-  config: ControllerConfig,
-  test: ValidationTest,
-  render: ReturnType<typeof createRenderer>,
-  check: NonNullable<RunOptions['check']>,
-): Promise<AssertionResult[]> {
+async function runTest(config: ControllerConfig, test: ValidationTest, render: ReturnType<typeof createRenderer>, check: NonNullable<RunOptions['check']>): Promise<AssertionResult[]> {
   const dir = await mkdtemp(join(tmpdir(), 'haproxy-template-ic-test-'));
   const result = (assertion: Assertion, passed: boolean, detail: string): AssertionResult => ({
     test: test.name,

@@ -94,7 +94,17 @@ export class AdmissionHandler {
   async review(body: unknown, deadline: number): Promise<AdmissionReply> {
     const read = readAdmissionReview(body);
     if (!read.ok) {
-      const record: AdmissionRecord = { uid: '', resource: 'unknown', operation: undefined, namespace: undefined, name: '', result: 'error', reason: read.reason, warnings: [], check: 'none' };
+      const record: AdmissionRecord = {
+        uid: '',
+        resource: 'unknown',
+        operation: undefined,
+        namespace: undefined,
+        name: '',
+        result: 'error',
+        reason: read.reason,
+        warnings: [],
+        check: 'none',
+      };
       return { status: 400, body: status(400, read.reason), record };
     }
     const request = read.request;

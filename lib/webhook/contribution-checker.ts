@@ -107,7 +107,7 @@ export class ContributionChecker {
     let world = first.contribution.world;
     if (first.solo) return { batch, world };
     const max = this.#options.maxBatch ?? 32;
-    for (let i = 0; i < this.#queue.length && batch.length < max; ) {
+    for (let i = 0; i < this.#queue.length && batch.length < max;) {
       const entry = this.#queue[i]!;
       const union = entry.solo ? undefined : unionOf([world, entry.contribution.world]);
       if (union === undefined) {

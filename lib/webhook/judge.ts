@@ -35,13 +35,7 @@ export interface Judgement {
 
 const describe = (problem: Problem) => `${problem.field}: ${problem.message}`;
 
-export function judge(
-  config: ControllerConfig,
-  stores: ReadonlyMap<string, StoreReader>,
-  resource: WatchedResource,
-  object: KubeObject,
-  neighbourhood: IngressNeighbourhood,
-): Judgement {
+export function judge(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, resource: WatchedResource, object: KubeObject, neighbourhood: IngressNeighbourhood): Judgement {
   const { namespace, name } = object.metadata;
   // The view model names objects with describeObject, the template writer with objectLabel.
   const labels = new Set([describeObject(resource.kind ?? String(object.kind), namespace, name), objectLabel(resource.kind ?? resource.resource, object)]);
@@ -57,13 +51,7 @@ export function judge(
  * A TLS Secret the Ingress names that the render leaves out: the Secret's
  * fault, not the Ingress's, so a warning on the field naming it.
  */
-function usedSecretProblems(
-  config: ControllerConfig,
-  resource: WatchedResource,
-  ingress: KubeObject,
-  neighbourhood: IngressNeighbourhood,
-  excluded: readonly Problem[],
-): string[] {
+function usedSecretProblems(config: ControllerConfig, resource: WatchedResource, ingress: KubeObject, neighbourhood: IngressNeighbourhood, excluded: readonly Problem[]): string[] {
   if (resource !== ingressResources(config).ingresses) return [];
   const served = neighbourhood.read(ingress)?.served;
   if (!served) return [];

@@ -75,11 +75,7 @@ export function generateCertificate(options: GenerateOptions): GeneratedCertific
     const name = [{ name: 'commonName', value: 'haproxy-template-ic webhook CA' }];
     caCert.setSubject(name);
     caCert.setIssuer(name);
-    caCert.setExtensions([
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
-      { name: 'subjectKeyIdentifier' },
-    ]);
+    caCert.setExtensions([{ name: 'basicConstraints', cA: true, critical: true }, { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true }, { name: 'subjectKeyIdentifier' }]);
     caCert.sign(caKey, forge.md.sha256.create());
   }
   const key = rsaKey();

@@ -21,13 +21,7 @@ function key(object: KubeObject): string {
  * proposed object alone: the templates' values from it are checked where
  * they land, whatever else the cluster holds.
  */
-export function smallWorld(
-  config: ControllerConfig,
-  stores: ReadonlyMap<string, StoreReader>,
-  resource: WatchedResource,
-  proposed: KubeObject,
-  neighbourhood: IngressNeighbourhood,
-): World {
+export function smallWorld(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, resource: WatchedResource, proposed: KubeObject, neighbourhood: IngressNeighbourhood): World {
   const roles = ingressResources(config);
   const world = new Map<string, Map<string, KubeObject>>(config.watchedResources.map((watched) => [watched.name, new Map()]));
   const put = (watched: WatchedResource | undefined, object: KubeObject | undefined) => {

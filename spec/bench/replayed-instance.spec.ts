@@ -7,7 +7,11 @@ import { multipartFile } from '../../lib/dataplane/multipart.ts';
 import type { Exchange } from '../../spec/support/dataplane-emulator/index.ts';
 
 /** An exchange as the emulator reports it, `serviceMs` long. */
-function exchange(request: Pick<Exchange, 'method' | 'path' | 'query' | 'requestHeaders' | 'requestBody'>, answer: Pick<Exchange, 'status' | 'responseHeaders' | 'responseBody'>, serviceMs: number): Exchange {
+function exchange(
+  request: Pick<Exchange, 'method' | 'path' | 'query' | 'requestHeaders' | 'requestBody'>,
+  answer: Pick<Exchange, 'status' | 'responseHeaders' | 'responseBody'>,
+  serviceMs: number,
+): Exchange {
   return { ...request, ...answer, receivedAt: 1_000, answeredAt: 1_000 + serviceMs };
 }
 
@@ -86,7 +90,9 @@ describe('bench stand-in instances', () => {
       expect((error as DataplaneError).status).to.equal(500);
       const [mismatch, ...others] = instance.mismatches();
       expect(others).to.deep.equal([]);
-      expect(mismatch).to.match(/^request 1: expected GET \/v3\/services\/haproxy\/configuration\/version body=\w+, got POST \/v3\/services\/haproxy\/storage\/maps\?skip_reload=true body=\w+$/);
+      expect(mismatch).to.match(
+        /^request 1: expected GET \/v3\/services\/haproxy\/configuration\/version body=\w+, got POST \/v3\/services\/haproxy\/storage\/maps\?skip_reload=true body=\w+$/,
+      );
       expect(mismatch).to.not.include('secret-password');
       expect(mismatch).to.not.include(Buffer.from('admin:secret-password').toString('base64'));
     });

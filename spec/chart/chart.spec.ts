@@ -7,20 +7,7 @@ import type { ControllerConfig } from '../../lib/config/types.ts';
 import { chartDirectory, helmWithValues, releaseName, releaseNamespace, renderChart, valueSets, type RenderedChart } from './helm.ts';
 import { evaluate } from '@marcbachmann/cel-js';
 import { validateManifest } from './kubernetes-schemas.ts';
-import {
-  configMapData,
-  container,
-  env,
-  envValue,
-  grants,
-  mountPath,
-  selects,
-  workloads,
-  type BindingManifest,
-  type RoleManifest,
-  type ServiceManifest,
-  type Workload,
-} from './manifests.ts';
+import { configMapData, container, env, envValue, grants, mountPath, selects, workloads, type BindingManifest, type RoleManifest, type ServiceManifest, type Workload } from './manifests.ts';
 
 type ValueSet = keyof typeof valueSets;
 const setNames = Object.keys(valueSets) as ValueSet[];
@@ -94,7 +81,10 @@ describe('Helm chart', function () {
         for (const manifest of [...charts[name].all('PodDisruptionBudget'), ...charts[name].all('NetworkPolicy')]) {
           const spec = manifest['spec'] as { selector?: { matchLabels: Record<string, string> }; podSelector?: { matchLabels: Record<string, string> } };
           const selector = (spec.selector ?? spec.podSelector)!.matchLabels;
-          expect(labels.filter((l) => selects(selector, l)), `${name} ${manifest.kind} ${manifest.metadata.name}`).to.have.length(1);
+          expect(
+            labels.filter((l) => selects(selector, l)),
+            `${name} ${manifest.kind} ${manifest.metadata.name}`,
+          ).to.have.length(1);
         }
       }
     });
@@ -122,10 +112,7 @@ describe('Helm chart', function () {
         const cluster = grants((chart.one('ClusterRole') as RoleManifest).rules);
         for (const watched of controllerConfig(chart).watchedResources) {
           const group = watched.apiVersion.includes('/') ? watched.apiVersion.split('/')[0]! : 'core';
-          const where =
-            watched.namespace === undefined
-              ? cluster
-              : grants((chart.all('Role') as RoleManifest[]).find((r) => r.metadata.namespace === watched.namespace)?.rules ?? []);
+          const where = watched.namespace === undefined ? cluster : grants((chart.all('Role') as RoleManifest[]).find((r) => r.metadata.namespace === watched.namespace)?.rules ?? []);
           expect(where[`${group}/${watched.resource}`], `${name}: ${watched.name} in ${watched.namespace ?? 'every namespace'}`).to.deep.equal(['get', 'list', 'watch']);
         }
       }
@@ -311,7 +298,9 @@ describe('Helm chart', function () {
       const changed = await renderChart({ haproxy: { dataplane: { reloadDelay: 3 } } });
       const checksum = (c: RenderedChart) => haproxyOf(c).spec.template.metadata.annotations?.['checksum/haproxy-configmap'];
       expect(checksum(chart)).to.match(/^[0-9a-f]{64}$/);
-      expect(checksum(changed)).to.match(/^[0-9a-f]{64}$/).and.not.equal(checksum(chart));
+      expect(checksum(changed))
+        .to.match(/^[0-9a-f]{64}$/)
+        .and.not.equal(checksum(chart));
     });
 
     it('exposes HAProxy on a ClusterIP Service: 80 http, 443 https, 8404 stats', () => {
@@ -353,7 +342,10 @@ describe('Helm chart', function () {
       const chart = charts.defaults;
       const hooks = hooksOf(chart);
       expect(hooks.map((hook) => [hook.name, hook.rules])).to.deep.equal([
-        ['ingresses.networking.k8s.io.webhook.haproxy-template-ic.io', [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['networking.k8s.io'], apiVersions: ['v1'], resources: ['ingresses'], scope: 'Namespaced' }]],
+        [
+          'ingresses.networking.k8s.io.webhook.haproxy-template-ic.io',
+          [{ operations: ['CREATE', 'UPDATE'], apiGroups: ['networking.k8s.io'], apiVersions: ['v1'], resources: ['ingresses'], scope: 'Namespaced' }],
+        ],
         ['secrets.core.webhook.haproxy-template-ic.io', [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'], scope: 'Namespaced' }]],
       ]);
       for (const hook of hooks) {
@@ -380,7 +372,14 @@ describe('Helm chart', function () {
 
     it('follows the configuration: a marked resource watched in one namespace is judged there only, with the class the configuration serves', async () => {
       const chart = await renderChart({
-        controller: { config: { extend: { ingress: { className: 'edge' }, watchedResources: { configmaps: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'apps', validationWebhook: true, fieldSelector: 'metadata.name!=skip' } } } } },
+        controller: {
+          config: {
+            extend: {
+              ingress: { className: 'edge' },
+              watchedResources: { configmaps: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'apps', validationWebhook: true, fieldSelector: 'metadata.name!=skip' } },
+            },
+          },
+        },
       });
       const hooks = hooksOf(chart);
       const configmaps = hooks.find((hook) => hook.name === 'configmaps.core.webhook.haproxy-template-ic.io')!;
@@ -421,7 +420,7 @@ describe('Helm chart', function () {
       expect((issued.one('Certificate')['spec'] as { issuerRef: unknown }).issuerRef).to.deep.equal({ name: 'corporate-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' });
     });
 
-    it('with a Secret of the user\'s, serves it and sets its CA as the caBundle; failurePolicy Fail when asked', () => {
+    it("with a Secret of the user's, serves it and sets its CA as the caBundle; failurePolicy Fail when asked", () => {
       const chart = charts.webhookOwnSecret;
       expect(webhookArgs(chart)).to.deep.equal(['--webhook-port=9443', `--webhook-service=${fullname}`, '--webhook-secret=hook-tls', `--webhook-configuration=${fullname}`]);
       for (const hook of hooksOf(chart)) expect(hook.failurePolicy).to.equal('Fail');
@@ -517,7 +516,11 @@ describe('Helm chart', function () {
       const chart = charts.serviceMonitor;
       const monitor = chart.one('ServiceMonitor');
       expect(monitor.metadata.labels).to.include({ release: 'prometheus' });
-      const spec = monitor['spec'] as { selector: { matchLabels: Record<string, string> }; namespaceSelector: { matchNames: string[] }; endpoints: { port: string; path: string; interval: string }[] };
+      const spec = monitor['spec'] as {
+        selector: { matchLabels: Record<string, string> };
+        namespaceSelector: { matchNames: string[] };
+        endpoints: { port: string; path: string; interval: string }[];
+      };
       const scraped = (chart.all('Service') as ServiceManifest[]).filter((s) => selects(spec.selector.matchLabels, s.metadata.labels ?? {}));
       expect(scraped.map((s) => s.metadata.name)).to.deep.equal([`${releaseName}-haproxy-template-ic`]);
       expect(scraped[0]!.spec.ports.map((p) => p.name)).to.include(spec.endpoints[0]!.port);
@@ -574,11 +577,7 @@ describe('Helm chart', function () {
       ['an unknown value', { haproxy: { replicas: 3 } }, /\/haproxy.*additional properties 'replicas' not allowed/],
       ['TLS without its Secret', { dataplane: { tls: { enabled: true } } }, /dataplane\.tls\.secretName is required when dataplane\.tls\.enabled is true/],
       ['a configuration that is not YAML', { controller: { config: { replace: 'podSelector: [' } } }, /controller\.config\.replace is not a YAML mapping/],
-      [
-        'https in the configuration without TLS',
-        { controller: { config: { extend: { dataplane: { scheme: 'https' } } } } },
-        /dataplane\.scheme: https but dataplane\.tls\.enabled is false/,
-      ],
+      ['https in the configuration without TLS', { controller: { config: { extend: { dataplane: { scheme: 'https' } } } } }, /dataplane\.scheme: https but dataplane\.tls\.enabled is false/],
       [
         'a podSelector contradicting the HAProxy pod labels',
         { controller: { config: { extend: { podSelector: { matchLabels: { 'app.kubernetes.io/component': 'lb' } } } } } },
@@ -594,4 +593,3 @@ describe('Helm chart', function () {
     }
   });
 });
-

@@ -29,10 +29,7 @@ describe("the chart's controller configuration", function () {
   this.timeout(60_000);
 
   it('ships a copy of templates/config.yaml, byte for byte', async () => {
-    const [shipped, copy] = await Promise.all([
-      readFile(join(projectRoot, 'templates', 'config.yaml'), 'utf8'),
-      readFile(join(chartDirectory, 'files', 'config.yaml'), 'utf8'),
-    ]);
+    const [shipped, copy] = await Promise.all([readFile(join(projectRoot, 'templates', 'config.yaml'), 'utf8'), readFile(join(chartDirectory, 'files', 'config.yaml'), 'utf8')]);
     expect(copy, 'chart/files/config.yaml differs from templates/config.yaml: copy it over').to.equal(shipped);
   });
 

@@ -155,7 +155,11 @@ describe('the HAProxy pod', function () {
 
   it('lays out the configuration volume in the init container: storage directories and the bootstrap configuration', async () => {
     const prepare = statefulSet.spec.template.spec.initContainers!.find((c) => c.name === 'prepare')!;
-    const result = await run('/bin/sh', prepare.command!.slice(1).map((arg) => sandbox.map(arg)), sandbox.env(prepare));
+    const result = await run(
+      '/bin/sh',
+      prepare.command!.slice(1).map((arg) => sandbox.map(arg)),
+      sandbox.env(prepare),
+    );
     expect(result.code, result.stderr).to.equal(0);
     for (const dir of ['maps', 'ssl', 'general']) expect((await stat(join(sandbox.root, 'etc', dir))).isDirectory(), dir).to.equal(true);
     expect(await readFile(join(sandbox.root, 'etc', 'haproxy.cfg'), 'utf8')).to.equal(await readFile(join(sandbox.root, 'scripts', 'haproxy.cfg'), 'utf8'));
@@ -183,11 +187,15 @@ describe('the HAProxy pod', function () {
       const standIn = join(sandbox.root, 'dataplaneapi-stand-in');
       await writeFile(standIn, `#!/bin/sh\necho "$@" > "${join(sandbox.root, 'dataplaneapi-arguments')}"\n`);
       await chmod(standIn, 0o755);
-      const result = await run('/bin/sh', dataplane.command!.slice(1).map((arg) => sandbox.map(arg)), {
-        ...sandbox.env(dataplane, { DATAPLANEAPI_BINARY: standIn }),
-        DATAPLANE_USERNAME: 'admin',
-        DATAPLANE_PASSWORD: password,
-      });
+      const result = await run(
+        '/bin/sh',
+        dataplane.command!.slice(1).map((arg) => sandbox.map(arg)),
+        {
+          ...sandbox.env(dataplane, { DATAPLANEAPI_BINARY: standIn }),
+          DATAPLANE_USERNAME: 'admin',
+          DATAPLANE_PASSWORD: password,
+        },
+      );
       expect(result.code, result.stderr).to.equal(0);
       const configFile = sandbox.map('/run/dataplaneapi/dataplaneapi.yaml');
       settings = load(await readFile(configFile, 'utf8')) as DataplaneSettings;
@@ -220,11 +228,15 @@ describe('the HAProxy pod', function () {
 
     it('refuses credentials that cannot be one YAML line, without printing them', async () => {
       const dataplane = container(statefulSet, 'dataplaneapi');
-      const result = await run('/bin/sh', dataplane.command!.slice(1).map((arg) => sandbox.map(arg)), {
-        ...sandbox.env(dataplane, { DATAPLANEAPI_BINARY: '/bin/false' }),
-        DATAPLANE_USERNAME: 'admin',
-        DATAPLANE_PASSWORD: 'first\nsecond',
-      });
+      const result = await run(
+        '/bin/sh',
+        dataplane.command!.slice(1).map((arg) => sandbox.map(arg)),
+        {
+          ...sandbox.env(dataplane, { DATAPLANEAPI_BINARY: '/bin/false' }),
+          DATAPLANE_USERNAME: 'admin',
+          DATAPLANE_PASSWORD: 'first\nsecond',
+        },
+      );
       expect(result.code).to.equal(1);
       expect(result.stderr).to.equal('the Data Plane API username and password must be single lines\n');
     });

@@ -44,7 +44,10 @@ function runs(s: Stage): string[] {
 
 /** The build-context paths .dockerignore lets through (it is an allow-list: `*`, then `!name` lines). */
 function allowedByDockerignore(text: string): string[] {
-  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   if (lines[0] !== '*') throw new Error('.dockerignore must start by excluding everything (*)');
   return lines.slice(1).map((line) => {
     if (!line.startsWith('!')) throw new Error(`.dockerignore: expected an exception (!name), got ${line}`);
@@ -84,13 +87,10 @@ describe('the container image', function () {
     });
 
     it('copies into the runtime the compiled controller, production node_modules, package.json and templates only', () => {
-      const copies = stage(dockerfile, 'runtime').instructions.filter((i) => i.keyword === 'COPY').map((i) => i.text);
-      expect(copies).to.deep.equal([
-        '--from=production-dependencies /app/node_modules node_modules',
-        'package.json ./',
-        'templates templates',
-        '--from=build /build/dist dist',
-      ]);
+      const copies = stage(dockerfile, 'runtime')
+        .instructions.filter((i) => i.keyword === 'COPY')
+        .map((i) => i.text);
+      expect(copies).to.deep.equal(['--from=production-dependencies /app/node_modules node_modules', 'package.json ./', 'templates templates', '--from=build /build/dist dist']);
     });
 
     it('copies nothing from the build context that .dockerignore leaves out', () => {
@@ -104,7 +104,9 @@ describe('the container image', function () {
 
     it('runs as a non-root user, the one the chart runs the controller as', async () => {
       const values = load(await readFile(join(chartDirectory, 'values.yaml'), 'utf8')) as { controller: { podSecurityContext: { runAsUser: number; runAsGroup: number } } };
-      const user = stage(dockerfile, 'runtime').instructions.filter((i) => i.keyword === 'USER').at(-1)?.text;
+      const user = stage(dockerfile, 'runtime')
+        .instructions.filter((i) => i.keyword === 'USER')
+        .at(-1)?.text;
       const { runAsUser, runAsGroup } = values.controller.podSecurityContext;
       expect(user).to.equal(`${runAsUser}:${runAsGroup}`);
       expect(runAsUser).to.be.greaterThan(0);
@@ -112,15 +114,12 @@ describe('the container image', function () {
 
     it('starts the compiled CLI under tini, which forwards SIGTERM, with TMPDIR on the volume the chart mounts', () => {
       const runtime = stage(dockerfile, 'runtime');
-      expect(execForm(runtime.instructions.find((i) => i.keyword === 'ENTRYPOINT'))).to.deep.equal([
-        '/usr/bin/tini',
-        '-g',
-        '--',
-        '/usr/local/bin/node',
-        '/app/dist/streams/main.js',
-      ]);
+      expect(execForm(runtime.instructions.find((i) => i.keyword === 'ENTRYPOINT'))).to.deep.equal(['/usr/bin/tini', '-g', '--', '/usr/local/bin/node', '/app/dist/streams/main.js']);
       expect(execForm(runtime.instructions.find((i) => i.keyword === 'CMD'))).to.deep.equal(['run']);
-      const env = runtime.instructions.filter((i) => i.keyword === 'ENV').map((i) => i.text).join(' ');
+      const env = runtime.instructions
+        .filter((i) => i.keyword === 'ENV')
+        .map((i) => i.text)
+        .join(' ');
       expect(env).to.include('TMPDIR=/tmp').and.include('HAPROXY_BIN=/usr/sbin/haproxy');
       expect(runs(runtime).join('\n')).to.match(/apt-get install .*\bhaproxy\b.*\btini\b/);
     });

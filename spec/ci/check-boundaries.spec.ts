@@ -39,8 +39,12 @@ describe('the boundary check (.ci/check-boundaries.ts)', () => {
     await appendFile(join(root, 'lib/store/indexed-store.ts'), "import { map } from 'rxjs';\nexport const mapped = map;\n");
     const breaches = await checkBoundaries(root);
     expect(breaches).to.include('lib/store/indexed-store.ts: imports rxjs, which lib/ must not use');
-    expect(breaches.find((breach) => breach.startsWith('import cycle between files:'))).to.include('lib/config/types.ts').and.include('lib/pipeline/model.ts');
-    expect(breaches.find((breach) => breach.startsWith('import cycle between folders:'))).to.include('lib/config').and.include('lib/pipeline');
+    expect(breaches.find((breach) => breach.startsWith('import cycle between files:')))
+      .to.include('lib/config/types.ts')
+      .and.include('lib/pipeline/model.ts');
+    expect(breaches.find((breach) => breach.startsWith('import cycle between folders:')))
+      .to.include('lib/config')
+      .and.include('lib/pipeline');
   });
 
   it('keeps a tree whose imports go one way', async () => {
@@ -62,10 +66,7 @@ describe('the boundary check (.ci/check-boundaries.ts)', () => {
       'streams/x.ts': "export * from './y.ts';\n",
       'streams/y.ts': "import './x.ts';\nexport const y = 1;\n",
     });
-    expect(breaches).to.deep.equal([
-      'import cycle between files: lib/a/one.ts, lib/a/three.ts, lib/a/two.ts',
-      'import cycle between files: streams/x.ts, streams/y.ts',
-    ]);
+    expect(breaches).to.deep.equal(['import cycle between files: lib/a/one.ts, lib/a/three.ts, lib/a/two.ts', 'import cycle between files: streams/x.ts, streams/y.ts']);
   });
 
   it('refuses a cycle between folders of lib/ even when no file cycle makes it', async () => {
@@ -115,7 +116,7 @@ describe('the boundary check (.ci/check-boundaries.ts)', () => {
       "export type { H } from './h.ts';",
       "export * from './i.ts';",
       "const j = await import('./j.ts');",
-      "const text = 'copy from \"k\"';",
+      'const text = \'copy from "k"\';',
       "const l = Array.from('m');",
     ].join('\n');
     expect(importSpecifiers(source)).to.deep.equal(['mustache', './a.ts', '../b.ts', './d.ts', './e.ts', './side-effect.ts', './g.ts', './h.ts', './i.ts', './j.ts']);

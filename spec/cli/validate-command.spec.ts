@@ -57,7 +57,13 @@ validationTests:
 
   /** A configuration of one test, `haproxy_valid`, over a template of a global section, defaults and one frontend. */
   function oneTest(options: { readonly name: string; readonly top?: string; readonly global?: string; readonly frontend?: string; readonly files?: string }): string {
-    const indent = (text: string | undefined, by: string) => (text === undefined ? '' : `${text.split('\n').map((line) => by + line).join('\n')}\n`);
+    const indent = (text: string | undefined, by: string) =>
+      text === undefined
+        ? ''
+        : `${text
+            .split('\n')
+            .map((line) => by + line)
+            .join('\n')}\n`;
     return `${options.top ?? ''}watchedResources:
   services: { apiVersion: v1, kind: Service }
 templates:
@@ -87,7 +93,12 @@ ${indent(options.frontend, '      ')}${options.files ? `  files:\n${indent(optio
     const output = captured();
     expect(await validateCommand({ config: join(dir, 'config.yaml') }, output)).to.equal(1);
     expect(output.text()).to.match(/^lua +haproxy_valid +FAIL +.*lua-load loads and runs Lua code/m);
-    expect(await access(marker).then(() => true, () => false)).to.equal(false);
+    expect(
+      await access(marker).then(
+        () => true,
+        () => false,
+      ),
+    ).to.equal(false);
 
     // Allowed, the guard lets it through to the real haproxy -c, which runs the Lua.
     await writeFile(join(dir, 'config.yaml'), config('allowDirectives: [lua-load]\n'));
@@ -100,10 +111,7 @@ ${indent(options.frontend, '      ')}${options.files ? `  files:\n${indent(optio
     expect(process.env['HOME']).to.be.a('string').and.not.equal('');
     const dir = await mkdtemp(join(tmpdir(), 'validate-'));
     // "${HOME}" ends the line: empty, HAProxy drops the word and the rule lacks its value.
-    await writeFile(
-      join(dir, 'config.yaml'),
-      oneTest({ name: 'env', top: 'allowDirectives: [environment-variables]\n', frontend: 'http-request set-header X-Home "${HOME}"' }),
-    );
+    await writeFile(join(dir, 'config.yaml'), oneTest({ name: 'env', top: 'allowDirectives: [environment-variables]\n', frontend: 'http-request set-header X-Home "${HOME}"' }));
     const output = captured();
     expect(await validateCommand({ config: join(dir, 'config.yaml') }, output)).to.equal(1);
     expect(output.text()).to.match(/^env +haproxy_valid +FAIL +.*'http-request set-header' rule : expects exactly 2 arguments/m);

@@ -70,7 +70,12 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
     await writeFile(join(manifests, file), text);
     return kubectl('apply', '-f', join(manifests, file));
   };
-  const caBundle = () => (fake.get({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', name: SERVICE })?.['webhooks'] as { clientConfig: { caBundle?: string } }[] | undefined)?.map((hook) => hook.clientConfig.caBundle);
+  const caBundle = () =>
+    (
+      fake.get({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', name: SERVICE })?.['webhooks'] as
+        | { clientConfig: { caBundle?: string } }[]
+        | undefined
+    )?.map((hook) => hook.clientConfig.caBundle);
   const renderedMaps = () => replicas.flatMap(({ log }) => log.since(0).flatMap((outcome) => (outcome.type === 'rendered' ? [JSON.stringify(outcome.files.maps)] : [])));
 
   before(async () => {
@@ -88,7 +93,10 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
     manifests = await mkdtemp(join(tmpdir(), 'webhook-e2e-'));
     httpPort = await reservePort(POD_ADDRESS);
     const dataplanePort = await reservePort(POD_ADDRESS);
-    emulator = await startEmulator({ pod: { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock', address: POD_ADDRESS }, listen: { host: POD_ADDRESS, port: dataplanePort } });
+    emulator = await startEmulator({
+      pod: { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock', address: POD_ADDRESS },
+      listen: { host: POD_ADDRESS, port: dataplanePort },
+    });
     const started = await startBackends([0]);
     backend = started.ports[0]!;
     stopBackends = started.stop;
@@ -110,9 +118,7 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
     const chartWebhook: WebhookSettings = runSettings(flags, { POD_NAMESPACE: NAMESPACE, POD_NAME: 'x' }, undefined).webhook!;
 
     for (const name of ['controller-a', 'controller-b']) {
-      const mode = await startClusterMode(
-        replicaOptions(fake, NAMESPACE, name, { leaseMs: 3_000 }, { webhook: { ...chartWebhook, port: await reservePort() } }),
-      );
+      const mode = await startClusterMode(replicaOptions(fake, NAMESPACE, name, { leaseMs: 3_000 }, { webhook: { ...chartWebhook, port: await reservePort() } }));
       const port = await mode.webhookPort!;
       replicas.push({ name, mode, log: new OutcomeLog(mode.outcomes), port, calls: 0, up: true });
       if (name === 'controller-a') await firstValueFrom(mode.leading.pipe(filter(Boolean)));
@@ -129,14 +135,18 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
     if (manifests) await rm(manifests, { recursive: true, force: true });
   });
 
-  it('generates one certificate into the chart\'s Secret for every replica, and sets its CA as the caBundle', async () => {
+  it("generates one certificate into the chart's Secret for every replica, and sets its CA as the caBundle", async () => {
     const secret = await eventually(
       async () => fake.get({ apiVersion: 'v1', kind: 'Secret', namespace: NAMESPACE, name: `${SERVICE}-webhook-tls` }),
       (found) => found !== undefined,
       'the generated Secret',
     );
     const ca = (secret!['data'] as Record<string, string>)['ca.crt'];
-    await eventually(async () => caBundle(), (bundles) => bundles !== undefined && bundles.every((bundle) => bundle === ca), 'the caBundle');
+    await eventually(
+      async () => caBundle(),
+      (bundles) => bundles !== undefined && bundles.every((bundle) => bundle === ca),
+      'the caBundle',
+    );
     expect(caBundle()).to.deep.equal([ca, ca]);
   });
 
@@ -187,7 +197,7 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
     expect(refused.stderr).to.include('denied the request: spec.rules[0].host: host "good.example.com" belongs to namespace default');
   });
 
-  it('refuses a TLS Secret an Ingress of the class uses when its key is not the certificate\'s', async () => {
+  it("refuses a TLS Secret an Ingress of the class uses when its key is not the certificate's", async () => {
     await apply('tls-user.yaml', ingressYaml('secure', 'secure.example.com', '/').replace('  rules:', '  tls: [ { hosts: [secure.example.com], secretName: secure-tls } ]\n  rules:'));
     const refused = await apply('secure-tls.yaml', tlsSecret('secure-tls', LEAF_CERT, UNRELATED_KEY));
     expect(refused.code).to.equal(1);

@@ -48,8 +48,7 @@ function perIngress(...rules: readonly (readonly [annotation: string, rule: stri
   return (shipped) => shipped.replace(DEFAULT_BACKEND, ['      {{#resources.ingresses}}', ...lines, '      {{/resources.ingresses}}', DEFAULT_BACKEND].join('\n'));
 }
 
-const problems = (outcome: { readonly excluded: readonly { object: string; field: string; message: string }[] }) =>
-  outcome.excluded.map((problem) => `${problem.object} ${problem.field}`);
+const problems = (outcome: { readonly excluded: readonly { object: string; field: string; message: string }[] }) => outcome.excluded.map((problem) => `${problem.object} ${problem.field}`);
 
 describe('one bad object end to end', function () {
   this.timeout(60_000);
@@ -82,7 +81,10 @@ describe('one bad object end to end', function () {
     const [, fresh, other] = harness.backends as [number, number, number];
     let mark = harness.mark();
     // Written together: one render has both.
-    await harness.write('change.yaml', docs(app('tenant-b', 'b', 'tenant-b.example.com', other, 'b-tls'), tlsSecret('b-tls', RSA_1024_CERT, RSA_1024_KEY, 'tenant-b'), app('tenant-a', 'fresh', 'fresh.example.com', fresh)));
+    await harness.write(
+      'change.yaml',
+      docs(app('tenant-b', 'b', 'tenant-b.example.com', other, 'b-tls'), tlsSecret('b-tls', RSA_1024_CERT, RSA_1024_KEY, 'tenant-b'), app('tenant-a', 'fresh', 'fresh.example.com', fresh)),
+    );
     const render = await deployedRender(mark);
     expect(render.excluded.find((p) => p.object === 'Secret tenant-b/b-tls')).to.deep.include({ field: 'data[tls.key]' });
     expect(render.excluded.find((p) => p.object === 'Secret tenant-b/b-tls')!.message).to.match(/an RSA key of 1024 bits \(80 bits of security\)/);
@@ -94,7 +96,10 @@ describe('one bad object end to end', function () {
     expect(await harness.handshake('tenant-b.example.com')).to.match(/^refused/);
 
     mark = harness.mark();
-    await harness.write('change.yaml', docs(app('tenant-b', 'b', 'tenant-b.example.com', other, 'b-tls'), tlsSecret('b-tls', TENANT_B_CERT, TENANT_B_KEY, 'tenant-b'), app('tenant-a', 'fresh', 'fresh.example.com', fresh)));
+    await harness.write(
+      'change.yaml',
+      docs(app('tenant-b', 'b', 'tenant-b.example.com', other, 'b-tls'), tlsSecret('b-tls', TENANT_B_CERT, TENANT_B_KEY, 'tenant-b'), app('tenant-a', 'fresh', 'fresh.example.com', fresh)),
+    );
     expect(problems(await deployedRender(mark))).to.deep.equal([]);
     await harness.untilHandshake('tenant-b.example.com', fingerprint(TENANT_B_CERT));
   });
@@ -120,7 +125,13 @@ describe('one bad object end to end', function () {
     harness = await shop(3, withTeamHeader);
     const [, fresh, other] = harness.backends as [number, number, number];
     let mark = harness.mark();
-    await harness.write('change.yaml', docs(app('tenant-b', 'pwn', 'pwn.example.com', other, undefined, { annotations: { team: '%PWN' } }), app('tenant-a', 'fresh', 'fresh.example.com', fresh, undefined, { annotations: { note: '50%' } })));
+    await harness.write(
+      'change.yaml',
+      docs(
+        app('tenant-b', 'pwn', 'pwn.example.com', other, undefined, { annotations: { team: '%PWN' } }),
+        app('tenant-a', 'fresh', 'fresh.example.com', fresh, undefined, { annotations: { note: '50%' } }),
+      ),
+    );
     const render = await deployedRender(mark);
     expect(problems(render)).to.deep.equal(['Ingress tenant-b/pwn metadata.annotations.team']);
     expect(render.excluded[0]!.message).to.match(/contains "%", which starts a log-format variable/);
@@ -131,7 +142,13 @@ describe('one bad object end to end', function () {
     expect((await harness.get('pwn.example.com', '/')).status).to.equal(404);
 
     mark = harness.mark();
-    await harness.write('change.yaml', docs(app('tenant-b', 'pwn', 'pwn.example.com', other, undefined, { annotations: { team: 'ops' } }), app('tenant-a', 'fresh', 'fresh.example.com', fresh, undefined, { annotations: { note: '50%' } })));
+    await harness.write(
+      'change.yaml',
+      docs(
+        app('tenant-b', 'pwn', 'pwn.example.com', other, undefined, { annotations: { team: 'ops' } }),
+        app('tenant-a', 'fresh', 'fresh.example.com', fresh, undefined, { annotations: { note: '50%' } }),
+      ),
+    );
     expect(problems(await deployedRender(mark))).to.deep.equal([]);
     await harness.until('pwn.example.com', '/', [other]);
     expect((await harness.get('pwn.example.com', '/')).headers?.['x-team']).to.equal('ops');
@@ -141,7 +158,10 @@ describe('one bad object end to end', function () {
     harness = await shop(3, perIngress(['deny-status', 'http-request deny deny_status {{metadata.annotations.deny-status}}']));
     const [, fresh, other] = harness.backends as [number, number, number];
     let mark = harness.mark();
-    await harness.write('change.yaml', docs(app('tenant-b', 'blocked', 'blocked.example.com', other, undefined, { annotations: { 'deny-status': '999' } }), app('tenant-a', 'fresh', 'fresh.example.com', fresh)));
+    await harness.write(
+      'change.yaml',
+      docs(app('tenant-b', 'blocked', 'blocked.example.com', other, undefined, { annotations: { 'deny-status': '999' } }), app('tenant-a', 'fresh', 'fresh.example.com', fresh)),
+    );
     const quarantined = await harness.next(mark, 'quarantined');
     expect(quarantined.objects.map((p) => `${p.object} ${p.field}`)).to.deep.equal(['Ingress tenant-b/blocked metadata.annotations.deny-status']);
     expect(quarantined.objects[0]!.message).to.match(/haproxy\.cfg:\d+: .*Unexpected status code '999'/);
@@ -160,11 +180,19 @@ describe('one bad object end to end', function () {
     expect(harness.log.since(mark).filter((o) => o.type === 'quarantined' || o.type === 'validationFailed')).to.deep.equal([]);
 
     mark = harness.mark();
-    await harness.write('change.yaml', docs(app('tenant-b', 'blocked', 'blocked.example.com', other, undefined, { annotations: { 'deny-status': '403' } }), app('tenant-a', 'fresh', 'fresh.example.com', fresh)));
+    await harness.write(
+      'change.yaml',
+      docs(app('tenant-b', 'blocked', 'blocked.example.com', other, undefined, { annotations: { 'deny-status': '403' } }), app('tenant-a', 'fresh', 'fresh.example.com', fresh)),
+    );
     const released = await harness.next(mark, 'released');
     expect(released.objects.map((p) => p.object)).to.deep.equal(['Ingress tenant-b/blocked']);
     await harness.next(mark, 'deployed');
-    await eventually(() => harness!.get('blocked.example.com', '/'), (response) => response.status === 403, 'blocked.example.com answered 403', 10_000);
+    await eventually(
+      () => harness!.get('blocked.example.com', '/'),
+      (response) => response.status === 403,
+      'blocked.example.com answered 403',
+      10_000,
+    );
   });
 
   it('4. refuses, before HAProxy runs, a template reading files or taking keywords from the environment; the last good configuration serves', async () => {
@@ -185,7 +213,12 @@ describe('one bad object end to end', function () {
     expect(failed.error).to.match(/environment-variables .*"\\"\$\{LUAKW\}\\" .*never allowed/);
     expect(failed.error).to.match(/files-outside-base .*filter spoe engine leak config \/etc\/passwd/);
     expect(failed.error).to.not.match(/root:/);
-    expect(await access(marker).then(() => 'ran', () => 'never ran')).to.equal('never ran');
+    expect(
+      await access(marker).then(
+        () => 'ran',
+        () => 'never ran',
+      ),
+    ).to.equal('never ran');
     expect(await harness.health('/readyz')).to.deep.include({ status: 503 });
     await harness.until('shop.example.com', '/', [harness.backends[0]!]);
 
@@ -255,7 +288,14 @@ describe('one bad object end to end', function () {
     await harness.until('odd.example.com', '/', [good]);
 
     mark = harness.mark();
-    await harness.write('odd.yaml', docs(ingress('odd', 'odd.example.com', [['/', 'Prefix', 'odd', { number: 80 }]], undefined, { namespace: 'tenant-b' }), service('odd', [{ port: 80, targetPort: good }], 'tenant-b'), slice('odd-1', 'odd', undefined, good, true, { namespace: 'tenant-b' })));
+    await harness.write(
+      'odd.yaml',
+      docs(
+        ingress('odd', 'odd.example.com', [['/', 'Prefix', 'odd', { number: 80 }]], undefined, { namespace: 'tenant-b' }),
+        service('odd', [{ port: 80, targetPort: good }], 'tenant-b'),
+        slice('odd-1', 'odd', undefined, good, true, { namespace: 'tenant-b' }),
+      ),
+    );
     // The same servers as before: nothing to deploy, and nothing left out any more.
     expect(problems(await harness.next(mark, 'rendered'))).to.deep.equal([]);
     await harness.until('odd.example.com', '/', [good]);

@@ -71,11 +71,17 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
       if (process.env['DEBUG_E2E']) process.stdout.write(`${name} ${text}`);
     };
     const mode = await startClusterMode(
-      replicaOptions(fake, NAMESPACE, name, { leaseMs: LEASE_MS }, {
-        publishService: { namespace: NAMESPACE, name: 'haproxy' },
-        eventSeries: { burst: 10, refillMs: 1_000, updateIntervalMs: 200, seriesWindowMs: 60_000 },
-        output: { out: print, err: print },
-      }),
+      replicaOptions(
+        fake,
+        NAMESPACE,
+        name,
+        { leaseMs: LEASE_MS },
+        {
+          publishService: { namespace: NAMESPACE, name: 'haproxy' },
+          eventSeries: { burst: 10, refillMs: 1_000, updateIntervalMs: 200, seriesWindowMs: 60_000 },
+          output: { out: print, err: print },
+        },
+      ),
     );
     const replica = { mode, log: new OutcomeLog(mode.outcomes), output, name };
     replicas.push(replica);
@@ -174,7 +180,8 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
     const churn = setInterval(() => {
       const name = `churn-${written % 7}`;
       const existing = fake.get({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name });
-      if (existing === undefined) fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name, labels: { round: String(written) } }, spec: { ports: [{ port: 80 }] } });
+      if (existing === undefined)
+        fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name, labels: { round: String(written) } }, spec: { ports: [{ port: 80 }] } });
       else if (written % 3 === 0) fake.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name });
       else fake.patch({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name }, { metadata: { labels: { round: String(written) } } });
       written += 1;
@@ -186,7 +193,11 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
       const from = written;
       fault();
       await met();
-      await changed.until(() => (written >= from + 15 ? true : undefined), () => `${written - from} of 15 changes`, 5_000);
+      await changed.until(
+        () => (written >= from + 15 ? true : undefined),
+        () => `${written - from} of 15 changes`,
+        5_000,
+      );
     };
     const requests = (verb: 'list' | 'watch', resource?: string) => fake.requests.matching({ verb, ...(resource ? { resource } : {}) }).length;
     /**
@@ -197,7 +208,12 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
       const marks = replicas.map(({ output }) => output.mark());
       const restart = new RegExp(`watch of ${resource ?? '\\S+'} restarted: .*${reason.source}`);
       const found = () => replicas.flatMap(({ output }, i) => output.lines.slice(marks[i]).filter((line) => restart.test(line)));
-      return () => changed.until(() => (found().length >= count ? true : undefined), () => `${found().length} of ${count} restarts of ${resource} (${reason})`, 10_000);
+      return () =>
+        changed.until(
+          () => (found().length >= count ? true : undefined),
+          () => `${found().length} of ${count} restarts of ${resource} (${reason})`,
+          10_000,
+        );
     };
 
     try {
@@ -235,7 +251,10 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
     }
 
     const apiView = (kind: 'Ingress' | 'Service' | 'EndpointSlice', apiVersion: string) =>
-      fake.list(apiVersion, kind).map((o) => `${(o['metadata'] as { namespace?: string }).namespace}/${(o['metadata'] as { name: string }).name}@${(o['metadata'] as { resourceVersion: string }).resourceVersion}`).sort();
+      fake
+        .list(apiVersion, kind)
+        .map((o) => `${(o['metadata'] as { namespace?: string }).namespace}/${(o['metadata'] as { name: string }).name}@${(o['metadata'] as { resourceVersion: string }).resourceVersion}`)
+        .sort();
     const controllerView = async (mode: ClusterMode, store: string) =>
       ((await firstValueFrom(mode.state)).stores?.get(store)?.list() ?? []).map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
     for (const { mode, name } of replicas) {
@@ -244,7 +263,12 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
         ['ingresses', 'Ingress', 'networking.k8s.io/v1'],
         ['endpointslices', 'EndpointSlice', 'discovery.k8s.io/v1'],
       ] as const) {
-        await eventually(() => controllerView(mode, store), (view) => JSON.stringify(view) === JSON.stringify(apiView(kind, apiVersion)), `${name}'s ${store} to equal the API's`, 15_000);
+        await eventually(
+          () => controllerView(mode, store),
+          (view) => JSON.stringify(view) === JSON.stringify(apiView(kind, apiVersion)),
+          `${name}'s ${store} to equal the API's`,
+          15_000,
+        );
       }
     }
     // The 5xx stopped informers (client-node gives up on them) and the silent watch tripped the watchdog: both restarted.
@@ -260,12 +284,19 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
     fake.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'haproxy-config' }, { data: { 'config.yaml': configText.replace('debounce: 100ms', 'debounce: soon') } });
     const rejected = await a.log.waitFor(from, (o): o is Extract<Outcome, { type: 'configRejected' }> => o.type === 'configRejected', 'rejection');
     expect(rejected.errors.join('\n')).to.match(/ConfigMap haproxy-config: debounce: /);
-    const [event] = await eventually(async () => events('ConfigRejected'), (found) => found.length > 0, 'ConfigRejected event');
+    const [event] = await eventually(
+      async () => events('ConfigRejected'),
+      (found) => found.length > 0,
+      'ConfigRejected event',
+    );
     expect(event!.regarding).to.deep.include({ kind: 'ConfigMap', namespace: NAMESPACE, name: 'haproxy-config' });
     await served('web.example.com', [backends[0]!, backends[1]!]);
 
     from = a.log.mark();
-    fake.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'haproxy-config' }, { data: { 'config.yaml': configText.replace('timeout client 30s', 'timeout client 31s') } });
+    fake.patch(
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'haproxy-config' },
+      { data: { 'config.yaml': configText.replace('timeout client 30s', 'timeout client 31s') } },
+    );
     await a.log.deployedOn(from, ENDPOINTS);
     for (const emulator of emulators) expect(await readFile(emulator.configFile, 'utf8')).to.contain('timeout client 31s');
     await served('web.example.com', [backends[0]!, backends[1]!]);
@@ -281,7 +312,11 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
     fake.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'haproxy-config' }, { data: { 'config.yaml': referencing } });
     await a.log.deployedOn(from, ENDPOINTS);
     expect(await httpGet(POD_ADDRESSES[0]!, httpPort, 'nowhere.example.com')).to.equal('404 synced from git');
-    const accepted = await eventually(async () => events('ConfigAccepted').filter((e) => e.regarding.name === 'flux-pages'), (found) => found.length > 0, 'ConfigAccepted on the Secret');
+    const accepted = await eventually(
+      async () => events('ConfigAccepted').filter((e) => e.regarding.name === 'flux-pages'),
+      (found) => found.length > 0,
+      'ConfigAccepted on the Secret',
+    );
     expect(accepted[0]!.regarding.kind).to.equal('Secret');
   });
 

@@ -159,10 +159,10 @@ describe('acceptance: the controller against the Data Plane API’s real behavio
     const [, b] = backends as [number, number];
     const before = await reloads();
     const from = log.mark();
-    await write('api.yaml', documents(
-      ingress('api', 'api.example.com', [['/', 'Prefix', 'api', { number: 80 }]]),
-      ingress('shop-api', 'shop.example.com', [['/api', 'Prefix', 'api', { number: 80 }]]),
-    ));
+    await write(
+      'api.yaml',
+      documents(ingress('api', 'api.example.com', [['/', 'Prefix', 'api', { number: 80 }]]), ingress('shop-api', 'shop.example.com', [['/api', 'Prefix', 'api', { number: 80 }]])),
+    );
     expect((await deployed(from)).result.mode).to.equal('runtime');
     expect(await httpGet(pod.address, httpPort, 'shop.example.com', '/api/orders')).to.equal(`200 backend ${b} GET /api/orders`);
     expect(await reloads()).to.equal(before);
@@ -183,7 +183,12 @@ describe('acceptance: the controller against the Data Plane API’s real behavio
     const text = await readFile(join(manifests, 'shop.yaml'), 'utf8');
     await write('shop.yaml', text.replace(tlsSecret('shop-tls', SELF_SIGNED_CERT, SELF_SIGNED_KEY), tlsSecret('shop-tls', LEAF_CERT, LEAF_KEY)));
     // The acceptance bound itself: fails unless the handshake shows the new serial within 5 s of the edit.
-    await eventually(() => servedSerial(pod.address, httpsPort, 'shop.example.com'), (serial) => serial === serialOf(LEAF_CERT), 'the new serial', 5_000);
+    await eventually(
+      () => servedSerial(pod.address, httpsPort, 'shop.example.com'),
+      (serial) => serial === serialOf(LEAF_CERT),
+      'the new serial',
+      5_000,
+    );
     expect(await reloads()).to.equal(before);
   });
 });

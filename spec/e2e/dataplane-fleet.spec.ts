@@ -41,7 +41,12 @@ describe('deploying to a fleet of three Data Plane API instances', function () {
   const reloads = () => Promise.all(emulators.map(async (e) => (await e.processInfo()).reloads));
   const deployedOn = (from: number, endpoints: readonly string[], timeoutMs?: number) => log.deployedOn(from, endpoints, timeoutMs);
   const served = (host: string, ports: readonly number[], instances: readonly Emulator[] = emulators) =>
-    servedBy(host, ports, instances.map((e) => e.podAddress), httpPort);
+    servedBy(
+      host,
+      ports,
+      instances.map((e) => e.podAddress),
+      httpPort,
+    );
   const ids = () => mode!.fleet.endpoints.map((endpoint) => endpoint.id);
 
   before(async () => {

@@ -108,7 +108,12 @@ describe('local mode follows its manifests and its HAProxy', function () {
     const gone = harness.lines.length;
     await rm(harness.manifestDir, { recursive: true });
     await harness.log.waitFor(mark, (o): o is Outcome => o.type === 'resourceError' && o.error.includes(harness!.manifestDir), 'the missing folder reported', 5_000);
-    const unhealthy = await eventually(() => harness!.health('/healthz'), (r) => r.status === 503, '/healthz to fail', 2_000);
+    const unhealthy = await eventually(
+      () => harness!.health('/healthz'),
+      (r) => r.status === 503,
+      '/healthz to fail',
+      2_000,
+    );
     expect(unhealthy.body).to.contain(harness.manifestDir);
     // What served keeps serving.
     await harness.until('shop.example.com', '/', [web]);
@@ -117,7 +122,12 @@ describe('local mode follows its manifests and its HAProxy', function () {
     mark = harness.mark();
     await cp(saved, harness.manifestDir, { recursive: true });
     await renderedWithin2s(harness, mark, serves(other), 'the restored folder read');
-    await eventually(() => harness!.health('/healthz'), (r) => r.status === 200, '/healthz to pass again', 2_000);
+    await eventually(
+      () => harness!.health('/healthz'),
+      (r) => r.status === 200,
+      '/healthz to pass again',
+      2_000,
+    );
     // And it keeps following: a later edit is seen too.
     mark = harness.mark();
     await run('sed', ['-i', `s/port: ${other}/port: ${web}/`, join(harness.manifestDir, 'web-1.yaml')]);
@@ -166,20 +176,22 @@ describe('local mode follows its manifests and its HAProxy', function () {
       'type: kubernetes.io/tls',
       'data:',
       '  tls.crt: |',
-      ...wrapped.trimEnd().split('\n').map((line) => `    ${line}`),
+      ...wrapped
+        .trimEnd()
+        .split('\n')
+        .map((line) => `    ${line}`),
       'stringData:',
       '  tls.key: |',
-      ...SELF_SIGNED_KEY.trimEnd().split('\n').map((line) => `    ${line}`),
+      ...SELF_SIGNED_KEY.trimEnd()
+        .split('\n')
+        .map((line) => `    ${line}`),
       '',
     ].join('\n');
     const mark = harness.mark();
     await harness.write('tls.yaml', secret);
     await harness.write(
       'shop.yaml',
-      docs(
-        ingress('shop', 'shop.example.com', [['/', 'Prefix', 'web', { name: 'http' }]], 'shop-tls'),
-        service('web', [{ name: 'http', port: 80, targetPort: 'web-http' }]),
-      ),
+      docs(ingress('shop', 'shop.example.com', [['/', 'Prefix', 'web', { name: 'http' }]], 'shop-tls'), service('web', [{ name: 'http', port: 80, targetPort: 'web-http' }])),
     );
     const rendered = await harness.log.waitFor(mark, (o): o is Rendered => o.type === 'rendered' && Object.keys(o.files.certificates).length > 0, 'a certificate rendered', 10_000);
     expect(rendered.excluded).to.deep.equal([]);
@@ -231,7 +243,10 @@ describe('local mode follows its manifests and its HAProxy', function () {
   it('starts HAProxy again within 2 s when its worker or its master is killed, and counts it', async () => {
     harness = await shop();
     const [web] = harness.backends as [number];
-    for (const [round, victim] of [[1, 'worker'], [2, 'master']] as const) {
+    for (const [round, victim] of [
+      [1, 'worker'],
+      [2, 'master'],
+    ] as const) {
       const info = await harness.mode.target!.processInfo();
       const pid = victim === 'worker' ? info.workers[0]!.pid : info.masterPid;
       const from = harness.lines.length;
@@ -286,9 +301,24 @@ describe('local mode when it stops: on SIGTERM, or on a fault nothing caught', f
     const child = spawn(
       process.execPath,
       [
-        ...(node.flags ?? []), entry, 'local', '--manifests', manifests, '--work-dir', workDir,
-        '--http-port', String(ports.http), '--https-port', String(ports.https), '--status-port', String(ports.status),
-        '--health-port', String(ports.health), '--metrics-port', String(ports.metrics), ...extra,
+        ...(node.flags ?? []),
+        entry,
+        'local',
+        '--manifests',
+        manifests,
+        '--work-dir',
+        workDir,
+        '--http-port',
+        String(ports.http),
+        '--https-port',
+        String(ports.https),
+        '--status-port',
+        String(ports.status),
+        '--health-port',
+        String(ports.health),
+        '--metrics-port',
+        String(ports.metrics),
+        ...extra,
       ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...node.env } },
     );
@@ -326,14 +356,20 @@ describe('local mode when it stops: on SIGTERM, or on a fault nothing caught', f
         child.kill('SIGUSR2');
         const [code] = (await exited) as [number | null];
         expect(code, output()).to.equal(1);
-        const fatal = output().split('\n').find((line) => line.includes('"level":60'));
+        const fatal = output()
+          .split('\n')
+          .find((line) => line.includes('"level":60'));
         expect(fatal, output()).to.include(fault === 'exception' ? 'uncaught exception: a planted fault nothing catches' : 'unhandled promise rejection: a planted rejection');
         expect(JSON.parse(fatal!).err.stack).to.include('planted-fault.ts');
         expect(await mastersOf(workDir)).to.deep.equal([master]);
         expect(output()).to.match(/leaving HAProxy master \d+ running/);
       } finally {
         sendSignal(master, 'SIGTERM');
-        await eventually(async () => isAlive(master), (alive) => !alive, 'HAProxy to stop');
+        await eventually(
+          async () => isAlive(master),
+          (alive) => !alive,
+          'HAProxy to stop',
+        );
       }
     });
   }
@@ -350,7 +386,11 @@ describe('local mode when it stops: on SIGTERM, or on a fault nothing caught', f
       expect(output()).to.match(/leaving HAProxy master \d+ running/);
     } finally {
       sendSignal(master, 'SIGTERM');
-      await eventually(async () => isAlive(master), (alive) => !alive, 'HAProxy to stop');
+      await eventually(
+        async () => isAlive(master),
+        (alive) => !alive,
+        'HAProxy to stop',
+      );
     }
   });
 });

@@ -112,11 +112,7 @@ describe('local mode end to end', function () {
     const mark = harness.mark();
     await harness.write(
       'blog.yaml',
-      docs(
-        ingress('blog', 'blog.example.com', [['/', 'Prefix', 'blog', { number: 80 }]]),
-        service('blog', [{ port: 80, targetPort: blog }]),
-        slice('blog-1', 'blog', undefined, blog),
-      ),
+      docs(ingress('blog', 'blog.example.com', [['/', 'Prefix', 'blog', { number: 80 }]]), service('blog', [{ port: 80, targetPort: blog }]), slice('blog-1', 'blog', undefined, blog)),
     );
     const deployed = await harness.next(mark, 'deployed');
     expect(deployed.result.mode).to.equal('reload');
@@ -149,7 +145,10 @@ describe('local mode end to end', function () {
     harness = await LocalHarness.start({ manifests: {}, backends: 1, watchedConfig: true });
     const only = harness.backends[0]!;
     mark = harness.mark();
-    await harness.write('shop.yaml', docs(ingress('shop', 'shop.example.com', [['/', 'Prefix', 'web', { number: 80 }]]), service('web', [{ port: 80, targetPort: only }]), slice('web-1', 'web', undefined, only)));
+    await harness.write(
+      'shop.yaml',
+      docs(ingress('shop', 'shop.example.com', [['/', 'Prefix', 'web', { number: 80 }]]), service('web', [{ port: 80, targetPort: only }]), slice('web-1', 'web', undefined, only)),
+    );
     await harness.next(mark, 'deployed');
     await harness.until('shop.example.com', '/', [only]);
     const configReloads = await harness.reloads();
@@ -237,7 +236,10 @@ describe('local mode end to end', function () {
     // Folded: deployments of changes at least the minimum deployment interval (2 s) apart, a reload at most each.
     const deployments = harness.log.entries.slice(mark).filter(({ outcome }) => outcome.type === 'deploying' && outcome.reason === 'change');
     const gaps = deployments.slice(1).map((entry, i) => entry.at - deployments[i]!.at);
-    expect(gaps.filter((gap) => gap < 1_995), `gaps ${gaps.join(', ')} ms`).to.deep.equal([]);
+    expect(
+      gaps.filter((gap) => gap < 1_995),
+      `gaps ${gaps.join(', ')} ms`,
+    ).to.deep.equal([]);
     const reloadsDuringChurn = (await harness.reloads()) - reloads;
     expect(reloadsDuringChurn).to.be.at.least(1);
     expect(reloadsDuringChurn).to.be.at.most(deployments.length);

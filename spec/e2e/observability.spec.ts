@@ -30,7 +30,11 @@ const p = 'haproxy_template_ic_';
 
 const web = (paths: readonly string[], port: number) =>
   documents(
-    ingress('web', 'web.example.com', paths.map((path) => [path, 'Prefix', 'web', { number: 80 }] as const)),
+    ingress(
+      'web',
+      'web.example.com',
+      paths.map((path) => [path, 'Prefix', 'web', { number: 80 }] as const),
+    ),
     service('web', [{ port: 80, targetPort: port }]),
     slice('web-0', 'web', undefined, port),
   );
@@ -59,7 +63,15 @@ describe('observability end to end', function () {
   const mark = () => outcomes.length;
   /** Resolves with the outcomes after `from` once `done` accepts them; fails with what was seen after `timeoutMs`. */
   const until = <T>(from: number, done: (seen: readonly Outcome[]) => T | undefined, what: string, timeoutMs = 20_000) =>
-    arrived.until(() => done(outcomes.slice(from)), () => `no ${what}; saw ${outcomes.slice(from).map((o) => o.type).join(', ')}`, timeoutMs);
+    arrived.until(
+      () => done(outcomes.slice(from)),
+      () =>
+        `no ${what}; saw ${outcomes
+          .slice(from)
+          .map((o) => o.type)
+          .join(', ')}`,
+      timeoutMs,
+    );
   /** The first change deployment on each endpoint named, after `from`. */
   const deployedOn = (from: number, endpoints: readonly string[]) =>
     until(
@@ -84,8 +96,7 @@ describe('observability end to end', function () {
     const openMetrics = response.headers.get('content-type')?.startsWith('application/openmetrics-text') ?? false;
     return parseExposition(text, { openMetrics });
   };
-  const delta = (before: Exposition, after: Exposition, name: string, labels: Record<string, string> = {}) =>
-    sampleValue(after, name, labels) - sampleValue(before, name, labels);
+  const delta = (before: Exposition, after: Exposition, name: string, labels: Record<string, string> = {}) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
   const summed = (exposition: Exposition, name: string, labels: Record<string, string>) =>
     (exposition.get(name)?.samples ?? []).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
 
@@ -186,7 +197,10 @@ describe('observability end to end', function () {
     expect(root?.resource['service.name']).to.equal('haproxy-template-ic');
     expect(root?.attributes).to.deep.include({ 'reconcile.changes': 1, 'reconcile.result': 'deploy_failed', 'deploy.endpoints': 3 });
     expect(root?.status.code).to.equal(2);
-    expect(spans.filter((span) => span !== root).every((span) => span.parentSpanId === root?.spanId), 'every other span is a child of the root').to.equal(true);
+    expect(
+      spans.filter((span) => span !== root).every((span) => span.parentSpanId === root?.spanId),
+      'every other span is a child of the root',
+    ).to.equal(true);
 
     const [changeSpan] = named('change ingresses');
     expect(named('change ingresses')).to.have.length(1);
@@ -199,7 +213,11 @@ describe('observability end to end', function () {
     expect(render!.startMs - changeSpan!.startMs).to.be.at.least(450);
 
     const deploys = spans.filter((span) => span.name.startsWith('deploy '));
-    expect(deploys.map((span) => span.name).sort()).to.deep.equal(ids().map((id) => `deploy ${id}`).sort());
+    expect(deploys.map((span) => span.name).sort()).to.deep.equal(
+      ids()
+        .map((id) => `deploy ${id}`)
+        .sort(),
+    );
     const deployOf = (id: string) => deploys.find((span) => span.attributes['haproxy.endpoint'] === id) as ReceivedSpan;
     for (const id of healthy) {
       expect(deployOf(id).status.code, id).to.equal(0);
@@ -222,20 +240,31 @@ describe('observability end to end', function () {
     expect(delta(before, after, `${p}runtime_deploys_total`, { endpoint: sick })).to.equal(0);
     expect(delta(before, after, `${p}deploys_total`, { endpoint: sick, mode: 'none', reason: 'change', result: 'failure' })).to.equal(2);
     expect(summed(after, `${p}reloads_total`, {}) - summed(before, `${p}reloads_total`, {})).to.equal(0);
-    expect(histogramTotals(after, `${p}change_to_deploy_seconds`, { mode: 'runtime' }).count - histogramTotals(before, `${p}change_to_deploy_seconds`, { mode: 'runtime' }).count).to.equal(2);
+    expect(histogramTotals(after, `${p}change_to_deploy_seconds`, { mode: 'runtime' }).count - histogramTotals(before, `${p}change_to_deploy_seconds`, { mode: 'runtime' }).count).to.equal(
+      2,
+    );
     expect(delta(before, after, `${p}reconciliations_total`, { result: 'deploy_failed' })).to.equal(1);
   });
 
   it('moves the counters and histograms as a reload and a failed validation say, with trace ids as exemplars', async () => {
     const before = await scrape();
     let from = mark();
-    await writeFile(join(manifests, 'api.yaml'), documents(ingress('api', 'api.example.com', [['/', 'Prefix', 'api', { number: 80 }]]), service('api', [{ port: 80, targetPort: backendPort }]), slice('api-0', 'api', undefined, backendPort)));
+    await writeFile(
+      join(manifests, 'api.yaml'),
+      documents(
+        ingress('api', 'api.example.com', [['/', 'Prefix', 'api', { number: 80 }]]),
+        service('api', [{ port: 80, targetPort: backendPort }]),
+        slice('api-0', 'api', undefined, backendPort),
+      ),
+    );
     const reloaded = await deployedOn(from, ids());
     expect([...reloaded.values()].map((o) => o.result.mode)).to.deep.equal(['reload', 'reload', 'reload']);
     const afterReload = await scrape();
     for (const id of ids()) expect(delta(before, afterReload, `${p}reloads_total`, { endpoint: id }), id).to.equal(1);
     expect(summed(afterReload, `${p}runtime_deploys_total`, {})).to.equal(summed(before, `${p}runtime_deploys_total`, {}));
-    expect(histogramTotals(afterReload, `${p}change_to_deploy_seconds`, { mode: 'reload' }).count - histogramTotals(before, `${p}change_to_deploy_seconds`, { mode: 'reload' }).count).to.equal(3);
+    expect(
+      histogramTotals(afterReload, `${p}change_to_deploy_seconds`, { mode: 'reload' }).count - histogramTotals(before, `${p}change_to_deploy_seconds`, { mode: 'reload' }).count,
+    ).to.equal(3);
     expect(delta(before, afterReload, `${p}reconciliations_total`, { result: 'deployed' })).to.equal(1);
     expect(delta(before, afterReload, `${p}renders_total`, { result: 'success' })).to.equal(1);
 
@@ -273,7 +302,11 @@ describe('observability end to end', function () {
       const from = mark();
       const renderedAfter = (at: number) => until(at, (seen) => seen.find((o) => o.type === 'rendered'), 'render');
       await writeFile(join(manifests, 'web.yaml'), web(['/', '/extra', '/more'], backendPort));
-      const stalled = await eventually(() => health('/healthz'), (r) => r.status === 503, 'liveness to fail');
+      const stalled = await eventually(
+        () => health('/healthz'),
+        (r) => r.status === 503,
+        'liveness to fail',
+      );
       expect(stalled.body).to.match(/^stalled: revision \d+ has waited \d+ s for its validation\n$/);
       expect((await health('/readyz')).status).to.equal(200);
       // Two more changes queue behind the hung validation; the second replaces the first, which is never validated.
@@ -281,13 +314,30 @@ describe('observability end to end', function () {
       await writeFile(join(manifests, 'web.yaml'), web(['/', '/extra', '/more', '/two'], backendPort));
       const dropped = await renderedAfter(at);
       at = mark();
-      await writeFile(join(manifests, 'api.yaml'), documents(ingress('api', 'api.example.com', [['/', 'Prefix', 'api', { number: 80 }], ['/v2', 'Prefix', 'api', { number: 80 }]]), service('api', [{ port: 80, targetPort: backendPort }]), slice('api-0', 'api', undefined, backendPort)));
+      await writeFile(
+        join(manifests, 'api.yaml'),
+        documents(
+          ingress('api', 'api.example.com', [
+            ['/', 'Prefix', 'api', { number: 80 }],
+            ['/v2', 'Prefix', 'api', { number: 80 }],
+          ]),
+          service('api', [{ port: 80, targetPort: backendPort }]),
+          slice('api-0', 'api', undefined, backendPort),
+        ),
+      );
       const delivering = await renderedAfter(at);
       await writeFile(release, '');
       await deployedOn(from, ids());
       expect(await health('/healthz')).to.deep.equal({ status: 200, body: 'ok\n' });
-      await until(from, (seen) => (seen.filter((o) => o.type === 'deployed' && o.revision === delivering.revision).length === ids().length ? true : undefined), `deployment of revision ${delivering.revision}`);
-      expect(outcomes.slice(from).some((o) => o.type === 'validated' && o.revision === dropped.revision), 'the dropped revision was validated').to.equal(false);
+      await until(
+        from,
+        (seen) => (seen.filter((o) => o.type === 'deployed' && o.revision === delivering.revision).length === ids().length ? true : undefined),
+        `deployment of revision ${delivering.revision}`,
+      );
+      expect(
+        outcomes.slice(from).some((o) => o.type === 'validated' && o.revision === dropped.revision),
+        'the dropped revision was validated',
+      ).to.equal(false);
 
       // The trace that delivered both changes links the dropped one's trace and its change span.
       await tracing.forceFlush();
@@ -348,7 +398,13 @@ describe('observability end to end', function () {
     await mode!.stop();
     mode = undefined;
     for (const url of [`http://127.0.0.1:${healthPort}/healthz`, `http://127.0.0.1:${metricsPort}/metrics`]) {
-      expect(await fetch(url).then(() => 'answered', () => 'refused'), url).to.equal('refused');
+      expect(
+        await fetch(url).then(
+          () => 'answered',
+          () => 'refused',
+        ),
+        url,
+      ).to.equal('refused');
     }
   });
 });

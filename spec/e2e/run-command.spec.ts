@@ -57,13 +57,20 @@ describe('the run command as a process', function () {
       [
         join(packageRoot(), 'streams', 'main.ts'),
         'run',
-        '--kubeconfig', fake.kubeconfigPath,
-        '--secret', 'creds',
-        '--bind-address', '127.0.0.1',
-        '--health-port', String(healthPort),
-        '--metrics-port', String(metricsPort),
-        '--webhook-port', String(await reservePort()),
-        '--retry-period', '250ms',
+        '--kubeconfig',
+        fake.kubeconfigPath,
+        '--secret',
+        'creds',
+        '--bind-address',
+        '127.0.0.1',
+        '--health-port',
+        String(healthPort),
+        '--metrics-port',
+        String(metricsPort),
+        '--webhook-port',
+        String(await reservePort()),
+        '--retry-period',
+        '250ms',
       ],
       // The downward API's variables, as the chart sets them.
       { env: { ...process.env, POD_NAMESPACE: 'edge', POD_NAME: 'controller-0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -73,7 +80,12 @@ describe('the run command as a process', function () {
     createInterface({ input: started.stderr! }).on('line', (line) => lines.push(line));
     const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
 
-    const deployed = await eventually(async () => lines.find((line) => line.includes('deployed revision')), (line) => line !== undefined, 'a deployment', 30_000);
+    const deployed = await eventually(
+      async () => lines.find((line) => line.includes('deployed revision')),
+      (line) => line !== undefined,
+      'a deployment',
+      30_000,
+    );
     // Logs are JSON lines off a terminal; the container's limits come first.
     expect(JSON.parse(deployed!)).to.deep.include({ stage: 'deploy', endpoint: 'edge/haproxy-0' });
     expect(JSON.parse(lines[0]!).msg).to.match(/^(container limits|no cgroup found)/);

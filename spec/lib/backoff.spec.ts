@@ -14,9 +14,7 @@ describe('backoffDelay', () => {
   });
 
   it('doubles the delay with every retry', () => {
-    expect([1, 2, 3, 4].map((attempt) => backoffDelay(attempt, settings, lowest))).to.deep.equal([
-      500, 1_000, 2_000, 4_000,
-    ]);
+    expect([1, 2, 3, 4].map((attempt) => backoffDelay(attempt, settings, lowest))).to.deep.equal([500, 1_000, 2_000, 4_000]);
   });
 
   it('never collapses to zero, whatever the random draw', () => {
@@ -24,14 +22,18 @@ describe('backoffDelay', () => {
     for (let attempt = 1; attempt <= 10; attempt++) {
       const floor = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (attempt - 1)) / 2;
       expect(backoffDelay(attempt, settings, lowest)).to.equal(floor);
-      expect(backoffDelay(attempt, settings, highest)).to.be.below(floor * 2).and.above(floor);
+      expect(backoffDelay(attempt, settings, highest))
+        .to.be.below(floor * 2)
+        .and.above(floor);
     }
   });
 
   it('caps the delay at maxDelayMs', () => {
     // 2^5 seconds exceeds the 30 s cap from the sixth retry on; the jitter stays within the cap.
     expect(backoffDelay(6, settings, lowest)).to.equal(15_000);
-    expect(backoffDelay(6, settings, highest)).to.be.below(30_000).and.above(29_999);
+    expect(backoffDelay(6, settings, highest))
+      .to.be.below(30_000)
+      .and.above(29_999);
     expect(backoffDelay(50, settings, () => 0.5)).to.equal(22_500);
   });
 

@@ -22,7 +22,7 @@ describe('contentHash', () => {
   });
 
   it('cannot be fooled by content that mimics the encoding boundaries', () => {
-    const a = { ...base, maps: { 'a': 'b\u0000c' } };
+    const a = { ...base, maps: { a: 'b\u0000c' } };
     const b = { ...base, maps: { 'a\u0000b': 'c' } };
     expect(contentHash(a)).to.not.equal(contentHash(b));
   });

@@ -13,16 +13,7 @@ import { createRenderer, type Renderer, type RenderOutput } from '../../lib/rend
 import { objectLabel } from '../../lib/render/resource-views.ts';
 import { renderedFilePaths, writeRenderedFiles } from '../../lib/render/write-files.ts';
 import { buildStores } from '../../lib/store/build-stores.ts';
-import {
-  formatPath,
-  hostileValue,
-  MARKER,
-  parseFieldPath,
-  Random,
-  replaceLeaf,
-  scalarLeaves,
-  type Leaf,
-} from '../support/fuzz-values.ts';
+import { formatPath, hostileValue, MARKER, parseFieldPath, Random, replaceLeaf, scalarLeaves, type Leaf } from '../support/fuzz-values.ts';
 import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
 import { backend, endpointSlice, ingress, path, rule, service, tlsSecret } from '../lib/ingress/fixtures.ts';
 
@@ -109,10 +100,9 @@ function baselineWorld(): WorldEntry[] {
   return [
     {
       kind: 'Ingress',
-      object: withStatus(
-        withMetadata(shop, { labels: { app: 'shop' }, annotations: { 'example.com/owner': 'team-a' } }),
-        { loadBalancer: { ingress: [{ ip: '203.0.113.10', hostname: 'lb.example.com' }] } },
-      ),
+      object: withStatus(withMetadata(shop, { labels: { app: 'shop' }, annotations: { 'example.com/owner': 'team-a' } }), {
+        loadBalancer: { ingress: [{ ip: '203.0.113.10', hostname: 'lb.example.com' }] },
+      }),
     },
     {
       kind: 'Ingress',
@@ -353,7 +343,12 @@ describe('rendering hostile values with the shipped configuration (fuzz)', funct
   };
 
   it('renders the valid world in full, with no Problem, and haproxy -c accepts it', async () => {
-    const output = renderWorld(config, renderer, world.map((item) => item.object), baseDir);
+    const output = renderWorld(
+      config,
+      renderer,
+      world.map((item) => item.object),
+      baseDir,
+    );
     const problems = [...output.excluded, ...output.warnings].map((p) => `${p.object}: ${p.field}: ${p.message}`);
     if (problems.length > 0) throw new Error(`the baseline world has problems:\n${problems.join('\n')}`);
     baselineFiles = filesOf(config, output);
@@ -365,7 +360,11 @@ describe('rendering hostile values with the shipped configuration (fuzz)', funct
     if (!cfg.includes('default_backend default_api_8080')) throw new Error('the baseline has no default backend from an Ingress');
     const crtList = baselineFiles.get(`${config.dataplane.generalDir}/crt-list.txt`);
     if (crtList !== 'ssl/default_shop-tls.pem admin.example.com shop.example.com\n') throw new Error(`unexpected crt-list: ${crtList}`);
-    const issues = formatIssues(config, baselineFiles, Object.keys(output.files.certificates).map((f) => `${config.dataplane.certificatesDir}/${f}`));
+    const issues = formatIssues(
+      config,
+      baselineFiles,
+      Object.keys(output.files.certificates).map((f) => `${config.dataplane.certificatesDir}/${f}`),
+    );
     if (issues.length > 0) throw new Error(issues.join('\n'));
     const result = await check(output);
     if (!result.valid) throw new Error(`haproxy -c refuses the baseline:\n${result.output}`);
@@ -386,19 +385,26 @@ describe('rendering hostile values with the shipped configuration (fuzz)', funct
         const item = world[target.entry]!;
         const payload = hostileValue(random, target.leaf);
         const mutated = replaceLeaf(item.object, target.leaf, payload);
-        const withObject = (object: KubeObject | undefined) =>
-          world.flatMap((other, i) => (i !== target.entry ? [other.object] : object ? [object] : []));
-        const issues = await fuzzOnce(mutated, item.kind, target.leaf, {
-          mutated: () => renderWorld(config, renderer, withObject(mutated), baseDir),
-          benign: () => renderWorld(config, renderer, withObject(replaceLeaf(item.object, target.leaf, benignValue(target.leaf))), baseDir),
-          removed: () => renderWorld(config, renderer, withObject(undefined), baseDir),
-        }, baselineShape);
+        const withObject = (object: KubeObject | undefined) => world.flatMap((other, i) => (i !== target.entry ? [other.object] : object ? [object] : []));
+        const issues = await fuzzOnce(
+          mutated,
+          item.kind,
+          target.leaf,
+          {
+            mutated: () => renderWorld(config, renderer, withObject(mutated), baseDir),
+            benign: () => renderWorld(config, renderer, withObject(replaceLeaf(item.object, target.leaf, benignValue(target.leaf))), baseDir),
+            removed: () => renderWorld(config, renderer, withObject(undefined), baseDir),
+          },
+          baselineShape,
+        );
         if (issues.length === 0) continue;
         failed++;
         if (failures.length < MAX_REPORTED) {
           const where = `${item.kind} ${item.object.metadata.namespace}/${item.object.metadata.name} ${formatPath(target.leaf.path)}`;
           const what = target.leaf.isKey ? 'key renamed to' : '=';
-          failures.push(`seed ${seed} iteration ${iteration}: ${where} ${what} ${typeof payload === 'string' ? show(payload, 300) : `${JSON.stringify(payload)} (not a string)`}\n    ${issues.join('\n    ')}`);
+          failures.push(
+            `seed ${seed} iteration ${iteration}: ${where} ${what} ${typeof payload === 'string' ? show(payload, 300) : `${JSON.stringify(payload)} (not a string)`}\n    ${issues.join('\n    ')}`,
+          );
         }
       }
       if (failed > 0) {
@@ -428,10 +434,7 @@ describe('rendering hostile values with the shipped configuration (fuzz)', funct
     const benignFiles = filesOf(config, benign);
     const issues: string[] = [];
 
-    const labels = new Set([
-      describeObject(kind, object.metadata.namespace, object.metadata.name),
-      objectLabel(kind, object),
-    ]);
+    const labels = new Set([describeObject(kind, object.metadata.namespace, object.metadata.name), objectLabel(kind, object)]);
     const naming = [...output.excluded, ...output.warnings].filter((problem: Problem) => labels.has(problem.object));
     for (const problem of naming) {
       if (problem.field === '' || problem.message === '') issues.push(`a Problem names the object without field or message: ${JSON.stringify(problem)}`);

@@ -4,8 +4,7 @@ import { controller, type ConfigLoad } from '../../streams/controller.ts';
 import { testScheduler } from '../support/marbles.ts';
 
 /** A configuration candidate is valid unless it starts with "bad". */
-const load = (raw: string): ConfigLoad<string> =>
-  raw.startsWith('bad') ? { ok: false, errors: [`${raw}: debounce: not a duration`] } : { ok: true, config: raw };
+const load = (raw: string): ConfigLoad<string> => (raw.startsWith('bad') ? { ok: false, errors: [`${raw}: debounce: not a duration`] } : { ok: true, config: raw });
 
 const deployed = (endpoint: string): DeployOutcome => ({
   type: 'deployed',
@@ -88,7 +87,11 @@ describe('controller stage', () => {
       const ticks = cold('    -x---|');
       const expected = '      Ar---|';
       const validated = { type: 'validated', revision: 1, hash: 'h', durationMs: 0 } as const;
-      const run = (_config: string, report: Report) => ticks.pipe(tap(() => report(validated)), ignoreElements());
+      const run = (_config: string, report: Report) =>
+        ticks.pipe(
+          tap(() => report(validated)),
+          ignoreElements(),
+        );
       expectObservable(configs.pipe(controller({ load, pipeline: run }))).toBe(expected, {
         A: { type: 'configApplied', generation: 1 },
         r: validated,

@@ -38,12 +38,7 @@ function remove(endpointId: string): FleetCommand {
   return { type: 'remove', endpointId };
 }
 
-function deployed(
-  endpointId: string,
-  revision: number,
-  timing: { durationMs: number; latencyMs: number | undefined; attempts?: number },
-  reason: DeployReason = 'change',
-): DeployOutcome {
+function deployed(endpointId: string, revision: number, timing: { durationMs: number; latencyMs: number | undefined; attempts?: number }, reason: DeployReason = 'change'): DeployOutcome {
   return {
     type: 'deployed',
     endpoint: endpointId,
@@ -203,11 +198,7 @@ describe('deploy', () => {
         z: failed('B', 1, 3, 'connection refused', true),
         c: deployed('B', 2, { durationMs: 2, latencyMs: 18 }),
       });
-      expectSubscriptions(fail.subscriptions).toBe([
-        '  -^-!',
-        '  ------^-!',
-        '  --------------^-!',
-      ]);
+      expectSubscriptions(fail.subscriptions).toBe(['  -^-!', '  ------^-!', '  --------------^-!']);
     });
   });
 

@@ -109,11 +109,7 @@ describe('drift', () => {
       const failure = new Error('upstream failed');
       const source = hot('  a----#', commands, failure);
       const expected = '    a---x#';
-      expectObservable(source.pipe(drift({ intervalMs: 4, scheduler }))).toBe(
-        expected,
-        { ...commands, x: deploy(a, c1, 'drift') },
-        failure,
-      );
+      expectObservable(source.pipe(drift({ intervalMs: 4, scheduler }))).toBe(expected, { ...commands, x: deploy(a, c1, 'drift') }, failure);
       expectSubscriptions(source.subscriptions).toBe('^----!');
     });
     expect(flushed.actions, 'actions left queued').to.be.empty;

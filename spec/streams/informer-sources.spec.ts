@@ -56,12 +56,7 @@ describe('informerEvents', () => {
     // Leaving the field selector's selection is a deletion for the stores.
     handlers.event('modified', ingress('web', 'nginx'));
     handlers.event('added', ingress('other', 'nginx'));
-    expect(events.map((e) => (e.type === 'synced' ? 'synced' : `${e.type} ${e.object.metadata.name}`))).to.deep.equal([
-      'added web',
-      'synced',
-      'deleted web',
-      'deleted other',
-    ]);
+    expect(events.map((e) => (e.type === 'synced' ? 'synced' : `${e.type} ${e.object.metadata.name}`))).to.deep.equal(['added web', 'synced', 'deleted web', 'deleted other']);
     // Ignored fields never reach the stores.
     const first = events[0] as Extract<ResourceEvent, { object: KubeObject }>;
     expect(first.object.metadata).to.not.have.property('managedFields');
@@ -106,8 +101,8 @@ describe('watchedObjects', () => {
   it('emits nothing before the LIST is in, then the whole set after every change', () => {
     const informers = new Informers();
     const sets: string[][] = [];
-    const subscription = watchedObjects(informers.start, { apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespace: 'haproxy' }, () => {}).subscribe(
-      (objects) => sets.push([...objects.keys()]),
+    const subscription = watchedObjects(informers.start, { apiVersion: 'v1', kind: 'ConfigMap', resource: 'configmaps', namespace: 'haproxy' }, () => {}).subscribe((objects) =>
+      sets.push([...objects.keys()]),
     );
     const { handlers } = informers.started[0]!;
     const configMap = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'haproxy', name } });

@@ -25,10 +25,11 @@ describe('manifestEvents stage', () => {
       const read = cold('   -(r|)');
       const source = () => read.pipe(map(() => reads.shift()!));
       const expected = '    -(as)m------|';
-      expectObservable(ticks.pipe(manifestEvents({ resources, ignoreFields, read: source, report: () => undefined }), map(label))).toBe(
-        expected,
-        { a: 'added web', s: 'synced services', m: 'modified web' },
-      );
+      expectObservable(ticks.pipe(manifestEvents({ resources, ignoreFields, read: source, report: () => undefined }), map(label))).toBe(expected, {
+        a: 'added web',
+        s: 'synced services',
+        m: 'modified web',
+      });
     });
   });
 
@@ -40,10 +41,7 @@ describe('manifestEvents stage', () => {
       const read = cold('   ----(r|)');
       const source = (): Observable<FolderRead> => read.pipe(map(() => (reads.push(reads.length), folder(web(80)))));
       const expected = '    ----(as)------|';
-      expectObservable(ticks.pipe(manifestEvents({ resources, ignoreFields, read: source, report: () => undefined }), map(label))).toBe(
-        expected,
-        { a: 'added web', s: 'synced services' },
-      );
+      expectObservable(ticks.pipe(manifestEvents({ resources, ignoreFields, read: source, report: () => undefined }), map(label))).toBe(expected, { a: 'added web', s: 'synced services' });
     });
     expect(reads).to.deep.equal([0, 1]);
   });
@@ -60,15 +58,12 @@ describe('manifestEvents stage', () => {
       const contents = [folder(web(80)), folder('kind: [')];
       const source = () => (call++ === 0 ? failing : reading.pipe(map(() => contents.shift()!)));
       const expected = '    ----(as)-|';
-      expectObservable(ticks.pipe(manifestEvents({ resources, ignoreFields, read: source, report: (o) => reports.push(o) }), map(label))).toBe(
-        expected,
-        { a: 'added web', s: 'synced services' },
-      );
+      expectObservable(ticks.pipe(manifestEvents({ resources, ignoreFields, read: source, report: (o) => reports.push(o) }), map(label))).toBe(expected, {
+        a: 'added web',
+        s: 'synced services',
+      });
     });
-    expect(reports.map((o) => (o.type === 'resourceError' ? o.error.split(':')[0] : o.type))).to.deep.equal([
-      'manifests could not be read',
-      'app.yaml',
-    ]);
+    expect(reports.map((o) => (o.type === 'resourceError' ? o.error.split(':')[0] : o.type))).to.deep.equal(['manifests could not be read', 'app.yaml']);
   });
 
   it('emits and reports nothing for a read that finds the folder as last applied, and reports a failure once until it reads again', () => {

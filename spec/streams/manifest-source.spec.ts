@@ -102,8 +102,6 @@ describe('manifestSource stage', () => {
       expectSubscriptions(watch.subscriptions).toBe(['^--!', '8ms ^ 1ms !']);
     });
     expect(log).to.deep.equal(['0 started', '0 watching', '1 same', '3 watchFailed', '8 watching', '9 same', '10 stopped']);
-    expect(reports).to.deep.equal([
-      { type: 'resourceError', error: 'watching m failed: ENOSPC: System limit for number of file watchers reached; trying again in 0.005 s' },
-    ]);
+    expect(reports).to.deep.equal([{ type: 'resourceError', error: 'watching m failed: ENOSPC: System limit for number of file watchers reached; trying again in 0.005 s' }]);
   });
 });

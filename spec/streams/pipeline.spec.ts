@@ -88,8 +88,7 @@ describe('buildPipeline', function () {
     return { candidates, pipeline: buildPipeline<Candidate, ControllerConfig>({ candidates, load, parts }) };
   };
 
-  const next = <T extends Outcome['type']>(outcomes: Observable<Outcome>, type: T) =>
-    firstValueFrom(outcomes.pipe(filter((o): o is Extract<Outcome, { type: T }> => o.type === type)));
+  const next = <T extends Outcome['type']>(outcomes: Observable<Outcome>, type: T) => firstValueFrom(outcomes.pipe(filter((o): o is Extract<Outcome, { type: T }> => o.type === type)));
 
   it('holds the configuration in force, the live and the rendered stores and the endpoints, as they come', async () => {
     const deployed: string[] = [];
@@ -106,8 +105,18 @@ describe('buildPipeline', function () {
       expect(state.candidate).to.equal('v1');
       expect(state.config?.pipeline.debounceMs).to.equal(10);
       expect(state.endpoints).to.deep.equal([local]);
-      expect(state.stores?.get('services')?.list().map((o) => o.metadata.name)).to.deep.equal(['web']);
-      expect(state.rendered?.get('services')?.list().map((o) => o.metadata.name)).to.deep.equal(['web']);
+      expect(
+        state.stores
+          ?.get('services')
+          ?.list()
+          .map((o) => o.metadata.name),
+      ).to.deep.equal(['web']);
+      expect(
+        state.rendered
+          ?.get('services')
+          ?.list()
+          .map((o) => o.metadata.name),
+      ).to.deep.equal(['web']);
       expect(deployed).to.have.length(1);
       // Each outcome with the state at the time: the configuration is in force from the start of its pipeline on, the stores from the sync on.
       const [[applied, atApplied], [synced, atSynced]] = (await states) as [[Outcome, PipelineState<Candidate>], [Outcome, PipelineState<Candidate>]];
@@ -124,7 +133,12 @@ describe('buildPipeline', function () {
     try {
       candidates.next('v1');
       await firstValueFrom(pipeline.state.pipe(filter((s) => s.stores !== undefined)));
-      const rejection = firstValueFrom(pipeline.outcomes.pipe(filter((o) => o.type === 'configRejected'), withLatestFrom(pipeline.state)));
+      const rejection = firstValueFrom(
+        pipeline.outcomes.pipe(
+          filter((o) => o.type === 'configRejected'),
+          withLatestFrom(pipeline.state),
+        ),
+      );
       candidates.next('bad');
       const [, state] = await rejection;
       expect(state.candidate).to.equal('bad');

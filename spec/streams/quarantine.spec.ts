@@ -53,7 +53,11 @@ function verdictOf(config: Rendered, bad: ReadonlySet<string>, located: boolean)
   return alerts.length === 0 ? { status: 'valid' } : { status: 'invalid', message: alerts.map((a) => a.message).join('\n'), alerts };
 }
 
-const lines = (judged: Judged) => judged.config.files.config.split('\n').filter((line) => line.startsWith('  use ')).map((line) => line.slice(6));
+const lines = (judged: Judged) =>
+  judged.config.files.config
+    .split('\n')
+    .filter((line) => line.startsWith('  use '))
+    .map((line) => line.slice(6));
 
 describe('quarantine stage', () => {
   function setup(names: readonly string[], bad: readonly string[], located = true) {
@@ -88,7 +92,12 @@ describe('quarantine stage', () => {
       // The render again takes 2 frames, the check 3: the repaired configuration leaves at frame 5.
       const source = hot('  j-------|', { j: s.judged });
       const render = (snapshot: Snapshot): Observable<RenderOutput> => {
-        s.renders.push(snapshot.stores.get('ingresses')!.list().map((o) => o.metadata.name));
+        s.renders.push(
+          snapshot.stores
+            .get('ingresses')!
+            .list()
+            .map((o) => o.metadata.name),
+        );
         return cold('--(o|)', { o: renderOf(snapshot) });
       };
       const check = (config: Rendered): Observable<ValidationVerdict> => {
@@ -97,7 +106,12 @@ describe('quarantine stage', () => {
       };
       const expected = '    -----r--|';
       const stage = quarantine({ render, check, book: s.book, report: (o) => s.reports.push(o) });
-      expectObservable(source.pipe(stage, map((judged) => ((output = judged), 'done')))).toBe(expected, { r: 'done' });
+      expectObservable(
+        source.pipe(
+          stage,
+          map((judged) => ((output = judged), 'done')),
+        ),
+      ).toBe(expected, { r: 'done' });
     });
     expect(s.renders).to.deep.equal([['a', 'c']]);
     expect(s.checks).to.deep.equal([['a', 'c']]);
@@ -105,7 +119,11 @@ describe('quarantine stage', () => {
     expect(output!.validations).to.equal(2);
     expect(output!.config.revision).to.equal(7);
     expect(s.book.entries.map((entry) => [entry.store, entry.object])).to.deep.equal([['ingresses', s.objects.get('b')]]);
-    const problem = { object: 'Ingress default/b', field: 'metadata.name', message: "HAProxy refused the configuration with it, left out until it changes: haproxy.cfg:4: no such thing 'b'" };
+    const problem = {
+      object: 'Ingress default/b',
+      field: 'metadata.name',
+      message: "HAProxy refused the configuration with it, left out until it changes: haproxy.cfg:4: no such thing 'b'",
+    };
     expect(output!.config.excluded).to.deep.equal([problem]);
     expect(s.reports).to.deep.equal([
       {
@@ -147,12 +165,22 @@ describe('quarantine stage', () => {
       // rendered and checked once more: five renders at once and five checks of two frames.
       const source = hot('  j-----------|', { j: s.judged });
       const render = (snapshot: Snapshot) => {
-        s.renders.push(snapshot.stores.get('ingresses')!.list().map((o) => o.metadata.name));
+        s.renders.push(
+          snapshot.stores
+            .get('ingresses')!
+            .list()
+            .map((o) => o.metadata.name),
+        );
         return cold('(o|)', { o: renderOf(snapshot) });
       };
       const check = (config: Rendered) => cold('--(v|)', { v: verdictOf(config, s.badSet, false) });
       const expected = '    ----------r-|';
-      expectObservable(source.pipe(quarantine({ render, check, book: s.book, report: () => undefined }), map((j) => ((output = j), 'r')))).toBe(expected, { r: 'r' });
+      expectObservable(
+        source.pipe(
+          quarantine({ render, check, book: s.book, report: () => undefined }),
+          map((j) => ((output = j), 'r')),
+        ),
+      ).toBe(expected, { r: 'r' });
     });
     expect(s.renders).to.deep.equal([[], ['e', 'f', 'g', 'h'], ['g', 'h'], ['f', 'g', 'h'], ['a', 'b', 'c', 'd', 'e', 'g', 'h']]);
     expect(output!.verdict.status).to.equal('valid');
@@ -164,7 +192,13 @@ describe('quarantine stage', () => {
 
   it('leaves a refusal no object explains as it is: nothing quarantined, the configuration invalid', () => {
     const s = setup(['a', 'b'], []);
-    const alert: ConfigAlert = { message: "parsing [haproxy.cfg:2] : unknown keyword 'mode'", detail: "unknown keyword 'mode'", locations: [{ file: 'haproxy.cfg', line: 2 }], files: [], sections: [] };
+    const alert: ConfigAlert = {
+      message: "parsing [haproxy.cfg:2] : unknown keyword 'mode'",
+      detail: "unknown keyword 'mode'",
+      locations: [{ file: 'haproxy.cfg', line: 2 }],
+      files: [],
+      sections: [],
+    };
     const refused: Judged = { ...s.judged, verdict: { status: 'invalid', message: alert.message, alerts: [alert] } };
     testScheduler().run(({ hot, cold, expectObservable }) => {
       // The template's own line: the section's objects are left out in one trial, which HAProxy
@@ -204,7 +238,12 @@ describe('quarantine stage', () => {
       const check = (config: Rendered) => cold('-(v|)', { v: verdictOf(config, s.badSet, false) });
       const stage = quarantine({ render, check, book: s.book, report: () => undefined, maxValidations: 6 });
       const expected = '    -----r----|';
-      expectObservable(source.pipe(stage, map((j) => ((output = j), 'r')))).toBe(expected, { r: 'r' });
+      expectObservable(
+        source.pipe(
+          stage,
+          map((j) => ((output = j), 'r')),
+        ),
+      ).toBe(expected, { r: 'r' });
     });
     expect(output!.verdict.status).to.equal('invalid');
     expect(output!.validations).to.equal(6);

@@ -97,10 +97,7 @@ describe('the composed pipeline', () => {
     for (const id of ['a', 'b']) {
       expect(deploysTo(world, id).at(-1)?.outcome.hash).to.equal(world.of('validated').at(-1)?.outcome.hash);
     }
-    expect(world.deployCalls.filter((d) => d.config.includes(':9003')).map((d) => d.endpoint)).to.have.members([
-      'a',
-      'b',
-    ]);
+    expect(world.deployCalls.filter((d) => d.config.includes(':9003')).map((d) => d.endpoint)).to.have.members(['a', 'b']);
   });
 
   describe('endpoint isolation', () => {
@@ -112,10 +109,7 @@ describe('the composed pipeline', () => {
     const deployedAt = (world: FakeWorld, id: string) => deploysTo(world, id).map((e) => [e.at, e.outcome.revision]);
 
     it('lets endpoint B fail three times and recover without delaying A, ending with the latest config', () => {
-      const failing: EndpointBehaviour = (call) =>
-        call >= 2 && call <= 4
-          ? timer(20).pipe(mergeMap(() => throwError(() => new Error('connect ECONNREFUSED 10.0.0.2:5555'))))
-          : healthy();
+      const failing: EndpointBehaviour = (call) => (call >= 2 && call <= 4 ? timer(20).pipe(mergeMap(() => throwError(() => new Error('connect ECONNREFUSED 10.0.0.2:5555')))) : healthy());
       const { world } = play({
         endpoints: ['a', 'b', 'c'],
         until: 50_000,
@@ -157,9 +151,7 @@ describe('the composed pipeline', () => {
       expect(world.openDeploys).to.equal(0);
       const retried = deploysTo(world, 'c').at(-1);
       expect(retried?.outcome).to.include({ attempts: 2, revision: failure?.outcome.revision });
-      expect(deployedAt(world, 'a').filter(([t]) => t! >= 10_000)).to.deep.equal(
-        deployedAt(control, 'a').filter(([t]) => t! >= 10_000 && t! < 11_000),
-      );
+      expect(deployedAt(world, 'a').filter(([t]) => t! >= 10_000)).to.deep.equal(deployedAt(control, 'a').filter(([t]) => t! >= 10_000 && t! < 11_000));
     });
   });
 
@@ -260,9 +252,7 @@ describe('the composed pipeline', () => {
       },
     });
     const rejected = world.of('configRejected');
-    expect(rejected.map((e) => [e.at, e.outcome.errors])).to.deep.equal([
-      [10_000, ['config broken: debounce: "soon" is not a duration']],
-    ]);
+    expect(rejected.map((e) => [e.at, e.outcome.errors])).to.deep.equal([[10_000, ['config broken: debounce: "soon" is not a duration']]]);
     // The first pipeline survived the rejection: still one source subscription, and 15 s deployed.
     expect(world.deployCalls.some((d) => d.config.includes(':9001') && d.at < 20_000)).to.equal(true);
     expect(world.of('configApplied').map((e) => [e.at, e.outcome.generation])).to.deep.equal([

@@ -19,7 +19,14 @@ function deployedWorld() {
   const things = new IndexedStore([(o) => o.metadata.namespace, (o) => o.metadata.name]);
   secrets.upsert(secret);
   things.upsert(thing);
-  const snapshot = { revision: 3, stores: new Map([['secrets', secrets], ['things', things]]), change: undefined };
+  const snapshot = {
+    revision: 3,
+    stores: new Map([
+      ['secrets', secrets],
+      ['things', things],
+    ]),
+    change: undefined,
+  };
   const line = (template: string, object?: KubeObject, label = ''): LineOrigin => ({
     template,
     line: 1,
@@ -65,14 +72,22 @@ describe('refusals stage', () => {
       const c = failed('connect ECONNREFUSED 127.0.0.1:5555', config.hash);
       const source = hot('  a-b-c-|', { a, b, c });
       const expected = '    a-b-c-|';
-      const stage = refusals({ book, report: (o) => reports.push(o), configOf: (hash) => (hash === config.hash ? config : undefined), exactConfigLines: false, renderAgain: (refused) => renders.push(refused.revision) });
+      const stage = refusals({
+        book,
+        report: (o) => reports.push(o),
+        configOf: (hash) => (hash === config.hash ? config : undefined),
+        exactConfigLines: false,
+        renderAgain: (refused) => renders.push(refused.revision),
+      });
       expectObservable(source.pipe(stage)).toBe(expected, { a, b, c });
     });
     expect(renders).to.deep.equal([3]);
     expect(book.entries.map((entry) => entry.object)).to.deep.equal([secret]);
     expect(reports).to.have.length(1);
     expect(reports[0]).to.deep.include({ type: 'quarantined', by: 'reload', revision: 3, hash: config.hash, total: 1 });
-    expect(reports[0]!.type === 'quarantined' && reports[0]!.objects[0]!.message).to.match(/refused by HAProxy on local when it reloaded: general\/crt-list\.txt:1: unable to load SSL certificate/);
+    expect(reports[0]!.type === 'quarantined' && reports[0]!.objects[0]!.message).to.match(
+      /refused by HAProxy on local when it reloaded: general\/crt-list\.txt:1: unable to load SSL certificate/,
+    );
   });
 
   it('trusts the line numbers of haproxy.cfg only where the deployed file is the rendered one', () => {
@@ -86,7 +101,10 @@ describe('refusals stage', () => {
         const stage = refusals({ book, report: () => undefined, configOf: () => config, exactConfigLines, renderAgain: () => undefined });
         expectObservable(source.pipe(stage)).toBe('a|', { a });
       });
-      expect(book.entries.map((entry) => entry.object), String(exactConfigLines)).to.deep.equal(exactConfigLines ? [thing] : []);
+      expect(
+        book.entries.map((entry) => entry.object),
+        String(exactConfigLines),
+      ).to.deep.equal(exactConfigLines ? [thing] : []);
     }
   });
 });

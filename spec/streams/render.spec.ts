@@ -66,10 +66,7 @@ describe('render stage', () => {
         r: rendered(2, 'cfg-2'),
       });
     });
-    expect(reports.map((o) => (o.type === 'renderFailed' ? o.error : o.type))).to.deep.equal([
-      'template haproxy.cfg line 3: unclosed section',
-      'rendered',
-    ]);
+    expect(reports.map((o) => (o.type === 'renderFailed' ? o.error : o.type))).to.deep.equal(['template haproxy.cfg line 3: unclosed section', 'rendered']);
   });
 
   it('treats an effect that ends without a result as a failure', () => {
@@ -78,9 +75,7 @@ describe('render stage', () => {
       // A render effect must produce files; completing empty is reported, not silently ignored.
       const source = hot('  a---|', { a: trigger(1) });
       const expected = '    ----|';
-      expectObservable(source.pipe(render({ render: () => cold<RenderOutput>('-|'), report: (o) => reports.push(o) }))).toBe(
-        expected,
-      );
+      expectObservable(source.pipe(render({ render: () => cold<RenderOutput>('-|'), report: (o) => reports.push(o) }))).toBe(expected);
     });
     expect(reports.map((o) => o.type)).to.deep.equal(['renderFailed']);
   });
@@ -100,15 +95,26 @@ describe('render stage', () => {
     testScheduler().run(({ hot, expectObservable }) => {
       // Revision 1 renders without bad and lists it; before revision 2, bad changes: it is
       // released (reported) and rendered again.
-      const source = hot('  a---b--|', { a: { snapshot: { revision: 1, stores, change: undefined }, changes: changes([]) }, b: { snapshot: { revision: 2, stores, change: undefined }, changes: changes([]) } });
+      const source = hot('  a---b--|', {
+        a: { snapshot: { revision: 1, stores, change: undefined }, changes: changes([]) },
+        b: { snapshot: { revision: 2, stores, change: undefined }, changes: changes([]) },
+      });
       const effect = (s: Snapshot) => {
-        const names = s.stores.get('things')!.list().map((o) => o.metadata.name);
+        const names = s.stores
+          .get('things')!
+          .list()
+          .map((o) => o.metadata.name);
         seen.push(names);
         return of(output(names.join(',')));
       };
       const expected = '    a---b--|';
       const stage = render({ render: effect, report: (o) => reports.push(o), quarantine: book });
-      expectObservable(source.pipe(stage, map((r) => r.excluded))).toBe(expected, { a: [problem], b: [] });
+      expectObservable(
+        source.pipe(
+          stage,
+          map((r) => r.excluded),
+        ),
+      ).toBe(expected, { a: [problem], b: [] });
       hot('---x').subscribe(() => store.upsert(thing('bad', '2')));
     });
     expect(seen).to.deep.equal([['good'], ['good', 'bad']]);

@@ -122,7 +122,12 @@ describe('resources', () => {
       // The repeated a and m carry known resourceVersions; the second s is an informer relist.
       const source = hot('  s-i-a-a-m-m-s-|', events);
       const expected = '    --X-A---M-----|';
-      expectObservable(source.pipe(stage, map((snapshot) => snapshot.revision))).toBe(expected, {
+      expectObservable(
+        source.pipe(
+          stage,
+          map((snapshot) => snapshot.revision),
+        ),
+      ).toBe(expected, {
         X: 1,
         A: 2,
         M: 3,
@@ -154,7 +159,12 @@ describe('resources', () => {
       // After a reconnect an informer may re-add a known object (A) or modify one it never listed (n).
       const source = hot('  a-s-i-A-n-|', events);
       const expected = '    ----X-A-N-|';
-      expectObservable(source.pipe(stage, map((snapshot) => snapshot.change?.type))).toBe(expected, {
+      expectObservable(
+        source.pipe(
+          stage,
+          map((snapshot) => snapshot.change?.type),
+        ),
+      ).toBe(expected, {
         X: undefined,
         A: 'modified',
         N: 'added',
@@ -217,7 +227,13 @@ describe('resources', () => {
       const unsub = '       ---!';
       const expected = '    --X';
       const subscribed = '  ^--!';
-      expectObservable(source.pipe(stage, map((snapshot) => snapshot.revision)), unsub).toBe(expected, { X: 1 });
+      expectObservable(
+        source.pipe(
+          stage,
+          map((snapshot) => snapshot.revision),
+        ),
+        unsub,
+      ).toBe(expected, { X: 1 });
       expectSubscriptions(source.subscriptions).toBe(subscribed);
     });
   });

@@ -43,7 +43,7 @@ describe('superviseLocalHaproxy', () => {
     observer = undefined;
   });
 
-  it('fails readiness from the master\'s death until HAProxy runs again, retrying a failed start, and logs and counts it', async () => {
+  it("fails readiness from the master's death until HAProxy runs again, retrying a failed start, and logs and counts it", async () => {
     const lines: string[] = [];
     observer = await startSpecObserver(lines);
     observer.setReadiness('configuration loaded', true);
@@ -66,7 +66,11 @@ describe('superviseLocalHaproxy', () => {
     try {
       expect(await readyz()).to.equal('ready\n');
       alive.delete(7);
-      await eventually(() => Promise.resolve(lines.join('')), (text) => text.includes('starting HAProxy again failed'), 'a failed start');
+      await eventually(
+        () => Promise.resolve(lines.join('')),
+        (text) => text.includes('starting HAProxy again failed'),
+        'a failed start',
+      );
       expect(await readyz()).to.equal('not ready: waiting for HAProxy running\n');
       await eventually(readyz, (body) => body === 'ready\n', 'ready again', 3_000);
     } finally {

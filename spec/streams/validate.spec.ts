@@ -145,7 +145,12 @@ describe('validate stage', () => {
       const renderAgain = (s: Snapshot) => cold('-(o|)', { o: output(s.stores.get('things')!.size === 0 ? 'fine' : 'still bad 999') });
       const stage = validate({ validate: effect, report: (o) => reports.push(o), quarantine: { book, render: renderAgain } });
       const expected = '    ---r--|';
-      expectObservable(input.pipe(stage, map((r) => r.files.config))).toBe(expected, { r: 'fine' });
+      expectObservable(
+        input.pipe(
+          stage,
+          map((r) => r.files.config),
+        ),
+      ).toBe(expected, { r: 'fine' });
     });
     expect(reports.map((o) => o.type)).to.deep.equal(['quarantined', 'validated']);
     expect(reports[1]).to.deep.include({ revision: 1, durationMs: 3 });

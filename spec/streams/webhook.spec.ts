@@ -99,7 +99,11 @@ describe('webhook certificates', function () {
       const second = generateCertificate({ dnsNames: ['hook.edge.svc'], ca: { cert: first.ca, key: first.caKey } });
       await writeFile(join(directory, 'tls.crt'), second.cert);
       await writeFile(join(directory, 'tls.key'), second.key);
-      await eventually(() => servedFingerprint(port, first.ca), (served) => served === fingerprint(second), 'the new certificate');
+      await eventually(
+        () => servedFingerprint(port, first.ca),
+        (served) => served === fingerprint(second),
+        'the new certificate',
+      );
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
@@ -119,13 +123,21 @@ describe('webhook certificates', function () {
     expect(await servedFingerprint(port, first.ca)).to.equal(fingerprint(first));
     const second = generateCertificate({ dnsNames: ['hook.edge.svc'], ca: { cert: first.ca, key: first.caKey } });
     fake.upsert(secret(second));
-    await eventually(() => servedFingerprint(port, first.ca), (served) => served === fingerprint(second), 'the new certificate');
+    await eventually(
+      () => servedFingerprint(port, first.ca),
+      (served) => served === fingerprint(second),
+      'the new certificate',
+    );
     expect(fake.requests.matching({ verb: 'update' })).to.deep.equal([]);
   });
 
   it('waits for a Secret that does not exist yet when it may not generate one', async () => {
     const listening = start({ kind: 'secret', name: 'later-tls', generate: false }).listening;
-    await eventually(async () => logged, (lines) => lines.includes(`webhook waits for Secret ${NAMESPACE}/later-tls with its certificate`), 'the wait to be said');
+    await eventually(
+      async () => logged,
+      (lines) => lines.includes(`webhook waits for Secret ${NAMESPACE}/later-tls with its certificate`),
+      'the wait to be said',
+    );
     const certificate = generateCertificate({ dnsNames: ['hook.edge.svc'] });
     fake.create({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: NAMESPACE, name: 'later-tls' }, data: { 'tls.crt': b64(certificate.cert), 'tls.key': b64(certificate.key) } });
     expect(await servedFingerprint(await listening, certificate.ca)).to.equal(fingerprint(certificate));
@@ -153,7 +165,12 @@ describe('webhook certificates', function () {
 
   it('keeps the caBundle of the ValidatingWebhookConfiguration equal to the CA, also after someone resets it', async () => {
     const certificate = generateCertificate({ dnsNames: ['hook.edge.svc'] });
-    fake.create({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: NAMESPACE, name: 'hook-tls' }, data: { 'tls.crt': b64(certificate.cert), 'tls.key': b64(certificate.key), 'ca.crt': b64(certificate.ca) } });
+    fake.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: NAMESPACE, name: 'hook-tls' },
+      data: { 'tls.crt': b64(certificate.cert), 'tls.key': b64(certificate.key), 'ca.crt': b64(certificate.ca) },
+    });
     const hook = (caBundle?: string) => ({
       name: 'ingresses.hook.example.com',
       clientConfig: { service: { namespace: NAMESPACE, name: 'hook', port: 9443 }, ...(caBundle === undefined ? {} : { caBundle }) },
@@ -162,10 +179,21 @@ describe('webhook certificates', function () {
       admissionReviewVersions: ['v1'],
     });
     fake.create({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'hook' }, webhooks: [hook(), hook()] });
-    const bundles = () => (fake.get({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', name: 'hook' })!['webhooks'] as { clientConfig: { caBundle?: string } }[]).map((w) => w.clientConfig.caBundle);
+    const bundles = () =>
+      (fake.get({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', name: 'hook' })!['webhooks'] as { clientConfig: { caBundle?: string } }[]).map(
+        (w) => w.clientConfig.caBundle,
+      );
     start({ kind: 'secret', name: 'hook-tls', generate: false }, 'hook');
-    await eventually(async () => bundles(), (found) => found.every((bundle) => bundle === b64(certificate.ca)), 'the caBundle');
+    await eventually(
+      async () => bundles(),
+      (found) => found.every((bundle) => bundle === b64(certificate.ca)),
+      'the caBundle',
+    );
     fake.upsert({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'hook' }, webhooks: [hook(), hook()] });
-    await eventually(async () => bundles(), (found) => found.every((bundle) => bundle === b64(certificate.ca)), 'the caBundle set again');
+    await eventually(
+      async () => bundles(),
+      (found) => found.every((bundle) => bundle === b64(certificate.ca)),
+      'the caBundle set again',
+    );
   });
 });

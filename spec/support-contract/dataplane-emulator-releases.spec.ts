@@ -13,22 +13,7 @@ import type { DataplaneClient } from '../../lib/dataplane/client.ts';
 import type { Emulator, Release } from '../support/dataplane-emulator/index.ts';
 import { servedSerial, serialOf } from '../support/tls-handshake.ts';
 import { CA_CERT, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
-import {
-  backend,
-  call,
-  clientFor,
-  closeAll,
-  configText,
-  deploy,
-  emulatorFor,
-  errorOf,
-  get,
-  md5,
-  postRaw,
-  RAW,
-  versionOf,
-  waitReload,
-} from './emulator-kit.ts';
+import { backend, call, clientFor, closeAll, configText, deploy, emulatorFor, errorOf, get, md5, postRaw, RAW, versionOf, waitReload } from './emulator-kit.ts';
 import { reservePort } from '../support/ports.ts';
 
 const FIRST = `${SELF_SIGNED_CERT}${SELF_SIGNED_KEY}`;
@@ -220,10 +205,7 @@ backend zeta
       const port = await reservePort();
       await client.createStorageFile('ssl_certificates', 'site.pem', FIRST, { skipReload: true });
       await client.createStorageFile('general', 'crt-list.txt', 'ssl/site.pem\n', { skipReload: true });
-      await deploy(
-        emulator,
-        configText(emulator, `\nfrontend tls\n  bind 127.0.0.1:${port} ssl crt-list general/crt-list.txt\n  http-request return status 200\n`),
-      );
+      await deploy(emulator, configText(emulator, `\nfrontend tls\n  bind 127.0.0.1:${port} ssl crt-list general/crt-list.txt\n  http-request return status 200\n`));
       return { emulator, client, port };
     }
     const reloads = async (emulator: Emulator) => (await emulator.processInfo()).reloads;

@@ -156,11 +156,7 @@ ${extra}`,
       expect(versionOf(reply)).to.equal(1);
       const lines = reply.text.split('\n');
       expect(lines[0]).to.match(/^# _md5hash=[0-9a-f]{32}$/);
-      expect(lines.slice(1, 4)).to.deep.equal([
-        '# _version=1',
-        '# Dataplaneapi managed File',
-        '# changing file directly can cause a conflict if dataplaneapi is running',
-      ]);
+      expect(lines.slice(1, 4)).to.deep.equal(['# _version=1', '# Dataplaneapi managed File', '# changing file directly can cause a conflict if dataplaneapi is running']);
       const checksum = reply.headers.get('configuration-checksum');
       expect(checksum).to.equal(lines[0]!.slice('# _md5hash='.length));
       expect(checksum).to.equal(md5(lines.slice(1).join('\n')));
@@ -179,9 +175,7 @@ ${extra}`,
     it('POST: 400 without version (nor skip_version)', async () => {
       const reply = await postRaw(emulator, base(), {});
       expect(reply.status).to.equal(400);
-      expect(errorOf(reply).message).to.equal(
-        'version or transaction not specified: version or transaction not specified, specify only one',
-      );
+      expect(errorOf(reply).message).to.equal('version or transaction not specified: version or transaction not specified, specify only one');
     });
 
     it('POST: 409 on a stale version, with the current Configuration-Version', async () => {
@@ -286,9 +280,14 @@ ${extra}`,
     it('POST skip_reload: 201, no reload, X-Runtime-Actions applied live (weight, address)', async () => {
       const before = await emulator.processInfo();
       const version = await currentVersion(emulator);
-      const reply = await postRaw(emulator, base(30, '# skip_reload variant\n'), { version: String(version), skip_reload: 'true' }, {
-        'X-Runtime-Actions': `SetServerWeight app s1 42;NoSuchAction a b;SetServerAddr app s1 127.0.0.1 ${appB}`,
-      });
+      const reply = await postRaw(
+        emulator,
+        base(30, '# skip_reload variant\n'),
+        { version: String(version), skip_reload: 'true' },
+        {
+          'X-Runtime-Actions': `SetServerWeight app s1 42;NoSuchAction a b;SetServerAddr app s1 127.0.0.1 ${appB}`,
+        },
+      );
       expect(reply.status, reply.text).to.equal(201);
       expect(reply.headers.get('reload-id')).to.equal(null);
       expect(versionOf(reply)).to.equal(version + 1);
@@ -304,9 +303,14 @@ ${extra}`,
 
     it('POST skip_reload: SetServerState applied live', async () => {
       const version = await currentVersion(emulator);
-      const reply = await postRaw(emulator, base(30), { version: String(version), skip_reload: 'true' }, {
-        'X-Runtime-Actions': 'SetServerState app s1 maint',
-      });
+      const reply = await postRaw(
+        emulator,
+        base(30),
+        { version: String(version), skip_reload: 'true' },
+        {
+          'X-Runtime-Actions': 'SetServerState app s1 maint',
+        },
+      );
       expect(reply.status, reply.text).to.equal(201);
       expect(await client.runtimeServer('app', 's1')).to.deep.include({ admin_state: 'maint' });
       expect((await get(ports.web)).status).to.equal(503);
@@ -613,7 +617,10 @@ frontend mapped
       await client.createStorageFile('maps', 'ref.map', '/ ref\n', { skipReload: true });
       await deploy(
         emulator,
-        base(10, `\nfrontend referencing\n  bind 127.0.0.1:${ports.mapped}\n  http-request return status 200 content-type text/plain lf-string "%[path,map_beg(${emulator.mapsDir}/ref.map,none)]"\n`),
+        base(
+          10,
+          `\nfrontend referencing\n  bind 127.0.0.1:${ports.mapped}\n  http-request return status 200 content-type text/plain lf-string "%[path,map_beg(${emulator.mapsDir}/ref.map,none)]"\n`,
+        ),
       );
     });
 
@@ -669,9 +676,7 @@ frontend mapped
     it('409 when deleting a file the configuration references', async () => {
       const reply = await call(emulator, 'DELETE', `${STORAGE}/maps/ref.map`);
       expect(reply.status).to.equal(409);
-      expect(errorOf(reply).message).to.match(
-        new RegExp(`^rejecting attempt to delete file ${emulator.mapsDir}/ref\\.map referenced in haproxy conf at line \\d+: http-request return`),
-      );
+      expect(errorOf(reply).message).to.match(new RegExp(`^rejecting attempt to delete file ${emulator.mapsDir}/ref\\.map referenced in haproxy conf at line \\d+: http-request return`));
       expect(await readFile(`${emulator.mapsDir}/ref.map`, 'utf8')).to.equal('/ ref\n');
       expect((await get(ports.mapped, '/x')).body).to.equal('ref');
     });
@@ -751,7 +756,10 @@ frontend mapped
       const received = emulator.requests.count;
       emulator.faults.hang(true);
       const impatient = clientFor(emulator, 200);
-      const error = await impatient.configurationVersion().then(() => undefined, (failure: unknown) => failure);
+      const error = await impatient.configurationVersion().then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
       emulator.faults.hang(false);
       expect(error).to.be.instanceOf(DataplaneTimeout);
       expect(emulator.requests.count).to.equal(received + 1);
@@ -802,9 +810,7 @@ frontend mapped
       expect(await readFile(emulator.configFile, 'utf8')).to.include(`# _version=${version + 1}\n`);
       const reply = await postRaw(emulator, text, { version: String(version) });
       expect(reply.status).to.equal(409);
-      expect(errorOf(reply).message).to.equal(
-        `version mismatch: version in configuration file is ${version + 1}, given version is ${version}`,
-      );
+      expect(errorOf(reply).message).to.equal(`version mismatch: version in configuration file is ${version + 1}, given version is ${version}`);
       expect(versionOf(reply)).to.equal(version + 1);
     });
 
@@ -818,7 +824,11 @@ frontend mapped
       for (const kind of ['maps', 'general', 'ssl_certificates'] as const) expect(await client.listStorage(kind)).to.deep.equal([]);
       expect((await get(emulator.bootstrapPort)).status).to.equal(503);
       await eventually(
-        () => get(ports.web).then(() => 'open', () => 'closed'),
+        () =>
+          get(ports.web).then(
+            () => 'open',
+            () => 'closed',
+          ),
         (state) => state === 'closed',
         'the old frontend to be gone',
       );
@@ -839,10 +849,7 @@ describe('Data Plane API emulator: pod isolation (a test-environment stand-in, n
   const layout = { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock' };
 
   describe('PodMapping', () => {
-    const mapping = new PodMapping(
-      { ...layout, address: '127.0.0.9' },
-      { baseDir: '/tmp/own', statsSocket: '/tmp/own/stats.sock' },
-    );
+    const mapping = new PodMapping({ ...layout, address: '127.0.0.9' }, { baseDir: '/tmp/own', statsSocket: '/tmp/own/stats.sock' });
 
     it('narrows wildcard binds to the pod address and leaves other binds alone', () => {
       const cases: [string, string][] = [
@@ -867,10 +874,7 @@ describe('Data Plane API emulator: pod isolation (a test-environment stand-in, n
         ['  default-path origin /etc/haproxy/', '  default-path origin /tmp/own/'],
         ['  stats socket /var/run/haproxy/admin.sock mode 600 level admin', '  stats socket /tmp/own/stats.sock mode 600 level admin'],
         ['  stats socket unix@/var/run/haproxy/admin.sock', '  stats socket unix@/tmp/own/stats.sock'],
-        [
-          '  http-request set-var(txn.b) path,map_beg(/etc/haproxy/maps/a.map,x)',
-          '  http-request set-var(txn.b) path,map_beg(/tmp/own/maps/a.map,x)',
-        ],
+        ['  http-request set-var(txn.b) path,map_beg(/etc/haproxy/maps/a.map,x)', '  http-request set-var(txn.b) path,map_beg(/tmp/own/maps/a.map,x)'],
         ['  bind *:443 ssl crt "/etc/haproxy/ssl/a.pem"', '  bind 127.0.0.9:443 ssl crt "/tmp/own/ssl/a.pem"'],
         ['  errorfile 503 /etc/haproxy2/503.http', '  errorfile 503 /etc/haproxy2/503.http'],
         ['  errorfile 503 /opt/etc/haproxy/503.http', '  errorfile 503 /opt/etc/haproxy/503.http'],
@@ -962,11 +966,7 @@ ${extra}`;
     it('raw GET, the raw POST answer and Configuration-Checksum give back the text as posted, written back', async () => {
       const reply = await call(a, 'GET', RAW);
       const lines = reply.text.split('\n');
-      expect(lines.slice(1, 4)).to.deep.equal([
-        '# _version=2',
-        '# Dataplaneapi managed File',
-        '# changing file directly can cause a conflict if dataplaneapi is running',
-      ]);
+      expect(lines.slice(1, 4)).to.deep.equal(['# _version=2', '# Dataplaneapi managed File', '# changing file directly can cause a conflict if dataplaneapi is running']);
       expect(lines.slice(4).join('\n')).to.equal(writeBack(posted));
       expect(reply.headers.get('configuration-checksum')).to.equal(md5(lines.slice(1).join('\n')));
       expect(lines[0]).to.equal(`# _md5hash=${md5(lines.slice(1).join('\n'))}`);
@@ -1002,9 +1002,7 @@ ${extra}`;
       expect((await get(port, '/live', '127.0.0.2')).body).to.equal('pod-a-live -');
       expect((await get(port, '/live', '127.0.0.3')).body).to.equal('pod-b -');
 
-      expect(await clientA.listStorage('maps')).to.deep.equal([
-        { file: '/etc/haproxy/maps/who.map', storage_name: 'who.map', description: 'managed map file' },
-      ]);
+      expect(await clientA.listStorage('maps')).to.deep.equal([{ file: '/etc/haproxy/maps/who.map', storage_name: 'who.map', description: 'managed map file' }]);
       const info = JSON.parse((await call(a, 'GET', '/services/haproxy/runtime/info')).text) as Record<string, unknown>;
       expect(info['runtimeAPI']).to.equal('/var/run/haproxy/admin.sock');
 

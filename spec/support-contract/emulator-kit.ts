@@ -130,12 +130,7 @@ export function versionOf(reply: Reply): number {
 
 export const RAW = '/services/haproxy/configuration/raw';
 
-export async function postRaw(
-  emulator: Emulator,
-  body: string,
-  query: Readonly<Record<string, string>>,
-  headers: Readonly<Record<string, string>> = {},
-): Promise<Reply> {
+export async function postRaw(emulator: Emulator, body: string, query: Readonly<Record<string, string>>, headers: Readonly<Record<string, string>> = {}): Promise<Reply> {
   return call(emulator, 'POST', RAW, { body, query, contentType: 'text/plain', headers });
 }
 
@@ -153,11 +148,12 @@ export async function deploy(emulator: Emulator, text: string): Promise<void> {
 
 export async function waitReload(emulator: Emulator, id: string): Promise<{ id: string; status: string; response: string }> {
   return eventually(
-    async () => JSON.parse((await call(emulator, 'GET', `/services/haproxy/reloads/${id}`)).text) as {
-      id: string;
-      status: string;
-      response: string;
-    },
+    async () =>
+      JSON.parse((await call(emulator, 'GET', `/services/haproxy/reloads/${id}`)).text) as {
+        id: string;
+        status: string;
+        response: string;
+      },
     (reload) => reload.status !== 'in_progress',
     `reload ${id} to finish`,
   );
@@ -185,4 +181,3 @@ defaults
   timeout server 30s
 ${sections}`;
 }
-

@@ -113,7 +113,11 @@ function configMapInformer(fake: FakeApiServer, options: { labelSelector?: strin
 }
 
 async function until(recorded: Recorded, wanted: readonly string[]): Promise<void> {
-  await eventually(async () => recorded.events, (events) => wanted.every((event) => events.includes(event)), `informer events ${wanted.join(', ')}`);
+  await eventually(
+    async () => recorded.events,
+    (events) => wanted.every((event) => events.includes(event)),
+    `informer events ${wanted.join(', ')}`,
+  );
 }
 
 interface RawEvent {
@@ -179,7 +183,6 @@ async function rawCall(fake: FakeApiServer, method: string, path: string, body: 
   return { status: response.status, body: (await response.json()) as KubeObject };
 }
 
-
 /** What a test webhook saw of one call. */
 interface WebhookCall {
   readonly path: string;
@@ -198,7 +201,11 @@ async function testWebhook(answer: WebhookAnswer): Promise<{ port: number; caBun
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const call: WebhookCall = { path: request.url ?? '', servername: (request.socket as TLSSocket).servername ?? false, review: JSON.parse(Buffer.concat(chunks).toString('utf8')) as WebhookCall['review'] };
+      const call: WebhookCall = {
+        path: request.url ?? '',
+        servername: (request.socket as TLSSocket).servername ?? false,
+        review: JSON.parse(Buffer.concat(chunks).toString('utf8')) as WebhookCall['review'],
+      };
       calls.push(call);
       const reply = answer(call);
       if (reply === 'hang') return;
@@ -219,8 +226,16 @@ async function testWebhook(answer: WebhookAnswer): Promise<{ port: number; caBun
   return { port: (server.address() as AddressInfo).port, caBundle: Buffer.from(generated.ca).toString('base64'), calls };
 }
 
-const allow = (call: WebhookCall, extra: Record<string, unknown> = {}) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: call.review.request.uid, allowed: true, ...extra } });
-const deny = (call: WebhookCall, message: string) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: call.review.request.uid, allowed: false, status: { message } } });
+const allow = (call: WebhookCall, extra: Record<string, unknown> = {}) => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  response: { uid: call.review.request.uid, allowed: true, ...extra },
+});
+const deny = (call: WebhookCall, message: string) => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  response: { uid: call.review.request.uid, allowed: false, status: { message } },
+});
 
 /** A ValidatingWebhookConfiguration for Ingresses, reaching the test webhook as Service test/hook. */
 function webhookConfiguration(caBundle: string, webhook: Record<string, unknown> = {}): KubeObject {
@@ -338,8 +353,17 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('p', { a: '1' }, { keep: 'x', drop: 'y' }) });
       const target = { name: 'p', namespace: 'default' };
 
-      await core.patchNamespacedConfigMap({ ...target, body: [{ op: 'add', path: '/data/json', value: 'yes' }, { op: 'remove', path: '/data/drop' }] });
-      await core.patchNamespacedConfigMap({ ...target, body: { data: { merge: 'yes' }, metadata: { labels: { a: null, b: '2' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      await core.patchNamespacedConfigMap({
+        ...target,
+        body: [
+          { op: 'add', path: '/data/json', value: 'yes' },
+          { op: 'remove', path: '/data/drop' },
+        ],
+      });
+      await core.patchNamespacedConfigMap(
+        { ...target, body: { data: { merge: 'yes' }, metadata: { labels: { a: null, b: '2' } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
       const patched = await core.patchNamespacedConfigMap({ ...target, body: { data: { strategic: 'yes' } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
       expect(patched.data).to.deep.equal({ keep: 'x', json: 'yes', merge: 'yes', strategic: 'yes' });
       expect(patched.metadata?.labels).to.deep.equal({ b: '2' });
@@ -361,27 +385,50 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
         apiVersion: 'v1',
         kind: 'Service',
         metadata: { namespace: 'default', name: 'svc', finalizers: ['a', 'b'], annotations: { keep: '1', drop: '2' } },
-        spec: { selector: { app: 'web', tier: 'front' }, ports: [{ name: 'http', port: 80 }, { name: 'https', port: 443 }, { name: 'admin', port: 9000 }] },
+        spec: {
+          selector: { app: 'web', tier: 'front' },
+          ports: [
+            { name: 'http', port: 80 },
+            { name: 'https', port: 443 },
+            { name: 'admin', port: 9000 },
+          ],
+        },
       });
       const path = '/api/v1/namespaces/default/services/svc';
-      const json = await rawCall(fake, 'PATCH', path, [
-        { op: 'copy', from: '/spec/ports/0', path: '/spec/ports/-' },
-        { op: 'move', from: '/metadata/annotations/drop', path: '/metadata/annotations/moved' },
-        { op: 'replace', path: '/spec/ports/3/port', value: 8080 },
-        { op: 'test', path: '/spec/ports/3/name', value: 'http' },
-        { op: 'remove', path: '/spec/ports/3' },
-      ], 'application/json-patch+json');
+      const json = await rawCall(
+        fake,
+        'PATCH',
+        path,
+        [
+          { op: 'copy', from: '/spec/ports/0', path: '/spec/ports/-' },
+          { op: 'move', from: '/metadata/annotations/drop', path: '/metadata/annotations/moved' },
+          { op: 'replace', path: '/spec/ports/3/port', value: 8080 },
+          { op: 'test', path: '/spec/ports/3/name', value: 'http' },
+          { op: 'remove', path: '/spec/ports/3' },
+        ],
+        'application/json-patch+json',
+      );
       expect(json.status).to.equal(200);
       expect(json.body.metadata?.['annotations']).to.deep.equal({ keep: '1', moved: '2' });
 
-      const strategic = await rawCall(fake, 'PATCH', path, {
-        metadata: { annotations: { moved: null }, '$deleteFromPrimitiveList/finalizers': ['a'] },
-        spec: {
-          selector: { $patch: 'replace', app: 'api' },
-          ports: [{ name: 'https', port: 8443 }, { $patch: 'delete', port: 9000 }, { name: 'metrics', port: 9100 }],
-          '$setElementOrder/ports': [{ port: 9100 }, { port: 80 }, { port: 443 }],
+      const strategic = await rawCall(
+        fake,
+        'PATCH',
+        path,
+        {
+          metadata: { annotations: { moved: null }, '$deleteFromPrimitiveList/finalizers': ['a'] },
+          spec: {
+            selector: { $patch: 'replace', app: 'api' },
+            ports: [
+              { name: 'https', port: 8443 },
+              { $patch: 'delete', port: 9000 },
+              { name: 'metrics', port: 9100 },
+            ],
+            '$setElementOrder/ports': [{ port: 9100 }, { port: 80 }, { port: 443 }],
+          },
         },
-      }, 'application/strategic-merge-patch+json');
+        'application/strategic-merge-patch+json',
+      );
       expect(strategic.status).to.equal(200);
       const spec = strategic.body['spec'] as { selector: unknown; ports: { port: number }[] };
       expect(spec.selector).to.deep.equal({ app: 'api' });
@@ -443,7 +490,11 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       );
       expect(patchedStatus.status?.loadBalancer?.ingress).to.deep.equal([{ hostname: 'lb.example.com' }]);
 
-      const noStatus = await failure(kubeConfigFor(fake).makeApiClient(CoreV1Api).replaceNamespacedConfigMap({ name: 'x', namespace: 'default', body: configMap('x') }));
+      const noStatus = await failure(
+        kubeConfigFor(fake)
+          .makeApiClient(CoreV1Api)
+          .replaceNamespacedConfigMap({ name: 'x', namespace: 'default', body: configMap('x') }),
+      );
       expect(noStatus.code).to.equal(404);
       expect((await rawGet(fake, '/api/v1/namespaces/default/configmaps/x/status')).status).to.equal(404);
     });
@@ -475,7 +526,10 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
         metadata: { name: 'no-path-type' },
         spec: { rules: [{ http: { paths: [{ path: '/', backend }] } }] },
       });
-      expect(refused.body).to.deep.include({ code: 422, message: 'Ingress.networking.k8s.io "no-path-type" is invalid: spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified' });
+      expect(refused.body).to.deep.include({
+        code: 422,
+        message: 'Ingress.networking.k8s.io "no-path-type" is invalid: spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified',
+      });
     });
 
     it('stores nothing and notifies nobody for a write that changes nothing', async () => {
@@ -488,7 +542,11 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const again = await networking.replaceNamespacedIngressStatus({ name: 'same', namespace: 'default', body: { ...first, status } });
       expect(again.metadata?.resourceVersion).to.equal(first.metadata?.resourceVersion);
       await networking.patchNamespacedIngress({ name: 'same', namespace: 'default', body: { metadata: { labels: { x: '1' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-      await eventually(async () => watch.events, (events) => events.length > 0, 'the label change');
+      await eventually(
+        async () => watch.events,
+        (events) => events.length > 0,
+        'the label change',
+      );
       expect(watch.events.map(({ type, object }) => `${type} ${String(object.metadata?.['resourceVersion'])}`)).to.deep.equal([`MODIFIED ${fake.resourceVersion}`]);
     });
 
@@ -594,8 +652,16 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       // Event's series is bumped: its hour starts again.
       await new Promise((resolve) => setTimeout(resolve, 100));
       const bumped = performance.now();
-      await events.patchNamespacedEvent({ name: 'node.3', namespace: 'default', body: { series: { count: 2, lastObservedTime: new V1MicroTime() } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-      await eventually(async () => watch.events.filter(({ type }) => type === 'DELETED'), (gone) => gone.length === 3, 'every Event to expire', 5_000);
+      await events.patchNamespacedEvent(
+        { name: 'node.3', namespace: 'default', body: { series: { count: 2, lastObservedTime: new V1MicroTime() } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      await eventually(
+        async () => watch.events.filter(({ type }) => type === 'DELETED'),
+        (gone) => gone.length === 3,
+        'every Event to expire',
+        5_000,
+      );
       for (const { object } of watch.events.filter(({ type }) => type === 'DELETED')) deleted.push(String(object.metadata?.['name']));
       // The bumped one goes last, an hour after its bump; the others an hour after they were written.
       expect(deleted.at(-1)).to.equal('node.3');
@@ -603,7 +669,12 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       expect(expiredAt('node.2') - written).to.be.at.least(199);
       expect(expiredAt('node.3') - bumped).to.be.at.least(199);
       expect(fake.list('events.k8s.io/v1', 'Event')).to.deep.equal([]);
-      const gone = await failure(events.patchNamespacedEvent({ name: 'node.3', namespace: 'default', body: { series: { count: 3, lastObservedTime: new V1MicroTime() } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+      const gone = await failure(
+        events.patchNamespacedEvent(
+          { name: 'node.3', namespace: 'default', body: { series: { count: 3, lastObservedTime: new V1MicroTime() } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
+      );
       expect(gone.code).to.equal(404);
     });
   });
@@ -637,7 +708,7 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       expect((await core.listNamespacedSecret({ namespace: 'default', fieldSelector: 'type=kubernetes.io/tls' })).items).to.have.length(1);
     });
 
-    it('turns an object leaving a watch\'s selector into DELETED and one entering it into ADDED', async () => {
+    it("turns an object leaving a watch's selector into DELETED and one entering it into ADDED", async () => {
       const fake = await fakeFor();
       const core = kubeConfigFor(fake).makeApiClient(CoreV1Api);
       await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('m', { app: 'web' }) });
@@ -648,14 +719,18 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const left = fake.resourceVersion;
       await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('other', { app: 'db' }) });
       await patchLabels('web');
-      await eventually(async () => watch.events, (events) => events.length >= 2, 'two events');
+      await eventually(
+        async () => watch.events,
+        (events) => events.length >= 2,
+        'two events',
+      );
       expect(names(watch.events)).to.deep.equal(['DELETED m', 'ADDED m']);
       // The DELETED object is the last matching state, stamped with the version of the change that took it out.
       expect(watch.events[0]!.object.metadata?.['labels']).to.deep.equal({ app: 'web' });
       expect(watch.events[0]!.object.metadata?.['resourceVersion']).to.equal(String(left));
     });
 
-    it('pages with limit and continue at the first page\'s version, and 410 once that version is compacted', async () => {
+    it("pages with limit and continue at the first page's version, and 410 once that version is compacted", async () => {
       const fake = await fakeFor();
       const core = kubeConfigFor(fake).makeApiClient(CoreV1Api);
       for (const name of ['a', 'b', 'c', 'd', 'e']) await core.createNamespacedConfigMap({ namespace: 'default', body: configMap(name) });
@@ -690,7 +765,12 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       await core.deleteNamespacedConfigMap({ name: 'early', namespace: 'default' });
       const watch = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', { resourceVersion: from, timeoutSeconds: 1 });
       await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('live') });
-      await eventually(async () => watch.ended(), (ended) => ended !== undefined, 'the watch to time out', 3_000);
+      await eventually(
+        async () => watch.ended(),
+        (ended) => ended !== undefined,
+        'the watch to time out',
+        3_000,
+      );
       expect(names(watch.events)).to.deep.equal(['ADDED early', 'DELETED early', 'ADDED live']);
       expect(watch.events.map(({ object }) => object.kind)).to.deep.equal(['ConfigMap', 'ConfigMap', 'ConfigMap']);
       expect(watch.ended()?.error).to.equal(null);
@@ -711,8 +791,15 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
         resourceVersionMatch: 'NotOlderThan',
         allowWatchBookmarks: true,
       });
-      await eventually(async () => [asked.ended(), notAsked.ended()], (ended) => ended.every((end) => end !== undefined), 'both watches to reach their deadline', 5_000);
-      expect(asked.events.every(({ type, object }) => type === 'BOOKMARK' && object.kind === 'ConfigMap' && object.metadata?.['resourceVersion'] === String(fake.resourceVersion))).to.equal(true);
+      await eventually(
+        async () => [asked.ended(), notAsked.ended()],
+        (ended) => ended.every((end) => end !== undefined),
+        'both watches to reach their deadline',
+        5_000,
+      );
+      expect(asked.events.every(({ type, object }) => type === 'BOOKMARK' && object.kind === 'ConfigMap' && object.metadata?.['resourceVersion'] === String(fake.resourceVersion))).to.equal(
+        true,
+      );
       // 150 s: bookmarks at 60 s and 120 s, the next heartbeat (180 s) falls after the deadline so one goes 2 s before it, then the clean end.
       // The fake's timers fire on time or late, never early (a millisecond of slack is a fraction of a server second here).
       expect(asked.events.map(({ at }) => serverSeconds(at - opened))).to.satisfy((times: number[]) => times.length === 3 && times[0]! >= 59 && times[1]! >= 119 && times[2]! >= 147);
@@ -730,7 +817,12 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       // What client-node 2.0.1 does, pinned: a 30 s idle abort.
       expect(idleField(new Watch(kc)).requestTimeoutMs).to.equal(30_000);
       const quiet = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', { resourceVersion: String(fake.resourceVersion), allowWatchBookmarks: true }, scaledWatch(fake, scale));
-      await eventually(async () => quiet.ended(), (ended) => ended !== undefined, 'the idle abort', 5_000);
+      await eventually(
+        async () => quiet.ended(),
+        (ended) => ended !== undefined,
+        'the idle abort',
+        5_000,
+      );
       expect((quiet.ended()!.error as Error).name).to.equal('TimeoutError');
       expect(quiet.events).to.deep.equal([]);
 
@@ -739,7 +831,11 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       closers.push(() => informer.stop());
       const recorded = record(informer);
       await informer.start();
-      await eventually(async () => fake.requests.matching({ verb: 'watch', resource: 'configmaps' }).length, (count) => count >= 5, 'four reopens');
+      await eventually(
+        async () => fake.requests.matching({ verb: 'watch', resource: 'configmaps' }).length,
+        (count) => count >= 5,
+        'four reopens',
+      );
       const watches = fake.requests.matching({ verb: 'watch', resource: 'configmaps' });
       expect(new Set(watches.map((request) => new URLSearchParams(request.query).get('resourceVersion'))).size).to.equal(1);
       expect(fake.requests.matching({ verb: 'list', resource: 'configmaps' })).to.have.length(1);
@@ -787,7 +883,11 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
 
       await until(recorded, ['update stays=2', 'delete goes', 'add arrives']);
       // Dropped, expired (200 with the ERROR event), then the watch after the relist.
-      await eventually(async () => fake.requests.matching({ verb: 'watch', resource: 'configmaps' }).map((request) => request.status), (statuses) => statuses.length === 3, 'three watches');
+      await eventually(
+        async () => fake.requests.matching({ verb: 'watch', resource: 'configmaps' }).map((request) => request.status),
+        (statuses) => statuses.length === 3,
+        'three watches',
+      );
       expect(fake.requests.matching({ verb: 'watch', resource: 'configmaps' }).map((request) => request.status)).to.deep.equal([200, 200, 200]);
       expect(fake.requests.matching({ verb: 'list', resource: 'configmaps' })).to.have.length(2);
       expect(recorded.errors).to.deep.equal([]);
@@ -805,12 +905,16 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       fake.faults.dropWatches();
       fake.faults.stallWatches(false);
       await until(recorded, ['add missed']);
-      await eventually(async () => fake.requests.matching({ verb: 'watch' }).map((request) => request.status), (statuses) => statuses.length === 3, 'three watches');
+      await eventually(
+        async () => fake.requests.matching({ verb: 'watch' }).map((request) => request.status),
+        (statuses) => statuses.length === 3,
+        'three watches',
+      );
       expect(fake.requests.matching({ verb: 'watch' }).map((request) => request.status)).to.deep.equal([200, 410, 200]);
       expect(recorded.errors).to.deep.equal([]);
     });
 
-    it('fires the informer\'s error on a 5xx watch and on a failed list (client-node then stops); start() resumes from the last version', async () => {
+    it("fires the informer's error on a 5xx watch and on a failed list (client-node then stops); start() resumes from the last version", async () => {
       const fake = await fakeFor();
       const core = kubeConfigFor(fake).makeApiClient(CoreV1Api);
       const informer = configMapInformer(fake);
@@ -825,7 +929,11 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       await until(recorded, ['add one']);
       fake.faults.failNext(1, { status: 503, verb: 'watch' });
       fake.faults.dropWatches();
-      await eventually(async () => recorded.errors.length, (count) => count === 2, 'the watch error');
+      await eventually(
+        async () => recorded.errors.length,
+        (count) => count === 2,
+        'the watch error',
+      );
       expect((recorded.errors[1] as { statusCode: number }).statusCode).to.equal(503);
       await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('two') });
       expect(fake.openWatches()).to.equal(0);
@@ -835,7 +943,7 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       expect(fake.requests.matching({ verb: 'list' })).to.have.length(2);
     });
 
-    it('honours label and field selectors in an informer\'s list and watch', async () => {
+    it("honours label and field selectors in an informer's list and watch", async () => {
       const fake = await fakeFor();
       const core = kubeConfigFor(fake).makeApiClient(CoreV1Api);
       const informer = configMapInformer(fake, { labelSelector: 'app=web', fieldSelector: 'metadata.name!=skip' });
@@ -843,7 +951,11 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('listed', { app: 'web' }) });
       await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('unlisted', { app: 'db' }) });
       await informer.start();
-      for (const [name, app] of [['skip', 'web'], ['db', 'db'], ['watched', 'web']]) {
+      for (const [name, app] of [
+        ['skip', 'web'],
+        ['db', 'db'],
+        ['watched', 'web'],
+      ]) {
         await core.createNamespacedConfigMap({ namespace: 'default', body: configMap(name!, { app: app! }) });
       }
       await until(recorded, ['add watched']);
@@ -862,13 +974,21 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       await informer.start();
       expect(fake.faults.dropWatches({ resource: 'ingresses' })).to.equal(0);
       expect(fake.faults.dropWatches({ resource: 'configmaps' })).to.equal(1);
-      await eventually(async () => fake.requests.matching({ verb: 'watch' }).length, (count) => count === 2, 'the reconnect');
+      await eventually(
+        async () => fake.requests.matching({ verb: 'watch' }).length,
+        (count) => count === 2,
+        'the reconnect',
+      );
       await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('after-end') });
       await until(recorded, ['add after-end']);
       expect(recorded.errors).to.deep.equal([]);
 
       fake.faults.dropWatches({ mode: 'reset' });
-      await eventually(async () => recorded.errors.length, (count) => count === 1, 'the reset to be reported');
+      await eventually(
+        async () => recorded.errors.length,
+        (count) => count === 1,
+        'the reset to be reported',
+      );
       expect(fake.openWatches()).to.equal(0);
     });
 
@@ -884,14 +1004,22 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('held-2') });
       await core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' } } });
       // The other watch, opened with the same deadline, has reached it: so has the stalled one.
-      await eventually(async () => other.ended(), (ended) => ended !== undefined, 'the unstalled watch to end');
+      await eventually(
+        async () => other.ended(),
+        (ended) => ended !== undefined,
+        'the unstalled watch to end',
+      );
       expect(names(other.events.filter(({ type }) => type !== 'BOOKMARK'))).to.deep.equal(['ADDED s']);
       expect(stalled.events).to.deep.equal([]);
       expect(stalled.ended()).to.equal(undefined);
       expect(fake.openWatches('configmaps')).to.equal(1);
 
       fake.faults.stallWatches(false, 'configmaps');
-      await eventually(async () => stalled.ended(), (ended) => ended !== undefined, 'the held end');
+      await eventually(
+        async () => stalled.ended(),
+        (ended) => ended !== undefined,
+        'the held end',
+      );
       expect(names(stalled.events)).to.deep.equal(['ADDED held-1', 'ADDED held-2']);
       expect(stalled.ended()?.error).to.equal(null);
     });
@@ -902,7 +1030,11 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const query = { resourceVersion: String(fake.resourceVersion), allowWatchBookmarks: true, timeoutSeconds: 300 };
       const without = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', query);
       const other = await watchRaw(fake, '/api/v1/namespaces/default/secrets', query);
-      await eventually(async () => [without.ended(), other.ended()], (ended) => ended.every((end) => end !== undefined), 'both deadlines');
+      await eventually(
+        async () => [without.ended(), other.ended()],
+        (ended) => ended.every((end) => end !== undefined),
+        'both deadlines',
+      );
       expect([without.events.length, without.ended()?.error]).to.deep.equal([0, null]);
       expect(names(other.events)).to.deep.equal(['BOOKMARK ', 'BOOKMARK ', 'BOOKMARK ', 'BOOKMARK ', 'BOOKMARK ']);
     });
@@ -950,7 +1082,11 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       fake.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'default', name: 'x' } });
       fake.compactHistory();
       const watch = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', { resourceVersion: old });
-      await eventually(async () => watch.ended(), (ended) => ended !== undefined, 'the stream to end');
+      await eventually(
+        async () => watch.ended(),
+        (ended) => ended !== undefined,
+        'the stream to end',
+      );
       expect(watch.events).to.have.length(1);
       expect(watch.events[0]).to.deep.include({ type: 'ERROR' });
       expect(watch.events[0]!.object).to.deep.include({ kind: 'Status', status: 'Failure', reason: 'Expired', code: 410 });
@@ -1028,7 +1164,9 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
     /** A fake whose Service test/hook:9443 is the test webhook. */
     async function withWebhook(answer: WebhookAnswer, webhook: Record<string, unknown> = {}) {
       const hook = await testWebhook(answer);
-      const fake = await fakeFor({ webhookServices: (namespace, name, port) => (namespace === 'test' && name === 'hook' && port === 9443 ? { host: '127.0.0.1', port: hook.port } : undefined) });
+      const fake = await fakeFor({
+        webhookServices: (namespace, name, port) => (namespace === 'test' && name === 'hook' && port === 9443 ? { host: '127.0.0.1', port: hook.port } : undefined),
+      });
       fake.create(webhookConfiguration(hook.caBundle, webhook));
       return { fake, hook, networking: kubeConfigFor(fake).makeApiClient(NetworkingV1Api) };
     }
@@ -1082,7 +1220,13 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       expect(hook.calls.map((call) => call.review.request['operation'])).to.deep.equal(['UPDATE']);
       expect(hook.calls[0]!.review.request.oldObject!.metadata?.['labels']).to.equal(undefined);
       expect(hook.calls[0]!.review.request.object!.metadata?.['labels']).to.deep.equal({ tier: 'web' });
-      const statusWrite = await rawCall(fake, 'PATCH', '/apis/networking.k8s.io/v1/namespaces/default/ingresses/web/status', { status: { loadBalancer: { ingress: [{ ip: '10.0.0.1' }] } } }, 'application/merge-patch+json');
+      const statusWrite = await rawCall(
+        fake,
+        'PATCH',
+        '/apis/networking.k8s.io/v1/namespaces/default/ingresses/web/status',
+        { status: { loadBalancer: { ingress: [{ ip: '10.0.0.1' }] } } },
+        'application/merge-patch+json',
+      );
       expect(statusWrite.status).to.equal(200);
       expect(hook.calls).to.have.length(1);
     });
@@ -1093,11 +1237,16 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
         matchConditions: [{ name: 'class', expression: "has(object.spec.ingressClassName) && object.spec.ingressClassName == 'haproxy'" }],
       });
       await networking.createNamespacedIngress({ namespace: 'default', body: ingress('other-class') });
-      await networking.createNamespacedIngress({ namespace: 'default', body: { ...ingress('skipped'), metadata: { name: 'skipped', namespace: 'default', labels: { skip: 'yes' } }, spec: { ...ingress('x').spec, ingressClassName: 'haproxy' } } });
+      await networking.createNamespacedIngress({
+        namespace: 'default',
+        body: { ...ingress('skipped'), metadata: { name: 'skipped', namespace: 'default', labels: { skip: 'yes' } }, spec: { ...ingress('x').spec, ingressClassName: 'haproxy' } },
+      });
       const core = kubeConfigFor(fake).makeApiClient(CoreV1Api);
       await core.createNamespacedConfigMap({ namespace: 'default', body: configMap('not-a-rule') });
       expect(hook.calls).to.deep.equal([]);
-      const { code } = await failure(networking.createNamespacedIngress({ namespace: 'default', body: { ...ingress('judged'), spec: { ...ingress('x').spec, ingressClassName: 'haproxy' } } }));
+      const { code } = await failure(
+        networking.createNamespacedIngress({ namespace: 'default', body: { ...ingress('judged'), spec: { ...ingress('x').spec, ingressClassName: 'haproxy' } } }),
+      );
       expect(code).to.equal(403);
       expect(hook.calls).to.have.length(1);
     });
@@ -1125,7 +1274,9 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
 
     it('trusts only the caBundle: a webhook whose certificate it does not verify is a failure to call it', async () => {
       const other = generateCertificate({ dnsNames: ['hook.test.svc'] });
-      const { networking, hook } = await withWebhook((call) => allow(call), { clientConfig: { service: { namespace: 'test', name: 'hook', port: 9443, path: '/validate' }, caBundle: Buffer.from(other.ca).toString('base64') } });
+      const { networking, hook } = await withWebhook((call) => allow(call), {
+        clientConfig: { service: { namespace: 'test', name: 'hook', port: 9443, path: '/validate' }, caBundle: Buffer.from(other.ca).toString('base64') },
+      });
       const { code, status } = await failure(networking.createNamespacedIngress({ namespace: 'default', body: ingress('web') }));
       expect(code).to.equal(500);
       expect(String(status['message'])).to.include('failed calling webhook');
@@ -1149,16 +1300,22 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const dryRun = await rawCall(fake, 'POST', '/apis/networking.k8s.io/v1/namespaces/default/ingresses?dryRun=All', ingress('web'));
       expect(dryRun.status).to.equal(400);
       expect(dryRun.body['message']).to.equal('admission webhook "ingresses.check.example.com" does not support dry run');
-      const configuration = await rawCall(fake, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', { ...webhookConfiguration(''), metadata: { name: 'second' } });
+      const configuration = await rawCall(fake, 'POST', '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations', {
+        ...webhookConfiguration(''),
+        metadata: { name: 'second' },
+      });
       expect(configuration.status).to.equal(201);
       expect(hook.calls).to.deep.equal([]);
     });
 
     it('makes kubectl print the denial, and its warnings', async () => {
-      const { fake } = await withWebhook((call) => (call.review.request.name === 'bad' ? deny(call, 'spec.rules[0].host: invalid host') : allow(call, { warnings: ['route not served here'] })));
+      const { fake } = await withWebhook((call) =>
+        call.review.request.name === 'bad' ? deny(call, 'spec.rules[0].host: invalid host') : allow(call, { warnings: ['route not served here'] }),
+      );
       const directory = await mkdtemp(join(tmpdir(), 'kubectl-admission-'));
       closers.push(() => rm(directory, { recursive: true, force: true }));
-      const manifest = (name: string) => `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: ${name}\n  namespace: default\nspec:\n  defaultBackend:\n    service:\n      name: web\n      port:\n        number: 80\n`;
+      const manifest = (name: string) =>
+        `apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: ${name}\n  namespace: default\nspec:\n  defaultBackend:\n    service:\n      name: web\n      port:\n        number: 80\n`;
       await writeFile(join(directory, 'bad.yaml'), manifest('bad'));
       await writeFile(join(directory, 'good.yaml'), manifest('good'));
       const bad = await kubectl(fake, 'apply', '-f', join(directory, 'bad.yaml'));
@@ -1185,7 +1342,10 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       })) as KubeObject;
       expect(created.metadata?.['generation']).to.equal(1);
       expect(created['status']).to.equal(undefined);
-      const updated = (await custom.patchNamespacedCustomObject({ ...where, name: 'r', body: { spec: { host: 'b' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))) as KubeObject;
+      const updated = (await custom.patchNamespacedCustomObject(
+        { ...where, name: 'r', body: { spec: { host: 'b' } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )) as KubeObject;
       expect(updated.metadata?.['generation']).to.equal(2);
       const listed = (await custom.listNamespacedCustomObject({ ...where, fieldSelector: 'spec.host=b' })) as { kind: string; items: KubeObject[] };
       expect(listed.kind).to.equal('RouteList');
@@ -1199,15 +1359,25 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const watch = await watchRaw(fake, '/api/v1/namespaces/default/services', { resourceVersion: String(fake.resourceVersion) });
       const service = { apiVersion: 'v1', kind: 'Service', metadata: { namespace: 'default', name: 'web' }, spec: { ports: [{ port: 80 }] } };
       const created = fake.create(service);
-      expect(() => fake.create(service)).to.throw(StatusError).with.property('code', 409);
+      expect(() => fake.create(service))
+        .to.throw(StatusError)
+        .with.property('code', 409);
       fake.updateStatus({ ...created, status: { loadBalancer: { ingress: [{ ip: '10.0.0.9' }] } } });
-      expect(() => fake.update(created)).to.throw(StatusError).with.property('code', 409);
+      expect(() => fake.update(created))
+        .to.throw(StatusError)
+        .with.property('code', 409);
       fake.upsert({ ...service, spec: { ports: [{ port: 81 }] } });
       fake.patch({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 'web' }, { metadata: { labels: { a: 'b' } } });
       fake.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 'web' });
-      expect(() => fake.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 'web' })).to.throw(StatusError).with.property('code', 404);
+      expect(() => fake.delete({ apiVersion: 'v1', kind: 'Service', namespace: 'default', name: 'web' }))
+        .to.throw(StatusError)
+        .with.property('code', 404);
       expect(() => fake.create({ apiVersion: 'v9', kind: 'Nothing', metadata: { name: 'x' } })).to.throw('the fake API server serves no kind "Nothing" in "v9"');
-      await eventually(async () => watch.events.length, (count) => count === 5, 'five events');
+      await eventually(
+        async () => watch.events.length,
+        (count) => count === 5,
+        'five events',
+      );
       expect(names(watch.events)).to.deep.equal(['ADDED web', 'MODIFIED web', 'MODIFIED web', 'MODIFIED web', 'DELETED web']);
     });
 
@@ -1216,7 +1386,11 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const core = kubeConfigFor(fake).makeApiClient(CoreV1Api);
       const watch = await watchRaw(fake, '/api/v1/namespaces/default/pods', {});
       await fake.close();
-      await eventually(async () => watch.ended(), (ended) => ended !== undefined, 'the watch to end');
+      await eventually(
+        async () => watch.ended(),
+        (ended) => ended !== undefined,
+        'the watch to end',
+      );
       let refused: unknown;
       await core.listNamespace().catch((error: unknown) => (refused = error));
       expect(String(refused)).to.match(/ECONNREFUSED|fetch failed/);

@@ -11,9 +11,24 @@ export function createHaproxyPod(fake: FakeApiServer, namespace: string, name: s
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { namespace, name, labels: { 'app.kubernetes.io/name': 'haproxy' } },
-    spec: { containers: [{ name: 'haproxy', image: 'haproxy' }, { name: 'dataplaneapi', image: 'haproxy' }] },
+    spec: {
+      containers: [
+        { name: 'haproxy', image: 'haproxy' },
+        { name: 'dataplaneapi', image: 'haproxy' },
+      ],
+    },
   });
-  return fake.updateStatus({ ...pod, status: { phase: 'Running', podIP, containerStatuses: [{ name: 'haproxy', ready: true }, { name: 'dataplaneapi', ready: true }] } });
+  return fake.updateStatus({
+    ...pod,
+    status: {
+      phase: 'Running',
+      podIP,
+      containerStatuses: [
+        { name: 'haproxy', ready: true },
+        { name: 'dataplaneapi', ready: true },
+      ],
+    },
+  });
 }
 
 /** The controller's own objects: its namespace, the ConfigMap with `config.yaml`, the credentials Secret. */

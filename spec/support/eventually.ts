@@ -4,12 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
  * Polls `probe` until `accept` holds, for things no event announces (traffic
  * moving, a process gone); fails after `timeoutMs` with the last value seen.
  */
-export async function eventually<T>(
-  probe: () => Promise<T>,
-  accept: (value: T) => boolean,
-  what: string,
-  timeoutMs = 8_000,
-): Promise<T> {
+export async function eventually<T>(probe: () => Promise<T>, accept: (value: T) => boolean, what: string, timeoutMs = 8_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | undefined;
   let failure: unknown;

@@ -1,16 +1,6 @@
 import { BehaviorSubject, defer, finalize, map, Observable, timer, type SchedulerLike, type Subscriber } from 'rxjs';
 import { defaultPipelineSettings, type PipelineSettings } from '../../lib/config/pipeline-settings.ts';
-import type {
-  DeployRequest,
-  DeployResult,
-  Endpoint,
-  KubeObject,
-  RenderedFiles,
-  RenderOutput,
-  ResourceEvent,
-  Snapshot,
-  ValidationVerdict,
-} from '../../lib/pipeline/model.ts';
+import type { DeployRequest, DeployResult, Endpoint, KubeObject, RenderedFiles, RenderOutput, ResourceEvent, Snapshot, ValidationVerdict } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { controller, type ConfigLoad } from '../../streams/controller.ts';
 import { reconcile } from '../../streams/reconcile.ts';
@@ -123,14 +113,12 @@ export class FakeWorld {
       });
       this.renders.push({ at: this.#scheduler.now(), revision: snapshot.revision, config });
       return timer(durations.renderMs, this.#scheduler).pipe(
-        map(
-          (): RenderOutput => ({
-            files: { config, maps: {}, certificates: {}, files: {} },
-            excluded: [],
-            warnings: [],
-            origins: new Map([['haproxy.cfg', origins]]),
-          }),
-        ),
+        map((): RenderOutput => ({
+          files: { config, maps: {}, certificates: {}, files: {} },
+          excluded: [],
+          warnings: [],
+          origins: new Map([['haproxy.cfg', origins]]),
+        })),
       );
     });
 
@@ -171,16 +159,11 @@ export class FakeWorld {
 
   /** Outcomes of one type, with the time they were reported. */
   of<T extends Outcome['type']>(type: T): { at: number; outcome: Extract<Outcome, { type: T }> }[] {
-    return this.outcomes.filter(
-      (entry): entry is { at: number; outcome: Extract<Outcome, { type: T }> } => entry.outcome.type === type,
-    );
+    return this.outcomes.filter((entry): entry is { at: number; outcome: Extract<Outcome, { type: T }> } => entry.outcome.type === type);
   }
 
   /** The whole controller over a stream of configuration candidates, recording every outcome. */
-  run(
-    candidates: Observable<string>,
-    settings: (raw: string) => ConfigLoad<PipelineSettings> = defaultLoad,
-  ): Observable<Outcome> {
+  run(candidates: Observable<string>, settings: (raw: string) => ConfigLoad<PipelineSettings> = defaultLoad): Observable<Outcome> {
     return candidates.pipe(
       controller({
         load: settings,

@@ -99,23 +99,7 @@ const HOSTILE_CHARACTERS = [
  * lowercases to 'k', fullwidth letters normalise to ASCII), homoglyphs,
  * emoji and a lone surrogate.
  */
-const HOSTILE_UNICODE = [
-  '\u2028',
-  '\u2029',
-  '\u0085',
-  '\u202e',
-  '\u200f',
-  '\u200b',
-  '\u00a0',
-  '\ufeff',
-  '\u212a',
-  '\u0130',
-  '\uff45',
-  '\u0455',
-  'é',
-  '😀',
-  '\ud800',
-] as const;
+const HOSTILE_UNICODE = ['\u2028', '\u2029', '\u0085', '\u202e', '\u200f', '\u200b', '\u00a0', '\ufeff', '\u212a', '\u0130', '\uff45', '\u0455', 'é', '😀', '\ud800'] as const;
 
 /** Whole directives or expressions a value could smuggle in if a check let it through. */
 const INJECTIONS = [
@@ -197,8 +181,7 @@ function candidate(random: Random, original: string): string {
     const pieces = 1 + random.int(4);
     for (let i = 0; i < pieces; i++) {
       const pool = random.int(3);
-      const piece =
-        pool === 0 ? random.pick(HOSTILE_CHARACTERS) : pool === 1 ? random.pick(HOSTILE_UNICODE) : random.pick(INJECTIONS);
+      const piece = pool === 0 ? random.pick(HOSTILE_CHARACTERS) : pool === 1 ? random.pick(HOSTILE_UNICODE) : random.pick(INJECTIONS);
       // Mostly at the end (where a "starts with" check looks away), sometimes anywhere.
       value = insertAt(value, random.chance(0.6) ? value.length : random.int(value.length + 1), piece);
     }
@@ -289,9 +272,7 @@ export function replaceLeaf<T>(object: T, leaf: Leaf, replacement: unknown): T {
   for (const segment of parentPath) parent = (parent as Record<string | number, unknown>)[segment];
   if (leaf.isKey) {
     // Rebuilt to keep key order: the renamed key stays where the old one was.
-    const entries = Object.entries(parent as Record<string, unknown>).map(([key, value]): [string, unknown] =>
-      key === last ? [String(replacement), value] : [key, value],
-    );
+    const entries = Object.entries(parent as Record<string, unknown>).map(([key, value]): [string, unknown] => (key === last ? [String(replacement), value] : [key, value]));
     const target = parent as Record<string, unknown>;
     for (const key of Object.keys(target)) delete target[key];
     Object.assign(target, Object.fromEntries(entries));

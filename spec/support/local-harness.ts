@@ -222,7 +222,12 @@ export class LocalHarness {
   /** Polls until `answering` gives `expected` (at least one look, however little time is left), or fails with what it last saw. */
   async until(host: string, path: string, expected: readonly number[], timeoutMs = 10_000): Promise<void> {
     const wanted = [...expected].sort((a, b) => a - b).join();
-    await eventually(() => this.answering(host, path), (seen) => seen.join() === wanted, `${host}${path} to be answered by ${expected.join(', ')}`, timeoutMs);
+    await eventually(
+      () => this.answering(host, path),
+      (seen) => seen.join() === wanted,
+      `${host}${path} to be answered by ${expected.join(', ')}`,
+      timeoutMs,
+    );
   }
 
   /** Stops local mode (and HAProxy, unless kept for another controller to attach) and the backends. */

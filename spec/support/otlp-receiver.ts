@@ -81,22 +81,20 @@ function decode(request: ExportRequest): ReceivedSpan[] {
   return (request.resourceSpans ?? []).flatMap((resourceSpans) => {
     const resource = attributes(resourceSpans.resource?.attributes);
     return (resourceSpans.scopeSpans ?? []).flatMap((scope) =>
-      (scope.spans ?? []).map(
-        (span): ReceivedSpan => ({
-          traceId: hexId(span.traceId, 16),
-          spanId: hexId(span.spanId, 8),
-          parentSpanId: span.parentSpanId ? hexId(span.parentSpanId, 8) : undefined,
-          name: span.name,
-          kind: span.kind ?? 0,
-          startMs: millis(span.startTimeUnixNano),
-          endMs: millis(span.endTimeUnixNano),
-          attributes: attributes(span.attributes),
-          events: (span.events ?? []).map((event) => ({ name: event.name, timeMs: millis(event.timeUnixNano), attributes: attributes(event.attributes) })),
-          links: (span.links ?? []).map((link) => ({ traceId: hexId(link.traceId, 16), spanId: hexId(link.spanId, 8), attributes: attributes(link.attributes) })),
-          status: { code: span.status?.code ?? 0, message: span.status?.message },
-          resource,
-        }),
-      ),
+      (scope.spans ?? []).map((span): ReceivedSpan => ({
+        traceId: hexId(span.traceId, 16),
+        spanId: hexId(span.spanId, 8),
+        parentSpanId: span.parentSpanId ? hexId(span.parentSpanId, 8) : undefined,
+        name: span.name,
+        kind: span.kind ?? 0,
+        startMs: millis(span.startTimeUnixNano),
+        endMs: millis(span.endTimeUnixNano),
+        attributes: attributes(span.attributes),
+        events: (span.events ?? []).map((event) => ({ name: event.name, timeMs: millis(event.timeUnixNano), attributes: attributes(event.attributes) })),
+        links: (span.links ?? []).map((link) => ({ traceId: hexId(link.traceId, 16), spanId: hexId(link.spanId, 8), attributes: attributes(link.attributes) })),
+        status: { code: span.status?.code ?? 0, message: span.status?.message },
+        resource,
+      })),
     );
   });
 }

@@ -33,10 +33,25 @@ export function validationFailed(revision: number, error: string): Of<'validatio
   return { type: 'validationFailed', revision, hash: hashOf(revision), error, durationMs: 50 };
 }
 
-export const refusedProblem = { object: 'Ingress shop/web', field: 'metadata.annotations.timeout', message: "HAProxy refused the configuration with it, left out until it changes: haproxy.cfg:12: unexpected character 'q'" };
+export const refusedProblem = {
+  object: 'Ingress shop/web',
+  field: 'metadata.annotations.timeout',
+  message: "HAProxy refused the configuration with it, left out until it changes: haproxy.cfg:12: unexpected character 'q'",
+};
 
 export function quarantined(revision: number, total = 1, by: 'validation' | 'reload' = 'validation'): Of<'quarantined'> {
-  return { type: 'quarantined', by, revision, hash: `${hashOf(revision)}-again`, objects: [refusedProblem], files: files(`# revision ${revision}, again`), excluded: [refusedProblem], warnings: [], total, validations: 2 };
+  return {
+    type: 'quarantined',
+    by,
+    revision,
+    hash: `${hashOf(revision)}-again`,
+    objects: [refusedProblem],
+    files: files(`# revision ${revision}, again`),
+    excluded: [refusedProblem],
+    warnings: [],
+    total,
+    validations: 2,
+  };
 }
 
 export function released(revision: number, total = 0): Of<'released'> {

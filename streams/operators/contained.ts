@@ -29,11 +29,7 @@ export function contained<A extends unknown[]>(sink: ErrorSink, callback: (...ar
  * `complete` contained (see above), errors passed on to `sink`, and
  * completion passed on too unless `complete` says otherwise.
  */
-export function forwardingTo<T>(
-  sink: ErrorSink & { complete(): void },
-  next: (value: T) => void,
-  complete: () => void = () => sink.complete(),
-): Observer<T> {
+export function forwardingTo<T>(sink: ErrorSink & { complete(): void }, next: (value: T) => void, complete: () => void = () => sink.complete()): Observer<T> {
   return {
     next: contained(sink, next),
     error: (error: unknown) => sink.error(error),

@@ -12,10 +12,7 @@ import { contained, forwardingTo } from './contained.ts';
  * the dropped value stood for (the changes it carried) is not lost. What
  * `work` or `fold` throws is an error of the output.
  */
-export function serialLatest<T, R>(
-  work: (value: T, superseded: Observable<void>) => ObservableInput<R>,
-  fold?: (dropped: T, next: T) => T,
-): OperatorFunction<T, R> {
+export function serialLatest<T, R>(work: (value: T, superseded: Observable<void>) => ObservableInput<R>, fold?: (dropped: T, next: T) => T): OperatorFunction<T, R> {
   return (source) =>
     new Observable<R>((subscriber) => {
       let pending: { value: T } | undefined;

@@ -16,16 +16,7 @@ const commands: CommandSpec[] = [
 
 describe('command line', () => {
   it('parses a command with its options', () => {
-    const parsed = parseCommandLine(commands, [
-      'local',
-      '--manifests',
-      'm/',
-      '--dataplane-url',
-      'http://a:5555',
-      '--dataplane-url',
-      'http://b:5555',
-      '--once',
-    ]);
+    const parsed = parseCommandLine(commands, ['local', '--manifests', 'm/', '--dataplane-url', 'http://a:5555', '--dataplane-url', 'http://b:5555', '--once']);
     expect(parsed).to.deep.equal({
       kind: 'run',
       command: 'local',

@@ -175,9 +175,7 @@ describe('loadControllerConfig', () => {
       const [first, second] = config.validationTests;
       expect(first!.name).to.equal('routes-exact-host');
       expect(first!.description).to.equal('routes by exact host');
-      expect(first!.fixtures.get('ingresses')).to.deep.equal([
-        { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'a', namespace: 'default' }, spec: { rules: [] } },
-      ]);
+      expect(first!.fixtures.get('ingresses')).to.deep.equal([{ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'a', namespace: 'default' }, spec: { rules: [] } }]);
       expect(first!.fixtures.get('things')).to.deep.equal([{ apiVersion: 'example.com/v1alpha1', kind: 'Thing', metadata: { name: 't' } }]);
       expect(first!.assertions).to.deep.equal([
         { type: 'haproxy_valid' },
@@ -218,10 +216,7 @@ describe('loadControllerConfig', () => {
       validationWebhook: false,
     });
     expect(sources(ingresses!.indexBy)).to.deep.equal(['metadata.namespace', 'metadata.name']);
-    expect(sources(config.ignoreFields)).to.deep.equal([
-      'metadata.managedFields',
-      "metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']",
-    ]);
+    expect(sources(config.ignoreFields)).to.deep.equal(['metadata.managedFields', "metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']"]);
     expect(config.ingress).to.deep.equal({ className: 'haproxy', sharedHostNamespaces: [] });
     expect(config.templateValues).to.deep.equal({});
     expect(config.validationTests).to.deep.equal([]);
@@ -287,19 +282,39 @@ ${rest}`;
       ['a misspelt dataplane field', `${minimal}dataplane: { prot: 1 }\n`, ['dataplane.prot: unknown field (did you mean port?)']],
       ['an unknown podSelector field', `${minimal}podSelector: { matchLabel: { a: b } }\n`, ['podSelector.matchLabel: unknown field (did you mean matchLabels?)']],
       ['an unknown ingress field', `${minimal}ingress: { class: x }\n`, ['ingress.class: unknown field']],
-      ['an unknown resource field', withResources('  ingresses: { apiVersion: v1, kind: Ingress, namespaces: [a] }'), ['watchedResources.ingresses.namespaces: unknown field (did you mean namespace?)']],
-      ['a validationWebhook that is not a boolean', withResources('  ingresses: { apiVersion: v1, kind: Ingress, validationWebhook: "yes" }'), ['watchedResources.ingresses.validationWebhook: must be true or false, got "yes"']],
-      ['an unknown relation field', withResources('  ingresses: { apiVersion: v1, kind: Ingress, relations: { x: { resource: ingresses, keys: [a], key: b } } }'), ['watchedResources.ingresses.relations.x.key: unknown field']],
+      [
+        'an unknown resource field',
+        withResources('  ingresses: { apiVersion: v1, kind: Ingress, namespaces: [a] }'),
+        ['watchedResources.ingresses.namespaces: unknown field (did you mean namespace?)'],
+      ],
+      [
+        'a validationWebhook that is not a boolean',
+        withResources('  ingresses: { apiVersion: v1, kind: Ingress, validationWebhook: "yes" }'),
+        ['watchedResources.ingresses.validationWebhook: must be true or false, got "yes"'],
+      ],
+      [
+        'an unknown relation field',
+        withResources('  ingresses: { apiVersion: v1, kind: Ingress, relations: { x: { resource: ingresses, keys: [a], key: b } } }'),
+        ['watchedResources.ingresses.relations.x.key: unknown field'],
+      ],
       ['an unknown templates field', withTemplates('  haproxyConfig: x\n  map: {}'), ['templates.map: unknown field (did you mean maps?)']],
       ['an unknown test field', withTest('    assertions: [ { type: deterministic } ]\n    fixture: {}\n'), ['validationTests[0].fixture: unknown field (did you mean fixtures?)']],
-      ['a field of another assertion type', withAssertion('{ type: haproxy_valid, target: haproxy.cfg }'), ['validationTests[0].assertions[0].target: unknown field for a haproxy_valid assertion (expected type)']],
+      [
+        'a field of another assertion type',
+        withAssertion('{ type: haproxy_valid, target: haproxy.cfg }'),
+        ['validationTests[0].assertions[0].target: unknown field for a haproxy_valid assertion (expected type)'],
+      ],
       // Wrong types
       ['a list where a mapping belongs', `${minimal}dataplane: [1]\n`, ['dataplane: must be a mapping, got a list']],
       ['watchedResources as a list', 'watchedResources: [a]\ntemplates: { haproxyConfig: x }\n', ['watchedResources: must be a mapping, got a list']],
       ['templateValues as a scalar', `${minimal}templateValues: 3\n`, ['templateValues: must be a mapping, got 3']],
       ['validationTests as a mapping', `${minimal}validationTests: { a: 1 }\n`, ['validationTests: must be a list, got a mapping']],
       // podSelector
-      ['a label value that is not a string', `${minimal}podSelector: { matchLabels: { version: 1 } }\n`, ['podSelector.matchLabels.version: must be a string (quote numbers and booleans), got 1']],
+      [
+        'a label value that is not a string',
+        `${minimal}podSelector: { matchLabels: { version: 1 } }\n`,
+        ['podSelector.matchLabels.version: must be a string (quote numbers and booleans), got 1'],
+      ],
       ['an invalid label value', `${minimal}podSelector: { matchLabels: { app: "a b" } }\n`, ['podSelector.matchLabels.app: invalid label value "a b"']],
       ['an invalid label key', `${minimal}podSelector: { matchLabels: { "Example.com/app": x } }\n`, ['podSelector.matchLabels.Example.com/app: invalid label key "Example.com/app"']],
       // dataplane
@@ -329,27 +344,81 @@ ${rest}`;
       // watchedResources
       ['a missing watchedResources', 'templates: { haproxyConfig: x }\n', ['watchedResources: required']],
       ['no watched resource', 'watchedResources: {}\ntemplates: { haproxyConfig: x }\n', ['watchedResources: must list at least one resource']],
-      ['a resource name unusable in templates', withResources('  end-points: { apiVersion: v1, kind: Endpoints }'), [`watchedResources.end-points: invalid name: must be a lowercase letter followed by letters, digits or '_'`]],
+      [
+        'a resource name unusable in templates',
+        withResources('  end-points: { apiVersion: v1, kind: Endpoints }'),
+        [`watchedResources.end-points: invalid name: must be a lowercase letter followed by letters, digits or '_'`],
+      ],
       ['a resource that is not a mapping', withResources('  ingresses: Ingress'), ['watchedResources.ingresses: must be a mapping, got "Ingress"']],
       ['a missing apiVersion', withResources('  ingresses: { kind: Ingress }'), ['watchedResources.ingresses.apiVersion: required']],
       ['a malformed apiVersion', withResources('  ingresses: { apiVersion: a/b/c, kind: Ingress }'), ['watchedResources.ingresses.apiVersion: must be "v1" or "group/version", got "a/b/c"']],
       ['neither kind nor resource', withResources('  ingresses: { apiVersion: v1 }'), ['watchedResources.ingresses: needs kind or resource']],
       ['a malformed kind', withResources('  ingresses: { apiVersion: v1, kind: "Ingress s" }'), ['watchedResources.ingresses.kind: must be a kind such as Ingress, got "Ingress s"']],
-      ['a malformed resource', withResources('  ingresses: { apiVersion: v1, resource: Ingresses }'), ['watchedResources.ingresses.resource: must be a plural resource name such as ingresses, got "Ingresses"']],
-      ['a malformed namespace', withResources('  ingresses: { apiVersion: v1, kind: Ingress, namespace: Default }'), [`watchedResources.ingresses.namespace: must be a DNS label (lowercase letters, digits and '-'), got "Default"`]],
-      ['a bad label selector', withResources('  ingresses: { apiVersion: v1, kind: Ingress, labelSelector: "app in web" }'), ['watchedResources.ingresses.labelSelector: expected "(" after "app in", got "web" at 8']],
-      ['a field selector without operator', withResources('  ingresses: { apiVersion: v1, kind: Ingress, fieldSelector: "a=b,spec.x" }'), ['watchedResources.ingresses.fieldSelector: "spec.x" is not path=value or path!=value']],
-      ['a field selector with a wildcard', withResources('  ingresses: { apiVersion: v1, kind: Ingress, fieldSelector: "spec.rules[*].host=a" }'), ['watchedResources.ingresses.fieldSelector: "spec.rules[*].host": wildcards are not supported at 11']],
-      ['an unclosed bracket in indexBy', withResources(`  endpoints: { apiVersion: v1, kind: Endpoints, indexBy: [metadata.namespace, "metadata.labels['a'"] }`), ['watchedResources.endpoints.indexBy[1]: unclosed bracket at 16']],
+      [
+        'a malformed resource',
+        withResources('  ingresses: { apiVersion: v1, resource: Ingresses }'),
+        ['watchedResources.ingresses.resource: must be a plural resource name such as ingresses, got "Ingresses"'],
+      ],
+      [
+        'a malformed namespace',
+        withResources('  ingresses: { apiVersion: v1, kind: Ingress, namespace: Default }'),
+        [`watchedResources.ingresses.namespace: must be a DNS label (lowercase letters, digits and '-'), got "Default"`],
+      ],
+      [
+        'a bad label selector',
+        withResources('  ingresses: { apiVersion: v1, kind: Ingress, labelSelector: "app in web" }'),
+        ['watchedResources.ingresses.labelSelector: expected "(" after "app in", got "web" at 8'],
+      ],
+      [
+        'a field selector without operator',
+        withResources('  ingresses: { apiVersion: v1, kind: Ingress, fieldSelector: "a=b,spec.x" }'),
+        ['watchedResources.ingresses.fieldSelector: "spec.x" is not path=value or path!=value'],
+      ],
+      [
+        'a field selector with a wildcard',
+        withResources('  ingresses: { apiVersion: v1, kind: Ingress, fieldSelector: "spec.rules[*].host=a" }'),
+        ['watchedResources.ingresses.fieldSelector: "spec.rules[*].host": wildcards are not supported at 11'],
+      ],
+      [
+        'an unclosed bracket in indexBy',
+        withResources(`  endpoints: { apiVersion: v1, kind: Endpoints, indexBy: [metadata.namespace, "metadata.labels['a'"] }`),
+        ['watchedResources.endpoints.indexBy[1]: unclosed bracket at 16'],
+      ],
       ['an empty indexBy', withResources('  ingresses: { apiVersion: v1, kind: Ingress, indexBy: [] }'), ['watchedResources.ingresses.indexBy: must list at least one path']],
-      ['a relation to an unknown resource', withResources('  ingresses: { apiVersion: v1, kind: Ingress, relations: { services: { resource: services, keys: [a] } } }'), ['watchedResources.ingresses.relations.services.resource: "services" is not a watched resource (ingresses)']],
-      ['too many relation keys', withResources('  ingresses: { apiVersion: v1, kind: Ingress, relations: { slices: { resource: slices, keys: [a, b, c] } } }\n  slices: { apiVersion: v1, resource: slices }'), ['watchedResources.ingresses.relations.slices.keys: slices is indexed by 2 keys, got 3']],
-      ['too many keys for a one-key index', withResources('  ingresses: { apiVersion: v1, kind: Ingress, relations: { slices: { resource: slices, keys: [a, b] } } }\n  slices: { apiVersion: v1, resource: slices, indexBy: [a] }'), ['watchedResources.ingresses.relations.slices.keys: slices is indexed by 1 key, got 2']],
-      ['a relation without keys', withResources('  ingresses: { apiVersion: v1, kind: Ingress, relations: { self: { resource: ingresses } } }'), ['watchedResources.ingresses.relations.self.keys: required']],
-      ['a relation hiding a field', withResources('  ingresses: { apiVersion: v1, kind: Ingress, relations: { spec: { resource: ingresses, keys: [a] } } }'), [`watchedResources.ingresses.relations.spec: a relation named spec would hide the objects' own spec field`]],
+      [
+        'a relation to an unknown resource',
+        withResources('  ingresses: { apiVersion: v1, kind: Ingress, relations: { services: { resource: services, keys: [a] } } }'),
+        ['watchedResources.ingresses.relations.services.resource: "services" is not a watched resource (ingresses)'],
+      ],
+      [
+        'too many relation keys',
+        withResources('  ingresses: { apiVersion: v1, kind: Ingress, relations: { slices: { resource: slices, keys: [a, b, c] } } }\n  slices: { apiVersion: v1, resource: slices }'),
+        ['watchedResources.ingresses.relations.slices.keys: slices is indexed by 2 keys, got 3'],
+      ],
+      [
+        'too many keys for a one-key index',
+        withResources(
+          '  ingresses: { apiVersion: v1, kind: Ingress, relations: { slices: { resource: slices, keys: [a, b] } } }\n  slices: { apiVersion: v1, resource: slices, indexBy: [a] }',
+        ),
+        ['watchedResources.ingresses.relations.slices.keys: slices is indexed by 1 key, got 2'],
+      ],
+      [
+        'a relation without keys',
+        withResources('  ingresses: { apiVersion: v1, kind: Ingress, relations: { self: { resource: ingresses } } }'),
+        ['watchedResources.ingresses.relations.self.keys: required'],
+      ],
+      [
+        'a relation hiding a field',
+        withResources('  ingresses: { apiVersion: v1, kind: Ingress, relations: { spec: { resource: ingresses, keys: [a] } } }'),
+        [`watchedResources.ingresses.relations.spec: a relation named spec would hide the objects' own spec field`],
+      ],
       // ignoreFields and ingress
       ['a wildcard in ignoreFields', `${minimal}ignoreFields: ["spec.rules[*]"]\n`, ['ignoreFields[0]: wildcards are not supported at 11']],
-      ['ignoring the identity of objects', `${minimal}ignoreFields: [metadata, metadata.namespace]\n`, ['ignoreFields[0]: would remove metadata.name, which identifies objects', 'ignoreFields[1]: would remove metadata.namespace']],
+      [
+        'ignoring the identity of objects',
+        `${minimal}ignoreFields: [metadata, metadata.namespace]\n`,
+        ['ignoreFields[0]: would remove metadata.name, which identifies objects', 'ignoreFields[1]: would remove metadata.namespace'],
+      ],
       ['an invalid ingress class', `${minimal}ingress: { className: HAProxy }\n`, ['ingress.className: must be a DNS subdomain']],
       ['a namespace that cannot be one', `${minimal}ingress: { sharedHostNamespaces: [team-a, Team_B] }\n`, ['ingress.sharedHostNamespaces[1]: must be a DNS label']],
       ['"*" among namespaces', `${minimal}ingress: { sharedHostNamespaces: [team-a, "*"] }\n`, ['ingress.sharedHostNamespaces[1]: must be a DNS label']],
@@ -359,42 +428,105 @@ ${rest}`;
       ['a missing haproxyConfig', withTemplates('  maps: {}'), ['templates.haproxyConfig: required']],
       ['an empty haproxyConfig', withTemplates('  haproxyConfig: ""'), ['templates.haproxyConfig: must be non-empty, got ""']],
       ['a template that is not a string', withTemplates('  haproxyConfig: x\n  files: { a.txt: [1] }'), ['templates.files.a.txt: must be a string, got a list']],
-      ['a template syntax error', withTemplates('  haproxyConfig: x\n  maps:\n    host.map: |\n      a\n      b\n      {{#routes}}\n      c\n'), ['templates.maps.host.map: line 3: unclosed section "routes"']],
-      ['a missing partial', withTemplates('  haproxyConfig: "{{> backend}}"\n  partials: { frontend: x }'), ['templates.haproxyConfig: uses partial "backend", which templates.partials does not define']],
-      ['a missing partial used by a partial', withTemplates('  haproxyConfig: "{{> a}}"\n  partials: { a: "{{> b}}" }'), ['templates.partials.a: uses partial "b", which templates.partials does not define']],
-      ['a file name with a slash', withTemplates('  haproxyConfig: x\n  files: { "../x": y }'), [`templates.files.../x: invalid name: must be a letter or digit followed by letters, digits, '_', '.' or '-'`]],
+      [
+        'a template syntax error',
+        withTemplates('  haproxyConfig: x\n  maps:\n    host.map: |\n      a\n      b\n      {{#routes}}\n      c\n'),
+        ['templates.maps.host.map: line 3: unclosed section "routes"'],
+      ],
+      [
+        'a missing partial',
+        withTemplates('  haproxyConfig: "{{> backend}}"\n  partials: { frontend: x }'),
+        ['templates.haproxyConfig: uses partial "backend", which templates.partials does not define'],
+      ],
+      [
+        'a missing partial used by a partial',
+        withTemplates('  haproxyConfig: "{{> a}}"\n  partials: { a: "{{> b}}" }'),
+        ['templates.partials.a: uses partial "b", which templates.partials does not define'],
+      ],
+      [
+        'a file name with a slash',
+        withTemplates('  haproxyConfig: x\n  files: { "../x": y }'),
+        [`templates.files.../x: invalid name: must be a letter or digit followed by letters, digits, '_', '.' or '-'`],
+      ],
       ['a hidden file name', withTemplates('  haproxyConfig: x\n  certificates: { .pem: y }'), ['templates.certificates..pem: invalid name']],
       ['a partial name with a space', withTemplates('  haproxyConfig: x\n  partials: { "a b": y }'), ['templates.partials.a b: invalid name']],
       // validationTests
       ['a test without name', `${minimal}validationTests:\n  - assertions: [ { type: deterministic } ]\n`, ['validationTests[0].name: required']],
       ['a test that is not a mapping', `${minimal}validationTests: [ t ]\n`, ['validationTests[0]: must be a mapping, got "t"']],
-      ['duplicate test names', `${minimal}validationTests:\n  - { name: t, assertions: [ { type: deterministic } ] }\n  - { name: u, assertions: [ { type: deterministic } ] }\n  - { name: t, assertions: [ { type: deterministic } ] }\n`, ['validationTests[2].name: duplicate test name "t" (also validationTests[0])']],
+      [
+        'duplicate test names',
+        `${minimal}validationTests:\n  - { name: t, assertions: [ { type: deterministic } ] }\n  - { name: u, assertions: [ { type: deterministic } ] }\n  - { name: t, assertions: [ { type: deterministic } ] }\n`,
+        ['validationTests[2].name: duplicate test name "t" (also validationTests[0])'],
+      ],
       ['a test without assertions', withTest('    description: nothing to check\n'), ['validationTests[0].assertions: required']],
       ['an empty assertion list', withTest('    assertions: []\n'), ['validationTests[0].assertions: must list at least one assertion']],
-      ['fixtures for an unknown resource', withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { services: [] }\n'), ['validationTests[0].fixtures.services: "services" is not a watched resource (ingresses)']],
-      ['fixtures that are not a list', withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { ingresses: { metadata: { name: a } } }\n'), ['validationTests[0].fixtures.ingresses: must be a list, got a mapping']],
-      ['a fixture without metadata.name', withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { ingresses: [ { metadata: { namespace: default } } ] }\n'), ['validationTests[0].fixtures.ingresses[0].metadata.name: required']],
-      ['a fixture without metadata', withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { ingresses: [ { spec: {} } ] }\n'), ['validationTests[0].fixtures.ingresses[0].metadata: required']],
-      ['a fixture with a numeric label', withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { ingresses: [ { metadata: { name: a, labels: { v: 1 } } } ] }\n'), ['validationTests[0].fixtures.ingresses[0].metadata.labels: v must be a string, got 1']],
-      ['a fixture of another kind', withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { ingresses: [ { kind: Service, metadata: { name: a } } ] }\n'), ['validationTests[0].fixtures.ingresses[0].kind: must be Ingress like the watched resource, got "Service"']],
-      ['the same fixture twice', withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { ingresses: [ { metadata: { name: a, namespace: n } }, { metadata: { name: a, namespace: n } } ] }\n'), ['validationTests[0].fixtures.ingresses[1]: duplicates validationTests[0].fixtures.ingresses[0] (n/a)']],
-      ['an unknown assertion type', withAssertion('{ type: valid }'), ['validationTests[0].assertions[0].type: must be one of haproxy_valid, deterministic, contains, not_contains, equals, match_count, got "valid"']],
+      [
+        'fixtures for an unknown resource',
+        withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { services: [] }\n'),
+        ['validationTests[0].fixtures.services: "services" is not a watched resource (ingresses)'],
+      ],
+      [
+        'fixtures that are not a list',
+        withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { ingresses: { metadata: { name: a } } }\n'),
+        ['validationTests[0].fixtures.ingresses: must be a list, got a mapping'],
+      ],
+      [
+        'a fixture without metadata.name',
+        withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { ingresses: [ { metadata: { namespace: default } } ] }\n'),
+        ['validationTests[0].fixtures.ingresses[0].metadata.name: required'],
+      ],
+      [
+        'a fixture without metadata',
+        withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { ingresses: [ { spec: {} } ] }\n'),
+        ['validationTests[0].fixtures.ingresses[0].metadata: required'],
+      ],
+      [
+        'a fixture with a numeric label',
+        withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { ingresses: [ { metadata: { name: a, labels: { v: 1 } } } ] }\n'),
+        ['validationTests[0].fixtures.ingresses[0].metadata.labels: v must be a string, got 1'],
+      ],
+      [
+        'a fixture of another kind',
+        withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { ingresses: [ { kind: Service, metadata: { name: a } } ] }\n'),
+        ['validationTests[0].fixtures.ingresses[0].kind: must be Ingress like the watched resource, got "Service"'],
+      ],
+      [
+        'the same fixture twice',
+        withTest('    assertions: [ { type: deterministic } ]\n    fixtures: { ingresses: [ { metadata: { name: a, namespace: n } }, { metadata: { name: a, namespace: n } } ] }\n'),
+        ['validationTests[0].fixtures.ingresses[1]: duplicates validationTests[0].fixtures.ingresses[0] (n/a)'],
+      ],
+      [
+        'an unknown assertion type',
+        withAssertion('{ type: valid }'),
+        ['validationTests[0].assertions[0].type: must be one of haproxy_valid, deterministic, contains, not_contains, equals, match_count, got "valid"'],
+      ],
       ['an assertion without type', withAssertion('{ pattern: x }'), ['validationTests[0].assertions[0].type: required (one of haproxy_valid']],
       ['a bad regex', withAssertion('{ type: contains, pattern: "(" }'), ['validationTests[0].assertions[0].pattern: invalid regular expression: /(/m: Unterminated group']],
       ['a missing pattern', withAssertion('{ type: not_contains }'), ['validationTests[0].assertions[0].pattern: required']],
       ['a missing expected text', withAssertion('{ type: equals }'), ['validationTests[0].assertions[0].expected: required']],
       ['a missing count', withAssertion('{ type: match_count, pattern: x }'), ['validationTests[0].assertions[0].count: required']],
       ['a negative count', withAssertion('{ type: match_count, pattern: x, count: -1 }'), ['validationTests[0].assertions[0].count: must be an integer of at least 0, got -1']],
-      ['a target in an unknown directory', withAssertion('{ type: contains, target: etc/host.map, pattern: x }'), ['validationTests[0].assertions[0].target: must be haproxy.cfg or one of maps/<file>, ssl/<file>, general/<file>, got "etc/host.map"']],
+      [
+        'a target in an unknown directory',
+        withAssertion('{ type: contains, target: etc/host.map, pattern: x }'),
+        ['validationTests[0].assertions[0].target: must be haproxy.cfg or one of maps/<file>, ssl/<file>, general/<file>, got "etc/host.map"'],
+      ],
       ['a bare file target', withAssertion('{ type: contains, target: host.map, pattern: x }'), ['validationTests[0].assertions[0].target: must be haproxy.cfg or one of']],
-      ['a target nothing renders', withAssertion('{ type: contains, target: maps/host.map, pattern: x }'), ['validationTests[0].assertions[0].target: no template renders "maps/host.map" (maps has none)']],
+      [
+        'a target nothing renders',
+        withAssertion('{ type: contains, target: maps/host.map, pattern: x }'),
+        ['validationTests[0].assertions[0].target: no template renders "maps/host.map" (maps has none)'],
+      ],
     ];
 
     for (const [what, text, expected] of cases) {
       it(what, () => {
         const errors = errorsOf(text);
         for (const substring of expected) {
-          expect(errors.some((error) => error.includes(substring)), `${JSON.stringify(errors, null, 2)}\nshould include ${substring}`).to.be.true;
+          expect(
+            errors.some((error) => error.includes(substring)),
+            `${JSON.stringify(errors, null, 2)}\nshould include ${substring}`,
+          ).to.be.true;
         }
       });
     }

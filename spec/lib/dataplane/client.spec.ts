@@ -3,15 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { DataplaneClient, type DataplaneClientOptions } from '../../../lib/dataplane/client.ts';
-import {
-  DataplaneError,
-  DataplaneTimeout,
-  DataplaneUnavailable,
-  NotFound,
-  Unauthorized,
-  ValidationFailed,
-  VersionConflict,
-} from '../../../lib/dataplane/errors.ts';
+import { DataplaneError, DataplaneTimeout, DataplaneUnavailable, NotFound, Unauthorized, ValidationFailed, VersionConflict } from '../../../lib/dataplane/errors.ts';
 import { multipartFile } from '../../../lib/dataplane/multipart.ts';
 import { apiPath } from '../../../lib/dataplane/path.ts';
 import { ManualClock } from '../../support/clocks.ts';
@@ -117,7 +109,9 @@ describe('dataplane client', () => {
 
     it('refuses TLS options on an http url and a bad url without echoing its password', () => {
       expect(() => new DataplaneClient({ url: 'http://h:5555', tls: { caFile: '/ca.crt' } })).to.throw(/https:\/\//);
-      expect(() => new DataplaneClient({ url: `http://admin:${PASSWORD}@h:bad` })).to.throw(TypeError).that.satisfies((error: Error) => !error.message.includes(PASSWORD));
+      expect(() => new DataplaneClient({ url: `http://admin:${PASSWORD}@h:bad` }))
+        .to.throw(TypeError)
+        .that.satisfies((error: Error) => !error.message.includes(PASSWORD));
     });
 
     it('turns 401 into Unauthorized naming the endpoint, with the password nowhere', async () => {
@@ -131,11 +125,16 @@ describe('dataplane client', () => {
       expect(unauthorized.kind).to.equal('unauthorized');
       expect(unauthorized.status).to.equal(401);
       expect(unauthorized.code).to.equal(401);
-      expect(unauthorized.message).to.equal(
-        `Data Plane API ${server.url}/v3: GET /services/haproxy/configuration/version failed with 401: unauthorized`,
-      );
+      expect(unauthorized.message).to.equal(`Data Plane API ${server.url}/v3: GET /services/haproxy/configuration/version failed with 401: unauthorized`);
       const base64 = Buffer.from(`admin:${PASSWORD}`).toString('base64');
-      for (const text of [unauthorized.message, JSON.stringify(unauthorized), inspect(unauthorized, { depth: 10 }), inspect(dataplane, { depth: 10, showHidden: true }), String(dataplane), JSON.stringify(dataplane)]) {
+      for (const text of [
+        unauthorized.message,
+        JSON.stringify(unauthorized),
+        inspect(unauthorized, { depth: 10 }),
+        inspect(dataplane, { depth: 10, showHidden: true }),
+        String(dataplane),
+        JSON.stringify(dataplane),
+      ]) {
         expect(text).to.not.include(PASSWORD);
         expect(text).to.not.include(base64);
       }
@@ -172,7 +171,7 @@ describe('dataplane client', () => {
     });
 
     it('turns a 400 validation error into ValidationFailed carrying HAProxy message, even labelled text/plain', async () => {
-      const message = 'validation error: exit status 1: msg="config parsing [bad.cfg:5] unknown keyword \'foo\' in \'backend\' section"';
+      const message = "validation error: exit status 1: msg=\"config parsing [bad.cfg:5] unknown keyword 'foo' in 'backend' section\"";
       const server = await stub((_request, response) => {
         // DPAPI 3.2's raw endpoint sends its JSON error as text/plain.
         response.writeHead(400, { 'Content-Type': 'text/plain', 'Configuration-Version': '2' });

@@ -44,9 +44,26 @@ class Pki {
     const pki = new Pki(await mkdtemp(join(tmpdir(), 'dataplane-tls-')));
     await writeFile(pki.path('openssl.cnf'), OPENSSL_CONFIG);
     await run('openssl', [
-      'req', '-x509', '-new', '-nodes', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1',
-      '-keyout', pki.path('ca.key'), '-out', pki.path('ca.crt'), '-days', '2', '-subj', '/CN=test-ca',
-      '-config', pki.path('openssl.cnf'), '-extensions', 'ca',
+      'req',
+      '-x509',
+      '-new',
+      '-nodes',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-keyout',
+      pki.path('ca.key'),
+      '-out',
+      pki.path('ca.crt'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=test-ca',
+      '-config',
+      pki.path('openssl.cnf'),
+      '-extensions',
+      'ca',
     ]);
     await pki.issue('server', 'dpapi', 'server');
     return pki;
@@ -60,12 +77,40 @@ class Pki {
   async issue(name: string, commonName: string, profile: 'server' | 'client'): Promise<void> {
     const config = this.path('openssl.cnf');
     await run('openssl', [
-      'req', '-new', '-nodes', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1',
-      '-keyout', this.path(`${name}.key`), '-out', this.path(`${name}.csr`), '-subj', `/CN=${commonName}`, '-config', config,
+      'req',
+      '-new',
+      '-nodes',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-keyout',
+      this.path(`${name}.key`),
+      '-out',
+      this.path(`${name}.csr`),
+      '-subj',
+      `/CN=${commonName}`,
+      '-config',
+      config,
     ]);
     await run('openssl', [
-      'x509', '-req', '-in', this.path(`${name}.csr`), '-CA', this.path('ca.crt'), '-CAkey', this.path('ca.key'),
-      '-CAcreateserial', '-out', this.path(`${name}.crt`), '-days', '2', '-extfile', config, '-extensions', profile,
+      'x509',
+      '-req',
+      '-in',
+      this.path(`${name}.csr`),
+      '-CA',
+      this.path('ca.crt'),
+      '-CAkey',
+      this.path('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      this.path(`${name}.crt`),
+      '-days',
+      '2',
+      '-extfile',
+      config,
+      '-extensions',
+      profile,
     ]);
   }
 }

@@ -26,8 +26,19 @@ const maps = '/etc/haproxy/maps';
 
 describe('mapRefusal (Data Plane API runtime maps, docs/dataplane-api-contract.md §6a)', () => {
   it('lets entry calls through: additions of any key, changes and deletions of keys a path can carry', () => {
-    const before: MapEntry[] = [['a.example.com', 'a'], ['b.example.com', 'b']];
-    expect(mapRefusal(update(before, [['a.example.com', 'a2'], ['*.c.example.com', 'c']]), maps)).to.equal(undefined);
+    const before: MapEntry[] = [
+      ['a.example.com', 'a'],
+      ['b.example.com', 'b'],
+    ];
+    expect(
+      mapRefusal(
+        update(before, [
+          ['a.example.com', 'a2'],
+          ['*.c.example.com', 'c'],
+        ]),
+        maps,
+      ),
+    ).to.equal(undefined);
   });
 
   it('refuses a map the configuration names by another path than <maps_dir>/<name>', () => {
@@ -47,18 +58,59 @@ describe('mapRefusal (Data Plane API runtime maps, docs/dataplane-api-contract.m
   });
 
   it('refuses what entry calls cannot express: duplicate keys, values of more than one word, a ;', () => {
-    expect(mapRefusal(update([['a', '1']], [['a', '1'], ['a', '2']]), maps)).to.equal('map host.map has the key a more than once, which entry updates cannot express');
+    expect(
+      mapRefusal(
+        update(
+          [['a', '1']],
+          [
+            ['a', '1'],
+            ['a', '2'],
+          ],
+        ),
+        maps,
+      ),
+    ).to.equal('map host.map has the key a more than once, which entry updates cannot express');
     expect(mapRefusal(update([], [['a', 'two words']]), maps)).to.equal('map host.map: the entry "a two words" cannot be sent as one runtime map entry');
     expect(mapRefusal(update([], [['a;b', 'x']]), maps)).to.match(/cannot be sent as one runtime map entry/);
   });
 
   it('refuses, for a map looked up in file order, additions that do not all go last', () => {
     const before: MapEntry[] = [['/a', 'x']];
-    expect(mapRefusal(update(before, [['/a', 'x'], ['/b', 'y']], { ordered: true }), maps)).to.equal(undefined);
-    expect(mapRefusal(update(before, [['/b', 'y'], ['/a', 'x']], { ordered: true }), maps)).to.equal(
-      'map host.map: its lookups take the first match in file order and new entries do not all go last, where the runtime API adds them',
-    );
+    expect(
+      mapRefusal(
+        update(
+          before,
+          [
+            ['/a', 'x'],
+            ['/b', 'y'],
+          ],
+          { ordered: true },
+        ),
+        maps,
+      ),
+    ).to.equal(undefined);
+    expect(
+      mapRefusal(
+        update(
+          before,
+          [
+            ['/b', 'y'],
+            ['/a', 'x'],
+          ],
+          { ordered: true },
+        ),
+        maps,
+      ),
+    ).to.equal('map host.map: its lookups take the first match in file order and new entries do not all go last, where the runtime API adds them');
     // Where lookups do not depend on order, the same change goes through.
-    expect(mapRefusal(update(before, [['/b', 'y'], ['/a', 'x']]), maps)).to.equal(undefined);
+    expect(
+      mapRefusal(
+        update(before, [
+          ['/b', 'y'],
+          ['/a', 'x'],
+        ]),
+        maps,
+      ),
+    ).to.equal(undefined);
   });
 });

@@ -20,15 +20,7 @@ import { reservePort } from '../../support/ports.ts';
 import { servedSerial, serialOf } from '../../support/tls-handshake.ts';
 import { LEAF_CERT } from '../../support/tls-fixture.ts';
 import { httpGet, servedBy } from '../../support/traffic.ts';
-import {
-  contractFiles,
-  describeTargetContract,
-  FIRST_CERTIFICATE,
-  SECOND_CERTIFICATE,
-  type ContractWorld,
-  type Ports,
-  type Shape,
-} from './target-contract.ts';
+import { contractFiles, describeTargetContract, FIRST_CERTIFICATE, SECOND_CERTIFICATE, type ContractWorld, type Ports, type Shape } from './target-contract.ts';
 
 interface DataplaneWorld extends ContractWorld {
   readonly emulator: Emulator;
@@ -236,7 +228,9 @@ describe('Data Plane API target: an API in front of HAProxy', function () {
   it('reports a configuration the API refuses with HAProxy’s message and changes nothing there', async () => {
     await begin();
     const error = await controller.deploy(files(shape, '\nbackend bad\n  bogus-keyword\n'), 'bad', 'change').catch((failure: unknown) => failure);
-    expect(String(error)).to.match(/validation error/).and.match(/bogus-keyword/);
+    expect(String(error))
+      .to.match(/validation error/)
+      .and.match(/bogus-keyword/);
     await served('shop.example.com', [backends[0]!]);
   });
 });

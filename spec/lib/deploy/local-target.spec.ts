@@ -129,7 +129,10 @@ describe('local target: a HAProxy of its own', function () {
     const result = await deploy(files({ ...shape, hosts: [...filler, 'a.test'] }));
     expect(result).to.deep.equal({ mode: 'runtime', operations: 1 });
     const dump = await runtimeCommand(target.statsSocket, `show map ${world.workDir}/maps/host.map`);
-    const keys = dump.trim().split('\n').map((line) => line.split(' ')[1]);
+    const keys = dump
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' ')[1]);
     expect(keys).to.have.length(3_001);
     expect(keys.slice(0, 2)).to.deep.equal(['host-0.example.test', 'host-1.example.test']);
     expect(keys.at(-1)).to.equal('a.test');
@@ -163,7 +166,11 @@ describe('local target: a HAProxy of its own', function () {
     await deploy(files(shape));
     const info = await target.processInfo();
     for (const pid of [info.masterPid, ...info.workers.map((worker) => worker.pid)]) process.kill(pid, 'SIGKILL');
-    await eventually(() => target.read(), (state) => state === undefined, 'the killed master to be gone');
+    await eventually(
+      () => target.read(),
+      (state) => state === undefined,
+      'the killed master to be gone',
+    );
     const result = await deploy(files({ ...shape, backends: { web: [backends[1]!] } }));
     expect(result).to.include({ mode: 'reload', reloadReason: 'HAProxy started' });
     expect(messages).to.include('HAProxy does not answer: starting it again');

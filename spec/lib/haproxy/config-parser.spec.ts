@@ -36,14 +36,7 @@ describe('tokenizeLine', () => {
   });
 
   it('groups double-quoted text, where backslash escapes still apply', () => {
-    expect(words('string "a b" "x\\"y" "a\\\\b" "\\#" "x\\ y"')).to.deep.equal([
-      'string',
-      'a b',
-      'x"y',
-      'a\\b',
-      '#',
-      'x y',
-    ]);
+    expect(words('string "a b" "x\\"y" "a\\\\b" "\\#" "x\\ y"')).to.deep.equal(['string', 'a b', 'x"y', 'a\\b', '#', 'x y']);
   });
 
   it('groups single-quoted text literally', () => {
@@ -56,15 +49,7 @@ describe('tokenizeLine', () => {
   });
 
   it('unescapes \\<space>, \\\\, \\t, \\xHH and keeps other backslashes', () => {
-    expect(words('a\\ b c\\\\d \\x41B \\tT \\zz \\x4 end\\')).to.deep.equal([
-      'a b',
-      'c\\d',
-      'AB',
-      '\tT',
-      '\\zz',
-      '\\x4',
-      'end\\',
-    ]);
+    expect(words('a\\ b c\\\\d \\x41B \\tT \\zz \\x4 end\\')).to.deep.equal(['a b', 'c\\d', 'AB', '\tT', '\\zz', '\\x4', 'end\\']);
   });
 
   it('keeps empty quoted words except at the end of the line, like HAProxy', () => {
@@ -194,11 +179,7 @@ describe('parseConfig', () => {
   });
 
   it('lets the last weight and the last of disabled/enabled win', () => {
-    const text = [
-      'backend b',
-      '  server a 10.0.0.1:80 weight 5 disabled weight 7 enabled',
-      '  server c 10.0.0.3:80 enabled disabled',
-    ].join('\n');
+    const text = ['backend b', '  server a 10.0.0.1:80 weight 5 disabled weight 7 enabled', '  server c 10.0.0.3:80 enabled disabled'].join('\n');
     const [a, c] = section(text, 0).servers;
     expect([a?.weight, a?.disabled, c?.weight, c?.disabled]).to.deep.equal([7, false, undefined, true]);
   });

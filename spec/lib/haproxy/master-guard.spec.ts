@@ -37,7 +37,11 @@ describe('master guard', () => {
     children.push(child);
     await once(child, 'spawn');
     // 'spawn' can come before the exec is visible in /proc: wait for the command line to be the new one.
-    await eventually(() => readFile(`/proc/${child.pid}/cmdline`, 'utf8'), (cmdline) => cmdline.split('\0').includes(args.at(-1)!), 'the process started');
+    await eventually(
+      () => readFile(`/proc/${child.pid}/cmdline`, 'utf8'),
+      (cmdline) => cmdline.split('\0').includes(args.at(-1)!),
+      'the process started',
+    );
     return child.pid!;
   }
 

@@ -32,13 +32,25 @@ describe('MasterProcess', () => {
     const clock = new ManualClock();
     const master = new MasterProcess({ workDir, binary, timeoutMs: 20_000, clock });
     const started = clock.now();
-    const starting = master.start().then(() => undefined, (failure: unknown) => failure as Error);
+    const starting = master.start().then(
+      () => undefined,
+      (failure: unknown) => failure as Error,
+    );
     // The clock stands still meanwhile: the start waits at its first pause.
-    const pid = await eventually(() => readFile(join(workDir, 'silent.pid'), 'utf8').then(Number), (found) => found > 0, 'the process to start');
+    const pid = await eventually(
+      () => readFile(join(workDir, 'silent.pid'), 'utf8').then(Number),
+      (found) => found > 0,
+      'the process to start',
+    );
     const error = await clock.runUntil(starting);
     expect(error?.message).to.equal(`HAProxy did not start within 20000 ms (no worker on ${master.masterSocket})`);
     // Looked at every 50 ms of clock time until past the deadline.
     expect(clock.now() - started).to.equal(20_050);
-    await eventually(async () => isAlive(pid), (alive) => !alive, 'the silent process to be killed', 2_000);
+    await eventually(
+      async () => isAlive(pid),
+      (alive) => !alive,
+      'the silent process to be killed',
+      2_000,
+    );
   });
 });

@@ -72,11 +72,7 @@ describe('planDeployment', () => {
     const deployed = web('server a 10.0.0.1:80 check', 'server b 10.0.0.2:80 check');
 
     it('adds a server with its ServerSpec', () => {
-      const desired = web(
-        'server a 10.0.0.1:80 check',
-        'server b 10.0.0.2:80 check',
-        'server c 10.0.0.3:8080 check weight 20',
-      );
+      const desired = web('server a 10.0.0.1:80 check', 'server b 10.0.0.2:80 check', 'server c 10.0.0.3:8080 check weight 20');
       expect(planDeployment(deployed, desired)).to.deep.equal({
         kind: 'runtime',
         operations: [
@@ -145,20 +141,14 @@ describe('planDeployment', () => {
 
     it('reloads when other options of a server change', () => {
       const desired = web('server a 10.0.0.1:80 check inter 3s', 'server b 10.0.0.2:80 check');
-      expect(reason(deployed, desired)).to.equal(
-        'backend web: server a options changed from "check" to "check inter 3s"',
-      );
+      expect(reason(deployed, desired)).to.equal('backend web: server a options changed from "check" to "check inter 3s"');
     });
 
     it('reloads for an address change to a host name or to or from no port', () => {
       const name = web('server a web.local:80 check', 'server b 10.0.0.2:80 check');
-      expect(reason(deployed, name)).to.equal(
-        'backend web: server a address changed from 10.0.0.1:80 to web.local:80, which set server addr cannot apply (it takes IP addresses only)',
-      );
+      expect(reason(deployed, name)).to.equal('backend web: server a address changed from 10.0.0.1:80 to web.local:80, which set server addr cannot apply (it takes IP addresses only)');
       const noPort = web('server a 10.0.0.1 check', 'server b 10.0.0.2:80 check');
-      expect(reason(deployed, noPort)).to.equal(
-        "backend web: server a address changed from 10.0.0.1:80 to 10.0.0.1, which set server addr cannot apply (no port means the client's port)",
-      );
+      expect(reason(deployed, noPort)).to.equal("backend web: server a address changed from 10.0.0.1:80 to 10.0.0.1, which set server addr cannot apply (no port means the client's port)");
     });
 
     it('reloads when a server moves across a default-server line', () => {
@@ -176,24 +166,17 @@ describe('planDeployment', () => {
       const before = files(lines('listen app', '  bind :80', '  server a 10.0.0.1:80'));
       const after = files(lines('listen app', '  bind :80', '  server a 10.0.0.1:80', '  server b 10.0.0.2:80'));
       const plan = planDeployment(before, after);
-      expect(plan.kind === 'runtime' && plan.operations.map((operation) => operation.type)).to.deep.equal([
-        'addServer',
-      ]);
+      expect(plan.kind === 'runtime' && plan.operations.map((operation) => operation.type)).to.deep.equal(['addServer']);
     });
   });
 
   describe('servers add server cannot add', () => {
     function addTo(...body: string[]): string {
-      return reason(
-        web(...body, 'server a 10.0.0.1:80'),
-        web(...body, 'server a 10.0.0.1:80', 'server b 10.0.0.2:80'),
-      );
+      return reason(web(...body, 'server a 10.0.0.1:80'), web(...body, 'server a 10.0.0.1:80', 'server b 10.0.0.2:80'));
     }
 
     it('reloads for balance static-rr but deletes, disables and readdresses at runtime', () => {
-      expect(addTo('balance static-rr')).to.equal(
-        'backend web: server b added but balance static-rr is a static load-balancing algorithm',
-      );
+      expect(addTo('balance static-rr')).to.equal('backend web: server b added but balance static-rr is a static load-balancing algorithm');
       const before = web('balance static-rr', 'server a 10.0.0.1:80', 'server b 10.0.0.2:80');
       const after = web('balance static-rr', 'server a 10.0.0.5:80 disabled');
       expect(planDeployment(before, after)).to.deep.equal({
@@ -208,9 +191,7 @@ describe('planDeployment', () => {
     it('reloads for a weight change under a static algorithm', () => {
       const before = web('balance static-rr', 'server a 10.0.0.1:80');
       const after = web('balance static-rr', 'server a 10.0.0.1:80 weight 5');
-      expect(reason(before, after)).to.equal(
-        'backend web: server a weight changed from 1 to 5 but balance static-rr is a static load-balancing algorithm',
-      );
+      expect(reason(before, after)).to.equal('backend web: server a weight changed from 1 to 5 but balance static-rr is a static load-balancing algorithm');
     });
 
     it('reloads for hash algorithms unless hash-type is consistent', () => {
@@ -229,77 +210,47 @@ describe('planDeployment', () => {
 
     it('adds at runtime under roundrobin, leastconn, first and random', () => {
       for (const algorithm of ['roundrobin', 'leastconn', 'first', 'random', 'random(3)']) {
-        const plan = planDeployment(
-          web(`balance ${algorithm}`, 'server a 10.0.0.1:80'),
-          web(`balance ${algorithm}`, 'server a 10.0.0.1:80', 'server b 10.0.0.2:80'),
-        );
+        const plan = planDeployment(web(`balance ${algorithm}`, 'server a 10.0.0.1:80'), web(`balance ${algorithm}`, 'server a 10.0.0.1:80', 'server b 10.0.0.2:80'));
         expect(plan.kind, algorithm).to.equal('runtime');
       }
     });
 
     it('takes balance and hash-type from the defaults section the backend uses', () => {
       const config = (servers: string[]): string =>
-        lines(
-          'defaults hashed',
-          '  balance source',
-          'defaults',
-          '  balance roundrobin',
-          'backend implicit',
-          ...servers,
-          'backend explicit from hashed',
-          ...servers,
-        );
+        lines('defaults hashed', '  balance source', 'defaults', '  balance roundrobin', 'backend implicit', ...servers, 'backend explicit from hashed', ...servers);
       expect(reasonOf(addingB(config))).to.match(/^backend explicit: server b added but balance source with/);
-      const inherited = (servers: string[]): string =>
-        lines('defaults base', '  balance static-rr', 'defaults from base', 'backend b', ...servers);
+      const inherited = (servers: string[]): string => lines('defaults base', '  balance static-rr', 'defaults from base', 'backend b', ...servers);
       expect(reasonOf(addingB(inherited))).to.match(/^backend b: server b added but balance static-rr/);
       // A defaults section without `from` starts afresh.
-      const reset = (servers: string[]): string =>
-        lines('defaults', '  balance static-rr', 'defaults', '  mode http', 'backend b', ...servers);
+      const reset = (servers: string[]): string => lines('defaults', '  balance static-rr', 'defaults', '  mode http', 'backend b', ...servers);
       expect(addingB(reset).kind).to.equal('runtime');
     });
 
     it('reloads when the backend sets a cookie, but deletes at runtime', () => {
-      expect(addTo('cookie SRV insert indirect')).to.equal(
-        'backend web: server b added but the backend sets a cookie (add server cannot give the server one)',
-      );
+      expect(addTo('cookie SRV insert indirect')).to.equal('backend web: server b added but the backend sets a cookie (add server cannot give the server one)');
       const before = web('cookie SRV insert', 'server a 10.0.0.1:80 cookie a', 'server b 10.0.0.2:80 cookie b');
       const after = web('cookie SRV insert', 'server a 10.0.0.1:80 cookie a');
       expect(planDeployment(before, after).kind).to.equal('runtime');
     });
 
     it('reloads when default-server settings apply, from the backend or its defaults', () => {
-      expect(addTo('default-server inter 3s')).to.equal(
-        'backend web: server b added but default-server settings apply (add server ignores them)',
-      );
-      const config = (servers: string[]): string =>
-        lines('defaults', '  default-server check', 'backend web', ...servers);
-      expect(reasonOf(addingB(config))).to.equal(
-        'backend web: server b added but default-server settings apply (add server ignores them)',
-      );
+      expect(addTo('default-server inter 3s')).to.equal('backend web: server b added but default-server settings apply (add server ignores them)');
+      const config = (servers: string[]): string => lines('defaults', '  default-server check', 'backend web', ...servers);
+      expect(reasonOf(addingB(config))).to.equal('backend web: server b added but default-server settings apply (add server ignores them)');
     });
 
     it('reloads for an added server with an option add server does not support', () => {
       const before = web('server a 10.0.0.1:80');
-      const add = (options: string): string =>
-        reason(before, web('server a 10.0.0.1:80', `server b 10.0.0.2:80 ${options}`));
-      expect(add('check track web/a')).to.equal(
-        'backend web: server b added with option "track", which add server does not support',
-      );
+      const add = (options: string): string => reason(before, web('server a 10.0.0.1:80', `server b 10.0.0.2:80 ${options}`));
+      expect(add('check track web/a')).to.equal('backend web: server b added with option "track", which add server does not support');
       expect(add('init-addr none')).to.match(/option "init-addr", which add server does not support/);
       expect(add('cookie b')).to.match(/option "cookie"/);
       expect(add('check inter')).to.equal('backend web: server b added with option "inter" without a value');
     });
 
     it('adds a server with supported options, values included', () => {
-      const options = [
-        'check inter 2s fall 3 rise 2 weight 10 maxconn 100',
-        'ssl verify none sni str(app) alpn h2 send-proxy-v2 disabled',
-      ].join(' ');
-      const plan = planDeployment(
-        web('server a 10.0.0.1:80'),
-        web('server a 10.0.0.1:80', `server b 10.0.0.2:443 ${options}`),
-      );
+      const options = ['check inter 2s fall 3 rise 2 weight 10 maxconn 100', 'ssl verify none sni str(app) alpn h2 send-proxy-v2 disabled'].join(' ');
+      const plan = planDeployment(web('server a 10.0.0.1:80'), web('server a 10.0.0.1:80', `server b 10.0.0.2:443 ${options}`));
       expect(plan.kind === 'runtime' && plan.operations[0]).to.deep.include({ type: 'addServer', backend: 'web' });
     });
 
@@ -310,24 +261,19 @@ describe('planDeployment', () => {
       expect(add('ssl verify required ca-file @system-ca').kind).to.equal('runtime');
       expect(add('ssl verify required ca-file other.pem')).to.deep.equal({
         kind: 'reload',
-        reason:
-          'backend web: server b added with "ca-file other.pem", a file HAProxy has not loaded (files are read only at start)',
+        reason: 'backend web: server b added with "ca-file other.pem", a file HAProxy has not loaded (files are read only at start)',
       });
       expect(add('ssl crt client.pem').kind).to.equal('reload');
     });
 
     it('reloads for an added server with a host name, which add server does not resolve', () => {
       const a = 'server a 10.0.0.1:80';
-      expect(reason(web(a), web(a, 'server b web.local:80'))).to.equal(
-        'backend web: server b added with address web.local, which add server cannot use (it needs an IP address)',
-      );
+      expect(reason(web(a), web(a, 'server b web.local:80'))).to.equal('backend web: server b added with address web.local, which add server cannot use (it needs an IP address)');
       expect(planDeployment(web(a), web(a, 'server b [fd00::2]:80')).kind).to.equal('runtime');
     });
 
     it('reloads for a server name used twice', () => {
-      expect(reason(web('server a 10.0.0.1:80'), web('server a 10.0.0.1:80', 'server a 10.0.0.2:80'))).to.equal(
-        'backend web: server name a used twice',
-      );
+      expect(reason(web('server a 10.0.0.1:80'), web('server a 10.0.0.1:80', 'server a 10.0.0.2:80'))).to.equal('backend web: server name a used twice');
     });
   });
 
@@ -344,30 +290,20 @@ describe('planDeployment', () => {
     );
 
     it('names an added or removed section, and ignores the order of sections', () => {
-      expect(reason(files(base), files(`${base}backend default_web_80\n  server a 10.0.0.1:80\n`))).to.equal(
-        'backend default_web_80 added',
-      );
+      expect(reason(files(base), files(`${base}backend default_web_80\n  server a 10.0.0.1:80\n`))).to.equal('backend default_web_80 added');
       expect(reason(files(`${base}backend old\n`), files(base))).to.equal('backend old removed');
       expect(planDeployment(files(`${base}backend x\nbackend y\n`), files(`${base}backend y\nbackend x\n`))).to.deep.equal({
         kind: 'empty',
       });
-      expect(reason(files(`# pre\n.notice hi\n${base}`), files(base))).to.equal(
-        'lines before the first section removed',
-      );
+      expect(reason(files(`# pre\n.notice hi\n${base}`), files(base))).to.equal('lines before the first section removed');
       expect(reason(files(base), files(`${base}backend web\n  server a 10.0.0.1:80\n`))).to.equal('backend web defined twice');
     });
 
     it('names an added, removed or changed line', () => {
       const https = base.replace('  bind *:80\n', '  bind *:80\n  bind *:443 ssl crt-list general/crt-list.txt\n');
-      expect(reason(files(base), files(https))).to.equal(
-        'frontend http: "bind *:443 ssl crt-list general/crt-list.txt" added',
-      );
-      expect(reason(files(https), files(base))).to.equal(
-        'frontend http: "bind *:443 ssl crt-list general/crt-list.txt" removed',
-      );
-      expect(reason(files(base), files(base.replace('30s', '60s')))).to.equal(
-        'global: line 3 changed from "stats timeout 30s" to "stats timeout 60s"',
-      );
+      expect(reason(files(base), files(https))).to.equal('frontend http: "bind *:443 ssl crt-list general/crt-list.txt" added');
+      expect(reason(files(https), files(base))).to.equal('frontend http: "bind *:443 ssl crt-list general/crt-list.txt" removed');
+      expect(reason(files(base), files(base.replace('30s', '60s')))).to.equal('global: line 3 changed from "stats timeout 30s" to "stats timeout 60s"');
       // Lines of different keywords have no order in HAProxy: swapping them changes nothing.
       const swapped = base.replace('  maxconn 100\n  stats timeout 30s\n', '  stats timeout 30s\n  maxconn 100\n');
       expect(planDeployment(files(base), files(swapped))).to.deep.equal({ kind: 'empty' });
@@ -378,9 +314,7 @@ describe('planDeployment', () => {
       expect(reason(frontend('http-request deny if a', 'http-request allow'), frontend('http-request allow', 'http-request deny if a'))).to.equal(
         'frontend f: line 4 "http-request allow" moved',
       );
-      expect(reason(frontend('use_backend x if a', 'use_backend y'), frontend('use_backend y', 'use_backend x if a'))).to.equal(
-        'frontend f: line 4 "use_backend y" moved',
-      );
+      expect(reason(frontend('use_backend x if a', 'use_backend y'), frontend('use_backend y', 'use_backend x if a'))).to.equal('frontend f: line 4 "use_backend y" moved');
       // Rules and use_backend interleaved differently: two keywords, each in its order.
       expect(planDeployment(frontend('http-request deny if a', 'use_backend y'), frontend('use_backend y', 'http-request deny if a'))).to.deep.equal({
         kind: 'empty',
@@ -395,19 +329,13 @@ describe('planDeployment', () => {
     it('quotes words with spaces in reasons', () => {
       const before = lines('frontend f', '  http-request return string ok');
       const after = lines('frontend f', '  http-request return string "all ok"');
-      expect(reason(files(before), files(after))).to.equal(
-        `frontend f: line 2 changed from "http-request return string ok" to "http-request return string 'all ok'"`,
-      );
+      expect(reason(files(before), files(after))).to.equal(`frontend f: line 2 changed from "http-request return string ok" to "http-request return string 'all ok'"`);
     });
 
     it('names a changed section header and a change of the defaults a proxy inherits', () => {
-      expect(reason(files(base), files(base.replace('\nbackend web\n', '\nbackend web from tuned\n')))).to.equal(
-        'backend web: inherits from defaults tuned instead of no defaults section',
-      );
+      expect(reason(files(base), files(base.replace('\nbackend web\n', '\nbackend web from tuned\n')))).to.equal('backend web: inherits from defaults tuned instead of no defaults section');
       const peers = lines('peers mine', '  peer a 127.0.0.1:1');
-      expect(reason(files(peers), files(peers.replace('peers mine', 'peers mine extra')))).to.equal(
-        'peers mine: header changed from "peers mine" to "peers mine extra"',
-      );
+      expect(reason(files(peers), files(peers.replace('peers mine', 'peers mine extra')))).to.equal('peers mine: header changed from "peers mine" to "peers mine extra"');
       // One `from` written out, one implied: the same defaults.
       const implied = lines('defaults tuned', '  mode http', 'backend web', '  server a 10.0.0.1:80');
       expect(planDeployment(files(implied), files(implied.replace('backend web', 'backend web from tuned')))).to.deep.equal({ kind: 'empty' });
@@ -424,10 +352,7 @@ describe('planDeployment', () => {
     const map = (content: string) => files(config, { maps: { 'host.map': content } });
 
     it('updates a map with the whole content and entry-level changes', () => {
-      const plan = planDeployment(
-        map('a.example.com a\nb.example.com b\nc.example.com c\n'),
-        map('a.example.com a\nb.example.com bb\nd.example.com d  with  spaces \n'),
-      );
+      const plan = planDeployment(map('a.example.com a\nb.example.com b\nc.example.com c\n'), map('a.example.com a\nb.example.com bb\nd.example.com d  with  spaces \n'));
       expect(plan).to.deep.equal({
         kind: 'runtime',
         operations: [
@@ -481,8 +406,7 @@ describe('planDeployment', () => {
     });
 
     it('names the paths the configuration refers to a map by, and whether a lookup takes the first match in order', () => {
-      const using = (...uses: string[]) =>
-        lines('frontend f', ...uses.map((use) => `  http-request set-var(txn.x) path,${use}`), '  http-request set-map(maps/x.map) a b');
+      const using = (...uses: string[]) => lines('frontend f', ...uses.map((use) => `  http-request set-var(txn.x) path,${use}`), '  http-request set-map(maps/x.map) a b');
       const plan = (text: string) => {
         const result = planDeployment(files(text, { maps: { 'x.map': 'a 1\n' } }), files(text, { maps: { 'x.map': 'a 2\n' } }));
         if (result.kind !== 'runtime' || result.operations[0]?.type !== 'updateMap') throw new Error(JSON.stringify(result));
@@ -555,30 +479,22 @@ describe('planDeployment', () => {
     it('reloads for a changed, added or removed general file', () => {
       const before = files(config, { files: { 'crt-list.txt': 'ssl/a.pem a.example.com\n' } });
       const after = files(config, { files: { 'crt-list.txt': 'ssl/a.pem a.example.com b.example.com\n' } });
-      expect(reason(before, after)).to.equal(
-        'general file crt-list.txt changed (general files are read only at start)',
-      );
-      expect(reason(before, files(config, { files: { ...before.files, '404.http': 'x' } }))).to.equal(
-        'general file 404.http added',
-      );
+      expect(reason(before, after)).to.equal('general file crt-list.txt changed (general files are read only at start)');
+      expect(reason(before, files(config, { files: { ...before.files, '404.http': 'x' } }))).to.equal('general file 404.http added');
     });
   });
 
   describe('operation order', () => {
     it('orders servers by backend then name, then maps, then certificates, by file name', () => {
-      const config = (zeta: string[], alpha: string[]): string =>
-        lines('defaults', '  mode http', 'backend zeta', ...zeta, 'backend alpha', ...alpha);
+      const config = (zeta: string[], alpha: string[]): string => lines('defaults', '  mode http', 'backend zeta', ...zeta, 'backend alpha', ...alpha);
       const before = files(config(['  server m 10.0.0.1:80', '  server b 10.0.0.2:80'], ['  server y 10.0.1.1:80']), {
         maps: { 'z.map': 'a 1\n', 'a.map': 'a 1\n' },
         certificates: { 'z.pem': '1', 'a.pem': '1' },
       });
-      const after = files(
-        config(
-          ['  server c 10.0.0.3:80', '  server b 10.0.0.2:80 weight 2', '  server a 10.0.0.4:80'],
-          ['  server x 10.0.1.2:80'],
-        ),
-        { maps: { 'z.map': 'a 2\n', 'a.map': 'a 2\n' }, certificates: { 'z.pem': '2', 'a.pem': '2' } },
-      );
+      const after = files(config(['  server c 10.0.0.3:80', '  server b 10.0.0.2:80 weight 2', '  server a 10.0.0.4:80'], ['  server x 10.0.1.2:80']), {
+        maps: { 'z.map': 'a 2\n', 'a.map': 'a 2\n' },
+        certificates: { 'z.pem': '2', 'a.pem': '2' },
+      });
       const plan = planDeployment(before, after);
       if (plan.kind !== 'runtime') throw new Error(JSON.stringify(plan));
       expect(
@@ -596,18 +512,7 @@ describe('planDeployment', () => {
               return `certificate ${operation.certificate}`;
           }
         }),
-      ).to.deep.equal([
-        'add alpha/x',
-        'delete alpha/y',
-        'add zeta/a',
-        'update zeta/b',
-        'add zeta/c',
-        'delete zeta/m',
-        'map a.map',
-        'map z.map',
-        'certificate a.pem',
-        'certificate z.pem',
-      ]);
+      ).to.deep.equal(['add alpha/x', 'delete alpha/y', 'add zeta/a', 'update zeta/b', 'add zeta/c', 'delete zeta/m', 'map a.map', 'map z.map', 'certificate a.pem', 'certificate z.pem']);
       expect(planDeployment(before, after)).to.deep.equal(plan);
     });
   });
@@ -658,12 +563,7 @@ describe('planDeployment', () => {
         '',
         'backend default-404',
         '  http-request deny deny_status 404',
-        ...Object.entries(backends).flatMap(([name, servers]) => [
-          '',
-          `backend ${name}`,
-          '  balance roundrobin',
-          ...servers.map((server) => `  server ${server} check`),
-        ]),
+        ...Object.entries(backends).flatMap(([name, servers]) => ['', `backend ${name}`, '  balance roundrobin', ...servers.map((server) => `  server ${server} check`)]),
       );
     }
 

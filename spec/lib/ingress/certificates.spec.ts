@@ -80,10 +80,25 @@ describe('checkTlsSecret', () => {
 
   it('refuses what the OpenSSL of HAProxy refuses at security level 2, naming the field and why, and passes what it takes', () => {
     const refused: [string, KubeObject, string, RegExp][] = [
-      ['RSA-1024', tlsSecret('weak', RSA_1024_CERT, RSA_1024_KEY), 'data[tls.key]', /^an RSA key of 1024 bits \(80 bits of security\); HAProxy's OpenSSL \(security level 2\) needs 112 bits of security \(RSA: 2048 bits/],
+      [
+        'RSA-1024',
+        tlsSecret('weak', RSA_1024_CERT, RSA_1024_KEY),
+        'data[tls.key]',
+        /^an RSA key of 1024 bits \(80 bits of security\); HAProxy's OpenSSL \(security level 2\) needs 112 bits of security \(RSA: 2048 bits/,
+      ],
       ['P-192', tlsSecret('weak', P192_CERT, P192_KEY), 'data[tls.key]', /^an EC key on prime192v1 \(96 bits of security\)/],
-      ['a SHA-1 signature', tlsSecret('sha1', SHA1_LEAF_CERT + GOOD_CA_CERT, SHA1_LEAF_KEY), 'data[tls.crt]', /^certificate 1 \(CN=sha1\.example\.com\) is signed with ecdsa-with-SHA1, which HAProxy's OpenSSL \(security level 2\) refuses/],
-      ['an RSA-1024 chain certificate', tlsSecret('chain', WEAK_CHAIN_LEAF_CERT + WEAK_CA_CERT, WEAK_CHAIN_LEAF_KEY), 'data[tls.crt]', /^certificate 2 \(CN=Fixture-Weak-CA\) has an RSA key of 1024 bits/],
+      [
+        'a SHA-1 signature',
+        tlsSecret('sha1', SHA1_LEAF_CERT + GOOD_CA_CERT, SHA1_LEAF_KEY),
+        'data[tls.crt]',
+        /^certificate 1 \(CN=sha1\.example\.com\) is signed with ecdsa-with-SHA1, which HAProxy's OpenSSL \(security level 2\) refuses/,
+      ],
+      [
+        'an RSA-1024 chain certificate',
+        tlsSecret('chain', WEAK_CHAIN_LEAF_CERT + WEAK_CA_CERT, WEAK_CHAIN_LEAF_KEY),
+        'data[tls.crt]',
+        /^certificate 2 \(CN=Fixture-Weak-CA\) has an RSA key of 1024 bits/,
+      ],
       ['an expired certificate', tlsSecret('old', EXPIRED_CERT + GOOD_CA_CERT, EXPIRED_KEY), 'data[tls.crt]', /^certificate 1 \(CN=old\.example\.com\) expired on 2021-01-01T00:00:00\.000Z/],
     ];
     for (const [what, secret, field, reason] of refused) {

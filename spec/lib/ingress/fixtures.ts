@@ -145,10 +145,7 @@ export function sources(world: World): IngressSources {
     className: world.className ?? 'haproxy',
     ingresses: world.ingresses ?? [],
     service: (namespace, name) => find(world.services, namespace, name),
-    endpointSlices: (namespace, name) =>
-      (world.slices ?? []).filter(
-        (slice) => slice.metadata.namespace === namespace && slice.metadata.labels?.['kubernetes.io/service-name'] === name,
-      ),
+    endpointSlices: (namespace, name) => (world.slices ?? []).filter((slice) => slice.metadata.namespace === namespace && slice.metadata.labels?.['kubernetes.io/service-name'] === name),
     secret: (namespace, name) => find(world.secrets, namespace, name),
     ...(world.sharedHostNamespaces ? { sharedHostNamespaces: world.sharedHostNamespaces } : {}),
     ...(world.now !== undefined ? { now: world.now } : {}),

@@ -37,15 +37,34 @@ function apply(stores: Stores, change: WorldChange): void {
   else store.upsert(change.object);
 }
 
-const routeBackends = (model: IngressModel) => new Map([...model.exactRoutes, ...model.prefixRoutes.map((route) => ({ ...route, key: `prefix ${route.key}` }))].map((route) => [route.key, route.backend]));
+const routeBackends = (model: IngressModel) =>
+  new Map([...model.exactRoutes, ...model.prefixRoutes.map((route) => ({ ...route, key: `prefix ${route.key}` }))].map((route) => [route.key, route.backend]));
 
 const classOf = (object: KubeObject | undefined) => (object?.['spec'] as { ingressClassName?: string } | undefined)?.ingressClassName;
 
 describe('incremental Ingress view model', () => {
   it('gives the model a fresh build gives after every change of seeded random sequences, through change logs and through lists', () => {
-    const seen = { conflicts: 0, defaultConflicts: 0, winnerDeleted: 0, classMoves: 0, missingBackends: 0, tlsWarnings: 0, renamedByService: 0, hostsRefused: 0, hostsChangedHands: 0, wildcardExclusions: 0 };
+    const seen = {
+      conflicts: 0,
+      defaultConflicts: 0,
+      winnerDeleted: 0,
+      classMoves: 0,
+      missingBackends: 0,
+      tlsWarnings: 0,
+      renamedByService: 0,
+      hostsRefused: 0,
+      hostsChangedHands: 0,
+      wildcardExclusions: 0,
+    };
     // Hosts kept per namespace (the default), shared by two namespaces, and shared by all.
-    for (const [seed, sharing] of [[1, []], [2, []], [3, []], [4, ['ns-0', 'ns-1']], [5, ['*']], [6, []]] as const) {
+    for (const [seed, sharing] of [
+      [1, []],
+      [2, []],
+      [3, []],
+      [4, ['ns-0', 'ns-1']],
+      [5, ['*']],
+      [6, []],
+    ] as const) {
       const shape = { size: 12, namespaces: 3 };
       const stores = buildStores(config.watchedResources, initialWorld(shape), config.ignoreFields);
       const tracked = new IngressModelCache();
@@ -149,7 +168,10 @@ describe('incremental Ingress view model', () => {
     const first = buildStores(config.watchedResources, initialWorld(shape), config.ignoreFields);
     const world = initialWorld(shape);
     const slices = world.get('endpointslices')!;
-    world.set('endpointslices', slices.map((slice) => ({ ...slice, endpoints: [{ addresses: ['127.9.9.9'], conditions: { ready: true } }] })));
+    world.set(
+      'endpointslices',
+      slices.map((slice) => ({ ...slice, endpoints: [{ addresses: ['127.9.9.9'], conditions: { ready: true } }] })),
+    );
     const second = buildStores(config.watchedResources, world, config.ignoreFields);
     expect(second.get('endpointslices')!.version).to.equal(first.get('endpointslices')!.version);
     const cache = new IngressModelCache();

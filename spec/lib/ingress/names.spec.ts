@@ -73,7 +73,22 @@ describe('ingress names', () => {
     });
 
     it('refuses relative, unsafe, half-encoded and overlong paths', () => {
-      for (const path of ['', 'api', '*', '/%', '/%2', '/%zz', '/%[src]', '/%{+Q}o', '/a(b)', '/a,b', '/a;b', ...UNSAFE.map((character) => `/a${character}b`), '/\u2028', `/${'a'.repeat(MAX_PATH_LENGTH)}`]) {
+      for (const path of [
+        '',
+        'api',
+        '*',
+        '/%',
+        '/%2',
+        '/%zz',
+        '/%[src]',
+        '/%{+Q}o',
+        '/a(b)',
+        '/a,b',
+        '/a;b',
+        ...UNSAFE.map((character) => `/a${character}b`),
+        '/\u2028',
+        `/${'a'.repeat(MAX_PATH_LENGTH)}`,
+      ]) {
         expect(checkPath(path).ok, JSON.stringify(path)).to.equal(false);
       }
       expect(checkPath(undefined).ok).to.equal(false);

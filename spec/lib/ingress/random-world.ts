@@ -26,7 +26,6 @@ export interface WorldChange {
 
 const START = Date.UTC(2024, 0, 1);
 
-
 function namespaceOf(i: number, shape: WorldShape): string {
   return `ns-${i % shape.namespaces}`;
 }

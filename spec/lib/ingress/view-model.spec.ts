@@ -176,10 +176,7 @@ describe('buildIngressModel', () => {
 
     it('takes the target port from the EndpointSlice port named like the Service port, for named and numeric targetPorts', () => {
       const model = build({
-        services: [
-          service('named', [{ name: 'http', port: 80, targetPort: 'web' }]),
-          service('numeric', [{ name: 'http', port: 80, targetPort: 9000 }]),
-        ],
+        services: [service('named', [{ name: 'http', port: 80, targetPort: 'web' }]), service('numeric', [{ name: 'http', port: 80, targetPort: 9000 }])],
         slices: [
           endpointSlice('named-1', 'named', [{ name: 'http', port: 3000 }], [{ addresses: ['10.0.1.1'] }]),
           endpointSlice('numeric-1', 'numeric', [{ name: 'http', port: 9000 }], [{ addresses: ['10.0.2.1'] }]),
@@ -237,12 +234,7 @@ describe('buildIngressModel', () => {
       const model = build({
         services: [web],
         slices: [
-          endpointSlice(
-            'web-b',
-            'web',
-            [{ name: 'http', port: 8080 }],
-            [{ addresses: ['10.0.0.3'], ready: true }, { addresses: ['10.0.0.4'], ready: false }, { addresses: ['10.0.0.1'] }],
-          ),
+          endpointSlice('web-b', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.0.3'], ready: true }, { addresses: ['10.0.0.4'], ready: false }, { addresses: ['10.0.0.1'] }]),
           endpointSlice('web-a', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.0.1'] }, { addresses: ['10.0.0.2'] }]),
           endpointSlice('web-v6', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['FD00::1'] }], { addressType: 'IPv6' }),
         ],
@@ -326,15 +318,9 @@ describe('buildIngressModel', () => {
 
     it('warns once per Ingress about a shared backend without servers, at the first path asking for it', () => {
       const model = build({
-        ingresses: [
-          ingress('a', { rules: [rule('a.example.com', path('/', 'web', 80), path('/x', 'web', 80))] }),
-          ingress('b', { rules: [rule('b.example.com', path('/', 'web', 80))] }),
-        ],
+        ingresses: [ingress('a', { rules: [rule('a.example.com', path('/', 'web', 80), path('/x', 'web', 80))] }), ingress('b', { rules: [rule('b.example.com', path('/', 'web', 80))] })],
       });
-      expect(fields(model.warnings)).to.deep.equal([
-        'Ingress default/a spec.rules[0].http.paths[0]',
-        'Ingress default/b spec.rules[0].http.paths[0]',
-      ]);
+      expect(fields(model.warnings)).to.deep.equal(['Ingress default/a spec.rules[0].http.paths[0]', 'Ingress default/b spec.rules[0].http.paths[0]']);
     });
   });
 
@@ -389,11 +375,7 @@ describe('buildIngressModel', () => {
         key: 'example.com/shared',
         backend: 'alpha_web_81',
       });
-      expect(model.warnings.filter((w) => w.message.startsWith('route')).map((w) => w.object)).to.deep.equal([
-        'Ingress aaa/undated',
-        'Ingress default/a',
-        'Ingress default/b',
-      ]);
+      expect(model.warnings.filter((w) => w.message.startsWith('route')).map((w) => w.object)).to.deep.equal(['Ingress aaa/undated', 'Ingress default/a', 'Ingress default/b']);
     });
 
     it('ranks an Exact path above the exact line of an older Prefix path, as Kubernetes does, without a warning', () => {
@@ -452,9 +434,7 @@ describe('buildIngressModel', () => {
     });
 
     it('has no default backend when no Ingress sets one', () => {
-      expect(build({ ingresses: [ingress('web', { rules: [rule('example.com', path('/', 'web', 80))] })] }).defaultBackend).to.equal(
-        undefined,
-      );
+      expect(build({ ingresses: [ingress('web', { rules: [rule('example.com', path('/', 'web', 80))] })] }).defaultBackend).to.equal(undefined);
     });
   });
 
@@ -487,7 +467,11 @@ describe('buildIngressModel', () => {
       expect(model.prefixRoutes.map((route) => [route.key, route.backend])).to.deep.equal([['shop.example.com/', 'default_web_80']]);
       expect(model.exactRoutes).to.deep.equal([]);
       expect(model.excluded).to.deep.equal([
-        { object: 'Ingress aaa/evil', field: 'spec.tls[0].hosts[0]', message: 'host "shop.example.com" belongs to namespace default: older Ingress default/shop claims it; TLS entry not served for it' },
+        {
+          object: 'Ingress aaa/evil',
+          field: 'spec.tls[0].hosts[0]',
+          message: 'host "shop.example.com" belongs to namespace default: older Ingress default/shop claims it; TLS entry not served for it',
+        },
         { object: 'Ingress aaa/squat', field: 'spec.rules[0].host', message: 'host "shop.example.com" belongs to namespace default: older Ingress default/shop claims it; rule not served' },
       ]);
     });
@@ -519,7 +503,7 @@ describe('buildIngressModel', () => {
       expect(fields(model.excluded)).to.deep.equal(['Ingress aaa/bare spec.tls[0].hosts']);
     });
 
-    it("excludes the hosts another namespace holds from a wildcard certificate", () => {
+    it('excludes the hosts another namespace holds from a wildcard certificate', () => {
       const wild = ingress('wild', { namespace: 'aaa', created: '2023-01-01T00:00:00Z', tls: [{ hosts: ['*.example.com'], secretName: 'evil-tls' }] });
       const model = build({ ...base, ingresses: [wild, shop, ingress('own', { namespace: 'aaa', rules: [rule('own.example.com', path('/', 'web', 80))] })] });
       expect(model.certificates.map((c) => [c.file, c.hosts, c.excludedHosts])).to.deep.equal([
@@ -584,9 +568,7 @@ describe('buildIngressModel', () => {
           ingress('b', { tls: [{ hosts: ['b.example.com', 'common.example.com'], secretName: 'shared' }] }),
         ],
       });
-      expect(model.certificates.map((c) => [c.file, c.hosts])).to.deep.equal([
-        ['default_shared.pem', ['a.example.com', 'b.example.com', 'common.example.com']],
-      ]);
+      expect(model.certificates.map((c) => [c.file, c.hosts])).to.deep.equal([['default_shared.pem', ['a.example.com', 'b.example.com', 'common.example.com']]]);
     });
 
     it('warns about a missing Secret and leaves out the Secret whose certificate or key is bad, serving the routes', () => {
@@ -613,9 +595,7 @@ describe('buildIngressModel', () => {
       expect(model.certificates.map((c) => c.file)).to.deep.equal(['default_good.pem']);
       expect(model.exactRoutes).to.have.length(0);
       expect(model.prefixRoutes).to.have.length(1);
-      expect(model.warnings).to.deep.equal([
-        { object: 'Ingress default/web', field: 'spec.tls[0].secretName', message: 'Secret default/absent not found; TLS entry not served' },
-      ]);
+      expect(model.warnings).to.deep.equal([{ object: 'Ingress default/web', field: 'spec.tls[0].secretName', message: 'Secret default/absent not found; TLS entry not served' }]);
       expect(fields(model.excluded)).to.deep.equal([
         'Secret default/garbled data[tls.crt]',
         'Secret default/keyless data[tls.key]',
@@ -676,22 +656,40 @@ describe('buildIngressModel', () => {
       `/${MARK}\u2028x`,
       `${MARK}/relative`,
       `/${MARK}${'a'.repeat(1100)}`,
-    ].map((p): Case => ({ what: `path ${JSON.stringify(p.slice(0, 30))}`, object: ingress('hostile', { rules: [rule('example.com', path(p, 'web', 80, 'Exact'))] }), field: 'spec.rules[0].http.paths[0].path' }));
+    ].map((p): Case => ({
+      what: `path ${JSON.stringify(p.slice(0, 30))}`,
+      object: ingress('hostile', { rules: [rule('example.com', path(p, 'web', 80, 'Exact'))] }),
+      field: 'spec.rules[0].http.paths[0].path',
+    }));
 
     const backendField = 'spec.rules[0].http.paths[0].backend.service';
-    const serviceCases = [`${MARK}\nx`, `${MARK} x`, `${MARK}#`, `${MARK}_x`, `Web${MARK}`, `${MARK}%[src]`, `{${MARK}}`, `${MARK}.x`, 42].map(
-      (name): Case => ({ what: `service name ${JSON.stringify(name)}`, object: ingress('hostile', { rules: [rule('example.com', path('/', name, 80))] }), field: `${backendField}.name` }),
-    );
-    const portNameCases = [`${MARK}\n`, 'ht tp', '%[src]', 'HTTP', '8080', 'a-very-long-port', 'http--x', '-http', 'h\u00e9'].map(
-      (name): Case => ({ what: `port name ${JSON.stringify(name)}`, object: ingress('hostile', { rules: [rule('example.com', path('/', 'web', name))] }), field: `${backendField}.port.name` }),
-    );
-    const portNumberCases = [0, -1, 65536, 80.5, '80', Number.NaN].map(
-      (number): Case => ({ what: `port number ${JSON.stringify(number)}`, object: ingress('hostile', { rules: [rule('example.com', { path: '/', pathType: 'Prefix', service: 'web', portSpec: { number } })] }), field: `${backendField}.port.number` }),
-    );
+    const serviceCases = [`${MARK}\nx`, `${MARK} x`, `${MARK}#`, `${MARK}_x`, `Web${MARK}`, `${MARK}%[src]`, `{${MARK}}`, `${MARK}.x`, 42].map((name): Case => ({
+      what: `service name ${JSON.stringify(name)}`,
+      object: ingress('hostile', { rules: [rule('example.com', path('/', name, 80))] }),
+      field: `${backendField}.name`,
+    }));
+    const portNameCases = [`${MARK}\n`, 'ht tp', '%[src]', 'HTTP', '8080', 'a-very-long-port', 'http--x', '-http', 'h\u00e9'].map((name): Case => ({
+      what: `port name ${JSON.stringify(name)}`,
+      object: ingress('hostile', { rules: [rule('example.com', path('/', 'web', name))] }),
+      field: `${backendField}.port.name`,
+    }));
+    const portNumberCases = [0, -1, 65536, 80.5, '80', Number.NaN].map((number): Case => ({
+      what: `port number ${JSON.stringify(number)}`,
+      object: ingress('hostile', { rules: [rule('example.com', { path: '/', pathType: 'Prefix', service: 'web', portSpec: { number } })] }),
+      field: `${backendField}.port.number`,
+    }));
     const otherCases: Case[] = [
-      { what: 'both port name and number', object: ingress('hostile', { rules: [rule('example.com', { path: '/', service: 'web', portSpec: { name: 'http', number: 80 } })] }), field: `${backendField}.port` },
+      {
+        what: 'both port name and number',
+        object: ingress('hostile', { rules: [rule('example.com', { path: '/', service: 'web', portSpec: { name: 'http', number: 80 } })] }),
+        field: `${backendField}.port`,
+      },
       { what: 'a pathType of its own', object: ingress('hostile', { rules: [rule('example.com', path('/', 'web', 80, `Regex\n${MARK}`))] }), field: 'spec.rules[0].http.paths[0].pathType' },
-      { what: 'a resource backend', object: ingress('hostile', { rules: [{ host: 'example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { resource: { kind: 'Bucket', name: MARK } } }] } }] }), field: 'spec.rules[0].http.paths[0].backend.resource' },
+      {
+        what: 'a resource backend',
+        object: ingress('hostile', { rules: [{ host: 'example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { resource: { kind: 'Bucket', name: MARK } } }] } }] }),
+        field: 'spec.rules[0].http.paths[0].backend.resource',
+      },
       { what: 'a namespace with a newline', object: ingress('hostile', { namespace: `${MARK}\nx`, rules: [rule('example.com', path('/', 'web', 80))] }), field: 'metadata.namespace' },
       { what: 'a default backend with a bad Service name', object: ingress('hostile', { defaultBackend: backend(`${MARK} x`, 80) }), field: 'spec.defaultBackend.service.name' },
       { what: 'rules that are not a list', object: ingress('hostile', { rules: `${MARK}` as unknown as unknown[] }), field: 'spec.rules' },
@@ -749,18 +747,20 @@ describe('buildIngressModel', () => {
       expect(JSON.stringify(rendered(model))).to.not.contain(MARK);
     });
 
-    for (const address of [`10.0.0.1\nserver ${MARK}`, `10.0.0.1 ${MARK}`, `fe80::1%${MARK}`, `10.0.0.1#${MARK}`, `${MARK}.example.com`, `::1%[${MARK}]`, `10.0.0.${MARK}`, `\uff11.0.0.1${MARK}`]) {
+    for (const address of [
+      `10.0.0.1\nserver ${MARK}`,
+      `10.0.0.1 ${MARK}`,
+      `fe80::1%${MARK}`,
+      `10.0.0.1#${MARK}`,
+      `${MARK}.example.com`,
+      `::1%[${MARK}]`,
+      `10.0.0.${MARK}`,
+      `\uff11.0.0.1${MARK}`,
+    ]) {
       it(`leaves out the endpoint with the address ${JSON.stringify(address)}, naming the EndpointSlice`, () => {
         const model = build({
           services: [web],
-          slices: [
-            endpointSlice(
-              'web-abc',
-              'web',
-              [{ name: 'http', port: 8080 }],
-              [{ addresses: ['10.0.0.1'] }, { addresses: ['10.0.0.2', address] }, { addresses: ['10.0.0.3'] }],
-            ),
-          ],
+          slices: [endpointSlice('web-abc', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.0.1'] }, { addresses: ['10.0.0.2', address] }, { addresses: ['10.0.0.3'] }])],
           ingresses: [ingress('web', { rules: [rule('example.com', path('/', 'web', 80))] })],
         });
         expect(model.excluded).to.have.length(1);
@@ -826,20 +826,58 @@ describe('buildIngressModel', () => {
 
     it('builds a deep-equal model from the same objects in any order', () => {
       const world = {
-        services: [web, service('api', [{ name: 'grpc', port: 9000, targetPort: 'grpc' }, { name: 'http', port: 80 }], 'shop')],
+        services: [
+          web,
+          service(
+            'api',
+            [
+              { name: 'grpc', port: 9000, targetPort: 'grpc' },
+              { name: 'http', port: 80 },
+            ],
+            'shop',
+          ),
+        ],
         slices: [
           webSlice,
           endpointSlice('web-def', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.0.7'] }, { addresses: ['bad address'] }]),
-          endpointSlice('api-1', 'api', [{ name: 'grpc', port: 50051 }, { name: 'http', port: 8080 }], [{ addresses: ['10.1.0.1'] }, { addresses: ['10.1.0.2'], ready: false }], { namespace: 'shop' }),
-          endpointSlice('api-2', 'api', [{ name: 'http', port: 8080 }, { name: 'grpc', port: 50051 }], [{ addresses: ['10.1.0.3'] }], { namespace: 'shop' }),
+          endpointSlice(
+            'api-1',
+            'api',
+            [
+              { name: 'grpc', port: 50051 },
+              { name: 'http', port: 8080 },
+            ],
+            [{ addresses: ['10.1.0.1'] }, { addresses: ['10.1.0.2'], ready: false }],
+            { namespace: 'shop' },
+          ),
+          endpointSlice(
+            'api-2',
+            'api',
+            [
+              { name: 'http', port: 8080 },
+              { name: 'grpc', port: 50051 },
+            ],
+            [{ addresses: ['10.1.0.3'] }],
+            { namespace: 'shop' },
+          ),
         ],
         secrets: [tlsSecret('shop-tls', `${LEAF_CERT}${CA_CERT}`, LEAF_KEY, 'shop'), tlsSecret('web-tls', SELF_SIGNED_CERT, SELF_SIGNED_KEY)],
       };
       const ingresses = [
         ingress('web', { rules: [rule('example.com', path('/', 'web', 80), path('/api', 'web', 'http', 'Exact'))], tls: [{ hosts: ['example.com'], secretName: 'web-tls' }] }),
         ingress('web-copy', { rules: [rule('example.com', path('/', 'web', 'http'))], tls: [{ hosts: ['www.example.com'], secretName: 'web-tls' }] }),
-        ingress('shop', { namespace: 'shop', created: '2023-05-05T00:00:00Z', defaultBackend: backend('api', 'http'), rules: [rule('shop.example.com', path('/grpc', 'api', 'grpc'), path('/', 'api', 80))], tls: [{ hosts: ['shop.example.com'], secretName: 'shop-tls' }] }),
-        ingress('late', { created: '2025-01-01T00:00:00Z', defaultBackend: backend('web', 80), rules: [rule('*.example.com', path('/', 'missing', 80)), rule(undefined, path('/', 'web', 80))] }),
+        ingress('shop', {
+          namespace: 'shop',
+          created: '2023-05-05T00:00:00Z',
+          defaultBackend: backend('api', 'http'),
+          rules: [rule('shop.example.com', path('/grpc', 'api', 'grpc'), path('/', 'api', 80))],
+          tls: [{ hosts: ['shop.example.com'], secretName: 'shop-tls' }],
+        }),
+        ingress('late', {
+          created: '2025-01-01T00:00:00Z',
+          defaultBackend: backend('web', 80),
+          rules: [rule('*.example.com', path('/', 'missing', 80)), rule(undefined, path('/', 'web', 80))],
+        }),
         ingress('broken', { rules: [rule('bad host', path('/', 'web', 80))] }),
         ingress('undated', { rules: [rule('example.com', path('/api', 'missing', 80, 'Exact'))] }),
       ];

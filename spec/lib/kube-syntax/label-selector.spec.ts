@@ -1,12 +1,5 @@
 import { expect } from 'chai';
-import {
-  checkLabelKey,
-  checkLabelValue,
-  isDnsLabel,
-  isDnsSubdomain,
-  matchesLabels,
-  parseLabelSelector,
-} from '../../../lib/kube-syntax/label-selector.ts';
+import { checkLabelKey, checkLabelValue, isDnsLabel, isDnsSubdomain, matchesLabels, parseLabelSelector } from '../../../lib/kube-syntax/label-selector.ts';
 import type { LabelRequirement } from '../../../lib/kube-syntax/label-selector.ts';
 
 describe('parseLabelSelector', () => {

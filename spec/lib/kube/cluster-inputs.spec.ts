@@ -45,10 +45,7 @@ describe('controllerCandidate', () => {
   });
 
   it('names every missing object and key', () => {
-    expect(controllerCandidate('haproxy-config', 'creds', byName(), byName()).problems).to.deep.equal([
-      'ConfigMap haproxy-config not found',
-      'Secret creds not found',
-    ]);
+    expect(controllerCandidate('haproxy-config', 'creds', byName(), byName()).problems).to.deep.equal(['ConfigMap haproxy-config not found', 'Secret creds not found']);
     const empty = controllerCandidate(
       'haproxy-config',
       'creds',
@@ -99,14 +96,31 @@ describe('podEndpoint', () => {
   const pod = (status: unknown, metadata: Record<string, unknown> = {}): KubeObject => ({ metadata: { namespace: 'haproxy', name: 'haproxy-0', ...metadata }, status });
 
   it('is the Data Plane API on the pod IP once its container is ready', () => {
-    const ready = pod({ podIP: '10.0.0.7', containerStatuses: [{ name: 'haproxy', ready: true }, { name: 'dataplaneapi', ready: true }] });
+    const ready = pod({
+      podIP: '10.0.0.7',
+      containerStatuses: [
+        { name: 'haproxy', ready: true },
+        { name: 'dataplaneapi', ready: true },
+      ],
+    });
     expect(podEndpoint(ready, options)).to.deep.equal({ id: 'haproxy/haproxy-0', url: 'http://10.0.0.7:5555' });
     expect(podEndpoint(pod({ podIP: 'fd00::7', containerStatuses: [{ name: 'dataplaneapi', ready: true }] }), options)?.url).to.equal('http://[fd00::7]:5555');
   });
 
   it('is nothing without an IP, with the container not ready, or while terminating', () => {
     expect(podEndpoint(pod({ containerStatuses: [{ name: 'dataplaneapi', ready: true }] }), options)).to.equal(undefined);
-    expect(podEndpoint(pod({ podIP: '10.0.0.7', containerStatuses: [{ name: 'dataplaneapi', ready: false }, { name: 'haproxy', ready: true }] }), options)).to.equal(undefined);
+    expect(
+      podEndpoint(
+        pod({
+          podIP: '10.0.0.7',
+          containerStatuses: [
+            { name: 'dataplaneapi', ready: false },
+            { name: 'haproxy', ready: true },
+          ],
+        }),
+        options,
+      ),
+    ).to.equal(undefined);
     const terminating = pod({ podIP: '10.0.0.7', containerStatuses: [{ name: 'dataplaneapi', ready: true }] }, { deletionTimestamp: '2024-01-01T00:00:00Z' });
     expect(podEndpoint(terminating, options)).to.equal(undefined);
   });

@@ -44,7 +44,12 @@ describe('EventRecorder', () => {
   const stored = () => fake.list('events.k8s.io/v1', 'Event') as unknown as StoredEvent[];
   /** Moves the clock to `at` ms after the start. */
   const at = (ms: number) => clock.advance(1_000_000 + ms - clock.now());
-  const trailingWrites = (count: number) => wrote.until(() => (trailing.length >= count ? trailing : undefined), () => `${trailing.length} of ${count} trailing writes`, 5_000);
+  const trailingWrites = (count: number) =>
+    wrote.until(
+      () => (trailing.length >= count ? trailing : undefined),
+      () => `${trailing.length} of ${count} trailing writes`,
+      5_000,
+    );
 
   beforeEach(() => {
     clock = new ManualClock(1_000_000);
@@ -60,7 +65,14 @@ describe('EventRecorder', () => {
     const events = await recorder();
     const context = { configSources: [], resources: [] };
     const failed = (revision: number, attempt: number, final: boolean, error = 'HTTP 503 from the Data Plane API'): Outcome => ({
-      type: 'deployFailed', endpoint: 'haproxy/haproxy-0', revision, hash: 'h', reason: 'change', error, attempt, final,
+      type: 'deployFailed',
+      endpoint: 'haproxy/haproxy-0',
+      revision,
+      hash: 'h',
+      reason: 'change',
+      error,
+      attempt,
+      final,
     });
     const record = async (time: number, outcome: Outcome) => {
       await at(time);
@@ -147,5 +159,4 @@ describe('EventRecorder', () => {
     events.close();
     expect(clock.pending).to.equal(serverTimers);
   });
-
 });

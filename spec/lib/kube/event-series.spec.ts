@@ -67,5 +67,4 @@ describe('EventSeries', () => {
     expect(series.flush('Pod ns/p', 'a', 5_000)).to.deep.equal({ action: 'later', inMs: 5_000 });
     expect(series.flush('Pod ns/p', 'a', 10_000)).to.deep.equal({ action: 'update', name: 'p.a', count: 2, lastObservedAt: 1_500 });
   });
-
 });

@@ -56,7 +56,11 @@ describe('ResilientInformer', function () {
   const names = (type: ChangeType) => events.filter((e) => e.type === type).map((e) => e.object.metadata.name);
   /** Resolves once the informer has reported what `holds` looks for. */
   const until = (holds: () => boolean, what: string, timeoutMs = 10_000) =>
-    reported.until(() => (holds() ? true : undefined), () => `${what}: restarts ${JSON.stringify(restarts)}`, timeoutMs);
+    reported.until(
+      () => (holds() ? true : undefined),
+      () => `${what}: restarts ${JSON.stringify(restarts)}`,
+      timeoutMs,
+    );
   const isSynced = () => synced === 1;
 
   beforeEach(async () => {

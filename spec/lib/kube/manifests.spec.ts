@@ -55,7 +55,8 @@ describe('manifests', () => {
   it('reads only .yaml, .yml and .json files, as kubectl does: backups, swap and temporary files are not manifests', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'manifests-'));
     const service = (name: string) => `apiVersion: v1\nkind: Service\nmetadata: {name: ${name}}\n`;
-    for (const file of ['a.yaml', 'b.YML', 'c.json', 'a.yaml~', '.a.yaml.swp', 'sedAbC123', 'notes.txt']) await writeFile(join(dir, file), service(file.replace(/[^a-z]/gi, '').toLowerCase()));
+    for (const file of ['a.yaml', 'b.YML', 'c.json', 'a.yaml~', '.a.yaml.swp', 'sedAbC123', 'notes.txt'])
+      await writeFile(join(dir, file), service(file.replace(/[^a-z]/gi, '').toLowerCase()));
     const read = await readManifests(dir);
     expect(read.manifests.map((m) => m.source)).to.deep.equal(['a.yaml#1', 'b.YML#1', 'c.json#1']);
   });

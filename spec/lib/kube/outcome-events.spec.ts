@@ -58,8 +58,22 @@ describe('outcomeEvents', () => {
   });
 
   it('tells a quarantined object that HAProxy refused it, and on which step', () => {
-    const problem = { object: 'Ingress shop/web', field: 'metadata.annotations.timeout', message: "HAProxy refused the configuration with it, left out until it changes: haproxy.cfg:12: unexpected character 'q'" };
-    const base = { type: 'quarantined', revision: 4, hash: 'h', objects: [problem], files: { config: '', maps: {}, certificates: {}, files: {} }, excluded: [problem], warnings: [], total: 1, validations: 2 } as const;
+    const problem = {
+      object: 'Ingress shop/web',
+      field: 'metadata.annotations.timeout',
+      message: "HAProxy refused the configuration with it, left out until it changes: haproxy.cfg:12: unexpected character 'q'",
+    };
+    const base = {
+      type: 'quarantined',
+      revision: 4,
+      hash: 'h',
+      objects: [problem],
+      files: { config: '', maps: {}, certificates: {}, files: {} },
+      excluded: [problem],
+      warnings: [],
+      total: 1,
+      validations: 2,
+    } as const;
     const events = [...outcomeEvents({ ...base, by: 'validation' }, context), ...outcomeEvents({ ...base, by: 'reload' }, context)];
     expect(events.map((event) => [event.regarding.kind, event.regarding.namespace, event.regarding.name, event.reason, event.action])).to.deep.equal([
       ['Ingress', 'shop', 'web', 'ObjectExcluded', 'Validate'],
@@ -70,11 +84,18 @@ describe('outcomeEvents', () => {
 
   it('tells a HAProxy pod of every failed deployment attempt, the retries in one note, and says nothing about external endpoints', () => {
     const failed = (endpoint: string, attempt: number, final: boolean, error = 'reload failed'): Outcome => ({
-      type: 'deployFailed', endpoint, revision: 4, hash: 'h', reason: 'change', error, attempt, final,
+      type: 'deployFailed',
+      endpoint,
+      revision: 4,
+      hash: 'h',
+      reason: 'change',
+      error,
+      attempt,
+      final,
     });
     const pod = { apiVersion: 'v1', kind: 'Pod', namespace: 'haproxy', name: 'haproxy-1' };
-    const notes = [failed('haproxy/haproxy-1', 1, false), failed('haproxy/haproxy-1', 2, false), failed('haproxy/haproxy-1', 3, true), failed('haproxy/haproxy-1', 1, true)].map(
-      (outcome) => outcomeEvents(outcome, context),
+    const notes = [failed('haproxy/haproxy-1', 1, false), failed('haproxy/haproxy-1', 2, false), failed('haproxy/haproxy-1', 3, true), failed('haproxy/haproxy-1', 1, true)].map((outcome) =>
+      outcomeEvents(outcome, context),
     );
     expect(notes[0]).to.deep.equal([{ regarding: pod, type: 'Warning', reason: 'DeployFailed', action: 'Deploy', note: 'deploying revision 4 failed, retrying: reload failed' }]);
     // The same failure on the next attempt is the same event again: the recorder counts it in that event's series.

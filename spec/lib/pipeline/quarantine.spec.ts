@@ -81,7 +81,12 @@ describe('bisection', () => {
   it('finds one culprit in about log2(n) + 1 trials, keeping the halves found innocent', () => {
     const { step, trials } = search(['d']);
     expect(step.type === 'found' && step.culprit.object.metadata.name).to.equal('d');
-    expect(trials).to.deep.equal([['a', 'b', 'c', 'd', 'e'], ['a', 'b'], ['a', 'b', 'c'], ['a', 'b', 'c', 'd']]);
+    expect(trials).to.deep.equal([
+      ['a', 'b', 'c', 'd', 'e'],
+      ['a', 'b'],
+      ['a', 'b', 'c'],
+      ['a', 'b', 'c', 'd'],
+    ]);
   });
 
   it('says no suspect is at fault when leaving them all out does not help', () => {
@@ -115,7 +120,12 @@ describe('quarantine book', () => {
     expect(ingresses.size).to.equal(1);
     expect(book.hide(stores)).to.equal(view);
     // A trial leaves more out, without touching the quarantine.
-    expect(book.hide(stores, [ingresses.get('default', 'good')!]).get('ingresses')!.list()).to.deep.equal([]);
+    expect(
+      book
+        .hide(stores, [ingresses.get('default', 'good')!])
+        .get('ingresses')!
+        .list(),
+    ).to.deep.equal([]);
     expect(book.size).to.equal(1);
   });
 

@@ -67,11 +67,18 @@ type Change = { readonly resource: string; readonly object: KubeObject } | { rea
 /** A seeded sequence of changes of every kind the stores see. */
 function* changes(seed: number): Generator<Change> {
   let state = seed;
-  const random = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let step = 0; step < 80; step++) {
     const i = Math.floor(random() * 8);
     const kind = Math.floor(random() * 5);
-    if (kind === 0) yield { resource: 'endpointslices', object: slice(i % 4, Array.from({ length: 1 + Math.floor(random() * 3) }, (_, j) => `10.0.${i % 4}.${j + Math.floor(random() * 5)}`)) };
+    if (kind === 0)
+      yield {
+        resource: 'endpointslices',
+        object: slice(
+          i % 4,
+          Array.from({ length: 1 + Math.floor(random() * 3) }, (_, j) => `10.0.${i % 4}.${j + Math.floor(random() * 5)}`),
+        ),
+      };
     else if (kind === 1) yield { resource: 'ingresses', object: ingress(i, random() < 0.5 ? ['/'] : ['/', `/p${Math.floor(random() * 3)}`]) };
     else if (kind === 2) yield { resource: 'services', object: service(i % 4, random() < 0.5 ? 8080 : 9090) };
     else if (kind === 3) yield { resource: 'endpointslices', delete: slice(i % 4, []) };
@@ -136,7 +143,10 @@ describe('incremental rendering', () => {
 
   it('re-renders reused section items when a root value they read changes', () => {
     const custom = loadControllerConfig(
-      readFileSync(defaultConfigPath(), 'utf8').replace(/\n  haproxyConfig: \|\n(    .*\n|\n)*?(?=\n  maps:)/, '\n  haproxyConfig: |\n    {{#ingress.backends}}\n    backend {{name}} {{paths.base}}\n    {{/ingress.backends}}\n'),
+      readFileSync(defaultConfigPath(), 'utf8').replace(
+        /\n  haproxyConfig: \|\n(    .*\n|\n)*?(?=\n  maps:)/,
+        '\n  haproxyConfig: |\n    {{#ingress.backends}}\n    backend {{name}} {{paths.base}}\n    {{/ingress.backends}}\n',
+      ),
     );
     if (!custom.ok) throw new Error(custom.errors.join('\n'));
     const stores = world();
@@ -144,6 +154,8 @@ describe('incremental rendering', () => {
     render({ stores, baseDir: '/tmp/a' });
     render({ stores, baseDir: '/tmp/a' });
     expect(render({ stores, baseDir: '/tmp/a' }).files.config).to.match(/^backend default_svc-0_80 \/tmp\/a$/m);
-    expect(render({ stores, baseDir: '/tmp/b' }).files.config).to.match(/^backend default_svc-0_80 \/tmp\/b$/m).and.not.include('/tmp/a');
+    expect(render({ stores, baseDir: '/tmp/b' }).files.config)
+      .to.match(/^backend default_svc-0_80 \/tmp\/b$/m)
+      .and.not.include('/tmp/a');
   });
 });

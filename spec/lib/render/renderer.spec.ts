@@ -70,14 +70,8 @@ describe('renderer', () => {
   });
 
   it('resolves declared relations lazily through the target index', () => {
-    const config = configWith(
-      '{{#resources.routes}}\n{{metadata.name}} ->{{#services}} {{metadata.namespace}}/{{metadata.name}}{{/services}}\n{{/resources.routes}}',
-    );
-    const output = render(
-      config,
-      [route('r1', { service: 'web' }), route('r2', { service: 'absent' }), route('r3', {}, 'other')],
-      [service('web'), service('web', 'other'), service('api')],
-    );
+    const config = configWith('{{#resources.routes}}\n{{metadata.name}} ->{{#services}} {{metadata.namespace}}/{{metadata.name}}{{/services}}\n{{/resources.routes}}');
+    const output = render(config, [route('r1', { service: 'web' }), route('r2', { service: 'absent' }), route('r3', {}, 'other')], [service('web'), service('web', 'other'), service('api')]);
     expect(output.files.config).to.equal('r1 -> default/web\nr2 ->\nr3 ->\n');
   });
 
@@ -105,10 +99,7 @@ describe('renderer', () => {
 
   it('lets raw tags carry spaces and quotes but never a new line', () => {
     const config = configWith('{{#resources.routes}}\n  option {{{spec.option}}}\n{{/resources.routes}}');
-    const output = render(config, [
-      route('a', { option: 'httpchk GET /healthz "HTTP/1.1"' }),
-      route('b', { option: 'httpchk\nbackend evil' }),
-    ]);
+    const output = render(config, [route('a', { option: 'httpchk GET /healthz "HTTP/1.1"' }), route('b', { option: 'httpchk\nbackend evil' })]);
     expect(output.files.config).to.equal('  option httpchk GET /healthz "HTTP/1.1"\n');
     expect(output.excluded.map((p) => [p.object, p.field])).to.deep.equal([['Route default/b', 'spec.option']]);
   });
@@ -134,10 +125,7 @@ describe('renderer', () => {
   });
 
   it('names the partial and its line for a value a partial inserts', () => {
-    const config = configWith(
-      '{{#resources.routes}}\n{{> route}}\n{{/resources.routes}}',
-      '  partials:\n    route: "# route\\nuse {{spec.host}}\\n"',
-    );
+    const config = configWith('{{#resources.routes}}\n{{> route}}\n{{/resources.routes}}', '  partials:\n    route: "# route\\nuse {{spec.host}}\\n"');
     const output = render(config, [route('a', { host: 'x y' })]);
     expect(output.excluded[0]?.message).to.equal('value contains " " (templates.partials.route: line 2: {{spec.host}})');
   });
@@ -145,13 +133,14 @@ describe('renderer', () => {
   it('puts the base directory of the request, or the configured one, in paths.base', () => {
     const config = configWith('default-path origin {{paths.base}}\nmap {{paths.maps}}/host.map');
     expect(render(config, []).files.config).to.equal('default-path origin /etc/haproxy\nmap maps/host.map\n');
-    expect(render(config, [], [], '/tmp/render-1').files.config).to.equal(
-      'default-path origin /tmp/render-1\nmap maps/host.map\n',
-    );
+    expect(render(config, [], [], '/tmp/render-1').files.config).to.equal('default-path origin /tmp/render-1\nmap maps/host.map\n');
   });
 
   it('renders maps and general files with their own templates', () => {
-    const config = configWith('global', '  maps:\n    hosts.map: "{{#resources.routes}}{{spec.host}} {{metadata.name}}\\n{{/resources.routes}}"\n  files:\n    banner.txt: "{{{templateValues.banner}}}"');
+    const config = configWith(
+      'global',
+      '  maps:\n    hosts.map: "{{#resources.routes}}{{spec.host}} {{metadata.name}}\\n{{/resources.routes}}"\n  files:\n    banner.txt: "{{{templateValues.banner}}}"',
+    );
     const output = render(config, [route('a', { host: 'a.example.com' })]);
     expect(output.files.maps).to.deep.equal({ 'hosts.map': 'a.example.com a\n' });
     expect(output.files.files).to.deep.equal({ 'banner.txt': 'custom banner' });
@@ -160,10 +149,7 @@ describe('renderer', () => {
 
 describe('renderer line origins', () => {
   it('maps every output line to its template line and the objects whose values are on it', () => {
-    const config = configWith(
-      'global\n  maxconn 100\n{{#resources.routes}}\nbackend {{metadata.name}}\n  server s {{spec.host}}:80\n{{/resources.routes}}',
-      '  partials:\n    unused: "x"',
-    );
+    const config = configWith('global\n  maxconn 100\n{{#resources.routes}}\nbackend {{metadata.name}}\n  server s {{spec.host}}:80\n{{/resources.routes}}', '  partials:\n    unused: "x"');
     const routes = [route('a', { host: '10.0.0.1' }), route('b', { host: '10.0.0.2' })];
     const output = render(config, routes);
     expect(output.files.config.split('\n')).to.have.length(7);
@@ -235,7 +221,10 @@ describe('renderer exclusions and the Ingress view model', () => {
       apiVersion: 'networking.k8s.io/v1',
       kind: 'Ingress',
       metadata: { name, namespace: 'default', annotations: { team } },
-      spec: { ingressClassName: 'haproxy', rules: [{ host: `${name}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+      spec: {
+        ingressClassName: 'haproxy',
+        rules: [{ host: `${name}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }],
+      },
     });
     const output = createRenderer(config)({ stores: buildStores(config.watchedResources, new Map([['ingresses', [ingress('good', 'web'), ingress('pwn', '%PWN')]]]), config.ignoreFields) });
     expect(output.excluded.map((p) => `${p.object} ${p.field}`)).to.deep.equal(['Ingress default/pwn metadata.annotations.team']);

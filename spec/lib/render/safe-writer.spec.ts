@@ -21,7 +21,17 @@ const cases: readonly { readonly name: string; readonly template: string; readon
     name: 'sections over lists, objects, strings, numbers and true, with parent lookups',
     template:
       '{{#items}}{{name}}-{{outer}}{{#sub}}[{{.}}|{{name}}]{{/sub}}\n{{/items}}{{#object}}{{inner}} {{outer}}{{/object}}|{{#word}}{{.}}{{/word}}|{{#n}}{{.}}{{/n}}|{{#yes}}{{outer}}{{/yes}}\n',
-    view: { outer: 'o', items: [{ name: 'a', sub: ['1', '2'] }, { name: 'b', sub: [] }], object: { inner: 'i' }, word: 'w', n: 7, yes: true },
+    view: {
+      outer: 'o',
+      items: [
+        { name: 'a', sub: ['1', '2'] },
+        { name: 'b', sub: [] },
+      ],
+      object: { inner: 'i' },
+      word: 'w',
+      n: 7,
+      yes: true,
+    },
   },
   {
     name: 'inverted sections over falsy values and empty lists',
@@ -55,8 +65,18 @@ const cases: readonly { readonly name: string; readonly template: string; readon
     view: {
       greeting: () => 'hello',
       items: [
-        { name: 'a', label() { return `item-${(this as { name: string }).name}`; } },
-        { name: 'b', label() { return `item-${(this as { name: string }).name}`; } },
+        {
+          name: 'a',
+          label() {
+            return `item-${(this as { name: string }).name}`;
+          },
+        },
+        {
+          name: 'b',
+          label() {
+            return `item-${(this as { name: string }).name}`;
+          },
+        },
       ],
     },
   },
@@ -118,16 +138,12 @@ describe('SafeWriter', () => {
     const writer = new SafeWriter(new AccessTracker());
     const template = '  http-request set-header X-Tenant {{tenant}}\n';
     expect(render(writer, template, { tenant: '%PWN' })).to.equal('  http-request set-header X-Tenant \n');
-    expect(writer.violations.map((v) => v.reason)).to.deep.equal([
-      'contains "%", which starts a log-format variable in HAProxy (a template writes it as "%%" inside {{#escape.logFormat}})',
-    ]);
+    expect(writer.violations.map((v) => v.reason)).to.deep.equal(['contains "%", which starts a log-format variable in HAProxy (a template writes it as "%%" inside {{#escape.logFormat}})']);
     const map = '{{key}} x\n';
     expect(writer.renderFile('templates.maps.a.map', new Mustache.Writer().parse(map), { key: '/a%20b' }, {}, map, { percent: 'admit' }).text).to.equal('/a%20b x\n');
     const asked = '  http-request set-header X-Tenant {{#escape.logFormat}}{{tenant}} {{{note}}}{{/escape.logFormat}} {{other}}\n';
     writer.violations = [];
-    expect(render(writer, asked, { tenant: '50%', note: '"100% sure"', other: 'x', escape: { logFormat: LOG_FORMAT } })).to.equal(
-      '  http-request set-header X-Tenant 50%% "100%% sure" x\n',
-    );
+    expect(render(writer, asked, { tenant: '50%', note: '"100% sure"', other: 'x', escape: { logFormat: LOG_FORMAT } })).to.equal('  http-request set-header X-Tenant 50%% "100%% sure" x\n');
     expect(writer.violations).to.deep.equal([]);
   });
 

@@ -8,21 +8,24 @@ import { runValidationTests } from '../../../lib/validation/run-tests.ts';
 describe('the shipped Server header', function () {
   this.timeout(20_000);
 
-  it('is removed, a backend\'s own included, when templateValues.serverHeader is empty, and haproxy -c accepts that', async () => {
+  it("is removed, a backend's own included, when templateValues.serverHeader is empty, and haproxy -c accepts that", async () => {
     const shipped = readFileSync(defaultConfigPath(), 'utf8');
     expect(shipped).to.include('  serverHeader: haproxy-template-ic\n');
     const text = shipped
       .replace('  serverHeader: haproxy-template-ic\n', '  serverHeader: ""\n')
-      .replace(/\nvalidationTests:\n[\s\S]*$/, [
-        '\nvalidationTests:',
-        '  - name: no-server-header',
-        '    fixtures: {}',
-        '    assertions:',
-        '      - { type: haproxy_valid }',
-        '      - { type: match_count, pattern: "^  http-after-response del-header Server$", count: 1 }',
-        '      - { type: not_contains, pattern: "set-header Server" }',
-        '',
-      ].join('\n'));
+      .replace(
+        /\nvalidationTests:\n[\s\S]*$/,
+        [
+          '\nvalidationTests:',
+          '  - name: no-server-header',
+          '    fixtures: {}',
+          '    assertions:',
+          '      - { type: haproxy_valid }',
+          '      - { type: match_count, pattern: "^  http-after-response del-header Server$", count: 1 }',
+          '      - { type: not_contains, pattern: "set-header Server" }',
+          '',
+        ].join('\n'),
+      );
     const loaded = loadControllerConfig(text);
     if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
     const results = await runValidationTests(loaded.config);

@@ -188,12 +188,7 @@ describe('IndexedStore change log', () => {
     store.upsert(object('b', '1'));
     store.delete(object('a', '2'));
     expect(store.version).to.equal(since + 3);
-    expect(store.changesSince(since)?.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`)).to.deep.equal([
-      'a@1',
-      'a@2',
-      'b@1',
-      'a@2',
-    ]);
+    expect(store.changesSince(since)?.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`)).to.deep.equal(['a@1', 'a@2', 'b@1', 'a@2']);
     expect(store.changesSince(store.version)).to.deep.equal([]);
   });
 

@@ -6,19 +6,7 @@ import { openMetricsToPrometheus } from '../../../lib/telemetry/exposition.ts';
 import { createMetrics } from '../../../lib/telemetry/metrics.ts';
 import { ReconciliationTracker } from '../../../lib/telemetry/reconciliation-tracker.ts';
 import { change } from '../../support/pipeline-values.ts';
-import {
-  deployed,
-  deployFailed,
-  deploying,
-  quarantined,
-  released,
-  reload,
-  rendered,
-  runtime,
-  validated,
-  validationFailed,
-  validationUnavailable,
-} from '../../support/outcome-builders.ts';
+import { deployed, deployFailed, deploying, quarantined, released, reload, rendered, runtime, validated, validationFailed, validationUnavailable } from '../../support/outcome-builders.ts';
 import { histogramTotals, parseExposition, sampleValue } from '../../support/prometheus-text.ts';
 
 const p = 'haproxy_template_ic_';

@@ -186,7 +186,14 @@ describe('observer', () => {
       data: { 'tls.crt': base64(LEAF_CERT), 'tls.key': base64(LEAF_KEY) },
     });
     observer.observe({ type: 'configApplied', generation: 1 });
-    observer.observe(synced(new Map([['secrets', secrets], ['ingresses', new IndexedStore([])]])));
+    observer.observe(
+      synced(
+        new Map([
+          ['secrets', secrets],
+          ['ingresses', new IndexedStore([])],
+        ]),
+      ),
+    );
     observer.observe({ ...rendered(2), files: { ...files('global\n  log stdout format raw local0\n'), certificates: { 'default_shop-tls.pem': `${LEAF_CERT}${LEAF_KEY}` } } });
     observer.observe(validated(2));
     observer.observe(deploying(2, ['a', 'b']));
@@ -253,7 +260,14 @@ describe('observer', () => {
   });
 
   it('logs a failure of its own instead of throwing it into the pipeline', async () => {
-    const broken = { getTracer: () => ({ startSpan: () => { throw new Error('exporter gone'); }, startActiveSpan: () => undefined }) };
+    const broken = {
+      getTracer: () => ({
+        startSpan: () => {
+          throw new Error('exporter gone');
+        },
+        startActiveSpan: () => undefined,
+      }),
+    };
     const { observer, lines, clock } = await observe({ tracerProvider: broken as unknown as TracerProvider });
     running = observer;
     expect(() => observer.observe(rendered(2, [change('web', clock.now - 600)]))).to.not.throw();
@@ -277,7 +291,7 @@ describe('observer', () => {
     expect(exemplars).to.deep.equal([{ trace_id: deploySpan?.spanContext().traceId, span_id: deploySpan?.spanContext().spanId }]);
   });
 
-  it('counts, logs and traces each AdmissionReview: a log line per denial, a span under the API server\'s trace', async () => {
+  it("counts, logs and traces each AdmissionReview: a log line per denial, a span under the API server's trace", async () => {
     const exporter = new InMemorySpanExporter();
     const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
     const { observer, lines } = await observe({ tracerProvider });

@@ -81,7 +81,16 @@ describe('outcome log', () => {
   it('counts what each watched type holds once listed, and keeps routine steps at debug', () => {
     const ingresses = new IndexedStore([]);
     ingresses.upsert({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name: 'web', namespace: 'default' } });
-    expect(messages(synced(new Map([['ingresses', ingresses], ['services', new IndexedStore([])]])))).to.deep.equal([['info', 'resources listed (ingresses 1, services 0)']]);
+    expect(
+      messages(
+        synced(
+          new Map([
+            ['ingresses', ingresses],
+            ['services', new IndexedStore([])],
+          ]),
+        ),
+      ),
+    ).to.deep.equal([['info', 'resources listed (ingresses 1, services 0)']]);
     expect(messages(validated(2, 40))).to.deep.equal([['debug', 'revision 2 is valid (40 ms)']]);
     expect(messages(deploying(2, ['a', 'b']))).to.deep.equal([['debug', 'deploying revision 2 to 2 endpoint(s)']]);
   });

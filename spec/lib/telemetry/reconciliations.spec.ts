@@ -25,9 +25,7 @@ function follow(steps: readonly [at: number, outcome: Outcome][], tracker = new 
   const events: TrackerEvent[] = [];
   for (const [at, outcome] of steps) events.push(...tracker.apply(outcome, at));
   const names = events.map((e) =>
-    e.type === 'endpointDone' || e.type === 'standaloneDone'
-      ? `${e.type} ${e.deploy.revision} ${e.deploy.endpoint} ${e.deploy.ended}`
-      : `${e.type} ${e.reconciliation.revision}`,
+    e.type === 'endpointDone' || e.type === 'standaloneDone' ? `${e.type} ${e.deploy.revision} ${e.deploy.endpoint} ${e.deploy.ended}` : `${e.type} ${e.reconciliation.revision}`,
   );
   const closed = events.flatMap((e) => (e.type === 'closed' ? [e.reconciliation] : []));
   return { tracker, events, names, closed };
@@ -199,10 +197,13 @@ describe('reconciliation tracker', () => {
       [100, { type: 'configApplied', generation: 2 }],
     ]);
     expect(replaced.closed.map((r) => [r.revision, r.result, r.deploys.get('a')?.ended])).to.deep.equal([[1, 'abandoned', 'abandoned']]);
-    const old = follow([
-      [0, rendered(1)],
-      [1_001, rendered(2)],
-    ], new ReconciliationTracker({ maxOpenMs: 1_000 }));
+    const old = follow(
+      [
+        [0, rendered(1)],
+        [1_001, rendered(2)],
+      ],
+      new ReconciliationTracker({ maxOpenMs: 1_000 }),
+    );
     expect(old.closed.map((r) => [r.revision, r.result])).to.deep.equal([[1, 'abandoned']]);
   });
 
@@ -232,14 +233,20 @@ describe('reconciliation tracker', () => {
     ]);
     // Every attempt and every quarantine is progress: nothing has stalled for the minute since.
     expect(tracker.stalled(90_000, 60_000)).to.equal(undefined);
-    const { closed } = follow([
-      [62_000, validated(1)],
-      [62_001, deploying(1, [])],
-    ], tracker);
+    const { closed } = follow(
+      [
+        [62_000, validated(1)],
+        [62_001, deploying(1, [])],
+      ],
+      tracker,
+    );
     const [reconciliation] = closed;
     expect(reconciliation).to.deep.include({ hash: 'hash-1-again', excluded: 1, validations: 2 });
     expect(reconciliation!.quarantined.map((q) => [q.problem.object, q.at])).to.deep.equal([['Ingress shop/web', 61_000]]);
-    expect(reconciliation!.unavailable.map((u) => [u.attempt, u.at])).to.deep.equal([[1, 1_000], [2, 31_000]]);
+    expect(reconciliation!.unavailable.map((u) => [u.attempt, u.at])).to.deep.equal([
+      [1, 1_000],
+      [2, 31_000],
+    ]);
   });
 
   it('ends a reconciliation whose revision is rendered again (a refused reload) as superseded, with its pending deployments', () => {

@@ -65,7 +65,12 @@ describe('redaction', () => {
     listed.upsert({ metadata: { name: 'token', namespace: 'default' }, data: { token: base64('listed-token-5d4c') } });
     const stores = new Map([['credentials', listed]]);
     expect(secretValues(() => stores)()).to.deep.equal([]);
-    expect(secretValues(() => stores, (name) => name === 'credentials')()).to.include('listed-token-5d4c');
+    expect(
+      secretValues(
+        () => stores,
+        (name) => name === 'credentials',
+      )(),
+    ).to.include('listed-token-5d4c');
   });
 
   it('scans large texts against many secrets in one pass', () => {

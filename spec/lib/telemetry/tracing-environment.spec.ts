@@ -14,9 +14,9 @@ describe('tracing environment', () => {
   it('posts to the traces endpoint as given, or to the general one under /v1/traces', () => {
     expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318/' })?.url).to.equal('http://jaeger:4318/v1/traces');
     expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector/otlp' })?.url).to.equal('https://collector/otlp/v1/traces');
-    expect(
-      tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://ignored:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://jaeger:4318/custom' })?.url,
-    ).to.equal('http://jaeger:4318/custom');
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://ignored:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://jaeger:4318/custom' })?.url).to.equal(
+      'http://jaeger:4318/custom',
+    );
   });
 
   it('reads the sampler, batch and span limit variables with their standard defaults', () => {

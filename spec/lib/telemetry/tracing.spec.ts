@@ -171,7 +171,13 @@ describe('reconciliation tracing', () => {
       [2_200, validated(1, 2_200)],
     ]);
     const span = named('validate')[0];
-    expect(attributes(span)).to.deep.include({ 'config.hash': 'hash-1-again', 'validation.verdict': 'valid', 'validation.validations': 2, 'validation.quarantined': 1, 'validation.unavailable': 1 });
+    expect(attributes(span)).to.deep.include({
+      'config.hash': 'hash-1-again',
+      'validation.verdict': 'valid',
+      'validation.validations': 2,
+      'validation.quarantined': 1,
+      'validation.unavailable': 1,
+    });
     expect(span?.events.map((event) => [event.name, event.attributes?.['quarantine.object'] ?? event.attributes?.['validation.attempt']])).to.deep.equal([
       ['quarantined', 'Ingress shop/web'],
       ['validation unavailable', 1],

@@ -73,7 +73,10 @@ describe('AdmissionHandler', () => {
   });
 
   it('denies a bad Ingress with every field at fault in the message kubectl prints', async () => {
-    const reply = await handlerOver(shipped).review(review('ingresses', shop({ rules: [rule('bad host', path('/', 'web', 'http')), rule('shop.example.com', path('api', 'web', 'http'))] })), soon());
+    const reply = await handlerOver(shipped).review(
+      review('ingresses', shop({ rules: [rule('bad host', path('/', 'web', 'http')), rule('shop.example.com', path('api', 'web', 'http'))] })),
+      soon(),
+    );
     const answer = response(reply.body);
     expect(answer.allowed).to.equal(false);
     expect(answer.status!.message.split('\n').map((line) => line.split(':')[0])).to.deep.equal(['spec.rules[0].host', 'spec.rules[1].http.paths[0].path']);
@@ -95,7 +98,7 @@ describe('AdmissionHandler', () => {
     expect(answer.warnings![0]).to.match(/^spec\.rules\[0\]\.http\.paths\[0\]: /);
   });
 
-  it('denies a TLS Secret an Ingress of the class uses when its key is not the certificate\'s', async () => {
+  it("denies a TLS Secret an Ingress of the class uses when its key is not the certificate's", async () => {
     const user = shop({ tls: [{ hosts: ['shop.example.com'], secretName: 'shop-tls' }] });
     const handler = handlerOver(shipped, { services: [web], endpointslices: [webSlice], ingresses: [user] });
     expect(response((await handler.review(review('secrets', tlsSecret('shop-tls', LEAF_CERT, LEAF_KEY, 'shop')), soon())).body).allowed).to.equal(true);
@@ -132,8 +135,20 @@ templates:
 
   describe('leaves alone, allowed', () => {
     const skipped: [string, keyof typeof resources, KubeObject, Record<string, unknown>, string][] = [
-      ['an Ingress of another class (ingress-nginx #7546)', 'ingresses', shop({ className: 'nginx', rules: [rule('bad host', path('/', 'web', 'http'))] }), {}, 'not judged: not of class haproxy'],
-      ['a Secret outside the watched selector (not kubernetes.io/tls)', 'secrets', { apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata: { namespace: 'shop', name: 'other' }, data: { 'tls.crt': '!' } }, {}, 'not judged: outside watchedResources.secrets'],
+      [
+        'an Ingress of another class (ingress-nginx #7546)',
+        'ingresses',
+        shop({ className: 'nginx', rules: [rule('bad host', path('/', 'web', 'http'))] }),
+        {},
+        'not judged: not of class haproxy',
+      ],
+      [
+        'a Secret outside the watched selector (not kubernetes.io/tls)',
+        'secrets',
+        { apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata: { namespace: 'shop', name: 'other' }, data: { 'tls.crt': '!' } },
+        {},
+        'not judged: outside watchedResources.secrets',
+      ],
       ['a resource the configuration does not mark', 'services', web, {}, 'not judged: the configuration does not mark services for the webhook'],
       ['a status update', 'ingresses', shop({ rules: [rule('bad host', path('/', 'web', 'http'))] }), { operation: 'UPDATE', subResource: 'status' }, 'not judged: UPDATE of status'],
       ['a deletion', 'ingresses', shop(), { operation: 'DELETE', object: null, oldObject: shop() }, 'not judged: DELETE'],

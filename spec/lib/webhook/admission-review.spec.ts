@@ -48,7 +48,11 @@ describe('AdmissionReview', () => {
 
     const refused: [string, unknown, string][] = [
       ['a body that is not an object', [], 'the body is not a JSON object'],
-      ['another apiVersion', { ...review(create), apiVersion: 'admission.k8s.io/v1beta1' }, 'expected an AdmissionReview of admission.k8s.io/v1, got kind "AdmissionReview" of "admission.k8s.io/v1beta1"'],
+      [
+        'another apiVersion',
+        { ...review(create), apiVersion: 'admission.k8s.io/v1beta1' },
+        'expected an AdmissionReview of admission.k8s.io/v1, got kind "AdmissionReview" of "admission.k8s.io/v1beta1"',
+      ],
       ['no request', { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }, 'the AdmissionReview has no request'],
       ['no uid', review({ ...create, uid: '' }), 'request.uid is missing'],
       ['an unknown operation', review({ ...create, operation: 'PATCH' }), 'request.operation "PATCH" is not CREATE, UPDATE, DELETE or CONNECT'],

@@ -11,7 +11,10 @@ import type { World } from '../../../lib/webhook/small-world.ts';
  */
 
 const object = (name: string, version = '1'): KubeObject => ({ apiVersion: 'v1', kind: 'Thing', metadata: { namespace: 'default', name, resourceVersion: version } });
-const contribution = (...objects: KubeObject[]) => ({ world: new Map([['things', objects]]) as World, hash: objects.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).join('+') });
+const contribution = (...objects: KubeObject[]) => ({
+  world: new Map([['things', objects]]) as World,
+  hash: objects.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).join('+'),
+});
 
 interface Run {
   readonly names: readonly string[];
@@ -25,7 +28,13 @@ function harness(concurrency = 1, maxBatch?: number) {
     concurrency,
     gatherMs: 1,
     ...(maxBatch === undefined ? {} : { maxBatch }),
-    render: (world) => ({ files: { config: [...world.get('things')!].map((o) => o.metadata.name).join(','), maps: {}, certificates: {}, files: {} }, excluded: [], warnings: [], origins: new Map() }) as RenderOutput,
+    render: (world) =>
+      ({
+        files: { config: [...world.get('things')!].map((o) => o.metadata.name).join(','), maps: {}, certificates: {}, files: {} },
+        excluded: [],
+        warnings: [],
+        origins: new Map(),
+      }) as RenderOutput,
     check: (render) =>
       new Promise((answer, fail) => {
         runs.push({ names: render('/check').files.config.split(','), answer, fail });
@@ -49,7 +58,10 @@ describe('ContributionChecker', () => {
     expect(runs).to.have.length(1);
     runs[0]!.answer(valid);
     await settled();
-    expect(runs.map((run) => run.names)).to.deep.equal([['a', 'b'], ['c', 'd', 'e']]);
+    expect(runs.map((run) => run.names)).to.deep.equal([
+      ['a', 'b'],
+      ['c', 'd', 'e'],
+    ]);
     runs[1]!.answer(valid);
     expect((await Promise.all(results)).map((result) => result.verdict.valid)).to.deep.equal([true, true, true, true, true]);
   });

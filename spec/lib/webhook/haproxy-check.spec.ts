@@ -58,11 +58,9 @@ describe('checkSmallConfiguration', () => {
     expect(verdict.valid).to.equal(false);
     const message = (verdict as { message: string }).message;
     expect(message).to.equal(
-      [
-        "haproxy.cfg:9: 'server web/web' : invalid port '99999'",
-        '  rendered: "server web 127.0.0.1:99999"',
-        '  from templates.haproxyConfig line 10, values of Thing default/web',
-      ].join('\n'),
+      ["haproxy.cfg:9: 'server web/web' : invalid port '99999'", '  rendered: "server web 127.0.0.1:99999"', '  from templates.haproxyConfig line 10, values of Thing default/web'].join(
+        '\n',
+      ),
     );
     expect(message).to.not.include(root);
   });
@@ -73,7 +71,7 @@ describe('checkSmallConfiguration', () => {
     expect((verdict as { message: string }).message).to.match(/^haproxy\.cfg:2: lua-load loads and runs Lua code: "lua-load"; allowDirectives does not allow it\n/);
   });
 
-  it('runs HAProxy with an empty environment: none of the controller\'s variables reach the configuration', async () => {
+  it("runs HAProxy with an empty environment: none of the controller's variables reach the configuration", async () => {
     process.env['WEBHOOK_SPEC_PORT'] = '8080';
     try {
       // Allowed here, so that HAProxy runs and expands it: to nothing.

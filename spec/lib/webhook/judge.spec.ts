@@ -47,8 +47,7 @@ function decide(config: ControllerConfig, stores: Stores, resource: string, obje
 const web = service('web', [{ name: 'http', port: 80, targetPort: 8080 }], 'shop');
 const webSlice = endpointSlice('web-1', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.0.1'], ready: true }], { namespace: 'shop' });
 const cluster = () => storesOf(shipped, { services: [web], endpointslices: [webSlice] });
-const shop = (fields: Parameters<typeof ingress>[1] = {}) =>
-  ingress('shop', { namespace: 'shop', rules: [rule('shop.example.com', path('/', 'web', 'http'))], ...fields });
+const shop = (fields: Parameters<typeof ingress>[1] = {}) => ingress('shop', { namespace: 'shop', rules: [rule('shop.example.com', path('/', 'web', 'http'))], ...fields });
 
 describe('webhook judge', () => {
   describe('decides on the small world as a render of the whole cluster would', () => {
@@ -97,11 +96,27 @@ describe('webhook judge', () => {
     const denied: [string, KubeObject, string][] = [
       ['an invalid host', shop({ rules: [rule('Shop_Example.com', path('/', 'web', 'http'))] }), 'spec.rules[0].host: invalid host: '],
       ['a path that is not absolute', shop({ rules: [rule('shop.example.com', path('api', 'web', 'http'))] }), 'spec.rules[0].http.paths[0].path: invalid path: '],
-      ['an unknown path type', shop({ rules: [rule('shop.example.com', path('/', 'web', 'http', 'Regex'))] }), 'spec.rules[0].http.paths[0].pathType: "Regex" is not Exact, Prefix or ImplementationSpecific'],
-      ['a Service name that is not one', shop({ rules: [rule('shop.example.com', path('/', 'Web_1', 'http'))] }), 'spec.rules[0].http.paths[0].backend.service.name: "Web_1" is not a Service name'],
-      ['a port out of range', shop({ rules: [rule('shop.example.com', path('/', 'web', 70000))] }), 'spec.rules[0].http.paths[0].backend.service.port.number: 70000 is not a port number (1-65535)'],
+      [
+        'an unknown path type',
+        shop({ rules: [rule('shop.example.com', path('/', 'web', 'http', 'Regex'))] }),
+        'spec.rules[0].http.paths[0].pathType: "Regex" is not Exact, Prefix or ImplementationSpecific',
+      ],
+      [
+        'a Service name that is not one',
+        shop({ rules: [rule('shop.example.com', path('/', 'Web_1', 'http'))] }),
+        'spec.rules[0].http.paths[0].backend.service.name: "Web_1" is not a Service name',
+      ],
+      [
+        'a port out of range',
+        shop({ rules: [rule('shop.example.com', path('/', 'web', 70000))] }),
+        'spec.rules[0].http.paths[0].backend.service.port.number: 70000 is not a port number (1-65535)',
+      ],
       ['an invalid TLS host', shop({ tls: [{ hosts: ['shop example.com'], secretName: 'shop-tls' }] }), 'spec.tls[0].hosts[0]: invalid host: '],
-      ['a default backend without a Service', shop({ defaultBackend: { resource: { kind: 'Bucket', name: 'b' } } }), 'spec.defaultBackend.resource: resource backends are not supported; use a Service'],
+      [
+        'a default backend without a Service',
+        shop({ defaultBackend: { resource: { kind: 'Bucket', name: 'b' } } }),
+        'spec.defaultBackend.resource: resource backends are not supported; use a Service',
+      ],
     ];
     for (const [what, object, reason] of denied) {
       it(what, () => {
@@ -173,7 +188,7 @@ templates:
       expect(judgement.warnings.some((warning) => warning.startsWith('spec.rules[0].http.paths[1]') && warning.includes('shop/api'))).to.equal(true);
     });
 
-    it('with a warning an Ingress whose TLS Secret the render leaves out: the fault is the Secret\'s', () => {
+    it("with a warning an Ingress whose TLS Secret the render leaves out: the fault is the Secret's", () => {
       const stores = storesOf(shipped, { services: [web], endpointslices: [webSlice], secrets: [tlsSecret('shop-tls', SELF_SIGNED_CERT, UNRELATED_KEY, 'shop')] });
       const judgement = decide(shipped, stores, 'ingresses', shop({ tls: [{ hosts: ['shop.example.com'], secretName: 'shop-tls' }] }));
       expect(judgement.denials).to.deep.equal([]);

@@ -8,8 +8,7 @@ import { ingress, path, rule } from '../ingress/fixtures.ts';
 /** Which stored Ingresses a proposed object is decided with, kept in line with the store through its change log. */
 
 const names = (objects: readonly KubeObject[]) => objects.map((object) => `${object.metadata.namespace}/${object.metadata.name}`).sort();
-const at = (host: string | undefined, name: string, fields: Parameters<typeof ingress>[1] = {}) =>
-  ingress(name, { rules: [rule(host, path('/', 'web', 'http'))], ...fields });
+const at = (host: string | undefined, name: string, fields: Parameters<typeof ingress>[1] = {}) => ingress(name, { rules: [rule(host, path('/', 'web', 'http'))], ...fields });
 
 function storeOf(...objects: KubeObject[]): IndexedStore {
   const store = new IndexedStore([compilePath('metadata.namespace').get, compilePath('metadata.name').get]);

@@ -63,7 +63,7 @@ describe('webhook serving certificate and server', () => {
     expect(needsRenewal('not a certificate')).to.equal(true);
   });
 
-  it('tells a key that is not the certificate\'s', () => {
+  it("tells a key that is not the certificate's", () => {
     expect(unusableReason({ cert: LEAF_CERT, key: UNRELATED_KEY })).to.be.a('string');
   });
 

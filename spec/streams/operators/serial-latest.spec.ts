@@ -51,7 +51,12 @@ describe('serialLatest', () => {
       const source = hot('  a--b------|');
       const bWork = cold('     -----(x|)');
       const work = (v: string, superseded: Observable<void>) =>
-        v === 'a' ? superseded.pipe(take(1), map(() => 'a-superseded')) : bWork.pipe(map(() => v));
+        v === 'a'
+          ? superseded.pipe(
+              take(1),
+              map(() => 'a-superseded'),
+            )
+          : bWork.pipe(map(() => v));
       const expected = '    ---s----b-|';
       expectObservable(source.pipe(serialLatest(work))).toBe(expected, { s: 'a-superseded', b: 'b' });
     });

@@ -45,12 +45,7 @@ function ipAddresses(certificate: X509Certificate): string[] {
 function leafOf(certificates: readonly X509Certificate[]): X509Certificate | undefined {
   if (certificates.length <= 1) return certificates[0];
   const issuers = new Set(certificates.map((certificate) => certificate.issuer));
-  return certificates.find(
-    (certificate) =>
-      !certificate.ca &&
-      (nameField(certificate.subject, 'CN') !== undefined || dnsNames(certificate).length > 0) &&
-      !issuers.has(certificate.subject),
-  );
+  return certificates.find((certificate) => !certificate.ca && (nameField(certificate.subject, 'CN') !== undefined || dnsNames(certificate).length > 0) && !issuers.has(certificate.subject));
 }
 
 /** strfmt.DateTime's JSON form: RFC 3339 with milliseconds, in UTC. */

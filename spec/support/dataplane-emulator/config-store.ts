@@ -26,10 +26,7 @@ import type { LastKnownGood } from './reload-agent.ts';
 import { checkCandidate } from './validation.ts';
 
 /** The comment lines DPAPI writes under the metadata lines. */
-export const MANAGED_COMMENTS: readonly string[] = [
-  '# Dataplaneapi managed File',
-  '# changing file directly can cause a conflict if dataplaneapi is running',
-];
+export const MANAGED_COMMENTS: readonly string[] = ['# Dataplaneapi managed File', '# changing file directly can cause a conflict if dataplaneapi is running'];
 
 const METADATA = /^# _(md5hash|version|cluster_version)=/;
 
@@ -162,24 +159,15 @@ export class ConfigStore implements LastKnownGood {
     return this.#serialize(async () => {
       if (!options.skipVersion) {
         if (options.version === undefined || options.version === 0) {
-          throw new ApiError(
-            400,
-            'version or transaction not specified: version or transaction not specified, specify only one',
-          );
+          throw new ApiError(400, 'version or transaction not specified: version or transaction not specified, specify only one');
         }
         if (options.version !== this.#version) {
-          throw new ApiError(
-            409,
-            `version mismatch: version in configuration file is ${this.#version}, given version is ${options.version}`,
-          );
+          throw new ApiError(409, `version mismatch: version in configuration file is ${this.#version}, given version is ${options.version}`);
         }
       }
       const version = options.skipVersion ? (fileVersion(body) ?? this.#version) : this.#version + 1;
       const text = writeBack(stripHeader(body));
-      await this.#check(
-        join(this.#transactionDir, `${basename(this.configFile)}.${randomUUID()}`),
-        withHeader(this.#pod === undefined ? text : this.#pod.toHAProxy(text), version),
-      );
+      await this.#check(join(this.#transactionDir, `${basename(this.configFile)}.${randomUUID()}`), withHeader(this.#pod === undefined ? text : this.#pod.toHAProxy(text), version));
       await this.#commit(text, version);
     });
   }

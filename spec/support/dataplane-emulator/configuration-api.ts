@@ -4,14 +4,7 @@
  */
 import type { EmulatorContext } from './context.ts';
 import { fileChecksum } from './config-store.ts';
-import {
-  ApiError,
-  booleanParam,
-  integerParam,
-  json,
-  mediaType,
-  text,
-} from './http-kit.ts';
+import { ApiError, booleanParam, integerParam, json, mediaType, text } from './http-kit.ts';
 import type { ApiRequest, ApiResponse } from './http-kit.ts';
 import { ReloadFailedError } from './reload-agent.ts';
 import type { Router } from './router.ts';
@@ -25,9 +18,7 @@ class RawError extends ApiError {}
 export function registerConfigurationRoutes(router: Router, context: EmulatorContext, startedAt: Date): void {
   const { store, agent } = context;
 
-  router.add('GET', '/v3/info', () =>
-    json(200, { api: { version: context.release.version, build_date: startedAt.toISOString() }, system: {} }),
-  );
+  router.add('GET', '/v3/info', () => json(200, { api: { version: context.release.version, build_date: startedAt.toISOString() }, system: {} }));
 
   // DPAPI runs its status command and answers `unknown` without one (v3.3.5 handlers/health.go,
   // haproxy/reload_agent.go status()); the emulator's status command is `show proc`.

@@ -31,9 +31,7 @@ export class RequestLog {
 
   /** Requests with this method (any when undefined) whose path starts with `pathPrefix`. */
   matching(method: string | undefined, pathPrefix = ''): readonly RecordedRequest[] {
-    return this.#entries.filter(
-      (entry) => (method === undefined || entry.method === method) && entry.path.startsWith(pathPrefix),
-    );
+    return this.#entries.filter((entry) => (method === undefined || entry.method === method) && entry.path.startsWith(pathPrefix));
   }
 
   clear(): void {
@@ -48,10 +46,7 @@ export class RequestLog {
 export type RequestFilter = (request: RecordedRequest) => boolean;
 
 /** What the server does with one request before handling it. */
-export type FaultDecision =
-  | { readonly kind: 'none'; readonly delayMs: number }
-  | { readonly kind: 'hang' }
-  | { readonly kind: 'fail'; readonly status: number; readonly delayMs: number };
+export type FaultDecision = { readonly kind: 'none'; readonly delayMs: number } | { readonly kind: 'hang' } | { readonly kind: 'fail'; readonly status: number; readonly delayMs: number };
 
 export class Faults {
   #failures: { remaining: number; status: number; filter: RequestFilter | undefined }[] = [];

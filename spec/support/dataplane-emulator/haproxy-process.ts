@@ -107,9 +107,7 @@ export class HAProxyProcess {
   /** `show proc`, or undefined while the master does not answer. */
   async tryShowProc(): Promise<ShowProc | undefined> {
     try {
-      return parseShowProc(
-        await runtimeCommand(this.#options.masterSocket, 'show proc', { timeoutMs: 2_000, retryForMs: 0 }),
-      );
+      return parseShowProc(await runtimeCommand(this.#options.masterSocket, 'show proc', { timeoutMs: 2_000, retryForMs: 0 }));
     } catch {
       return undefined;
     }
@@ -199,4 +197,3 @@ function ownLines(output: string, pid: number): string {
     .map((line) => line.replace(/^\[(\w+)\]\s+/, '[$1] '))
     .join('\n');
 }
-

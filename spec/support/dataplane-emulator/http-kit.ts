@@ -124,11 +124,7 @@ export function integerField(body: Record<string, unknown>, name: string): numbe
 }
 
 /** An optional enum field of a JSON body; 422 (go-swagger's EnumFail, code 606) when outside `allowed`. */
-export function enumField<T extends string>(
-  body: Record<string, unknown>,
-  name: string,
-  allowed: readonly T[],
-): T | undefined {
+export function enumField<T extends string>(body: Record<string, unknown>, name: string, allowed: readonly T[]): T | undefined {
   const value = stringField(body, name);
   if (value === undefined) return undefined;
   if (!(allowed as readonly string[]).includes(value)) {

@@ -294,9 +294,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   // In pod mode the bootstrap file is written for the pod's layout, like the chart's, and mapped as any other.
   const bootstrap =
-    options.pod === undefined
-      ? bootstrapConfig(base, bootstrapPort)
-      : bootstrapConfig(options.pod.baseDir, bootstrapPort, { statsSocket: options.pod.statsSocket, bindAddress: '*' });
+    options.pod === undefined ? bootstrapConfig(base, bootstrapPort) : bootstrapConfig(options.pod.baseDir, bootstrapPort, { statsSocket: options.pod.statsSocket, bindAddress: '*' });
   /** Empty storage, the bootstrap file as version 1, HAProxy started on it, a fresh reload agent. */
   const startFresh = async (): Promise<void> => {
     for (const dir of [dirs.maps, dirs.ssl, dirs.general]) {

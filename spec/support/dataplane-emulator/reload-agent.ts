@@ -106,9 +106,7 @@ export class ReloadAgent {
       this.#clearTimer();
       const outcome = await this.#run(id);
       if (!outcome.ok) {
-        throw new ReloadFailedError(
-          `Reload failed: HAProxy did not load the configuration (show proc counted a failed reload), ${outcome.response}`,
-        );
+        throw new ReloadFailedError(`Reload failed: HAProxy did not load the configuration (show proc counted a failed reload), ${outcome.response}`);
       }
     });
   }

@@ -6,16 +6,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
 import type { EmulatorContext } from './context.ts';
-import {
-  ApiError,
-  booleanParam,
-  empty,
-  enumField,
-  integerField,
-  json,
-  jsonBody,
-  stringField,
-} from './http-kit.ts';
+import { ApiError, booleanParam, empty, enumField, integerField, json, jsonBody, stringField } from './http-kit.ts';
 import type { ApiRequest, ApiResponse } from './http-kit.ts';
 import type { Router } from './router.ts';
 import { answeringErrors, runtimeFailure } from './runtime-socket.ts';
@@ -480,18 +471,13 @@ async function listMaps(runtime: RuntimeSocket, mapsDir: string): Promise<MapInf
 
 async function findMap(runtime: RuntimeSocket, mapsDir: string, identifier: string): Promise<MapInfo> {
   const maps = await listMaps(runtime, mapsDir);
-  const found = identifier.startsWith('#')
-    ? maps.find((map) => map.id === identifier.slice(1))
-    : maps.find((map) => map.file === identifier);
+  const found = identifier.startsWith('#') ? maps.find((map) => map.id === identifier.slice(1)) : maps.find((map) => map.file === identifier);
   if (found === undefined) throw new ApiError(404, `missing object: runtime map ${identifier} does not exist`);
   return found;
 }
 
 /** `show map <f>`: `[{id:"0x…", key, value}]`. */
-async function mapEntries(
-  runtime: RuntimeSocket,
-  map: string,
-): Promise<{ id: string; key: string; value: string }[]> {
+async function mapEntries(runtime: RuntimeSocket, map: string): Promise<{ id: string; key: string; value: string }[]> {
   const entries: { id: string; key: string; value: string }[] = [];
   for (const line of (await runtime.execute(`show map ${map}`)).split('\n')) {
     const match = /^(0x[0-9a-f]+) (\S+) ?(.*)$/.exec(line);
@@ -508,11 +494,7 @@ async function mapEntries(
  * is the key asked for (and the value is not empty), as here: without that
  * a new `/live` in a map_beg map holding `/` would be a false 409.
  */
-async function getEntry(
-  runtime: RuntimeSocket,
-  map: string,
-  key: string,
-): Promise<{ key: string; value: string } | undefined> {
+async function getEntry(runtime: RuntimeSocket, map: string, key: string): Promise<{ key: string; value: string } | undefined> {
   const answer = await runtime.execute(`get map ${map} ${key}`);
   if (!/\bfound=yes\b/.test(answer)) return undefined;
   const quoted = (name: string): string | undefined => new RegExp(`\\b${name}="((?:[^"\\\\]|\\\\.)*)"`).exec(answer)?.[1];
@@ -567,8 +549,5 @@ async function forceSync(request: ApiRequest, runtime: RuntimeSocket, context: E
   const found = await findMap(runtime, context.dirs.maps, map);
   const entries = await mapEntries(runtime, map);
   entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  await writeFile(
-    onDisk(found.file, context.dirs.base),
-    entries.map((entry) => `${entry.key} ${entry.value}\n`).join(''),
-  );
+  await writeFile(onDisk(found.file, context.dirs.base), entries.map((entry) => `${entry.key} ${entry.value}\n`).join(''));
 }

@@ -37,11 +37,7 @@ export class RuntimeSocket {
   async execute(command: string, payload?: string): Promise<string> {
     let answer: string;
     try {
-      answer = await runtimeCommand(
-        this.path,
-        `set severity-output number;${command}`,
-        payload === undefined ? { timeoutMs: 10_000 } : { timeoutMs: 10_000, payload },
-      );
+      answer = await runtimeCommand(this.path, `set severity-output number;${command}`, payload === undefined ? { timeoutMs: 10_000 } : { timeoutMs: 10_000, payload });
     } catch (error) {
       throw new ApiError(500, `${this.path}: ${(error as Error).message}`);
     }
@@ -71,10 +67,7 @@ export function runtimeFailure(error: unknown): ApiError {
 }
 
 /** A handler whose errors are answered as `answer` maps them (runtimeFailure for most runtime endpoints). */
-export function answeringErrors(
-  answer: (error: unknown) => ApiError,
-  handler: (request: ApiRequest) => Promise<ApiResponse>,
-): (request: ApiRequest) => Promise<ApiResponse> {
+export function answeringErrors(answer: (error: unknown) => ApiError, handler: (request: ApiRequest) => Promise<ApiResponse>): (request: ApiRequest) => Promise<ApiResponse> {
   return async (request) => {
     try {
       return await handler(request);

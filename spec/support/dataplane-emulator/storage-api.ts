@@ -82,9 +82,7 @@ export function registerStorageRoutes(router: Router, context: EmulatorContext):
     return json(201, { ...(await fileModel(general, file, paths)), size: upload.data.length });
   });
 
-  router.add('GET', `${general.path}/{name}`, async (request) =>
-    rawFile(await existing(general, request.params['name']!)),
-  );
+  router.add('GET', `${general.path}/{name}`, async (request) => rawFile(await existing(general, request.params['name']!)));
 
   router.add('PUT', `${general.path}/{name}`, async (request) => {
     const file = await existing(general, request.params['name']!);
@@ -186,9 +184,7 @@ async function rawFile(file: string): Promise<ApiResponse> {
 }
 
 function fileUpload(request: ApiRequest): { filename: string; data: Buffer } {
-  const part = parseMultipart(request.body, request.headers['content-type']).find(
-    (entry) => entry.name === 'file_upload',
-  );
+  const part = parseMultipart(request.body, request.headers['content-type']).find((entry) => entry.name === 'file_upload');
   if (part === undefined) throw new ApiError(400, 'file_upload in formData is required');
   if (part.filename === undefined || part.filename === '') throw new ApiError(400, 'file_upload has no file name');
   return { filename: part.filename, data: part.data };
@@ -223,10 +219,7 @@ function rejectReferenced(context: EmulatorContext, ownFile: string): void {
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index]!.trim();
     if (line.includes(file) && !line.startsWith('#')) {
-      throw new ApiError(
-        409,
-        `rejecting attempt to delete file ${file} referenced in haproxy conf at line ${index - 1}: ${line}`,
-      );
+      throw new ApiError(409, `rejecting attempt to delete file ${file} referenced in haproxy conf at line ${index - 1}: ${line}`);
     }
   }
 }

@@ -274,7 +274,12 @@ export class ValidatingAdmission {
       target = { host: resolved.host, port: resolved.port, path: service.path ?? '/', servername: `${service.name}.${service.namespace}.svc` };
     } else if (url !== undefined) {
       const parsed = new URL(url);
-      target = { host: parsed.hostname, port: Number(parsed.port || 443), path: `${parsed.pathname}${parsed.search}`, servername: /^[\d.]+$|:/.test(parsed.hostname) ? undefined : parsed.hostname };
+      target = {
+        host: parsed.hostname,
+        port: Number(parsed.port || 443),
+        path: `${parsed.pathname}${parsed.search}`,
+        servername: /^[\d.]+$|:/.test(parsed.hostname) ? undefined : parsed.hostname,
+      };
     } else {
       return Promise.reject(new CallFailure('webhook configuration must have either service or URL'));
     }
@@ -318,9 +323,14 @@ export class ValidatingAdmission {
         },
       );
       // A deadline for the whole call, as the dispatcher's context has, not only for idle sockets.
-      const deadline = setTimeout(() => request.destroy(new CallFailure(`failed to call webhook: Post "https://${target.servername ?? target.host}:${target.port}${path}": context deadline exceeded`)), timeoutSeconds * 1000);
+      const deadline = setTimeout(
+        () => request.destroy(new CallFailure(`failed to call webhook: Post "https://${target.servername ?? target.host}:${target.port}${path}": context deadline exceeded`)),
+        timeoutSeconds * 1000,
+      );
       request.on('close', () => clearTimeout(deadline));
-      request.on('error', (error) => reject(error instanceof CallFailure ? error : new CallFailure(`failed to call webhook: Post "https://${target.servername ?? target.host}:${target.port}${path}": ${error.message}`)));
+      request.on('error', (error) =>
+        reject(error instanceof CallFailure ? error : new CallFailure(`failed to call webhook: Post "https://${target.servername ?? target.host}:${target.port}${path}": ${error.message}`)),
+      );
       request.end(body);
     });
   }

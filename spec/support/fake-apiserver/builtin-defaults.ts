@@ -38,7 +38,9 @@ export function secretDefaults(secret: KubeObject): void {
 /** A stable address in the default service range 10.96.0.0/12 for the Service, as if the allocator had picked it. */
 function clusterIpFor(service: KubeObject): string {
   const metadata = fields(service.metadata);
-  const digest = createHash('sha256').update(`${String(metadata['namespace'])}/${String(metadata['name'])}`).digest();
+  const digest = createHash('sha256')
+    .update(`${String(metadata['namespace'])}/${String(metadata['name'])}`)
+    .digest();
   const offset = (digest.readUInt32BE(0) % ((1 << 20) - 2)) + 1;
   return `10.${96 + (offset >> 16)}.${(offset >> 8) & 0xff}.${offset & 0xff}`;
 }

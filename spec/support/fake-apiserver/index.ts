@@ -257,7 +257,7 @@ export async function startFakeApiServer(options: FakeApiServerOptions = {}): Pr
     upsert(object) {
       const ref = refOf(object);
       const type = typeOf(ref.apiVersion, ref.kind);
-      if (store.get(type, type.namespaced ? ref.namespace ?? '' : '', ref.name) === undefined) return registry.create(type, undefined, wire(object));
+      if (store.get(type, type.namespaced ? (ref.namespace ?? '') : '', ref.name) === undefined) return registry.create(type, undefined, wire(object));
       const { resourceVersion: _ignored, ...metadata } = metadataOf(object);
       return registry.update(type, undefined, undefined, wire({ ...object, metadata })).object;
     },

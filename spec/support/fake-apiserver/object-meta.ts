@@ -42,12 +42,7 @@ const NAME_RULES: Record<NameRule, { readonly test: (name: string) => boolean; r
 /** Annotations may take this many bytes in total, keys and values together. */
 const ANNOTATIONS_LIMIT = 256 * 1024;
 
-function stringMapErrors(
-  value: unknown,
-  field: string,
-  checkKey: (key: string) => string | undefined,
-  checkValue: ((value: string) => string | undefined) | undefined,
-): FieldError[] {
+function stringMapErrors(value: unknown, field: string, checkKey: (key: string) => string | undefined, checkValue: ((value: string) => string | undefined) | undefined): FieldError[] {
   if (value === undefined || value === null) return [];
   if (typeof value !== 'object' || Array.isArray(value)) {
     return [{ field, type: 'FieldValueInvalid', value, detail: 'must be a map of strings' }];

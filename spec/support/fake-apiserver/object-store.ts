@@ -91,9 +91,7 @@ export class ObjectStore {
 
   /** Stored objects sorted by namespace and name, in one namespace when given (not copies). */
   list(type: ResourceType, namespace?: string): KubeObject[] {
-    const entries = [...this.#objectsOf(type).entries()]
-      .filter(([key]) => namespace === undefined || key.startsWith(`${namespace}/`))
-      .sort(([a], [b]) => compareKeys(a, b));
+    const entries = [...this.#objectsOf(type).entries()].filter(([key]) => namespace === undefined || key.startsWith(`${namespace}/`)).sort(([a], [b]) => compareKeys(a, b));
     return entries.map(([, object]) => object);
   }
 

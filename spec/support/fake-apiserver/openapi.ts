@@ -54,7 +54,11 @@ export function openApiIndex(types: TypeRegistry): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const { group, version } of types.groupVersions()) {
     const key = documentKey(group, version);
-    const hash = createHash('sha256').update(JSON.stringify(groupVersionDocument(types, group, version))).digest('hex').slice(0, 32).toUpperCase();
+    const hash = createHash('sha256')
+      .update(JSON.stringify(groupVersionDocument(types, group, version)))
+      .digest('hex')
+      .slice(0, 32)
+      .toUpperCase();
     paths[key] = { serverRelativeURL: `/openapi/v3/${key}?hash=${hash}` };
   }
   return { paths };

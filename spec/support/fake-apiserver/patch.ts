@@ -152,13 +152,23 @@ function mergeList(current: unknown, patch: readonly unknown[], order: unknown, 
       merged.push(strategicMerge(undefined, item));
     }
   }
-  return sortByOrder(merged, order as readonly JsonObject[], (entry) => (isJsonObject(entry) ? entry[mergeKey] : undefined), (entry) => entry[mergeKey]);
+  return sortByOrder(
+    merged,
+    order as readonly JsonObject[],
+    (entry) => (isJsonObject(entry) ? entry[mergeKey] : undefined),
+    (entry) => entry[mergeKey],
+  );
 }
 
 function mergePrimitiveList(existing: readonly unknown[], patch: readonly unknown[], order: readonly unknown[], deletions: readonly unknown[]): unknown[] {
   const merged = existing.filter((item) => !deletions.some((removed) => jsonEqual(removed, item)));
   for (const item of patch) if (!merged.some((entry) => jsonEqual(entry, item))) merged.push(clone(item));
-  return sortByOrder(merged, order, (entry) => entry, (entry) => entry);
+  return sortByOrder(
+    merged,
+    order,
+    (entry) => entry,
+    (entry) => entry,
+  );
 }
 
 /** Entries named by `order` first, in its order; the others after them, in their current order. */
@@ -167,7 +177,10 @@ function sortByOrder<T>(entries: unknown[], order: readonly T[], keyOfEntry: (en
     const at = order.findIndex((wanted) => jsonEqual(keyOfOrder(wanted), keyOfEntry(entry)));
     return at < 0 ? order.length : at;
   };
-  return entries.map((entry, index) => ({ entry, index, rank: rank(entry) })).sort((a, b) => a.rank - b.rank || a.index - b.index).map(({ entry }) => entry);
+  return entries
+    .map((entry, index) => ({ entry, index, rank: rank(entry) }))
+    .sort((a, b) => a.rank - b.rank || a.index - b.index)
+    .map(({ entry }) => entry);
 }
 
 // --- RFC 6902 -------------------------------------------------------------------

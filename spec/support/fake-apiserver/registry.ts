@@ -14,17 +14,7 @@ import type { Metadata } from './object-meta.ts';
 import { microTimeProblem } from './micro-time.ts';
 import type { ObjectStore } from './object-store.ts';
 import type { KubeObject, ResourceType, TypeRegistry } from './resource-types.ts';
-import {
-  STALE_OBJECT,
-  StatusError,
-  alreadyExists,
-  badRequest,
-  conflict,
-  invalid,
-  namespaceNotFound,
-  notFound,
-  serverError,
-} from './status.ts';
+import { STALE_OBJECT, StatusError, alreadyExists, badRequest, conflict, invalid, namespaceNotFound, notFound, serverError } from './status.ts';
 
 export interface WriteOptions {
   /** Check what a write would do without storing it (`dryRun=All`). */

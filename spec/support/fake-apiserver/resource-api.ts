@@ -22,15 +22,7 @@ import { PATCH_MEDIA_TYPES } from './patch.ts';
 import type { DeletePreconditions, Registry } from './registry.ts';
 import type { ApiPath } from './request-path.ts';
 import type { KubeObject, ResourceType } from './resource-types.ts';
-import {
-  StatusError,
-  badRequest,
-  expired,
-  methodNotAllowed,
-  resourceNotFound,
-  tooLargeResourceVersion,
-  unsupportedMediaType,
-} from './status.ts';
+import { StatusError, badRequest, expired, methodNotAllowed, resourceNotFound, tooLargeResourceVersion, unsupportedMediaType } from './status.ts';
 import type { WatchRequest } from './watch-session.ts';
 
 export type ResourcePath = Extract<ApiPath, { kind: 'resource' }>;
@@ -45,9 +37,7 @@ export interface ResourceRequest {
   readonly body: Buffer;
 }
 
-export type ResourceReply =
-  | { readonly kind: 'json'; readonly status: number; readonly body: unknown }
-  | { readonly kind: 'watch'; readonly watch: WatchRequest };
+export type ResourceReply = { readonly kind: 'json'; readonly status: number; readonly body: unknown } | { readonly kind: 'watch'; readonly watch: WatchRequest };
 
 const TRUE_WORDS = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
 const FALSE_WORDS = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
@@ -223,9 +213,7 @@ function decodeBody(request: ResourceRequest): unknown {
   } catch (error) {
     throw badRequest(`the body of the request could not be decoded as ${contentType}: ${(error as Error).message}`);
   }
-  throw unsupportedMediaType(
-    `the body of the request was in an unknown format (${contentType || 'no Content-Type'}) - accepted media types include: application/json, application/yaml`,
-  );
+  throw unsupportedMediaType(`the body of the request was in an unknown format (${contentType || 'no Content-Type'}) - accepted media types include: application/json, application/yaml`);
 }
 
 function objectBody(request: ResourceRequest): KubeObject {

@@ -91,12 +91,7 @@ export function alreadyExists(type: ResourceType, name: string): StatusError {
 }
 
 export function conflict(type: ResourceType, name: string, why: string): StatusError {
-  return new StatusError(
-    409,
-    'Conflict',
-    `Operation cannot be fulfilled on ${qualifiedResource(type)} "${name}": ${why}`,
-    resourceDetails(type, name),
-  );
+  return new StatusError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(type)} "${name}": ${why}`, resourceDetails(type, name));
 }
 
 export const STALE_OBJECT = 'the object has been modified; please apply your changes to the latest version and try again';
@@ -173,13 +168,7 @@ export function unsupportedMediaType(message: string): StatusError {
 }
 
 export function tooManyRequests(retryAfterSeconds: number): StatusError {
-  return new StatusError(
-    429,
-    'TooManyRequests',
-    'Too many requests, please try again later.',
-    { retryAfterSeconds },
-    { 'Retry-After': String(retryAfterSeconds) },
-  );
+  return new StatusError(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
 }
 
 /** A 5xx with the reason the real server gives that code. */

@@ -66,9 +66,7 @@ const PRE_TIMEOUT_BOOKMARK_MS = 2_000;
 const MIN_REQUEST_TIMEOUT_MS = 1_800_000;
 
 /** What a watch starts with: events to send first, or a failure to stream instead. */
-type Start =
-  | { readonly kind: 'events'; readonly initial: readonly { type: WatchEventType; object: KubeObject }[] }
-  | { readonly kind: 'error'; readonly error: StatusError };
+type Start = { readonly kind: 'events'; readonly initial: readonly { type: WatchEventType; object: KubeObject }[] } | { readonly kind: 'error'; readonly error: StatusError };
 
 export class WatchSession {
   readonly request: WatchRequest;
