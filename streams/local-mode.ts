@@ -188,7 +188,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
 
   // The only controller on its fleet: it always leads, nothing worth a log line.
   observer.metrics.leader(true);
-  log.info(`${fleet.describe()}; controller health http://127.0.0.1:${observer.healthPort}/healthz, ` + `metrics http://127.0.0.1:${observer.metricsPort}/metrics; manifests ${manifestDir}`);
+  log.info(`${fleet.describe()}; controller health http://127.0.0.1:${observer.healthPort}/healthz, metrics http://127.0.0.1:${observer.metricsPort}/metrics; manifests ${manifestDir}`);
 
   const subscription = pipeline.start(
     observer,
