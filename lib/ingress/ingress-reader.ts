@@ -6,6 +6,8 @@ import { checkHost, checkPath, describeObject, isDnsLabel, isDnsSubdomain, isPor
 import { placeOf, type IngressPlace } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import type { HostEntry, Route } from './types.ts';
+import { readAnnotationSettings } from '../annotations/read-settings.ts';
+import type { ReadSettings } from '../annotations/settings.ts';
 
 /**
  * Reading one Ingress: what it asks to be served, checked field by field.
@@ -83,6 +85,8 @@ export interface ServedIngress {
   /** `backend` as for a RouteClaim: resolved by the aggregate. */
   readonly defaultBackend: { readonly asked: BackendRef; backend: BackendRef; readonly field: string } | undefined;
   readonly tls: readonly TlsClaim[];
+  /** What its annotations ask of its backends and routes. */
+  readonly settings: ReadSettings;
 }
 
 export function servesClass(ingress: KubeObject, className: string): boolean {
@@ -136,6 +140,11 @@ class IngressReader {
     const tls: TlsClaim[] = [];
     const entries = this.#list(spec['tls'], 'spec.tls', this.tlsProblems);
     for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls, hosts);
+    const settings = readAnnotationSettings(this.#ingress.metadata.annotations);
+    // An invalid value is never written: its Ingress is left out, named with the annotation.
+    for (const outcome of settings.outcomes) {
+      if (outcome.status === 'invalid') this.#problem(`metadata.annotations['${outcome.annotation}']`, `${quote(outcome.value)}: ${outcome.reason}`);
+    }
     if (this.problems.length > 0) return undefined;
     const hostKeys = new Set<string>();
     for (const host of hosts) hostKeys.add(host.host);
@@ -148,6 +157,7 @@ class IngressReader {
       routes,
       defaultBackend: defaultBackend && { asked: defaultBackend, backend: defaultBackend, field: 'spec.defaultBackend' },
       tls,
+      settings,
     };
   }
 

@@ -1,0 +1,124 @@
+/**
+ * Typed per-backend and per-route settings: what an Ingress's annotations
+ * (haproxy.org/* or nginx.ingress.kubernetes.io/*) and an HTTPRoute's
+ * filters and timeouts ask of HAProxy, in one vocabulary, so both spellings
+ * and both APIs render the same configuration.
+ *
+ * Every field is optional: absent means HAProxy's behaviour under the
+ * shipped defaults. Every value is already checked: numbers are in range,
+ * names and paths are safe words (lib/render/escape.ts), header values
+ * cannot end their line. Nothing here is raw annotation text.
+ *
+ * Backend settings belong to a backend, which several routes may share
+ * (the oldest asking route's settings win); route settings belong to one
+ * route (host key and path) and are served through a policy key in the path
+ * maps, so a new route with settings another route already has needs no
+ * reload.
+ */
+
+/** Milliseconds. */
+export type Milliseconds = number;
+
+/** A reference to a Secret, resolved in the namespace of the object asking unless it says otherwise. */
+export interface SecretRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export type RedirectCode = 301 | 302 | 303 | 307 | 308;
+
+export interface BackendSettings {
+  readonly timeouts?: {
+    readonly connect?: Milliseconds;
+    readonly server?: Milliseconds;
+    readonly tunnel?: Milliseconds;
+  };
+  /** How HAProxy speaks to the servers. */
+  readonly protocol?: {
+    /** h1 by default; h2 over TLS (alpn h2), h2c in clear text (proto h2): gRPC is either. */
+    readonly version: 'h1' | 'h2' | 'h2c';
+    readonly tls: boolean;
+    /** Verify the servers' certificates against this CA (a Secret with `ca.crt`); TLS without it is `verify none`. */
+    readonly verifyCa?: SecretRef;
+    /** SNI sent to the servers. */
+    readonly sni?: string;
+  };
+  readonly balance?:
+    | { readonly algorithm: 'roundrobin' | 'leastconn' | 'source' | 'uri' | 'first' }
+    | { readonly algorithm: 'hdr'; readonly header: string }
+    | { readonly algorithm: 'url_param'; readonly parameter: string };
+  /** Per-server maxconn. */
+  readonly serverMaxconn?: number;
+  /** Cookie affinity: the cookie HAProxy inserts to keep a client on one server. */
+  readonly affinity?: { readonly cookie: string };
+  readonly healthCheck?: { readonly path?: string; readonly interval?: Milliseconds };
+}
+
+export interface HeaderAction {
+  readonly name: string;
+  /** Written as a quoted log-format string; `%` doubled. */
+  readonly value: string;
+}
+
+export interface RouteSettings {
+  /** Plain HTTP answered with a redirect to HTTPS. */
+  readonly sslRedirect?: { readonly code: RedirectCode };
+  /** Strict-Transport-Security on HTTPS responses. */
+  readonly hsts?: { readonly maxAge: number; readonly includeSubdomains: boolean; readonly preload: boolean };
+  /** Source CIDRs (IPv4 or IPv6): outside `allow` (when set) or inside `deny`, 403. */
+  readonly allow?: readonly string[];
+  readonly deny?: readonly string[];
+  /** Basic auth against the users of a Secret: 401 without valid credentials. */
+  readonly basicAuth?: { readonly secret: SecretRef; readonly realm: string };
+  /** Per source address: above `requests` per `period`, answered `status`. */
+  readonly rateLimit?: { readonly requests: number; readonly period: Milliseconds; readonly status: number };
+  /** Concurrent connections per source address. */
+  readonly connectionLimit?: number;
+  /** Request bodies above this many bytes answered 413. */
+  readonly bodySizeLimit?: number;
+  /**
+   * The path the backend sees: the matched prefix replaced (`prefix`), the
+   * whole path replaced (`full`), or a regular expression with captures
+   * (`regex`, nginx's rewrite-target with use-regex).
+   */
+  readonly rewrite?:
+    | { readonly kind: 'prefix'; readonly replacement: string }
+    | { readonly kind: 'full'; readonly path: string }
+    | { readonly kind: 'regex'; readonly pattern: string; readonly replacement: string };
+  /** Requests for exactly "/" redirected here (nginx app-root). */
+  readonly appRoot?: string;
+  /** Every request answered with a redirect: to a full URL, or parts of the request's URL replaced (Gateway API RequestRedirect). */
+  readonly redirect?: {
+    readonly code: RedirectCode;
+    readonly location?: string;
+    readonly scheme?: 'http' | 'https';
+    readonly host?: string;
+    readonly port?: number;
+    readonly path?: { readonly kind: 'full'; readonly path: string } | { readonly kind: 'prefix'; readonly replacement: string };
+  };
+  /** The Host header the backend sees. */
+  readonly upstreamHost?: string;
+  readonly requestHeaders?: { readonly set?: readonly HeaderAction[]; readonly add?: readonly HeaderAction[]; readonly remove?: readonly string[] };
+  readonly responseHeaders?: { readonly set?: readonly HeaderAction[]; readonly add?: readonly HeaderAction[]; readonly remove?: readonly string[] };
+  readonly cors?: {
+    readonly allowOrigins: readonly string[];
+    readonly allowMethods: readonly string[];
+    readonly allowHeaders: readonly string[];
+    readonly allowCredentials: boolean;
+    readonly maxAge?: number;
+  };
+}
+
+/** One annotation as read: honoured (it set a setting), ignored (with why), or invalid (its object is excluded). */
+export type AnnotationOutcome =
+  | { readonly annotation: string; readonly value: string; readonly status: 'honoured'; readonly setting: string }
+  | { readonly annotation: string; readonly value: string; readonly status: 'ignored'; readonly reason: string }
+  | { readonly annotation: string; readonly value: string; readonly status: 'invalid'; readonly reason: string };
+
+/** What one object's annotations ask for. */
+export interface ReadSettings {
+  readonly backend: BackendSettings;
+  readonly route: RouteSettings;
+  /** One per annotation of a known family (haproxy.org/, nginx.ingress.kubernetes.io/), in name order. */
+  readonly outcomes: readonly AnnotationOutcome[];
+}
