@@ -34,6 +34,7 @@ import { startFakeApiServer, StatusError } from '../support/fake-apiserver/index
 import type { FakeApiServer, FakeApiServerOptions, KubeObject } from '../support/fake-apiserver/index.ts';
 import { clientNodeWatchIdleMs } from '../../lib/kube/informer.ts';
 import { eventually } from '../support/eventually.ts';
+import { ManualClock } from '../support/clocks.ts';
 import { kubeTool } from '../support/kube-tools.ts';
 import { generateCertificate } from '../../lib/webhook/serving-certificate.ts';
 
@@ -1025,11 +1026,21 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
     });
 
     it('withholds bookmarks, as a server that sends none: the watch still ends cleanly at its deadline', async () => {
-      const fake = await fakeFor({ timeScale: 3_000 });
+      // Virtual time: on a scaled clock a loaded machine fires the minute timers late, and the watch cache then sends fewer bookmarks.
+      const clock = new ManualClock();
+      const fake = await fakeFor({ clock });
       fake.faults.withholdBookmarks(true, 'configmaps');
+      const before = clock.pending;
       const query = { resourceVersion: String(fake.resourceVersion), allowWatchBookmarks: true, timeoutSeconds: 300 };
       const without = await watchRaw(fake, '/api/v1/namespaces/default/configmaps', query);
       const other = await watchRaw(fake, '/api/v1/namespaces/default/secrets', query);
+      // Each watch has set its deadline and its first bookmark.
+      await eventually(
+        async () => clock.pending,
+        (pending) => pending === before + 4,
+        'both watches to set their timers',
+      );
+      await clock.advance(300_000);
       await eventually(
         async () => [without.ended(), other.ended()],
         (ended) => ended.every((end) => end !== undefined),
