@@ -99,10 +99,16 @@ export const rules = {
     description: "a lowercase letter followed by letters, digits or '_'",
   },
   partial: { test: (text) => /^[A-Za-z0-9_.-]+$/.test(text), description: "letters, digits, '_', '.' or '-'" },
-  /** File names end up in paths on the HAProxy host: no separators, no '.' or '..'. */
+  /**
+   * File names end up in paths on the HAProxy host: no separators, no '.' or
+   * '..'. One dot at most, before the extension: the Data Plane API stores
+   * any other as '_' (client-native misc/stringutil.go SanitizeFilename), so
+   * the configuration would name a file it never has and every deployment
+   * would upload it again with a reload.
+   */
   fileName: {
-    test: (text) => /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(text),
-    description: "a letter or digit followed by letters, digits, '_', '.' or '-'",
+    test: (text) => /^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)?$/.test(text),
+    description: "a letter or digit followed by letters, digits, '_' or '-', and at most one '.' before an extension",
   },
   directory: {
     test: (text) => /^[A-Za-z0-9._-]+$/.test(text) && text !== '.' && text !== '..',

@@ -667,10 +667,13 @@ frontend mapped
       await waitReload(emulator, replaced.headers.get('reload-id')!);
     });
 
-    it('sanitises names: a.b.map is stored as a_b.map', async () => {
+    it('sanitises names: a.b.map is stored as a_b.map, a run of other characters as one "_"', async () => {
       const created = await client.createStorageFile('maps', 'a.b.map', 'x y\n', { skipReload: true });
       expect(created.storageName).to.equal('a_b.map');
       expect((await client.deleteStorageFile('maps', 'a_b.map')).status).to.equal(204);
+      const run = await client.createStorageFile('maps', 'c..d!e.map', 'x y\n', { skipReload: true });
+      expect(run.storageName).to.equal('c_d_e.map');
+      expect((await client.deleteStorageFile('maps', 'c_d_e.map')).status).to.equal(204);
     });
 
     it('409 when deleting a file the configuration references', async () => {

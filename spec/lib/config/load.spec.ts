@@ -446,8 +446,10 @@ ${rest}`;
       [
         'a file name with a slash',
         withTemplates('  haproxyConfig: x\n  files: { "../x": y }'),
-        [`templates.files.../x: invalid name: must be a letter or digit followed by letters, digits, '_', '.' or '-'`],
+        [`templates.files.../x: invalid name: must be a letter or digit followed by letters, digits, '_' or '-', and at most one '.' before an extension`],
       ],
+      // The Data Plane API would store it as a_b.map, which the configuration does not name.
+      ['a map name with two dots', withTemplates('  haproxyConfig: x\n  maps: { a.b.map: y }'), ['templates.maps.a.b.map: invalid name']],
       ['a hidden file name', withTemplates('  haproxyConfig: x\n  certificates: { .pem: y }'), ['templates.certificates..pem: invalid name']],
       ['a partial name with a space', withTemplates('  haproxyConfig: x\n  partials: { "a b": y }'), ['templates.partials.a b: invalid name']],
       // validationTests
