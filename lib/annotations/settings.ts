@@ -6,7 +6,7 @@
  *
  * Every field is optional: absent means HAProxy's behaviour under the
  * shipped defaults. Every value is already checked: numbers are in range,
- * names and paths are safe words (lib/render/escape.ts), header values
+ * names and paths are safe words (lib/escape.ts), header values
  * cannot end their line. Nothing here is raw annotation text.
  *
  * Backend settings belong to a backend, which several routes may share
