@@ -113,5 +113,7 @@ describe('annotation text parsers', () => {
         ['/users', 'not a Secret reference: use "name" or "namespace/name" (lowercase Kubernetes names)'],
       ],
     );
+    expect(parseSecretRef('users', '')).to.deep.equal({ ok: false, reason: 'names no namespace, and the object\'s own is unknown here: write "namespace/name"' });
+    expect(parseSecretRef('auth/users', '')).to.deep.equal({ ok: true, value: { namespace: 'auth', name: 'users' } });
   });
 });
