@@ -167,7 +167,7 @@ describe('readAnnotationSettings', () => {
       ['a CORS detail without cors-enable', { [`${H}cors-allow-origin`]: '*' }, 'cors-enable is not "true"'],
       ['a CORS detail without enable-cors', { [`${N}cors-max-age`]: '60' }, 'enable-cors is not "true"'],
       ['a rate period without a rate', { [`${H}rate-limit-period`]: '1m' }, 'rate-limit-requests is not set'],
-      ['an auth Secret without auth-type', { [`${N}auth-secret`]: 'users' }, 'auth-type is not set'],
+      ['an auth Secret without auth-type', { [`${N}auth-secret`]: 'web/users' }, 'auth-type is not set'],
       ['a cookie name without affinity', { [`${N}session-cookie-name`]: 'srv' }, 'affinity is not "cookie"'],
       ['a redirect code without a redirect', { [`${N}permanent-redirect-code`]: '308' }, 'no temporal-redirect or permanent-redirect is set'],
       ['a redirect code without request-redirect', { [`${H}request-redirect-code`]: '301' }, 'request-redirect is not set'],
