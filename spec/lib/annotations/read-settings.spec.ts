@@ -48,6 +48,21 @@ describe('readAnnotationSettings', () => {
     expect(read.outcomes.map((outcome) => outcome.status)).to.deep.equal(['honoured', 'honoured', 'ignored']);
   });
 
+  it("reads haproxy.com/ as haproxytech's other spelling of haproxy.org/, which wins when both are set", () => {
+    const read = readAnnotationSettings({ 'haproxy.com/timeout-server': '7s', 'haproxy.com/timeout-connect': '2s', [`${H}timeout-connect`]: '1s' });
+    expect(read.backend).to.deep.equal({ timeouts: { server: 7000, connect: 1000 } });
+    expect(read.outcomes).to.deep.equal([
+      {
+        annotation: 'haproxy.com/timeout-connect',
+        value: '2s',
+        status: 'ignored',
+        reason: 'haproxy.org/timeout-connect sets the same setting (backend.timeouts.connect) on this object and takes precedence',
+      },
+      { annotation: 'haproxy.com/timeout-server', value: '7s', status: 'honoured', setting: 'backend.timeouts.server' },
+      { annotation: `${H}timeout-connect`, value: '1s', status: 'honoured', setting: 'backend.timeouts.connect' },
+    ]);
+  });
+
   it('names the setting an annotation honoured', () => {
     const read = readAnnotationSettings({ [`${N}whitelist-source-range`]: '10.0.0.0/8, 192.168.1.1' });
     expect(read.route).to.deep.equal({ allow: ['10.0.0.0/8', '192.168.1.1'] });
