@@ -1,9 +1,9 @@
 import { parseCidrList } from './addresses.ts';
 import { parseHaproxyBalance } from './balance.ts';
 import { corsRule } from './cors.ts';
-import { balanceRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule } from './shared-rules.ts';
+import { balanceRule, basicAuthRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type SettingRule } from './rule.ts';
-import { parseCookieName, parseFreeText, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef } from './text-values.ts';
+import { parseCookieName, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef } from './text-values.ts';
 import { accept, parseBoolean, parseDenyStatus, parseDuration, parseInteger, parseRedirectCode, refuse, type Parsed } from './values.ts';
 import type { RouteSettings } from './settings.ts';
 
@@ -53,24 +53,8 @@ const protocol: SettingRule = {
   },
 };
 
-/** haproxytech's auth-type has one value; without a Secret the route would be open, so that is refused. */
-const basicAuth: SettingRule = {
-  setting: 'route.basicAuth',
-  annotations: ['auth-type', 'auth-secret', 'auth-realm'],
-  read: (values, context) => {
-    const { values: read, invalid } = parsePresent(values, {
-      'auth-type': (value: string) => (value === 'basic-auth' ? accept(value) : refuse('not an authentication type: use "basic-auth"')),
-      'auth-secret': (value: string) => parseSecretRef(value, context.namespace ?? ''),
-      'auth-realm': parseFreeText,
-    });
-    if (!isValid(invalid)) return { invalid };
-    if (read['auth-type'] === undefined) return { ignored: ignoreAll(values, ['auth-secret', 'auth-realm'], 'auth-type is not set') };
-    const secret = read['auth-secret'];
-    if (secret === undefined) return { invalid: { 'auth-type': 'needs auth-secret naming the Secret with the users' } };
-    const realm = read['auth-realm'] ?? 'Protected Content';
-    return { apply: (into) => (into.route.basicAuth = { secret, realm }) };
-  },
-};
+/** haproxytech's auth-type has one value. */
+const basicAuth = basicAuthRule((value) => (value === 'basic-auth' ? accept(value) : refuse('not an authentication type: use "basic-auth"')), 'Protected Content');
 
 const rateLimit: SettingRule = {
   setting: 'route.rateLimit',

@@ -1,10 +1,10 @@
 import { parseCidrList } from './addresses.ts';
 import { parseNginxBalance, parseUpstreamHashBy } from './balance.ts';
 import { corsRule } from './cors.ts';
-import { balanceOutcome, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule } from './shared-rules.ts';
+import { balanceOutcome, basicAuthRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type RuleRead, type SettingRule } from './rule.ts';
 import type { BackendSettings, RedirectCode, RouteSettings } from './settings.ts';
-import { parseCookieName, parseFreeText, parseHost, parsePath, parseSecretRef, parseUrl } from './text-values.ts';
+import { parseCookieName, parseHost, parsePath, parseSecretRef, parseUrl } from './text-values.ts';
 import { accept, parseBoolean, parseInteger, parseRedirectCode, parseSeconds, parseSize, refuse, type Parsed } from './values.ts';
 
 /**
@@ -131,25 +131,11 @@ const affinity: SettingRule = {
  * would open it. The Secret's format (auth-secret-type) is told apart by
  * its keys when the users are read (lib/annotations/auth-users.ts).
  */
-const basicAuth: SettingRule = {
-  setting: 'route.basicAuth',
-  annotations: ['auth-type', 'auth-secret', 'auth-realm', 'auth-secret-type'],
-  read: (values, context) => {
-    const { values: read, invalid } = parsePresent(values, {
-      'auth-type': (value: string) =>
-        value === 'basic' ? accept(value) : refuse(value === 'digest' ? 'digest authentication is not supported: use "basic"' : 'not an authentication type: use "basic"'),
-      'auth-secret': (value: string) => parseSecretRef(value, context.namespace ?? ''),
-      'auth-realm': parseFreeText,
-      'auth-secret-type': (value: string) => (value === 'auth-file' || value === 'auth-map' ? accept(value) : refuse('not a Secret type: use "auth-file" or "auth-map"')),
-    });
-    if (!isValid(invalid)) return { invalid };
-    if (read['auth-type'] === undefined) return { ignored: ignoreAll(values, ['auth-secret', 'auth-realm', 'auth-secret-type'], 'auth-type is not set') };
-    const secret = read['auth-secret'];
-    if (secret === undefined) return { invalid: { 'auth-type': 'needs auth-secret naming the Secret with the users' } };
-    const realm = read['auth-realm'] ?? '';
-    return { apply: (into) => (into.route.basicAuth = { secret, realm }) };
-  },
-};
+const basicAuth = basicAuthRule(
+  (value) => (value === 'basic' ? accept(value) : refuse(value === 'digest' ? 'digest authentication is not supported: use "basic"' : 'not an authentication type: use "basic"')),
+  '',
+  { 'auth-secret-type': (value) => (value === 'auth-file' || value === 'auth-map' ? accept(value) : refuse('not a Secret type: use "auth-file" or "auth-map"')) },
+);
 
 /** limit-rps (per second) or limit-rpm (per minute), answered 503 as ingress-nginx's limit-req-status-code default. */
 const rateLimit: SettingRule = {
@@ -185,21 +171,10 @@ function parseRewriteTarget(value: string): Parsed<NonNullable<RouteSettings['re
   return accept({ kind: 'route-path', replacement: value.replace(CAPTURE, '\\$1') });
 }
 
-const rewrite: SettingRule = {
-  setting: 'route.rewrite',
-  annotations: ['rewrite-target'],
-  read: (values) => {
-    const parsed = parseRewriteTarget(values('rewrite-target')!);
-    if (!parsed.ok) return { invalid: { 'rewrite-target': parsed.reason } };
-    const target = parsed.value;
-    return {
-      apply: (into) => {
-        into.route.rewrite = target;
-        if (target.kind === 'route-path') into.route.regexPath = true;
-      },
-    };
-  },
-};
+const rewrite = singleRule('route.rewrite', 'rewrite-target', parseRewriteTarget, (into, target) => {
+  into.route.rewrite = target;
+  if (target.kind === 'route-path') into.route.regexPath = true;
+});
 
 /** temporal-redirect before permanent-redirect, as ingress-nginx reads them. */
 const redirect: SettingRule = {
@@ -226,16 +201,9 @@ const redirect: SettingRule = {
 };
 
 /** ingress-nginx's proxy-body-size: "0" lifts the limit, which is HAProxy's default. */
-const bodySize: SettingRule = {
-  setting: 'route.bodySizeLimit',
-  annotations: ['proxy-body-size'],
-  read: (values) => {
-    const parsed = parseSize(values('proxy-body-size')!);
-    if (!parsed.ok) return { invalid: { 'proxy-body-size': parsed.reason } };
-    const bytes = parsed.value;
-    return bytes === 0 ? {} : { apply: (into) => (into.route.bodySizeLimit = bytes) };
-  },
-};
+const bodySize = singleRule('route.bodySizeLimit', 'proxy-body-size', parseSize, (into, bytes) => {
+  if (bytes > 0) into.route.bodySizeLimit = bytes;
+});
 
 /** A canary is served by ingress-nginx beside its main Ingress; served alone here it would take the main Ingress's routes, so it is left out. */
 const canary: SettingRule = {
@@ -297,7 +265,7 @@ export const nginxFamily: AnnotationFamily = {
 };
 
 const snippet = 'snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read)';
-const CANARY = 'canary Ingresses are not supported: this Ingress would be served as an ordinary one';
+const CANARY = 'canary Ingresses are not supported (canary: "true" leaves the Ingress out)';
 
 const UNSUPPORTED: Readonly<Record<string, string>> = {
   'configuration-snippet': snippet,

@@ -1,7 +1,7 @@
 import type { BalanceRead } from './balance.ts';
 import { isValid, parsePresent, singleRule, type DraftSettings, type FamilyValues, type SettingRule } from './rule.ts';
 import type { HeaderAction } from './settings.ts';
-import { parseFreeText, parseHeaderName } from './text-values.ts';
+import { parseFreeText, parseHeaderName, parseSecretRef } from './text-values.ts';
 import { accept, parseBoolean, parseInteger, refuse, type Parsed } from './values.ts';
 
 /**
@@ -91,3 +91,30 @@ export function parseHeaderLines(value: string): Parsed<HeaderAction[]> {
 
 export const requestHeadersRule = singleRule('route.requestHeaders', 'request-set-header', parseHeaderLines, (into, set) => (into.route.requestHeaders = { set }));
 export const responseHeadersRule = singleRule('route.responseHeaders', 'response-set-header', parseHeaderLines, (into, set) => (into.route.responseHeaders = { set }));
+
+/**
+ * Basic auth: auth-type (each controller spells "basic" its own way),
+ * auth-secret and auth-realm, and whatever else a family reads with them.
+ * auth-type without a Secret is refused: the route would be served open.
+ */
+export function basicAuthRule(parseType: (value: string) => Parsed<string>, defaultRealm: string, extra: Readonly<Record<string, (value: string) => Parsed<unknown>>> = {}): SettingRule {
+  const details = ['auth-secret', 'auth-realm', ...Object.keys(extra)];
+  return {
+    setting: 'route.basicAuth',
+    annotations: ['auth-type', ...details],
+    read: (values, context) => {
+      const { values: read, invalid } = parsePresent(values, {
+        ...extra,
+        'auth-type': parseType,
+        'auth-secret': (value: string) => parseSecretRef(value, context.namespace ?? ''),
+        'auth-realm': parseFreeText,
+      });
+      if (!isValid(invalid)) return { invalid };
+      if (read['auth-type'] === undefined) return { ignored: ignoreAll(values, details, 'auth-type is not set') };
+      const secret = read['auth-secret'];
+      if (secret === undefined) return { invalid: { 'auth-type': 'needs auth-secret naming the Secret with the users' } };
+      const realm = read['auth-realm'] ?? defaultRealm;
+      return { apply: (into) => (into.route.basicAuth = { secret, realm }) };
+    },
+  };
+}
