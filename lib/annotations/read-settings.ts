@@ -35,6 +35,7 @@ export function readAnnotationSettings(annotations: Readonly<Record<string, stri
   const byFamily = FAMILIES.map((family) => ({ family, names: familyNames(annotations ?? {}, family.prefix) }));
 
   for (const { family, names } of byFamily) {
+    if (names.size === 0) continue;
     const values: FamilyValues = (name) => (names.has(name) ? annotations![family.prefix + name] : undefined);
     const read = new Set<string>();
     for (const rule of family.rules) {
