@@ -176,25 +176,46 @@ const rewrite = singleRule('route.rewrite', 'rewrite-target', parseRewriteTarget
   if (target.kind === 'route-path') into.route.regexPath = true;
 });
 
+type RedirectTarget = { readonly location: string } | { readonly scheme: 'http' | 'https'; readonly host: string; readonly port?: number };
+
+const KEEP_URI = /^(https?):\/\/([^/?#]+)\$request_uri$/;
+
+/**
+ * A URL, or the common `scheme://host$request_uri` (the request's path and
+ * query kept, only scheme and host replaced), read as that. Other nginx
+ * variables are refused with the URL check's reason ("$").
+ */
+function parseRedirectTarget(value: string): Parsed<RedirectTarget> {
+  const keep = KEEP_URI.exec(value);
+  if (keep === null) {
+    const url = parseUrl(value);
+    return url.ok ? accept({ location: url.value }) : url;
+  }
+  const host = parseHost(keep[2]!);
+  if (!host.ok) return host;
+  const [name, port] = host.value.split(':');
+  return accept({ scheme: keep[1] as 'http' | 'https', host: name!, ...(port === undefined ? {} : { port: Number(port) }) });
+}
+
 /** temporal-redirect before permanent-redirect, as ingress-nginx reads them. */
 const redirect: SettingRule = {
   setting: 'route.redirect',
   annotations: ['temporal-redirect', 'temporal-redirect-code', 'permanent-redirect', 'permanent-redirect-code'],
   read: (values) => {
     const { values: read, invalid } = parsePresent(values, {
-      'temporal-redirect': parseUrl,
+      'temporal-redirect': parseRedirectTarget,
       'temporal-redirect-code': parseRedirectCode,
-      'permanent-redirect': parseUrl,
+      'permanent-redirect': parseRedirectTarget,
       'permanent-redirect-code': parseRedirectCode,
     });
     if (!isValid(invalid)) return { invalid };
     const [kind, defaultCode] = read['temporal-redirect'] !== undefined ? (['temporal', 302] as const) : (['permanent', 301] as const);
     const other = kind === 'temporal' ? 'permanent' : 'temporal';
-    const location = read[`${kind}-redirect`];
-    if (location === undefined) return { ignored: ignoreAll(values, ['temporal-redirect-code', 'permanent-redirect-code'], 'no temporal-redirect or permanent-redirect is set') };
+    const target = read[`${kind}-redirect`];
+    if (target === undefined) return { ignored: ignoreAll(values, ['temporal-redirect-code', 'permanent-redirect-code'], 'no temporal-redirect or permanent-redirect is set') };
     const code: RedirectCode = read[`${kind}-redirect-code`] ?? defaultCode;
     return {
-      apply: (into) => (into.route.redirect = { code, location }),
+      apply: (into) => (into.route.redirect = { code, ...target }),
       ignored: ignoreAll(values, [`${other}-redirect`, `${other}-redirect-code`], `${kind}-redirect is read instead`),
     };
   },
