@@ -1,7 +1,7 @@
 import { parseCidrList } from './addresses.ts';
 import { parseHaproxyBalance } from './balance.ts';
 import { corsRule } from './cors.ts';
-import { balanceRule, basicAuthRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule } from './shared-rules.ts';
+import { balanceRule, basicAuthRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type SettingRule } from './rule.ts';
 import { parseCookieName, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef } from './text-values.ts';
 import { accept, parseBoolean, parseDenyStatus, parseDuration, parseInteger, parseRedirectCode, refuse, type Parsed } from './values.ts';
@@ -162,6 +162,7 @@ export const haproxyFamily: AnnotationFamily = {
       defaults: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5 },
     }),
     healthCheck,
+    sslPassthroughRule,
   ],
   unsupported: (name) => UNSUPPORTED[name] ?? 'not supported by haproxy-template-ic (see docs/annotations.md)',
 };
@@ -180,7 +181,6 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'timeout-http-keep-alive': frontendTimeout,
   'timeout-queue': "not supported: HAProxy's default queue timeout (the connect timeout) applies",
   'ssl-redirect-port': "not supported: the redirect keeps the request's host and goes to the default HTTPS port",
-  'ssl-passthrough': 'not supported: TLS is terminated by HAProxy',
   'server-crt': 'not supported: client certificates towards backends are not offered',
   'send-proxy-protocol': 'not supported: servers are spoken to in plain HTTP or TLS',
   check: 'servers are checked when check-http or check-interval is set',

@@ -1,7 +1,7 @@
 import { parseCidrList } from './addresses.ts';
 import { parseNginxBalance, parseUpstreamHashBy } from './balance.ts';
 import { corsRule } from './cors.ts';
-import { balanceOutcome, basicAuthRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule } from './shared-rules.ts';
+import { balanceOutcome, basicAuthRule, hstsRule, ignoreAll, listRule, refusedWhenTrue, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type RuleRead, type SettingRule } from './rule.ts';
 import type { BackendSettings, RedirectCode, RouteSettings } from './settings.ts';
 import { parseCookieName, parseHost, parsePath, parseSecretRef, parseUrl } from './text-values.ts';
@@ -226,18 +226,12 @@ const bodySize = singleRule('route.bodySizeLimit', 'proxy-body-size', parseSize,
   if (bytes > 0) into.route.bodySizeLimit = bytes;
 });
 
-/** A canary is served by ingress-nginx beside its main Ingress; served alone here it would take the main Ingress's routes, so it is left out. */
-const canary: SettingRule = {
-  setting: 'route.canary',
-  annotations: ['canary'],
-  read: (values) => {
-    const parsed = parseBoolean(values('canary')!);
-    if (!parsed.ok) return { invalid: { canary: parsed.reason } };
-    return parsed.value
-      ? { invalid: { canary: 'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes' } }
-      : { ignored: { canary: 'not a canary: the Ingress is served as an ordinary one' } };
-  },
-};
+/** A canary is served by ingress-nginx beside its main Ingress; served alone here it would take the main Ingress's routes. */
+const canary = refusedWhenTrue(
+  'canary',
+  'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes',
+  'not a canary: the Ingress is served as an ordinary one',
+);
 
 export const nginxFamily: AnnotationFamily = {
   prefix: 'nginx.ingress.kubernetes.io/',
@@ -281,6 +275,7 @@ export const nginxFamily: AnnotationFamily = {
       },
     }),
     canary,
+    sslPassthroughRule,
   ],
   unsupported: (name) => UNSUPPORTED[name] ?? (name.startsWith('canary') ? CANARY : 'not supported by haproxy-template-ic (see docs/annotations.md)'),
 };
@@ -294,7 +289,6 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'stream-snippet': snippet,
   'auth-snippet': snippet,
   'modsecurity-snippet': snippet,
-  'ssl-passthrough': 'not supported: TLS is terminated by HAProxy',
   'auth-url': 'external authentication is not supported',
   'auth-tls-secret': 'client certificate authentication is not supported',
   'enable-modsecurity': 'ModSecurity is an nginx module',

@@ -118,3 +118,27 @@ export function basicAuthRule(parseType: (value: string) => Parsed<string>, defa
     },
   };
 }
+
+/**
+ * A feature that cannot be served here and whose object, served without
+ * it, would be wrong (a canary taking its main Ingress's routes, a
+ * passthrough backend sent plain HTTP): "true" leaves the object out,
+ * "false" is ignored as the default it is.
+ */
+export function refusedWhenTrue(annotation: string, refusal: string, otherwise: string): SettingRule {
+  return {
+    setting: `unsupported.${annotation}`,
+    annotations: [annotation],
+    read: (values) => {
+      const parsed = parseBoolean(values(annotation)!);
+      if (!parsed.ok) return { invalid: { [annotation]: parsed.reason } };
+      return parsed.value ? { invalid: { [annotation]: refusal } } : { ignored: { [annotation]: otherwise } };
+    },
+  };
+}
+
+export const sslPassthroughRule = refusedWhenTrue(
+  'ssl-passthrough',
+  'TLS passthrough is not supported: HAProxy terminates TLS, and the backend would be sent plain HTTP, so this Ingress is left out',
+  'no passthrough: TLS is terminated by HAProxy',
+);
