@@ -2,7 +2,7 @@ import type { Fields } from '../ingress/fields.ts';
 import { describeObject, isPortNumber, quote } from '../ingress/names.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { groupKindText, HTTP_ROUTE, SERVICE, sameGroupKind, type GroupKind } from './api.ts';
-import type { FieldReader } from './field-reader.ts';
+import { absent, type FieldReader } from './field-reader.ts';
 import type { ReferenceGrants } from './reference-grants.ts';
 
 /**
@@ -32,7 +32,7 @@ export function readBackendReference(reader: FieldReader, entry: Fields, field: 
   } else if (groupKind && sameGroupKind(groupKind, SERVICE)) {
     reader.problem(`${field}.port`, 'is required for a Service');
   }
-  if (!groupKind || !namespace || !name || (entry['port'] != null && port === undefined)) return undefined;
+  if (!groupKind || !namespace || !name || (!absent(entry['port']) && port === undefined)) return undefined;
   if (sameGroupKind(groupKind, SERVICE) && port === undefined) return undefined;
   return { ...groupKind, namespace, name, port, field };
 }

@@ -84,5 +84,10 @@ export class FieldReader {
   }
 }
 
+/** A field left out: JSON gives it as missing or as null. */
+export function absent(value: unknown): value is undefined | null {
+  return value === undefined || value === null;
+}
+
 /** The default group of a parentRef or allowedRoutes kind. */
 export const GATEWAY_DEFAULTS: GroupKind = { group: GATEWAY_GROUP, kind: 'Gateway' };

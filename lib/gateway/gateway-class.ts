@@ -1,3 +1,4 @@
+import { absent } from './field-reader.ts';
 import { isFields } from '../ingress/fields.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 
@@ -25,7 +26,7 @@ export function readGatewayClasses(classes: readonly KubeObject[], controllerNam
     if (controllerNameOf(gatewayClass) !== controllerName) continue;
     const spec = gatewayClass['spec'] as Readonly<Record<string, unknown>>;
     // This controller takes no parameters: a class asking for some would be served other than its author meant.
-    const refusal = spec['parametersRef'] == null ? undefined : { reason: 'InvalidParameters' as const, message: 'spec.parametersRef: this controller takes no parameters; remove it' };
+    const refusal = absent(spec['parametersRef']) ? undefined : { reason: 'InvalidParameters' as const, message: 'spec.parametersRef: this controller takes no parameters; remove it' };
     ours.set(gatewayClass.metadata.name, { object: gatewayClass, name: gatewayClass.metadata.name, refusal });
   }
   return ours;

@@ -3,7 +3,7 @@ import { describeObject, isDnsLabel, isDnsSubdomain, isPortNumber, quote } from 
 import type { LabelSelector } from '../kube-syntax/label-selector.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { GATEWAY_GROUP, KINDS, SECRET, type GroupKind } from './api.ts';
-import { FieldReader } from './field-reader.ts';
+import { absent, FieldReader } from './field-reader.ts';
 import { checkHostname } from './hostnames.ts';
 import { readLabelSelector } from './label-selector.ts';
 
@@ -116,7 +116,7 @@ function readListener(reader: FieldReader, value: unknown, index: number, namesp
   if (!PROTOCOLS.includes(protocol))
     faults.push({ condition: 'Accepted', reason: 'UnsupportedProtocol', message: `${field}.protocol: ${quote(protocol)} is not served (HTTP and HTTPS are)` });
   let hostname: string | undefined;
-  if (value['hostname'] != null && value['hostname'] !== '') {
+  if (!absent(value['hostname']) && value['hostname'] !== '') {
     const checked = checkHostname(value['hostname']);
     if (checked.ok) hostname = checked.value;
     else faults.push({ condition: 'Accepted', reason: 'UnsupportedValue', message: `${field}.hostname: ${checked.reason}` });

@@ -5,7 +5,7 @@ import { placeOf } from '../ingress/order.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { KINDS, type GroupKind } from './api.ts';
 import { readBackendReference, type BackendReference } from './backend-refs.ts';
-import { FieldReader, GATEWAY_DEFAULTS } from './field-reader.ts';
+import { absent, FieldReader, GATEWAY_DEFAULTS } from './field-reader.ts';
 import { checkHostname } from './hostnames.ts';
 import { readFilters } from './route-filters.ts';
 import { DEFAULT_MATCH, readMatch, type RouteMatch } from './route-matches.ts';
@@ -76,9 +76,9 @@ function readParents(reader: FieldReader, value: unknown, namespace: string): Pa
     const groupKind = reader.groupKind(entry, field, GATEWAY_DEFAULTS);
     const parentNamespace = reader.namespace(entry['namespace'], `${field}.namespace`, namespace);
     const name = reader.name(entry['name'], `${field}.name`, 'Gateway');
-    const sectionName = entry['sectionName'] == null ? undefined : reader.name(entry['sectionName'], `${field}.sectionName`, 'listener');
-    const port = entry['port'] == null ? undefined : isPortNumber(entry['port']) ? entry['port'] : undefined;
-    if (entry['port'] != null && port === undefined) reader.problem(`${field}.port`, `${quote(entry['port'])} is not a port number (1-65535)`);
+    const sectionName = absent(entry['sectionName']) ? undefined : reader.name(entry['sectionName'], `${field}.sectionName`, 'listener');
+    const port = absent(entry['port']) ? undefined : isPortNumber(entry['port']) ? entry['port'] : undefined;
+    if (!absent(entry['port']) && port === undefined) reader.problem(`${field}.port`, `${quote(entry['port'])} is not a port number (1-65535)`);
     if (!groupKind || !parentNamespace || !name) return;
     parents.push({ ...groupKind, namespace: parentNamespace, name, sectionName, port, index, written: entry });
   });
@@ -88,8 +88,8 @@ function readParents(reader: FieldReader, value: unknown, namespace: string): Pa
 function readTimeouts(reader: FieldReader, value: unknown, field: string): RouteSettings['timeouts'] {
   const timeouts = reader.fields(value, field);
   if (timeouts === undefined) return undefined;
-  const request = timeouts['request'] == null ? undefined : reader.take(checkDuration(timeouts['request']), `${field}.request`);
-  const backendRequest = timeouts['backendRequest'] == null ? undefined : reader.take(checkDuration(timeouts['backendRequest']), `${field}.backendRequest`);
+  const request = absent(timeouts['request']) ? undefined : reader.take(checkDuration(timeouts['request']), `${field}.request`);
+  const backendRequest = absent(timeouts['backendRequest']) ? undefined : reader.take(checkDuration(timeouts['backendRequest']), `${field}.backendRequest`);
   // The specification: backendRequest must not exceed request (0 being no limit).
   if (request && backendRequest !== undefined && (backendRequest === 0 || backendRequest > request)) {
     reader.problem(`${field}.backendRequest`, 'must not be longer than request');
@@ -103,7 +103,7 @@ function readBackends(reader: FieldReader, value: unknown, field: string, namesp
     const at = `${field}[${index}]`;
     if (!isFields(entry)) return reader.problem(at, 'is not an object');
     const reference = readBackendReference(reader, entry, at, namespace);
-    const weight = entry['weight'] == null ? 1 : reader.integer(entry['weight'], `${at}.weight`, 0, 1_000_000);
+    const weight = absent(entry['weight']) ? 1 : reader.integer(entry['weight'], `${at}.weight`, 0, 1_000_000);
     const filters = readFilters(reader, entry['filters'], `${at}.filters`, namespace, matches);
     if (reference && weight !== undefined) backends.push({ reference, weight, settings: filters.settings, mirror: filters.mirror });
   });
@@ -139,7 +139,7 @@ export function readHttpRoute(object: KubeObject): HttpRouteRead {
     if (checked !== undefined) hostnames.add(checked);
   });
   // An absent rules list is one rule matching every path, with no backend (the CRD's default).
-  const listed = spec['rules'] == null ? [{}] : reader.list(spec['rules'], 'spec.rules');
+  const listed = absent(spec['rules']) ? [{}] : reader.list(spec['rules'], 'spec.rules');
   const rules = listed.map((rule, index) => readRule(reader, rule, index, ownNamespace));
   const label = reader.label;
   if (reader.problems.length > 0) return { label, parents, route: undefined, problems: reader.problems };

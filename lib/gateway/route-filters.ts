@@ -2,7 +2,7 @@ import type { HeaderAction, RedirectCode, RouteSettings } from '../annotations/s
 import { isFields, type Fields } from '../ingress/fields.ts';
 import { checkHost, checkPath, isPortNumber, quote } from '../ingress/names.ts';
 import { readBackendReference, type BackendReference } from './backend-refs.ts';
-import type { FieldReader } from './field-reader.ts';
+import { absent, type FieldReader } from './field-reader.ts';
 import type { RouteMatch } from './route-matches.ts';
 import { checkHeaderName, checkHeaderValue } from './values.ts';
 
@@ -74,12 +74,12 @@ function hostname(reader: FieldReader, value: unknown, field: string): string | 
 function redirect(reader: FieldReader, value: Fields | undefined, field: string, matches: readonly RouteMatch[]): RouteSettings['redirect'] {
   const code = value?.['statusCode'] ?? 302;
   if (!REDIRECT_CODES.includes(code as RedirectCode)) reader.problem(`${field}.statusCode`, `${quote(code)} is not one of ${REDIRECT_CODES.join(', ')}`);
-  const scheme = value?.['scheme'] == null ? undefined : reader.oneOf(value['scheme'], `${field}.scheme`, ['http', 'https'], 'http');
+  const scheme = absent(value?.['scheme']) ? undefined : reader.oneOf(value?.['scheme'], `${field}.scheme`, ['http', 'https'], 'http');
   const host = hostname(reader, value?.['hostname'], `${field}.hostname`);
   let port: number | undefined;
-  if (value?.['port'] != null) {
-    if (isPortNumber(value['port'])) port = value['port'];
-    else reader.problem(`${field}.port`, `${quote(value['port'])} is not a port number (1-65535)`);
+  if (!absent(value?.['port'])) {
+    if (isPortNumber(value?.['port'])) port = value['port'];
+    else reader.problem(`${field}.port`, `${quote(value?.['port'])} is not a port number (1-65535)`);
   }
   const path = pathModifier(reader, value?.['path'], `${field}.path`, matches);
   return {
@@ -92,8 +92,8 @@ function redirect(reader: FieldReader, value: Fields | undefined, field: string,
 }
 
 function mirrorPercent(reader: FieldReader, value: Fields, field: string): number | undefined {
-  if (value['percent'] != null && value['fraction'] != null) reader.problem(field, 'sets both percent and fraction');
-  if (value['percent'] != null) return reader.integer(value['percent'], `${field}.percent`, 0, 100);
+  if (!absent(value['percent']) && !absent(value['fraction'])) reader.problem(field, 'sets both percent and fraction');
+  if (!absent(value['percent'])) return reader.integer(value['percent'], `${field}.percent`, 0, 100);
   const fraction = reader.fields(value['fraction'], `${field}.fraction`);
   if (fraction === undefined) return undefined;
   const numerator = reader.integer(fraction['numerator'], `${field}.fraction.numerator`, 0, 2 ** 31 - 1);

@@ -2,7 +2,7 @@ import { isFields } from '../ingress/fields.ts';
 import { checkPath, quote, type Checked } from '../ingress/names.ts';
 import { compareCodeUnits } from '../compare.ts';
 import type { PathMatch, ValueMatch } from '../routing/route.ts';
-import type { FieldReader } from './field-reader.ts';
+import { absent, type FieldReader } from './field-reader.ts';
 import { checkHeaderName, checkMatchValue, checkRegex } from './values.ts';
 
 /**
@@ -80,6 +80,6 @@ export function readMatch(reader: FieldReader, value: unknown, field: string): R
   const headers = readValueMatches(reader, value['headers'], `${field}.headers`, true);
   const query = readValueMatches(reader, value['queryParams'], `${field}.queryParams`, false);
   const method = value['method'] === undefined || value['method'] === null ? undefined : reader.oneOf(value['method'], `${field}.method`, METHODS, 'GET');
-  if (path === undefined || headers === undefined || query === undefined || (value['method'] != null && method === undefined)) return undefined;
+  if (path === undefined || headers === undefined || query === undefined || (!absent(value['method']) && method === undefined)) return undefined;
   return { path, headers, query, method };
 }

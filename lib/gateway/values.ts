@@ -54,7 +54,7 @@ export function checkRegex(value: unknown): Checked<string> {
   const bad = /[^\x21-\x7e]|["']/.exec(value);
   if (bad) return { ok: false, reason: `${quote(value)} contains ${quote(bad[0])}, which a regular expression written into HAProxy may not (write a space as \\x20)` };
   try {
-    new RegExp(value);
+    RegExp(value);
   } catch {
     return { ok: false, reason: `${quote(value)} is not a regular expression` };
   }
