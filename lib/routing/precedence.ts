@@ -18,7 +18,9 @@ import type { PathMatch, RouteHost, RouteRecord } from './route.ts';
  * 6. the largest number of query parameter matches;
  * 7. the oldest route by creation timestamp;
  * 8. the route first in alphabetical order of "{namespace}/{name}";
- * 9. within one route, the first rule, then the first match, in list order.
+ * 9. within one route, the first rule, then the first match, in list order;
+ *    past that, records tie only where they cannot match the same request,
+ *    and host key and path settle them, so the order never depends on the input's.
  *
  * RegularExpression paths rank as the specification leaves to
  * implementations: after Exact and before every prefix (a regular
@@ -35,7 +37,10 @@ export function comparePrecedence(a: RouteRecord, b: RouteRecord): number {
     compareAge(a.origin.age, b.origin.age) ||
     compareCodeUnits(`${a.origin.namespace}/${a.origin.name}`, `${b.origin.namespace}/${b.origin.name}`) ||
     a.origin.rule - b.origin.rule ||
-    a.origin.match - b.origin.match
+    a.origin.match - b.origin.match ||
+    // Records of one match differ only by host or path kind: a stable order between them keeps the output independent of the input's.
+    compareCodeUnits(a.host.key, b.host.key) ||
+    compareCodeUnits(`${a.path.kind}:${a.path.value}`, `${b.path.kind}:${b.path.value}`)
   );
 }
 
