@@ -12,7 +12,9 @@ describe('readGatewayApi', () => {
   describe('GatewayClass', () => {
     it('takes only classes with this controller name, and refuses parameters', () => {
       const model = readGatewayApi(
-        sources({ classes: [gatewayClass('haproxy'), gatewayClass('other', 'example.com/other'), gatewayClass('param', undefined, { parametersRef: { group: '', kind: 'ConfigMap', name: 'x' } })] }),
+        sources({
+          classes: [gatewayClass('haproxy'), gatewayClass('other', 'example.com/other'), gatewayClass('param', undefined, { parametersRef: { group: '', kind: 'ConfigMap', name: 'x' } })],
+        }),
       );
       expect([...model.classes.keys()]).to.deep.equal(['haproxy', 'param']);
       expect(model.classes.get('haproxy')!.refusal).to.equal(undefined);
@@ -128,23 +130,35 @@ describe('readGatewayApi', () => {
     const crossNamespace = httpRoute('web', { parentRefs, rules: [{ backendRefs: [{ name: 'web', namespace: 'apps', port: 8080 }] }] });
 
     it('resolves a Service in the route namespace', () => {
-      const model = readGatewayApi(sources({ gateways: [gateway('gw', [httpListener()])], routes: [httpRoute('web', { parentRefs, rules: [toService('web')] })], services: [service('infra', 'web')] }));
+      const model = readGatewayApi(
+        sources({ gateways: [gateway('gw', [httpListener()])], routes: [httpRoute('web', { parentRefs, rules: [toService('web')] })], services: [service('infra', 'web')] }),
+      );
       expect(model.routes.get('infra/web')!.unresolved).to.deep.equal([]);
     });
 
     it('BackendNotFound for a missing Service, its share answered 500', () => {
       const model = readGatewayApi(sources({ gateways: [gateway('gw', [httpListener()])], routes: [httpRoute('web', { parentRefs, rules: [toService('gone')] })] }));
       expect(model.routes.get('infra/web')!.unresolved.map((fault) => fault.reason)).to.deep.equal(['BackendNotFound']);
-      expect(model.records[0]!.backends[0]).to.have.property('refused').that.matches(/Service infra\/gone does not exist/);
+      expect(model.records[0]!.backends[0])
+        .to.have.property('refused')
+        .that.matches(/Service infra\/gone does not exist/);
     });
 
     it('RefNotPermitted across namespaces without a ReferenceGrant, resolved with one', () => {
       const base = { gateways: [gateway('gw', [httpListener()])], routes: [crossNamespace], services: [service('apps', 'web')] };
-      expect(readGatewayApi(sources(base)).routes.get('infra/web')!.unresolved.map((fault) => fault.reason)).to.deep.equal(['RefNotPermitted']);
+      expect(
+        readGatewayApi(sources(base))
+          .routes.get('infra/web')!
+          .unresolved.map((fault) => fault.reason),
+      ).to.deep.equal(['RefNotPermitted']);
       const grant = referenceGrant('apps', [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'infra' }], [{ group: '', kind: 'Service' }]);
       expect(readGatewayApi(sources({ ...base, grants: [grant] })).routes.get('infra/web')!.unresolved).to.deep.equal([]);
       const wrongName = referenceGrant('apps', [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'infra' }], [{ group: '', kind: 'Service', name: 'other' }]);
-      expect(readGatewayApi(sources({ ...base, grants: [wrongName] })).routes.get('infra/web')!.unresolved.map((fault) => fault.reason)).to.deep.equal(['RefNotPermitted']);
+      expect(
+        readGatewayApi(sources({ ...base, grants: [wrongName] }))
+          .routes.get('infra/web')!
+          .unresolved.map((fault) => fault.reason),
+      ).to.deep.equal(['RefNotPermitted']);
     });
 
     it('InvalidKind for a backend that is not a Service', () => {
@@ -172,7 +186,12 @@ describe('readGatewayApi', () => {
       const model = readGatewayApi(
         sources({
           gateways: [
-            gateway('gw', [httpListener('ok'), httpListener('tcp', { port: 9000, protocol: 'TCP' }), httpListener('host', { port: 81, hostname: 'a b' }), httpListener('clash', { protocol: 'HTTPS', tls: {} })]),
+            gateway('gw', [
+              httpListener('ok'),
+              httpListener('tcp', { port: 9000, protocol: 'TCP' }),
+              httpListener('host', { port: 81, hostname: 'a b' }),
+              httpListener('clash', { protocol: 'HTTPS', tls: {} }),
+            ]),
           ],
         }),
       );
@@ -208,7 +227,11 @@ describe('readGatewayApi', () => {
         timeouts: { request: '10s', backendRequest: '1m0s' },
       };
       const model = readGatewayApi(
-        sources({ gateways: [gateway('gw', [httpListener()])], routes: [httpRoute('web', { parentRefs, rules: [rule] })], services: ['web', 'canary', 'shadow'].map((name) => service('infra', name)) }),
+        sources({
+          gateways: [gateway('gw', [httpListener()])],
+          routes: [httpRoute('web', { parentRefs, rules: [rule] })],
+          services: ['web', 'canary', 'shadow'].map((name) => service('infra', name)),
+        }),
       );
       // backendRequest longer than request is refused, as the specification says.
       expect(acceptance(model, 'infra/web')[0]).to.include({ accepted: false, reason: 'UnsupportedValue' });
@@ -241,7 +264,10 @@ describe('readGatewayApi', () => {
     });
 
     it('reads a redirect, and refuses one beside a rewrite', () => {
-      const redirect = { type: 'RequestRedirect', requestRedirect: { scheme: 'https', hostname: 'example.org', port: 8443, statusCode: 301, path: { type: 'ReplaceFullPath', replaceFullPath: '/new' } } };
+      const redirect = {
+        type: 'RequestRedirect',
+        requestRedirect: { scheme: 'https', hostname: 'example.org', port: 8443, statusCode: 301, path: { type: 'ReplaceFullPath', replaceFullPath: '/new' } },
+      };
       const model = readGatewayApi(
         sources({
           gateways: [gateway('gw', [httpListener()])],
@@ -263,7 +289,10 @@ describe('readGatewayApi', () => {
 
     it('refuses filters it does not serve, by name', () => {
       const model = readGatewayApi(
-        sources({ gateways: [gateway('gw', [httpListener()])], routes: [httpRoute('r', { parentRefs, rules: [{ filters: [{ type: 'ExtensionRef', extensionRef: { group: 'x', kind: 'Y', name: 'z' } }] }] })] }),
+        sources({
+          gateways: [gateway('gw', [httpListener()])],
+          routes: [httpRoute('r', { parentRefs, rules: [{ filters: [{ type: 'ExtensionRef', extensionRef: { group: 'x', kind: 'Y', name: 'z' } }] }] })],
+        }),
       );
       expect(model.excluded.find((problem) => problem.object === 'HTTPRoute infra/r')!.message).to.match(/"ExtensionRef" filters are not supported/);
     });
@@ -271,7 +300,12 @@ describe('readGatewayApi', () => {
 
   it('gives the same records whatever order the objects come in', () => {
     const routes = ['a', 'b', 'c'].map((name, i) =>
-      httpRoute(name, { parentRefs, rules: [{ matches: [{ path: { type: 'Exact', value: `/${name}` } }, { path: { value: '/' } }], backendRefs: [{ name: 'web', port: 8080 }] }] }, 'infra', `2026-01-0${3 - i}T00:00:00Z`),
+      httpRoute(
+        name,
+        { parentRefs, rules: [{ matches: [{ path: { type: 'Exact', value: `/${name}` } }, { path: { value: '/' } }], backendRefs: [{ name: 'web', port: 8080 }] }] },
+        'infra',
+        `2026-01-0${3 - i}T00:00:00Z`,
+      ),
     );
     const input = { gateways: [gateway('gw', [httpListener()])], services: [service('infra', 'web')] };
     const once = readGatewayApi(sources({ ...input, routes })).records;
