@@ -4,9 +4,11 @@
  * for this controller to take it (configurable; this is the default).
  */
 
+import { DEFAULT_GATEWAY_CONTROLLER_NAME } from '../config/load.ts';
+
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 
-export const DEFAULT_CONTROLLER_NAME = 'haproxy-template-ic.io/gateway-controller';
+export const DEFAULT_CONTROLLER_NAME = DEFAULT_GATEWAY_CONTROLLER_NAME;
 
 export const KINDS = {
   gatewayClass: 'GatewayClass',

@@ -71,7 +71,10 @@ describe('Gateway API status through the API server', () => {
     expect(get('GatewayClass', 'theirs')['status']).to.equal(undefined);
     const gw = status(get('Gateway', 'gw', 'infra'));
     expect(gw['addresses']).to.deep.equal([{ type: 'IPAddress', value: '10.0.0.7' }]);
-    expect((gw['conditions'] as Condition[]).map((condition) => `${condition.type}=${condition.status}/${condition.reason}`)).to.deep.equal(['Accepted=True/Accepted', 'Programmed=True/Programmed']);
+    expect((gw['conditions'] as Condition[]).map((condition) => `${condition.type}=${condition.status}/${condition.reason}`)).to.deep.equal([
+      'Accepted=True/Accepted',
+      'Programmed=True/Programmed',
+    ]);
     const [listener] = gw['listeners'] as { name: string; attachedRoutes: number; supportedKinds: unknown[]; conditions: Condition[] }[];
     expect(listener).to.deep.include({ name: 'http', attachedRoutes: 0, supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }] });
     expect(listener!.conditions.map((condition) => `${condition.type}=${condition.status}`)).to.deep.equal(['Accepted=True', 'ResolvedRefs=True', 'Conflicted=False', 'Programmed=True']);
