@@ -30,22 +30,20 @@ export function gatewayClassStatus(object: KubeObject, read: GatewayClassRead, n
  */
 export type Deployment = 'deployed' | 'pending' | 'failed';
 
+/** Programmed for what is served, as the deployment of the configuration serving it went. */
+function programmedBy(deployment: Deployment): DesiredCondition {
+  if (deployment === 'deployed') return desired('Programmed', true, 'Programmed', 'served by the HAProxy fleet');
+  const why = deployment === 'failed' ? 'the configuration serving it was not deployed; the last good one is still served' : 'waiting for deployment';
+  return desired('Programmed', false, 'Pending', why);
+}
+
 function listenerConditions(state: ListenerState, deployment: Deployment): DesiredCondition[] {
   const refused = state.faults.find((fault) => fault.condition === 'Accepted');
   const unresolved = state.faults.find((fault) => fault.condition === 'ResolvedRefs');
   const accepted = refused ? desired('Accepted', false, refused.reason, refused.message) : desired('Accepted', true, 'Accepted', 'listener accepted');
   const resolved = unresolved ? desired('ResolvedRefs', false, unresolved.reason, unresolved.message) : desired('ResolvedRefs', true, 'ResolvedRefs', 'all references resolved');
   const conflicted = state.conflict ? desired('Conflicted', true, state.conflict.reason, state.conflict.message) : desired('Conflicted', false, 'NoConflicts', 'no conflicts');
-  let programmed: DesiredCondition;
-  if (!state.serving) programmed = desired('Programmed', false, 'Invalid', 'the listener is not served: see its other conditions');
-  else if (deployment === 'deployed') programmed = desired('Programmed', true, 'Programmed', 'served by the HAProxy fleet');
-  else
-    programmed = desired(
-      'Programmed',
-      false,
-      'Pending',
-      deployment === 'failed' ? 'the configuration serving it was not deployed; the last good one is still served' : 'waiting for deployment',
-    );
+  const programmed = state.serving ? programmedBy(deployment) : desired('Programmed', false, 'Invalid', 'the listener is not served: see its other conditions');
   return [accepted, resolved, conflicted, programmed];
 }
 
@@ -73,14 +71,7 @@ export function gatewayStatus(outcome: GatewayOutcome, addresses: readonly LoadB
   let programmed: DesiredCondition;
   if (accepted.status !== 'True') programmed = desired('Programmed', false, 'Invalid', 'the Gateway is not accepted');
   else if (statusAddresses.length === 0) programmed = desired('Programmed', false, 'AddressNotAssigned', 'the HAProxy Service has no address to publish yet');
-  else if (deployment === 'deployed') programmed = desired('Programmed', true, 'Programmed', 'served by the HAProxy fleet');
-  else
-    programmed = desired(
-      'Programmed',
-      false,
-      'Pending',
-      deployment === 'failed' ? 'the configuration serving it was not deployed; the last good one is still served' : 'waiting for deployment',
-    );
+  else programmed = programmedBy(deployment);
   return {
     ...stored,
     addresses: statusAddresses,
