@@ -9,7 +9,8 @@
  * staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go).
  */
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { eventually } from '../support/eventually.ts';
 import { kubeRequest, KubeRequestError } from '../../lib/kube/kube-request.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
 import { GATEWAY_API_TYPES } from '../support/fake-apiserver/gateway-api-types.ts';
@@ -31,16 +32,46 @@ describe('fake API server: Gateway API kinds', () => {
     const group = groups.groups.find((entry) => entry.name === 'gateway.networking.k8s.io');
     expect(group!.versions.map((version) => version.groupVersion)).to.deep.equal(['gateway.networking.k8s.io/v1', 'gateway.networking.k8s.io/v1beta1']);
     const v1 = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1' })) as { resources: { name: string; namespaced: boolean }[] };
-    expect(v1.resources.map((resource) => `${resource.name}:${resource.namespaced}`)).to.deep.equal([
-      'gatewayclasses:false',
-      'gatewayclasses/status:false',
-      'gateways:true',
-      'gateways/status:true',
-      'httproutes:true',
-      'httproutes/status:true',
-    ]);
-    const v1beta1 = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1beta1' })) as { resources: { name: string }[] };
-    expect(v1beta1.resources.map((resource) => resource.name)).to.deep.equal(['referencegrants']);
+    const served = ['gatewayclasses:false', 'gatewayclasses/status:false', 'gateways:true', 'gateways/status:true', 'httproutes:true', 'httproutes/status:true', 'referencegrants:true'];
+    expect(v1.resources.map((resource) => `${resource.name}:${resource.namespaced}`)).to.deep.equal(served);
+    const v1beta1 = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1beta1' })) as { resources: { name: string; namespaced: boolean }[] };
+    expect(v1beta1.resources.map((resource) => `${resource.name}:${resource.namespaced}`)).to.deep.equal(served);
+  });
+
+  it('serves one object at both versions, each with its own apiVersion, to reads, lists and watches', async () => {
+    const seen: string[] = [];
+    const watch = await new Watch(kubeConfig).watch(
+      '/apis/gateway.networking.k8s.io/v1/namespaces/default/referencegrants',
+      {},
+      (type, object: { apiVersion: string }) => seen.push(`${type} ${object.apiVersion}`),
+      () => undefined,
+    );
+    try {
+      const grant = { apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', metadata: { name: 'g' }, spec: { from: [], to: [] } };
+      await kubeRequest(kubeConfig, { method: 'POST', path: '/apis/gateway.networking.k8s.io/v1beta1/namespaces/default/referencegrants', body: grant });
+      const read = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1/namespaces/default/referencegrants/g' })) as { apiVersion: string };
+      expect(read.apiVersion).to.equal('gateway.networking.k8s.io/v1');
+      const listed = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1/referencegrants' })) as { items: { apiVersion: string }[] };
+      expect(listed.items.map((item) => item.apiVersion)).to.deep.equal(['gateway.networking.k8s.io/v1']);
+      // Created at one version, it exists at the other: a second create there conflicts.
+      const again = await kubeRequest(kubeConfig, {
+        method: 'POST',
+        path: '/apis/gateway.networking.k8s.io/v1/namespaces/default/referencegrants',
+        body: { ...grant, apiVersion: 'gateway.networking.k8s.io/v1' },
+      }).catch((caught: unknown) => caught);
+      expect(again).to.be.instanceOf(KubeRequestError).with.property('status', 409);
+      await eventually(
+        async () => seen,
+        (events) => events.length > 0,
+        'the watch at v1 to see the write at v1beta1',
+      );
+      expect(seen).to.deep.equal(['ADDED gateway.networking.k8s.io/v1']);
+      expect(fake.get({ apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', namespace: 'default', name: 'g' })!['apiVersion']).to.equal(
+        'gateway.networking.k8s.io/v1beta1',
+      );
+    } finally {
+      watch.abort();
+    }
   });
 
   it('answers 404 for the group when the CRDs are not installed', async () => {

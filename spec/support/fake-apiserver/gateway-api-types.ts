@@ -5,21 +5,20 @@
  * GatewayClass cluster-scoped, the others namespaced; GatewayClass, Gateway
  * and HTTPRoute with a status subresource (`subresources: status: {}`),
  * ReferenceGrant without one (`subresources: {}`); the CRDs' short names.
- *
- * Each CRD serves two versions from one storage (v1 and v1beta1; v1 is the
- * storage version but for ReferenceGrant, stored as v1beta1). The fake
- * serves each kind at one version: the storage version, so whatever the
- * controller reads is what any version's writes stored. A spec that needs
- * both versions of one kind needs the fake to share storage across
- * versions first.
+ * Each CRD serves v1 and v1beta1 from one storage: v1 for all but
+ * ReferenceGrant, stored at v1beta1 (`storage: true` in each file), with no
+ * conversion webhook, so the versions differ by apiVersion only.
  */
 import type { ResourceTypeDefinition } from './resource-types.ts';
 
 const group = 'gateway.networking.k8s.io';
 
-export const GATEWAY_API_TYPES: readonly ResourceTypeDefinition[] = [
-  { group, version: 'v1', kind: 'GatewayClass', plural: 'gatewayclasses', namespaced: false, statusSubresource: true, shortNames: ['gc'] },
-  { group, version: 'v1', kind: 'Gateway', plural: 'gateways', namespaced: true, statusSubresource: true, shortNames: ['gtw'] },
-  { group, version: 'v1', kind: 'HTTPRoute', plural: 'httproutes', namespaced: true, statusSubresource: true },
-  { group, version: 'v1beta1', kind: 'ReferenceGrant', plural: 'referencegrants', namespaced: true, shortNames: ['refgrant'] },
+const kinds: readonly (Omit<ResourceTypeDefinition, 'group' | 'version'> & { readonly storageVersion: string })[] = [
+  { kind: 'GatewayClass', plural: 'gatewayclasses', namespaced: false, statusSubresource: true, shortNames: ['gc'], storageVersion: 'v1' },
+  { kind: 'Gateway', plural: 'gateways', namespaced: true, statusSubresource: true, shortNames: ['gtw'], storageVersion: 'v1' },
+  { kind: 'HTTPRoute', plural: 'httproutes', namespaced: true, statusSubresource: true, storageVersion: 'v1' },
+  { kind: 'ReferenceGrant', plural: 'referencegrants', namespaced: true, shortNames: ['refgrant'], storageVersion: 'v1beta1' },
 ];
+
+/** v1 first: discovery's preferred version of the group is the first it lists. */
+export const GATEWAY_API_TYPES: readonly ResourceTypeDefinition[] = ['v1', 'v1beta1'].flatMap((version) => kinds.map((kind) => ({ group, version, ...kind })));
