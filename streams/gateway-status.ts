@@ -1,8 +1,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { catchError, combineLatest, defer, EMPTY, filter, map, merge, of, scan, tap, withLatestFrom, type Observable, type OperatorFunction } from 'rxjs';
+import { catchError, combineLatest, defer, distinctUntilChanged, EMPTY, filter, map, merge, of, scan, tap, withLatestFrom, type Observable, type OperatorFunction } from 'rxjs';
 import type { ControllerConfig } from '../lib/config/types.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { GATEWAY_GROUP } from '../lib/gateway/api.ts';
+import { deploymentOf, NOTHING_DEPLOYED, trackDeployment } from '../lib/gateway/deployment.ts';
 import { readGatewayApi } from '../lib/gateway/gateway-api.ts';
 import { GatewayStatusWriter, statusWrites, type StatusWrite } from '../lib/gateway/status-writer.ts';
 import type { Deployment } from '../lib/gateway/status.ts';
@@ -62,9 +63,9 @@ export function gatewayStatus({ write, now, warn }: GatewayStatusOptions): Opera
     );
 }
 
-/** What the outcomes say of the deployment of the configuration in force. */
+/** What the outcomes say of the deployment of the configuration in force (lib/gateway/deployment.ts). */
 function deployments(outcomes: Observable<Outcome>): Observable<Deployment> {
-  return outcomes.pipe(scan((deployment: Deployment, outcome) => (outcome.type === 'deployed' ? 'deployed' : outcome.type === 'validationFailed' ? 'failed' : deployment), 'pending'));
+  return outcomes.pipe(scan(trackDeployment, NOTHING_DEPLOYED), map(deploymentOf), distinctUntilChanged());
 }
 
 export interface GatewayStatusWritesOptions {

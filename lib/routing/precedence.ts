@@ -1,5 +1,5 @@
 import { compareCodeUnits } from '../compare.ts';
-import type { PathMatch, RouteHost, RouteRecord } from './route.ts';
+import { CATCH_ALL_HOST, type PathMatch, type RouteHost, type RouteRecord } from './route.ts';
 
 /**
  * The order in which routes are tried: the first route (in this order) whose
@@ -50,8 +50,8 @@ export function inPrecedenceOrder(routes: readonly RouteRecord[]): RouteRecord[]
 }
 
 function compareHosts(a: RouteHost, b: RouteHost): number {
-  const exact = (host: RouteHost) => (host.wildcard === 'none' && host.key !== '*' ? host.key.length : 0);
-  const any = (host: RouteHost) => (host.key === '*' ? 0 : host.key.length);
+  const exact = (host: RouteHost) => (host.wildcard === 'none' && host.key !== CATCH_ALL_HOST ? host.key.length : 0);
+  const any = (host: RouteHost) => (host.key === CATCH_ALL_HOST ? 0 : host.key.length);
   return exact(b) - exact(a) || any(b) - any(a);
 }
 
