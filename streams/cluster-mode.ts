@@ -182,7 +182,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
         optionalResourceEvents({
           resources: config.watchedResources,
           served: (resource) => defer(() => servesResource(kubeConfig, resource.apiVersion, resource.resource)),
-          log: (line) => observer.logger.child({ stage: 'kubernetes' }).warn(line),
+          log: (level, line) => observer.logger.child({ stage: 'kubernetes' })[level](line),
           events: (resources) =>
             informerEvents({
               resources,

@@ -1,5 +1,6 @@
 import { catchError, defer, forkJoin, from, map, merge, mergeMap, of, type Observable } from 'rxjs';
 import type { WatchedResource } from '../lib/config/types.ts';
+import { errorMessage } from '../lib/error-message.ts';
 import type { ResourceEvent } from '../lib/pipeline/model.ts';
 
 export interface OptionalResourcesOptions {
@@ -8,8 +9,8 @@ export interface OptionalResourcesOptions {
   readonly served: (resource: WatchedResource) => Observable<boolean>;
   /** The resource events of the resources to watch. */
   readonly events: (resources: readonly WatchedResource[]) => Observable<ResourceEvent>;
-  /** Said once per resource left unwatched, or watched without knowing. */
-  readonly log: (message: string) => void;
+  /** Said once per resource left unwatched (info: a cluster without the CRD is normal), or watched without knowing (warn). */
+  readonly log: (level: 'info' | 'warn', message: string) => void;
 }
 
 /**
@@ -28,7 +29,7 @@ export function optionalResourceEvents({ resources, served, events, log }: Optio
       optional.map((resource) =>
         served(resource).pipe(
           catchError((error: unknown) => {
-            log(`watchedResources.${resource.name}: discovery of ${resource.apiVersion} ${resource.resource} failed (${String(error)}); watching it anyway`);
+            log('warn', `watchedResources.${resource.name}: discovery of ${resource.apiVersion} ${resource.resource} failed (${errorMessage(error)}); watching it anyway`);
             return of(true);
           }),
           map((isServed) => ({ resource, isServed })),
@@ -39,7 +40,7 @@ export function optionalResourceEvents({ resources, served, events, log }: Optio
     mergeMap((answers) => {
       const unserved = new Set(answers.filter((answer) => !answer.isServed).map((answer) => answer.resource));
       for (const resource of unserved) {
-        log(`watchedResources.${resource.name}: the API server does not serve ${resource.apiVersion} ${resource.resource} (is its CRD installed?); not watched, empty`);
+        log('info', `watchedResources.${resource.name}: the API server does not serve ${resource.apiVersion} ${resource.resource} (is its CRD installed?); not watched, empty`);
       }
       const synced = [...unserved].map((resource): ResourceEvent => ({ type: 'synced', kind: resource.name }));
       return merge(from(synced), events(resources.filter((resource) => !unserved.has(resource))));

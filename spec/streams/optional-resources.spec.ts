@@ -47,12 +47,12 @@ describe('optional resources stage', () => {
         return cold('(a|)', { a: event('services') });
       };
       // Discovery has answered for both at frame 3: the unserved store is synced there, and the rest watched from there.
-      const result = optionalResourceEvents({ resources: [services, routes, gateways], served, events, log: (line) => logged.push(line) });
+      const result = optionalResourceEvents({ resources: [services, routes, gateways], served, events, log: (level, line) => logged.push(`${level} ${line}`) });
       expectObservable(result).toBe('---(sa|)', { s: { type: 'synced', kind: 'httproutes' }, a: event('services') });
       flush();
       expect(watchedSets).to.deep.equal([['services', 'gateways']]);
       expect(logged).to.have.length(1);
-      expect(logged[0]).to.match(/watchedResources\.httproutes: the API server does not serve gateway\.networking\.k8s\.io\/v1 httproutes/);
+      expect(logged[0]).to.match(/^info watchedResources\.httproutes: the API server does not serve gateway\.networking\.k8s\.io\/v1 httproutes/);
     });
   });
 
@@ -64,11 +64,11 @@ describe('optional resources stage', () => {
         resources: [services, routes],
         served: () => cold('-#', undefined, new Error('connection refused')),
         events,
-        log: (line) => logged.push(line),
+        log: (level, line) => logged.push(`${level} ${line}`),
       });
       expectObservable(result).toBe('-a|', { a: event('services,httproutes') });
       flush();
-      expect(logged[0]).to.match(/discovery of gateway\.networking\.k8s\.io\/v1 httproutes failed \(Error: connection refused\); watching it anyway/);
+      expect(logged[0]).to.match(/^warn watchedResources\.httproutes: discovery of gateway\.networking\.k8s\.io\/v1 httproutes failed \(connection refused\); watching it anyway/);
     });
   });
 });
