@@ -57,7 +57,11 @@ export interface GatewayApiModel {
   readonly classes: ReadonlyMap<string, GatewayClassRead>;
   /** By namespace/name. */
   readonly gateways: ReadonlyMap<string, GatewayOutcome>;
-  /** By namespace/name: every HTTPRoute naming at least one served Gateway. */
+  /**
+   * By namespace/name: every HTTPRoute naming at least one served Gateway,
+   * and every other one whose status still carries this controller's entries
+   * (it named a served Gateway once): with no parents, so they are removed.
+   */
   readonly routes: ReadonlyMap<string, RouteOutcome>;
   /** In precedence order (lib/routing/precedence.ts). */
   readonly records: readonly RouteRecord[];
@@ -66,6 +70,11 @@ export interface GatewayApiModel {
 }
 
 const keyOf = (object: { readonly metadata: { readonly namespace?: string; readonly name: string } }) => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+
+function carriesEntryOf(route: KubeObject, controllerName: string): boolean {
+  const parents = (route['status'] as { parents?: unknown } | undefined)?.parents;
+  return Array.isArray(parents) && parents.some((entry) => (entry as { controllerName?: unknown } | null)?.controllerName === controllerName);
+}
 
 export function readGatewayApi(sources: GatewayApiSources): GatewayApiModel {
   const classes = readGatewayClasses(sources.gatewayClasses, sources.controllerName);
@@ -101,7 +110,10 @@ export function readGatewayApi(sources: GatewayApiSources): GatewayApiModel {
       const gateway = gatewayOf(parent, served);
       return gateway ? [{ parent, gateway }] : [];
     });
-    if (ours.length === 0) continue;
+    if (ours.length === 0) {
+      if (carriesEntryOf(object, sources.controllerName)) routes.set(keyOf(object), { object, parents: [], unresolved: [] });
+      continue;
+    }
     excluded.push(...read.problems);
     const route = read.route;
     const parents: ParentOutcome[] = [];

@@ -122,6 +122,17 @@ describe('Gateway API status through the API server', () => {
     expect(routeConditions('cross')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
   });
 
+  it("removes its entry from a route that no longer names one of its Gateways, keeping others'", async () => {
+    fake.create(httpRoute('moved', { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }));
+    await sync();
+    expect(routeConditions('moved')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
+    fake.patch({ apiVersion: V1, kind: 'HTTPRoute', namespace: 'infra', name: 'moved' }, { spec: { parentRefs: [{ name: 'other-gw' }] } });
+    expect(await sync()).to.equal(2);
+    expect(status(get('HTTPRoute', 'moved', 'infra'))['parents']).to.deep.equal([]);
+    // Nothing of its own is left: the next round writes nothing.
+    expect(await sync()).to.equal(0);
+  });
+
   it("keeps other controllers' entries of an HTTPRoute's status.parents", async () => {
     fake.create(httpRoute('shared', { parentRefs: [{ name: 'gw' }, { name: 'other-gw' }], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }));
     const theirs = {
