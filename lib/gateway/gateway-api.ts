@@ -88,7 +88,13 @@ export function readGatewayApi(sources: GatewayApiSources): GatewayApiModel {
     const gatewayClass = typeof className === 'string' ? classes.get(className) : undefined;
     if (gatewayClass === undefined) continue;
     const read = readGateway(object);
-    excluded.push(...read.problems);
+    const refusal = gatewayClass.refusal && {
+      object: read.label,
+      field: 'spec.gatewayClassName',
+      message: `GatewayClass ${gatewayClass.name} is not accepted: ${gatewayClass.refusal.message}`,
+    };
+    const problems = refusal ? [...read.problems, refusal] : read.problems;
+    excluded.push(...problems);
     let servedGateway: ServedGateway | undefined;
     if (read.gateway && gatewayClass.refusal === undefined) {
       servedGateway = { gateway: read.gateway, listeners: resolveListeners(read.gateway, { secret: sources.secret, grants, frontends: sources.frontends }) };
@@ -99,7 +105,7 @@ export function readGatewayApi(sources: GatewayApiSources): GatewayApiModel {
     }
     const counts = new Map<string, number>((read.gateway?.listeners ?? []).map((listener) => [listener.name, 0]));
     attachedCounts.set(keyOf(object), counts);
-    gateways.set(keyOf(object), { object, served: servedGateway, problems: read.problems, attachedRoutes: counts });
+    gateways.set(keyOf(object), { object, served: servedGateway, problems, attachedRoutes: counts });
   }
   const routes = new Map<string, RouteOutcome>();
   const records: RouteRecord[] = [];

@@ -21,6 +21,20 @@ describe('readGatewayApi', () => {
       expect(model.classes.get('param')!.refusal).to.include({ reason: 'InvalidParameters' });
     });
 
+    it('serves no Gateway of a refused class, naming the class in its problems', () => {
+      const model = readGatewayApi(
+        sources({
+          classes: [gatewayClass('param', undefined, { parametersRef: { group: '', kind: 'ConfigMap', name: 'x' } })],
+          gateways: [gateway('gw', [httpListener()], 'infra', 'param')],
+        }),
+      );
+      const outcome = model.gateways.get('infra/gw')!;
+      expect(outcome.served).to.equal(undefined);
+      expect(outcome.problems).to.deep.equal([
+        { object: 'Gateway infra/gw', field: 'spec.gatewayClassName', message: 'GatewayClass param is not accepted: spec.parametersRef: this controller takes no parameters; remove it' },
+      ]);
+    });
+
     it('leaves Gateways of other classes alone', () => {
       const model = readGatewayApi(sources({ gateways: [gateway('gw', [httpListener()], 'infra', 'someone-else')] }));
       expect(model.gateways.size).to.equal(0);
