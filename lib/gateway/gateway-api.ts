@@ -39,6 +39,8 @@ export interface GatewayOutcome {
   readonly problems: readonly Problem[];
   /** Routes attached, by listener name. */
   readonly attachedRoutes: ReadonlyMap<string, number>;
+  /** The hostnames routes are served for, by listener name ('*': any). */
+  readonly attachedHostnames: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /** An HTTPRoute's standing with one of its parentRefs to a served Gateway. */
@@ -83,6 +85,7 @@ export function readGatewayApi(sources: GatewayApiSources): GatewayApiModel {
   const gateways = new Map<string, GatewayOutcome>();
   const served = new Map<string, ServedGateway>();
   const attachedCounts = new Map<string, Map<string, number>>();
+  const attachedHostnames = new Map<string, Map<string, Set<string>>>();
   for (const object of sources.gateways) {
     const className = (object['spec'] as { gatewayClassName?: unknown } | undefined)?.gatewayClassName;
     const gatewayClass = typeof className === 'string' ? classes.get(className) : undefined;
@@ -104,8 +107,10 @@ export function readGatewayApi(sources: GatewayApiSources): GatewayApiModel {
       }
     }
     const counts = new Map<string, number>((read.gateway?.listeners ?? []).map((listener) => [listener.name, 0]));
+    const hostnames = new Map<string, Set<string>>((read.gateway?.listeners ?? []).map((listener) => [listener.name, new Set<string>()]));
     attachedCounts.set(keyOf(object), counts);
-    gateways.set(keyOf(object), { object, served: servedGateway, problems, attachedRoutes: counts });
+    attachedHostnames.set(keyOf(object), hostnames);
+    gateways.set(keyOf(object), { object, served: servedGateway, problems, attachedRoutes: counts, attachedHostnames: hostnames });
   }
   const routes = new Map<string, RouteOutcome>();
   const records: RouteRecord[] = [];
@@ -132,8 +137,10 @@ export function readGatewayApi(sources: GatewayApiSources): GatewayApiModel {
       parents.push({ parent, acceptance });
       if (!acceptance.accepted) continue;
       const counts = attachedCounts.get(`${gateway.gateway.namespace}/${gateway.gateway.name}`)!;
+      const hostnames = attachedHostnames.get(`${gateway.gateway.namespace}/${gateway.gateway.name}`)!;
       for (const listener of acceptance.listeners) {
         attached.push(listener);
+        for (const hostname of listener.hostnames) hostnames.get(listener.state.listener.name)?.add(hostname);
         if (counted.has(listener.state)) continue;
         counted.add(listener.state);
         counts.set(listener.state.listener.name, (counts.get(listener.state.listener.name) ?? 0) + 1);

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { certificateClaims } from '../../../lib/gateway/certificates.ts';
 import { readGatewayApi, type GatewayApiModel } from '../../../lib/gateway/gateway-api.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, namespaceObject, referenceGrant, service, sources, tlsSecret, toService } from './fixtures.ts';
 
@@ -221,6 +222,25 @@ describe('readGatewayApi', () => {
       const states = model.gateways.get('infra/gw')!.served!.listeners;
       expect(states.map((state) => state.serving)).to.deep.equal([true, false]);
       expect(states[1]!.faults[0]).to.include({ reason: 'PortUnavailable' });
+    });
+  });
+
+  describe('certificates of HTTPS listeners', () => {
+    const https = (name: string, extra: Record<string, unknown> = {}) =>
+      httpListener(name, { port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: `${name}-cert` }] }, allowedRoutes: { namespaces: { from: 'All' } }, ...extra });
+
+    it("serves a listener's certificate for its hostname, or the hostnames of the routes attached to it, never without a name", () => {
+      const model = readGatewayApi(
+        sources({
+          gateways: [gateway('gw', [https('named', { hostname: '*.shop.example.com' }), https('open', { port: 8443 }), https('idle', { port: 9443 })])],
+          routes: [httpRoute('r', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'open' }], hostnames: ['b.example.com', 'a.example.com'] })],
+          secrets: ['named-cert', 'open-cert', 'idle-cert'].map((name) => tlsSecret('infra', name)),
+        }),
+      );
+      expect(certificateClaims(model)).to.deep.equal([
+        { namespace: 'infra', secret: 'named-cert', hosts: ['*.shop.example.com'], object: 'Gateway infra/gw', field: 'spec.listeners[0].tls.certificateRefs[0]' },
+        { namespace: 'infra', secret: 'open-cert', hosts: ['a.example.com', 'b.example.com'], object: 'Gateway infra/gw', field: 'spec.listeners[1].tls.certificateRefs[0]' },
+      ]);
     });
   });
 
