@@ -14,6 +14,7 @@ import {
   merge,
   mergeMap,
   of,
+  shareReplay,
   tap,
   timer,
   withLatestFrom,
@@ -33,11 +34,14 @@ import { IngressStatusWriter } from '../lib/kube/ingress-status-writer.ts';
 import { LeaseLock } from '../lib/kube/lease-lock.ts';
 import { outcomeEvents } from '../lib/kube/outcome-events.ts';
 import { podEndpoint } from '../lib/kube/pod-endpoints.ts';
+import { servesResource } from '../lib/kube/served-resource.ts';
 import type { Endpoint, KubeObject } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
 import type { LogSettings } from '../lib/telemetry/logger.ts';
 import { startObserver, type Observer } from '../lib/telemetry/observer.ts';
+import { gatewayStatusWrites } from './gateway-status.ts';
 import { informerEvents, type StartInformer } from './informer-events.ts';
+import { optionalResourceEvents } from './optional-resources.ts';
 import { leadership } from './leadership.ts';
 import { serialLatest } from './operators/serial-latest.ts';
 import { buildPipeline, type ModeParts, type PipelineState } from './pipeline.ts';
@@ -175,11 +179,17 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
         tap((found) => fleet.retain(found)),
       ),
       events: () =>
-        informerEvents({
+        optionalResourceEvents({
           resources: config.watchedResources,
-          ignoreFields: config.ignoreFields,
-          start,
-          restarting: (resource, reason, delayMs) => restarting(resource)(reason, delayMs),
+          served: (resource) => defer(() => servesResource(kubeConfig, resource.apiVersion, resource.resource)),
+          log: (level, line) => observer.logger.child({ stage: 'kubernetes' })[level](line),
+          events: (resources) =>
+            informerEvents({
+              resources,
+              ignoreFields: config.ignoreFields,
+              start,
+              restarting: (resource, reason, delayMs) => restarting(resource)(reason, delayMs),
+            }),
         }),
       ended: () => void fleet.stop(),
     };
@@ -265,18 +275,20 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
 
   // Ingress status: after each deployment and whenever the published Service's address changes.
   const publish = options.publishService;
+  const publishedService = publish
+    ? watchedObjects(
+        start,
+        { apiVersion: 'v1', kind: 'Service', resource: 'services', namespace: publish.namespace, fieldSelector: `metadata.name=${publish.name}` },
+        restarting('publish-service'),
+      ).pipe(
+        map((services) => services.get(`${publish.namespace}/${publish.name}`)),
+        shareReplay({ bufferSize: 1, refCount: true }),
+      )
+    : of(undefined);
   const statusWriter = publish ? new IngressStatusWriter(kubeConfig) : undefined;
   const statusWrites =
     statusWriter && publish
-      ? combineLatest([
-          watchedObjects(
-            start,
-            { apiVersion: 'v1', kind: 'Service', resource: 'services', namespace: publish.namespace, fieldSelector: `metadata.name=${publish.name}` },
-            restarting('publish-service'),
-          ).pipe(map((services) => services.get(`${publish.namespace}/${publish.name}`))),
-          merge(of(undefined), pipeline.outcomes.pipe(filter((outcome) => outcome.type === 'deployed'))),
-          leading,
-        ]).pipe(
+      ? combineLatest([publishedService, merge(of(undefined), pipeline.outcomes.pipe(filter((outcome) => outcome.type === 'deployed'))), leading]).pipe(
           withLatestFrom(pipeline.state),
           filter(([[, , leader], { rendered, config }]) => leader && rendered !== undefined && config !== undefined),
           serialLatest(([[service], { rendered, config }]) =>
@@ -293,7 +305,12 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
         )
       : EMPTY;
 
-  const subscription = pipeline.start(observer, { leadership: leadership$, Events: eventWrites, 'Ingress status': statusWrites });
+  const subscription = pipeline.start(observer, {
+    leadership: leadership$,
+    Events: eventWrites,
+    'Ingress status': statusWrites,
+    'Gateway API status': gatewayStatusWrites({ kubeConfig, pipeline, publishedService, leading, log: kubeLog }),
+  });
 
   // Every replica judges admissions, leader or not, over the configuration in force and the live stores.
   const webhook =

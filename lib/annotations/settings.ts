@@ -112,6 +112,17 @@ export interface RouteSettings {
   readonly upstreamHost?: string;
   readonly requestHeaders?: { readonly set?: readonly HeaderAction[]; readonly add?: readonly HeaderAction[]; readonly remove?: readonly string[] };
   readonly responseHeaders?: { readonly set?: readonly HeaderAction[]; readonly add?: readonly HeaderAction[]; readonly remove?: readonly string[] };
+  /**
+   * A copy of every request sent to another Service as well, its answer
+   * dropped (Gateway API RequestMirror); `percent` of requests when set.
+   */
+  readonly mirror?: { readonly namespace: string; readonly service: string; readonly port: number; readonly percent?: number };
+  /**
+   * Time limits of one route (Gateway API HTTPRoute timeouts): `request`
+   * for the whole exchange with the client, `backendRequest` for each
+   * request to a backend.
+   */
+  readonly timeouts?: { readonly request?: Milliseconds; readonly backendRequest?: Milliseconds };
   readonly cors?: {
     readonly allowOrigins: readonly string[];
     readonly allowMethods: readonly string[];

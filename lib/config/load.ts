@@ -33,6 +33,9 @@ function readPodSelector(problems: Problems, value: unknown, at: Path): Controll
   return { matchLabels: raw.matchLabels === undefined ? {} : readLabels(problems, raw.matchLabels, [...at, 'matchLabels']) };
 }
 
+/** spec.controllerName of the GatewayClasses this controller serves unless the configuration names another. */
+export const DEFAULT_GATEWAY_CONTROLLER_NAME = 'haproxy-template-ic.io/gateway-controller';
+
 const rootFields = [
   'podSelector',
   'dataplane',
@@ -41,6 +44,7 @@ const rootFields = [
   'watchedResources',
   'ignoreFields',
   'ingress',
+  'gatewayApi',
   'templates',
   'templateValues',
   'validationTests',
@@ -63,6 +67,7 @@ function readConfig(problems: Problems, document: unknown): ControllerConfig {
   const watchedResources = readWatchedResources(problems, raw.watchedResources, ['watchedResources']);
   const templates = readTemplates(problems, raw.templates, ['templates']);
   const ingress = (raw.ingress === undefined ? undefined : fields(problems, raw.ingress, ['ingress'], ['className', 'sharedHostNamespaces'])) ?? {};
+  const gatewayApi = (raw.gatewayApi === undefined ? undefined : fields(problems, raw.gatewayApi, ['gatewayApi'], ['controllerName'])) ?? {};
   const context: TestContext = {
     resources: watchedResources,
     resourceNames: isMapping(raw.watchedResources) ? Object.keys(raw.watchedResources) : [],
@@ -77,6 +82,9 @@ function readConfig(problems: Problems, document: unknown): ControllerConfig {
     ingress: {
       className: withDefault(ingress.className, ['ingress', 'className'], 'haproxy', (v, p) => readMatching(problems, v, p, rules.dnsSubdomain)),
       sharedHostNamespaces: withDefault(ingress.sharedHostNamespaces, ['ingress', 'sharedHostNamespaces'], [], (v, p) => readSharedHostNamespaces(problems, v, p)),
+    },
+    gatewayApi: {
+      controllerName: withDefault(gatewayApi.controllerName, ['gatewayApi', 'controllerName'], DEFAULT_GATEWAY_CONTROLLER_NAME, (v, p) => readMatching(problems, v, p, rules.controllerName)),
     },
     templates,
     templateValues: withDefault(raw.templateValues, ['templateValues'], {}, (v, p) => {

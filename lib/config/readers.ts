@@ -131,6 +131,11 @@ export const rules = {
   dnsLabel: { test: isDnsLabel, description: "a DNS label (lowercase letters, digits and '-')" },
   dnsSubdomain: { test: isDnsSubdomain, description: "a DNS subdomain (lowercase letters, digits, '-' and '.')" },
   nonEmpty: { test: (text) => text !== '', description: 'non-empty' },
+  /** A Gateway API GatewayController name (apis/v1/shared_types.go): a domain, '/', a path. */
+  controllerName: {
+    test: (text) => text.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/.test(text),
+    description: 'a domain, "/" and a path, such as example.com/gateway-controller',
+  },
 } satisfies Record<string, Rule>;
 
 /**

@@ -40,7 +40,7 @@ function readRelation(problems: Problems, name: string, value: unknown, at: Path
   return resource === undefined || keys === undefined ? undefined : { name, resource, keys };
 }
 
-const resourceFields = ['apiVersion', 'kind', 'resource', 'namespace', 'labelSelector', 'fieldSelector', 'indexBy', 'relations', 'validationWebhook'] as const;
+const resourceFields = ['apiVersion', 'kind', 'resource', 'namespace', 'labelSelector', 'fieldSelector', 'indexBy', 'relations', 'validationWebhook', 'optional'] as const;
 
 const defaultIndexBy = [compilePath('metadata.namespace'), compilePath('metadata.name')];
 
@@ -72,6 +72,7 @@ function readResource(problems: Problems, name: string, value: unknown, at: Path
     indexBy: withDefault(raw.indexBy, within('indexBy'), defaultIndexBy, (v, p) => readPaths(problems, v, p)),
     relations: relations.flatMap(([relation, item]) => readRelation(problems, relation, item, [...at, 'relations', relation]) ?? []),
     validationWebhook: withDefault(raw.validationWebhook, within('validationWebhook'), false, (v, p) => readBoolean(problems, v, p)),
+    ...(withDefault(raw.optional, within('optional'), false, (v, p) => readBoolean(problems, v, p)) ? { optional: true } : {}),
   };
 }
 

@@ -26,6 +26,10 @@ export interface ControllerConfig {
      */
     readonly sharedHostNamespaces: readonly string[];
   };
+  readonly gatewayApi: {
+    /** spec.controllerName of the GatewayClasses this controller serves and writes status to. */
+    readonly controllerName: string;
+  };
   readonly templates: Templates;
   readonly templateValues: Readonly<Record<string, unknown>>;
   readonly validationTests: readonly ValidationTest[];
@@ -78,6 +82,12 @@ export interface WatchedResource {
   readonly relations: readonly Relation[];
   /** The admission webhook judges creations and updates of this resource's objects. */
   readonly validationWebhook: boolean;
+  /**
+   * Watched only when the API server serves it (a custom resource whose
+   * CRD may not be installed): otherwise its store stays empty, and the
+   * controller says so once instead of failing the watch again and again.
+   */
+  readonly optional?: boolean;
 }
 
 /**

@@ -22,7 +22,7 @@ const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
  * Longest path accepted. The renderer admits a `{{value}}` of at most 1024
- * characters (lib/render/escape.ts), and a route key is host (at most 253)
+ * characters (lib/escape.ts), and a route key is host (at most 253)
  * + path + '/'; the cap keeps every key within that. It also keeps lines far
  * below HAProxy's line buffers: a cut line's tail would be read as a line of
  * its own.
@@ -32,7 +32,7 @@ export const MAX_PATH_LENGTH = 768;
 /**
  * RFC 3986 path characters minus those that mean something in an HAProxy
  * configuration or map file, and within the renderer's safe word
- * (lib/render/escape.ts): unreserved (A-Z a-z 0-9 - . _ ~), the sub-delims
+ * (lib/escape.ts): unreserved (A-Z a-z 0-9 - . _ ~), the sub-delims
  * '!' '&' '*' '+' '=', ':', '@', '/', and '%' only as a complete
  * percent-encoding (so never '%[', a sample fetch). Left out: "$"
  * (environment expansion), "'" (quoting), '(' ')' ',' (converter argument

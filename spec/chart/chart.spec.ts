@@ -234,6 +234,14 @@ describe('Helm chart', function () {
         'networking.k8s.io/ingresses/status': ['patch'],
         'core/secrets': ['get', 'list', 'watch'],
         'core/services': ['get', 'list', 'watch'],
+        'core/namespaces': ['get', 'list', 'watch'],
+        'gateway.networking.k8s.io/gatewayclasses': ['get', 'list', 'watch'],
+        'gateway.networking.k8s.io/gatewayclasses/status': ['patch'],
+        'gateway.networking.k8s.io/gateways': ['get', 'list', 'watch'],
+        'gateway.networking.k8s.io/gateways/status': ['patch'],
+        'gateway.networking.k8s.io/httproutes': ['get', 'list', 'watch'],
+        'gateway.networking.k8s.io/httproutes/status': ['patch'],
+        'gateway.networking.k8s.io/referencegrants': ['get', 'list', 'watch'],
         'events.k8s.io/events': ['create', 'patch'],
         [`admissionregistration.k8s.io/validatingwebhookconfigurations#${releaseName}-haproxy-template-ic`]: ['get', 'list', 'update', 'watch'],
       });
@@ -508,6 +516,27 @@ describe('Helm chart', function () {
         tls_ca: '/etc/dataplaneapi/tls/ca.crt',
       });
       expect(settings.dataplaneapi).to.not.have.property('port');
+    });
+  });
+
+  describe('the GatewayClass', () => {
+    it('is created when asked, for the controller name the configuration serves, and fits its CRD', async () => {
+      const chart = await renderChart({ gatewayClass: { create: true, name: 'edge' }, controller: { config: { extend: { gatewayApi: { controllerName: 'example.com/edge' } } } } }, [
+        'gateway.networking.k8s.io/v1/GatewayClass',
+      ]);
+      const gatewayClass = chart.one('GatewayClass');
+      validateManifest(gatewayClass);
+      expect(gatewayClass.metadata).to.deep.include({ name: 'edge' });
+      expect(gatewayClass.metadata.namespace).to.equal(undefined);
+      expect(gatewayClass['spec']).to.deep.equal({ controllerName: 'example.com/edge' });
+      expect(controllerConfig(chart).gatewayApi.controllerName).to.equal('example.com/edge');
+    });
+
+    it('is not created by default, and refuses to be where the Gateway API CRDs are not installed', async () => {
+      expect(charts.defaults.all('GatewayClass')).to.deep.equal([]);
+      const result = await helmWithValues(['template', releaseName, chartDirectory, '--namespace', releaseNamespace], { gatewayClass: { create: true } });
+      expect(result.code).to.not.equal(0);
+      expect(result.stderr).to.contain('gatewayClass.create needs the Gateway API CRDs');
     });
   });
 

@@ -87,12 +87,28 @@ function checkCertManager(manifest: Manifest): void {
   if (problems.length > 0) throw new Error(problems.join('; '));
 }
 
+/**
+ * The fields the Gateway API GatewayClass CRD requires
+ * (config/crd/standard/gateway.networking.k8s.io_gatewayclasses.yaml in
+ * kubernetes-sigs/gateway-api): a cluster-scoped object whose
+ * spec.controllerName is a domain, '/' and a path.
+ */
+function checkGatewayClass(manifest: Manifest): void {
+  const spec = manifest['spec'];
+  if (!isRecord(spec)) throw new Error('spec must be an object');
+  const name = spec['controllerName'];
+  const controllerName = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/;
+  if (typeof name !== 'string' || name.length > 253 || !controllerName.test(name)) throw new Error('spec.controllerName must be a domain, "/" and a path');
+  if (manifest.metadata?.namespace !== undefined) throw new Error('a GatewayClass is cluster-scoped: no metadata.namespace');
+}
+
 /** Throws with the manifest's kind and name when it does not fit its schema, or has none. */
 export function validateManifest(manifest: Manifest): void {
   const what = `${manifest.kind} ${manifest.metadata?.name ?? '(no name)'}`;
   try {
     if (manifest.apiVersion === 'monitoring.coreos.com/v1' && manifest.kind === 'ServiceMonitor') return checkServiceMonitor(manifest);
     if (manifest.apiVersion === 'cert-manager.io/v1' && (manifest.kind === 'Issuer' || manifest.kind === 'Certificate')) return checkCertManager(manifest);
+    if (manifest.apiVersion === 'gateway.networking.k8s.io/v1' && manifest.kind === 'GatewayClass') return checkGatewayClass(manifest);
     const model = models[`${manifest.apiVersion}/${manifest.kind}`];
     if (model === undefined) throw new Error(`no schema for ${manifest.apiVersion} ${manifest.kind}: add it to spec/chart/kubernetes-schemas.ts`);
     new model(manifest as never).validate();

@@ -139,6 +139,16 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
     expect(await kubectl('get', 'ingress', 'web', '-n', 'default', '-o', 'jsonpath={.metadata.name}')).to.equal('web');
   });
 
+  it('leaves the Gateway API kinds unwatched where their CRDs are not installed, saying so once, never restarting a watch for them', () => {
+    for (const { output, mode } of replicas) {
+      for (const kind of ['gatewayclasses', 'gateways', 'httproutes', 'referencegrants']) {
+        expect(output.lines.filter((line) => line.includes(`watchedResources.${kind}: the API server does not serve`))).to.have.length(1);
+        expect(mode.restarts.get(kind) ?? 0).to.equal(0);
+      }
+    }
+    expect(fake.requests.entries.filter((request) => request.group === 'gateway.networking.k8s.io').map((request) => request.verb)).to.deep.equal([]);
+  });
+
   it('scales an EndpointSlice with zero reloads on every pod', async () => {
     const [a] = replicas as [(typeof replicas)[0]];
     const before = await reloads();

@@ -218,11 +218,24 @@ describe('loadControllerConfig', () => {
     expect(sources(ingresses!.indexBy)).to.deep.equal(['metadata.namespace', 'metadata.name']);
     expect(sources(config.ignoreFields)).to.deep.equal(['metadata.managedFields', "metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']"]);
     expect(config.ingress).to.deep.equal({ className: 'haproxy', sharedHostNamespaces: [] });
+    expect(config.gatewayApi).to.deep.equal({ controllerName: 'haproxy-template-ic.io/gateway-controller' });
+    expect(ingresses).to.not.have.property('optional');
     expect(config.templateValues).to.deep.equal({});
     expect(config.validationTests).to.deep.equal([]);
     expect(config.allowDirectives).to.deep.equal([]);
     const { templates } = config;
     expect([templates.partials.size, templates.maps.size, templates.files.size, templates.certificates.size]).to.deep.equal([0, 0, 0, 0]);
+  });
+
+  it('reads the Gateway API controller name and optional resources', () => {
+    const config = loaded(
+      `${minimal.replace('Ingress }', 'Ingress }\n  routes: { apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, optional: true }')}gatewayApi: { controllerName: example.com/gateway }\n`,
+    );
+    expect(config.gatewayApi).to.deep.equal({ controllerName: 'example.com/gateway' });
+    expect(config.watchedResources.map((resource) => [resource.name, resource.optional ?? false])).to.deep.equal([
+      ['ingresses', false],
+      ['routes', true],
+    ]);
   });
 
   it('treats an empty section (a key with nothing after it) as absent', () => {
@@ -423,6 +436,8 @@ ${rest}`;
       ['a namespace that cannot be one', `${minimal}ingress: { sharedHostNamespaces: [team-a, Team_B] }\n`, ['ingress.sharedHostNamespaces[1]: must be a DNS label']],
       ['"*" among namespaces', `${minimal}ingress: { sharedHostNamespaces: [team-a, "*"] }\n`, ['ingress.sharedHostNamespaces[1]: must be a DNS label']],
       ['namespaces not in a list', `${minimal}ingress: { sharedHostNamespaces: team-a }\n`, ['ingress.sharedHostNamespaces: must be a list']],
+      ['a controller name without a path', `${minimal}gatewayApi: { controllerName: example.com }\n`, ['gatewayApi.controllerName: must be a domain, "/" and a path']],
+      ['optional that is not a boolean', withResources('  ingresses: { apiVersion: v1, kind: Ingress, optional: maybe }'), ['watchedResources.ingresses.optional: must be true or false']],
       // templates
       ['a missing templates section', 'watchedResources: { a: { apiVersion: v1, kind: A } }\n', ['templates: required']],
       ['a missing haproxyConfig', withTemplates('  maps: {}'), ['templates.haproxyConfig: required']],

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { readFile } from 'node:fs/promises';
+import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import { ManifestIndex } from '../../../lib/kube/manifest-index.ts';
 import { parseManifests } from '../../../lib/kube/manifests.ts';
@@ -25,6 +27,24 @@ describe('manifest index', () => {
     const second = index.update(files({ 'a.yaml': `${service('web', 8080)}`, 'ns.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n' }));
     expect(summary(second.events)).to.deep.equal(['modified services default/web', 'deleted services default/api']);
     expect(index.update(files({ 'a.yaml': `${service('web', 8080)}`, 'ns.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n' })).events).to.deep.equal([]);
+  });
+
+  it('reads the Gateway API kinds the shipped configuration watches, GatewayClasses without a namespace', async () => {
+    const shipped = loadControllerConfig(await readFile(defaultConfigPath(), 'utf8'));
+    if (!shipped.ok) throw new Error(shipped.errors.join('\n'));
+    const index = new ManifestIndex(shipped.config.watchedResources, shipped.config.ignoreFields);
+    const gatewayApi = [
+      'apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: haproxy}\nspec: {controllerName: haproxy-template-ic.io/gateway-controller}\n',
+      'apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw}\nspec: {gatewayClassName: haproxy, listeners: [{name: http, port: 80, protocol: HTTP}]}\n',
+      'apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: web, namespace: shop}\nspec: {parentRefs: [{name: gw, namespace: default}]}\n',
+      'apiVersion: gateway.networking.k8s.io/v1beta1\nkind: ReferenceGrant\nmetadata: {name: g}\nspec: {from: [], to: []}\n',
+    ].join('---\n');
+    expect(summary(index.update(files({ 'gateway.yaml': gatewayApi })).events)).to.deep.equal([
+      'added gatewayclasses /haproxy',
+      'added gateways default/gw',
+      'added httproutes shop/web',
+      'added referencegrants default/g',
+    ]);
   });
 
   it('keeps what a file held when an edit breaks it, and names the file', () => {

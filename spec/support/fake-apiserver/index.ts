@@ -19,7 +19,9 @@
  *
  * What it does as a cluster does (see the modules for details):
  * - types registered generically (built-ins: resource-types.ts; custom
- *   resources with registerCustomResource), namespaced and cluster paths;
+ *   resources with registerCustomResource, the versions of one CRD sharing
+ *   their objects through storageVersion; the Gateway API's kinds in
+ *   gateway-api-types.ts), namespaced and cluster paths;
  *   namespaces default, kube-system, kube-public, kube-node-lease exist;
  * - one global integer resourceVersion moved by every write; uid,
  *   creationTimestamp and generation set by the server; writes that change

@@ -39,6 +39,16 @@ export function objectKey(object: KubeObject): string {
   return `${stringField(metadata, 'namespace')}/${stringField(metadata, 'name')}`;
 }
 
+/**
+ * The object as a version of its type serves it: objects stored through
+ * another version of the same CRD differ only by apiVersion (see
+ * ResourceTypeDefinition.storageVersion). Most objects are served at the
+ * version they were written at, and are returned as they are.
+ */
+export function inVersion(type: ResourceType, object: KubeObject): KubeObject {
+  return object['apiVersion'] === type.apiVersion ? object : { ...object, apiVersion: type.apiVersion };
+}
+
 function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -67,32 +77,33 @@ export class ObjectStore {
   }
 
   #objectsOf(type: ResourceType): Map<string, KubeObject> {
-    let objects = this.#objects.get(type.key);
+    let objects = this.#objects.get(type.storageKey);
     if (objects === undefined) {
       objects = new Map();
-      this.#objects.set(type.key, objects);
+      this.#objects.set(type.storageKey, objects);
     }
     return objects;
   }
 
   #historyOf(type: ResourceType): TypeHistory {
-    let history = this.#histories.get(type.key);
+    let history = this.#histories.get(type.storageKey);
     if (history === undefined) {
       history = { changes: [], compactedThrough: this.#compactedFloor };
-      this.#histories.set(type.key, history);
+      this.#histories.set(type.storageKey, history);
     }
     return history;
   }
 
-  /** The stored object (not a copy: callers must not change it). */
+  /** The stored object (not a copy: callers must not change it), in the type's version. */
   get(type: ResourceType, namespace: string, name: string): KubeObject | undefined {
-    return this.#objectsOf(type).get(`${namespace}/${name}`);
+    const object = this.#objectsOf(type).get(`${namespace}/${name}`);
+    return object && inVersion(type, object);
   }
 
   /** Stored objects sorted by namespace and name, in one namespace when given (not copies). */
   list(type: ResourceType, namespace?: string): KubeObject[] {
     const entries = [...this.#objectsOf(type).entries()].filter(([key]) => namespace === undefined || key.startsWith(`${namespace}/`)).sort(([a], [b]) => compareKeys(a, b));
-    return entries.map(([, object]) => object);
+    return entries.map(([, object]) => inVersion(type, object));
   }
 
   /** The oldest version watches and snapshots of this type can start from. */
@@ -117,7 +128,7 @@ export class ObjectStore {
       if (change.previous === undefined) objects.delete(key);
       else objects.set(key, change.previous);
     }
-    return [...objects.entries()].sort(([a], [b]) => compareKeys(a, b)).map(([, object]) => object);
+    return [...objects.entries()].sort(([a], [b]) => compareKeys(a, b)).map(([, object]) => inVersion(type, object));
   }
 
   /** Stores `object` (whose metadata has everything but the new resourceVersion) and returns a copy as stored. */
@@ -130,7 +141,7 @@ export class ObjectStore {
     stored.metadata = { ...metadataOf(stored), resourceVersion: String(resourceVersion) };
     objects.set(key, stored);
     this.#record({ type, change: previous === undefined ? 'ADDED' : 'MODIFIED', resourceVersion, object: stored, previous });
-    return clone(stored);
+    return inVersion(type, clone(stored));
   }
 
   /** Removes the object and returns its last state with the deletion's resourceVersion; undefined when absent. */
@@ -144,7 +155,7 @@ export class ObjectStore {
     const deleted = clone(previous);
     deleted.metadata = { ...metadataOf(deleted), resourceVersion: String(resourceVersion) };
     this.#record({ type, change: 'DELETED', resourceVersion, object: deleted, previous });
-    return clone(deleted);
+    return inVersion(type, clone(deleted));
   }
 
   /** Forgets every change so far: any earlier version is now too old to watch or list from. */

@@ -45,6 +45,15 @@ export interface ResourceTypeDefinition {
    * (JavaScript's `toISOString()` has three).
    */
   readonly microTimeFields?: readonly string[];
+  /**
+   * For one version of a CRD served at several: the version its objects are
+   * stored at (the CRD's `storage: true` one). Every version sharing a
+   * storage version reads and writes the same objects, each seeing them
+   * with its own apiVersion, as the None conversion strategy converts them
+   * (apiextensions-apiserver pkg/apiserver/conversion/nop_converter.go sets
+   * apiVersion and nothing else). Default: the type's own version.
+   */
+  readonly storageVersion?: string;
   /** Type-specific validation on create (`old` undefined) and update. */
   readonly validate?: (object: KubeObject, old: KubeObject | undefined) => FieldError[];
   /** Server-side defaults, applied to every object written (after status is reset on create); `old` is the stored object on update. */
@@ -72,6 +81,8 @@ export interface ResourceType extends ResourceTypeDefinition {
   readonly custom: boolean;
   /** `group/version/plural`, unique per type. */
   readonly key: string;
+  /** `group/storageVersion/plural`: types with one storage key share their objects. */
+  readonly storageKey: string;
 }
 
 const plainName = /^[a-z][a-z0-9]*$/;
@@ -106,6 +117,7 @@ function resourceType(definition: ResourceTypeDefinition, custom: boolean): Reso
     microTimeFields: definition.microTimeFields ?? [],
     custom,
     key: `${definition.group}/${definition.version}/${definition.plural}`,
+    storageKey: `${definition.group}/${definition.storageVersion ?? definition.version}/${definition.plural}`,
   };
 }
 

@@ -32,7 +32,7 @@ import type { ServerResponse } from 'node:http';
 import type { Clock } from '../../../lib/clock.ts';
 import { clone } from './json-values.ts';
 import { metadataOf } from './object-meta.ts';
-import type { Change, ObjectStore } from './object-store.ts';
+import { inVersion, type Change, type ObjectStore } from './object-store.ts';
 import type { KubeObject, ResourceType } from './resource-types.ts';
 import { expired, tooLargeResourceVersion } from './status.ts';
 import type { Status, StatusError } from './status.ts';
@@ -141,7 +141,7 @@ export class WatchSession {
     for (const event of start.initial) this.#send(event.type, event.object);
     if (this.request.sendInitialEvents && this.request.allowBookmarks) this.#sendBookmark({ 'k8s.io/initial-events-end': 'true' });
     this.#unsubscribe = this.#store.subscribe((change) => {
-      if (change.type.key !== this.request.type.key) return;
+      if (change.type.storageKey !== this.request.type.storageKey) return;
       for (const event of this.#eventFor(change)) this.#send(event.type, event.object);
     });
     const timeoutMs = this.request.timeoutMs ?? MIN_REQUEST_TIMEOUT_MS * (1 + Math.random());
@@ -180,10 +180,11 @@ export class WatchSession {
   #eventFor(change: Change): { type: WatchEventType; object: KubeObject }[] {
     const now = change.change !== 'DELETED' && this.request.matches(change.object);
     const before = change.previous !== undefined && this.request.matches(change.previous);
-    if (change.change === 'DELETED') return before ? [{ type: 'DELETED', object: clone(change.object) }] : [];
-    if (now) return [{ type: before ? 'MODIFIED' : 'ADDED', object: clone(change.object) }];
+    const served = (object: KubeObject) => inVersion(this.request.type, clone(object));
+    if (change.change === 'DELETED') return before ? [{ type: 'DELETED', object: served(change.object) }] : [];
+    if (now) return [{ type: before ? 'MODIFIED' : 'ADDED', object: served(change.object) }];
     if (!before) return [];
-    const left = clone(change.previous!);
+    const left = served(change.previous!);
     left.metadata = { ...metadataOf(left), resourceVersion: String(change.resourceVersion) };
     return [{ type: 'DELETED', object: left }];
   }

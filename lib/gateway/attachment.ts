@@ -1,0 +1,71 @@
+import { matchesLabels } from '../kube-syntax/label-selector.ts';
+import type { KubeObject } from '../pipeline/model.ts';
+import { GATEWAY, HTTP_ROUTE, sameGroupKind } from './api.ts';
+import type { Gateway } from './gateway.ts';
+import { hostnamesOn } from './hostnames.ts';
+import type { HttpRoute, ParentRef } from './http-route.ts';
+import type { ListenerState } from './listeners.ts';
+
+/**
+ * Which listeners of its Gateways a route attaches to, per parentRef
+ * (apis/v1/shared_types.go ParentReference): the listeners the ref selects
+ * by sectionName and port, those of them whose allowedRoutes admit the
+ * route's kind and namespace, and of those the ones whose hostname shares
+ * one with the route's. The first step that leaves none is the reason the
+ * route is not accepted there.
+ */
+
+export interface AttachedListener {
+  readonly state: ListenerState;
+  /** The hostnames the route is served for on this listener ('*': any). */
+  readonly hostnames: readonly string[];
+}
+
+export type Acceptance =
+  | { readonly accepted: true; readonly listeners: readonly AttachedListener[] }
+  | { readonly accepted: false; readonly reason: 'NoMatchingParent' | 'NotAllowedByListeners' | 'NoMatchingListenerHostname' | 'UnsupportedValue'; readonly message: string };
+
+/** A Gateway of this controller, with its listeners judged. */
+export interface ServedGateway {
+  readonly gateway: Gateway;
+  readonly listeners: readonly ListenerState[];
+}
+
+/** The served Gateway a parentRef names, if any: refs to other kinds or other controllers' Gateways are not this controller's to answer. */
+export function gatewayOf(parent: ParentRef, gateways: ReadonlyMap<string, ServedGateway>): ServedGateway | undefined {
+  if (!sameGroupKind(parent, GATEWAY)) return undefined;
+  return gateways.get(`${parent.namespace}/${parent.name}`);
+}
+
+function admits(state: ListenerState, gateway: Gateway, route: HttpRoute, namespace: (name: string) => KubeObject | undefined): boolean {
+  if (!state.listener.kinds.some((kind) => sameGroupKind(kind, HTTP_ROUTE))) return false;
+  const { from, selector } = state.listener.namespaces;
+  if (from === 'All') return true;
+  if (from === 'Same') return route.namespace === gateway.namespace;
+  if (from === 'Selector' && selector) return matchesLabels(selector, namespace(route.namespace)?.metadata.labels);
+  return false;
+}
+
+export function attach(route: HttpRoute, parent: ParentRef, served: ServedGateway, namespace: (name: string) => KubeObject | undefined): Acceptance {
+  const selected = served.listeners.filter(
+    (state) => (parent.sectionName === undefined || state.listener.name === parent.sectionName) && (parent.port === undefined || state.listener.port === parent.port),
+  );
+  const which = [parent.sectionName && `sectionName ${parent.sectionName}`, parent.port && `port ${parent.port}`].filter(Boolean).join(' and ');
+  if (selected.length === 0) return { accepted: false, reason: 'NoMatchingParent', message: `${served.gateway.label} has no listener with ${which}` };
+  const allowed = selected.filter((state) => state.serving && admits(state, served.gateway, route, namespace));
+  if (allowed.length === 0) {
+    return {
+      accepted: false,
+      reason: 'NotAllowedByListeners',
+      message: `no listener of ${served.gateway.label}${which ? ` with ${which}` : ''} admits HTTPRoutes from namespace ${route.namespace}`,
+    };
+  }
+  const listeners = allowed.flatMap((state) => {
+    const hostnames = hostnamesOn(state.listener.hostname, route.hostnames);
+    return hostnames.length === 0 ? [] : [{ state, hostnames }];
+  });
+  if (listeners.length === 0) {
+    return { accepted: false, reason: 'NoMatchingListenerHostname', message: `no hostname of the route matches a listener hostname of ${served.gateway.label}` };
+  }
+  return { accepted: true, listeners };
+}

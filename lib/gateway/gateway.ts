@@ -1,0 +1,161 @@
+import { isFields, type Fields } from '../ingress/fields.ts';
+import { describeObject, isDnsLabel, isDnsSubdomain, isPortNumber, quote } from '../ingress/names.ts';
+import type { LabelSelector } from '../kube-syntax/label-selector.ts';
+import type { KubeObject, Problem } from '../pipeline/model.ts';
+import { GATEWAY_GROUP, KINDS, SECRET, type GroupKind } from './api.ts';
+import { absent, FieldReader } from './field-reader.ts';
+import { checkHostname } from './hostnames.ts';
+import { readLabelSelector } from './label-selector.ts';
+
+/**
+ * Reading one Gateway (apis/v1/gateway_types.go) and its listeners. A
+ * listener's fault is its own: it is marked with the reason its conditions
+ * give and serves nothing, the Gateway's other listeners go on. Only a
+ * Gateway that cannot be read at all (no class, no listener list) is left
+ * out whole.
+ */
+
+export type FromNamespaces = 'Same' | 'All' | 'Selector' | 'None';
+
+export interface CertificateRef extends GroupKind {
+  readonly namespace: string;
+  readonly name: string;
+  readonly field: string;
+}
+
+/** Why a listener is not accepted or its references do not resolve; reasons as the listener conditions name them. */
+export interface ListenerFault {
+  readonly condition: 'Accepted' | 'ResolvedRefs';
+  readonly reason: 'UnsupportedProtocol' | 'UnsupportedValue' | 'PortUnavailable' | 'InvalidRouteKinds' | 'InvalidCertificateRef' | 'RefNotPermitted';
+  readonly message: string;
+}
+
+export interface Listener {
+  readonly name: string;
+  readonly index: number;
+  readonly port: number;
+  readonly protocol: string;
+  /** Lowercase; undefined for every host. */
+  readonly hostname: string | undefined;
+  readonly certificateRefs: readonly CertificateRef[];
+  readonly namespaces: { readonly from: FromNamespaces; readonly selector: LabelSelector | undefined };
+  /** The route kinds it admits that this controller serves (status `supportedKinds`). */
+  readonly kinds: readonly GroupKind[];
+  /** Faults found reading it; more are found resolving it (listeners.ts). */
+  readonly faults: readonly ListenerFault[];
+}
+
+export interface Gateway {
+  readonly object: KubeObject;
+  readonly label: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly className: string;
+  readonly listeners: readonly Listener[];
+  /** spec.addresses is set: this controller publishes the HAProxy Service's addresses and cannot take others. */
+  readonly asksAddresses: boolean;
+}
+
+export interface GatewayRead {
+  readonly label: string;
+  readonly gateway: Gateway | undefined;
+  readonly problems: readonly Problem[];
+}
+
+const SERVED_KINDS: readonly GroupKind[] = [{ group: GATEWAY_GROUP, kind: KINDS.httpRoute }];
+const PROTOCOLS = ['HTTP', 'HTTPS'];
+
+function readKinds(reader: FieldReader, value: unknown, field: string, faults: ListenerFault[]): GroupKind[] {
+  const listed = reader.list(value, field);
+  if (listed.length === 0) return [...SERVED_KINDS];
+  const kinds: GroupKind[] = [];
+  const refused: string[] = [];
+  listed.forEach((entry, index) => {
+    const kind = isFields(entry) ? entry['kind'] : undefined;
+    const group = isFields(entry) ? (entry['group'] ?? GATEWAY_GROUP) : undefined;
+    const served = SERVED_KINDS.find((candidate) => candidate.kind === kind && candidate.group === group);
+    if (served) kinds.push(served);
+    else refused.push(`${field}[${index}] ${quote(kind)}`);
+  });
+  if (refused.length > 0) faults.push({ condition: 'ResolvedRefs', reason: 'InvalidRouteKinds', message: `route kinds not served: ${refused.join(', ')} (HTTPRoute is)` });
+  return kinds;
+}
+
+function readCertificateRefs(value: Fields | undefined, field: string, namespace: string, faults: ListenerFault[]): CertificateRef[] {
+  const refs: CertificateRef[] = [];
+  const listed = Array.isArray(value?.['certificateRefs']) ? (value['certificateRefs'] as unknown[]) : [];
+  listed.forEach((entry, index) => {
+    const at = `${field}.certificateRefs[${index}]`;
+    const ref = isFields(entry) ? entry : {};
+    const group = ref['group'] ?? '';
+    const kind = ref['kind'] ?? 'Secret';
+    const refNamespace = ref['namespace'] ?? namespace;
+    if (group !== SECRET.group || kind !== SECRET.kind) {
+      faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCertificateRef', message: `${at}: ${quote(kind)} in group ${quote(group)} is not a Secret` });
+    } else if (!isDnsSubdomain(ref['name']) || !isDnsLabel(refNamespace)) {
+      faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCertificateRef', message: `${at}: ${quote(ref['name'])} in ${quote(refNamespace)} is not a Secret name` });
+    } else {
+      refs.push({ ...SECRET, namespace: refNamespace, name: ref['name'], field: at });
+    }
+  });
+  if (listed.length === 0) faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCertificateRef', message: `${field}.certificateRefs: an HTTPS listener needs a certificate` });
+  return refs;
+}
+
+function readListener(reader: FieldReader, value: unknown, index: number, namespace: string): Listener | undefined {
+  const field = `spec.listeners[${index}]`;
+  if (!isFields(value)) {
+    reader.problem(field, 'is not an object');
+    return undefined;
+  }
+  const faults: ListenerFault[] = [];
+  const name = reader.name(value['name'], `${field}.name`, 'listener');
+  const port = isPortNumber(value['port']) ? value['port'] : undefined;
+  if (port === undefined) reader.problem(`${field}.port`, `${quote(value['port'])} is not a port number (1-65535)`);
+  const protocol = typeof value['protocol'] === 'string' ? value['protocol'] : '';
+  if (!PROTOCOLS.includes(protocol))
+    faults.push({ condition: 'Accepted', reason: 'UnsupportedProtocol', message: `${field}.protocol: ${quote(protocol)} is not served (HTTP and HTTPS are)` });
+  let hostname: string | undefined;
+  if (!absent(value['hostname']) && value['hostname'] !== '') {
+    const checked = checkHostname(value['hostname']);
+    if (checked.ok) hostname = checked.value;
+    else faults.push({ condition: 'Accepted', reason: 'UnsupportedValue', message: `${field}.hostname: ${checked.reason}` });
+  }
+  const tls = reader.fields(value['tls'], `${field}.tls`);
+  let certificateRefs: CertificateRef[] = [];
+  if (protocol === 'HTTPS') {
+    const mode = tls?.['mode'] ?? 'Terminate';
+    if (mode !== 'Terminate') faults.push({ condition: 'Accepted', reason: 'UnsupportedValue', message: `${field}.tls.mode: ${quote(mode)} is not served on HTTPS (Terminate is)` });
+    certificateRefs = readCertificateRefs(tls, `${field}.tls`, namespace, faults);
+  }
+  const allowed = reader.fields(value['allowedRoutes'], `${field}.allowedRoutes`);
+  const namespaces = reader.fields(allowed?.['namespaces'], `${field}.allowedRoutes.namespaces`);
+  const from = reader.oneOf(namespaces?.['from'], `${field}.allowedRoutes.namespaces.from`, ['Same', 'All', 'Selector', 'None'], 'Same');
+  let selector: LabelSelector | undefined;
+  if (from === 'Selector') selector = readLabelSelector(reader, namespaces?.['selector'], `${field}.allowedRoutes.namespaces.selector`);
+  const kinds = readKinds(reader, allowed?.['kinds'], `${field}.allowedRoutes.kinds`, faults);
+  if (name === undefined || port === undefined || from === undefined || (from === 'Selector' && selector === undefined)) return undefined;
+  return { name, index, port, protocol, hostname, certificateRefs, namespaces: { from, selector }, kinds, faults };
+}
+
+export function readGateway(object: KubeObject): GatewayRead {
+  const { namespace, name } = object.metadata;
+  const reader = new FieldReader(describeObject(KINDS.gateway, namespace, name));
+  if (!isDnsLabel(namespace)) reader.problem('metadata.namespace', `${quote(namespace)} is not a namespace name`);
+  const spec = isFields(object['spec']) ? object['spec'] : {};
+  const className = reader.name(spec['gatewayClassName'], 'spec.gatewayClassName', 'GatewayClass');
+  const listed = reader.list(spec['listeners'], 'spec.listeners');
+  if (listed.length === 0) reader.problem('spec.listeners', 'lists no listener');
+  const listeners = listed.map((listener, index) => readListener(reader, listener, index, String(namespace)));
+  const names = new Set<string>();
+  for (const listener of listeners) {
+    if (listener === undefined) continue;
+    if (names.has(listener.name)) reader.problem(`spec.listeners[${listener.index}].name`, `${quote(listener.name)} is the name of another listener`);
+    names.add(listener.name);
+  }
+  const label = reader.label;
+  if (reader.problems.length > 0 || className === undefined) return { label, gateway: undefined, problems: reader.problems };
+  const asksAddresses = Array.isArray(spec['addresses']) && spec['addresses'].length > 0;
+  const gateway = { object, label, namespace: String(namespace), name: String(name), className, listeners: listeners as Listener[], asksAddresses };
+  return { label, gateway, problems: [] };
+}

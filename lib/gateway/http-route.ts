@@ -1,0 +1,157 @@
+import type { RouteSettings } from '../annotations/settings.ts';
+import { isFields, type Fields } from '../ingress/fields.ts';
+import { describeObject, isDnsLabel, isPortNumber, quote } from '../ingress/names.ts';
+import { placeOf } from '../ingress/order.ts';
+import type { KubeObject, Problem } from '../pipeline/model.ts';
+import { KINDS, type GroupKind } from './api.ts';
+import { readBackendReference, type BackendReference } from './backend-refs.ts';
+import { absent, FieldReader, GATEWAY_DEFAULTS } from './field-reader.ts';
+import { checkHostname } from './hostnames.ts';
+import { readFilters } from './route-filters.ts';
+import { DEFAULT_MATCH, readMatch, type RouteMatch } from './route-matches.ts';
+import { checkDuration } from './values.ts';
+
+/**
+ * Reading one HTTPRoute (apis/v1/httproute_types.go): its parents, hostnames
+ * and rules, every value checked for where it lands. Any fault leaves the
+ * whole route out, named (its Accepted condition says why), as a faulty
+ * Ingress is: a route half-served would route what its author did not write.
+ * Whether its references resolve is settled later (route-resolution.ts),
+ * because an unresolved backend leaves the route served, answering 500.
+ */
+
+export interface ParentRef extends GroupKind {
+  readonly namespace: string;
+  readonly name: string;
+  readonly sectionName: string | undefined;
+  readonly port: number | undefined;
+  /** Index in spec.parentRefs: status is written per parentRef. */
+  readonly index: number;
+  /** The parentRef as written, for status (which echoes it). */
+  readonly written: Fields;
+}
+
+export interface RouteBackendRef {
+  readonly reference: BackendReference;
+  readonly weight: number;
+  /** Per-backendRef filters: applied to requests sent to this backend alone. */
+  readonly settings: RouteSettings;
+  readonly mirror: BackendReference | undefined;
+}
+
+export interface RouteRule {
+  readonly index: number;
+  readonly matches: readonly RouteMatch[];
+  readonly settings: RouteSettings;
+  readonly mirror: BackendReference | undefined;
+  readonly backends: readonly RouteBackendRef[];
+}
+
+export interface HttpRoute {
+  readonly object: KubeObject;
+  readonly label: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly age: number;
+  readonly parents: readonly ParentRef[];
+  /** Lowercase; empty for any host. */
+  readonly hostnames: readonly string[];
+  readonly rules: readonly RouteRule[];
+}
+
+export interface HttpRouteRead {
+  readonly label: string;
+  /** The parentRefs, read even when the route is left out: status is written to each. */
+  readonly parents: readonly ParentRef[];
+  /** Undefined when a problem leaves the route out. */
+  readonly route: HttpRoute | undefined;
+  readonly problems: readonly Problem[];
+}
+
+function readParents(reader: FieldReader, value: unknown, namespace: string): ParentRef[] {
+  const parents: ParentRef[] = [];
+  reader.list(value, 'spec.parentRefs').forEach((entry, index) => {
+    const field = `spec.parentRefs[${index}]`;
+    if (!isFields(entry)) return reader.problem(field, 'is not an object');
+    const groupKind = reader.groupKind(entry, field, GATEWAY_DEFAULTS);
+    const parentNamespace = reader.namespace(entry['namespace'], `${field}.namespace`, namespace);
+    const name = reader.name(entry['name'], `${field}.name`, 'Gateway');
+    const sectionName = absent(entry['sectionName']) ? undefined : reader.name(entry['sectionName'], `${field}.sectionName`, 'listener');
+    const port = absent(entry['port']) ? undefined : isPortNumber(entry['port']) ? entry['port'] : undefined;
+    if (!absent(entry['port']) && port === undefined) reader.problem(`${field}.port`, `${quote(entry['port'])} is not a port number (1-65535)`);
+    if (!groupKind || !parentNamespace || !name) return;
+    parents.push({ ...groupKind, namespace: parentNamespace, name, sectionName, port, index, written: entry });
+  });
+  return parents;
+}
+
+function readTimeouts(reader: FieldReader, value: unknown, field: string): RouteSettings['timeouts'] {
+  const timeouts = reader.fields(value, field);
+  if (timeouts === undefined) return undefined;
+  const request = absent(timeouts['request']) ? undefined : reader.take(checkDuration(timeouts['request']), `${field}.request`);
+  const backendRequest = absent(timeouts['backendRequest']) ? undefined : reader.take(checkDuration(timeouts['backendRequest']), `${field}.backendRequest`);
+  // The specification: backendRequest must not exceed request (0 being no limit).
+  if (request && backendRequest !== undefined && (backendRequest === 0 || backendRequest > request)) {
+    reader.problem(`${field}.backendRequest`, 'must not be longer than request');
+  }
+  return { ...(request === undefined ? {} : { request }), ...(backendRequest === undefined ? {} : { backendRequest }) };
+}
+
+function readBackends(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[]): RouteBackendRef[] {
+  const backends: RouteBackendRef[] = [];
+  reader.list(value, field).forEach((entry, index) => {
+    const at = `${field}[${index}]`;
+    if (!isFields(entry)) return reader.problem(at, 'is not an object');
+    const reference = readBackendReference(reader, entry, at, namespace);
+    const weight = absent(entry['weight']) ? 1 : reader.integer(entry['weight'], `${at}.weight`, 0, 1_000_000);
+    const filters = readFilters(reader, entry['filters'], `${at}.filters`, namespace, matches);
+    if (reference && weight !== undefined) backends.push({ reference, weight, settings: filters.settings, mirror: filters.mirror });
+  });
+  return backends;
+}
+
+function readRule(reader: FieldReader, value: unknown, index: number, namespace: string): RouteRule | undefined {
+  const field = `spec.rules[${index}]`;
+  if (!isFields(value)) {
+    reader.problem(field, 'is not an object');
+    return undefined;
+  }
+  const listed = reader.list(value['matches'], `${field}.matches`);
+  const matches = listed.length === 0 ? [DEFAULT_MATCH] : listed.map((match, i) => readMatch(reader, match, `${field}.matches[${i}]`));
+  const read = matches.filter((match): match is RouteMatch => match !== undefined);
+  const filters = readFilters(reader, value['filters'], `${field}.filters`, namespace, read);
+  const timeouts = readTimeouts(reader, value['timeouts'], `${field}.timeouts`);
+  const backends = readBackends(reader, value['backendRefs'], `${field}.backendRefs`, namespace, read);
+  if (read.length < matches.length) return undefined;
+  return { index, matches: read, settings: timeouts ? { ...filters.settings, timeouts } : filters.settings, mirror: filters.mirror, backends };
+}
+
+export function readHttpRoute(object: KubeObject): HttpRouteRead {
+  const { namespace, name } = object.metadata;
+  const reader = new FieldReader(describeObject(KINDS.httpRoute, namespace, name));
+  const ownNamespace = isDnsLabel(namespace) ? namespace : '';
+  if (ownNamespace === '') reader.problem('metadata.namespace', `${quote(namespace)} is not a namespace name`);
+  const spec = isFields(object['spec']) ? object['spec'] : {};
+  const parents = readParents(reader, spec['parentRefs'], ownNamespace);
+  const hostnames = new Set<string>();
+  reader.list(spec['hostnames'], 'spec.hostnames').forEach((hostname, index) => {
+    const checked = reader.take(checkHostname(hostname), `spec.hostnames[${index}]`);
+    if (checked !== undefined) hostnames.add(checked);
+  });
+  // An absent rules list is one rule matching every path, with no backend (the CRD's default).
+  const listed = absent(spec['rules']) ? [{}] : reader.list(spec['rules'], 'spec.rules');
+  const rules = listed.map((rule, index) => readRule(reader, rule, index, ownNamespace));
+  const label = reader.label;
+  if (reader.problems.length > 0) return { label, parents, route: undefined, problems: reader.problems };
+  const route: HttpRoute = {
+    object,
+    label,
+    namespace: ownNamespace,
+    name: String(name),
+    age: placeOf(object).age,
+    parents,
+    hostnames: [...hostnames],
+    rules: rules as RouteRule[],
+  };
+  return { label, parents, route, problems: [] };
+}

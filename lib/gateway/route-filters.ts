@@ -1,0 +1,151 @@
+import type { HeaderAction, RedirectCode, RouteSettings } from '../annotations/settings.ts';
+import { isFields, type Fields } from '../ingress/fields.ts';
+import { checkHost, checkPath, isPortNumber, quote } from '../ingress/names.ts';
+import { readBackendReference, type BackendReference } from './backend-refs.ts';
+import { absent, type FieldReader } from './field-reader.ts';
+import type { RouteMatch } from './route-matches.ts';
+import { checkHeaderName, checkHeaderValue } from './values.ts';
+
+/**
+ * HTTPRoute filters (apis/v1/httproute_types.go HTTPRouteFilter) in the
+ * shared settings vocabulary: RequestHeaderModifier, ResponseHeaderModifier,
+ * RequestRedirect, URLRewrite and RequestMirror. Any other type (CORS and
+ * ExtensionRef among them) is refused by name rather than ignored: a route
+ * served without a filter it asks for would do something its author did not write.
+ */
+export interface ReadFilters {
+  readonly settings: RouteSettings;
+  /** The mirror's backend, resolved like a backendRef. */
+  readonly mirror: BackendReference | undefined;
+}
+
+const REDIRECT_CODES: readonly RedirectCode[] = [301, 302, 303, 307, 308];
+
+function headerActions(reader: FieldReader, value: unknown, field: string): HeaderAction[] {
+  const actions: HeaderAction[] = [];
+  reader.list(value, field).forEach((entry, index) => {
+    const at = `${field}[${index}]`;
+    if (!isFields(entry)) return reader.problem(at, 'is not an object');
+    const name = reader.take(checkHeaderName(entry['name']), `${at}.name`);
+    const headerValue = reader.take(checkHeaderValue(entry['value']), `${at}.value`);
+    if (name !== undefined && headerValue !== undefined) actions.push({ name, value: headerValue });
+  });
+  return actions;
+}
+
+function headerModifier(reader: FieldReader, value: Fields | undefined, field: string): NonNullable<RouteSettings['requestHeaders']> {
+  const names: string[] = [];
+  reader.list(value?.['remove'], `${field}.remove`).forEach((name, index) => {
+    const checked = reader.take(checkHeaderName(name), `${field}.remove[${index}]`);
+    if (checked !== undefined) names.push(checked);
+  });
+  return { set: headerActions(reader, value?.['set'], `${field}.set`), add: headerActions(reader, value?.['add'], `${field}.add`), remove: names };
+}
+
+/** A path modifier: the whole path replaced, or the matched prefix, which only a rule of PathPrefix matches has. */
+function pathModifier(
+  reader: FieldReader,
+  value: unknown,
+  field: string,
+  matches: readonly RouteMatch[],
+): { kind: 'full'; path: string } | { kind: 'prefix'; replacement: string } | undefined {
+  const path = reader.fields(value, field);
+  if (path === undefined) return undefined;
+  const type = reader.oneOf(path['type'], `${field}.type`, ['ReplaceFullPath', 'ReplacePrefixMatch'], 'ReplaceFullPath');
+  if (type === 'ReplaceFullPath') {
+    const full = reader.take(checkPath(path['replaceFullPath']), `${field}.replaceFullPath`);
+    return full === undefined ? undefined : { kind: 'full', path: full };
+  }
+  if (type === 'ReplacePrefixMatch') {
+    if (matches.some((match) => match.path.kind !== 'prefix')) reader.problem(`${field}.type`, 'ReplacePrefixMatch needs every match of the rule to be a PathPrefix match');
+    const replacement = reader.take(checkPath(path['replacePrefixMatch']), `${field}.replacePrefixMatch`);
+    return replacement === undefined ? undefined : { kind: 'prefix', replacement };
+  }
+  return undefined;
+}
+
+function hostname(reader: FieldReader, value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const checked = reader.take(checkHost(value), field);
+  if (checked?.wildcard) reader.problem(field, `${quote(value)} is a wildcard, where one host name is needed`);
+  return checked?.wildcard ? undefined : checked?.host;
+}
+
+function redirect(reader: FieldReader, value: Fields | undefined, field: string, matches: readonly RouteMatch[]): RouteSettings['redirect'] {
+  const code = value?.['statusCode'] ?? 302;
+  if (!REDIRECT_CODES.includes(code as RedirectCode)) reader.problem(`${field}.statusCode`, `${quote(code)} is not one of ${REDIRECT_CODES.join(', ')}`);
+  const scheme = absent(value?.['scheme']) ? undefined : reader.oneOf(value?.['scheme'], `${field}.scheme`, ['http', 'https'], 'http');
+  const host = hostname(reader, value?.['hostname'], `${field}.hostname`);
+  let port: number | undefined;
+  if (!absent(value?.['port'])) {
+    if (isPortNumber(value?.['port'])) port = value['port'];
+    else reader.problem(`${field}.port`, `${quote(value?.['port'])} is not a port number (1-65535)`);
+  }
+  const path = pathModifier(reader, value?.['path'], `${field}.path`, matches);
+  return {
+    code: code as RedirectCode,
+    ...(scheme ? { scheme } : {}),
+    ...(host ? { host } : {}),
+    ...(port ? { port } : {}),
+    ...(path ? { path } : {}),
+  };
+}
+
+function mirrorPercent(reader: FieldReader, value: Fields, field: string): number | undefined {
+  if (!absent(value['percent']) && !absent(value['fraction'])) reader.problem(field, 'sets both percent and fraction');
+  if (!absent(value['percent'])) return reader.integer(value['percent'], `${field}.percent`, 0, 100);
+  const fraction = reader.fields(value['fraction'], `${field}.fraction`);
+  if (fraction === undefined) return undefined;
+  const numerator = reader.integer(fraction['numerator'], `${field}.fraction.numerator`, 0, 2 ** 31 - 1);
+  const denominator = reader.integer(fraction['denominator'] ?? 100, `${field}.fraction.denominator`, 1, 2 ** 31 - 1);
+  if (numerator === undefined || denominator === undefined) return undefined;
+  if (numerator > denominator) reader.problem(`${field}.fraction`, 'has a numerator above its denominator');
+  return (numerator / denominator) * 100;
+}
+
+/** Reads a list of filters into settings; the problems are recorded on the reader. */
+export function readFilters(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[]): ReadFilters {
+  const settings: { -readonly [K in keyof RouteSettings]: RouteSettings[K] } = {};
+  let mirror: BackendReference | undefined;
+  const seen = new Set<string>();
+  reader.list(value, field).forEach((entry, index) => {
+    const at = `${field}[${index}]`;
+    if (!isFields(entry)) return reader.problem(at, 'is not an object');
+    const type = entry['type'];
+    if (typeof type !== 'string') return reader.problem(`${at}.type`, `${quote(type)} is not a filter type`);
+    if (seen.has(type)) return reader.problem(`${at}.type`, `${type} is given twice; one is served per rule`);
+    seen.add(type);
+    switch (type) {
+      case 'RequestHeaderModifier':
+        settings.requestHeaders = headerModifier(reader, reader.fields(entry['requestHeaderModifier'], `${at}.requestHeaderModifier`), `${at}.requestHeaderModifier`);
+        return;
+      case 'ResponseHeaderModifier':
+        settings.responseHeaders = headerModifier(reader, reader.fields(entry['responseHeaderModifier'], `${at}.responseHeaderModifier`), `${at}.responseHeaderModifier`);
+        return;
+      case 'RequestRedirect':
+        settings.redirect = redirect(reader, reader.fields(entry['requestRedirect'], `${at}.requestRedirect`), `${at}.requestRedirect`, matches);
+        return;
+      case 'URLRewrite': {
+        const rewrite = reader.fields(entry['urlRewrite'], `${at}.urlRewrite`);
+        const host = hostname(reader, rewrite?.['hostname'], `${at}.urlRewrite.hostname`);
+        const path = pathModifier(reader, rewrite?.['path'], `${at}.urlRewrite.path`, matches);
+        if (host) settings.upstreamHost = host;
+        if (path) settings.rewrite = path.kind === 'full' ? path : { kind: 'prefix', replacement: path.replacement };
+        return;
+      }
+      case 'RequestMirror': {
+        const spec = reader.fields(entry['requestMirror'], `${at}.requestMirror`);
+        const target = reader.fields(spec?.['backendRef'], `${at}.requestMirror.backendRef`);
+        if (spec === undefined || target === undefined) return reader.problem(`${at}.requestMirror.backendRef`, 'is missing');
+        mirror = readBackendReference(reader, target, `${at}.requestMirror.backendRef`, namespace);
+        const percent = mirrorPercent(reader, spec, `${at}.requestMirror`);
+        if (mirror?.port !== undefined) settings.mirror = { namespace: mirror.namespace, service: mirror.name, port: mirror.port, ...(percent === undefined ? {} : { percent }) };
+        return;
+      }
+      default:
+        reader.problem(`${at}.type`, `${quote(type)} filters are not supported (RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite and RequestMirror are)`);
+    }
+  });
+  if (seen.has('RequestRedirect') && seen.has('URLRewrite')) reader.problem(field, 'has both RequestRedirect and URLRewrite, which cannot be served together');
+  return { settings, mirror };
+}

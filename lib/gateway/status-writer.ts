@@ -1,0 +1,78 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { LoadBalancerIngress } from '../kube/ingress-status.ts';
+import { kubeRequest } from '../kube/kube-request.ts';
+import { objectPath } from '../kube/resource-path.ts';
+import type { KubeObject } from '../pipeline/model.ts';
+import { errorMessage } from '../error-message.ts';
+import { GATEWAY_GROUP } from './api.ts';
+import { conditionTime } from './conditions.ts';
+import type { GatewayApiModel } from './gateway-api.ts';
+import { gatewayClassStatus, gatewayStatus, httpRouteStatus, type Deployment } from './status.ts';
+
+const API_VERSION = `${GATEWAY_GROUP}/v1`;
+/** Status writes in flight at once, as for Ingress status (lib/kube/ingress-status-writer.ts). */
+const PARALLEL_WRITES = 8;
+
+export interface StatusWrite {
+  readonly resource: 'gatewayclasses' | 'gateways' | 'httproutes';
+  readonly object: KubeObject;
+  readonly status: Readonly<Record<string, unknown>>;
+}
+
+export interface StatusInputs {
+  readonly model: GatewayApiModel;
+  readonly controllerName: string;
+  /** The HAProxy Service's published addresses (lib/kube/ingress-status.ts publishedAddresses). */
+  readonly addresses: readonly LoadBalancerIngress[];
+  readonly deployment: Deployment;
+  readonly now: number;
+}
+
+/** The writes that would bring every object's status to what the model says: only those whose status differs. */
+export function statusWrites({ model, controllerName, addresses, deployment, now }: StatusInputs): StatusWrite[] {
+  const time = conditionTime(now);
+  const writes: StatusWrite[] = [];
+  const add = (resource: StatusWrite['resource'], object: KubeObject, status: Readonly<Record<string, unknown>>) => {
+    if (JSON.stringify(object['status'] ?? {}) !== JSON.stringify(status)) writes.push({ resource, object, status });
+  };
+  for (const read of model.classes.values()) add('gatewayclasses', read.object, gatewayClassStatus(read.object, read, time));
+  for (const outcome of model.gateways.values()) add('gateways', outcome.object, gatewayStatus(outcome, addresses, deployment, time));
+  for (const outcome of model.routes.values()) add('httproutes', outcome.object, httpRouteStatus(outcome, controllerName, time));
+  return writes;
+}
+
+/**
+ * Writes Gateway API status through the status subresource. Each write
+ * carries the resourceVersion it was computed from: when the object changed
+ * meanwhile (another controller wrote its own entry of an HTTPRoute's
+ * shared status.parents, say), the API server refuses it with 409 and the
+ * next round computes it again from the newer object, rather than this one
+ * overwriting what it did not see.
+ */
+export class GatewayStatusWriter {
+  readonly #kubeConfig: KubeConfig;
+
+  constructor(kubeConfig: KubeConfig) {
+    this.#kubeConfig = kubeConfig;
+  }
+
+  /** Resolves to the number of objects written; one failed write does not stop the others, and all failures are reported together. */
+  async write(writes: readonly StatusWrite[]): Promise<number> {
+    let next = 0;
+    const failed: string[] = [];
+    const worker = async () => {
+      while (next < writes.length) {
+        const { resource, object, status } = writes[next++]!;
+        const path = objectPath(API_VERSION, resource, object.metadata.namespace, object.metadata.name, 'status');
+        try {
+          await kubeRequest(this.#kubeConfig, { method: 'PATCH', path, body: { metadata: { resourceVersion: object.metadata.resourceVersion }, status } });
+        } catch (error) {
+          failed.push(`${resource} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata.name}: ${errorMessage(error)}`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_WRITES, writes.length) }, worker));
+    if (failed.length > 0) throw new Error(`${failed.length} status write(s) failed: ${failed.slice(0, 3).join('; ')}${failed.length > 3 ? '; ...' : ''}`);
+    return writes.length;
+  }
+}

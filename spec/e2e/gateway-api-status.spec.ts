@@ -1,0 +1,108 @@
+import { expect } from 'chai';
+import { readFile } from 'node:fs/promises';
+import { firstValueFrom, filter } from 'rxjs';
+import { defaultConfigPath } from '../../lib/cli/package-root.ts';
+import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
+import { createControllerObjects, createHaproxyPod, replicaOptions } from '../support/cluster-fixtures.ts';
+import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
+import { eventually } from '../support/eventually.ts';
+import { GATEWAY_API_TYPES } from '../support/fake-apiserver/gateway-api-types.ts';
+import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
+import { reservePort } from '../support/ports.ts';
+import { gateway, gatewayClass, httpListener, httpRoute, referenceGrant, service } from '../lib/gateway/fixtures.ts';
+
+/**
+ * The controller in cluster mode where the Gateway API CRDs are installed:
+ * it watches the kinds (the shipped configuration marks them optional, and
+ * discovery finds them), and its leader writes their status through the
+ * status subresource as objects come and go, with Programmed following the
+ * deployment to a HAProxy pod (a Data Plane API emulator with real HAProxy).
+ * HTTPRoutes are not routed by the shipped template yet: this is status only.
+ */
+
+const NAMESPACE = 'haproxy';
+const POD_ADDRESS = '127.0.0.7';
+const PUBLISHED_IP = '10.96.0.60';
+const V1 = 'gateway.networking.k8s.io/v1';
+
+interface Condition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason: string;
+}
+
+describe('Gateway API status in a cluster with its CRDs', function () {
+  this.timeout(60_000);
+  let fake: FakeApiServer;
+  let emulator: Emulator;
+  let mode: ClusterMode;
+
+  const conditions = (value: unknown) => ((value as { conditions?: Condition[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
+  const routeConditions = (name: string, namespace = 'infra') => {
+    const parents = (fake.get({ apiVersion: V1, kind: 'HTTPRoute', namespace, name })?.['status'] as { parents?: unknown[] } | undefined)?.parents ?? [];
+    return conditions(parents[0]);
+  };
+  const until = <T>(read: () => T, expected: T, what: string) =>
+    eventually(
+      async () => read(),
+      (value) => JSON.stringify(value) === JSON.stringify(expected),
+      what,
+    );
+
+  before(async () => {
+    fake = await startFakeApiServer({ timeScale: 60, customResources: GATEWAY_API_TYPES });
+    const dataplanePort = await reservePort(POD_ADDRESS);
+    emulator = await startEmulator({
+      pod: { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock', address: POD_ADDRESS },
+      listen: { host: POD_ADDRESS, port: dataplanePort },
+    });
+    const config = (await readFile(defaultConfigPath(), 'utf8'))
+      .replace('  httpPort: 80\n', `  httpPort: ${await reservePort(POD_ADDRESS)}\n`)
+      .replace('  httpsPort: 443\n', `  httpsPort: ${await reservePort(POD_ADDRESS)}\n`)
+      .replace('  statusPort: 8404\n', `  statusPort: ${await reservePort(POD_ADDRESS)}\n`)
+      .replace('  port: 5555\n', `  port: ${dataplanePort}\n`)
+      .replace('debounce: 500ms\n', 'debounce: 100ms\n');
+    const { user, password } = emulator.credentials;
+    createControllerObjects(fake, NAMESPACE, { config, secret: 'dataplane-credentials', username: user, password });
+    fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: NAMESPACE, name: 'haproxy' }, spec: { clusterIP: PUBLISHED_IP, ports: [{ port: 80 }] } });
+    createHaproxyPod(fake, NAMESPACE, 'haproxy-0', POD_ADDRESS);
+    for (const name of ['infra', 'apps']) fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    fake.create(gatewayClass());
+    fake.create(gateway('gw', [httpListener('http', { hostname: '*.example.com', allowedRoutes: { namespaces: { from: 'All' } } })]));
+    fake.create(service('infra', 'web'));
+    mode = await startClusterMode(replicaOptions(fake, NAMESPACE, 'controller-a', { leaseMs: 3_000 }, { lease: undefined, publishService: { namespace: NAMESPACE, name: 'haproxy' } }));
+    await firstValueFrom(mode.outcomes.pipe(filter((outcome) => outcome.type === 'deployed')));
+  });
+
+  after(async () => {
+    await mode?.stop();
+    await emulator?.stop();
+    await fake?.close();
+  });
+
+  it('accepts its GatewayClass and programs the Gateway once deployed, with the published address', async () => {
+    await until(() => conditions(fake.get({ apiVersion: V1, kind: 'GatewayClass', name: 'haproxy' })?.['status']), ['Accepted=True/Accepted'], 'GatewayClass status');
+    const gw = await eventually(
+      async () => fake.get({ apiVersion: V1, kind: 'Gateway', namespace: 'infra', name: 'gw' })?.['status'] as { addresses?: unknown; conditions?: Condition[] } | undefined,
+      (status) => conditions(status).includes('Programmed=True/Programmed'),
+      'Gateway programmed',
+    );
+    expect(conditions(gw)).to.deep.equal(['Accepted=True/Accepted', 'Programmed=True/Programmed']);
+    expect(gw!.addresses).to.deep.equal([{ type: 'IPAddress', value: PUBLISHED_IP }]);
+  });
+
+  it('follows routes as they come: accepted, refused by hostname, and unresolved until the ReferenceGrant', async () => {
+    fake.create(httpRoute('web', { parentRefs: [{ name: 'gw' }], hostnames: ['web.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }));
+    fake.create(httpRoute('elsewhere', { parentRefs: [{ name: 'gw' }], hostnames: ['web.example.org'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }));
+    fake.create(httpRoute('cross', { parentRefs: [{ name: 'gw', namespace: 'infra' }], rules: [{ backendRefs: [{ name: 'web', namespace: 'infra', port: 8080 }] }] }, 'apps'));
+    await until(() => routeConditions('web'), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs'], 'route web');
+    await until(() => routeConditions('elsewhere'), ['Accepted=False/NoMatchingListenerHostname', 'ResolvedRefs=True/ResolvedRefs'], 'route elsewhere');
+    await until(() => routeConditions('cross', 'apps'), ['Accepted=True/Accepted', 'ResolvedRefs=False/RefNotPermitted'], 'route cross');
+    fake.create(referenceGrant('infra', [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'apps' }], [{ group: '', kind: 'Service' }]));
+    await until(() => routeConditions('cross', 'apps'), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs'], 'route cross granted');
+    // web and cross attach to the listener; elsewhere does not.
+    const attached = () =>
+      (fake.get({ apiVersion: V1, kind: 'Gateway', namespace: 'infra', name: 'gw' })?.['status'] as { listeners?: { attachedRoutes: number }[] } | undefined)?.listeners?.[0]?.attachedRoutes;
+    expect(await until(attached, 2, 'attached routes')).to.equal(2);
+  });
+});

@@ -1,0 +1,149 @@
+import { expect } from 'chai';
+import { KubeConfig } from '@kubernetes/client-node';
+import { DEFAULT_CONTROLLER_NAME } from '../../../lib/gateway/api.ts';
+import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
+import { GatewayStatusWriter, statusWrites } from '../../../lib/gateway/status-writer.ts';
+import type { Deployment } from '../../../lib/gateway/status.ts';
+import type { KubeObject } from '../../../lib/pipeline/model.ts';
+import { GATEWAY_API_TYPES } from '../../support/fake-apiserver/gateway-api-types.ts';
+import { startFakeApiServer, type FakeApiServer } from '../../support/fake-apiserver/index.ts';
+import { gateway, gatewayClass, httpListener, httpRoute, referenceGrant, service } from './fixtures.ts';
+
+const V1 = 'gateway.networking.k8s.io/v1';
+
+interface Condition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason: string;
+  readonly observedGeneration: number;
+  readonly lastTransitionTime: string;
+}
+
+describe('Gateway API status through the API server', () => {
+  let fake: FakeApiServer;
+  let writer: GatewayStatusWriter;
+  let now: number;
+
+  beforeEach(async () => {
+    now = Date.parse('2026-11-24T12:00:00Z');
+    fake = await startFakeApiServer({ customResources: GATEWAY_API_TYPES });
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(fake.kubeconfigPath);
+    writer = new GatewayStatusWriter(kubeConfig);
+    for (const namespace of ['infra', 'apps']) fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    fake.create(gatewayClass());
+    fake.create(gatewayClass('theirs', 'example.com/other'));
+    fake.create(gateway('gw', [httpListener('http', { hostname: '*.example.com', allowedRoutes: { namespaces: { from: 'All' } } })]));
+    fake.create(service('infra', 'web'));
+    fake.create(service('apps', 'api'));
+  });
+
+  afterEach(() => fake.close());
+
+  /** One round of what the leader does: read everything, write the statuses that differ. */
+  async function sync(deployment: Deployment = 'deployed'): Promise<number> {
+    const list = (kind: string, apiVersion = V1) => fake.list(apiVersion, kind) as unknown as KubeObject[];
+    const services = list('Service', 'v1');
+    const model = readGatewayApi({
+      controllerName: DEFAULT_CONTROLLER_NAME,
+      gatewayClasses: list('GatewayClass'),
+      gateways: list('Gateway'),
+      httpRoutes: list('HTTPRoute'),
+      referenceGrants: list('ReferenceGrant', 'gateway.networking.k8s.io/v1beta1'),
+      service: (namespace, name) => services.find((object) => object.metadata.namespace === namespace && object.metadata.name === name),
+      secret: () => undefined,
+      namespace: (name) => list('Namespace', 'v1').find((object) => object.metadata.name === name),
+    });
+    return writer.write(statusWrites({ model, controllerName: DEFAULT_CONTROLLER_NAME, addresses: [{ ip: '10.0.0.7' }], deployment, now }));
+  }
+
+  const get = (kind: string, name: string, namespace?: string) => fake.get({ apiVersion: V1, kind, name, ...(namespace ? { namespace } : {}) })!;
+  const status = (object: Record<string, unknown>) => object['status'] as Record<string, unknown>;
+  const routeConditions = (name: string, namespace = 'infra') => {
+    const parents = status(get('HTTPRoute', name, namespace))['parents'] as { controllerName: string; conditions: Condition[] }[];
+    return parents.find((parent) => parent.controllerName === DEFAULT_CONTROLLER_NAME)!.conditions.map((condition) => `${condition.type}=${condition.status}/${condition.reason}`);
+  };
+
+  it('accepts its own GatewayClass, leaves others alone, and programs the Gateway with the published address', async () => {
+    await sync();
+    const conditions = status(get('GatewayClass', 'haproxy'))['conditions'] as Condition[];
+    expect(conditions.map((condition) => `${condition.type}=${condition.status}/${condition.reason}`)).to.deep.equal(['Accepted=True/Accepted']);
+    expect(get('GatewayClass', 'theirs')['status']).to.equal(undefined);
+    const gw = status(get('Gateway', 'gw', 'infra'));
+    expect(gw['addresses']).to.deep.equal([{ type: 'IPAddress', value: '10.0.0.7' }]);
+    expect((gw['conditions'] as Condition[]).map((condition) => `${condition.type}=${condition.status}/${condition.reason}`)).to.deep.equal([
+      'Accepted=True/Accepted',
+      'Programmed=True/Programmed',
+    ]);
+    const [listener] = gw['listeners'] as { name: string; attachedRoutes: number; supportedKinds: unknown[]; conditions: Condition[] }[];
+    expect(listener).to.deep.include({ name: 'http', attachedRoutes: 0, supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }] });
+    expect(listener!.conditions.map((condition) => `${condition.type}=${condition.status}`)).to.deep.equal(['Accepted=True', 'ResolvedRefs=True', 'Conflicted=False', 'Programmed=True']);
+  });
+
+  it('Programmed stays False (Pending) until the configuration is deployed', async () => {
+    await sync('pending');
+    const conditions = status(get('Gateway', 'gw', 'infra'))['conditions'] as Condition[];
+    expect(conditions[1]).to.include({ type: 'Programmed', status: 'False', reason: 'Pending' });
+  });
+
+  it('writes an accepted route, counts it on its listener, and writes nothing more while nothing changes', async () => {
+    fake.create(httpRoute('web', { parentRefs: [{ name: 'gw' }], hostnames: ['web.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }));
+    // The class, the Gateway and the route.
+    expect(await sync()).to.equal(3);
+    expect(routeConditions('web')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
+    expect((status(get('Gateway', 'gw', 'infra'))['listeners'] as { attachedRoutes: number }[])[0]!.attachedRoutes).to.equal(1);
+    const firstTime = (status(get('HTTPRoute', 'web', 'infra'))['parents'] as { conditions: Condition[] }[])[0]!.conditions[0]!.lastTransitionTime;
+    now += 60_000;
+    expect(await sync()).to.equal(0);
+    // A condition whose status holds keeps its transition time even when its generation moves.
+    fake.patch({ apiVersion: V1, kind: 'HTTPRoute', namespace: 'infra', name: 'web' }, { spec: { hostnames: ['web.example.com', 'www.example.com'] } });
+    expect(await sync()).to.equal(1);
+    const [accepted] = (status(get('HTTPRoute', 'web', 'infra'))['parents'] as { conditions: Condition[] }[])[0]!.conditions;
+    expect(accepted).to.include({ observedGeneration: 2, lastTransitionTime: firstTime });
+  });
+
+  it('refuses routes: no matching listener hostname, not allowed by listeners', async () => {
+    fake.create(httpRoute('elsewhere', { parentRefs: [{ name: 'gw' }], hostnames: ['web.example.org'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }));
+    fake.upsert(gateway('gw', [httpListener('http', { hostname: '*.example.com' })]));
+    fake.create(httpRoute('foreign', { parentRefs: [{ name: 'gw', namespace: 'infra' }], rules: [{ backendRefs: [{ name: 'api', port: 8080 }] }] }, 'apps'));
+    await sync();
+    expect(routeConditions('elsewhere')).to.deep.equal(['Accepted=False/NoMatchingListenerHostname', 'ResolvedRefs=True/ResolvedRefs']);
+    expect(routeConditions('foreign', 'apps')).to.deep.equal(['Accepted=False/NotAllowedByListeners', 'ResolvedRefs=True/ResolvedRefs']);
+  });
+
+  it('leaves references unresolved: backend not found, and across namespaces until a ReferenceGrant allows it', async () => {
+    fake.create(httpRoute('missing', { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'gone', port: 8080 }] }] }));
+    fake.create(httpRoute('cross', { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'api', namespace: 'apps', port: 8080 }] }] }));
+    await sync();
+    expect(routeConditions('missing')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=False/BackendNotFound']);
+    expect(routeConditions('cross')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=False/RefNotPermitted']);
+    fake.create(referenceGrant('apps', [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'infra' }], [{ group: '', kind: 'Service' }]));
+    await sync();
+    expect(routeConditions('cross')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
+  });
+
+  it("removes its entry from a route that no longer names one of its Gateways, keeping others'", async () => {
+    fake.create(httpRoute('moved', { parentRefs: [{ name: 'gw' }], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }));
+    await sync();
+    expect(routeConditions('moved')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
+    fake.patch({ apiVersion: V1, kind: 'HTTPRoute', namespace: 'infra', name: 'moved' }, { spec: { parentRefs: [{ name: 'other-gw' }] } });
+    expect(await sync()).to.equal(2);
+    expect(status(get('HTTPRoute', 'moved', 'infra'))['parents']).to.deep.equal([]);
+    // Nothing of its own is left: the next round writes nothing.
+    expect(await sync()).to.equal(0);
+  });
+
+  it("keeps other controllers' entries of an HTTPRoute's status.parents", async () => {
+    fake.create(httpRoute('shared', { parentRefs: [{ name: 'gw' }, { name: 'other-gw' }], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }));
+    const theirs = {
+      parentRef: { name: 'other-gw' },
+      controllerName: 'example.com/other',
+      conditions: [{ type: 'Accepted', status: 'True', reason: 'Accepted', message: '', observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z' }],
+    };
+    fake.updateStatus({ ...get('HTTPRoute', 'shared', 'infra'), status: { parents: [theirs] } });
+    await sync();
+    const parents = status(get('HTTPRoute', 'shared', 'infra'))['parents'] as { controllerName: string }[];
+    expect(parents.map((parent) => parent.controllerName)).to.deep.equal(['example.com/other', DEFAULT_CONTROLLER_NAME]);
+    expect(parents[0]).to.deep.equal(theirs);
+  });
+});

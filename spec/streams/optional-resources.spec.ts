@@ -1,0 +1,74 @@
+import { expect } from 'chai';
+import type { Observable } from 'rxjs';
+import type { WatchedResource } from '../../lib/config/types.ts';
+import type { ResourceEvent } from '../../lib/pipeline/model.ts';
+import { optionalResourceEvents } from '../../streams/optional-resources.ts';
+import { testScheduler } from '../support/marbles.ts';
+
+function watched(name: string, optional: boolean): WatchedResource {
+  return {
+    name,
+    apiVersion: optional ? 'gateway.networking.k8s.io/v1' : 'v1',
+    kind: undefined,
+    resource: name,
+    namespace: undefined,
+    labelSelector: undefined,
+    fieldSelector: [],
+    indexBy: [],
+    relations: [],
+    validationWebhook: false,
+    ...(optional ? { optional: true } : {}),
+  };
+}
+
+const services = watched('services', false);
+const routes = watched('httproutes', true);
+const gateways = watched('gateways', true);
+const event = (kind: string): ResourceEvent => ({ type: 'added', kind, object: { metadata: { name: 'x' } } });
+
+describe('optional resources stage', () => {
+  it('watches everything at once when no resource is optional, asking discovery nothing', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const asked: string[] = [];
+      const events = (resources: readonly WatchedResource[]) => cold('a-|', { a: event(resources.map((r) => r.name).join(',')) });
+      const result = optionalResourceEvents({ resources: [services], served: (r) => (asked.push(r.name), cold('t|', { t: true })), events, log: () => undefined });
+      expectObservable(result).toBe('a-|', { a: event('services') });
+      expect(asked).to.deep.equal([]);
+    });
+  });
+
+  it('leaves an unserved resource unwatched, synced and empty, and says so once', () => {
+    testScheduler().run(({ cold, expectObservable, flush }) => {
+      const logged: string[] = [];
+      const watchedSets: string[][] = [];
+      const served = (resource: WatchedResource): Observable<boolean> => (resource === routes ? cold('--f|', { f: false }) : cold('-t|', { t: true }));
+      const events = (resources: readonly WatchedResource[]) => {
+        watchedSets.push(resources.map((r) => r.name));
+        return cold('(a|)', { a: event('services') });
+      };
+      // Discovery has answered for both at frame 3: the unserved store is synced there, and the rest watched from there.
+      const result = optionalResourceEvents({ resources: [services, routes, gateways], served, events, log: (level, line) => logged.push(`${level} ${line}`) });
+      expectObservable(result).toBe('---(sa|)', { s: { type: 'synced', kind: 'httproutes' }, a: event('services') });
+      flush();
+      expect(watchedSets).to.deep.equal([['services', 'gateways']]);
+      expect(logged).to.have.length(1);
+      expect(logged[0]).to.match(/^info watchedResources\.httproutes: the API server does not serve gateway\.networking\.k8s\.io\/v1 httproutes/);
+    });
+  });
+
+  it('watches a resource discovery could not answer for, saying why', () => {
+    testScheduler().run(({ cold, expectObservable, flush }) => {
+      const logged: string[] = [];
+      const events = (resources: readonly WatchedResource[]) => cold('a|', { a: event(resources.map((r) => r.name).join(',')) });
+      const result = optionalResourceEvents({
+        resources: [services, routes],
+        served: () => cold('-#', undefined, new Error('connection refused')),
+        events,
+        log: (level, line) => logged.push(`${level} ${line}`),
+      });
+      expectObservable(result).toBe('-a|', { a: event('services,httproutes') });
+      flush();
+      expect(logged[0]).to.match(/^warn watchedResources\.httproutes: discovery of gateway\.networking\.k8s\.io\/v1 httproutes failed \(connection refused\); watching it anyway/);
+    });
+  });
+});

@@ -1,0 +1,94 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { catchError, combineLatest, defer, distinctUntilChanged, EMPTY, filter, map, merge, of, scan, tap, withLatestFrom, type Observable, type OperatorFunction } from 'rxjs';
+import type { ControllerConfig } from '../lib/config/types.ts';
+import { errorMessage } from '../lib/error-message.ts';
+import { GATEWAY_GROUP } from '../lib/gateway/api.ts';
+import { deploymentOf, NOTHING_DEPLOYED, trackDeployment } from '../lib/gateway/deployment.ts';
+import { readGatewayApi } from '../lib/gateway/gateway-api.ts';
+import { GatewayStatusWriter, statusWrites, type StatusWrite } from '../lib/gateway/status-writer.ts';
+import type { Deployment } from '../lib/gateway/status.ts';
+import { storeSources } from '../lib/gateway/store-sources.ts';
+import { publishedAddresses } from '../lib/kube/ingress-status.ts';
+import type { KubeObject, StoreReader } from '../lib/pipeline/model.ts';
+import type { Outcome } from '../lib/pipeline/outcome.ts';
+import type { Logger } from '../lib/telemetry/logger.ts';
+import { serialLatest } from './operators/serial-latest.ts';
+
+export interface GatewayStatusInput {
+  readonly leader: boolean;
+  readonly stores: ReadonlyMap<string, StoreReader> | undefined;
+  readonly config: ControllerConfig | undefined;
+  /** The published HAProxy Service, whose addresses Gateways publish. */
+  readonly service: KubeObject | undefined;
+  readonly deployment: Deployment;
+}
+
+export interface GatewayStatusOptions {
+  /** Writes the statuses; emits how many objects it wrote. */
+  readonly write: (writes: readonly StatusWrite[]) => Observable<number>;
+  readonly now: () => number;
+  readonly warn: (message: string) => void;
+}
+
+function watchesGatewayApi(config: ControllerConfig): boolean {
+  return config.watchedResources.some((resource) => resource.apiVersion.startsWith(`${GATEWAY_GROUP}/`));
+}
+
+/**
+ * Gateway API status, written by the leader only and only where it
+ * differs: each input is a whole snapshot (the stores as last rendered,
+ * the published Service, how the deployment went), so the newest waiting
+ * one replaces any older one while a round of writes runs. A failed round
+ * is logged and left: the next input computes every status again from the
+ * objects as they are then.
+ */
+export function gatewayStatus({ write, now, warn }: GatewayStatusOptions): OperatorFunction<GatewayStatusInput, number> {
+  return (source) =>
+    source.pipe(
+      filter((input) => input.leader && input.stores !== undefined && input.config !== undefined && watchesGatewayApi(input.config)),
+      serialLatest((input) =>
+        defer(() => {
+          const config = input.config!;
+          const controllerName = config.gatewayApi.controllerName;
+          const model = readGatewayApi(storeSources(input.stores!, config.watchedResources, controllerName));
+          const writes = statusWrites({ model, controllerName, addresses: publishedAddresses(input.service), deployment: input.deployment, now: now() });
+          return writes.length === 0 ? of(0) : write(writes);
+        }).pipe(
+          catchError((error: unknown) => {
+            warn(`gateway API status not written: ${errorMessage(error)}`);
+            return EMPTY;
+          }),
+        ),
+      ),
+    );
+}
+
+/** What the outcomes say of the deployment of the configuration in force (lib/gateway/deployment.ts). */
+function deployments(outcomes: Observable<Outcome>): Observable<Deployment> {
+  return outcomes.pipe(scan(trackDeployment, NOTHING_DEPLOYED), map(deploymentOf), distinctUntilChanged());
+}
+
+export interface GatewayStatusWritesOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly pipeline: {
+    readonly outcomes: Observable<Outcome>;
+    readonly state: Observable<{ readonly rendered: ReadonlyMap<string, StoreReader> | undefined; readonly config: ControllerConfig | undefined }>;
+  };
+  readonly publishedService: Observable<KubeObject | undefined>;
+  readonly leading: Observable<boolean>;
+  readonly log: Logger;
+}
+
+/** The Gateway API status side stream of cluster mode: after every render and deployment, and when the published Service or leadership changes. */
+export function gatewayStatusWrites({ kubeConfig, pipeline, publishedService, leading, log }: GatewayStatusWritesOptions): Observable<number> {
+  const writer = new GatewayStatusWriter(kubeConfig);
+  const rounds = merge(of(undefined), pipeline.outcomes.pipe(filter((outcome) => outcome.type === 'rendered' || outcome.type === 'deployed')));
+  return combineLatest([publishedService, merge(of<Deployment>('pending'), deployments(pipeline.outcomes)), leading, rounds]).pipe(
+    withLatestFrom(pipeline.state),
+    map(([[service, deployment, leader], state]): GatewayStatusInput => ({ leader, stores: state.rendered, config: state.config, service, deployment })),
+    gatewayStatus({ write: (writes) => defer(() => writer.write(writes)), now: Date.now, warn: (message) => log.warn(message) }),
+    tap((written) => {
+      if (written > 0) log.info(`gateway API status: ${written} object(s) written`);
+    }),
+  );
+}
