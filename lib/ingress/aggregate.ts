@@ -10,6 +10,9 @@ import { claimOrder, RouteClaims } from './route-claims.ts';
 import { SecretUses, type SecretUse } from './secret-uses.ts';
 import { patchSorted } from './sorted-list.ts';
 import type { HostEntry, Route } from './types.ts';
+import { RouteItem } from './model-source.ts';
+import type { RoutePolicy } from './route-policies.ts';
+import { sourceOf } from '../pipeline/value-source.ts';
 
 /**
  * What the served Ingresses decide together: which namespace each host
@@ -52,6 +55,8 @@ export class IngressAggregate {
   exactRoutes: readonly Route[] = Object.freeze([]);
   /** Winning prefix-map lines, longest key first, ties by key. */
   prefixRoutes: readonly Route[] = Object.freeze([]);
+  /** The policies of the winning claims, each once, sorted by key. */
+  policies: readonly RoutePolicy[] = Object.freeze([]);
   /** Secrets named by served TLS entries, in no particular order. */
   secrets: readonly SecretUse[] = [];
   /** Problems of the Ingresses themselves, sorted. */
@@ -72,6 +77,9 @@ export class IngressAggregate {
   readonly #claims = new RouteClaims();
   /** Per backend, the claims it wins: any one has its ref, all are its referrers. */
   readonly #routedTo = new Map<string, OneOrMore<RouteClaim>>();
+  /** Per policy key, a policy of that key and how many winning claims use it. */
+  readonly #policies = new Map<string, { policy: RoutePolicy; claims: number }>();
+  #policiesTouched = false;
   readonly #defaults = new DefaultBackends();
   readonly #secretUses: SecretUses;
   /** Per Service ("namespace/name"), those naming one of its ports by name. */
@@ -325,6 +333,10 @@ export class IngressAggregate {
       list.addAll(this.#defaults.warnings);
       this.warnings = list.sorted();
     }
+    if (this.#policiesTouched) {
+      this.#policiesTouched = false;
+      this.policies = Object.freeze([...this.#policies.values()].map((entry) => entry.policy).sort((a, b) => compareCodeUnits(a.key, b.key)));
+    }
     this.secrets = this.#secretUses.settle() ?? this.secrets;
     const any = this.#any;
     this.#any = false;
@@ -338,6 +350,14 @@ export class IngressAggregate {
     const name = claim.backend.name;
     this.#routedTo.set(name, withItem(this.#routedTo.get(name), claim));
     moved.add(name);
+    const policy = claim.policy;
+    if (!policy) return;
+    const used = this.#policies.get(policy.key);
+    if (used) used.claims++;
+    else {
+      this.#policies.set(policy.key, { policy, claims: 1 });
+      this.#policiesTouched = true;
+    }
   }
 
   #unroute(claim: RouteClaim, moved: Set<string>): void {
@@ -346,6 +366,12 @@ export class IngressAggregate {
     if (routed) this.#routedTo.set(name, routed);
     else this.#routedTo.delete(name);
     moved.add(name);
+    const policy = claim.policy;
+    if (!policy) return;
+    const used = this.#policies.get(policy.key)!;
+    if (--used.claims > 0) return;
+    this.#policies.delete(policy.key);
+    this.#policiesTouched = true;
   }
 
   /** The backend of this name, while something routes to it or it is the default backend. */
@@ -385,5 +411,5 @@ export class IngressAggregate {
 function setBackend(claim: RouteClaim, backend: BackendRef): void {
   if (backend.name === claim.backend.name) return;
   claim.backend = backend;
-  claim.line = Object.freeze({ key: claim.key, backend: backend.name });
+  claim.line = Object.freeze(new RouteItem(claim.key, backend.name, claim.policy, sourceOf(claim.line)!));
 }

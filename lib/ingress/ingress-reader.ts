@@ -8,6 +8,7 @@ import { NO_PROBLEMS } from './problems.ts';
 import type { HostEntry, Route } from './types.ts';
 import { readAnnotationSettings } from '../annotations/read-settings.ts';
 import type { ReadSettings } from '../annotations/settings.ts';
+import { routePolicy, type RoutePolicy } from './route-policies.ts';
 
 /**
  * Reading one Ingress: what it asks to be served, checked field by field.
@@ -53,6 +54,8 @@ export interface RouteClaim {
   backend: BackendRef;
   /** An Exact path outranks the exact line a Prefix path adds for itself, as Kubernetes ranks Exact over Prefix. */
   readonly fromExactPath: boolean;
+  /** The rule set its requests get (see route-policies.ts); undefined when its Ingress asks for no route setting. */
+  readonly policy: RoutePolicy | undefined;
   readonly field: string;
   /** The Ingress asking, and its label for messages. */
   readonly ingress: KubeObject;
@@ -114,6 +117,9 @@ class IngressReader {
   readonly #ingress: KubeObject;
   readonly #namespace: string;
   #claims = 0;
+  #settings: ReadSettings | undefined;
+  /** The policy of the Ingress's routes, made once (a prefix rewrite makes one per path instead). */
+  #policy: RoutePolicy | undefined;
   /** The host key of the rule being read. */
   #hostKey = CATCH_ALL_HOST;
 
@@ -132,6 +138,8 @@ class IngressReader {
       this.#problem('spec', 'is not an object');
       return undefined;
     }
+    const settings = readAnnotationSettings(this.#ingress.metadata.annotations);
+    this.#settings = settings;
     const defaultBackend = spec['defaultBackend'] === undefined || spec['defaultBackend'] === null ? undefined : this.#backend(spec['defaultBackend'], 'spec.defaultBackend', '');
     const hosts: HostEntry[] = [];
     const routes: RouteClaim[] = [];
@@ -140,7 +148,6 @@ class IngressReader {
     const tls: TlsClaim[] = [];
     const entries = this.#list(spec['tls'], 'spec.tls', this.tlsProblems);
     for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls, hosts);
-    const settings = readAnnotationSettings(this.#ingress.metadata.annotations);
     // An invalid value is never written: its Ingress is left out, named with the annotation.
     for (const outcome of settings.outcomes) {
       if (outcome.status === 'invalid') this.#problem(`metadata.annotations['${outcome.annotation}']`, `${quote(outcome.value)}: ${outcome.reason}`);
@@ -215,25 +222,34 @@ class IngressReader {
     if (!checked.ok || !backend) return;
     // The lines of one path share their source.
     const source = this.#source(field);
+    const policy = this.#policyOf(checked.value);
     if (pathType === 'Exact') {
-      routes.push(this.#claim('exact', hostKey + checked.value, backend, true, field, source));
+      routes.push(this.#claim('exact', hostKey + checked.value, backend, policy, true, field, source));
       return;
     }
     let end = checked.value.length;
     while (end > 0 && checked.value.charCodeAt(end - 1) === 47) end--;
     const trimmed = checked.value.slice(0, end);
-    if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, backend, false, field, source));
-    routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, false, field, source));
+    if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, backend, policy, false, field, source));
+    routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, policy, false, field, source));
+  }
+
+  /** The policy of a path's routes: the Ingress's settings (and the path, for a prefix rewrite). */
+  #policyOf(path: string): RoutePolicy | undefined {
+    const route = this.#settings!.route;
+    if (route.rewrite?.kind === 'prefix') return routePolicy(route, path, this.#source('metadata.annotations'));
+    this.#policy ??= routePolicy(route, path, this.#source('metadata.annotations'));
+    return this.#policy;
   }
 
   #source(field: string): ValueSource {
     return new ModelSource('Ingress', this.#ingress, field);
   }
 
-  #claim(map: RouteClaim['map'], key: string, backend: BackendRef, fromExactPath: boolean, field: string, source: ValueSource): RouteClaim {
-    const line = Object.freeze(new RouteItem(key, backend.name, source));
+  #claim(map: RouteClaim['map'], key: string, backend: BackendRef, policy: RoutePolicy | undefined, fromExactPath: boolean, field: string, source: ValueSource): RouteClaim {
+    const line = Object.freeze(new RouteItem(key, backend.name, policy, source));
     const host = this.#hostKey;
-    return { map, key, host, asked: backend, backend, fromExactPath, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
+    return { map, key, host, asked: backend, backend, fromExactPath, policy, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
   }
 
   /**

@@ -139,8 +139,8 @@ export class RouteClaims {
 }
 
 /**
- * A claim that loses to one of the same rank for another backend is a
- * conflict; losing an Exact-over-Prefix ranking is Kubernetes semantics,
+ * A claim that loses to one of the same rank for another backend, or with
+ * other route settings, is a conflict; losing an Exact-over-Prefix ranking is Kubernetes semantics,
  * not a conflict.
  */
 function conflictWarnings(claims: readonly RouteClaim[]): readonly Problem[] {
@@ -148,12 +148,16 @@ function conflictWarnings(claims: readonly RouteClaim[]): readonly Problem[] {
   const problems: Problem[] = [];
   for (let i = 1; i < claims.length; i++) {
     const claim = claims[i]!;
-    if (winner.backend.name === claim.backend.name || winner.fromExactPath !== claim.fromExactPath) continue;
+    if (winner.fromExactPath !== claim.fromExactPath) continue;
+    const sameBackend = winner.backend.name === claim.backend.name;
+    if (sameBackend && winner.policy?.key === claim.policy?.key) continue;
     const by = winner.ingress === claim.ingress ? `the earlier ${winner.field}` : `older ${winner.label}`;
     problems.push({
       object: claim.label,
       field: claim.field,
-      message: `route ${quote(claim.key)} not served here: ${by} sends it to backend ${winner.backend.name}`,
+      message: sameBackend
+        ? `route ${quote(claim.key)} not served with its annotations' route settings: ${by} serves it with its own`
+        : `route ${quote(claim.key)} not served here: ${by} sends it to backend ${winner.backend.name}`,
     });
   }
   return problems.length > 0 ? problems : NO_PROBLEMS;

@@ -1,4 +1,6 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
+import type { RouteSettings } from '../annotations/settings.ts';
+import type { RoutePolicy } from './route-policies.ts';
 
 /**
  * The view model the shipped templates render (built by view-model.ts): HTTP
@@ -61,6 +63,8 @@ export interface IngressModel {
   readonly exactRoutes: readonly Route[];
   /** path-prefix.map lines: longest key first (map_beg takes the first match), ties by key. */
   readonly prefixRoutes: readonly Route[];
+  /** The route policies the served routes use, each once, sorted by key (see route-policies.ts). */
+  readonly policies: readonly RoutePolicy[];
   /** Sorted by name. */
   readonly backends: readonly Backend[];
   /** Sorted by file. */
@@ -83,10 +87,17 @@ export interface HostEntry {
   readonly wildcard: boolean;
 }
 
-/** A path map line: key = host key + path, e.g. "example.com/api/". */
+/**
+ * A path map line: key = host key + path, e.g. "example.com/api/"; its value
+ * is the backend, and ":<policy>" when the route has settings.
+ */
 export interface Route {
   readonly key: string;
   readonly backend: string;
+  /** The key of the route's policy (see route-policies.ts); undefined when its Ingress asks for no route setting. */
+  readonly policy: string | undefined;
+  /** What the route's Ingress asks of it (see lib/annotations/settings.ts); undefined with `policy`. */
+  readonly settings: RouteSettings | undefined;
 }
 
 export interface Backend {

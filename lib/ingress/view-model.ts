@@ -199,6 +199,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     hosts: aggregate.hosts,
     exactRoutes: aggregate.exactRoutes,
     prefixRoutes: aggregate.prefixRoutes,
+    policies: aggregate.policies,
     backends: resolution.backends,
     certificates: certificates.certificates,
     defaultBackend: aggregate.defaultBackend,
