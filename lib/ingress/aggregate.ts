@@ -8,7 +8,7 @@ import { DefaultBackends } from './default-backends.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import { claimOrder, RouteClaims } from './route-claims.ts';
 import { SecretUses, type SecretUse } from './secret-uses.ts';
-import { patchSorted } from './sorted-list.ts';
+import { patchSorted, sameItems } from './sorted-list.ts';
 import type { HostEntry, Route } from './types.ts';
 import { RouteItem } from './model-source.ts';
 import type { RoutePolicy } from './route-policies.ts';
@@ -335,7 +335,9 @@ export class IngressAggregate {
     }
     if (this.#policiesTouched) {
       this.#policiesTouched = false;
-      this.policies = Object.freeze([...this.#policies.values()].map((entry) => entry.policy).sort((a, b) => compareCodeUnits(a.key, b.key)));
+      const policies = [...this.#policies.values()].map((entry) => entry.policy).sort((a, b) => compareCodeUnits(a.key, b.key));
+      // A route that went and came back with the same policy leaves the list as it was.
+      if (!sameItems(policies, this.policies)) this.policies = Object.freeze(policies);
     }
     this.secrets = this.#secretUses.settle() ?? this.secrets;
     const any = this.#any;

@@ -8,7 +8,7 @@ import { NO_PROBLEMS } from './problems.ts';
 import type { HostEntry, Route } from './types.ts';
 import { readAnnotationSettings } from '../annotations/read-settings.ts';
 import type { ReadSettings } from '../annotations/settings.ts';
-import { routePolicy, type RoutePolicy } from './route-policies.ts';
+import { rewritesOwnPath, routePolicy, type RoutePolicy } from './route-policies.ts';
 
 /**
  * Reading one Ingress: what it asks to be served, checked field by field.
@@ -138,7 +138,12 @@ class IngressReader {
       this.#problem('spec', 'is not an object');
       return undefined;
     }
-    const settings = readAnnotationSettings(this.#ingress.metadata.annotations);
+    const tlsEntries = spec['tls'];
+    // Both controllers redirect an Ingress with TLS to HTTPS unless told not to.
+    const settings = readAnnotationSettings(this.#ingress.metadata.annotations, {
+      namespace: this.#namespace,
+      tls: Array.isArray(tlsEntries) && tlsEntries.length > 0,
+    });
     this.#settings = settings;
     const defaultBackend = spec['defaultBackend'] === undefined || spec['defaultBackend'] === null ? undefined : this.#backend(spec['defaultBackend'], 'spec.defaultBackend', '');
     const hosts: HostEntry[] = [];
@@ -234,10 +239,10 @@ class IngressReader {
     routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, policy, false, field, source));
   }
 
-  /** The policy of a path's routes: the Ingress's settings (and the path, for a prefix rewrite). */
+  /** The policy of a path's routes: the Ingress's settings (and the path, for a rewrite of the route's own path). */
   #policyOf(path: string): RoutePolicy | undefined {
     const route = this.#settings!.route;
-    if (route.rewrite?.kind === 'prefix') return routePolicy(route, path, this.#source('metadata.annotations'));
+    if (rewritesOwnPath(route)) return routePolicy(route, path, this.#source('metadata.annotations'));
     this.#policy ??= routePolicy(route, path, this.#source('metadata.annotations'));
     return this.#policy;
   }

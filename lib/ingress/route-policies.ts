@@ -82,7 +82,7 @@ export class RoutePolicy extends Sourced {
       }
     | undefined;
 
-  constructor(key: PolicyKey, settings: RouteSettings, prefix: string | undefined, source: ValueSource) {
+  constructor(key: PolicyKey, settings: RouteSettings, path: string | undefined, source: ValueSource) {
     super(source);
     this.key = key;
     this.settings = settings;
@@ -93,7 +93,7 @@ export class RoutePolicy extends Sourced {
     this.tracksSources = settings.rateLimit !== undefined || settings.connectionLimit !== undefined;
     this.trackingPeriod = settings.rateLimit?.period ?? 10_000;
     this.redirect = redirectRule(settings.redirect);
-    this.rewrites = pathRewrites(settings.rewrite, prefix);
+    this.rewrites = pathRewrites(settings.rewrite, path);
     this.requestHeaders = headerActions(settings.requestHeaders);
     this.responseHeaders = headerActions(settings.responseHeaders);
     const auth = settings.basicAuth;
@@ -144,19 +144,24 @@ function redirectRule(redirect: RouteSettings['redirect']): RedirectRule | undef
 const REGEX_SPECIAL = /[.*+?^${}()|[\]\\]/g;
 
 /**
- * The `replace-path` pairs of a rewrite. `prefix` replaces the matched path
- * prefix element-wise (as a Gateway API ReplacePrefixMatch): "/app" by
- * "/new" turns "/app/x" into "/new/x", by "/" into "/x".
+ * The `replace-path` pairs of a rewrite; HAProxy replaces the whole path
+ * with the replacement when the pattern matches, as nginx's rewrite does.
+ * `prefix` replaces the matched path prefix element-wise (as a Gateway API
+ * ReplacePrefixMatch): "/app" by "/new" turns "/app/x" into "/new/x", by
+ * "/" into "/x". `route-path` reads the route's path as nginx reads a
+ * location with use-regex: case-insensitive, from the path's start.
  */
-function pathRewrites(rewrite: RouteSettings['rewrite'], prefix: string | undefined): readonly PathRewrite[] {
+function pathRewrites(rewrite: RouteSettings['rewrite'], path: string | undefined): readonly PathRewrite[] {
   if (!rewrite) return Object.freeze([]);
   switch (rewrite.kind) {
     case 'full':
       return Object.freeze([{ pattern: '^.*$', replacement: rewrite.path }]);
     case 'regex':
       return Object.freeze([{ pattern: rewrite.pattern, replacement: rewrite.replacement }]);
+    case 'route-path':
+      return Object.freeze([{ pattern: `(?i)^${path ?? '/'}`, replacement: rewrite.replacement }]);
     case 'prefix': {
-      const matched = (prefix ?? '/').replace(/\/+$/, '').replace(REGEX_SPECIAL, '\\$&');
+      const matched = (path ?? '/').replace(/\/+$/, '').replace(REGEX_SPECIAL, '\\$&');
       const replacement = rewrite.replacement.replace(/\/+$/, '');
       if (replacement === '') return Object.freeze([{ pattern: `^${matched}$`, replacement: '/' }, { pattern: `^${matched}(/.*)$`, replacement: '\\1' }]);
       return Object.freeze([{ pattern: `^${matched}(/.*)?$`, replacement: `${replacement}\\1` }]);
@@ -176,15 +181,21 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** True when a route's rewrite depends on the route's own path, which then belongs to its policy's content. */
+export function rewritesOwnPath(settings: RouteSettings): boolean {
+  const kind = settings.rewrite?.kind;
+  return kind === 'prefix' || kind === 'route-path';
+}
+
 /**
  * The policy of routes with these settings, or undefined when they ask for
- * nothing. `prefix` is the route's path; it is part of the content only
- * when a prefix rewrite depends on it.
+ * nothing. `path` is the route's path; it is part of the content only when
+ * the rewrite depends on it.
  */
-export function routePolicy(settings: RouteSettings, prefix: string, source: ValueSource): RoutePolicy | undefined {
+export function routePolicy(settings: RouteSettings, path: string, source: ValueSource): RoutePolicy | undefined {
   const content = canonicalJson(settings);
   if (content === '{}') return undefined;
-  const own = settings.rewrite?.kind === 'prefix' ? prefix : undefined;
+  const own = rewritesOwnPath(settings) ? path : undefined;
   const digest = createHash('sha256')
     .update(own === undefined ? content : `${content}\u0000${own}`)
     .digest('hex');
