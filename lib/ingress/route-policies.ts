@@ -163,7 +163,11 @@ function pathRewrites(rewrite: RouteSettings['rewrite'], path: string | undefine
     case 'prefix': {
       const matched = (path ?? '/').replace(/\/+$/, '').replace(REGEX_SPECIAL, '\\$&');
       const replacement = rewrite.replacement.replace(/\/+$/, '');
-      if (replacement === '') return Object.freeze([{ pattern: `^${matched}$`, replacement: '/' }, { pattern: `^${matched}(/.*)$`, replacement: '\\1' }]);
+      if (replacement === '')
+        return Object.freeze([
+          { pattern: `^${matched}$`, replacement: '/' },
+          { pattern: `^${matched}(/.*)$`, replacement: '\\1' },
+        ]);
       return Object.freeze([{ pattern: `^${matched}(/.*)?$`, replacement: `${replacement}\\1` }]);
     }
   }

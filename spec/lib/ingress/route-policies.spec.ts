@@ -54,7 +54,7 @@ describe('route policies', () => {
     expect(model.prefixRoutes.find((route) => route.key === 'plain.example.com/')!.settings).to.equal(undefined);
   });
 
-  it('derives the key from the content alone: field order and the route's path do not move it, the content does', () => {
+  it('derives the key from the content alone: field order and the path of the route do not move it, the content does', () => {
     const source = new ModelSource('Ingress', routed('x', 'x.example.com'), 'metadata.annotations');
     const one: RouteSettings = { allow: ['10.0.0.0/8'], sslRedirect: { code: 301 } };
     const same: RouteSettings = { sslRedirect: { code: 301 }, allow: ['10.0.0.0/8'] };

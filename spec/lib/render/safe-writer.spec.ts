@@ -168,7 +168,10 @@ describe('SafeWriter', () => {
     expect(writer.violations).to.deep.equal([]);
     expect(render(writer, template, { note: 'two\nlines', other: 'x', escape })).to.equal('  http-request set-header X-Note  x\n');
     expect(render(writer, template, { note: '50%', other: 'x', escape })).to.equal('  http-request set-header X-Note  x\n');
-    expect(writer.violations.map((v) => v.reason)).to.deep.equal(['contains U+000A', 'contains "%", which starts a log-format variable in HAProxy (a template writes it as "%%" inside {{#escape.logFormat}})']);
+    expect(writer.violations.map((v) => v.reason)).to.deep.equal([
+      'contains U+000A',
+      'contains "%", which starts a log-format variable in HAProxy (a template writes it as "%%" inside {{#escape.logFormat}})',
+    ]);
     const both = '  http-request set-header X-Note {{#escape.logFormat}}{{#escape.quoted}}{{note}}{{/escape.quoted}}{{/escape.logFormat}}\n';
     expect(render(writer, both, { note: '50% "off"', escape })).to.equal('  http-request set-header X-Note "50%% \\"off\\""\n');
   });
