@@ -89,3 +89,35 @@ export function parseSecretRef(value: string, ownNamespace: string): Parsed<Secr
     return refuse('not a Secret reference: use "name" or "namespace/name" (lowercase Kubernetes names)');
   return accept({ namespace, name });
 }
+
+/** Printable ASCII that single quotes keep literal in HAProxy: no space, quote, backquote or "%". */
+const QUOTABLE = /^[\x21-\x7e]+$/;
+const UNQUOTABLE = /['"`%]/;
+
+function quotable(value: string, what: string): Parsed<string> {
+  if (value.length > MAX_FREE_TEXT) return refuse(`not ${what}: it is longer than ${MAX_FREE_TEXT} characters`);
+  if (!QUOTABLE.test(value)) return refuse(`not ${what}: use printable ASCII without spaces`);
+  const character = UNQUOTABLE.exec(value);
+  return character === null ? accept(value) : refuse(`not ${what}: it contains ${JSON.stringify(character[0])} (admitted: printable ASCII without space, ' " \` %)`);
+}
+
+/**
+ * A regular expression HAProxy matches (PCRE): quotable (see the settings'
+ * rewrite) and compiling as a JavaScript regular expression, which covers
+ * the syntax the two share; one that JavaScript refuses is refused here too.
+ */
+export function parseRegex(value: string): Parsed<string> {
+  const text = quotable(value, 'a regular expression');
+  if (!text.ok) return text;
+  try {
+    RegExp(value);
+  } catch (error) {
+    return refuse(`not a regular expression: ${(error as Error).message.replace(/^Invalid regular expression: /, '')}`);
+  }
+  return accept(value);
+}
+
+/** A replacement for a regular expression's match, captures written \1..\9. */
+export function parseReplacement(value: string): Parsed<string> {
+  return quotable(value, 'a replacement');
+}
