@@ -43,9 +43,9 @@ class EchoBackend {
     const echo = new EchoBackend(server);
     server.on('request', (req, res) => {
       const answer = () => {
-        const seen: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers };
+        const what: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers };
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(seen));
+        res.end(JSON.stringify(what));
       };
       req.resume();
       req.on('end', () => {
