@@ -112,7 +112,9 @@ export function parseRegex(value: string): Parsed<string> {
   try {
     RegExp(value);
   } catch (error) {
-    return refuse(`not a regular expression: ${(error as Error).message.replace(/^Invalid regular expression: /, '')}`);
+    // V8 says "Invalid regular expression: /<pattern>/: <cause>"; the pattern is the annotation's value, shown elsewhere.
+    const message = (error as Error).message;
+    return refuse(`not a regular expression: ${message.slice(message.lastIndexOf(': ') + 2)}`);
   }
   return accept(value);
 }
