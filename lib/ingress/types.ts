@@ -21,6 +21,7 @@ export interface IngressSources {
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
   /** EndpointSlices labelled kubernetes.io/service-name=<service>. */
   readonly endpointSlices: (namespace: string, service: string) => readonly KubeObject[];
+  /** A Secret of any watched Secret resource: TLS Secrets, and the Opaque ones basic auth names. */
   readonly secret: (namespace: string, name: string) => KubeObject | undefined;
   /**
    * The stores all of this reads (compared by identity). Versions and change
@@ -65,6 +66,8 @@ export interface IngressModel {
   readonly prefixRoutes: readonly Route[];
   /** The route policies the served routes use, each once, sorted by key (see route-policies.ts). */
   readonly policies: readonly RoutePolicy[];
+  /** The userlists of basic auth, one per Secret a policy names, sorted by name (see userlists.ts). */
+  readonly userlists: readonly Userlist[];
   /** Sorted by name. */
   readonly backends: readonly Backend[];
   /** Sorted by file. */
@@ -98,6 +101,14 @@ export interface Route {
   readonly policy: string | undefined;
   /** What the route's Ingress asks of it (see lib/annotations/settings.ts); undefined with `policy`. */
   readonly settings: RouteSettings | undefined;
+}
+
+/** A basic-auth Secret's users HAProxy can check: `userlist <name>` with a `user <name> password <hash>` line each. */
+export interface Userlist {
+  /** `auth_<namespace>_<secret>`. */
+  readonly name: string;
+  /** In name order; `password` is a crypt(3) hash of A-Z a-z 0-9 . / $ _ (written inside {{#escape.quoted}}). */
+  readonly users: readonly { readonly name: string; readonly password: string }[];
 }
 
 export interface Backend {

@@ -120,6 +120,14 @@ function routed(name: string, host: string, annotations: Record<string, string>,
   );
 }
 
+/** sha256crypt of "secret" (`openssl passwd -5 -salt salt secret`): a scheme the image's crypt(3) checks. */
+const BOB_HASH = '$5$salt$kpa26zwgX83BPSR8d7w93OIXbFt/d3UOTZaAu5vsTM6';
+
+function opaqueSecret(name: string, data: Record<string, string>): string {
+  const encoded = Object.entries(data).map(([key, value]) => `${JSON.stringify(key)}: ${Buffer.from(value).toString('base64')}`);
+  return `apiVersion: v1\nkind: Secret\nmetadata: { name: ${name}, namespace: default }\ntype: Opaque\ndata: { ${encoded.join(', ')} }\n`;
+}
+
 const HAPROXY = 'haproxy.org/';
 const NGINX = 'nginx.ingress.kubernetes.io/';
 
@@ -148,6 +156,14 @@ const rows: Record<string, string> = {
     routed('away', 'away.example.com', { [`${NGINX}temporal-redirect`]: 'https://new.example.com/later', [`${NGINX}temporal-redirect-code`]: '307' }),
     routed('elsewhere', 'elsewhere.example.com', { [`${HAPROXY}request-redirect`]: 'new.example.com' }),
   ),
+  'auth.yaml': docs(
+    // ingress-nginx's format: htpasswd lines under "auth"; carol's $apr1$ hash is one crypt(3) cannot check.
+    opaqueSecret('htpasswd', { auth: `bob:${BOB_HASH}\ncarol:$apr1$abcdefgh$0123456789abcdefghijkl\n` }),
+    routed('auth', 'auth.example.com', { [`${NGINX}auth-type`]: 'basic', [`${NGINX}auth-secret`]: 'htpasswd', [`${NGINX}auth-realm`]: 'Staff only' }),
+    // haproxy.org's format: one key per user.
+    opaqueSecret('per-user', { bob: BOB_HASH }),
+    routed('auth-keys', 'auth-keys.example.com', { [`${HAPROXY}auth-type`]: 'basic-auth', [`${HAPROXY}auth-secret`]: 'per-user' }),
+  ),
   'headers.yaml': docs(
     routed('vhost', 'vhost.example.com', { [`${NGINX}upstream-vhost`]: 'internal.example.com' }),
     routed('set-host', 'set-host.example.com', { [`${HAPROXY}set-host`]: 'other.internal' }),
@@ -164,6 +180,8 @@ describe('route settings end to end', function () {
   let harness: LocalHarness;
   let echo: EchoBackend;
   let plain: Answer;
+  /** The warnings of the render that served every row. */
+  let warnings: readonly string[];
 
   before(async () => {
     echo = await EchoBackend.start();
@@ -180,6 +198,7 @@ describe('route settings end to end', function () {
     );
     const rendered = harness.log.since(mark).filter((o): o is Extract<Outcome, { type: 'rendered' }> => o.type === 'rendered');
     expect(rendered.at(-1)!.excluded).to.deep.equal([]);
+    warnings = rendered.at(-1)!.warnings.map((problem) => `${problem.object} ${problem.field}: ${problem.message}`);
     plain = await ask(harness, 'plain.example.com', '/');
   });
 
@@ -254,6 +273,20 @@ describe('route settings end to end', function () {
     expect([away.status, away.headers.location]).to.deep.equal([307, 'https://new.example.com/later']);
     const elsewhere = await ask(harness, 'elsewhere.example.com', '/keep/path?x=1');
     expect([elsewhere.status, elsewhere.headers.location]).to.deep.equal([302, 'http://new.example.com/keep/path?x=1']);
+  });
+
+  it('answers 401 with the realm without valid credentials and serves with them, from Secrets of both formats, and names a user whose hash cannot work', async () => {
+    const credentials = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+    const anonymous = await ask(harness, 'auth.example.com', '/');
+    expect([anonymous.status, anonymous.headers['www-authenticate']]).to.deep.equal([401, 'Basic realm="Staff only"']);
+    expect((await ask(harness, 'auth.example.com', '/', { headers: credentials('bob', 'wrong') })).status).to.equal(401);
+    expect((await ask(harness, 'auth.example.com', '/', { headers: credentials('carol', 'anything') })).status).to.equal(401);
+    expect((await seen(harness, 'auth.example.com', '/in', { headers: credentials('bob', 'secret') })).url).to.equal('/in');
+    expect((await ask(harness, 'auth-keys.example.com', '/')).status).to.equal(401);
+    expect((await seen(harness, 'auth-keys.example.com', '/', { headers: credentials('bob', 'secret') })).url).to.equal('/');
+    expect(warnings.filter((warning) => warning.startsWith('Secret'))).to.deep.equal([
+      'Secret default/htpasswd data[auth]: user "carol" cannot log in: Apache\'s MD5 ($apr1$, htpasswd\'s default) is not a crypt(3) scheme, so HAProxy never matches it: re-hash the password with `htpasswd -B` (bcrypt) or `mkpasswd -m yescrypt`',
+    ]);
   });
 
   it('sends the backend the upstream Host and the request headers asked for, and the client the response headers', async () => {
