@@ -55,6 +55,8 @@ export class IngressAggregate {
   exactRoutes: readonly Route[] = Object.freeze([]);
   /** Winning prefix-map lines, longest key first, ties by key. */
   prefixRoutes: readonly Route[] = Object.freeze([]);
+  /** Winning regex-map lines, longest key first (map_reg takes the first match), ties by key. */
+  regexRoutes: readonly Route[] = Object.freeze([]);
   /** The policies of the winning claims, each once, sorted by key. */
   policies: readonly RoutePolicy[] = Object.freeze([]);
   /** Secrets named by served TLS entries, in no particular order. */
@@ -318,6 +320,14 @@ export class IngressAggregate {
       keys.prefix,
       (key) => claims.line('prefix', key),
       () => claims.lines('prefix'),
+      routeKey,
+      prefixOrder,
+    );
+    this.regexRoutes = patchSorted(
+      this.regexRoutes,
+      keys.regex,
+      (key) => claims.line('regex', key),
+      () => claims.lines('regex'),
       routeKey,
       prefixOrder,
     );

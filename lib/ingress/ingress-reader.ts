@@ -2,13 +2,13 @@ import type { KubeObject, Problem, ValueSource } from '../pipeline/model.ts';
 import { sourceOf } from '../pipeline/value-source.ts';
 import { HostItem, ModelSource, RouteItem } from './model-source.ts';
 import { isFields } from './fields.ts';
-import { checkHost, checkPath, describeObject, isDnsLabel, isDnsSubdomain, isPortName, isPortNumber, quote } from './names.ts';
+import { checkHost, checkPath, checkRegexPath, describeObject, isDnsLabel, isDnsSubdomain, isPortName, isPortNumber, quote } from './names.ts';
 import { placeOf, type IngressPlace } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import type { HostEntry, Route } from './types.ts';
 import { readAnnotationSettings } from '../annotations/read-settings.ts';
 import type { ReadSettings } from '../annotations/settings.ts';
-import { rewritesOwnPath, routePolicy, type RoutePolicy } from './route-policies.ts';
+import { escapeRegex, rewritesOwnPath, routePolicy, type RoutePolicy } from './route-policies.ts';
 
 /**
  * Reading one Ingress: what it asks to be served, checked field by field.
@@ -40,7 +40,8 @@ export interface BackendRef {
 
 /** One map line an Ingress asks for, before conflicts are settled. */
 export interface RouteClaim {
-  readonly map: 'exact' | 'prefix';
+  /** exact: path-exact.map; prefix: path-prefix.map; regex: path-regex.map (a path read as a regular expression). */
+  readonly map: 'exact' | 'prefix' | 'regex';
   readonly key: string;
   /** The host key it is under (CATCH_ALL_HOST for rules without a host): served only while the Ingress may serve that host. */
   readonly host: string;
@@ -221,7 +222,9 @@ class IngressReader {
     // Only ImplementationSpecific may leave the path out; it then means everything.
     const given = path['path'];
     const omitted = given === undefined || given === null || given === '';
-    const checked = checkPath(omitted && pathType === 'ImplementationSpecific' ? '/' : given);
+    // nginx's use-regex (and rewrite-target with captures) reads every path but Exact ones as a regular expression.
+    const regex = pathType !== 'Exact' && this.#settings!.route.regexPath === true;
+    const checked = (regex ? checkRegexPath : checkPath)(omitted && pathType === 'ImplementationSpecific' ? '/' : given);
     if (!checked.ok) this.#problem(`${field}.path`, `invalid path: ${checked.reason}`);
     const backend = this.#backend(path['backend'], field, '.backend');
     if (!checked.ok || !backend) return;
@@ -230,6 +233,11 @@ class IngressReader {
     const policy = this.#policyOf(checked.value);
     if (pathType === 'Exact') {
       routes.push(this.#claim('exact', hostKey + checked.value, backend, policy, true, field, source));
+      return;
+    }
+    if (regex) {
+      // Matched against "<host key><path>" from its start, case-insensitive as nginx's `location ~*`.
+      routes.push(this.#claim('regex', `(?i)^${escapeRegex(hostKey)}${checked.value}`, backend, policy, false, field, source));
       return;
     }
     let end = checked.value.length;

@@ -46,7 +46,7 @@ interface KeyClaims {
 export type SettledKeys = Readonly<Record<RouteMap, readonly string[]>>;
 
 export class RouteClaims {
-  readonly #byKey: Record<RouteMap, Map<string, KeyClaims>> = { exact: new Map(), prefix: new Map() };
+  readonly #byKey: Record<RouteMap, Map<string, KeyClaims>> = { exact: new Map(), prefix: new Map(), regex: new Map() };
   /** Keys with conflict warnings. */
   readonly #conflicted = new Set<KeyClaims>();
   /** Keys touched since the last settle. */
@@ -98,7 +98,7 @@ export class RouteClaims {
   } {
     const touched = this.#touched;
     this.#touched = [];
-    const keys = { exact: [] as string[], prefix: [] as string[] };
+    const keys = { exact: [] as string[], prefix: [] as string[], regex: [] as string[] };
     let warningsChanged = false;
     for (let i = 0; i < touched.length; i++) {
       const entry = touched[i]!;

@@ -143,6 +143,11 @@ function redirectRule(redirect: RouteSettings['redirect']): RedirectRule | undef
 
 const REGEX_SPECIAL = /[.*+?^${}()|[\]\\]/g;
 
+/** `text` as a regular expression matching exactly it. */
+export function escapeRegex(text: string): string {
+  return text.replace(REGEX_SPECIAL, '\\$&');
+}
+
 /**
  * The `replace-path` pairs of a rewrite; HAProxy replaces the whole path
  * with the replacement when the pattern matches, as nginx's rewrite does.
@@ -161,7 +166,8 @@ function pathRewrites(rewrite: RouteSettings['rewrite'], path: string | undefine
     case 'route-path':
       return Object.freeze([{ pattern: `(?i)^${path ?? '/'}`, replacement: rewrite.replacement }]);
     case 'prefix': {
-      const matched = (path ?? '/').replace(/\/+$/, '').replace(REGEX_SPECIAL, '\\$&');
+      const trimmed = (path ?? '/').replace(/\/+$/, '');
+      const matched = escapeRegex(trimmed);
       const replacement = rewrite.replacement.replace(/\/+$/, '');
       if (replacement === '')
         return Object.freeze([

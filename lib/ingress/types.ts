@@ -64,6 +64,12 @@ export interface IngressModel {
   readonly exactRoutes: readonly Route[];
   /** path-prefix.map lines: longest key first (map_beg takes the first match), ties by key. */
   readonly prefixRoutes: readonly Route[];
+  /**
+   * path-regex.map lines: paths read as regular expressions (nginx's
+   * use-regex), keyed "(?i)^<host key, escaped><path>", longest first
+   * (map_reg takes the first match), ties by key.
+   */
+  readonly regexRoutes: readonly Route[];
   /** The route policies the served routes use, each once, sorted by key (see route-policies.ts). */
   readonly policies: readonly RoutePolicy[];
   /** The userlists of basic auth, one per Secret a policy names, sorted by name (see userlists.ts). */

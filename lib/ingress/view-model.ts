@@ -203,6 +203,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     hosts: aggregate.hosts,
     exactRoutes: aggregate.exactRoutes,
     prefixRoutes: aggregate.prefixRoutes,
+    regexRoutes: aggregate.regexRoutes,
     policies: aggregate.policies,
     userlists: userlists.userlists,
     backends: resolution.backends,

@@ -114,7 +114,8 @@ function routed(name: string, host: string, annotations: Record<string, string>,
   return ingress(
     name,
     host,
-    paths.map((path) => [path, 'Prefix', 'echo', { number: 80 }] as const),
+    // Quoted: a regular expression's brackets would end a YAML flow mapping.
+    paths.map((path) => [JSON.stringify(path), 'Prefix', 'echo', { number: 80 }] as const),
     secretName,
     { annotations },
   );
@@ -151,6 +152,9 @@ const rows: Record<string, string> = {
   'paths.yaml': docs(
     routed('rewrite', 'rewrite.example.com', { [`${NGINX}rewrite-target`]: '/inner' }, ['/app']),
     routed('path-rewrite', 'path-rewrite.example.com', { [`${HAPROXY}path-rewrite`]: '^/api/(.*) /v2/\\1' }),
+    // ingress-nginx's classic: captures make the path a regular expression.
+    routed('captures', 'captures.example.com', { [`${NGINX}rewrite-target`]: '/$2' }, ['/something(/|$)(.*)']),
+    routed('regex', 'regex.example.com', { [`${NGINX}use-regex`]: 'true' }, ['/api/v[0-9]+/users']),
     routed('app-root', 'app-root.example.com', { [`${NGINX}app-root`]: '/app' }),
     routed('moved', 'moved.example.com', { [`${NGINX}permanent-redirect`]: 'https://new.example.com/landing' }),
     routed('away', 'away.example.com', { [`${NGINX}temporal-redirect`]: 'https://new.example.com/later', [`${NGINX}temporal-redirect-code`]: '307' }),
@@ -196,6 +200,7 @@ describe('route settings end to end', function () {
       'the rows to be served',
       15_000,
     );
+    expect(harness.log.since(mark).filter((o) => o.type === 'resourceError')).to.deep.equal([]);
     const rendered = harness.log.since(mark).filter((o): o is Extract<Outcome, { type: 'rendered' }> => o.type === 'rendered');
     expect(rendered.at(-1)!.excluded).to.deep.equal([]);
     warnings = rendered.at(-1)!.warnings.map((problem) => `${problem.object} ${problem.field}: ${problem.message}`);
@@ -257,10 +262,19 @@ describe('route settings end to end', function () {
     expect((await seen(harness, 'body.example.com', '/up', { method: 'POST', body: 'x'.repeat(1024) })).method).to.equal('POST');
   });
 
-  it('rewrites the path the backend sees: nginx rewrite-target replaces the whole path, haproxy.org path-rewrite with captures', async () => {
+  it('rewrites the path the backend sees: nginx rewrite-target replaces the whole path, with captures of a regex path, haproxy.org path-rewrite with its own', async () => {
     expect((await seen(harness, 'rewrite.example.com', '/app/deep?q=1')).url).to.equal('/inner?q=1');
     expect((await seen(harness, 'path-rewrite.example.com', '/api/users/7')).url).to.equal('/v2/users/7');
     expect((await seen(harness, 'path-rewrite.example.com', '/other')).url).to.equal('/other');
+    expect((await seen(harness, 'captures.example.com', '/something/foo/bar?x=1')).url).to.equal('/foo/bar?x=1');
+    expect((await seen(harness, 'captures.example.com', '/SOMETHING')).url).to.equal('/');
+  });
+
+  it('reads the paths of a use-regex Ingress as case-insensitive regular expressions from the path start', async () => {
+    expect((await seen(harness, 'regex.example.com', '/api/v12/users/7')).url).to.equal('/api/v12/users/7');
+    expect((await seen(harness, 'regex.example.com', '/API/V1/USERS')).url).to.equal('/API/V1/USERS');
+    expect((await ask(harness, 'regex.example.com', '/api/vx/users')).status).to.equal(404);
+    expect((await ask(harness, 'regex.example.com', '/x/api/v1/users')).status).to.equal(404);
   });
 
   it('redirects "/" to the app root, and answers permanent, temporal and host redirects with their Location', async () => {
@@ -330,6 +344,14 @@ describe('route settings end to end', function () {
     expect([answer.status, answer.headers.location]).to.deep.equal([301, 'https://more-redirect.example.com/x']);
     expect((await seen(harness, 'more-plain.example.com', '/')).url).to.equal('/');
     expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it('serves a regular-expression path added later as written, backslashes included', async () => {
+    const mark = harness.mark();
+    await harness.write('later-regex.yaml', routed('later-regex', 'later-regex.example.com', { [`${NGINX}use-regex`]: 'true' }, ['/file\\.txt$']));
+    await harness.next(mark, 'deployed');
+    expect((await seen(harness, 'later-regex.example.com', '/file.txt')).url).to.equal('/file.txt');
+    expect((await ask(harness, 'later-regex.example.com', '/fileXtxt')).status).to.equal(404);
   });
 
   it('leaves out only the Ingress with an invalid annotation, naming it and its value, while the others serve', async () => {
