@@ -6,7 +6,7 @@ import { compareCodeUnits } from '../compare.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
 import { DefaultBackends } from './default-backends.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
-import { claimOrder, RouteClaims } from './route-claims.ts';
+import { claimOrder, RouteClaims, type RouteMap } from './route-claims.ts';
 import { SecretUses, type SecretUse } from './secret-uses.ts';
 import { patchSorted, sameItems } from './sorted-list.ts';
 import type { HostEntry, Route } from './types.ts';
@@ -307,30 +307,18 @@ export class IngressAggregate {
     );
     const claims = this.#claims;
     const routeKey = (route: Route) => route.key;
-    this.exactRoutes = patchSorted(
-      this.exactRoutes,
-      keys.exact,
-      (key) => claims.line('exact', key),
-      () => claims.lines('exact'),
-      routeKey,
-      compareCodeUnits,
-    );
-    this.prefixRoutes = patchSorted(
-      this.prefixRoutes,
-      keys.prefix,
-      (key) => claims.line('prefix', key),
-      () => claims.lines('prefix'),
-      routeKey,
-      prefixOrder,
-    );
-    this.regexRoutes = patchSorted(
-      this.regexRoutes,
-      keys.regex,
-      (key) => claims.line('regex', key),
-      () => claims.lines('regex'),
-      routeKey,
-      prefixOrder,
-    );
+    const lines = (map: RouteMap, list: readonly Route[], order: (a: string, b: string) => number) =>
+      patchSorted(
+        list,
+        keys[map],
+        (key) => claims.line(map, key),
+        () => claims.lines(map),
+        routeKey,
+        order,
+      );
+    this.exactRoutes = lines('exact', this.exactRoutes, compareCodeUnits);
+    this.prefixRoutes = lines('prefix', this.prefixRoutes, prefixOrder);
+    this.regexRoutes = lines('regex', this.regexRoutes, prefixOrder);
     if (this.#problemsTouched) {
       const list = new ProblemList();
       for (const read of this.#withProblems) list.addAll(read.problems);

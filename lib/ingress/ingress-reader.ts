@@ -119,7 +119,7 @@ class IngressReader {
   readonly #namespace: string;
   #claims = 0;
   #settings: ReadSettings | undefined;
-  /** The policy of the Ingress's routes, made once (a prefix rewrite makes one per path instead). */
+  /** The policy of the Ingress's routes, made once (a rewrite of the route's own path makes one per path instead). */
   #policy: RoutePolicy | undefined;
   /** The host key of the rule being read. */
   #hostKey = CATCH_ALL_HOST;

@@ -140,8 +140,8 @@ export class RouteClaims {
 
 /**
  * A claim that loses to one of the same rank for another backend, or with
- * other route settings, is a conflict; losing an Exact-over-Prefix ranking is Kubernetes semantics,
- * not a conflict.
+ * other route settings, is a conflict; losing an Exact-over-Prefix ranking
+ * is Kubernetes semantics, not a conflict.
  */
 function conflictWarnings(claims: readonly RouteClaim[]): readonly Problem[] {
   const winner = claims[0]!;
