@@ -8,10 +8,10 @@ import { DefaultBackends } from './default-backends.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import { claimOrder, RouteClaims, type RouteMap } from './route-claims.ts';
 import { SecretUses, type SecretUse } from './secret-uses.ts';
-import { patchSorted, sameItems } from './sorted-list.ts';
+import { patchSorted } from './sorted-list.ts';
 import type { HostEntry, Route } from './types.ts';
 import { RouteItem } from './model-source.ts';
-import type { RoutePolicy } from './route-policies.ts';
+import { PolicyUses, type RoutePolicy } from './route-policies.ts';
 import { sourceOf } from '../pipeline/value-source.ts';
 
 /**
@@ -57,8 +57,6 @@ export class IngressAggregate {
   prefixRoutes: readonly Route[] = Object.freeze([]);
   /** Winning regex-map lines, longest key first (map_reg takes the first match), ties by key. */
   regexRoutes: readonly Route[] = Object.freeze([]);
-  /** The policies of the winning claims, each once, sorted by key. */
-  policies: readonly RoutePolicy[] = Object.freeze([]);
   /** Secrets named by served TLS entries, in no particular order. */
   secrets: readonly SecretUse[] = [];
   /** Problems of the Ingresses themselves, sorted. */
@@ -79,9 +77,7 @@ export class IngressAggregate {
   readonly #claims = new RouteClaims();
   /** Per backend, the claims it wins: any one has its ref, all are its referrers. */
   readonly #routedTo = new Map<string, OneOrMore<RouteClaim>>();
-  /** Per policy key, a policy of that key and how many winning claims use it. */
-  readonly #policies = new Map<string, { policy: RoutePolicy; claims: number }>();
-  #policiesTouched = false;
+  readonly #policies = new PolicyUses();
   readonly #defaults = new DefaultBackends();
   readonly #secretUses: SecretUses;
   /** Per Service ("namespace/name"), those naming one of its ports by name. */
@@ -331,12 +327,7 @@ export class IngressAggregate {
       list.addAll(this.#defaults.warnings);
       this.warnings = list.sorted();
     }
-    if (this.#policiesTouched) {
-      this.#policiesTouched = false;
-      const policies = [...this.#policies.values()].map((entry) => entry.policy).sort((a, b) => compareCodeUnits(a.key, b.key));
-      // A route that went and came back with the same policy leaves the list as it was.
-      if (!sameItems(policies, this.policies)) this.policies = Object.freeze(policies);
-    }
+    this.#policies.settle();
     this.secrets = this.#secretUses.settle() ?? this.secrets;
     const any = this.#any;
     this.#any = false;
@@ -350,14 +341,7 @@ export class IngressAggregate {
     const name = claim.backend.name;
     this.#routedTo.set(name, withItem(this.#routedTo.get(name), claim));
     moved.add(name);
-    const policy = claim.policy;
-    if (!policy) return;
-    const used = this.#policies.get(policy.key);
-    if (used) used.claims++;
-    else {
-      this.#policies.set(policy.key, { policy, claims: 1 });
-      this.#policiesTouched = true;
-    }
+    if (claim.policy) this.#policies.add(claim.policy);
   }
 
   #unroute(claim: RouteClaim, moved: Set<string>): void {
@@ -366,12 +350,7 @@ export class IngressAggregate {
     if (routed) this.#routedTo.set(name, routed);
     else this.#routedTo.delete(name);
     moved.add(name);
-    const policy = claim.policy;
-    if (!policy) return;
-    const used = this.#policies.get(policy.key)!;
-    if (--used.claims > 0) return;
-    this.#policies.delete(policy.key);
-    this.#policiesTouched = true;
+    if (claim.policy) this.#policies.remove(claim.policy);
   }
 
   /** The backend of this name, while something routes to it or it is the default backend. */
@@ -388,6 +367,11 @@ export class IngressAggregate {
     const fallback = this.defaultBackend;
     if (fallback !== undefined && !this.#routedTo.has(fallback)) names.push(fallback);
     return names;
+  }
+
+  /** The policies of the winning claims, each once, sorted by key. */
+  get policies(): readonly RoutePolicy[] {
+    return this.#policies.list;
   }
 
   /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import type { HeaderAction, RedirectCode, RouteSettings } from '../annotations/settings.ts';
 import type { ValueSource } from '../pipeline/model.ts';
 import { Sourced } from '../pipeline/value-source.ts';
+import { compareCodeUnits } from '../compare.ts';
+import { sameItems } from './sorted-list.ts';
 
 /**
  * Route policies: the rule sets the shipped frontend renders once per
@@ -210,4 +212,40 @@ export function routePolicy(settings: RouteSettings, path: string, source: Value
     .update(own === undefined ? content : `${content}\u0000${own}`)
     .digest('hex');
   return new RoutePolicy(`p${digest.slice(0, 16)}`, settings, own, source);
+}
+
+/**
+ * The policies the winning route claims use, counted, so the list changes
+ * only when a policy gains its first route or loses its last.
+ */
+export class PolicyUses {
+  /** Per policy key, a policy of that key and how many winning claims use it. */
+  readonly #uses = new Map<PolicyKey, { readonly policy: RoutePolicy; claims: number }>();
+  #touched = false;
+  /** Every used policy once, sorted by key. */
+  list: readonly RoutePolicy[] = Object.freeze([]);
+
+  add(policy: RoutePolicy): void {
+    const used = this.#uses.get(policy.key);
+    if (used) used.claims++;
+    else {
+      this.#uses.set(policy.key, { policy, claims: 1 });
+      this.#touched = true;
+    }
+  }
+
+  remove(policy: RoutePolicy): void {
+    const used = this.#uses.get(policy.key)!;
+    if (--used.claims > 0) return;
+    this.#uses.delete(policy.key);
+    this.#touched = true;
+  }
+
+  /** Makes the list again when a policy came or went; a policy that went and came back leaves it as it was. */
+  settle(): void {
+    if (!this.#touched) return;
+    this.#touched = false;
+    const list = [...this.#uses.values()].map((entry) => entry.policy).sort((a, b) => compareCodeUnits(a.key, b.key));
+    if (!sameItems(this.list, list)) this.list = Object.freeze(list);
+  }
 }
