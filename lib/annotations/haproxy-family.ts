@@ -1,9 +1,9 @@
 import { parseCidrList } from './addresses.ts';
 import { parseHaproxyBalance } from './balance.ts';
 import { corsRule } from './cors.ts';
-import { balanceRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule } from './shared-rules.ts';
+import { balanceRule, basicAuthRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type SettingRule } from './rule.ts';
-import { parseCookieName, parseFreeText, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef } from './text-values.ts';
+import { parseCookieName, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef } from './text-values.ts';
 import { accept, parseBoolean, parseDenyStatus, parseDuration, parseInteger, parseRedirectCode, refuse, type Parsed } from './values.ts';
 import type { RouteSettings } from './settings.ts';
 
@@ -53,24 +53,8 @@ const protocol: SettingRule = {
   },
 };
 
-/** haproxytech's auth-type has one value; without a Secret the route would be open, so that is refused. */
-const basicAuth: SettingRule = {
-  setting: 'route.basicAuth',
-  annotations: ['auth-type', 'auth-secret', 'auth-realm'],
-  read: (values, context) => {
-    const { values: read, invalid } = parsePresent(values, {
-      'auth-type': (value: string) => (value === 'basic-auth' ? accept(value) : refuse('not an authentication type: use "basic-auth"')),
-      'auth-secret': (value: string) => parseSecretRef(value, context.namespace ?? ''),
-      'auth-realm': parseFreeText,
-    });
-    if (!isValid(invalid)) return { invalid };
-    if (read['auth-type'] === undefined) return { ignored: ignoreAll(values, ['auth-secret', 'auth-realm'], 'auth-type is not set') };
-    const secret = read['auth-secret'];
-    if (secret === undefined) return { invalid: { 'auth-type': 'needs auth-secret naming the Secret with the users' } };
-    const realm = read['auth-realm'] ?? 'Protected Content';
-    return { apply: (into) => (into.route.basicAuth = { secret, realm }) };
-  },
-};
+/** haproxytech's auth-type has one value. */
+const basicAuth = basicAuthRule((value) => (value === 'basic-auth' ? accept(value) : refuse('not an authentication type: use "basic-auth"')), 'Protected Content');
 
 const rateLimit: SettingRule = {
   setting: 'route.rateLimit',
@@ -178,6 +162,7 @@ export const haproxyFamily: AnnotationFamily = {
       defaults: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5 },
     }),
     healthCheck,
+    sslPassthroughRule,
   ],
   unsupported: (name) => UNSUPPORTED[name] ?? 'not supported by haproxy-template-ic (see docs/annotations.md)',
 };
@@ -196,7 +181,6 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'timeout-http-keep-alive': frontendTimeout,
   'timeout-queue': "not supported: HAProxy's default queue timeout (the connect timeout) applies",
   'ssl-redirect-port': "not supported: the redirect keeps the request's host and goes to the default HTTPS port",
-  'ssl-passthrough': 'not supported: TLS is terminated by HAProxy',
   'server-crt': 'not supported: client certificates towards backends are not offered',
   'send-proxy-protocol': 'not supported: servers are spoken to in plain HTTP or TLS',
   check: 'servers are checked when check-http or check-interval is set',

@@ -1,10 +1,10 @@
 import { parseCidrList } from './addresses.ts';
 import { parseNginxBalance, parseUpstreamHashBy } from './balance.ts';
 import { corsRule } from './cors.ts';
-import { balanceOutcome, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule } from './shared-rules.ts';
+import { balanceOutcome, basicAuthRule, hstsRule, ignoreAll, listRule, refusedWhenTrue, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type RuleRead, type SettingRule } from './rule.ts';
 import type { BackendSettings, RedirectCode, RouteSettings } from './settings.ts';
-import { parseCookieName, parseFreeText, parseHost, parsePath, parseSecretRef, parseUrl } from './text-values.ts';
+import { parseCookieName, parseHost, parsePath, parseSecretRef, parseUrl } from './text-values.ts';
 import { accept, parseBoolean, parseInteger, parseRedirectCode, parseSeconds, parseSize, refuse, type Parsed } from './values.ts';
 
 /**
@@ -131,25 +131,11 @@ const affinity: SettingRule = {
  * would open it. The Secret's format (auth-secret-type) is told apart by
  * its keys when the users are read (lib/annotations/auth-users.ts).
  */
-const basicAuth: SettingRule = {
-  setting: 'route.basicAuth',
-  annotations: ['auth-type', 'auth-secret', 'auth-realm', 'auth-secret-type'],
-  read: (values, context) => {
-    const { values: read, invalid } = parsePresent(values, {
-      'auth-type': (value: string) =>
-        value === 'basic' ? accept(value) : refuse(value === 'digest' ? 'digest authentication is not supported: use "basic"' : 'not an authentication type: use "basic"'),
-      'auth-secret': (value: string) => parseSecretRef(value, context.namespace ?? ''),
-      'auth-realm': parseFreeText,
-      'auth-secret-type': (value: string) => (value === 'auth-file' || value === 'auth-map' ? accept(value) : refuse('not a Secret type: use "auth-file" or "auth-map"')),
-    });
-    if (!isValid(invalid)) return { invalid };
-    if (read['auth-type'] === undefined) return { ignored: ignoreAll(values, ['auth-secret', 'auth-realm', 'auth-secret-type'], 'auth-type is not set') };
-    const secret = read['auth-secret'];
-    if (secret === undefined) return { invalid: { 'auth-type': 'needs auth-secret naming the Secret with the users' } };
-    const realm = read['auth-realm'] ?? '';
-    return { apply: (into) => (into.route.basicAuth = { secret, realm }) };
-  },
-};
+const basicAuth = basicAuthRule(
+  (value) => (value === 'basic' ? accept(value) : refuse(value === 'digest' ? 'digest authentication is not supported: use "basic"' : 'not an authentication type: use "basic"')),
+  '',
+  { 'auth-secret-type': (value) => (value === 'auth-file' || value === 'auth-map' ? accept(value) : refuse('not a Secret type: use "auth-file" or "auth-map"')) },
+);
 
 /** limit-rps (per second) or limit-rpm (per minute), answered 503 as ingress-nginx's limit-req-status-code default. */
 const rateLimit: SettingRule = {
@@ -185,21 +171,31 @@ function parseRewriteTarget(value: string): Parsed<NonNullable<RouteSettings['re
   return accept({ kind: 'route-path', replacement: value.replace(CAPTURE, '\\$1') });
 }
 
-const rewrite: SettingRule = {
-  setting: 'route.rewrite',
-  annotations: ['rewrite-target'],
-  read: (values) => {
-    const parsed = parseRewriteTarget(values('rewrite-target')!);
-    if (!parsed.ok) return { invalid: { 'rewrite-target': parsed.reason } };
-    const target = parsed.value;
-    return {
-      apply: (into) => {
-        into.route.rewrite = target;
-        if (target.kind === 'route-path') into.route.regexPath = true;
-      },
-    };
-  },
-};
+const rewrite = singleRule('route.rewrite', 'rewrite-target', parseRewriteTarget, (into, target) => {
+  into.route.rewrite = target;
+  if (target.kind === 'route-path') into.route.regexPath = true;
+});
+
+type RedirectTarget = { readonly location: string } | { readonly scheme: 'http' | 'https'; readonly host: string; readonly port?: number };
+
+const KEEP_URI = /^(https?):\/\/([^/?#]+)\$request_uri$/;
+
+/**
+ * A URL, or the common `scheme://host$request_uri` (the request's path and
+ * query kept, only scheme and host replaced), read as that. Other nginx
+ * variables are refused with the URL check's reason ("$").
+ */
+function parseRedirectTarget(value: string): Parsed<RedirectTarget> {
+  const keep = KEEP_URI.exec(value);
+  if (keep === null) {
+    const url = parseUrl(value);
+    return url.ok ? accept({ location: url.value }) : url;
+  }
+  const host = parseHost(keep[2]!);
+  if (!host.ok) return host;
+  const [name, port] = host.value.split(':');
+  return accept({ scheme: keep[1] as 'http' | 'https', host: name!, ...(port === undefined ? {} : { port: Number(port) }) });
+}
 
 /** temporal-redirect before permanent-redirect, as ingress-nginx reads them. */
 const redirect: SettingRule = {
@@ -207,48 +203,35 @@ const redirect: SettingRule = {
   annotations: ['temporal-redirect', 'temporal-redirect-code', 'permanent-redirect', 'permanent-redirect-code'],
   read: (values) => {
     const { values: read, invalid } = parsePresent(values, {
-      'temporal-redirect': parseUrl,
+      'temporal-redirect': parseRedirectTarget,
       'temporal-redirect-code': parseRedirectCode,
-      'permanent-redirect': parseUrl,
+      'permanent-redirect': parseRedirectTarget,
       'permanent-redirect-code': parseRedirectCode,
     });
     if (!isValid(invalid)) return { invalid };
     const [kind, defaultCode] = read['temporal-redirect'] !== undefined ? (['temporal', 302] as const) : (['permanent', 301] as const);
     const other = kind === 'temporal' ? 'permanent' : 'temporal';
-    const location = read[`${kind}-redirect`];
-    if (location === undefined) return { ignored: ignoreAll(values, ['temporal-redirect-code', 'permanent-redirect-code'], 'no temporal-redirect or permanent-redirect is set') };
+    const target = read[`${kind}-redirect`];
+    if (target === undefined) return { ignored: ignoreAll(values, ['temporal-redirect-code', 'permanent-redirect-code'], 'no temporal-redirect or permanent-redirect is set') };
     const code: RedirectCode = read[`${kind}-redirect-code`] ?? defaultCode;
     return {
-      apply: (into) => (into.route.redirect = { code, location }),
+      apply: (into) => (into.route.redirect = { code, ...target }),
       ignored: ignoreAll(values, [`${other}-redirect`, `${other}-redirect-code`], `${kind}-redirect is read instead`),
     };
   },
 };
 
 /** ingress-nginx's proxy-body-size: "0" lifts the limit, which is HAProxy's default. */
-const bodySize: SettingRule = {
-  setting: 'route.bodySizeLimit',
-  annotations: ['proxy-body-size'],
-  read: (values) => {
-    const parsed = parseSize(values('proxy-body-size')!);
-    if (!parsed.ok) return { invalid: { 'proxy-body-size': parsed.reason } };
-    const bytes = parsed.value;
-    return bytes === 0 ? {} : { apply: (into) => (into.route.bodySizeLimit = bytes) };
-  },
-};
+const bodySize = singleRule('route.bodySizeLimit', 'proxy-body-size', parseSize, (into, bytes) => {
+  if (bytes > 0) into.route.bodySizeLimit = bytes;
+});
 
-/** A canary is served by ingress-nginx beside its main Ingress; served alone here it would take the main Ingress's routes, so it is left out. */
-const canary: SettingRule = {
-  setting: 'route.canary',
-  annotations: ['canary'],
-  read: (values) => {
-    const parsed = parseBoolean(values('canary')!);
-    if (!parsed.ok) return { invalid: { canary: parsed.reason } };
-    return parsed.value
-      ? { invalid: { canary: 'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes' } }
-      : { ignored: { canary: 'not a canary: the Ingress is served as an ordinary one' } };
-  },
-};
+/** A canary is served by ingress-nginx beside its main Ingress; served alone here it would take the main Ingress's routes. */
+const canary = refusedWhenTrue(
+  'canary',
+  'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes',
+  'not a canary: the Ingress is served as an ordinary one',
+);
 
 export const nginxFamily: AnnotationFamily = {
   prefix: 'nginx.ingress.kubernetes.io/',
@@ -292,12 +275,13 @@ export const nginxFamily: AnnotationFamily = {
       },
     }),
     canary,
+    sslPassthroughRule,
   ],
   unsupported: (name) => UNSUPPORTED[name] ?? (name.startsWith('canary') ? CANARY : 'not supported by haproxy-template-ic (see docs/annotations.md)'),
 };
 
 const snippet = 'snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read)';
-const CANARY = 'canary Ingresses are not supported: this Ingress would be served as an ordinary one';
+const CANARY = 'canary Ingresses are not supported (canary: "true" leaves the Ingress out)';
 
 const UNSUPPORTED: Readonly<Record<string, string>> = {
   'configuration-snippet': snippet,
@@ -305,7 +289,6 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'stream-snippet': snippet,
   'auth-snippet': snippet,
   'modsecurity-snippet': snippet,
-  'ssl-passthrough': 'not supported: TLS is terminated by HAProxy',
   'auth-url': 'external authentication is not supported',
   'auth-tls-secret': 'client certificate authentication is not supported',
   'enable-modsecurity': 'ModSecurity is an nginx module',

@@ -1,7 +1,7 @@
 import type { BalanceRead } from './balance.ts';
 import { isValid, parsePresent, singleRule, type DraftSettings, type FamilyValues, type SettingRule } from './rule.ts';
 import type { HeaderAction } from './settings.ts';
-import { parseFreeText, parseHeaderName } from './text-values.ts';
+import { parseFreeText, parseHeaderName, parseSecretRef } from './text-values.ts';
 import { accept, parseBoolean, parseInteger, refuse, type Parsed } from './values.ts';
 
 /**
@@ -91,3 +91,54 @@ export function parseHeaderLines(value: string): Parsed<HeaderAction[]> {
 
 export const requestHeadersRule = singleRule('route.requestHeaders', 'request-set-header', parseHeaderLines, (into, set) => (into.route.requestHeaders = { set }));
 export const responseHeadersRule = singleRule('route.responseHeaders', 'response-set-header', parseHeaderLines, (into, set) => (into.route.responseHeaders = { set }));
+
+/**
+ * Basic auth: auth-type (each controller spells "basic" its own way),
+ * auth-secret and auth-realm, and whatever else a family reads with them.
+ * auth-type without a Secret is refused: the route would be served open.
+ */
+export function basicAuthRule(parseType: (value: string) => Parsed<string>, defaultRealm: string, extra: Readonly<Record<string, (value: string) => Parsed<unknown>>> = {}): SettingRule {
+  const details = ['auth-secret', 'auth-realm', ...Object.keys(extra)];
+  return {
+    setting: 'route.basicAuth',
+    annotations: ['auth-type', ...details],
+    read: (values, context) => {
+      const { values: read, invalid } = parsePresent(values, {
+        ...extra,
+        'auth-type': parseType,
+        'auth-secret': (value: string) => parseSecretRef(value, context.namespace ?? ''),
+        'auth-realm': parseFreeText,
+      });
+      if (!isValid(invalid)) return { invalid };
+      if (read['auth-type'] === undefined) return { ignored: ignoreAll(values, details, 'auth-type is not set') };
+      const secret = read['auth-secret'];
+      if (secret === undefined) return { invalid: { 'auth-type': 'needs auth-secret naming the Secret with the users' } };
+      const realm = read['auth-realm'] ?? defaultRealm;
+      return { apply: (into) => (into.route.basicAuth = { secret, realm }) };
+    },
+  };
+}
+
+/**
+ * A feature that cannot be served here and whose object, served without
+ * it, would be wrong (a canary taking its main Ingress's routes, a
+ * passthrough backend sent plain HTTP): "true" leaves the object out,
+ * "false" is ignored as the default it is.
+ */
+export function refusedWhenTrue(annotation: string, refusal: string, otherwise: string): SettingRule {
+  return {
+    setting: `unsupported.${annotation}`,
+    annotations: [annotation],
+    read: (values) => {
+      const parsed = parseBoolean(values(annotation)!);
+      if (!parsed.ok) return { invalid: { [annotation]: parsed.reason } };
+      return parsed.value ? { invalid: { [annotation]: refusal } } : { ignored: { [annotation]: otherwise } };
+    },
+  };
+}
+
+export const sslPassthroughRule = refusedWhenTrue(
+  'ssl-passthrough',
+  'TLS passthrough is not supported: HAProxy terminates TLS, and the backend would be sent plain HTTP, so this Ingress is left out',
+  'no passthrough: TLS is terminated by HAProxy',
+);

@@ -85,6 +85,8 @@ const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 export function parseSecretRef(value: string, ownNamespace: string): Parsed<SecretRef> {
   const parts = value.split('/');
   const [namespace, name] = parts.length === 2 ? [parts[0]!, parts[1]!] : [ownNamespace, parts[0]!];
+  // Never guessed: a reader that was not told the object's namespace refuses rather than look in the wrong one.
+  if (parts.length === 1 && ownNamespace === '') return refuse('names no namespace, and the object\'s own is unknown here: write "namespace/name"');
   if (parts.length > 2 || !DNS_SUBDOMAIN.test(name) || (parts.length === 2 && !DNS_LABEL.test(namespace)))
     return refuse('not a Secret reference: use "name" or "namespace/name" (lowercase Kubernetes names)');
   return accept({ namespace, name });

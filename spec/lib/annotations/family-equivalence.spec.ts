@@ -167,6 +167,11 @@ const ONE_FAMILY: readonly { readonly annotations: Record<string, string>; reado
     expected: { route: { redirect: { code: 301, host: 'example.com', port: 8443 } } },
   },
   { annotations: { 'nginx.ingress.kubernetes.io/permanent-redirect': 'https://example.com/new' }, expected: { route: { redirect: { code: 301, location: 'https://example.com/new' } } } },
+  // nginx's common "keep the request's path and query" spelling, read as a scheme and host replaced.
+  {
+    annotations: { 'nginx.ingress.kubernetes.io/permanent-redirect': 'https://new.example.com:8443$request_uri', 'nginx.ingress.kubernetes.io/permanent-redirect-code': '308' },
+    expected: { route: { redirect: { code: 308, scheme: 'https', host: 'new.example.com', port: 8443 } } },
+  },
   {
     annotations: { 'nginx.ingress.kubernetes.io/temporal-redirect': 'https://example.com/', 'nginx.ingress.kubernetes.io/temporal-redirect-code': '307' },
     expected: { route: { redirect: { code: 307, location: 'https://example.com/' } } },

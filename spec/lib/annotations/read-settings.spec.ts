@@ -48,6 +48,21 @@ describe('readAnnotationSettings', () => {
     expect(read.outcomes.map((outcome) => outcome.status)).to.deep.equal(['honoured', 'honoured', 'ignored']);
   });
 
+  it("reads haproxy.com/ as haproxytech's other spelling of haproxy.org/, which wins when both are set", () => {
+    const read = readAnnotationSettings({ 'haproxy.com/timeout-server': '7s', 'haproxy.com/timeout-connect': '2s', [`${H}timeout-connect`]: '1s' });
+    expect(read.backend).to.deep.equal({ timeouts: { server: 7000, connect: 1000 } });
+    expect(read.outcomes).to.deep.equal([
+      {
+        annotation: 'haproxy.com/timeout-connect',
+        value: '2s',
+        status: 'ignored',
+        reason: 'haproxy.org/timeout-connect sets the same setting (backend.timeouts.connect) on this object and takes precedence',
+      },
+      { annotation: 'haproxy.com/timeout-server', value: '7s', status: 'honoured', setting: 'backend.timeouts.server' },
+      { annotation: `${H}timeout-connect`, value: '1s', status: 'honoured', setting: 'backend.timeouts.connect' },
+    ]);
+  });
+
   it('names the setting an annotation honoured', () => {
     const read = readAnnotationSettings({ [`${N}whitelist-source-range`]: '10.0.0.0/8, 192.168.1.1' });
     expect(read.route).to.deep.equal({ allow: ['10.0.0.0/8', '192.168.1.1'] });
@@ -167,7 +182,7 @@ describe('readAnnotationSettings', () => {
       ['a CORS detail without cors-enable', { [`${H}cors-allow-origin`]: '*' }, 'cors-enable is not "true"'],
       ['a CORS detail without enable-cors', { [`${N}cors-max-age`]: '60' }, 'enable-cors is not "true"'],
       ['a rate period without a rate', { [`${H}rate-limit-period`]: '1m' }, 'rate-limit-requests is not set'],
-      ['an auth Secret without auth-type', { [`${N}auth-secret`]: 'users' }, 'auth-type is not set'],
+      ['an auth Secret without auth-type', { [`${N}auth-secret`]: 'web/users' }, 'auth-type is not set'],
       ['a cookie name without affinity', { [`${N}session-cookie-name`]: 'srv' }, 'affinity is not "cookie"'],
       ['a redirect code without a redirect', { [`${N}permanent-redirect-code`]: '308' }, 'no temporal-redirect or permanent-redirect is set'],
       ['a redirect code without request-redirect', { [`${H}request-redirect-code`]: '301' }, 'request-redirect is not set'],
@@ -199,6 +214,7 @@ describe('readAnnotationSettings', () => {
         'several rewrite lines are not supported: use one "regex replacement" or one path',
       ],
       ['a health check with a method', { [`${H}check-http`]: 'HEAD /health' }, `${H}check-http`, 'a method (and version) is not supported: give the path alone, checked with GET'],
+      ['a redirect with an nginx variable other than a trailing $request_uri', { [`${N}temporal-redirect`]: 'https://example.com/$uri' }, `${N}temporal-redirect`, 'not a URL: contains "$"'],
       ['a rewrite target that is not a path', { [`${N}rewrite-target`]: '/$1 x' }, `${N}rewrite-target`, 'not a rewrite target: contains " "'],
       [
         'a header value with a log-format expression',

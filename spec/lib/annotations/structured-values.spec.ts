@@ -1,19 +1,13 @@
-import { expect } from 'chai';
+import { parserTable } from './parser-table.ts';
 import { parseHaproxyBalance, parseNginxBalance, parseUpstreamHashBy } from '../../../lib/annotations/balance.ts';
 import { parseHeaderNames, parseMethods, parseOrigins } from '../../../lib/annotations/cors.ts';
 import { parseHeaderLines } from '../../../lib/annotations/shared-rules.ts';
-import type { Parsed } from '../../../lib/annotations/values.ts';
-
-function table<T>(parse: (value: string) => Parsed<T>, valid: readonly [string, T][], invalid: readonly [string, string][]): void {
-  for (const [value, expected] of valid) expect(parse(value), JSON.stringify(value)).to.deep.equal({ ok: true, value: expected });
-  for (const [value, reason] of invalid) expect(parse(value), JSON.stringify(value)).to.deep.equal({ ok: false, reason });
-}
 
 const unsupported = (what: string) => ({ unsupported: `${what} is not supported: the backend balances roundrobin` });
 
 describe('annotation structured value parsers', () => {
   it("parseHaproxyBalance: the vocabulary's algorithms, other HAProxy algorithms unsupported, anything else refused", () => {
-    table(
+    parserTable(
       parseHaproxyBalance,
       [
         ['roundrobin', { balance: { algorithm: 'roundrobin' } }],
@@ -36,7 +30,7 @@ describe('annotation structured value parsers', () => {
   });
 
   it('parseNginxBalance and parseUpstreamHashBy: nginx values read as the HAProxy algorithm nearest', () => {
-    table(
+    parserTable(
       parseNginxBalance,
       [
         ['round_robin', { balance: { algorithm: 'roundrobin' } }],
@@ -45,7 +39,7 @@ describe('annotation structured value parsers', () => {
       ],
       [['least_conn', 'not a balance algorithm: use round_robin or ewma']],
     );
-    table(
+    parserTable(
       parseUpstreamHashBy,
       [
         ['$remote_addr', { balance: { algorithm: 'source' } }],
@@ -62,7 +56,7 @@ describe('annotation structured value parsers', () => {
   });
 
   it('parseHeaderLines: one "Name value" a line, values free text', () => {
-    table(
+    parserTable(
       parseHeaderLines,
       [
         ['X-Team shop', [{ name: 'X-Team', value: 'shop' }]],
@@ -86,7 +80,7 @@ describe('annotation structured value parsers', () => {
   });
 
   it('parseOrigins, parseMethods, parseHeaderNames: "*" or lists', () => {
-    table(
+    parserTable(
       parseOrigins,
       [
         ['*', ['*']],
@@ -101,7 +95,7 @@ describe('annotation structured value parsers', () => {
         ['https://a.com/path', 'not an origin: "https://a.com/path" (use "*" or origins like https://example.com, separated by commas; regular expressions are not supported)'],
       ],
     );
-    table(
+    parserTable(
       parseMethods,
       [
         ['*', ['*']],
@@ -109,7 +103,7 @@ describe('annotation structured value parsers', () => {
       ],
       [['GET;DELETE', 'not a method: "GET;DELETE"']],
     );
-    table(
+    parserTable(
       parseHeaderNames,
       [['Content-Type,Authorization', ['Content-Type', 'Authorization']]],
       [['Content Type', 'not a header name: use letters, digits, "-", "_" and "." (at most 128), starting with a letter or digit']],

@@ -1,18 +1,13 @@
 import { expect } from 'chai';
+import { parserTable } from './parser-table.ts';
 import { parseCidr, parseCidrList } from '../../../lib/annotations/addresses.ts';
 import { parseCookieName, parseFreeText, parseHeaderName, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef, parseUrl } from '../../../lib/annotations/text-values.ts';
-import type { Parsed } from '../../../lib/annotations/values.ts';
-
-function table<T>(parse: (value: string) => Parsed<T>, valid: readonly [string, T][], invalid: readonly [string, string][]): void {
-  for (const [value, expected] of valid) expect(parse(value), JSON.stringify(value)).to.deep.equal({ ok: true, value: expected });
-  for (const [value, reason] of invalid) expect(parse(value), JSON.stringify(value)).to.deep.equal({ ok: false, reason });
-}
 
 const same = (values: readonly string[]): [string, string][] => values.map((value) => [value, value]);
 
 describe('annotation text parsers', () => {
   it('parseCidr: IPv4 and IPv6 addresses, with or without a prefix, written as given', () => {
-    table(parseCidr, same(['10.0.0.1', '10.0.0.0/8', '0.0.0.0/0', '2001:db8::/32', '::1', 'fd00::1/128']), [
+    parserTable(parseCidr, same(['10.0.0.1', '10.0.0.0/8', '0.0.0.0/0', '2001:db8::/32', '::1', 'fd00::1/128']), [
       ['10.0.0.300', 'not a CIDR: "10.0.0.300" (use an IPv4 or IPv6 address, optionally with /prefix)'],
       ['example.com', 'not a CIDR: "example.com" (use an IPv4 or IPv6 address, optionally with /prefix)'],
       ['fe80::1%eth0', 'not a CIDR: "fe80::1%eth0" (use an IPv4 or IPv6 address, optionally with /prefix)'],
@@ -24,7 +19,7 @@ describe('annotation text parsers', () => {
   });
 
   it('parseCidrList: commas, and haproxy.org pattern files refused', () => {
-    table(
+    parserTable(
       parseCidrList,
       [['10.0.0.0/8, 192.168.0.1', ['10.0.0.0/8', '192.168.0.1']]],
       [
@@ -36,7 +31,7 @@ describe('annotation text parsers', () => {
   });
 
   it('parsePath: a safe word starting with "/"', () => {
-    table(parsePath, same(['/', '/healthz', '/app/v1/']), [
+    parserTable(parsePath, same(['/', '/healthz', '/app/v1/']), [
       ['healthz', 'not a path: it must start with "/"'],
       ['/a b', 'not a path: contains " "'],
       ['/a\nbind :1', 'not a path: contains U+000A'],
@@ -46,7 +41,7 @@ describe('annotation text parsers', () => {
   });
 
   it('parseHost: lowercase DNS names with an optional port', () => {
-    table(parseHost, same(['example.com', 'api.internal:8080', 'localhost']), [
+    parserTable(parseHost, same(['example.com', 'api.internal:8080', 'localhost']), [
       ['Example.com', 'not a host name: use lowercase letters, digits, "-" and ".", optionally with ":port"'],
       ['$host', 'not a host name: use lowercase letters, digits, "-" and ".", optionally with ":port"'],
       ['a b', 'not a host name: use lowercase letters, digits, "-" and ".", optionally with ":port"'],
@@ -56,7 +51,7 @@ describe('annotation text parsers', () => {
   });
 
   it('parseUrl: absolute http(s) URLs that are safe words', () => {
-    table(parseUrl, same(['https://example.com', 'http://example.com:8080/a?b=c&d=e']), [
+    parserTable(parseUrl, same(['https://example.com', 'http://example.com:8080/a?b=c&d=e']), [
       ['example.com', 'not a URL: use an absolute http:// or https:// URL'],
       ['ftp://example.com', 'not a URL: use an absolute http:// or https:// URL'],
       ['https://example.com/a b', 'not a URL: contains " "'],
@@ -65,16 +60,16 @@ describe('annotation text parsers', () => {
   });
 
   it('parseHeaderName and parseCookieName: token characters that are safe words', () => {
-    table(parseHeaderName, same(['X-Request-Id', 'x_custom.1']), [
+    parserTable(parseHeaderName, same(['X-Request-Id', 'x_custom.1']), [
       ['X Header', 'not a header name: use letters, digits, "-", "_" and "." (at most 128), starting with a letter or digit'],
       ['X-Header:', 'not a header name: use letters, digits, "-", "_" and "." (at most 128), starting with a letter or digit'],
       ['-X', 'not a header name: use letters, digits, "-", "_" and "." (at most 128), starting with a letter or digit'],
     ]);
-    table(parseCookieName, same(['INGRESSCOOKIE', 'srv_id']), [['a=b', 'not a cookie name: use letters, digits, "-", "_" and "." (at most 128), starting with a letter or digit']]);
+    parserTable(parseCookieName, same(['INGRESSCOOKIE', 'srv_id']), [['a=b', 'not a cookie name: use letters, digits, "-", "_" and "." (at most 128), starting with a letter or digit']]);
   });
 
   it('parseFreeText: printable ASCII except " \\ $ %, no outer spaces, at most 512', () => {
-    table(parseFreeText, same(["default-src 'self'; img-src *", 'max-age=31536000; includeSubDomains', 'Protected #1 {area}']), [
+    parserTable(parseFreeText, same(["default-src 'self'; img-src *", 'max-age=31536000; includeSubDomains', 'Protected #1 {area}']), [
       ['a"b', 'contains "\\"", which HAProxy would read inside a quoted string (admitted: printable ASCII except " \\ $ %)'],
       ['a\\b', 'contains "\\\\", which HAProxy would read inside a quoted string (admitted: printable ASCII except " \\ $ %)'],
       ['${SECRET}', 'contains "$", which HAProxy would read inside a quoted string (admitted: printable ASCII except " \\ $ %)'],
@@ -88,19 +83,19 @@ describe('annotation text parsers', () => {
   });
 
   it('parseRegex and parseReplacement: quotable in single quotes, and a regex that compiles', () => {
-    table(parseRegex, same(['/foo/(.*)', '^/api/v[0-9]+/(.*)$', '([^?]*)(\\?(.*))?']), [
+    parserTable(parseRegex, same(['/foo/(.*)', '^/api/v[0-9]+/(.*)$', '([^?]*)(\\?(.*))?']), [
       ['/a(b', 'not a regular expression: Unterminated group'],
       ['[z-a]', 'not a regular expression: Range out of order in character class'],
       ["/it's", 'not a regular expression: it contains "\'" (admitted: printable ASCII without space, \' " ` %)'],
       ['/a%20b', 'not a regular expression: it contains "%" (admitted: printable ASCII without space, \' " ` %)'],
       ['/a b', 'not a regular expression: use printable ASCII without spaces'],
     ]);
-    table(parseReplacement, same(['/\\1', '\\1/foo\\2']), [['/x"y', 'not a replacement: it contains "\\"" (admitted: printable ASCII without space, \' " ` %)']]);
+    parserTable(parseReplacement, same(['/\\1', '\\1/foo\\2']), [['/x"y', 'not a replacement: it contains "\\"" (admitted: printable ASCII without space, \' " ` %)']]);
   });
 
   it('parseSecretRef: a name in the own namespace, or namespace/name', () => {
     const parse = (value: string) => parseSecretRef(value, 'shop');
-    table(
+    parserTable(
       parse,
       [
         ['users', { namespace: 'shop', name: 'users' }],
@@ -113,5 +108,7 @@ describe('annotation text parsers', () => {
         ['/users', 'not a Secret reference: use "name" or "namespace/name" (lowercase Kubernetes names)'],
       ],
     );
+    expect(parseSecretRef('users', '')).to.deep.equal({ ok: false, reason: 'names no namespace, and the object\'s own is unknown here: write "namespace/name"' });
+    expect(parseSecretRef('auth/users', '')).to.deep.equal({ ok: true, value: { namespace: 'auth', name: 'users' } });
   });
 });

@@ -1,29 +1,11 @@
-import { expect } from 'chai';
-import {
-  parseBoolean,
-  parseDenyStatus,
-  parseDuration,
-  parseInteger,
-  parseList,
-  parseRedirectCode,
-  parseSeconds,
-  parseSize,
-  accept,
-  refuse,
-  type Parsed,
-} from '../../../lib/annotations/values.ts';
-
-/** Each value against what it must parse to, or the reason it must give. */
-function table<T>(parse: (value: string) => Parsed<T>, valid: readonly [string, T][], invalid: readonly [string, string][]): void {
-  for (const [value, expected] of valid) expect(parse(value), JSON.stringify(value)).to.deep.equal({ ok: true, value: expected });
-  for (const [value, reason] of invalid) expect(parse(value), JSON.stringify(value)).to.deep.equal({ ok: false, reason });
-}
+import { parserTable } from './parser-table.ts';
+import { parseBoolean, parseDenyStatus, parseDuration, parseInteger, parseList, parseRedirectCode, parseSeconds, parseSize, accept, refuse } from '../../../lib/annotations/values.ts';
 
 const NOT_A_DURATION = 'not a duration: use a whole number with a unit ms, s, m, h or d (no unit means milliseconds), e.g. "30s"';
 
 describe('annotation value parsers', () => {
   it('parseBoolean: Go strconv.ParseBool spellings', () => {
-    table(
+    parserTable(
       parseBoolean,
       [
         ['true', true],
@@ -41,7 +23,7 @@ describe('annotation value parsers', () => {
   });
 
   it('parseDuration: haproxy.org time, milliseconds without a unit, zero and overflow refused', () => {
-    table(
+    parserTable(
       parseDuration,
       [
         ['500', 500],
@@ -64,7 +46,7 @@ describe('annotation value parsers', () => {
   });
 
   it('parseSeconds: ingress-nginx timeouts, whole seconds without a unit', () => {
-    table(
+    parserTable(
       parseSeconds,
       [
         ['60', 60_000],
@@ -80,7 +62,7 @@ describe('annotation value parsers', () => {
 
   it('parseInteger: digits within the range', () => {
     const parse = (value: string) => parseInteger(value, 1, 100);
-    table(
+    parserTable(
       parse,
       [
         ['1', 1],
@@ -96,7 +78,7 @@ describe('annotation value parsers', () => {
   });
 
   it('parseRedirectCode: the codes HAProxy redirects with', () => {
-    table(
+    parserTable(
       parseRedirectCode,
       [
         ['301', 301],
@@ -115,7 +97,7 @@ describe('annotation value parsers', () => {
 
   it('parseDenyStatus: the codes HAProxy has error pages for', () => {
     const reason = 'not a status code HAProxy can deny with: use one of 200, 400, 401, 403, 404, 405, 407, 408, 410, 413, 425, 429, 500, 501, 502, 503, 504';
-    table(
+    parserTable(
       parseDenyStatus,
       [
         ['429', 429],
@@ -129,7 +111,7 @@ describe('annotation value parsers', () => {
   });
 
   it('parseSize: ingress-nginx sizes in powers of 1024, any case', () => {
-    table(
+    parserTable(
       parseSize,
       [
         ['0', 0],
@@ -151,7 +133,7 @@ describe('annotation value parsers', () => {
 
   it("parseList: items trimmed, an empty item refused, the first bad item's reason given", () => {
     const digits = (text: string) => (/^\d+$/.test(text) ? accept(Number(text)) : refuse<number>(`not digits: ${text}`));
-    table(
+    parserTable(
       (value) => parseList(value, digits),
       [
         ['1', [1]],
