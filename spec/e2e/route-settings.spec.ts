@@ -159,6 +159,7 @@ const rows: Record<string, string> = {
     routed('moved', 'moved.example.com', { [`${NGINX}permanent-redirect`]: 'https://new.example.com/landing' }),
     routed('away', 'away.example.com', { [`${NGINX}temporal-redirect`]: 'https://new.example.com/later', [`${NGINX}temporal-redirect-code`]: '307' }),
     routed('elsewhere', 'elsewhere.example.com', { [`${HAPROXY}request-redirect`]: 'new.example.com' }),
+    routed('www', 'www-redirect.example.com', { [`${NGINX}permanent-redirect`]: 'https://www.example.com$request_uri' }),
   ),
   'auth.yaml': docs(
     // ingress-nginx's format: htpasswd lines under "auth"; carol's $apr1$ hash is one crypt(3) cannot check.
@@ -287,6 +288,9 @@ describe('route settings end to end', function () {
     expect([away.status, away.headers.location]).to.deep.equal([307, 'https://new.example.com/later']);
     const elsewhere = await ask(harness, 'elsewhere.example.com', '/keep/path?x=1');
     expect([elsewhere.status, elsewhere.headers.location]).to.deep.equal([302, 'http://new.example.com/keep/path?x=1']);
+    // nginx's $request_uri: the path and query kept, on another scheme and host.
+    const www = await ask(harness, 'www-redirect.example.com', '/keep/path?x=1');
+    expect([www.status, www.headers.location]).to.deep.equal([301, 'https://www.example.com/keep/path?x=1']);
   });
 
   it('answers 401 with the realm without valid credentials and serves with them, from Secrets of both formats, and names a user whose hash cannot work', async () => {
