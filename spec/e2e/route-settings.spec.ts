@@ -302,6 +302,9 @@ describe('route settings end to end', function () {
     expect((await seen(harness, 'auth.example.com', '/in', { headers: credentials('bob', 'secret') })).url).to.equal('/in');
     expect((await ask(harness, 'auth-keys.example.com', '/')).status).to.equal(401);
     expect((await seen(harness, 'auth-keys.example.com', '/', { headers: credentials('bob', 'secret') })).url).to.equal('/');
+    // The userlist is in the rendered configuration, its hashes are not in the debug view of it.
+    const debug = await harness.health('/debug/rendered');
+    expect(debug.body).to.include('user bob password').and.not.include('kpa26zwgX83BPSR8d7w93OIXbFt');
     expect(warnings.filter((warning) => warning.startsWith('Secret'))).to.deep.equal([
       'Secret default/htpasswd data[auth]: user "carol" cannot log in: Apache\'s MD5 ($apr1$, htpasswd\'s default) is not a crypt(3) scheme, so HAProxy never matches it: re-hash the password with `htpasswd -B` (bcrypt) or `mkpasswd -m yescrypt`',
     ]);
