@@ -176,6 +176,7 @@ const rows: Record<string, string> = {
       [`${HAPROXY}request-set-header`]: "X-Tenant acme corp\nX-Quote it's #1",
       [`${HAPROXY}response-set-header`]: 'X-Frame-Options DENY',
     }),
+    routed('cors-wild', 'cors-wild.example.com', { [`${HAPROXY}cors-enable`]: 'true', [`${HAPROXY}cors-allow-origin`]: 'https://*.example.org' }),
     routed('cors', 'cors.example.com', { [`${NGINX}enable-cors`]: 'true', [`${NGINX}cors-allow-origin`]: 'https://app.example.com', [`${NGINX}cors-max-age`]: '600' }),
   ),
 };
@@ -333,6 +334,14 @@ describe('route settings end to end', function () {
     expect([actual.status, actual.headers['access-control-allow-origin']]).to.deep.equal([200, 'https://app.example.com']);
     const stranger = await ask(harness, 'cors.example.com', '/api', { headers: { origin: 'https://evil.example.com' } });
     expect([stranger.status, stranger.headers['access-control-allow-origin']]).to.deep.equal([200, undefined]);
+    // A "*." origin: any one label below the domain, with that scheme.
+    const asking = (origin: string) => ask(harness, 'cors-wild.example.com', '/', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+    const sub = await asking('https://app.example.org');
+    expect([sub.status, sub.headers['access-control-allow-origin']]).to.deep.equal([204, 'https://app.example.org']);
+    for (const origin of ['https://example.org', 'http://app.example.org', 'https://app.example.org.evil.com']) {
+      const refused = await asking(origin);
+      expect([refused.status, refused.headers['access-control-allow-origin']], origin).to.deep.equal([200, undefined]);
+    }
   });
 
   it('adds a route whose settings a served route already has, and one without settings, without a reload', async () => {
