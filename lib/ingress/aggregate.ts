@@ -10,6 +10,8 @@ import { claimOrder, RouteClaims } from './route-claims.ts';
 import { SecretUses, type SecretUse } from './secret-uses.ts';
 import { patchSorted } from './sorted-list.ts';
 import type { HostEntry, Route } from './types.ts';
+import type { BackendSettings } from '../annotations/settings.ts';
+import { NO_BACKEND_SETTINGS, settleBackendSettings, type BackendUser, type SettledBackendSettings } from './backend-settings.ts';
 
 /**
  * What the served Ingresses decide together: which namespace each host
@@ -76,6 +78,10 @@ export class IngressAggregate {
   readonly #secretUses: SecretUses;
   /** Per Service ("namespace/name"), those naming one of its ports by name. */
   readonly #namedPorts = new Map<string, NamedPortUsers>();
+  /** Per backend whose users ask for settings, what it is served with and who is told otherwise; most backends have no entry. */
+  readonly #settings = new Map<string, SettledBackendSettings>();
+  /** The backends of #settings with conflict warnings. */
+  readonly #settingsConflicts = new Set<string>();
 
   // What changed since the last settle().
   /** Backends that gained or lost users outside a settle (a Service renamed their ports' backend). */
@@ -287,6 +293,8 @@ export class IngressAggregate {
     });
     let warningsMoved = warningsChanged;
     warningsMoved = this.#defaults.settle(backends) || warningsMoved;
+    // A backend's users move only with the backends the settles above named, re-read Ingresses included.
+    for (const name of backends) warningsMoved = this.#settleSettings(name) || warningsMoved;
     this.hosts = patchSorted(
       this.hosts,
       [...this.#touchedHosts],
@@ -323,6 +331,7 @@ export class IngressAggregate {
       const list = new ProblemList();
       for (const problems of this.#claims.warnings()) list.addAll(problems);
       list.addAll(this.#defaults.warnings);
+      for (const name of this.#settingsConflicts) list.addAll(this.#settings.get(name)!.warnings);
       this.warnings = list.sorted();
     }
     this.secrets = this.#secretUses.settle() ?? this.secrets;
@@ -331,6 +340,38 @@ export class IngressAggregate {
     this.#problemsTouched = false;
     this.#touchedHosts.clear();
     return { any, backends };
+  }
+
+  /** Settles the settings of a backend whose users moved; true when its conflict warnings changed. */
+  #settleSettings(name: string): boolean {
+    const last = this.#settings.get(name);
+    const settled = settleBackendSettings(name, this.#settingsUsers(name), last);
+    if (settled.settings === NO_BACKEND_SETTINGS) this.#settings.delete(name);
+    else this.#settings.set(name, settled);
+    const conflicted = settled.warnings.length > 0;
+    if (conflicted) this.#settingsConflicts.add(name);
+    else this.#settingsConflicts.delete(name);
+    return settled !== last && (conflicted || (last?.warnings.length ?? 0) > 0);
+  }
+
+  /** The Ingresses using a backend (by the claims it wins, or as the default backend), with their backend settings. */
+  *#settingsUsers(name: string): Generator<BackendUser> {
+    const routed = this.#routedTo.get(name);
+    if (routed !== undefined) {
+      for (const claim of Array.isArray(routed) ? routed : [routed]) {
+        const served = this.#reads.get(claim.ingress)!.served!;
+        yield { label: served.label, place: claim.place, settings: served.settings.backend };
+      }
+    }
+    const fallback = this.#defaults.served;
+    if (fallback?.served!.defaultBackend!.backend.name === name) {
+      yield { label: fallback.served!.label, place: fallback.place, settings: fallback.served!.settings.backend };
+    }
+  }
+
+  /** The settings a backend is served with: its oldest asking user's (see backend-settings.ts). */
+  backendSettings(name: string): BackendSettings {
+    return this.#settings.get(name)?.settings ?? NO_BACKEND_SETTINGS;
   }
 
   /** A claim that wins its key: its backend has it among its users. */

@@ -11,7 +11,8 @@ import type { Backend, IngressSources } from './types.ts';
  * The backends the Ingresses use, with their servers, kept by name from one
  * build to the next: a build resolves again only the backends that are new
  * or whose Service or EndpointSlices changed, and reports again the issue of
- * a backend whose users changed. Everything else stays as it was.
+ * a backend whose users changed, and makes again the Backend of one whose
+ * settings changed (its servers stay). Everything else stays as it was.
  */
 
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -71,7 +72,8 @@ export class BackendResolution {
         problemsMoved = this.#troubles.delete(name) || problemsMoved;
         return;
       }
-      if (before && !everything && !again.has(name)) {
+      const settings = aggregate.backendSettings(name);
+      if (before && !everything && !again.has(name) && before.settings === settings) {
         // Only its users changed: its issue, if any, is theirs to hear now.
         const trouble = this.#troubles.get(name);
         if (trouble?.issue !== undefined) {
@@ -80,7 +82,7 @@ export class BackendResolution {
         }
         return;
       }
-      const { backend, resolved } = resolveBackend(ref, sources, cache);
+      const { backend, resolved } = resolveBackend(ref, settings, sources, cache);
       if (backend !== before) {
         this.#byName.set(name, backend);
         if (!before) this.#index(backend, name, true);

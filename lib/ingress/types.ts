@@ -1,4 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
+import type { BackendSettings } from '../annotations/settings.ts';
 
 /**
  * The view model the shipped templates render (built by view-model.ts): HTTP
@@ -100,6 +101,28 @@ export interface Backend {
   /** The Service port's number in decimal; the name an Ingress gives it while the Service has no port of that name. */
   readonly port: string;
   readonly servers: readonly Server[];
+  /** What its Ingresses' annotations ask of it: the oldest asking Ingress's (see backend-settings.ts); `{}` when none asks. */
+  readonly settings: BackendSettings;
+  /** How its server lines speak to the servers (from settings.protocol): undefined for HTTP/1.1 in clear text. */
+  readonly transport: Transport | undefined;
+}
+
+/**
+ * settings.protocol as server line options, which a template cannot work
+ * out from the version's string: h2 over TLS is chosen by ALPN (`alpn h2`),
+ * h2 in clear text (h2c, gRPC without TLS) is set by `proto h2`.
+ */
+export interface Transport {
+  readonly ssl: boolean;
+  /** `alpn h2`: HTTP/2 over TLS. */
+  readonly alpnH2: boolean;
+  /** `proto h2`: HTTP/2 in clear text. */
+  readonly protoH2: boolean;
+  /** With ssl: `verify none` unless a CA verifies the servers. */
+  readonly verifyNone: boolean;
+  /** With ssl: the CA file servers are verified against (under the certificates directory). */
+  readonly caFile: string | undefined;
+  readonly sni: string | undefined;
 }
 
 export interface Server {

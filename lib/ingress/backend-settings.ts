@@ -1,0 +1,91 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { BackendSettings } from '../annotations/settings.ts';
+import type { Problem } from '../pipeline/model.ts';
+import { olderFirst, type IngressPlace } from './order.ts';
+import { NO_PROBLEMS } from './problems.ts';
+
+/**
+ * The settings a backend is served with when several Ingresses route to it
+ * (one backend per Service port): the oldest Ingress that asks for backend
+ * settings sets them all, and every other Ingress asking for different ones
+ * is told which of its settings are not applied. An Ingress asking for none
+ * has no say: it neither wins nor conflicts, so annotating a newer Ingress
+ * changes a backend only while no older one annotates it.
+ */
+
+export const NO_BACKEND_SETTINGS: BackendSettings = Object.freeze({});
+
+/** One Ingress using a backend, with what it asks of it. */
+export interface BackendUser {
+  readonly label: string;
+  readonly place: IngressPlace;
+  readonly settings: BackendSettings;
+}
+
+export interface SettledBackendSettings {
+  readonly settings: BackendSettings;
+  readonly warnings: readonly Problem[];
+}
+
+const SETTLED_NONE: SettledBackendSettings = Object.freeze({ settings: NO_BACKEND_SETTINGS, warnings: NO_PROBLEMS });
+
+/** The field a conflict is reported on: the settings come from the Ingress's annotations. */
+export const SETTINGS_FIELD = 'metadata.annotations';
+
+/**
+ * Settles a backend's settings among its users. `last`: what the backend
+ * had; its settings object is kept while equal, so a re-read Ingress asking
+ * for the same settings leaves the backend (and the model) as it was.
+ */
+export function settleBackendSettings(backend: string, users: Iterable<BackendUser>, last: SettledBackendSettings | undefined): SettledBackendSettings {
+  let winner: BackendUser | undefined;
+  const asking: BackendUser[] = [];
+  for (const user of users) {
+    if (Object.keys(user.settings).length === 0) continue;
+    asking.push(user);
+    if (winner === undefined || olderFirst(user.place, winner.place) < 0) winner = user;
+  }
+  if (winner === undefined) return SETTLED_NONE;
+  const settings = last !== undefined && isDeepStrictEqual(last.settings, winner.settings) ? last.settings : winner.settings;
+  const told = new Set<string>([winner.label]);
+  const warnings: Problem[] = [];
+  for (const user of asking) {
+    if (told.has(user.label)) continue;
+    told.add(user.label);
+    const differing = differingSettings(winner.settings, user.settings);
+    if (differing.length === 0) continue;
+    warnings.push({
+      object: user.label,
+      field: SETTINGS_FIELD,
+      message: `backend ${backend} is served with the settings of older ${winner.label}, which differ from these in ${differing.join(', ')}`,
+    });
+  }
+  if (last !== undefined && last.settings === settings && isDeepStrictEqual(last.warnings, warnings)) return last;
+  return { settings, warnings: warnings.length > 0 ? warnings : NO_PROBLEMS };
+}
+
+/**
+ * The settings (dotted paths, e.g. `timeouts.server`) on which `other`
+ * differs from `winner`: a value another one has, or lacks. Settings whose
+ * parts only make sense together (protocol, balance, affinity) are named
+ * whole.
+ */
+export function differingSettings(winner: BackendSettings, other: BackendSettings): string[] {
+  const names: string[] = [];
+  const keys = [...new Set([...Object.keys(winner), ...Object.keys(other)])].sort() as (keyof BackendSettings)[];
+  for (const key of keys) {
+    const a = winner[key];
+    const b = other[key];
+    if (isDeepStrictEqual(a, b)) continue;
+    if ((key === 'timeouts' || key === 'healthCheck') && (a === undefined || typeof a === 'object') && (b === undefined || typeof b === 'object')) {
+      const parts = (a ?? {}) as Record<string, unknown>;
+      const otherParts = (b ?? {}) as Record<string, unknown>;
+      for (const part of [...new Set([...Object.keys(parts), ...Object.keys(otherParts)])].sort()) {
+        if (!isDeepStrictEqual(parts[part], otherParts[part])) names.push(`${key}.${part}`);
+      }
+    } else {
+      names.push(key);
+    }
+  }
+  return names;
+}
