@@ -174,3 +174,33 @@ export function checkTlsSecret(secret: KubeObject, now: number = Date.now()): Ch
   const notAfter = Math.min(...chain.map((certificate) => certificate.validToDate.getTime()));
   return { ok: true, pem: chain.map((certificate) => certificate.toString()).join('') + keyPem, notAfter };
 }
+
+/** A Secret's `ca.crt` as the PEM file servers are verified against, or the field that stopped it. */
+export type CheckedCa = { readonly ok: true; readonly pem: string } | { readonly ok: false; readonly field: string; readonly reason: string };
+
+/**
+ * Reads `ca.crt` of a Secret (one or more CA certificates), checks that each
+ * parses and that HAProxy's OpenSSL takes it, and writes the PEM file from
+ * the parsed objects, as checkTlsSecret does for certificates.
+ */
+export function checkCaSecret(secret: KubeObject): CheckedCa {
+  const data = secret['data'];
+  const fields = typeof data === 'object' && data !== null ? (data as Readonly<Record<string, unknown>>) : {};
+  const bytes = decodeBase64(fields['ca.crt']);
+  if (!bytes) return { ok: false, field: 'data[ca.crt]', reason: 'is missing or not base64' };
+  const blocks = bytes.toString('latin1').match(CERTIFICATE_BLOCK) ?? [];
+  if (blocks.length === 0) return { ok: false, field: 'data[ca.crt]', reason: 'holds no PEM certificate' };
+  const pem: string[] = [];
+  for (const [index, block] of blocks.entries()) {
+    let certificate: X509Certificate;
+    try {
+      certificate = new X509Certificate(block);
+    } catch (error) {
+      return { ok: false, field: 'data[ca.crt]', reason: `certificate ${index + 1} does not parse: ${errorMessage(error)}` };
+    }
+    const refused = weakCertificate(certificate, index);
+    if (refused !== undefined) return { ok: false, field: 'data[ca.crt]', reason: refused };
+    pem.push(certificate.toString());
+  }
+  return { ok: true, pem: pem.join('') };
+}

@@ -9,6 +9,7 @@ import { NO_PROBLEMS } from './problems.ts';
 import type { Backend, IngressSources, Server } from './types.ts';
 import type { BackendSettings } from '../annotations/settings.ts';
 import { transportOf } from './transport.ts';
+import type { CheckedCa } from './certificates.ts';
 
 /**
  * The servers of a backend: the ready endpoints of its Service's
@@ -136,6 +137,8 @@ export interface ServerCache {
   readonly slices: WeakMap<KubeObject, SliceEntry>;
   /** Per Service: the servers and Backend of each port a backend uses. */
   readonly backends: WeakMap<KubeObject, BackendEntry>;
+  /** Per CA Secret named by a backend's settings. */
+  readonly caSecrets: WeakMap<KubeObject, CheckedCa>;
 }
 
 /** Built only for messages: most backends have none. */

@@ -19,10 +19,11 @@ export function transportOf(settings: BackendSettings): Transport | undefined {
 }
 
 /**
- * The file a CA Secret's ca.crt is written to, next to the certificates:
- * their names never hold "__" (Secret names have no "..", and the
- * separator is one "_"), so the two never collide, even for one Secret used
- * both ways.
+ * The general file a CA Secret's ca.crt is written to: a general file, not
+ * a certificate, because HAProxy reads CA files only at start (a change
+ * reloads) while certificates change at runtime. Certificate file names
+ * never hold "__" (Secret names have no "..", the separator is one "_"),
+ * so the names tell the two apart.
  */
 export function caCertificateFile(secret: SecretRef): string {
   return certificateFile(secret.namespace, secret.name).replace(/\.pem$/, '__ca.pem');

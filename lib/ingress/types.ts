@@ -66,6 +66,8 @@ export interface IngressModel {
   readonly backends: readonly Backend[];
   /** Sorted by file. */
   readonly certificates: readonly Certificate[];
+  /** The CA files backends verify their servers against (general files), sorted by file. */
+  readonly caCertificates: readonly CaCertificate[];
   /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */
   readonly defaultBackend: string | undefined;
   /** Objects, or the rules, paths, TLS entries and endpoints in them, left out, with why. */
@@ -120,7 +122,7 @@ export interface Transport {
   readonly protoH2: boolean;
   /** With ssl: `verify none` unless a CA verifies the servers. */
   readonly verifyNone: boolean;
-  /** With ssl: the CA file servers are verified against (under the certificates directory). */
+  /** With ssl: the CA file servers are verified against (a general file, see CaCertificate). */
   readonly caFile: string | undefined;
   readonly sni: string | undefined;
 }
@@ -149,4 +151,11 @@ export interface Certificate {
   readonly excludedHosts: readonly string[];
   /** `<namespace>/<secret>`. */
   readonly secret: string;
+}
+
+/** A CA Secret's ca.crt, written as a general file (read only at start, so a change reloads). */
+export interface CaCertificate {
+  /** `<namespace>_<secret>__ca.pem` (see caCertificateFile). */
+  readonly file: string;
+  readonly pem: string;
 }

@@ -3,7 +3,7 @@ import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
 import { IngressAggregate, type ReadIngress } from './aggregate.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
-import { checkTlsSecret } from './certificates.ts';
+import { checkTlsSecret, type CheckedCa } from './certificates.ts';
 import { certificateFile } from './certificate-file.ts';
 import { readIngress, servesClass } from './ingress-reader.ts';
 import { describeObject } from './names.ts';
@@ -25,6 +25,7 @@ export class IngressModelCache implements ServerCache {
   readonly slices = new WeakMap<KubeObject, SliceEntry>();
   readonly secrets = new WeakMap<KubeObject, ReturnType<typeof checkTlsSecret>>();
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
+  readonly caSecrets = new WeakMap<KubeObject, CheckedCa>();
   /** The state of the last build, for the next to start from. */
   last: LastBuild | undefined;
 }
@@ -190,7 +191,9 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     return last.model;
   }
 
-  resolution.update(aggregate, changes.backends, touched, sources, cache);
+  // Secrets are the third of the versions (see ingress-sources.ts).
+  const secretsChanged = !othersUnchanged && (lastVersions === undefined || lastVersions[2] !== versions?.[2]);
+  resolution.update(aggregate, changes.backends, touched, secretsChanged, sources, cache);
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
   const certificates = last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets ? last.certificates : resolveCertificates(aggregate.secrets, sources, cache, now);
   const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded], last?.excluded);
@@ -201,6 +204,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     prefixRoutes: aggregate.prefixRoutes,
     backends: resolution.backends,
     certificates: certificates.certificates,
+    caCertificates: resolution.caCertificates,
     defaultBackend: aggregate.defaultBackend,
     excluded: excluded.merged,
     warnings: warnings.merged,
