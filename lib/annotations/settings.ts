@@ -6,7 +6,7 @@
  *
  * Every field is optional: absent means HAProxy's behaviour under the
  * shipped defaults. Every value is already checked: numbers are in range,
- * names and paths are safe words (lib/render/escape.ts), header values
+ * names and paths are safe words (lib/escape.ts), header values
  * cannot end their line. Nothing here is raw annotation text.
  *
  * Backend settings belong to a backend, which several routes may share
@@ -78,13 +78,25 @@ export interface RouteSettings {
   readonly bodySizeLimit?: number;
   /**
    * The path the backend sees: the matched prefix replaced (`prefix`), the
-   * whole path replaced (`full`), or a regular expression with captures
-   * (`regex`, nginx's rewrite-target with use-regex).
+   * whole path replaced (`full`), a regular expression with captures
+   * (`regex`, haproxy.org's path-rewrite), or the route's own path read as
+   * that regular expression (`route-path`, nginx's rewrite-target with
+   * captures, which makes the path a regex: see `regexPath`).
+   * A pattern or replacement is printable ASCII without space, `'`, `"`,
+   * `` ` `` or `%`, so a template writes it inside single quotes, where
+   * HAProxy interprets nothing; captures are written `\1`..`\9`.
    */
   readonly rewrite?:
     | { readonly kind: 'prefix'; readonly replacement: string }
     | { readonly kind: 'full'; readonly path: string }
-    | { readonly kind: 'regex'; readonly pattern: string; readonly replacement: string };
+    | { readonly kind: 'regex'; readonly pattern: string; readonly replacement: string }
+    | { readonly kind: 'route-path'; readonly replacement: string };
+  /**
+   * The route's path is a case-insensitive regular expression matched
+   * against the request's path from its start (nginx's use-regex, and
+   * rewrite-target with captures), not a prefix or exact path.
+   */
+  readonly regexPath?: boolean;
   /** Requests for exactly "/" redirected here (nginx app-root). */
   readonly appRoot?: string;
   /** Every request answered with a redirect: to a full URL, or parts of the request's URL replaced (Gateway API RequestRedirect). */

@@ -1,5 +1,5 @@
 import type { SectionNode } from './compiled-template.ts';
-import type { PercentMode } from './escape.ts';
+import type { PercentMode } from '../escape.ts';
 import type { FileOrigins, SourceEntry } from './line-origins.ts';
 
 /**

@@ -1,6 +1,6 @@
 import Mustache from 'mustache';
 import { compileTokens, type InvertedNode, type Node, type PartialNode, type SectionNode, type TextNode, type ValueNode } from './compiled-template.ts';
-import { unsafeRawReason, unsafeWordReason, type PercentMode } from './escape.ts';
+import { unsafeRawReason, unsafeWordReason, type PercentMode } from '../escape.ts';
 import { FragmentCache, type Fragment } from './fragment-cache.ts';
 import { FileOrigins, OriginTable } from './line-origins.ts';
 import type { AccessTracker, Provenance } from './resource-views.ts';

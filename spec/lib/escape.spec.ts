@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { unsafeRawReason, unsafeWordReason } from '../../../lib/render/escape.ts';
+import { unsafeRawReason, unsafeWordReason } from '../../lib/escape.ts';
 
 describe('HAProxy value checks', () => {
   it('admits host names, paths, addresses, ports and names as words', () => {

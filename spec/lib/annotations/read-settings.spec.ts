@@ -1,0 +1,163 @@
+import { expect } from 'chai';
+import { readAnnotationSettings } from '../../../lib/annotations/read-settings.ts';
+
+const H = 'haproxy.org/';
+const N = 'nginx.ingress.kubernetes.io/';
+
+describe('readAnnotationSettings', () => {
+  it('reads nothing from an object without annotations of a known family, whatever else it carries', () => {
+    expect(readAnnotationSettings(undefined)).to.deep.equal({ backend: {}, route: {}, outcomes: [] });
+    expect(readAnnotationSettings({ 'example.com/anything': 'x', 'haproxy.org': 'no slash' }, { tls: true })).to.deep.equal({ backend: {}, route: {}, outcomes: [] });
+  });
+
+  it('gives one outcome per annotation of a known family, in name order', () => {
+    const read = readAnnotationSettings({
+      [`${N}proxy-read-timeout`]: '30',
+      [`${H}timeout-server`]: 'soon',
+      [`${N}configuration-snippet`]: 'more_set_headers "X: y";',
+      [`${H}load-balance`]: 'static-rr',
+      'example.com/other': 'x',
+    });
+    expect(read.outcomes).to.deep.equal([
+      { annotation: `${H}load-balance`, value: 'static-rr', status: 'ignored', reason: '"static-rr" is not supported: the backend balances roundrobin' },
+      {
+        annotation: `${H}timeout-server`,
+        value: 'soon',
+        status: 'invalid',
+        reason: 'not a duration: use a whole number with a unit ms, s, m, h or d (no unit means milliseconds), e.g. "30s"',
+      },
+      {
+        annotation: `${N}configuration-snippet`,
+        value: 'more_set_headers "X: y";',
+        status: 'ignored',
+        reason: 'snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read)',
+      },
+      {
+        annotation: `${N}proxy-read-timeout`,
+        value: '30',
+        status: 'ignored',
+        reason: 'haproxy.org/timeout-server sets the same setting (backend.timeouts.server) on this object and takes precedence',
+      },
+    ]);
+    expect(read.backend).to.deep.equal({});
+  });
+
+  it('lets haproxy.org/ win a setting both families set, and reads each family for the settings only it sets', () => {
+    const read = readAnnotationSettings({ [`${H}timeout-server`]: '10s', [`${N}proxy-read-timeout`]: '30', [`${N}proxy-connect-timeout`]: '3' });
+    expect(read.backend).to.deep.equal({ timeouts: { server: 10_000, connect: 3000 } });
+    expect(read.outcomes.map((outcome) => outcome.status)).to.deep.equal(['honoured', 'honoured', 'ignored']);
+  });
+
+  it('names the setting an annotation honoured', () => {
+    const read = readAnnotationSettings({ [`${N}whitelist-source-range`]: '10.0.0.0/8, 192.168.1.1' });
+    expect(read.route).to.deep.equal({ allow: ['10.0.0.0/8', '192.168.1.1'] });
+    expect(read.outcomes).to.deep.equal([{ annotation: `${N}whitelist-source-range`, value: '10.0.0.0/8, 192.168.1.1', status: 'honoured', setting: 'route.allow' }]);
+  });
+
+  describe('HTTPS redirects', () => {
+    it("redirects a TLS Ingress written for either controller by that controller's default: haproxy.org 302, ingress-nginx 308", () => {
+      expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 302 } });
+      expect(readAnnotationSettings({ [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 308 } });
+      // Both families: haproxy.org's default wins, as its explicit settings do.
+      expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s', [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 302 } });
+    });
+
+    it('leaves an Ingress written for neither controller, and one without TLS, unredirected', () => {
+      expect(readAnnotationSettings({ 'example.com/x': 'y' }, { tls: true }).route).to.deep.equal({});
+      expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s' }, { tls: false }).route).to.deep.equal({});
+      expect(readAnnotationSettings({ [`${N}proxy-read-timeout`]: '5' }).route).to.deep.equal({});
+    });
+
+    it('reads an explicit "false" of either family over the other family\'s default', () => {
+      expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s', [`${N}ssl-redirect`]: 'false' }, { tls: true }).route).to.deep.equal({});
+      expect(readAnnotationSettings({ [`${H}ssl-redirect`]: 'false', [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({});
+    });
+
+    it('haproxy.org: ssl-redirect with its code, which alone means nothing without a redirect', () => {
+      expect(readAnnotationSettings({ [`${H}ssl-redirect`]: 'true', [`${H}ssl-redirect-code`]: '301' }).route).to.deep.equal({ sslRedirect: { code: 301 } });
+      expect(readAnnotationSettings({ [`${H}ssl-redirect-code`]: '307' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 307 } });
+      const read = readAnnotationSettings({ [`${H}ssl-redirect-code`]: '301' });
+      expect(read.route).to.deep.equal({});
+      expect(read.outcomes).to.deep.equal([
+        { annotation: `${H}ssl-redirect-code`, value: '301', status: 'ignored', reason: 'no redirect: ssl-redirect is not "true" (and the Ingress has no TLS section)' },
+      ]);
+    });
+
+    it('nginx: ssl-redirect acts only on TLS Ingresses, force-ssl-redirect on any', () => {
+      expect(readAnnotationSettings({ [`${N}force-ssl-redirect`]: 'true' }).route).to.deep.equal({ sslRedirect: { code: 308 } });
+      expect(readAnnotationSettings({ [`${N}ssl-redirect`]: 'true' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 308 } });
+      expect(readAnnotationSettings({ [`${N}force-ssl-redirect`]: 'false' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 308 } });
+      const read = readAnnotationSettings({ [`${N}ssl-redirect`]: 'true' });
+      expect(read.route).to.deep.equal({});
+      expect(read.outcomes).to.deep.equal([
+        {
+          annotation: `${N}ssl-redirect`,
+          value: 'true',
+          status: 'ignored',
+          reason: 'the Ingress has no TLS section, and ingress-nginx redirects only those: use force-ssl-redirect to redirect without',
+        },
+      ]);
+    });
+  });
+
+  describe('backend protocol', () => {
+    it('haproxy.org: server-ca implies TLS and verification; server-proto h2 is h2c in clear text and h2 over TLS', () => {
+      expect(readAnnotationSettings({ [`${H}server-proto`]: 'h2' }).backend).to.deep.equal({ protocol: { version: 'h2c', tls: false } });
+      expect(readAnnotationSettings({ [`${H}server-ssl`]: 'true', [`${H}server-proto`]: 'h2' }).backend).to.deep.equal({ protocol: { version: 'h2', tls: true } });
+      expect(readAnnotationSettings({ [`${H}server-ca`]: 'ca' }, { namespace: 'shop' }).backend).to.deep.equal({
+        protocol: { version: 'h1', tls: true, verifyCa: { namespace: 'shop', name: 'ca' } },
+      });
+    });
+
+    it('nginx: proxy-ssl-* only mean something for HTTPS and GRPCS backends, and verification needs the CA Secret', () => {
+      const clear = readAnnotationSettings({ [`${N}backend-protocol`]: 'GRPC', [`${N}proxy-ssl-verify`]: 'on' });
+      expect(clear.backend).to.deep.equal({ protocol: { version: 'h2c', tls: false } });
+      expect(clear.outcomes[1]).to.deep.equal({ annotation: `${N}proxy-ssl-verify`, value: 'on', status: 'ignored', reason: 'the backend protocol is not HTTPS or GRPCS' });
+      const verify = readAnnotationSettings({ [`${N}backend-protocol`]: 'HTTPS', [`${N}proxy-ssl-verify`]: 'on' });
+      expect(verify.outcomes[1]).to.deep.equal({
+        annotation: `${N}proxy-ssl-verify`,
+        value: 'on',
+        status: 'invalid',
+        reason: '"on" needs proxy-ssl-secret naming a Secret with the CA (ca.crt)',
+      });
+      const sni = readAnnotationSettings({
+        [`${N}backend-protocol`]: 'https',
+        [`${N}proxy-ssl-secret`]: 'other/ca',
+        [`${N}proxy-ssl-verify`]: 'on',
+        [`${N}proxy-ssl-name`]: 'api.internal',
+        [`${N}proxy-ssl-server-name`]: 'on',
+      });
+      expect(sni.backend).to.deep.equal({ protocol: { version: 'h1', tls: true, verifyCa: { namespace: 'other', name: 'ca' }, sni: 'api.internal' } });
+      expect(sni.outcomes.every((outcome) => outcome.status === 'honoured')).to.equal(true);
+    });
+
+    it('nginx: FCGI and AUTO_HTTP backends are refused, not served as HTTP', () => {
+      expect(readAnnotationSettings({ [`${N}backend-protocol`]: 'FCGI' }).outcomes[0]).to.deep.include({
+        status: 'invalid',
+        reason: 'FCGI backends are not supported: use HTTP, HTTPS, GRPC or GRPCS',
+      });
+    });
+  });
+
+  describe('balance', () => {
+    it('nginx: upstream-hash-by takes precedence over load-balance', () => {
+      const read = readAnnotationSettings({ [`${N}upstream-hash-by`]: '$remote_addr', [`${N}load-balance`]: 'ewma' });
+      expect(read.backend).to.deep.equal({ balance: { algorithm: 'source' } });
+      expect(read.outcomes[0]).to.deep.equal({ annotation: `${N}load-balance`, value: 'ewma', status: 'ignored', reason: 'upstream-hash-by takes precedence' });
+    });
+  });
+
+  describe('allow and deny lists', () => {
+    it('reads the newer spelling of one family over the older, ignoring the older', () => {
+      const read = readAnnotationSettings({ [`${H}allow-list`]: '10.0.0.0/8', [`${H}whitelist`]: '0.0.0.0/0' });
+      expect(read.route).to.deep.equal({ allow: ['10.0.0.0/8'] });
+      expect(read.outcomes[1]).to.deep.equal({ annotation: `${H}whitelist`, value: '0.0.0.0/0', status: 'ignored', reason: 'allow-list sets the same setting and is read instead' });
+    });
+
+    it('refuses a list with a bad entry rather than dropping it', () => {
+      const read = readAnnotationSettings({ [`${N}denylist-source-range`]: '10.0.0.0/8,10.1.0.0/33' });
+      expect(read.route).to.deep.equal({});
+      expect(read.outcomes[0]).to.deep.include({ status: 'invalid', reason: 'not a CIDR: "10.1.0.0/33" (the prefix length must be 0 to 32)' });
+    });
+  });
+});
