@@ -3,7 +3,7 @@ import { runtimeServerFields } from '../../../lib/deploy/runtime-server-fields.t
 
 /** A server line's options as the Data Plane API's runtime_add_server fields: none dropped, none the API cannot carry sent. */
 describe('runtimeServerFields', () => {
-  const server = (...options: string[]) => ({ name: 'srv-10.0.0.1-8080', address: '10.0.0.1', port: 8080, options });
+  const server = (...options: string[]) => ({ name: 'srv-10.0.0.1-8080', address: '10.0.0.1', port: 8080, options, weight: undefined, disabled: false });
 
   it('carries what backend settings put on a server line: TLS with a CA, ALPN h2, maxconn, the check interval', () => {
     const options = ['check', 'inter', '500', 'maxconn', '5', 'ssl', 'verify', 'required', 'ca-file', 'general/x__ca.pem', 'sni', 'str(web.example.com)', 'alpn', 'h2', 'check-alpn', 'h2'];
