@@ -61,14 +61,7 @@ export class BackendResolution {
    * Secrets may have changed, so backends verifying against a CA Secret
    * are resolved again.
    */
-  update(
-    aggregate: IngressAggregate,
-    changed: ReadonlySet<string>,
-    touched: ReadonlySet<string> | undefined,
-    secretsChanged: boolean,
-    sources: IngressSources,
-    cache: ServerCache,
-  ): void {
+  update(aggregate: IngressAggregate, changed: ReadonlySet<string>, touched: ReadonlySet<string> | undefined, secretsChanged: boolean, sources: IngressSources, cache: ServerCache): void {
     const everything = touched === undefined;
     const again = new Set<string>(secretsChanged ? this.#cas.keys() : []);
     if (touched !== undefined && touched.size > 0) {

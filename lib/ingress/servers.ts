@@ -147,12 +147,7 @@ function serviceLabel(ref: BackendRef): string {
 }
 
 /** A backend with its servers; the same Backend object as last time when nothing it depends on changed. */
-export function resolveBackend(
-  ref: BackendRef,
-  settings: BackendSettings,
-  sources: IngressSources,
-  cache: ServerCache,
-): { readonly backend: Backend; readonly resolved: ResolvedServers } {
+export function resolveBackend(ref: BackendRef, settings: BackendSettings, sources: IngressSources, cache: ServerCache): { readonly backend: Backend; readonly resolved: ResolvedServers } {
   const service = sources.service(ref.namespace, ref.service);
   if (!service) {
     const resolved = { servers: NO_SERVERS, issue: `${serviceLabel(ref)} not found`, problems: NO_PROBLEMS };

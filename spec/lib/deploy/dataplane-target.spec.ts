@@ -133,7 +133,10 @@ describe('Data Plane API target: an API in front of HAProxy', function () {
     // show stat's slim column is the server's maxconn.
     const stat = await runtimeCommand(world.emulator.statsSocket, 'show stat');
     const header = stat.split('\n')[0]!.replace(/^# /, '').split(',');
-    const row = stat.split('\n').find((line) => line.startsWith(`web,s${backends[2]},`))!.split(',');
+    const row = stat
+      .split('\n')
+      .find((line) => line.startsWith(`web,s${backends[2]},`))!
+      .split(',');
     expect(row[header.indexOf('slim')]).to.equal('7');
   });
 
