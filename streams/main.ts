@@ -6,6 +6,7 @@ import { parseCommandLine, portValue, usage, UsageError, type CommandSpec } from
 import { processOutput } from '../lib/cli/output.ts';
 import { terminationRequested } from '../lib/cli/termination.ts';
 import { defaultConfigPath, packageVersion } from '../lib/cli/package-root.ts';
+import { annotationsCommand } from '../lib/cli/annotations-command.ts';
 import { renderCommand } from '../lib/cli/render-command.ts';
 import { validateCommand } from '../lib/cli/validate-command.ts';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -123,6 +124,16 @@ const commands: readonly CommandSpec[] = [
     name: 'validate',
     summary: "Run the configuration's validationTests and print a table of results.",
     options: { config: configOption },
+  },
+  {
+    name: 'annotations',
+    summary:
+      "Report what each Ingress's haproxy.org/ and nginx.ingress.kubernetes.io/ annotations will do here: honoured, ignored and why, invalid and why, basic-auth users who cannot log in, and a summary by annotation.",
+    options: {
+      manifests: { type: 'string', description: 'A directory of Kubernetes YAML manifests (every file, multi-document); auth Secrets are looked up among them.' },
+      kubeconfig: { type: 'string', description: 'A kubeconfig file: read the Ingresses (and the auth Secrets they name) from its current cluster instead.' },
+      namespace: { type: 'string', description: 'With --kubeconfig: only the Ingresses of this namespace.', defaultText: 'all namespaces' },
+    },
   },
   { name: 'version', summary: 'Print the version and exit.', options: {} },
 ];
@@ -280,6 +291,8 @@ async function main(argv: readonly string[]): Promise<number> {
         return await renderCommand({ manifests: values['manifests']!, out: values['out']!, config: values['config'] }, processOutput);
       case 'validate':
         return await validateCommand({ config: values['config'] }, processOutput);
+      case 'annotations':
+        return await annotationsCommand({ manifests: values['manifests'], kubeconfig: values['kubeconfig'], namespace: values['namespace'] }, processOutput);
       case 'local':
         required('local', values, ['manifests']);
         return await runLocal(invocation.values as Record<string, string | boolean | string[] | undefined>);

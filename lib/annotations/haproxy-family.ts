@@ -1,9 +1,11 @@
 import { parseCidrList } from './addresses.ts';
 import { parseHaproxyBalance } from './balance.ts';
-import { balanceRule, listRule } from './shared-rules.ts';
+import { corsRule } from './cors.ts';
+import { balanceRule, basicAuthRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type SettingRule } from './rule.ts';
-import { parseSecretRef } from './text-values.ts';
-import { accept, parseBoolean, parseDuration, parseInteger, parseRedirectCode, refuse, type Parsed } from './values.ts';
+import { parseCookieName, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef } from './text-values.ts';
+import { accept, parseBoolean, parseDenyStatus, parseDuration, parseInteger, parseRedirectCode, refuse, type Parsed } from './values.ts';
+import type { RouteSettings } from './settings.ts';
 
 /**
  * haproxy.org/* annotations (haproxytech's kubernetes-ingress), as that
@@ -51,6 +53,80 @@ const protocol: SettingRule = {
   },
 };
 
+/** haproxytech's auth-type has one value. */
+const basicAuth = basicAuthRule((value) => (value === 'basic-auth' ? accept(value) : refuse('not an authentication type: use "basic-auth"')), 'Protected Content');
+
+const rateLimit: SettingRule = {
+  setting: 'route.rateLimit',
+  annotations: ['rate-limit-requests', 'rate-limit-period', 'rate-limit-status-code'],
+  read: (values) => {
+    const { values: read, invalid } = parsePresent(values, {
+      'rate-limit-requests': (value: string) => parseInteger(value, 1, 1_000_000_000),
+      'rate-limit-period': parseDuration,
+      'rate-limit-status-code': parseDenyStatus,
+    });
+    if (!isValid(invalid)) return { invalid };
+    const requests = read['rate-limit-requests'];
+    if (requests === undefined) return { ignored: ignoreAll(values, ['rate-limit-period', 'rate-limit-status-code'], 'rate-limit-requests is not set') };
+    const rate = { requests, period: read['rate-limit-period'] ?? 1000, status: read['rate-limit-status-code'] ?? 403 };
+    return { apply: (into) => (into.route.rateLimit = rate) };
+  },
+};
+
+/** A path, or "regex replacement"; haproxytech's several lines of rules are refused rather than half applied. */
+function parsePathRewrite(value: string): Parsed<NonNullable<RouteSettings['rewrite']>> {
+  const lines = value.split('\n').filter((line) => line.trim() !== '');
+  if (lines.length > 1) return refuse('several rewrite lines are not supported: use one "regex replacement" or one path');
+  const parts = (lines[0] ?? '').trim().split(/\s+/);
+  if (parts.length === 1) {
+    const path = parsePath(parts[0]!);
+    return path.ok ? accept({ kind: 'full', path: path.value }) : path;
+  }
+  if (parts.length > 2) return refuse('not a path rewrite: use a path, or a regular expression and its replacement separated by a space');
+  const pattern = parseRegex(parts[0]!);
+  if (!pattern.ok) return pattern;
+  const replacement = parseReplacement(parts[1]!);
+  return replacement.ok ? accept({ kind: 'regex', pattern: pattern.value, replacement: replacement.value }) : replacement;
+}
+
+/** request-redirect: the request's host (and port) replaced, the rest of its URL kept. */
+function parseRedirectHost(value: string): Parsed<{ host: string; port?: number }> {
+  const host = parseHost(value);
+  if (!host.ok) return host;
+  const [name, port] = value.split(':');
+  return accept(port === undefined ? { host: name! } : { host: name!, port: Number(port) });
+}
+
+const redirect: SettingRule = {
+  setting: 'route.redirect',
+  annotations: ['request-redirect', 'request-redirect-code'],
+  read: (values) => {
+    const { values: read, invalid } = parsePresent(values, { 'request-redirect': parseRedirectHost, 'request-redirect-code': parseRedirectCode });
+    if (!isValid(invalid)) return { invalid };
+    const target = read['request-redirect'];
+    if (target === undefined) return { ignored: { 'request-redirect-code': 'request-redirect is not set' } };
+    const code = read['request-redirect-code'] ?? 302;
+    return { apply: (into) => (into.route.redirect = { code, ...target }) };
+  },
+};
+
+/** check-http's path; haproxytech's "METHOD path [version]" forms are refused with a hint, the check being GET. */
+function parseCheckPath(value: string): Parsed<string> {
+  if (/^[A-Z]+\s+\//.test(value)) return refuse('a method (and version) is not supported: give the path alone, checked with GET');
+  return parsePath(value);
+}
+
+const healthCheck: SettingRule = {
+  setting: 'backend.healthCheck',
+  annotations: ['check-http', 'check-interval'],
+  read: (values) => {
+    const { values: read, invalid } = parsePresent(values, { 'check-http': parseCheckPath, 'check-interval': parseDuration });
+    if (!isValid(invalid)) return { invalid };
+    const check = { ...(read['check-http'] === undefined ? {} : { path: read['check-http'] }), ...(read['check-interval'] === undefined ? {} : { interval: read['check-interval'] }) };
+    return { apply: (into) => (into.backend.healthCheck = check) };
+  },
+};
+
 export const haproxyFamily: AnnotationFamily = {
   prefix: 'haproxy.org/',
   rules: [
@@ -68,6 +144,25 @@ export const haproxyFamily: AnnotationFamily = {
     ),
     listRule('route.allow', ['allow-list', 'whitelist'], parseCidrList, (into, value) => (into.route.allow = value)),
     listRule('route.deny', ['deny-list', 'blacklist'], parseCidrList, (into, value) => (into.route.deny = value)),
+    hstsRule,
+    singleRule('backend.affinity', 'cookie-persistence', parseCookieName, (into, cookie) => (into.backend.affinity = { cookie })),
+    basicAuth,
+    rateLimit,
+    singleRule('route.rewrite', 'path-rewrite', parsePathRewrite, (into, rewrite) => (into.route.rewrite = rewrite)),
+    redirect,
+    singleRule('route.upstreamHost', 'set-host', parseHost, (into, host) => (into.route.upstreamHost = host)),
+    requestHeadersRule,
+    responseHeadersRule,
+    corsRule({
+      enable: 'cors-enable',
+      maxAge: (value) => {
+        const duration = parseDuration(value);
+        return duration.ok ? accept(Math.ceil(duration.value / 1000)) : duration;
+      },
+      defaults: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5 },
+    }),
+    healthCheck,
+    sslPassthroughRule,
   ],
   unsupported: (name) => UNSUPPORTED[name] ?? 'not supported by haproxy-template-ic (see docs/annotations.md)',
 };
@@ -86,7 +181,17 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'timeout-http-keep-alive': frontendTimeout,
   'timeout-queue': "not supported: HAProxy's default queue timeout (the connect timeout) applies",
   'ssl-redirect-port': "not supported: the redirect keeps the request's host and goes to the default HTTPS port",
-  'ssl-passthrough': 'not supported: TLS is terminated by HAProxy',
   'server-crt': 'not supported: client certificates towards backends are not offered',
   'send-proxy-protocol': 'not supported: servers are spoken to in plain HTTP or TLS',
+  check: 'servers are checked when check-http or check-interval is set',
+  'rate-limit-size': 'not supported: the controller sizes the rate tables',
+  'rate-limit-whitelist': 'not supported: every source is limited',
+  'cookie-persistence-no-dynamic': 'not supported: the cookie holds the server name',
+  'request-capture': 'not supported: request captures change the log format every route shares',
+  'request-capture-len': 'not supported: request captures change the log format every route shares',
+  'src-ip-header': "not supported: the source is the connection's address",
+  'forwarded-for': 'X-Forwarded-For is set as the template decides',
+  'standalone-backend': 'not supported: backends are shared by Service and port',
+  'route-acl': 'not supported: routing is by host and path',
+  'scale-server-slots': 'not supported: servers follow the endpoints',
 };

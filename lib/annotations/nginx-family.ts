@@ -1,10 +1,11 @@
 import { parseCidrList } from './addresses.ts';
 import { parseNginxBalance, parseUpstreamHashBy } from './balance.ts';
-import { balanceOutcome, listRule } from './shared-rules.ts';
+import { corsRule } from './cors.ts';
+import { balanceOutcome, basicAuthRule, hstsRule, ignoreAll, listRule, refusedWhenTrue, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type RuleRead, type SettingRule } from './rule.ts';
-import type { BackendSettings } from './settings.ts';
-import { parseHost, parseSecretRef } from './text-values.ts';
-import { accept, parseBoolean, parseSeconds, refuse, type Parsed } from './values.ts';
+import type { BackendSettings, RedirectCode, RouteSettings } from './settings.ts';
+import { parseCookieName, parseHost, parsePath, parseSecretRef, parseUrl } from './text-values.ts';
+import { accept, parseBoolean, parseInteger, parseRedirectCode, parseSeconds, parseSize, refuse, type Parsed } from './values.ts';
 
 /**
  * nginx.ingress.kubernetes.io/* annotations (ingress-nginx), read with
@@ -110,6 +111,128 @@ const balance: SettingRule = {
   },
 };
 
+const affinity: SettingRule = {
+  setting: 'backend.affinity',
+  annotations: ['affinity', 'session-cookie-name'],
+  read: (values) => {
+    const { values: read, invalid } = parsePresent(values, {
+      affinity: (value: string) => (value === 'cookie' ? accept(value) : refuse('not an affinity type: use "cookie"')),
+      'session-cookie-name': parseCookieName,
+    });
+    if (!isValid(invalid)) return { invalid };
+    if (read.affinity === undefined) return { ignored: { 'session-cookie-name': 'affinity is not "cookie"' } };
+    const cookie = read['session-cookie-name'] ?? 'INGRESSCOOKIE';
+    return { apply: (into) => (into.backend.affinity = { cookie }) };
+  },
+};
+
+/**
+ * Basic auth only: digest is refused, since serving the route without it
+ * would open it. The Secret's format (auth-secret-type) is told apart by
+ * its keys when the users are read (lib/annotations/auth-users.ts).
+ */
+const basicAuth = basicAuthRule(
+  (value) => (value === 'basic' ? accept(value) : refuse(value === 'digest' ? 'digest authentication is not supported: use "basic"' : 'not an authentication type: use "basic"')),
+  '',
+  { 'auth-secret-type': (value) => (value === 'auth-file' || value === 'auth-map' ? accept(value) : refuse('not a Secret type: use "auth-file" or "auth-map"')) },
+);
+
+/** limit-rps (per second) or limit-rpm (per minute), answered 503 as ingress-nginx's limit-req-status-code default. */
+const rateLimit: SettingRule = {
+  setting: 'route.rateLimit',
+  annotations: ['limit-rps', 'limit-rpm'],
+  read: (values) => {
+    const { values: read, invalid } = parsePresent(values, {
+      'limit-rps': (value: string) => parseInteger(value, 1, 1_000_000_000),
+      'limit-rpm': (value: string) => parseInteger(value, 1, 1_000_000_000),
+    });
+    if (!isValid(invalid)) return { invalid };
+    const rps = read['limit-rps'];
+    const rate = rps === undefined ? { requests: read['limit-rpm']!, period: 60_000, status: 503 } : { requests: rps, period: 1000, status: 503 };
+    return {
+      apply: (into) => (into.route.rateLimit = rate),
+      ...(rps !== undefined && read['limit-rpm'] !== undefined ? { ignored: { 'limit-rpm': 'limit-rps is read instead: one rate per route' } } : {}),
+    };
+  },
+};
+
+const CAPTURE = /\$(\d)/g;
+
+/**
+ * rewrite-target: the whole path replaced (nginx's rewrite replaces the
+ * whole URI); with captures ($1..$9) of the route's path, which makes that
+ * path a regular expression as in ingress-nginx.
+ */
+function parseRewriteTarget(value: string): Parsed<NonNullable<RouteSettings['rewrite']>> {
+  const withoutCaptures = value.replace(CAPTURE, '');
+  const path = parsePath(withoutCaptures === '' ? '/' : withoutCaptures.startsWith('/') ? withoutCaptures : `/${withoutCaptures}`);
+  if (!path.ok) return refuse(path.reason.replace('not a path', 'not a rewrite target'));
+  if (withoutCaptures === value) return value.startsWith('/') ? accept({ kind: 'full', path: value }) : refuse('not a rewrite target: it must start with "/"');
+  return accept({ kind: 'route-path', replacement: value.replace(CAPTURE, '\\$1') });
+}
+
+const rewrite = singleRule('route.rewrite', 'rewrite-target', parseRewriteTarget, (into, target) => {
+  into.route.rewrite = target;
+  if (target.kind === 'route-path') into.route.regexPath = true;
+});
+
+type RedirectTarget = { readonly location: string } | { readonly scheme: 'http' | 'https'; readonly host: string; readonly port?: number };
+
+const KEEP_URI = /^(https?):\/\/([^/?#]+)\$request_uri$/;
+
+/**
+ * A URL, or the common `scheme://host$request_uri` (the request's path and
+ * query kept, only scheme and host replaced), read as that. Other nginx
+ * variables are refused with the URL check's reason ("$").
+ */
+function parseRedirectTarget(value: string): Parsed<RedirectTarget> {
+  const keep = KEEP_URI.exec(value);
+  if (keep === null) {
+    const url = parseUrl(value);
+    return url.ok ? accept({ location: url.value }) : url;
+  }
+  const host = parseHost(keep[2]!);
+  if (!host.ok) return host;
+  const [name, port] = host.value.split(':');
+  return accept({ scheme: keep[1] as 'http' | 'https', host: name!, ...(port === undefined ? {} : { port: Number(port) }) });
+}
+
+/** temporal-redirect before permanent-redirect, as ingress-nginx reads them. */
+const redirect: SettingRule = {
+  setting: 'route.redirect',
+  annotations: ['temporal-redirect', 'temporal-redirect-code', 'permanent-redirect', 'permanent-redirect-code'],
+  read: (values) => {
+    const { values: read, invalid } = parsePresent(values, {
+      'temporal-redirect': parseRedirectTarget,
+      'temporal-redirect-code': parseRedirectCode,
+      'permanent-redirect': parseRedirectTarget,
+      'permanent-redirect-code': parseRedirectCode,
+    });
+    if (!isValid(invalid)) return { invalid };
+    const [kind, defaultCode] = read['temporal-redirect'] !== undefined ? (['temporal', 302] as const) : (['permanent', 301] as const);
+    const other = kind === 'temporal' ? 'permanent' : 'temporal';
+    const target = read[`${kind}-redirect`];
+    if (target === undefined) return { ignored: ignoreAll(values, ['temporal-redirect-code', 'permanent-redirect-code'], 'no temporal-redirect or permanent-redirect is set') };
+    const code: RedirectCode = read[`${kind}-redirect-code`] ?? defaultCode;
+    return {
+      apply: (into) => (into.route.redirect = { code, ...target }),
+      ignored: ignoreAll(values, [`${other}-redirect`, `${other}-redirect-code`], `${kind}-redirect is read instead`),
+    };
+  },
+};
+
+/** ingress-nginx's proxy-body-size: "0" lifts the limit, which is HAProxy's default. */
+const bodySize = singleRule('route.bodySizeLimit', 'proxy-body-size', parseSize, (into, bytes) => {
+  if (bytes > 0) into.route.bodySizeLimit = bytes;
+});
+
+/** A canary is served by ingress-nginx beside its main Ingress; served alone here it would take the main Ingress's routes. */
+const canary = refusedWhenTrue(
+  'canary',
+  'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes',
+  'not a canary: the Ingress is served as an ordinary one',
+);
+
 export const nginxFamily: AnnotationFamily = {
   prefix: 'nginx.ingress.kubernetes.io/',
   rules: [
@@ -120,12 +243,45 @@ export const nginxFamily: AnnotationFamily = {
     balance,
     listRule('route.allow', ['allowlist-source-range', 'whitelist-source-range'], parseCidrList, (into, value) => (into.route.allow = value)),
     listRule('route.deny', ['denylist-source-range'], parseCidrList, (into, value) => (into.route.deny = value)),
+    hstsRule,
+    affinity,
+    basicAuth,
+    rateLimit,
+    singleRule(
+      'route.connectionLimit',
+      'limit-connections',
+      (value) => parseInteger(value, 1, 1_000_000_000),
+      (into, limit) => (into.route.connectionLimit = limit),
+    ),
+    bodySize,
+    rewrite,
+    singleRule('route.regexPath', 'use-regex', parseBoolean, (into, regex) => {
+      if (regex) into.route.regexPath = true;
+    }),
+    singleRule('route.appRoot', 'app-root', parsePath, (into, path) => (into.route.appRoot = path)),
+    redirect,
+    singleRule('route.upstreamHost', 'upstream-vhost', parseHost, (into, host) => (into.route.upstreamHost = host)),
+    requestHeadersRule,
+    responseHeadersRule,
+    corsRule({
+      enable: 'enable-cors',
+      maxAge: (value) => parseInteger(value, 0, 1_000_000_000),
+      defaults: {
+        allowOrigins: ['*'],
+        allowMethods: ['GET', 'PUT', 'POST', 'DELETE', 'PATCH', 'OPTIONS'],
+        allowHeaders: ['DNT', 'Keep-Alive', 'User-Agent', 'X-Requested-With', 'If-Modified-Since', 'Cache-Control', 'Content-Type', 'Range', 'Authorization'],
+        allowCredentials: true,
+        maxAge: 1_728_000,
+      },
+    }),
+    canary,
+    sslPassthroughRule,
   ],
   unsupported: (name) => UNSUPPORTED[name] ?? (name.startsWith('canary') ? CANARY : 'not supported by haproxy-template-ic (see docs/annotations.md)'),
 };
 
 const snippet = 'snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read)';
-const CANARY = 'canary Ingresses are not supported: this Ingress would be served as an ordinary one';
+const CANARY = 'canary Ingresses are not supported (canary: "true" leaves the Ingress out)';
 
 const UNSUPPORTED: Readonly<Record<string, string>> = {
   'configuration-snippet': snippet,
@@ -133,7 +289,6 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'stream-snippet': snippet,
   'auth-snippet': snippet,
   'modsecurity-snippet': snippet,
-  'ssl-passthrough': 'not supported: TLS is terminated by HAProxy',
   'auth-url': 'external authentication is not supported',
   'auth-tls-secret': 'client certificate authentication is not supported',
   'enable-modsecurity': 'ModSecurity is an nginx module',
@@ -143,4 +298,18 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'proxy-next-upstream-timeout': 'not supported: HAProxy retries per its own retry settings',
   'proxy-next-upstream-tries': 'not supported: HAProxy retries per its own retry settings',
   'proxy-next-upstream': 'not supported: HAProxy retries per its own retry settings',
+  'limit-burst-multiplier': 'HAProxy counts requests over the period with no burst allowance: requests above the rate are refused at once',
+  'limit-whitelist': 'not supported: every source is limited',
+  'limit-rate': 'response bandwidth limits are not supported',
+  'limit-rate-after': 'response bandwidth limits are not supported',
+  'custom-headers': 'headers from a ConfigMap are not read: use request-set-header or response-set-header on the Ingress',
+  'cors-expose-headers': 'not supported: no Access-Control-Expose-Headers is sent',
+  'affinity-mode': 'HAProxy keeps a client on its server while that server is up ("persistent"); there is no rebalancing mode',
+  'session-cookie-path': 'not supported: the cookie is set for the path of the request',
+  'session-cookie-max-age': 'not supported: the cookie lasts for the browser session',
+  'session-cookie-expires': 'not supported: the cookie lasts for the browser session',
+  'preserve-trailing-slash': "not supported: the HTTPS redirect keeps the request's path as it is",
+  'x-forwarded-prefix': 'not supported: no X-Forwarded-Prefix is sent',
+  'proxy-http-version': 'not supported: HAProxy speaks HTTP/1.1 to servers unless backend-protocol says otherwise',
+  'from-to-www-redirect': 'not supported: add the other host to the Ingress, or a permanent-redirect Ingress for it',
 };

@@ -7,15 +7,17 @@ import type { AnnotationOutcome, ReadSettings } from './settings.ts';
 export type { ReadContext } from './rule.ts';
 
 /**
- * The families in precedence order: when both spell the same setting on
+ * The families in precedence order: when two spell the same setting on
  * one object, haproxy.org/ (this controller's own dialect) is read and the
  * other family's annotations for that setting are ignored, naming it.
+ * haproxy.com/ is haproxytech's other spelling of the same annotations.
  */
-const FAMILIES: readonly AnnotationFamily[] = [haproxyFamily, nginxFamily];
+const FAMILIES: readonly AnnotationFamily[] = [haproxyFamily, { ...haproxyFamily, prefix: 'haproxy.com/' }, nginxFamily];
 
 /**
  * Reads the settings an object's annotations ask for, both families
- * (haproxy.org/* and nginx.ingress.kubernetes.io/*) into one vocabulary.
+ * (haproxy.org/* or haproxy.com/*, and nginx.ingress.kubernetes.io/*)
+ * into one vocabulary.
  * Annotations of neither family are not read here: they stay reachable
  * by custom templates through the annotations view.
  *
@@ -33,6 +35,7 @@ export function readAnnotationSettings(annotations: Readonly<Record<string, stri
   const byFamily = FAMILIES.map((family) => ({ family, names: familyNames(annotations ?? {}, family.prefix) }));
 
   for (const { family, names } of byFamily) {
+    if (names.size === 0) continue;
     const values: FamilyValues = (name) => (names.has(name) ? annotations![family.prefix + name] : undefined);
     const read = new Set<string>();
     for (const rule of family.rules) {

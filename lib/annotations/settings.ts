@@ -131,6 +131,6 @@ export type AnnotationOutcome =
 export interface ReadSettings {
   readonly backend: BackendSettings;
   readonly route: RouteSettings;
-  /** One per annotation of a known family (haproxy.org/, nginx.ingress.kubernetes.io/), in name order. */
+  /** One per annotation of a known family (haproxy.org/ and its alias haproxy.com/, nginx.ingress.kubernetes.io/), in name order. */
   readonly outcomes: readonly AnnotationOutcome[];
 }

@@ -1,6 +1,8 @@
 import type { BalanceRead } from './balance.ts';
-import type { DraftSettings, SettingRule } from './rule.ts';
-import type { Parsed } from './values.ts';
+import { isValid, parsePresent, singleRule, type DraftSettings, type FamilyValues, type SettingRule } from './rule.ts';
+import type { HeaderAction } from './settings.ts';
+import { parseFreeText, parseHeaderName, parseSecretRef } from './text-values.ts';
+import { accept, parseBoolean, parseInteger, refuse, type Parsed } from './values.ts';
 
 /**
  * Rule shapes both families use.
@@ -38,3 +40,105 @@ export function balanceOutcome(annotation: string, parsed: Parsed<BalanceRead>):
   const read = parsed.value;
   return 'balance' in read ? { apply: (into) => (into.backend.balance = read.balance) } : { ignored: { [annotation]: read.unsupported } };
 }
+
+/**
+ * HSTS. Neither controller has it as an Ingress annotation (ingress-nginx
+ * has it in its ConfigMap, with these names and defaults: a year, with
+ * subdomains, no preload), so both families read the same names.
+ */
+export const hstsRule: SettingRule = {
+  setting: 'route.hsts',
+  annotations: ['hsts', 'hsts-max-age', 'hsts-include-subdomains', 'hsts-preload'],
+  read: (values) => {
+    const { values: read, invalid } = parsePresent(values, {
+      hsts: parseBoolean,
+      'hsts-max-age': (value: string) => parseInteger(value, 0, 1_000_000_000),
+      'hsts-include-subdomains': parseBoolean,
+      'hsts-preload': parseBoolean,
+    });
+    if (!isValid(invalid)) return { invalid };
+    if (read.hsts !== true) return { ignored: ignoreAll(values, ['hsts-max-age', 'hsts-include-subdomains', 'hsts-preload'], 'hsts is not "true"') };
+    const hsts = { maxAge: read['hsts-max-age'] ?? 31_536_000, includeSubdomains: read['hsts-include-subdomains'] ?? true, preload: read['hsts-preload'] ?? false };
+    return { apply: (into) => (into.route.hsts = hsts) };
+  },
+};
+
+/** The same reason for each of `names` that is present. */
+export function ignoreAll(values: FamilyValues, names: readonly string[], reason: string): Record<string, string> {
+  return Object.fromEntries(names.filter((name) => values(name) !== undefined).map((name) => [name, reason]));
+}
+
+/**
+ * Header lines as haproxy.org writes them: one header a line, its name,
+ * a space and its value. Values are free text (parseFreeText): no "%", so
+ * none of haproxytech's log-format expressions.
+ */
+export function parseHeaderLines(value: string): Parsed<HeaderAction[]> {
+  const headers: HeaderAction[] = [];
+  for (const line of value.split('\n').map((text) => text.trim())) {
+    if (line === '') continue;
+    const space = line.search(/\s/);
+    const name = parseHeaderName(space === -1 ? line : line.slice(0, space));
+    if (!name.ok) return name;
+    if (space === -1) return refuse(`header ${name.value} has no value: write "Name value", one header a line`);
+    const text = parseFreeText(line.slice(space).trim());
+    if (!text.ok) return refuse(`the value of header ${name.value} ${text.reason}`);
+    if (headers.some((header) => header.name.toLowerCase() === name.value.toLowerCase())) return refuse(`header ${name.value} is set twice`);
+    headers.push({ name: name.value, value: text.value });
+  }
+  return headers.length === 0 ? refuse('no header: write "Name value", one header a line') : accept(headers);
+}
+
+export const requestHeadersRule = singleRule('route.requestHeaders', 'request-set-header', parseHeaderLines, (into, set) => (into.route.requestHeaders = { set }));
+export const responseHeadersRule = singleRule('route.responseHeaders', 'response-set-header', parseHeaderLines, (into, set) => (into.route.responseHeaders = { set }));
+
+/**
+ * Basic auth: auth-type (each controller spells "basic" its own way),
+ * auth-secret and auth-realm, and whatever else a family reads with them.
+ * auth-type without a Secret is refused: the route would be served open.
+ */
+export function basicAuthRule(parseType: (value: string) => Parsed<string>, defaultRealm: string, extra: Readonly<Record<string, (value: string) => Parsed<unknown>>> = {}): SettingRule {
+  const details = ['auth-secret', 'auth-realm', ...Object.keys(extra)];
+  return {
+    setting: 'route.basicAuth',
+    annotations: ['auth-type', ...details],
+    read: (values, context) => {
+      const { values: read, invalid } = parsePresent(values, {
+        ...extra,
+        'auth-type': parseType,
+        'auth-secret': (value: string) => parseSecretRef(value, context.namespace ?? ''),
+        'auth-realm': parseFreeText,
+      });
+      if (!isValid(invalid)) return { invalid };
+      if (read['auth-type'] === undefined) return { ignored: ignoreAll(values, details, 'auth-type is not set') };
+      const secret = read['auth-secret'];
+      if (secret === undefined) return { invalid: { 'auth-type': 'needs auth-secret naming the Secret with the users' } };
+      const realm = read['auth-realm'] ?? defaultRealm;
+      return { apply: (into) => (into.route.basicAuth = { secret, realm }) };
+    },
+  };
+}
+
+/**
+ * A feature that cannot be served here and whose object, served without
+ * it, would be wrong (a canary taking its main Ingress's routes, a
+ * passthrough backend sent plain HTTP): "true" leaves the object out,
+ * "false" is ignored as the default it is.
+ */
+export function refusedWhenTrue(annotation: string, refusal: string, otherwise: string): SettingRule {
+  return {
+    setting: `unsupported.${annotation}`,
+    annotations: [annotation],
+    read: (values) => {
+      const parsed = parseBoolean(values(annotation)!);
+      if (!parsed.ok) return { invalid: { [annotation]: parsed.reason } };
+      return parsed.value ? { invalid: { [annotation]: refusal } } : { ignored: { [annotation]: otherwise } };
+    },
+  };
+}
+
+export const sslPassthroughRule = refusedWhenTrue(
+  'ssl-passthrough',
+  'TLS passthrough is not supported: HAProxy terminates TLS, and the backend would be sent plain HTTP, so this Ingress is left out',
+  'no passthrough: TLS is terminated by HAProxy',
+);

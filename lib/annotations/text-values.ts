@@ -85,7 +85,43 @@ const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 export function parseSecretRef(value: string, ownNamespace: string): Parsed<SecretRef> {
   const parts = value.split('/');
   const [namespace, name] = parts.length === 2 ? [parts[0]!, parts[1]!] : [ownNamespace, parts[0]!];
+  // Never guessed: a reader that was not told the object's namespace refuses rather than look in the wrong one.
+  if (parts.length === 1 && ownNamespace === '') return refuse('names no namespace, and the object\'s own is unknown here: write "namespace/name"');
   if (parts.length > 2 || !DNS_SUBDOMAIN.test(name) || (parts.length === 2 && !DNS_LABEL.test(namespace)))
     return refuse('not a Secret reference: use "name" or "namespace/name" (lowercase Kubernetes names)');
   return accept({ namespace, name });
+}
+
+/** Printable ASCII that single quotes keep literal in HAProxy: no space, quote, backquote or "%". */
+const QUOTABLE = /^[\x21-\x7e]+$/;
+const UNQUOTABLE = /['"`%]/;
+
+function quotable(value: string, what: string): Parsed<string> {
+  if (value.length > MAX_FREE_TEXT) return refuse(`not ${what}: it is longer than ${MAX_FREE_TEXT} characters`);
+  if (!QUOTABLE.test(value)) return refuse(`not ${what}: use printable ASCII without spaces`);
+  const character = UNQUOTABLE.exec(value);
+  return character === null ? accept(value) : refuse(`not ${what}: it contains ${JSON.stringify(character[0])} (admitted: printable ASCII without space, ' " \` %)`);
+}
+
+/**
+ * A regular expression HAProxy matches (PCRE): quotable (see the settings'
+ * rewrite) and compiling as a JavaScript regular expression, which covers
+ * the syntax the two share; one that JavaScript refuses is refused here too.
+ */
+export function parseRegex(value: string): Parsed<string> {
+  const text = quotable(value, 'a regular expression');
+  if (!text.ok) return text;
+  try {
+    RegExp(value);
+  } catch (error) {
+    // V8 says "Invalid regular expression: /<pattern>/: <cause>"; the pattern is the annotation's value, shown elsewhere.
+    const message = (error as Error).message;
+    return refuse(`not a regular expression: ${message.slice(message.lastIndexOf(': ') + 2)}`);
+  }
+  return accept(value);
+}
+
+/** A replacement for a regular expression's match, captures written \1..\9. */
+export function parseReplacement(value: string): Parsed<string> {
+  return quotable(value, 'a replacement');
 }

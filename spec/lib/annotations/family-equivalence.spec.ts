@@ -70,6 +70,120 @@ const ROWS: readonly Row[] = [
     expected: { route: { allow: ['10.0.0.0/8', '2001:db8::/32'] } },
   },
   { setting: 'deny-list', haproxy: { 'deny-list': '192.0.2.7' }, nginx: { 'denylist-source-range': '192.0.2.7' }, expected: { route: { deny: ['192.0.2.7'] } } },
+  {
+    setting: 'HSTS with defaults',
+    haproxy: { hsts: 'true' },
+    nginx: { hsts: 'true' },
+    expected: { route: { hsts: { maxAge: 31_536_000, includeSubdomains: true, preload: false } } },
+  },
+  {
+    setting: 'HSTS spelled out',
+    haproxy: { hsts: 'true', 'hsts-max-age': '600', 'hsts-include-subdomains': 'false', 'hsts-preload': 'true' },
+    nginx: { hsts: 'true', 'hsts-max-age': '600', 'hsts-include-subdomains': 'false', 'hsts-preload': 'true' },
+    expected: { route: { hsts: { maxAge: 600, includeSubdomains: false, preload: true } } },
+  },
+  { setting: 'cookie affinity', haproxy: { 'cookie-persistence': 'INGRESSCOOKIE' }, nginx: { affinity: 'cookie' }, expected: { backend: { affinity: { cookie: 'INGRESSCOOKIE' } } } },
+  {
+    setting: 'cookie affinity with a name',
+    haproxy: { 'cookie-persistence': 'srv' },
+    nginx: { affinity: 'cookie', 'session-cookie-name': 'srv' },
+    expected: { backend: { affinity: { cookie: 'srv' } } },
+  },
+  {
+    setting: 'basic auth',
+    haproxy: { 'auth-type': 'basic-auth', 'auth-secret': 'users', 'auth-realm': 'Staff only' },
+    nginx: { 'auth-type': 'basic', 'auth-secret': 'users', 'auth-realm': 'Staff only' },
+    expected: { route: { basicAuth: { secret: { namespace: 'shop', name: 'users' }, realm: 'Staff only' } } },
+  },
+  {
+    setting: 'rate limit per second',
+    haproxy: { 'rate-limit-requests': '10', 'rate-limit-status-code': '503' },
+    nginx: { 'limit-rps': '10' },
+    expected: { route: { rateLimit: { requests: 10, period: 1000, status: 503 } } },
+  },
+  {
+    setting: 'rate limit per minute',
+    haproxy: { 'rate-limit-requests': '100', 'rate-limit-period': '1m', 'rate-limit-status-code': '503' },
+    nginx: { 'limit-rpm': '100' },
+    expected: { route: { rateLimit: { requests: 100, period: 60_000, status: 503 } } },
+  },
+  { setting: 'whole path rewritten', haproxy: { 'path-rewrite': '/' }, nginx: { 'rewrite-target': '/' }, expected: { route: { rewrite: { kind: 'full', path: '/' } } } },
+  { setting: 'upstream Host', haproxy: { 'set-host': 'api.internal' }, nginx: { 'upstream-vhost': 'api.internal' }, expected: { route: { upstreamHost: 'api.internal' } } },
+  {
+    setting: 'request and response headers',
+    haproxy: { 'request-set-header': 'X-Team shop\nX-Tier gold', 'response-set-header': "Content-Security-Policy default-src 'self'" },
+    nginx: { 'request-set-header': 'X-Team shop\nX-Tier gold', 'response-set-header': "Content-Security-Policy default-src 'self'" },
+    expected: {
+      route: {
+        requestHeaders: {
+          set: [
+            { name: 'X-Team', value: 'shop' },
+            { name: 'X-Tier', value: 'gold' },
+          ],
+        },
+        responseHeaders: { set: [{ name: 'Content-Security-Policy', value: "default-src 'self'" }] },
+      },
+    },
+  },
+  {
+    setting: 'CORS',
+    haproxy: {
+      'cors-enable': 'true',
+      'cors-allow-origin': 'https://app.example.com',
+      'cors-allow-methods': 'GET, POST',
+      'cors-allow-headers': 'Content-Type, Authorization',
+      'cors-allow-credentials': 'true',
+      'cors-max-age': '10m',
+    },
+    nginx: {
+      'enable-cors': 'true',
+      'cors-allow-origin': 'https://app.example.com',
+      'cors-allow-methods': 'GET, POST',
+      'cors-allow-headers': 'Content-Type, Authorization',
+      'cors-allow-credentials': 'true',
+      'cors-max-age': '600',
+    },
+    expected: {
+      route: { cors: { allowOrigins: ['https://app.example.com'], allowMethods: ['GET', 'POST'], allowHeaders: ['Content-Type', 'Authorization'], allowCredentials: true, maxAge: 600 } },
+    },
+  },
+];
+
+/**
+ * Settings only one family spells (the other has no annotation for them):
+ * each is still read, honoured, into the setting the renderers implement.
+ */
+const ONE_FAMILY: readonly { readonly annotations: Record<string, string>; readonly expected: { readonly backend?: object; readonly route?: object } }[] = [
+  { annotations: { 'haproxy.org/pod-maxconn': '50' }, expected: { backend: { serverMaxconn: 50 } } },
+  { annotations: { 'haproxy.org/timeout-tunnel': '1h' }, expected: { backend: { timeouts: { tunnel: 3_600_000 } } } },
+  { annotations: { 'haproxy.org/check-http': '/healthz', 'haproxy.org/check-interval': '2s' }, expected: { backend: { healthCheck: { path: '/healthz', interval: 2000 } } } },
+  { annotations: { 'nginx.ingress.kubernetes.io/proxy-body-size': '1m' }, expected: { route: { bodySizeLimit: 1_048_576 } } },
+  { annotations: { 'nginx.ingress.kubernetes.io/limit-connections': '20' }, expected: { route: { connectionLimit: 20 } } },
+  { annotations: { 'nginx.ingress.kubernetes.io/app-root': '/app/' }, expected: { route: { appRoot: '/app/' } } },
+  { annotations: { 'nginx.ingress.kubernetes.io/use-regex': 'true' }, expected: { route: { regexPath: true } } },
+  // The two families' redirects mean different things: haproxy.org replaces the host (and port) of the request's URL, nginx sends every request to one URL.
+  {
+    annotations: { 'haproxy.org/request-redirect': 'example.com:8443', 'haproxy.org/request-redirect-code': '301' },
+    expected: { route: { redirect: { code: 301, host: 'example.com', port: 8443 } } },
+  },
+  { annotations: { 'nginx.ingress.kubernetes.io/permanent-redirect': 'https://example.com/new' }, expected: { route: { redirect: { code: 301, location: 'https://example.com/new' } } } },
+  // nginx's common "keep the request's path and query" spelling, read as a scheme and host replaced.
+  {
+    annotations: { 'nginx.ingress.kubernetes.io/permanent-redirect': 'https://new.example.com:8443$request_uri', 'nginx.ingress.kubernetes.io/permanent-redirect-code': '308' },
+    expected: { route: { redirect: { code: 308, scheme: 'https', host: 'new.example.com', port: 8443 } } },
+  },
+  {
+    annotations: { 'nginx.ingress.kubernetes.io/temporal-redirect': 'https://example.com/', 'nginx.ingress.kubernetes.io/temporal-redirect-code': '307' },
+    expected: { route: { redirect: { code: 307, location: 'https://example.com/' } } },
+  },
+  {
+    annotations: { 'nginx.ingress.kubernetes.io/rewrite-target': '/$2' },
+    expected: { route: { rewrite: { kind: 'route-path', replacement: '/\\2' }, regexPath: true } },
+  },
+  {
+    annotations: { 'haproxy.org/path-rewrite': '/foo/(.*) /\\1' },
+    expected: { route: { rewrite: { kind: 'regex', pattern: '/foo/(.*)', replacement: '/\\1' } } },
+  },
 ];
 
 const prefixed = (prefix: string, annotations: Record<string, string>): Record<string, string> =>
@@ -90,6 +204,16 @@ describe('annotation families: the same setting spelled either way reads the sam
           prefix,
         ).to.deep.equal([]);
       }
+    });
+  }
+});
+
+describe('annotation settings only one family spells', () => {
+  for (const row of ONE_FAMILY) {
+    it(Object.keys(row.annotations).join(', '), () => {
+      const read = readAnnotationSettings(row.annotations);
+      expect({ backend: read.backend, route: read.route }).to.deep.equal({ backend: row.expected.backend ?? {}, route: row.expected.route ?? {} });
+      expect(read.outcomes.every((outcome) => outcome.status === 'honoured')).to.equal(true);
     });
   }
 });

@@ -48,6 +48,21 @@ describe('readAnnotationSettings', () => {
     expect(read.outcomes.map((outcome) => outcome.status)).to.deep.equal(['honoured', 'honoured', 'ignored']);
   });
 
+  it("reads haproxy.com/ as haproxytech's other spelling of haproxy.org/, which wins when both are set", () => {
+    const read = readAnnotationSettings({ 'haproxy.com/timeout-server': '7s', 'haproxy.com/timeout-connect': '2s', [`${H}timeout-connect`]: '1s' });
+    expect(read.backend).to.deep.equal({ timeouts: { server: 7000, connect: 1000 } });
+    expect(read.outcomes).to.deep.equal([
+      {
+        annotation: 'haproxy.com/timeout-connect',
+        value: '2s',
+        status: 'ignored',
+        reason: 'haproxy.org/timeout-connect sets the same setting (backend.timeouts.connect) on this object and takes precedence',
+      },
+      { annotation: 'haproxy.com/timeout-server', value: '7s', status: 'honoured', setting: 'backend.timeouts.server' },
+      { annotation: `${H}timeout-connect`, value: '1s', status: 'honoured', setting: 'backend.timeouts.connect' },
+    ]);
+  });
+
   it('names the setting an annotation honoured', () => {
     const read = readAnnotationSettings({ [`${N}whitelist-source-range`]: '10.0.0.0/8, 192.168.1.1' });
     expect(read.route).to.deep.equal({ allow: ['10.0.0.0/8', '192.168.1.1'] });
@@ -159,5 +174,90 @@ describe('readAnnotationSettings', () => {
       expect(read.route).to.deep.equal({});
       expect(read.outcomes[0]).to.deep.include({ status: 'invalid', reason: 'not a CIDR: "10.1.0.0/33" (the prefix length must be 0 to 32)' });
     });
+  });
+
+  describe('annotations that mean something only with another', () => {
+    const cases: [string, Record<string, string>, string][] = [
+      ['an HSTS detail without hsts', { [`${N}hsts-max-age`]: '60' }, 'hsts is not "true"'],
+      ['a CORS detail without cors-enable', { [`${H}cors-allow-origin`]: '*' }, 'cors-enable is not "true"'],
+      ['a CORS detail without enable-cors', { [`${N}cors-max-age`]: '60' }, 'enable-cors is not "true"'],
+      ['a rate period without a rate', { [`${H}rate-limit-period`]: '1m' }, 'rate-limit-requests is not set'],
+      ['an auth Secret without auth-type', { [`${N}auth-secret`]: 'web/users' }, 'auth-type is not set'],
+      ['a cookie name without affinity', { [`${N}session-cookie-name`]: 'srv' }, 'affinity is not "cookie"'],
+      ['a redirect code without a redirect', { [`${N}permanent-redirect-code`]: '308' }, 'no temporal-redirect or permanent-redirect is set'],
+      ['a redirect code without request-redirect', { [`${H}request-redirect-code`]: '301' }, 'request-redirect is not set'],
+    ];
+    for (const [what, annotations, reason] of cases) {
+      it(`ignores ${what}, saying why`, () => {
+        const read = readAnnotationSettings(annotations);
+        expect(read.outcomes).to.have.length(1);
+        expect(read.outcomes[0]).to.deep.include({ status: 'ignored', reason });
+        expect({ backend: read.backend, route: read.route }).to.deep.equal({ backend: {}, route: {} });
+      });
+    }
+  });
+
+  describe('refusals that keep a route from being served open or wrong', () => {
+    const cases: [string, Record<string, string>, string, string][] = [
+      ['basic auth without a Secret', { [`${H}auth-type`]: 'basic-auth' }, `${H}auth-type`, 'needs auth-secret naming the Secret with the users'],
+      ['digest auth', { [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, `${N}auth-type`, 'digest authentication is not supported: use "basic"'],
+      [
+        'a canary Ingress',
+        { [`${N}canary`]: 'true', [`${N}canary-weight`]: '10' },
+        `${N}canary`,
+        'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes',
+      ],
+      [
+        'several rewrite lines',
+        { [`${H}path-rewrite`]: '/a/(.*) /\\1\n/b/(.*) /c/\\1' },
+        `${H}path-rewrite`,
+        'several rewrite lines are not supported: use one "regex replacement" or one path',
+      ],
+      ['a health check with a method', { [`${H}check-http`]: 'HEAD /health' }, `${H}check-http`, 'a method (and version) is not supported: give the path alone, checked with GET'],
+      ['a redirect with an nginx variable other than a trailing $request_uri', { [`${N}temporal-redirect`]: 'https://example.com/$uri' }, `${N}temporal-redirect`, 'not a URL: contains "$"'],
+      ['a rewrite target that is not a path', { [`${N}rewrite-target`]: '/$1 x' }, `${N}rewrite-target`, 'not a rewrite target: contains " "'],
+      [
+        'a header value with a log-format expression',
+        { [`${H}request-set-header`]: 'X-Client %[src]' },
+        `${H}request-set-header`,
+        'the value of header X-Client contains "%", which HAProxy would read inside a quoted string (admitted: printable ASCII except " \\ $ %)',
+      ],
+    ];
+    for (const [what, annotations, annotation, reason] of cases) {
+      it(`refuses ${what}`, () => {
+        const read = readAnnotationSettings(annotations);
+        expect(read.outcomes.find((outcome) => outcome.annotation === annotation)).to.deep.include({ status: 'invalid', reason });
+      });
+    }
+  });
+
+  it('nginx: proxy-body-size "0" lifts the limit (HAProxy\'s default), honoured', () => {
+    const read = readAnnotationSettings({ [`${N}proxy-body-size`]: '0' });
+    expect(read.route).to.deep.equal({});
+    expect(read.outcomes[0]).to.deep.include({ status: 'honoured', setting: 'route.bodySizeLimit' });
+  });
+
+  it('nginx: the longer of proxy-read-timeout and proxy-send-timeout is the server timeout', () => {
+    expect(readAnnotationSettings({ [`${N}proxy-read-timeout`]: '30', [`${N}proxy-send-timeout`]: '90' }).backend).to.deep.equal({ timeouts: { server: 90_000 } });
+  });
+
+  it('nginx: limit-rps is read over limit-rpm', () => {
+    const read = readAnnotationSettings({ [`${N}limit-rps`]: '5', [`${N}limit-rpm`]: '100' });
+    expect(read.route).to.deep.equal({ rateLimit: { requests: 5, period: 1000, status: 503 } });
+    expect(read.outcomes[0]).to.deep.include({ annotation: `${N}limit-rpm`, status: 'ignored', reason: 'limit-rps is read instead: one rate per route' });
+  });
+
+  it('names a reason for every unsupported annotation, snippets included', () => {
+    const read = readAnnotationSettings({ [`${H}backend-config-snippet`]: 'http-request deny', [`${H}timeout-client`]: '5s', [`${N}made-up`]: 'x' });
+    expect(read.outcomes).to.deep.equal([
+      {
+        annotation: `${H}backend-config-snippet`,
+        value: 'http-request deny',
+        status: 'ignored',
+        reason: 'configuration snippets are not supported: raw HAProxy configuration from an object could add any directive',
+      },
+      { annotation: `${H}timeout-client`, value: '5s', status: 'ignored', reason: 'applies to the frontend every route shares: set it in the template values, not per Ingress' },
+      { annotation: `${N}made-up`, value: 'x', status: 'ignored', reason: 'not supported by haproxy-template-ic (see docs/annotations.md)' },
+    ]);
   });
 });

@@ -1,0 +1,190 @@
+import { expect } from 'chai';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { annotationsCommand } from '../../lib/cli/annotations-command.ts';
+import { UsageError } from '../../lib/cli/arguments.ts';
+import type { CommandOutput } from '../../lib/cli/output.ts';
+import type { KubeObject } from '../../lib/pipeline/model.ts';
+import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
+import { writeKubeconfig } from '../support/fake-apiserver/kubeconfig.ts';
+import { reservePort } from '../support/ports.ts';
+
+function captured(): CommandOutput & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { stdout, stderr, out: (t) => void stdout.push(t), err: (t) => void stderr.push(t) };
+}
+
+const BCRYPT = '$2y$04$ehJ/BjPX7IidaLLJ6tlg/e9lT5JN1b6SRYX3.G4sWDHpSrcQylwYi';
+const APR1 = '$apr1$abcdefgh$h7ZMHhhVcuEqF1m5wGTqF1';
+const base64 = (text: string): string => Buffer.from(text).toString('base64');
+
+function ingress(namespace: string, name: string, annotations: Record<string, string>, tls = false): KubeObject {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { namespace, name, annotations },
+    spec: {
+      ...(tls ? { tls: [{ hosts: [`${name}.example.com`], secretName: `${name}-tls` }] } : {}),
+      rules: [{ host: `${name}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name, port: { number: 80 } } } }] } }],
+    },
+  };
+}
+
+const SHOP = ingress(
+  'web',
+  'shop',
+  {
+    'nginx.ingress.kubernetes.io/proxy-read-timeout': '120',
+    'nginx.ingress.kubernetes.io/configuration-snippet': 'more_set_headers "X-Frame-Options: DENY";',
+    'nginx.ingress.kubernetes.io/auth-type': 'basic',
+    'nginx.ingress.kubernetes.io/auth-secret': 'shop-users',
+    'nginx.ingress.kubernetes.io/proxy-body-size': '8x',
+  },
+  true,
+);
+const API = ingress('web', 'api', { 'haproxy.org/timeout-server': '30s', 'haproxy.org/load-balance': 'leastconn' });
+const PLAIN = ingress('other', 'plain', { 'example.com/owner': 'team-a' });
+const USERS: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'web', name: 'shop-users' }, data: { auth: base64(`alice:${APR1}\nbob:${BCRYPT}\n`) } };
+
+/** The report's lines for these objects, wherever they were read from (source names aside). */
+const EXPECTED_REPORT = [
+  'Ingress other/plain',
+  '  no haproxy.org/ or nginx.ingress.kubernetes.io/ annotations',
+  '',
+  'Ingress web/api',
+  '  honoured  haproxy.org/load-balance: "leastconn" -> backend.balance',
+  '  honoured  haproxy.org/timeout-server: "30s" -> backend.timeouts.server',
+  '  backend settings: {"timeouts":{"server":30000},"balance":{"algorithm":"leastconn"}}',
+  '',
+  'Ingress web/shop',
+  '  honoured  nginx.ingress.kubernetes.io/auth-secret: "shop-users" -> route.basicAuth',
+  '  honoured  nginx.ingress.kubernetes.io/auth-type: "basic" -> route.basicAuth',
+  '  ignored   nginx.ingress.kubernetes.io/configuration-snippet: "more_set_headers \\"X-Frame-Options: DENY\\";": snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read)',
+  '  invalid   nginx.ingress.kubernetes.io/proxy-body-size: "8x": not a size: use a whole number with an optional unit k, m or g, e.g. "8m"',
+  '  honoured  nginx.ingress.kubernetes.io/proxy-read-timeout: "120" -> backend.timeouts.server',
+  '  excluded  an invalid annotation leaves this Ingress out (its routes are not served) until it is fixed',
+  '  auth      Secret web/shop-users: user "alice" cannot log in: Apache\'s MD5 ($apr1$, htpasswd\'s default) is not a crypt(3) scheme, so HAProxy never matches it: re-hash the password with `htpasswd -B` (bcrypt) or `mkpasswd -m yescrypt`',
+  '  auth      Secret web/shop-users: 1 of 2 users can log in (htpasswd)',
+  '  backend settings: {"timeouts":{"server":120000}}',
+  '  route settings: {"basicAuth":{"secret":{"namespace":"web","name":"shop-users"},"realm":""},"sslRedirect":{"code":308}}',
+  '',
+  'Summary: 3 Ingresses, by annotation',
+  'annotation                                         honoured  ignored  invalid',
+  'haproxy.org/load-balance                                  1        0        0',
+  'haproxy.org/timeout-server                                1        0        0',
+  'nginx.ingress.kubernetes.io/auth-secret                   1        0        0',
+  'nginx.ingress.kubernetes.io/auth-type                     1        0        0',
+  'nginx.ingress.kubernetes.io/configuration-snippet         0        1        0',
+  'nginx.ingress.kubernetes.io/proxy-body-size               0        0        1',
+  'nginx.ingress.kubernetes.io/proxy-read-timeout            1        0        0',
+  'total                                                     5        1        1',
+  '',
+];
+
+const withoutSources = (text: string): string => text.replace(/^(Ingress \S+) \(.*\)$/gm, '$1');
+
+describe('annotations command', () => {
+  let dir: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'annotations-command-'));
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  describe('over manifests', () => {
+    it('reports each Ingress, the auth users who cannot log in, and the summary; exit 0', async () => {
+      await writeFile(join(dir, 'apps.yaml'), [SHOP, API, USERS].map((object) => JSON.stringify(object)).join('\n---\n'));
+      await writeFile(join(dir, 'plain.json'), JSON.stringify(PLAIN));
+      const output = captured();
+      expect(await annotationsCommand({ manifests: dir }, output)).to.equal(0);
+      expect(output.stderr).to.deep.equal([]);
+      const text = output.stdout.join('');
+      expect(text).to.include('Ingress web/shop (apps.yaml#1)');
+      expect(withoutSources(text)).to.equal(EXPECTED_REPORT.join('\n'));
+    });
+
+    it('says when an auth Secret is not among the manifests', async () => {
+      await writeFile(join(dir, 'apps.yaml'), JSON.stringify(SHOP));
+      const output = captured();
+      expect(await annotationsCommand({ manifests: dir }, output)).to.equal(0);
+      expect(output.stdout.join('')).to.include(`  auth      Secret web/shop-users: not found in ${dir}; no user can log in\n`);
+    });
+
+    it('fails with exit 1 on a missing folder or a broken manifest, naming it', async () => {
+      const missing = captured();
+      expect(await annotationsCommand({ manifests: join(dir, 'nope') }, missing)).to.equal(1);
+      expect(missing.stderr).to.deep.equal([`error: ${join(dir, 'nope')}: no such directory\n`]);
+      await writeFile(join(dir, 'broken.yaml'), 'kind: Ingress\nmetadata: [unclosed\n');
+      const broken = captured();
+      expect(await annotationsCommand({ manifests: dir }, broken)).to.equal(1);
+      expect(broken.stderr.join('')).to.match(/^error: broken\.yaml/);
+      expect(broken.stdout).to.deep.equal([]);
+    });
+  });
+
+  describe('over a cluster', () => {
+    let fake: FakeApiServer;
+
+    before(async () => {
+      fake = await startFakeApiServer({ requireToken: true });
+    });
+
+    after(async () => {
+      await fake.close();
+    });
+
+    it("reads every namespace's Ingresses and the auth Secrets they name, with the same report", async () => {
+      for (const object of [SHOP, API, PLAIN, USERS]) fake.create(object);
+      const output = captured();
+      expect(await annotationsCommand({ kubeconfig: fake.kubeconfigPath }, output)).to.equal(0);
+      expect(output.stderr).to.deep.equal([]);
+      expect(output.stdout.join('')).to.equal(EXPECTED_REPORT.join('\n'));
+    });
+
+    it('reads one namespace with --namespace', async () => {
+      const output = captured();
+      expect(await annotationsCommand({ kubeconfig: fake.kubeconfigPath, namespace: 'other' }, output)).to.equal(0);
+      expect(output.stdout.join('')).to.match(/^Ingress other\/plain\n[\s\S]*Summary: 1 Ingresses, by annotation\n/);
+    });
+
+    it('fails with exit 1 when the cluster answers with an error', async () => {
+      fake.faults.failNext(1, { verb: 'list', status: 500 });
+      const output = captured();
+      expect(await annotationsCommand({ kubeconfig: fake.kubeconfigPath }, output)).to.equal(1);
+      expect(output.stderr.join('')).to.match(/^error: http:\/\/127\.0\.0\.1:\d+: GET \/apis\/networking\.k8s\.io\/v1\/ingresses: 500 /);
+    });
+
+    it('fails with exit 1 when the cluster cannot be reached, or the kubeconfig read', async () => {
+      const port = await reservePort();
+      const kubeconfig = join(dir, 'kubeconfig');
+      await writeKubeconfig(kubeconfig, { server: `http://127.0.0.1:${port}`, token: 't', namespace: 'default' });
+      const unreachable = captured();
+      expect(await annotationsCommand({ kubeconfig }, unreachable)).to.equal(1);
+      expect(unreachable.stderr.join('')).to.match(new RegExp(`^error: http://127\\.0\\.0\\.1:${port}: fetch failed: .*ECONNREFUSED`));
+      const missing = captured();
+      expect(await annotationsCommand({ kubeconfig: join(dir, 'none') }, missing)).to.equal(1);
+      expect(missing.stderr.join('')).to.match(/^error: --kubeconfig .*none: /);
+    });
+  });
+
+  it('is a usage error without exactly one source, or with --namespace over manifests', async () => {
+    const output = captured();
+    await expectUsage(annotationsCommand({}, output), 'annotations: give exactly one of --manifests and --kubeconfig');
+    await expectUsage(annotationsCommand({ manifests: dir, kubeconfig: 'k' }, output), 'annotations: give exactly one of --manifests and --kubeconfig');
+    await expectUsage(annotationsCommand({ manifests: dir, namespace: 'web' }, output), 'annotations: --namespace is for --kubeconfig');
+  });
+});
+
+async function expectUsage(run: Promise<number>, message: string): Promise<void> {
+  const error = await run.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).to.be.instanceOf(UsageError);
+  expect((error as Error).message).to.equal(message);
+}
