@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createH2cServer, createSecureServer, type Http2SecureServer, type Http2Server, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { eventually } from '../support/eventually.ts';
@@ -151,6 +151,7 @@ describe('backend settings end to end', function () {
     await start('maxconn', 1, 'http', lingering);
     await start('healthy', 1, 'http');
     await start('unhealthy', 1, 'http', unhealthy);
+    await start('sticky', 2, 'http');
     await start('grow', 2, 'http');
     const ports = (name: string) => servers[name]!.map((loopback) => loopback.port);
     harness = await LocalHarness.start({
@@ -165,6 +166,7 @@ describe('backend settings end to end', function () {
         'source.yaml': row('source.example.com', { 'haproxy.org/load-balance': 'source' }, ports('source')),
         'maxconn.yaml': row('maxconn.example.com', { 'haproxy.org/pod-maxconn': '1' }, ports('maxconn')),
         'health.yaml': row('health.example.com', { 'haproxy.org/check-http': '/healthz', 'haproxy.org/check-interval': '100ms' }, [...ports('healthy'), ...ports('unhealthy')]),
+        'sticky.yaml': row('sticky.example.com', { 'haproxy.org/cookie-persistence': 'SRVID' }, ports('sticky')),
         'grow.yaml': row('grow.example.com', { 'haproxy.org/pod-maxconn': '50', 'haproxy.org/server-proto': 'h1', 'haproxy.org/timeout-server': '5s' }, ports('grow').slice(0, 1)),
       },
     });
@@ -225,6 +227,24 @@ describe('backend settings end to end', function () {
     expect(server!.most).to.equal(1);
   });
 
+  it('keeps a client on the server its affinity cookie names, where others are spread', async () => {
+    const ports = servers['sticky']!.map((loopback) => loopback.port);
+    // Without the cookie, round robin spreads requests over both servers.
+    expect(await harness.answering('sticky.example.com', '/', 8)).to.deep.equal([...ports].sort((a, b) => a - b));
+    const first = await harness.get('sticky.example.com', '/');
+    const cookie = String(first.headers['set-cookie'] ?? '').split(';')[0]!;
+    expect(cookie).to.match(/^SRVID=[0-9a-f]+$/);
+    const chosen = Number(/^backend (\d+)/.exec(first.body)![1]);
+    const seen = new Set<number>();
+    for (let i = 0; i < 8; i++) {
+      const response = await getWithCookie(harness, 'sticky.example.com', cookie);
+      seen.add(Number(/^backend (\d+)/.exec(response.body)![1]));
+      // indirect: the cookie the client already has is not set again.
+      expect(response.headers['set-cookie']).to.equal(undefined);
+    }
+    expect([...seen]).to.deep.equal([chosen]);
+  });
+
   it('drains a server failing its health check path while the other keeps serving', async () => {
     const [healthy] = servers['healthy']!;
     await harness.until('health.example.com', '/', [healthy!.port]);
@@ -251,4 +271,18 @@ async function eventuallyHeld(first: Loopback, second: Loopback): Promise<Loopba
     'a server to hold the request',
   );
   return found!;
+}
+
+/** A GET through HAProxy carrying a cookie. */
+function getWithCookie(harness: LocalHarness, host: string, cookie: string): Promise<{ readonly body: string; readonly headers: IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: '127.0.0.1', port: harness.ports.http, path: '/', headers: { host, cookie }, agent: false }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ body, headers: response.headers }));
+    });
+    request.on('error', reject);
+    request.end();
+  });
 }
