@@ -118,10 +118,10 @@ const unhealthy = (_loopback: Loopback, request: Asked, response: Answer): boole
 };
 
 /** One Ingress for `host`, routing / to a Service of its own whose endpoints are `ports` on loopback, with these annotations. */
-function row(host: string, annotations: Record<string, string>, ports: readonly number[]): string {
+function row(host: string, annotations: Record<string, string>, ports: readonly number[], created?: string): string {
   const name = host.split('.')[0]!;
   return docs(
-    ingress(name, host, [['/', 'Prefix', name, { number: 80 }]], undefined, { annotations }),
+    ingress(name, host, [['/', 'Prefix', name, { number: 80 }]], undefined, { annotations, ...(created === undefined ? {} : { created }) }),
     service(name, [{ name: 'http', port: 80, targetPort: 'http' }]),
     ...ports.map((port, index) => slice(`${name}-${index}`, name, 'http', port)),
   );
@@ -166,7 +166,7 @@ describe('backend settings end to end', function () {
         'source.yaml': row('source.example.com', { 'haproxy.org/load-balance': 'source' }, ports('source')),
         'maxconn.yaml': row('maxconn.example.com', { 'haproxy.org/pod-maxconn': '1' }, ports('maxconn')),
         'health.yaml': row('health.example.com', { 'haproxy.org/check-http': '/healthz', 'haproxy.org/check-interval': '100ms' }, [...ports('healthy'), ...ports('unhealthy')]),
-        'sticky.yaml': row('sticky.example.com', { 'haproxy.org/cookie-persistence': 'SRVID' }, ports('sticky')),
+        'sticky.yaml': row('sticky.example.com', { 'haproxy.org/cookie-persistence': 'SRVID' }, ports('sticky'), '2024-01-01T00:00:00Z'),
         'grow.yaml': row('grow.example.com', { 'haproxy.org/pod-maxconn': '50', 'haproxy.org/server-proto': 'h1', 'haproxy.org/timeout-server': '5s' }, ports('grow').slice(0, 1)),
       },
     });
@@ -243,6 +243,30 @@ describe('backend settings end to end', function () {
       expect(response.headers['set-cookie']).to.equal(undefined);
     }
     expect([...seen]).to.deep.equal([chosen]);
+  });
+
+  it('serves a backend two Ingresses share with the older one’s settings, and warns the newer one naming the backend, the winner and the settings', async () => {
+    const ports = servers['sticky']!.map((loopback) => loopback.port);
+    const mark = harness.mark();
+    await harness.write(
+      'sticky-newer.yaml',
+      ingress('sticky-newer', 'sticky-newer.example.com', [['/', 'Prefix', 'sticky', { number: 80 }]], undefined, {
+        created: '2025-01-01T00:00:00Z',
+        annotations: { 'haproxy.org/load-balance': 'source', 'haproxy.org/cookie-persistence': 'OTHER' },
+      }),
+    );
+    const rendered = await harness.next(mark, 'rendered');
+    expect(rendered.warnings.filter((problem) => problem.object === 'Ingress default/sticky-newer')).to.deep.equal([
+      {
+        object: 'Ingress default/sticky-newer',
+        field: 'metadata.annotations',
+        message: 'backend default_sticky_80 is served with the settings of older Ingress default/sticky, which differ from these in affinity, balance',
+      },
+    ]);
+    await harness.next(mark, 'deployed');
+    // The newer Ingress's host reaches the backend as the older Ingress set it: round robin with its cookie.
+    expect(await harness.answering('sticky-newer.example.com', '/', 8)).to.deep.equal([...ports].sort((a, b) => a - b));
+    expect(String((await harness.get('sticky-newer.example.com', '/')).headers['set-cookie'])).to.match(/^SRVID=/);
   });
 
   it('drains a server failing its health check path while the other keeps serving', async () => {
