@@ -6,12 +6,13 @@ import { compareCodeUnits } from '../compare.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
 import { DefaultBackends } from './default-backends.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
-import { claimOrder, RouteClaims } from './route-claims.ts';
+import { claimOrder, RouteClaims, type RouteMap } from './route-claims.ts';
 import { SecretUses, type SecretUse } from './secret-uses.ts';
 import { patchSorted } from './sorted-list.ts';
 import type { HostEntry, Route } from './types.ts';
-import type { BackendSettings } from '../annotations/settings.ts';
-import { NO_BACKEND_SETTINGS, settleBackendSettings, type BackendUser, type SettledBackendSettings } from './backend-settings.ts';
+import { RouteItem } from './model-source.ts';
+import { PolicyUses, type RoutePolicy } from './route-policies.ts';
+import { sourceOf } from '../pipeline/value-source.ts';
 
 /**
  * What the served Ingresses decide together: which namespace each host
@@ -54,6 +55,8 @@ export class IngressAggregate {
   exactRoutes: readonly Route[] = Object.freeze([]);
   /** Winning prefix-map lines, longest key first, ties by key. */
   prefixRoutes: readonly Route[] = Object.freeze([]);
+  /** Winning regex-map lines, longest key first (map_reg takes the first match), ties by key. */
+  regexRoutes: readonly Route[] = Object.freeze([]);
   /** Secrets named by served TLS entries, in no particular order. */
   secrets: readonly SecretUse[] = [];
   /** Problems of the Ingresses themselves, sorted. */
@@ -74,14 +77,11 @@ export class IngressAggregate {
   readonly #claims = new RouteClaims();
   /** Per backend, the claims it wins: any one has its ref, all are its referrers. */
   readonly #routedTo = new Map<string, OneOrMore<RouteClaim>>();
+  readonly #policies = new PolicyUses();
   readonly #defaults = new DefaultBackends();
   readonly #secretUses: SecretUses;
   /** Per Service ("namespace/name"), those naming one of its ports by name. */
   readonly #namedPorts = new Map<string, NamedPortUsers>();
-  /** Per backend whose users ask for settings, what it is served with and who is told otherwise; most backends have no entry. */
-  readonly #settings = new Map<string, SettledBackendSettings>();
-  /** The backends of #settings with conflict warnings. */
-  readonly #settingsConflicts = new Set<string>();
 
   // What changed since the last settle().
   /** Backends that gained or lost users outside a settle (a Service renamed their ports' backend). */
@@ -293,8 +293,6 @@ export class IngressAggregate {
     });
     let warningsMoved = warningsChanged;
     warningsMoved = this.#defaults.settle(backends) || warningsMoved;
-    // A backend's users move only with the backends the settles above named, re-read Ingresses included.
-    for (const name of backends) warningsMoved = this.#settleSettings(name) || warningsMoved;
     this.hosts = patchSorted(
       this.hosts,
       [...this.#touchedHosts],
@@ -305,22 +303,18 @@ export class IngressAggregate {
     );
     const claims = this.#claims;
     const routeKey = (route: Route) => route.key;
-    this.exactRoutes = patchSorted(
-      this.exactRoutes,
-      keys.exact,
-      (key) => claims.line('exact', key),
-      () => claims.lines('exact'),
-      routeKey,
-      compareCodeUnits,
-    );
-    this.prefixRoutes = patchSorted(
-      this.prefixRoutes,
-      keys.prefix,
-      (key) => claims.line('prefix', key),
-      () => claims.lines('prefix'),
-      routeKey,
-      prefixOrder,
-    );
+    const lines = (map: RouteMap, list: readonly Route[], order: (a: string, b: string) => number) =>
+      patchSorted(
+        list,
+        keys[map],
+        (key) => claims.line(map, key),
+        () => claims.lines(map),
+        routeKey,
+        order,
+      );
+    this.exactRoutes = lines('exact', this.exactRoutes, compareCodeUnits);
+    this.prefixRoutes = lines('prefix', this.prefixRoutes, prefixOrder);
+    this.regexRoutes = lines('regex', this.regexRoutes, prefixOrder);
     if (this.#problemsTouched) {
       const list = new ProblemList();
       for (const read of this.#withProblems) list.addAll(read.problems);
@@ -331,9 +325,9 @@ export class IngressAggregate {
       const list = new ProblemList();
       for (const problems of this.#claims.warnings()) list.addAll(problems);
       list.addAll(this.#defaults.warnings);
-      for (const name of this.#settingsConflicts) list.addAll(this.#settings.get(name)!.warnings);
       this.warnings = list.sorted();
     }
+    this.#policies.settle();
     this.secrets = this.#secretUses.settle() ?? this.secrets;
     const any = this.#any;
     this.#any = false;
@@ -342,43 +336,12 @@ export class IngressAggregate {
     return { any, backends };
   }
 
-  /** Settles the settings of a backend whose users moved; true when its conflict warnings changed. */
-  #settleSettings(name: string): boolean {
-    const last = this.#settings.get(name);
-    const settled = settleBackendSettings(name, this.#settingsUsers(name), last);
-    if (settled.settings === NO_BACKEND_SETTINGS) this.#settings.delete(name);
-    else this.#settings.set(name, settled);
-    const conflicted = settled.warnings.length > 0;
-    if (conflicted) this.#settingsConflicts.add(name);
-    else this.#settingsConflicts.delete(name);
-    return settled !== last && (conflicted || (last?.warnings.length ?? 0) > 0);
-  }
-
-  /** The Ingresses using a backend (by the claims it wins, or as the default backend), with their backend settings. */
-  *#settingsUsers(name: string): Generator<BackendUser> {
-    const routed = this.#routedTo.get(name);
-    if (routed !== undefined) {
-      for (const claim of Array.isArray(routed) ? routed : [routed]) {
-        const served = this.#reads.get(claim.ingress)!.served!;
-        yield { label: served.label, place: claim.place, settings: served.settings.backend };
-      }
-    }
-    const fallback = this.#defaults.served;
-    if (fallback?.served!.defaultBackend!.backend.name === name) {
-      yield { label: fallback.served!.label, place: fallback.place, settings: fallback.served!.settings.backend };
-    }
-  }
-
-  /** The settings a backend is served with: its oldest asking user's (see backend-settings.ts). */
-  backendSettings(name: string): BackendSettings {
-    return this.#settings.get(name)?.settings ?? NO_BACKEND_SETTINGS;
-  }
-
   /** A claim that wins its key: its backend has it among its users. */
   #route(claim: RouteClaim, moved: Set<string>): void {
     const name = claim.backend.name;
     this.#routedTo.set(name, withItem(this.#routedTo.get(name), claim));
     moved.add(name);
+    if (claim.policy) this.#policies.add(claim.policy);
   }
 
   #unroute(claim: RouteClaim, moved: Set<string>): void {
@@ -387,6 +350,7 @@ export class IngressAggregate {
     if (routed) this.#routedTo.set(name, routed);
     else this.#routedTo.delete(name);
     moved.add(name);
+    if (claim.policy) this.#policies.remove(claim.policy);
   }
 
   /** The backend of this name, while something routes to it or it is the default backend. */
@@ -405,19 +369,24 @@ export class IngressAggregate {
     return names;
   }
 
+  /** The policies of the winning claims, each once, sorted by key. */
+  get policies(): readonly RoutePolicy[] {
+    return this.#policies.list;
+  }
+
   /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */
   get defaultBackend(): string | undefined {
     return this.#defaults.served?.served!.defaultBackend!.backend.name;
   }
 
-  /** Who uses a backend, in the order a fresh build meets them: the claims it wins, then the default backend's Ingress. */
+  /** Who uses a backend, in the order a fresh build meets them: the claims it wins, then the default backend's Ingress; with what they ask of it. */
   referrers(name: string): Referrers {
     const referrers = new Referrers();
     const routed = this.#routedTo.get(name);
     const claims = routed === undefined ? [] : Array.isArray(routed) ? [...routed].sort(claimOrder) : [routed];
-    for (const claim of claims) referrers.add(claim.label, claim.field);
+    for (const claim of claims) referrers.add(claim.label, claim.field, { place: claim.place, settings: this.#reads.get(claim.ingress)!.served!.settings.backend });
     const served = this.#defaults.served?.served;
-    if (served?.defaultBackend!.backend.name === name) referrers.add(served.label, served.defaultBackend!.field);
+    if (served?.defaultBackend!.backend.name === name) referrers.add(served.label, served.defaultBackend!.field, { place: this.#defaults.served!.place, settings: served.settings.backend });
     return referrers;
   }
 }
@@ -426,5 +395,5 @@ export class IngressAggregate {
 function setBackend(claim: RouteClaim, backend: BackendRef): void {
   if (backend.name === claim.backend.name) return;
   claim.backend = backend;
-  claim.line = Object.freeze({ key: claim.key, backend: backend.name });
+  claim.line = Object.freeze(new RouteItem(claim.key, backend.name, claim.policy, sourceOf(claim.line)!));
 }

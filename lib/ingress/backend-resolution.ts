@@ -8,6 +8,7 @@ import { patchSorted } from './sorted-list.ts';
 import type { Backend, CaCertificate, IngressSources } from './types.ts';
 import type { SecretRef } from '../annotations/settings.ts';
 import { checkCaSecret } from './certificates.ts';
+import { BackendSettingsTable } from './backend-settings.ts';
 import { describeObject } from './names.ts';
 import { sourceOf, withSource } from '../pipeline/value-source.ts';
 
@@ -43,6 +44,8 @@ export class BackendResolution {
   /** Per backend verifying its servers against a CA Secret, its CA file; undefined while the Secret is unusable. */
   readonly #cas = new Map<string, CaCertificate | undefined>();
   readonly #byName = new Map<string, Backend>();
+  /** What each backend's users ask of it, settled (see backend-settings.ts). */
+  readonly #settings = new BackendSettingsTable();
   /** The troubles of the few backends that have some. */
   readonly #troubles = new Map<string, Trouble>();
   /**
@@ -64,13 +67,15 @@ export class BackendResolution {
   update(aggregate: IngressAggregate, changed: ReadonlySet<string>, touched: ReadonlySet<string> | undefined, secretsChanged: boolean, sources: IngressSources, cache: ServerCache): void {
     const everything = touched === undefined;
     const again = new Set<string>(secretsChanged ? this.#cas.keys() : []);
+    // A backend's users move only with the backends the aggregate names, a re-read Ingress's included.
+    let problemsMoved = false;
+    for (const name of changed) problemsMoved = this.#settings.settle(name, aggregate.referrers(name).asks()) || problemsMoved;
     if (touched !== undefined && touched.size > 0) {
       const byService = this.#servicesIndex();
       for (const service of touched) for (const name of byService.get(service) ?? []) again.add(name);
     }
     /** Backends whose Backend object changed; each name is settled once. */
     const moved: string[] = [];
-    let problemsMoved = false;
     let casMoved = false;
     const settle = (name: string) => {
       const before = this.#byName.get(name);
@@ -84,7 +89,7 @@ export class BackendResolution {
         casMoved = this.#cas.delete(name) || casMoved;
         return;
       }
-      const settings = aggregate.backendSettings(name);
+      const settings = this.#settings.get(name);
       if (before && !everything && !again.has(name) && before.settings === settings) {
         // Only its users changed: its issue, if any, is theirs to hear now.
         const trouble = this.#troubles.get(name);
@@ -146,6 +151,7 @@ export class BackendResolution {
         excluded.addAll(trouble.excluded);
         warnings.addAll(trouble.warnings);
       }
+      for (const conflicts of this.#settings.warnings()) warnings.addAll(conflicts);
       this.excluded = excluded.sorted();
       this.warnings = warnings.sorted();
     }

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { BackendSettings } from '../annotations/settings.ts';
 import type { Problem } from '../pipeline/model.ts';
-import { olderFirst, type IngressPlace } from './order.ts';
-import { NO_PROBLEMS } from './problems.ts';
+import { olderFirst } from './order.ts';
+import { NO_PROBLEMS, type BackendAsk } from './problems.ts';
 
 /**
  * The settings a backend is served with when several Ingresses route to it
@@ -16,10 +16,8 @@ import { NO_PROBLEMS } from './problems.ts';
 export const NO_BACKEND_SETTINGS: BackendSettings = Object.freeze({});
 
 /** One Ingress using a backend, with what it asks of it. */
-export interface BackendUser {
+export interface BackendUser extends BackendAsk {
   readonly label: string;
-  readonly place: IngressPlace;
-  readonly settings: BackendSettings;
 }
 
 export interface SettledBackendSettings {
@@ -28,6 +26,39 @@ export interface SettledBackendSettings {
 }
 
 const SETTLED_NONE: SettledBackendSettings = Object.freeze({ settings: NO_BACKEND_SETTINGS, warnings: NO_PROBLEMS });
+
+/**
+ * The settings of the backends whose users ask for some, kept from one
+ * build to the next: a build settles again only the backends whose users
+ * moved (a re-read Ingress moves its backends).
+ */
+export class BackendSettingsTable {
+  readonly #settled = new Map<string, SettledBackendSettings>();
+  /** Backends with conflict warnings. */
+  readonly #conflicted = new Set<string>();
+
+  /** Settles a backend among its users now; true when its conflict warnings changed. */
+  settle(name: string, users: Iterable<BackendUser>): boolean {
+    const last = this.#settled.get(name);
+    const settled = settleBackendSettings(name, users, last);
+    if (settled.settings === NO_BACKEND_SETTINGS) this.#settled.delete(name);
+    else this.#settled.set(name, settled);
+    const conflicted = settled.warnings.length > 0;
+    if (conflicted) this.#conflicted.add(name);
+    else this.#conflicted.delete(name);
+    return settled !== last && (conflicted || (last?.warnings.length ?? 0) > 0);
+  }
+
+  /** The settings a backend is served with: `{}` when none of its users asks for any. */
+  get(name: string): BackendSettings {
+    return this.#settled.get(name)?.settings ?? NO_BACKEND_SETTINGS;
+  }
+
+  /** The conflict warnings, per backend that has some. */
+  *warnings(): Generator<readonly Problem[]> {
+    for (const name of this.#conflicted) yield this.#settled.get(name)!.warnings;
+  }
+}
 
 /** The field a conflict is reported on: the settings come from the Ingress's annotations. */
 export const SETTINGS_FIELD = 'metadata.annotations';

@@ -44,7 +44,7 @@ describe("the chart's controller configuration", function () {
     expect(config.templateValues['httpPort']).to.equal(8080);
     expect(config.templateValues['runtimeSocket']).to.equal('/var/run/haproxy/admin.sock');
     expect(config.podSelector.matchLabels).to.deep.equal({ 'app.kubernetes.io/name': 'haproxy', 'example.com/fleet': 'edge' });
-    expect(config.watchedResources.map((w) => w.name)).to.have.members(['ingresses', 'services', 'endpointslices', 'secrets', 'configmaps']);
+    expect(config.watchedResources.map((w) => w.name)).to.have.members(['ingresses', 'services', 'endpointslices', 'secrets', 'authsecrets', 'configmaps']);
     await expectValidationTestsPass(config);
   });
 

@@ -47,12 +47,7 @@ class Loopback {
       response.end(`backend ${this.port} HTTP/${request.httpVersion} ${request.url}\n`);
     };
     const listener = (request: IncomingMessage | Http2ServerRequest, response: ServerResponse | Http2ServerResponse) => answer(request, response as Answer);
-    this.server =
-      kind === 'http'
-        ? createServer(listener)
-        : kind === 'h2c'
-          ? createH2cServer(listener)
-          : createSecureServer({ cert: LEAF_CERT, key: LEAF_KEY, allowHTTP1: false }, listener);
+    this.server = kind === 'http' ? createServer(listener) : kind === 'h2c' ? createH2cServer(listener) : createSecureServer({ cert: LEAF_CERT, key: LEAF_KEY, allowHTTP1: false }, listener);
     this.server.on('connection', (socket: Socket) => {
       this.#sockets.add(socket);
       socket.on('close', () => this.#sockets.delete(socket));
@@ -159,8 +154,14 @@ describe('backend settings end to end', function () {
       manifests: {
         'h2c.yaml': row('h2c.example.com', { 'haproxy.org/server-proto': 'h2' }, ports('h2c')),
         'h2tls.yaml': row('h2tls.example.com', { 'haproxy.org/server-proto': 'h2', 'haproxy.org/server-ssl': 'true' }, ports('h2tls')),
-        'verified.yaml': docs(row('verified.example.com', { 'haproxy.org/server-proto': 'h2', 'haproxy.org/server-ca': 'default/backend-ca' }, ports('verified')), caSecret('backend-ca', CA_CERT)),
-        'unverified.yaml': docs(row('unverified.example.com', { 'haproxy.org/server-proto': 'h2', 'haproxy.org/server-ca': 'default/other-ca' }, ports('unverified')), caSecret('other-ca', SELF_SIGNED_CERT)),
+        'verified.yaml': docs(
+          row('verified.example.com', { 'haproxy.org/server-proto': 'h2', 'haproxy.org/server-ca': 'default/backend-ca' }, ports('verified')),
+          caSecret('backend-ca', CA_CERT),
+        ),
+        'unverified.yaml': docs(
+          row('unverified.example.com', { 'haproxy.org/server-proto': 'h2', 'haproxy.org/server-ca': 'default/other-ca' }, ports('unverified')),
+          caSecret('other-ca', SELF_SIGNED_CERT),
+        ),
         'slow.yaml': row('slow.example.com', { 'haproxy.org/timeout-server': '300ms' }, ports('slow')),
         'leastconn.yaml': row('leastconn.example.com', { 'haproxy.org/load-balance': 'leastconn' }, ports('leastconn')),
         'source.yaml': row('source.example.com', { 'haproxy.org/load-balance': 'source' }, ports('source')),

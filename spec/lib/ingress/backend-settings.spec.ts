@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { BackendSettings } from '../../../lib/annotations/settings.ts';
 import { IngressAggregate, type ReadIngress } from '../../../lib/ingress/aggregate.ts';
-import { differingSettings, NO_BACKEND_SETTINGS, settleBackendSettings } from '../../../lib/ingress/backend-settings.ts';
+import { BackendSettingsTable, differingSettings, NO_BACKEND_SETTINGS, settleBackendSettings } from '../../../lib/ingress/backend-settings.ts';
 import { readIngress } from '../../../lib/ingress/ingress-reader.ts';
 import { placeOf } from '../../../lib/ingress/order.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
@@ -33,6 +33,26 @@ function readerWith(settings: ReadonlyMap<KubeObject, BackendSettings>): ReadIng
 }
 
 const noService = () => undefined;
+
+/** The aggregate with the settings table the backends read, settled as a build settles them: the backends whose users moved. */
+class Settled {
+  readonly aggregate = new IngressAggregate();
+  readonly #table = new BackendSettingsTable();
+
+  settle(): string[] {
+    const { backends } = this.aggregate.settle();
+    for (const name of backends) this.#table.settle(name, this.aggregate.referrers(name).asks());
+    return [...backends];
+  }
+
+  settings(name: string): BackendSettings {
+    return this.#table.get(name);
+  }
+
+  get warnings() {
+    return [...this.#table.warnings()].flat();
+  }
+}
 
 describe('backend settings shared by several Ingresses', () => {
   describe('settleBackendSettings', () => {
@@ -72,7 +92,7 @@ describe('backend settings shared by several Ingresses', () => {
     });
   });
 
-  describe('in the aggregate', () => {
+  describe('among the users the aggregate keeps', () => {
     it('serves a shared backend with the oldest asking Ingress’s settings, whichever order they arrive in', () => {
       const old = routing('old', 1);
       const young = routing('young', 2);
@@ -84,11 +104,11 @@ describe('backend settings shared by several Ingresses', () => {
         [old, young],
         [young, old],
       ]) {
-        const aggregate = new IngressAggregate();
-        aggregate.sync(list, readerWith(settings), noService);
-        aggregate.settle();
-        expect(aggregate.backendSettings('default_web_80')).to.equal(SLOW);
-        expect(aggregate.warnings.map((problem) => [problem.object, problem.message])).to.deep.equal([
+        const settled = new Settled();
+        settled.aggregate.sync(list, readerWith(settings), noService);
+        settled.settle();
+        expect(settled.settings('default_web_80')).to.equal(SLOW);
+        expect(settled.warnings.map((problem) => [problem.object, problem.message])).to.deep.equal([
           ['Ingress default/young', 'backend default_web_80 is served with the settings of older Ingress default/old, which differ from these in balance, timeouts.server'],
         ]);
       }
@@ -101,41 +121,40 @@ describe('backend settings shared by several Ingresses', () => {
         [old, SLOW],
         [young, LEASTCONN],
       ]);
-      const aggregate = new IngressAggregate();
+      const settled = new Settled();
+      const { aggregate } = settled;
       const read = readerWith(settings);
-      let stored: KubeObject[] = [old, young];
-      aggregate.sync(stored, read, noService);
-      aggregate.settle();
+      aggregate.sync([old, young], read, noService);
+      settled.settle();
 
       // The oldest is deleted: the younger's settings are served, and nobody is warned.
-      stored = [young];
       aggregate.update([old], () => undefined, read, noService);
-      expect([...aggregate.settle().backends]).to.deep.equal(['default_web_80']);
-      expect(aggregate.backendSettings('default_web_80')).to.equal(LEASTCONN);
-      expect(aggregate.warnings).to.deep.equal([]);
+      expect(settled.settle()).to.deep.equal(['default_web_80']);
+      expect(settled.settings('default_web_80')).to.equal(LEASTCONN);
+      expect(settled.warnings).to.deep.equal([]);
 
       // It comes back asking for what the younger asks: still nobody is warned, and the settings object stays.
       const back = routing('old', 1);
       settings.set(back, { balance: { algorithm: 'leastconn' } });
       aggregate.update([back], (object) => (object.metadata.name === 'old' ? back : young), read, noService);
-      aggregate.settle();
-      expect(aggregate.backendSettings('default_web_80')).to.equal(LEASTCONN);
-      expect(aggregate.warnings).to.deep.equal([]);
+      settled.settle();
+      expect(settled.settings('default_web_80')).to.equal(LEASTCONN);
+      expect(settled.warnings).to.deep.equal([]);
 
       // It changes its settings: it wins again, and the younger is warned.
       const changed = { ...back, metadata: { ...back.metadata, resourceVersion: '2' } };
       settings.set(changed, SLOW);
       aggregate.update([back], (object) => (object.metadata.name === 'old' ? changed : young), read, noService);
-      aggregate.settle();
-      expect(aggregate.backendSettings('default_web_80')).to.equal(SLOW);
-      expect(aggregate.warnings.map((problem) => problem.object)).to.deep.equal(['Ingress default/young']);
+      settled.settle();
+      expect(settled.settings('default_web_80')).to.equal(SLOW);
+      expect(settled.warnings.map((problem) => problem.object)).to.deep.equal(['Ingress default/young']);
 
       // It drops its settings: the younger's are served again.
       const plain = { ...changed, metadata: { ...changed.metadata, resourceVersion: '3' } };
       aggregate.update([changed], (object) => (object.metadata.name === 'old' ? plain : young), read, noService);
-      aggregate.settle();
-      expect(aggregate.backendSettings('default_web_80')).to.equal(LEASTCONN);
-      expect(aggregate.warnings).to.deep.equal([]);
+      settled.settle();
+      expect(settled.settings('default_web_80')).to.equal(LEASTCONN);
+      expect(settled.warnings).to.deep.equal([]);
     });
 
     it('counts only the Ingresses a backend serves: a route lost to an older Ingress gives no say over its backend', () => {
@@ -146,12 +165,12 @@ describe('backend settings shared by several Ingresses', () => {
         [loser, SLOW],
         [elsewhere, LEASTCONN],
       ]);
-      const aggregate = new IngressAggregate();
-      aggregate.sync([owner, loser, elsewhere], readerWith(settings), noService);
-      aggregate.settle();
+      const settled = new Settled();
+      settled.aggregate.sync([owner, loser, elsewhere], readerWith(settings), noService);
+      settled.settle();
       // The loser routes to the same backend but serves nothing: the backend takes the settings of the one it serves.
-      expect(aggregate.backendSettings('default_web_80')).to.equal(LEASTCONN);
-      expect(aggregate.warnings.filter((problem) => problem.field === 'metadata.annotations')).to.deep.equal([]);
+      expect(settled.settings('default_web_80')).to.equal(LEASTCONN);
+      expect(settled.warnings).to.deep.equal([]);
     });
 
     it('counts the Ingress whose default backend is served', () => {
@@ -161,11 +180,11 @@ describe('backend settings shared by several Ingresses', () => {
         [fallback, SLOW],
         [young, LEASTCONN],
       ]);
-      const aggregate = new IngressAggregate();
-      aggregate.sync([young, fallback], readerWith(settings), noService);
-      aggregate.settle();
-      expect(aggregate.backendSettings('default_web_80')).to.equal(SLOW);
-      expect(aggregate.warnings.map((problem) => problem.object)).to.deep.equal(['Ingress default/young']);
+      const settled = new Settled();
+      settled.aggregate.sync([young, fallback], readerWith(settings), noService);
+      settled.settle();
+      expect(settled.settings('default_web_80')).to.equal(SLOW);
+      expect(settled.warnings.map((problem) => problem.object)).to.deep.equal(['Ingress default/young']);
     });
   });
 });

@@ -204,7 +204,7 @@ describe('observer', () => {
     const config = JSON.parse((await get(observer, '/debug/config')).body);
     expect(config.settings.dataplane).to.deep.equal({ urls: ['http://127.0.0.2:5555'], username: 'admin', password: '[REDACTED]' });
     expect(config.controller.templateValues.apiToken).to.equal('[REDACTED]');
-    expect(config.controller.watchedResources.map((r: { name: string }) => r.name)).to.deep.equal(['ingresses', 'services', 'endpointslices', 'secrets']);
+    expect(config.controller.watchedResources.map((r: { name: string }) => r.name)).to.deep.equal(['ingresses', 'services', 'endpointslices', 'secrets', 'authsecrets']);
     expect(config.controller.templates.haproxyConfig).to.include('global');
 
     const renderedView = JSON.parse((await get(observer, '/debug/rendered')).body);
