@@ -57,6 +57,34 @@ describe('outcomeEvents', () => {
     ]);
   });
 
+  it('tells an object served other than it asked why: an Ingress whose backend settings an older one set', () => {
+    const outcome: Outcome = {
+      type: 'rendered',
+      revision: 3,
+      hash: 'h',
+      durationMs: 1,
+      changes,
+      files: { config: '', maps: {}, certificates: {}, files: {} },
+      excluded: [],
+      warnings: [
+        {
+          object: 'Ingress shop/newer',
+          field: 'metadata.annotations',
+          message: 'backend shop_web_80 is served with the settings of older Ingress shop/web, which differ from these in balance',
+        },
+      ],
+    };
+    expect(outcomeEvents(outcome, context)).to.deep.equal([
+      {
+        regarding: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'shop', name: 'newer' },
+        type: 'Warning',
+        reason: 'ObjectWarning',
+        action: 'Render',
+        note: 'served with a warning: metadata.annotations: backend shop_web_80 is served with the settings of older Ingress shop/web, which differ from these in balance',
+      },
+    ]);
+  });
+
   it('tells a quarantined object that HAProxy refused it, and on which step', () => {
     const problem = {
       object: 'Ingress shop/web',
