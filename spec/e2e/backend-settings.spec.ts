@@ -147,7 +147,7 @@ describe('backend settings end to end', function () {
     await start('healthy', 1, 'http');
     await start('unhealthy', 1, 'http', unhealthy);
     await start('sticky', 2, 'http');
-    await start('grow', 2, 'http');
+    await start('grow', 2, 'h2');
     const ports = (name: string) => servers[name]!.map((loopback) => loopback.port);
     harness = await LocalHarness.start({
       backends: 0,
@@ -168,7 +168,11 @@ describe('backend settings end to end', function () {
         'maxconn.yaml': row('maxconn.example.com', { 'haproxy.org/pod-maxconn': '1' }, ports('maxconn')),
         'health.yaml': row('health.example.com', { 'haproxy.org/check-http': '/healthz', 'haproxy.org/check-interval': '100ms' }, [...ports('healthy'), ...ports('unhealthy')]),
         'sticky.yaml': row('sticky.example.com', { 'haproxy.org/cookie-persistence': 'SRVID' }, ports('sticky'), '2024-01-01T00:00:00Z'),
-        'grow.yaml': row('grow.example.com', { 'haproxy.org/pod-maxconn': '50', 'haproxy.org/server-proto': 'h1', 'haproxy.org/timeout-server': '5s' }, ports('grow').slice(0, 1)),
+        'grow.yaml': row(
+          'grow.example.com',
+          { 'haproxy.org/server-ssl': 'true', 'haproxy.org/server-proto': 'h2', 'haproxy.org/pod-maxconn': '50', 'haproxy.org/check-interval': '1s', 'haproxy.org/timeout-server': '5s' },
+          ports('grow').slice(0, 1),
+        ),
       },
     });
     await harness.next(0, 'deployed');
@@ -276,7 +280,7 @@ describe('backend settings end to end', function () {
     expect(await harness.answering('health.example.com', '/', 8)).to.deep.equal([healthy!.port]);
   });
 
-  it('adds an endpoint to a backend with settings through the Runtime API, without a reload', async () => {
+  it('adds an endpoint to a backend with settings through the Runtime API, without a reload, spoken to as its line says (h2 over TLS)', async () => {
     const [first, second] = servers['grow']!;
     const reloads = await harness.reloads();
     const mark = harness.mark();
@@ -284,6 +288,10 @@ describe('backend settings end to end', function () {
     const deployed = await harness.next(mark, 'deployed');
     expect(deployed.result.mode).to.equal('runtime');
     await harness.until('grow.example.com', '/', [first!.port, second!.port]);
+    // The added server only speaks HTTP/2 over TLS: it answers only because add server gave it `ssl verify none alpn h2`.
+    const answers = new Set<string>();
+    for (let i = 0; i < 6; i++) answers.add(await body('grow.example.com', '/z'));
+    expect([...answers].sort()).to.deep.equal([`200 backend ${first!.port} HTTP/2.0 /z`, `200 backend ${second!.port} HTTP/2.0 /z`].sort());
     expect(await harness.reloads()).to.equal(reloads);
   });
 });
