@@ -1,6 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { BackendSettings } from '../annotations/settings.ts';
-import type { Problem } from '../pipeline/model.ts';
+import type { BackendSettings, ReadSettings } from '../annotations/settings.ts';
+import type { KubeObject, Problem } from '../pipeline/model.ts';
+import { withSource } from '../pipeline/value-source.ts';
+import { ModelSource } from './model-source.ts';
 import { olderFirst } from './order.ts';
 import { NO_PROBLEMS, type BackendAsk } from './problems.ts';
 
@@ -14,6 +16,17 @@ import { NO_PROBLEMS, type BackendAsk } from './problems.ts';
  */
 
 export const NO_BACKEND_SETTINGS: BackendSettings = Object.freeze({});
+
+/**
+ * An Ingress's settings with its backend settings made a view-model item of
+ * its annotations: the backend lines a template writes inside
+ * `{{#settings}}` name that Ingress, so a line HAProxy refuses leads back
+ * to the annotations that asked for it, not to the Service.
+ */
+export function withBackendSource(settings: ReadSettings, ingress: KubeObject): ReadSettings {
+  if (Object.keys(settings.backend).length === 0) return settings;
+  return { ...settings, backend: Object.freeze(withSource({ ...settings.backend }, new ModelSource('Ingress', ingress, 'metadata.annotations'))) };
+}
 
 /** One Ingress using a backend, with what it asks of it. */
 export interface BackendUser extends BackendAsk {
@@ -65,8 +78,9 @@ export const SETTINGS_FIELD = 'metadata.annotations';
 
 /**
  * Settles a backend's settings among its users. `last`: what the backend
- * had; its settings object is kept while equal, so a re-read Ingress asking
- * for the same settings leaves the backend (and the model) as it was.
+ * had, returned as it was when nothing moved. The settings are the
+ * winner's own object (it names the Ingress, as read last), so a re-read
+ * winner makes its backend again even when it asks the same.
  */
 export function settleBackendSettings(backend: string, users: Iterable<BackendUser>, last: SettledBackendSettings | undefined): SettledBackendSettings {
   let winner: BackendUser | undefined;
@@ -77,7 +91,7 @@ export function settleBackendSettings(backend: string, users: Iterable<BackendUs
     if (winner === undefined || olderFirst(user.place, winner.place) < 0) winner = user;
   }
   if (winner === undefined) return SETTLED_NONE;
-  const settings = last !== undefined && isDeepStrictEqual(last.settings, winner.settings) ? last.settings : winner.settings;
+  const settings = winner.settings;
   const told = new Set<string>([winner.label]);
   const warnings: Problem[] = [];
   for (const user of asking) {

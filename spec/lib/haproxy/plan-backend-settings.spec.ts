@@ -30,7 +30,7 @@ const ROWS: Readonly<Record<string, Record<string, string>>> = {
   sticky: { 'haproxy.org/cookie-persistence': 'SRVID' },
 };
 
-function render(endpoints: number) {
+function renderOutput(endpoints: number) {
   const names = Object.keys(ROWS);
   const ingresses = names.map((name) => {
     const object = ingress(name, { rules: [rule(`${name}.example.com`, path('/', name, 80))] });
@@ -61,8 +61,10 @@ function render(endpoints: number) {
     ]),
     config.ignoreFields,
   );
-  return createRenderer(config)({ stores }).files;
+  return createRenderer(config)({ stores });
 }
+
+const render = (endpoints: number) => renderOutput(endpoints).files;
 
 describe('planning an endpoint added to backends with settings', () => {
   it('adds it with the options of its line through the Runtime API, for every row but cookie affinity', () => {
@@ -91,5 +93,19 @@ describe('planning an endpoint added to backends with settings', () => {
       kind: 'reload',
       reason: 'backend default_sticky_80: server srv-10.0.5.2-8080 added but the backend sets a cookie (add server cannot give the server one)',
     });
+  });
+});
+
+describe('the lines of backend settings', () => {
+  it('name the Ingress whose annotations asked for them, so a line HAProxy refuses leads back to its annotations', () => {
+    const output = renderOutput(1);
+    const lines = output.files.config.split('\n');
+    const origins = output.origins.get('haproxy.cfg')!;
+    const objectsOf = (pattern: RegExp) => origins[lines.findIndex((line) => pattern.test(line))]!.objects;
+    expect(objectsOf(/^  timeout server 9000$/)).to.deep.equal(['Ingress default/hashed']);
+    expect(objectsOf(/^  balance hdr\(x-user\)$/)).to.deep.equal(['Ingress default/hashed']);
+    expect(objectsOf(/^  cookie SRVID /)).to.deep.equal(['Ingress default/sticky']);
+    // A server line shows the endpoint and the settings: both objects are named.
+    expect(objectsOf(/^  server srv-10\.0\.1\.1-8080 .* maxconn 5$/)).to.have.members(['EndpointSlice default/limited-1', 'Ingress default/limited']);
   });
 });

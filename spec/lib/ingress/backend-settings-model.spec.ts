@@ -65,7 +65,7 @@ function world(ingresses: readonly KubeObject[]): Stores {
 }
 
 describe('backend settings in the cached view model', () => {
-  it('makes a Backend again when only its settings change, keeping its servers, and keeps the backends when a change asks the same', () => {
+  it('makes a Backend again when only its settings change (or its Ingress is read again), keeping its servers', () => {
     const stores = world([annotated('web', 1, 'a', { 'haproxy.org/timeout-server': '5s' })]);
     const cache = new IngressModelCache();
     const first = buildIngressModel(sourcesOf(stores), cache);
@@ -76,10 +76,11 @@ describe('backend settings in the cached view model', () => {
     expect(second.backends[0]!.settings).to.deep.equal({ timeouts: { server: 9000 } });
     expect(second.backends[0]!.servers).to.equal(first.backends[0]!.servers);
 
-    // The same settings in another spelling: a new Ingress object, the same backends.
+    // The same settings in another spelling: the same backend, its settings naming the Ingress as read now.
     stores.get('ingresses')!.upsert(annotated('web', 1, 'a', { 'haproxy.org/timeout-server': '9000ms' }));
     const third = buildIngressModel(sourcesOf(stores), cache);
-    expect(third.backends).to.equal(second.backends);
+    expect(third.backends).to.deep.equal(second.backends);
+    expect(third.backends[0]!.servers).to.equal(second.backends[0]!.servers);
     expect(third.warnings).to.equal(second.warnings);
   });
 

@@ -76,10 +76,14 @@ describe('backend settings shared by several Ingresses', () => {
       expect(settled.warnings).to.deep.equal([]);
     });
 
-    it('keeps the last settings object while equal, so a re-read Ingress asking the same moves nothing', () => {
-      const last = settleBackendSettings('default_web_80', [user('old', 1, SLOW)], undefined);
-      const again = settleBackendSettings('default_web_80', [user('old', 1, { timeouts: { server: 60_000 } })], last);
-      expect(again).to.equal(last);
+    it('returns the last settlement as it was while the same settings win, and the winner’s new object once it is read again', () => {
+      const last = settleBackendSettings('default_web_80', [user('old', 1, SLOW), user('new', 2, LEASTCONN)], undefined);
+      expect(settleBackendSettings('default_web_80', [user('new', 2, LEASTCONN), user('old', 1, SLOW)], last)).to.equal(last);
+      // A re-read Ingress asking the same: its own object, which names it as read now.
+      const reread = { timeouts: { server: 60_000 } };
+      const again = settleBackendSettings('default_web_80', [user('old', 1, reread), user('new', 2, LEASTCONN)], last);
+      expect(again.settings).to.equal(reread);
+      expect(again.warnings).to.deep.equal(last.warnings);
     });
 
     it('names the parts of timeouts and health checks that differ, and the other settings whole', () => {
@@ -133,12 +137,13 @@ describe('backend settings shared by several Ingresses', () => {
       expect(settled.settings('default_web_80')).to.equal(LEASTCONN);
       expect(settled.warnings).to.deep.equal([]);
 
-      // It comes back asking for what the younger asks: still nobody is warned, and the settings object stays.
+      // It comes back asking for what the younger asks: it wins, and still nobody is warned.
       const back = routing('old', 1);
-      settings.set(back, { balance: { algorithm: 'leastconn' } });
+      const same = { balance: { algorithm: 'leastconn' as const } };
+      settings.set(back, same);
       aggregate.update([back], (object) => (object.metadata.name === 'old' ? back : young), read, noService);
       settled.settle();
-      expect(settled.settings('default_web_80')).to.equal(LEASTCONN);
+      expect(settled.settings('default_web_80')).to.equal(same);
       expect(settled.warnings).to.deep.equal([]);
 
       // It changes its settings: it wins again, and the younger is warned.
