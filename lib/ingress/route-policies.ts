@@ -76,7 +76,10 @@ export class RoutePolicy extends Sourced {
   readonly cors:
     | {
         readonly anyOrigin: boolean;
+        /** Origins matched exactly. */
         readonly origins: readonly string[];
+        /** Regular expressions for origins with a "*." subdomain wildcard (one label, as ingress-nginx reads it). */
+        readonly originPatterns: readonly string[];
         readonly methods: string;
         readonly headers: string;
         readonly credentials: boolean;
@@ -103,7 +106,8 @@ export class RoutePolicy extends Sourced {
     const cors = settings.cors;
     this.cors = cors && {
       anyOrigin: cors.allowOrigins.includes('*'),
-      origins: cors.allowOrigins.filter((origin) => origin !== '*'),
+      origins: cors.allowOrigins.filter((origin) => origin !== '*' && !origin.includes('*')),
+      originPatterns: cors.allowOrigins.filter((origin) => origin !== '*' && origin.includes('*')).map(originPattern),
       methods: cors.allowMethods.join(', '),
       headers: cors.allowHeaders.join(', '),
       credentials: cors.allowCredentials,
@@ -111,6 +115,12 @@ export class RoutePolicy extends Sourced {
     };
     Object.freeze(this);
   }
+}
+
+/** `https://*.example.com` as the regular expression `^https://[A-Za-z0-9-]+\.example\.com$`. */
+function originPattern(origin: string): string {
+  const [before, after] = origin.split('*.', 2) as [string, string];
+  return `^${escapeRegex(before)}[A-Za-z0-9-]+\\.${escapeRegex(after)}$`;
 }
 
 /** The userlist a basic-auth Secret's users are written to. */

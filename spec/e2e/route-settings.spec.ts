@@ -159,6 +159,7 @@ const rows: Record<string, string> = {
     routed('moved', 'moved.example.com', { [`${NGINX}permanent-redirect`]: 'https://new.example.com/landing' }),
     routed('away', 'away.example.com', { [`${NGINX}temporal-redirect`]: 'https://new.example.com/later', [`${NGINX}temporal-redirect-code`]: '307' }),
     routed('elsewhere', 'elsewhere.example.com', { [`${HAPROXY}request-redirect`]: 'new.example.com' }),
+    routed('www', 'www-redirect.example.com', { [`${NGINX}permanent-redirect`]: 'https://www.example.com$request_uri' }),
   ),
   'auth.yaml': docs(
     // ingress-nginx's format: htpasswd lines under "auth"; carol's $apr1$ hash is one crypt(3) cannot check.
@@ -175,6 +176,7 @@ const rows: Record<string, string> = {
       [`${HAPROXY}request-set-header`]: "X-Tenant acme corp\nX-Quote it's #1",
       [`${HAPROXY}response-set-header`]: 'X-Frame-Options DENY',
     }),
+    routed('cors-wild', 'cors-wild.example.com', { [`${HAPROXY}cors-enable`]: 'true', [`${HAPROXY}cors-allow-origin`]: 'https://*.example.org' }),
     routed('cors', 'cors.example.com', { [`${NGINX}enable-cors`]: 'true', [`${NGINX}cors-allow-origin`]: 'https://app.example.com', [`${NGINX}cors-max-age`]: '600' }),
   ),
 };
@@ -287,6 +289,9 @@ describe('route settings end to end', function () {
     expect([away.status, away.headers.location]).to.deep.equal([307, 'https://new.example.com/later']);
     const elsewhere = await ask(harness, 'elsewhere.example.com', '/keep/path?x=1');
     expect([elsewhere.status, elsewhere.headers.location]).to.deep.equal([302, 'http://new.example.com/keep/path?x=1']);
+    // nginx's $request_uri: the path and query kept, on another scheme and host.
+    const www = await ask(harness, 'www-redirect.example.com', '/keep/path?x=1');
+    expect([www.status, www.headers.location]).to.deep.equal([301, 'https://www.example.com/keep/path?x=1']);
   });
 
   it('answers 401 with the realm without valid credentials and serves with them, from Secrets of both formats, and names a user whose hash cannot work', async () => {
@@ -298,6 +303,9 @@ describe('route settings end to end', function () {
     expect((await seen(harness, 'auth.example.com', '/in', { headers: credentials('bob', 'secret') })).url).to.equal('/in');
     expect((await ask(harness, 'auth-keys.example.com', '/')).status).to.equal(401);
     expect((await seen(harness, 'auth-keys.example.com', '/', { headers: credentials('bob', 'secret') })).url).to.equal('/');
+    // The userlist is in the rendered configuration, its hashes are not in the debug view of it.
+    const debug = await harness.health('/debug/rendered');
+    expect(debug.body).to.include('user bob password').and.not.include('kpa26zwgX83BPSR8d7w93OIXbFt');
     expect(warnings.filter((warning) => warning.startsWith('Secret'))).to.deep.equal([
       'Secret default/htpasswd data[auth]: user "carol" cannot log in: Apache\'s MD5 ($apr1$, htpasswd\'s default) is not a crypt(3) scheme, so HAProxy never matches it: re-hash the password with `htpasswd -B` (bcrypt) or `mkpasswd -m yescrypt`',
     ]);
@@ -326,6 +334,14 @@ describe('route settings end to end', function () {
     expect([actual.status, actual.headers['access-control-allow-origin']]).to.deep.equal([200, 'https://app.example.com']);
     const stranger = await ask(harness, 'cors.example.com', '/api', { headers: { origin: 'https://evil.example.com' } });
     expect([stranger.status, stranger.headers['access-control-allow-origin']]).to.deep.equal([200, undefined]);
+    // A "*." origin: any one label below the domain, with that scheme.
+    const asking = (origin: string) => ask(harness, 'cors-wild.example.com', '/', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+    const sub = await asking('https://app.example.org');
+    expect([sub.status, sub.headers['access-control-allow-origin']]).to.deep.equal([204, 'https://app.example.org']);
+    for (const origin of ['https://example.org', 'http://app.example.org', 'https://app.example.org.evil.com']) {
+      const refused = await asking(origin);
+      expect([refused.status, refused.headers['access-control-allow-origin']], origin).to.deep.equal([200, undefined]);
+    }
   });
 
   it('adds a route whose settings a served route already has, and one without settings, without a reload', async () => {

@@ -1,13 +1,6 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { readAuthUsers, type AuthUser } from '../../../lib/annotations/auth-users.ts';
-import { eventually } from '../../support/eventually.ts';
-import { reservePort } from '../../support/ports.ts';
+import { get, startHaproxy, type RunningHaproxy } from './haproxy-fixture.ts';
 
 /**
  * Which password hashes HAProxy accepts, measured: a real HAProxy (the
@@ -45,64 +38,30 @@ const USABLE = ['bcrypt-2a', 'bcrypt-2b', 'bcrypt-2y', 'bsdi', 'des', 'gost', 'm
 
 const base64 = (text: string): string => Buffer.from(text).toString('base64');
 
-function status(port: number, user: string, password: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const sent = request({ host: '127.0.0.1', port, path: '/', auth: `${user}:${password}` }, (response) => {
-      response.resume();
-      resolve(response.statusCode ?? 0);
-    });
-    sent.on('error', reject);
-    sent.end();
-  });
-}
-
 describe('basic-auth hashes against a real HAProxy', function () {
   this.timeout(30_000);
-  let dir: string;
-  let haproxy: ChildProcess | undefined;
-  let port: number;
+  let haproxy: RunningHaproxy;
   let users: readonly AuthUser[];
+  const status = async (user: string, password: string): Promise<number> => (await get(haproxy.port, '/', `${user}:${password}`)).status;
 
   before(async () => {
     users = readAuthUsers(Object.fromEntries(Object.entries(HASHES).map(([name, hash]) => [name, base64(hash)]))).users;
-    dir = await mkdtemp(join(tmpdir(), 'crypt-schemes-'));
-    port = await reservePort();
     // Every user is written, the unusable ones too, to show HAProxy refusing them; single quotes keep each hash literal.
-    const config = [
-      'defaults',
-      '  mode http',
-      '  timeout connect 2s',
-      '  timeout client 5s',
-      '  timeout server 5s',
-      'userlist users',
-      ...Object.entries(HASHES).map(([name, hash]) => `  user ${name} password '${hash}'`),
-      'frontend fe',
-      `  bind 127.0.0.1:${port}`,
-      '  http-request auth realm test unless { http_auth(users) }',
-      '  http-request return status 200 content-type text/plain string ok',
-      '',
-    ].join('\n');
-    await writeFile(join(dir, 'haproxy.cfg'), config);
-    haproxy = spawn('haproxy', ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const failed = once(haproxy, 'error').then(([error]) => {
-      throw new Error(`HAProxy could not start (this spec needs the haproxy binary): ${String(error)}`);
-    });
-    await Promise.race([
-      failed,
-      eventually(
-        () => status(port, 'nobody', 'x'),
-        (code) => code === 401,
-        'HAProxy answering 401',
-      ),
-    ]);
+    haproxy = await startHaproxy(
+      (bind) => [
+        'userlist users',
+        ...Object.entries(HASHES).map(([name, hash]) => `  user ${name} password '${hash}'`),
+        'frontend fe',
+        `  bind ${bind}`,
+        '  http-request auth realm test unless { http_auth(users) }',
+        '  http-request return status 200 content-type text/plain string ok',
+      ],
+      async (port) => (await get(port, '/', 'nobody:x')).status === 401,
+    );
   });
 
   after(async () => {
-    if (haproxy?.exitCode === null) {
-      haproxy.kill();
-      await once(haproxy, 'exit');
-    }
-    await rm(dir, { recursive: true, force: true });
+    await haproxy?.stop();
   });
 
   it('reads one user per scheme and calls usable exactly the schemes listed', () => {
@@ -112,8 +71,8 @@ describe('basic-auth hashes against a real HAProxy', function () {
 
   it('lets in a usable user with the right password only, and never an unusable one', async () => {
     for (const user of users) {
-      expect(await status(port, user.name, PASSWORD), `${user.name} with the right password`).to.equal(user.status === 'usable' ? 200 : 401);
-      expect(await status(port, user.name, 'wrong-pw'), `${user.name} with a wrong password`).to.equal(401);
+      expect(await status(user.name, PASSWORD), `${user.name} with the right password`).to.equal(user.status === 'usable' ? 200 : 401);
+      expect(await status(user.name, 'wrong-pw'), `${user.name} with a wrong password`).to.equal(401);
     }
   });
 
