@@ -141,6 +141,13 @@ describe('backend settings end to end', function () {
     await start('verified', 1, 'h2');
     await start('unverified', 1, 'h2');
     await start('slow', 1, 'http', slow);
+    await start('tunnel', 1, 'http');
+    // Upgraded connections echo what they get, and are never ended by the server: only a tunnel timeout ends them.
+    (servers['tunnel']![0]!.server as Server).on('upgrade', (_request: IncomingMessage, socket: Socket) => {
+      socket.on('error', () => undefined);
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n');
+      socket.pipe(socket);
+    });
     await start('leastconn', 2, 'http', holding);
     await start('source', 2, 'http');
     await start('maxconn', 1, 'http', lingering);
@@ -163,6 +170,7 @@ describe('backend settings end to end', function () {
           caSecret('other-ca', SELF_SIGNED_CERT),
         ),
         'slow.yaml': row('slow.example.com', { 'haproxy.org/timeout-server': '300ms' }, ports('slow')),
+        'tunnel.yaml': row('tunnel.example.com', { 'haproxy.org/timeout-tunnel': '300ms' }, ports('tunnel')),
         'leastconn.yaml': row('leastconn.example.com', { 'haproxy.org/load-balance': 'leastconn' }, ports('leastconn')),
         'source.yaml': row('source.example.com', { 'haproxy.org/load-balance': 'source' }, ports('source')),
         'maxconn.yaml': row('maxconn.example.com', { 'haproxy.org/pod-maxconn': '1' }, ports('maxconn')),
@@ -208,6 +216,20 @@ describe('backend settings end to end', function () {
     const [server] = servers['slow']!;
     expect((await harness.get('slow.example.com', '/slow')).status).to.equal(504);
     expect(await body('slow.example.com', '/quick')).to.equal(`200 backend ${server!.port} HTTP/1.1 /quick`);
+  });
+
+  it('closes an idle upgraded connection once the tunnel timeout passes, where the 30 s server timeout would keep it', async () => {
+    const socket = await upgrade(harness, 'tunnel.example.com');
+    // HAProxy may end the tunnel with a reset: an error, then the close.
+    socket.on('error', () => undefined);
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    // The tunnel carries data while in use...
+    const echoed = new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+    socket.write('ping');
+    expect(await echoed).to.equal('ping');
+    // ...and is closed once idle for the tunnel timeout.
+    const late = new Promise<string>((resolve) => setTimeout(() => resolve('still open after 5 s'), 5_000).unref());
+    expect(await Promise.race([closed.then(() => 'closed'), late])).to.equal('closed');
   });
 
   it('sends requests to the server with the fewest connections under leastconn', async () => {
@@ -315,6 +337,17 @@ function getWithCookie(harness: LocalHarness, host: string, cookie: string): Pro
       response.on('data', (chunk: string) => (body += chunk));
       response.on('end', () => resolve({ body, headers: response.headers }));
     });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+/** An upgraded connection through HAProxy: the socket once the server switched protocols. */
+function upgrade(harness: LocalHarness, host: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: '127.0.0.1', port: harness.ports.http, path: '/', headers: { host, connection: 'Upgrade', upgrade: 'echo' }, agent: false });
+    request.on('upgrade', (_response, socket: Socket) => resolve(socket));
+    request.on('response', (response) => reject(new Error(`no upgrade: ${response.statusCode}`)));
     request.on('error', reject);
     request.end();
   });
