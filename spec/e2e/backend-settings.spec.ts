@@ -150,6 +150,8 @@ describe('backend settings end to end', function () {
     });
     await start('leastconn', 2, 'http', holding);
     await start('source', 2, 'http');
+    await start('by-header', 2, 'http');
+    await start('by-param', 2, 'http');
     await start('maxconn', 1, 'http', lingering);
     await start('healthy', 1, 'http');
     await start('unhealthy', 1, 'http', unhealthy);
@@ -173,6 +175,8 @@ describe('backend settings end to end', function () {
         'tunnel.yaml': row('tunnel.example.com', { 'haproxy.org/timeout-tunnel': '300ms' }, ports('tunnel')),
         'leastconn.yaml': row('leastconn.example.com', { 'haproxy.org/load-balance': 'leastconn' }, ports('leastconn')),
         'source.yaml': row('source.example.com', { 'haproxy.org/load-balance': 'source' }, ports('source')),
+        'by-header.yaml': row('by-header.example.com', { 'haproxy.org/load-balance': 'hdr(X-User)' }, ports('by-header')),
+        'by-param.yaml': row('by-param.example.com', { 'nginx.ingress.kubernetes.io/upstream-hash-by': '$arg_user' }, ports('by-param')),
         'maxconn.yaml': row('maxconn.example.com', { 'haproxy.org/pod-maxconn': '1' }, ports('maxconn')),
         'health.yaml': row('health.example.com', { 'haproxy.org/check-http': '/healthz', 'haproxy.org/check-interval': '100ms' }, [...ports('healthy'), ...ports('unhealthy')]),
         'sticky.yaml': row('sticky.example.com', { 'haproxy.org/cookie-persistence': 'SRVID' }, ports('sticky'), '2024-01-01T00:00:00Z'),
@@ -247,6 +251,29 @@ describe('backend settings end to end', function () {
     expect(await harness.answering('source.example.com', '/', 8)).to.have.length(1);
   });
 
+  it('hashes a request header (hdr) or query parameter (url_param) to a server: one value, one server; many values, both servers', async () => {
+    const portOf = (body: string) => Number(/^backend (\d+)/.exec(body)?.[1]);
+    for (const [name, ask] of [
+      ['by-header', (user: string) => ({ path: '/', headers: { 'x-user': user } })],
+      ['by-param', (user: string) => ({ path: `/?user=${user}`, headers: {} })],
+    ] as const) {
+      const host = `${name}.example.com`;
+      const ports = servers[name]!.map((loopback) => loopback.port).sort((a, b) => a - b);
+      const serverOf = async (user: string) => {
+        const { path, headers } = ask(user);
+        return portOf((await getWith(harness, host, path, headers)).body);
+      };
+      const first = await serverOf('alice');
+      for (let i = 0; i < 4; i++) expect(await serverOf('alice'), host).to.equal(first);
+      const spread = new Set<number>();
+      for (let user = 0; user < 16; user++) spread.add(await serverOf(`user-${user}`));
+      expect(
+        [...spread].sort((a, b) => a - b),
+        host,
+      ).to.deep.equal(ports);
+    }
+  });
+
   it('holds a server to its maxconn: concurrent requests queue in HAProxy and all succeed', async () => {
     const [server] = servers['maxconn']!;
     const responses = await Promise.all(Array.from({ length: 4 }, () => harness.get('maxconn.example.com', '/')));
@@ -264,7 +291,7 @@ describe('backend settings end to end', function () {
     const chosen = Number(/^backend (\d+)/.exec(first.body)![1]);
     const seen = new Set<number>();
     for (let i = 0; i < 8; i++) {
-      const response = await getWithCookie(harness, 'sticky.example.com', cookie);
+      const response = await getWith(harness, 'sticky.example.com', '/', { cookie });
       seen.add(Number(/^backend (\d+)/.exec(response.body)![1]));
       // indirect: the cookie the client already has is not set again.
       expect(response.headers['set-cookie']).to.equal(undefined);
@@ -328,10 +355,10 @@ async function eventuallyHeld(first: Loopback, second: Loopback): Promise<Loopba
   return found!;
 }
 
-/** A GET through HAProxy carrying a cookie. */
-function getWithCookie(harness: LocalHarness, host: string, cookie: string): Promise<{ readonly body: string; readonly headers: IncomingHttpHeaders }> {
+/** A GET through HAProxy with these headers. */
+function getWith(harness: LocalHarness, host: string, path: string, headers: Record<string, string>): Promise<{ readonly body: string; readonly headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: '127.0.0.1', port: harness.ports.http, path: '/', headers: { host, cookie }, agent: false }, (response) => {
+    const request = httpRequest({ host: '127.0.0.1', port: harness.ports.http, path, headers: { host, ...headers }, agent: false }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
