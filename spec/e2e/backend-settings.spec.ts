@@ -252,7 +252,7 @@ describe('backend settings end to end', function () {
   });
 
   it('hashes a request header (hdr) or query parameter (url_param) to a server: one value, one server; many values, both servers', async () => {
-    const portOf = (body: string) => Number(/^backend (\d+)/.exec(body)?.[1]);
+    const portOf = (text: string) => Number(/^backend (\d+)/.exec(text)?.[1]);
     for (const [name, ask] of [
       ['by-header', (user: string) => ({ path: '/', headers: { 'x-user': user } })],
       ['by-param', (user: string) => ({ path: `/?user=${user}`, headers: {} })],
