@@ -186,7 +186,7 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   check: 'servers are checked when check-http or check-interval is set',
   'rate-limit-size': 'not supported: the controller sizes the rate tables',
   'rate-limit-whitelist': 'not supported: every source is limited',
-  'cookie-persistence-no-dynamic': 'not supported: the cookie holds the server name',
+  'cookie-persistence-no-dynamic': "not supported: affinity cookies here are always dynamic (a hash of the server's address), never a fixed value per server",
   'request-capture': 'not supported: request captures change the log format every route shares',
   'request-capture-len': 'not supported: request captures change the log format every route shares',
   'src-ip-header': "not supported: the source is the connection's address",
