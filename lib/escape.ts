@@ -16,6 +16,14 @@
  * character (newline, carriage return, NUL...) and at most 1024 characters.
  * Such a value can add words, quotes or a comment to its own line, so
  * templates use it only for values their author controls (templateValues).
+ *
+ * Inside a `{{#escape.quoted}}` section, every value is written as one
+ * double-quoted HAProxy word holding exactly the value: anything on one
+ * line is admitted (as for `{{{value}}}`), `\`, `"` and `$` are escaped
+ * with a backslash (inside double quotes HAProxy ends the word at `"` and
+ * expands `$VAR` and `${VAR}`), so spaces, quotes and `#` stay in the word.
+ * `%` follows the `%` rule around it (refused, or doubled inside
+ * `{{#escape.logFormat}}`).
  */
 
 /**
@@ -44,18 +52,30 @@ function describe(character: string): string {
 const safeCodes = new Uint8Array(128);
 for (let code = 0; code < 128; code++) if (safeWord.test(String.fromCharCode(code))) safeCodes[code] = 1;
 
+const PERCENT_REASON = 'contains "%", which starts a log-format variable in HAProxy (a template writes it as "%%" inside {{#escape.logFormat}})';
+
 /** Why `value` is not a safe word, or undefined when it is; `percent` admits "%" too. */
 export function unsafeWordReason(value: string, percent = false): string | undefined {
   if (value.length > maxLength) return `is longer than ${maxLength} characters`;
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i);
-    if (code === PERCENT && !percent) return 'contains "%", which starts a log-format variable in HAProxy (a template writes it as "%%" inside {{#escape.logFormat}})';
+    if (code === PERCENT && !percent) return PERCENT_REASON;
     if (code >= 128 || (safeCodes[code] === 0 && code !== PERCENT)) return `contains ${describe(String.fromCodePoint(value.codePointAt(i)!))}`;
   }
   const first = value.charCodeAt(0);
   // '-' (45) and '!' (33) lead options and negations.
   if (first === 45 || first === 33) return `starts with "${value[0]}"`;
   return undefined;
+}
+
+/** Why `value` cannot be written as a quoted word (see quotedWord); `percent` admits "%". */
+export function unsafeQuotedReason(value: string, percent: boolean): string | undefined {
+  return unsafeRawReason(value) ?? (!percent && value.includes('%') ? PERCENT_REASON : undefined);
+}
+
+/** The double-quoted HAProxy word whose argument is exactly `value` (which must be on one line: see unsafeRawReason). */
+export function quotedWord(value: string): string {
+  return `"${value.replace(/[\\"$]/g, '\\$&')}"`;
 }
 
 /** Why `value` cannot be inserted raw, or undefined when it can. */

@@ -6,10 +6,13 @@ import { compareCodeUnits } from '../compare.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
 import { DefaultBackends } from './default-backends.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
-import { claimOrder, RouteClaims } from './route-claims.ts';
+import { claimOrder, RouteClaims, type RouteMap } from './route-claims.ts';
 import { SecretUses, type SecretUse } from './secret-uses.ts';
 import { patchSorted } from './sorted-list.ts';
 import type { HostEntry, Route } from './types.ts';
+import { RouteItem } from './model-source.ts';
+import { PolicyUses, type RoutePolicy } from './route-policies.ts';
+import { sourceOf } from '../pipeline/value-source.ts';
 
 /**
  * What the served Ingresses decide together: which namespace each host
@@ -52,6 +55,8 @@ export class IngressAggregate {
   exactRoutes: readonly Route[] = Object.freeze([]);
   /** Winning prefix-map lines, longest key first, ties by key. */
   prefixRoutes: readonly Route[] = Object.freeze([]);
+  /** Winning regex-map lines, longest key first (map_reg takes the first match), ties by key. */
+  regexRoutes: readonly Route[] = Object.freeze([]);
   /** Secrets named by served TLS entries, in no particular order. */
   secrets: readonly SecretUse[] = [];
   /** Problems of the Ingresses themselves, sorted. */
@@ -72,6 +77,7 @@ export class IngressAggregate {
   readonly #claims = new RouteClaims();
   /** Per backend, the claims it wins: any one has its ref, all are its referrers. */
   readonly #routedTo = new Map<string, OneOrMore<RouteClaim>>();
+  readonly #policies = new PolicyUses();
   readonly #defaults = new DefaultBackends();
   readonly #secretUses: SecretUses;
   /** Per Service ("namespace/name"), those naming one of its ports by name. */
@@ -297,22 +303,18 @@ export class IngressAggregate {
     );
     const claims = this.#claims;
     const routeKey = (route: Route) => route.key;
-    this.exactRoutes = patchSorted(
-      this.exactRoutes,
-      keys.exact,
-      (key) => claims.line('exact', key),
-      () => claims.lines('exact'),
-      routeKey,
-      compareCodeUnits,
-    );
-    this.prefixRoutes = patchSorted(
-      this.prefixRoutes,
-      keys.prefix,
-      (key) => claims.line('prefix', key),
-      () => claims.lines('prefix'),
-      routeKey,
-      prefixOrder,
-    );
+    const lines = (map: RouteMap, list: readonly Route[], order: (a: string, b: string) => number) =>
+      patchSorted(
+        list,
+        keys[map],
+        (key) => claims.line(map, key),
+        () => claims.lines(map),
+        routeKey,
+        order,
+      );
+    this.exactRoutes = lines('exact', this.exactRoutes, compareCodeUnits);
+    this.prefixRoutes = lines('prefix', this.prefixRoutes, prefixOrder);
+    this.regexRoutes = lines('regex', this.regexRoutes, prefixOrder);
     if (this.#problemsTouched) {
       const list = new ProblemList();
       for (const read of this.#withProblems) list.addAll(read.problems);
@@ -325,6 +327,7 @@ export class IngressAggregate {
       list.addAll(this.#defaults.warnings);
       this.warnings = list.sorted();
     }
+    this.#policies.settle();
     this.secrets = this.#secretUses.settle() ?? this.secrets;
     const any = this.#any;
     this.#any = false;
@@ -338,6 +341,7 @@ export class IngressAggregate {
     const name = claim.backend.name;
     this.#routedTo.set(name, withItem(this.#routedTo.get(name), claim));
     moved.add(name);
+    if (claim.policy) this.#policies.add(claim.policy);
   }
 
   #unroute(claim: RouteClaim, moved: Set<string>): void {
@@ -346,6 +350,7 @@ export class IngressAggregate {
     if (routed) this.#routedTo.set(name, routed);
     else this.#routedTo.delete(name);
     moved.add(name);
+    if (claim.policy) this.#policies.remove(claim.policy);
   }
 
   /** The backend of this name, while something routes to it or it is the default backend. */
@@ -362,6 +367,11 @@ export class IngressAggregate {
     const fallback = this.defaultBackend;
     if (fallback !== undefined && !this.#routedTo.has(fallback)) names.push(fallback);
     return names;
+  }
+
+  /** The policies of the winning claims, each once, sorted by key. */
+  get policies(): readonly RoutePolicy[] {
+    return this.#policies.list;
   }
 
   /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */
@@ -385,5 +395,5 @@ export class IngressAggregate {
 function setBackend(claim: RouteClaim, backend: BackendRef): void {
   if (backend.name === claim.backend.name) return;
   claim.backend = backend;
-  claim.line = Object.freeze({ key: claim.key, backend: backend.name });
+  claim.line = Object.freeze(new RouteItem(claim.key, backend.name, claim.policy, sourceOf(claim.line)!));
 }

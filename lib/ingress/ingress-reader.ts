@@ -2,12 +2,13 @@ import type { KubeObject, Problem, ValueSource } from '../pipeline/model.ts';
 import { sourceOf } from '../pipeline/value-source.ts';
 import { HostItem, ModelSource, RouteItem } from './model-source.ts';
 import { isFields } from './fields.ts';
-import { checkHost, checkPath, describeObject, isDnsLabel, isDnsSubdomain, isPortName, isPortNumber, quote } from './names.ts';
+import { checkHost, checkPath, checkRegexPath, describeObject, isDnsLabel, isDnsSubdomain, isPortName, isPortNumber, quote } from './names.ts';
 import { placeOf, type IngressPlace } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import type { HostEntry, Route } from './types.ts';
 import { readAnnotationSettings } from '../annotations/read-settings.ts';
 import type { ReadSettings } from '../annotations/settings.ts';
+import { escapeRegex, rewritesOwnPath, routePolicy, type RoutePolicy } from './route-policies.ts';
 
 /**
  * Reading one Ingress: what it asks to be served, checked field by field.
@@ -39,7 +40,8 @@ export interface BackendRef {
 
 /** One map line an Ingress asks for, before conflicts are settled. */
 export interface RouteClaim {
-  readonly map: 'exact' | 'prefix';
+  /** exact: path-exact.map; prefix: path-prefix.map; regex: path-regex.map (a path read as a regular expression). */
+  readonly map: 'exact' | 'prefix' | 'regex';
   readonly key: string;
   /** The host key it is under (CATCH_ALL_HOST for rules without a host): served only while the Ingress may serve that host. */
   readonly host: string;
@@ -53,6 +55,8 @@ export interface RouteClaim {
   backend: BackendRef;
   /** An Exact path outranks the exact line a Prefix path adds for itself, as Kubernetes ranks Exact over Prefix. */
   readonly fromExactPath: boolean;
+  /** The rule set its requests get (see route-policies.ts); undefined when its Ingress asks for no route setting. */
+  readonly policy: RoutePolicy | undefined;
   readonly field: string;
   /** The Ingress asking, and its label for messages. */
   readonly ingress: KubeObject;
@@ -114,6 +118,9 @@ class IngressReader {
   readonly #ingress: KubeObject;
   readonly #namespace: string;
   #claims = 0;
+  #settings: ReadSettings | undefined;
+  /** The policy of the Ingress's routes, made once (a rewrite of the route's own path makes one per path instead). */
+  #policy: RoutePolicy | undefined;
   /** The host key of the rule being read. */
   #hostKey = CATCH_ALL_HOST;
 
@@ -132,6 +139,13 @@ class IngressReader {
       this.#problem('spec', 'is not an object');
       return undefined;
     }
+    const tlsEntries = spec['tls'];
+    // Both controllers redirect an Ingress with TLS to HTTPS unless told not to.
+    const settings = readAnnotationSettings(this.#ingress.metadata.annotations, {
+      namespace: this.#namespace,
+      tls: Array.isArray(tlsEntries) && tlsEntries.length > 0,
+    });
+    this.#settings = settings;
     const defaultBackend = spec['defaultBackend'] === undefined || spec['defaultBackend'] === null ? undefined : this.#backend(spec['defaultBackend'], 'spec.defaultBackend', '');
     const hosts: HostEntry[] = [];
     const routes: RouteClaim[] = [];
@@ -140,7 +154,6 @@ class IngressReader {
     const tls: TlsClaim[] = [];
     const entries = this.#list(spec['tls'], 'spec.tls', this.tlsProblems);
     for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls, hosts);
-    const settings = readAnnotationSettings(this.#ingress.metadata.annotations);
     // An invalid value is never written: its Ingress is left out, named with the annotation.
     for (const outcome of settings.outcomes) {
       if (outcome.status === 'invalid') this.#problem(`metadata.annotations['${outcome.annotation}']`, `${quote(outcome.value)}: ${outcome.reason}`);
@@ -209,31 +222,47 @@ class IngressReader {
     // Only ImplementationSpecific may leave the path out; it then means everything.
     const given = path['path'];
     const omitted = given === undefined || given === null || given === '';
-    const checked = checkPath(omitted && pathType === 'ImplementationSpecific' ? '/' : given);
+    // nginx's use-regex (and rewrite-target with captures) reads every path but Exact ones as a regular expression.
+    const regex = pathType !== 'Exact' && this.#settings!.route.regexPath === true;
+    const checked = (regex ? checkRegexPath : checkPath)(omitted && pathType === 'ImplementationSpecific' ? '/' : given);
     if (!checked.ok) this.#problem(`${field}.path`, `invalid path: ${checked.reason}`);
     const backend = this.#backend(path['backend'], field, '.backend');
     if (!checked.ok || !backend) return;
     // The lines of one path share their source.
     const source = this.#source(field);
+    const policy = this.#policyOf(checked.value);
     if (pathType === 'Exact') {
-      routes.push(this.#claim('exact', hostKey + checked.value, backend, true, field, source));
+      routes.push(this.#claim('exact', hostKey + checked.value, backend, policy, true, field, source));
+      return;
+    }
+    if (regex) {
+      // Matched against "<host key><path>" from its start, case-insensitive as nginx's `location ~*`.
+      routes.push(this.#claim('regex', `(?i)^${escapeRegex(hostKey)}${checked.value}`, backend, policy, false, field, source));
       return;
     }
     let end = checked.value.length;
     while (end > 0 && checked.value.charCodeAt(end - 1) === 47) end--;
     const trimmed = checked.value.slice(0, end);
-    if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, backend, false, field, source));
-    routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, false, field, source));
+    if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, backend, policy, false, field, source));
+    routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, policy, false, field, source));
+  }
+
+  /** The policy of a path's routes: the Ingress's settings (and the path, for a rewrite of the route's own path). */
+  #policyOf(path: string): RoutePolicy | undefined {
+    const route = this.#settings!.route;
+    if (rewritesOwnPath(route)) return routePolicy(route, path, this.#source('metadata.annotations'));
+    this.#policy ??= routePolicy(route, path, this.#source('metadata.annotations'));
+    return this.#policy;
   }
 
   #source(field: string): ValueSource {
     return new ModelSource('Ingress', this.#ingress, field);
   }
 
-  #claim(map: RouteClaim['map'], key: string, backend: BackendRef, fromExactPath: boolean, field: string, source: ValueSource): RouteClaim {
-    const line = Object.freeze(new RouteItem(key, backend.name, source));
+  #claim(map: RouteClaim['map'], key: string, backend: BackendRef, policy: RoutePolicy | undefined, fromExactPath: boolean, field: string, source: ValueSource): RouteClaim {
+    const line = Object.freeze(new RouteItem(key, backend.name, policy, source));
     const host = this.#hostKey;
-    return { map, key, host, asked: backend, backend, fromExactPath, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
+    return { map, key, host, asked: backend, backend, fromExactPath, policy, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
   }
 
   /**

@@ -2,6 +2,8 @@ import type { KubeObject, ValueSource } from '../pipeline/model.ts';
 import { Sourced } from '../pipeline/value-source.ts';
 import { describeObject } from './names.ts';
 import type { HostEntry, Route, Server } from './types.ts';
+import type { RouteSettings } from '../annotations/settings.ts';
+import type { RoutePolicy } from './route-policies.ts';
 
 /**
  * The object a view-model item was made from. Its label is made only when
@@ -68,11 +70,15 @@ export class ServerItem extends Sourced implements Server {
 export class RouteItem extends Sourced implements Route {
   readonly key: string;
   readonly backend: string;
+  readonly policy: string | undefined;
+  readonly settings: RouteSettings | undefined;
 
-  constructor(key: string, backend: string, source: ValueSource) {
+  constructor(key: string, backend: string, policy: RoutePolicy | undefined, source: ValueSource) {
     super(source);
     this.key = key;
     this.backend = backend;
+    this.policy = policy?.key;
+    this.settings = policy?.settings;
   }
 }
 

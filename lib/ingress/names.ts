@@ -112,6 +112,34 @@ export function checkPath(value: unknown): Checked<string> {
 }
 
 /**
+ * A path read as a regular expression (nginx's use-regex): it lands as the
+ * key of a map_reg line, where only whitespace ends it, so printable ASCII
+ * but space, quotes, backtick, '#' (a comment) and '%'; it must compile
+ * (JavaScript's syntax is close to the PCRE2 HAProxy uses for what paths
+ * hold).
+ */
+const REGEX_PATH = /^\/[\x21-\x7e]*$/;
+const REGEX_REFUSED = /["'`#%]/;
+
+function compiles(pattern: string): boolean {
+  try {
+    return RegExp(pattern) instanceof RegExp;
+  } catch {
+    return false;
+  }
+}
+
+export function checkRegexPath(value: unknown): Checked<string> {
+  if (typeof value !== 'string') return refuse(`must be a string, not ${quote(value)}`);
+  if (!value.startsWith('/')) return refuse(`${quote(value)} does not start with '/'`);
+  if (value.length > MAX_PATH_LENGTH) return refuse(`is longer than ${MAX_PATH_LENGTH} characters`);
+  if (!REGEX_PATH.test(value) || REGEX_REFUSED.test(value)) {
+    return refuse(`${quote(value)} is not a path regular expression: printable ASCII without space, quotes, backtick, '#' or '%'`);
+  }
+  return compiles(value) ? accept(value) : refuse(`${quote(value)} is not a regular expression`);
+}
+
+/**
  * An endpoint address: a textual IPv4 or IPv6 address, IPv6 lowercased so
  * one address always gives one server name. `isIP` alone is not enough: it
  * accepts an IPv6 zone index, which may hold any characters.

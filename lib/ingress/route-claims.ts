@@ -46,7 +46,7 @@ interface KeyClaims {
 export type SettledKeys = Readonly<Record<RouteMap, readonly string[]>>;
 
 export class RouteClaims {
-  readonly #byKey: Record<RouteMap, Map<string, KeyClaims>> = { exact: new Map(), prefix: new Map() };
+  readonly #byKey: Record<RouteMap, Map<string, KeyClaims>> = { exact: new Map(), prefix: new Map(), regex: new Map() };
   /** Keys with conflict warnings. */
   readonly #conflicted = new Set<KeyClaims>();
   /** Keys touched since the last settle. */
@@ -98,7 +98,7 @@ export class RouteClaims {
   } {
     const touched = this.#touched;
     this.#touched = [];
-    const keys = { exact: [] as string[], prefix: [] as string[] };
+    const keys = { exact: [] as string[], prefix: [] as string[], regex: [] as string[] };
     let warningsChanged = false;
     for (let i = 0; i < touched.length; i++) {
       const entry = touched[i]!;
@@ -139,21 +139,25 @@ export class RouteClaims {
 }
 
 /**
- * A claim that loses to one of the same rank for another backend is a
- * conflict; losing an Exact-over-Prefix ranking is Kubernetes semantics,
- * not a conflict.
+ * A claim that loses to one of the same rank for another backend, or with
+ * other route settings, is a conflict; losing an Exact-over-Prefix ranking
+ * is Kubernetes semantics, not a conflict.
  */
 function conflictWarnings(claims: readonly RouteClaim[]): readonly Problem[] {
   const winner = claims[0]!;
   const problems: Problem[] = [];
   for (let i = 1; i < claims.length; i++) {
     const claim = claims[i]!;
-    if (winner.backend.name === claim.backend.name || winner.fromExactPath !== claim.fromExactPath) continue;
+    if (winner.fromExactPath !== claim.fromExactPath) continue;
+    const sameBackend = winner.backend.name === claim.backend.name;
+    if (sameBackend && winner.policy?.key === claim.policy?.key) continue;
     const by = winner.ingress === claim.ingress ? `the earlier ${winner.field}` : `older ${winner.label}`;
     problems.push({
       object: claim.label,
       field: claim.field,
-      message: `route ${quote(claim.key)} not served here: ${by} sends it to backend ${winner.backend.name}`,
+      message: sameBackend
+        ? `route ${quote(claim.key)} not served with its annotations' route settings: ${by} serves it with its own`
+        : `route ${quote(claim.key)} not served here: ${by} sends it to backend ${winner.backend.name}`,
     });
   }
   return problems.length > 0 ? problems : NO_PROBLEMS;

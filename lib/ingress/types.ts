@@ -1,4 +1,6 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
+import type { RouteSettings } from '../annotations/settings.ts';
+import type { RoutePolicy } from './route-policies.ts';
 
 /**
  * The view model the shipped templates render (built by view-model.ts): HTTP
@@ -19,6 +21,7 @@ export interface IngressSources {
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
   /** EndpointSlices labelled kubernetes.io/service-name=<service>. */
   readonly endpointSlices: (namespace: string, service: string) => readonly KubeObject[];
+  /** A Secret of any watched Secret resource: TLS Secrets, and the Opaque ones basic auth names. */
   readonly secret: (namespace: string, name: string) => KubeObject | undefined;
   /**
    * The stores all of this reads (compared by identity). Versions and change
@@ -61,6 +64,16 @@ export interface IngressModel {
   readonly exactRoutes: readonly Route[];
   /** path-prefix.map lines: longest key first (map_beg takes the first match), ties by key. */
   readonly prefixRoutes: readonly Route[];
+  /**
+   * path-regex.map lines: paths read as regular expressions (nginx's
+   * use-regex), keyed "(?i)^<host key, escaped><path>", longest first
+   * (map_reg takes the first match), ties by key.
+   */
+  readonly regexRoutes: readonly Route[];
+  /** The route policies the served routes use, each once, sorted by key (see route-policies.ts). */
+  readonly policies: readonly RoutePolicy[];
+  /** The userlists of basic auth, one per Secret a policy names, sorted by name (see userlists.ts). */
+  readonly userlists: readonly Userlist[];
   /** Sorted by name. */
   readonly backends: readonly Backend[];
   /** Sorted by file. */
@@ -83,10 +96,25 @@ export interface HostEntry {
   readonly wildcard: boolean;
 }
 
-/** A path map line: key = host key + path, e.g. "example.com/api/". */
+/**
+ * A path map line: key = host key + path, e.g. "example.com/api/"; its value
+ * is the backend, and ":<policy>" when the route has settings.
+ */
 export interface Route {
   readonly key: string;
   readonly backend: string;
+  /** The key of the route's policy (see route-policies.ts); undefined when its Ingress asks for no route setting. */
+  readonly policy: string | undefined;
+  /** What the route's Ingress asks of it (see lib/annotations/settings.ts); undefined with `policy`. */
+  readonly settings: RouteSettings | undefined;
+}
+
+/** A basic-auth Secret's users HAProxy can check: `userlist <name>` with a `user <name> password <hash>` line each. */
+export interface Userlist {
+  /** `auth_<namespace>_<secret>`. */
+  readonly name: string;
+  /** In name order; `password` is a crypt(3) hash of A-Z a-z 0-9 . / $ _ (written inside {{#escape.quoted}}). */
+  readonly users: readonly { readonly name: string; readonly password: string }[];
 }
 
 export interface Backend {

@@ -13,6 +13,7 @@ import type { SecretUse } from './secret-uses.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from './sorted-list.ts';
 import type { Certificate, IngressModel, IngressSources } from './types.ts';
+import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
 
 /**
  * What one build leaves for the next: results computed from one object are
@@ -25,6 +26,7 @@ export class IngressModelCache implements ServerCache {
   readonly slices = new WeakMap<KubeObject, SliceEntry>();
   readonly secrets = new WeakMap<KubeObject, ReturnType<typeof checkTlsSecret>>();
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
+  readonly userlists: UserlistCache = new WeakMap();
   /** The state of the last build, for the next to start from. */
   last: LastBuild | undefined;
 }
@@ -42,6 +44,7 @@ interface LastBuild {
   /** The Secrets the Ingresses named, and what became of them. */
   readonly secrets: readonly SecretUse[];
   readonly certificates: Certificates;
+  readonly userlists: Userlists;
   readonly excluded: MergedProblems;
   readonly warnings: MergedProblems;
   readonly model: IngressModel;
@@ -193,12 +196,16 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   resolution.update(aggregate, changes.backends, touched, sources, cache);
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
   const certificates = last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets ? last.certificates : resolveCertificates(aggregate.secrets, sources, cache, now);
+  const userlists = resolveUserlists(aggregate.policies, sources.secret, cache.userlists, last?.userlists);
   const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded], last?.excluded);
-  const warnings = mergedProblems([aggregate.warnings, resolution.warnings, certificates.warnings], last?.warnings);
+  const warnings = mergedProblems([aggregate.warnings, resolution.warnings, certificates.warnings, userlists.warnings], last?.warnings);
   const next: IngressModel = {
     hosts: aggregate.hosts,
     exactRoutes: aggregate.exactRoutes,
     prefixRoutes: aggregate.prefixRoutes,
+    regexRoutes: aggregate.regexRoutes,
+    policies: aggregate.policies,
+    userlists: userlists.userlists,
     backends: resolution.backends,
     certificates: certificates.certificates,
     defaultBackend: aggregate.defaultBackend,
@@ -207,7 +214,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   };
   // A change that moved nothing (a new resourceVersion alone) leaves the model as it was.
   const model = last && sameModel(last.model, next) ? last.model : next;
-  cache.last = { className: sources.className, aggregate, resolution, ...kept, secrets: aggregate.secrets, certificates, excluded, warnings, model };
+  cache.last = { className: sources.className, aggregate, resolution, ...kept, secrets: aggregate.secrets, certificates, userlists, excluded, warnings, model };
   return model;
 }
 

@@ -1,5 +1,4 @@
 import type { SectionNode } from './compiled-template.ts';
-import type { PercentMode } from '../escape.ts';
 import type { FileOrigins, SourceEntry } from './line-origins.ts';
 
 /**
@@ -27,8 +26,8 @@ export interface Fragment {
   readonly objectLists: readonly SourceEntry[];
   /** The fragment holds while these root values do. */
   readonly rootReads: readonly RootRead[];
-  /** What `%` was when it was rendered: it holds only where `%` is the same. */
-  readonly percent: PercentMode;
+  /** How values were written when it was rendered (`%` and quoting): it holds only where they are written the same way. */
+  readonly escaping: string;
 }
 
 /** A fragment being rendered: where it started, and whether anything outside it was read. */
@@ -105,7 +104,7 @@ export class FragmentCache {
    * whole lines, free of violations and of outside reads, can stand in for a
    * later render.
    */
-  keep(node: SectionNode, key: object, boundary: Boundary, text: string, origins: FileOrigins, atLineStart: boolean, violations: number, percent: PercentMode): void {
+  keep(node: SectionNode, key: object, boundary: Boundary, text: string, origins: FileOrigins, atLineStart: boolean, violations: number, escaping: string): void {
     if (!boundary.pure || !boundary.startsLine || !atLineStart || violations !== boundary.violations) return;
     const cache = this.#sectionCache(node);
     const first = boundary.firstLine;
@@ -137,7 +136,7 @@ export class FragmentCache {
       cache.lastObjectLines = objectLines;
       objectLists = origins.objectLists.slice(from);
     }
-    cache.fragments.set(key, { text, ids, objectLines, objectLists, rootReads: boundary.rootReads ?? NONE, percent });
+    cache.fragments.set(key, { text, ids, objectLines, objectLists, rootReads: boundary.rootReads ?? NONE, escaping });
   }
 
   /** Appends a kept fragment's origins to the file's and gives its text. */

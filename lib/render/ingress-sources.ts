@@ -38,6 +38,8 @@ export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<str
   const { ingresses, services, slices, secrets } = ingressResources(config);
   if (!ingresses || !services || !slices) return undefined;
   const store = (resource: WatchedResource | undefined) => (resource ? stores.get(resource.name) : undefined);
+  // TLS Secrets first, then every other watched Secret resource (basic auth's Opaque Secrets).
+  const secretStores = [secrets, ...config.watchedResources.filter((resource) => resource !== secrets && isKind(resource, 'Secret', 'secrets'))].map(store);
   const ingressStore = store(ingresses);
   const sliceStore = store(slices);
   const byIndex = indexedByService(slices);
@@ -46,7 +48,7 @@ export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<str
     className: config.ingress.className,
     sharedHostNamespaces: config.ingress.sharedHostNamespaces,
     ingresses: ingressStore?.list() ?? [],
-    stores: [ingressStore, store(services), sliceStore, store(secrets)],
+    stores: [ingressStore, store(services), sliceStore, ...secretStores],
     ingressChanges: ingressStore &&
       changesSince && {
         version: ingressStore.version,
@@ -59,18 +61,24 @@ export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<str
       if (byIndex) return sliceStore.lookup(namespace, service);
       return sliceStore.list().filter((slice) => slice.metadata.namespace === namespace && slice.metadata.labels?.[serviceNameLabel] === service);
     },
-    secret: (namespace, name) => store(secrets)?.get(namespace, name),
-    versions: [services, slices, secrets].map((resource) => store(resource)?.version ?? -1),
+    secret: (namespace, name) => {
+      for (const reader of secretStores) {
+        const found = reader?.get(namespace, name);
+        if (found) return found;
+      }
+      return undefined;
+    },
+    versions: [store(services), sliceStore, ...secretStores].map((reader) => reader?.version ?? -1),
     changedSince: (versions) => {
       const changed: KubeObject[] = [];
-      const watched = [services, slices, secrets];
+      const watched = [store(services), sliceStore, ...secretStores];
       for (let i = 0; i < watched.length; i++) {
-        const reader = store(watched[i]);
+        const reader = watched[i];
         const since = versions[i];
         if (!reader) continue;
         if (since === undefined || !reader.changesSince) return undefined;
-        // Secrets only matter to certificates, which are always looked at again.
-        if (i === 2) continue;
+        // Secrets only matter to certificates and userlists, which are always looked at again.
+        if (i >= 2) continue;
         const objects = reader.changesSince(since);
         if (objects === undefined) return undefined;
         changed.push(...objects);

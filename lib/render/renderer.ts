@@ -5,7 +5,7 @@ import type { IngressModel } from '../ingress/types.ts';
 import { buildIngressModel, IngressModelCache } from '../ingress/view-model.ts';
 import { ingressSources } from './ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
-import { LOG_FORMAT, SafeWriter, type Violation } from './safe-writer.ts';
+import { LOG_FORMAT, QUOTED, SafeWriter, type Violation } from './safe-writer.ts';
 import type { Template } from '../config/template.ts';
 import { hideObjects } from '../pipeline/quarantine.ts';
 
@@ -43,7 +43,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
   const tracker = new AccessTracker();
   const writer = new SafeWriter(tracker);
   const ingressCache = new IngressModelCache();
-  const escape = Object.freeze({ logFormat: LOG_FORMAT });
+  const escape = Object.freeze({ logFormat: LOG_FORMAT, quoted: QUOTED });
 
   const ingressModel = (stores: ReadonlyMap<string, StoreReader>): IngressModel | undefined => {
     const sources = ingressSources(config, stores);

@@ -59,6 +59,61 @@ export function compareObjects(a: KubeObject, b: KubeObject): number {
   return compareCodeUnits(a.metadata.namespace ?? '', b.metadata.namespace ?? '') || compareCodeUnits(a.metadata.name, b.metadata.name);
 }
 
+/**
+ * Every object's annotations, for templates: Mustache splits names on dots,
+ * so `metadata.annotations.haproxy.org/timeout-server` cannot be reached.
+ * `annotations` maps normalised names (every character but ASCII letters,
+ * digits and `_` made `_`: `haproxy_org_timeout_server`; where two names
+ * normalise alike, the first in name order) to values; `annotationList`
+ * lists `{name, value}` in name order. A relation of either name wins.
+ * Values are recorded as read from `metadata.annotations['<name>']`, so an
+ * unsafe one excludes its object like any other value.
+ */
+const ANNOTATIONS = 'annotations';
+const ANNOTATION_LIST = 'annotationList';
+
+interface AnnotationViews {
+  readonly map: Readonly<Record<string, string>>;
+  readonly list: readonly { readonly name: string; readonly value: string }[];
+}
+
+export function normalisedAnnotationName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_]/g, '_');
+}
+
+function createAnnotationViews(root: Root, tracker: AccessTracker): AnnotationViews {
+  const annotations = root.object.metadata.annotations ?? {};
+  const names = Object.keys(annotations).sort(compareCodeUnits);
+  const field = `metadata.annotations`;
+  const read = (name: string) => {
+    const value = annotations[name]!;
+    tracker.record(value, { object: root.object, label: root.label, field: `${field}['${name}']` });
+    return value;
+  };
+  const byKey = new Map<string, string>();
+  for (const name of names) {
+    const key = normalisedAnnotationName(name);
+    if (!byKey.has(key)) byKey.set(key, name);
+  }
+  const map = new Proxy(Object.freeze(Object.fromEntries([...byKey].map(([key, name]) => [key, annotations[name]!]))), {
+    get: (target, property) => (typeof property === 'string' && byKey.has(property) ? read(byKey.get(property)!) : Reflect.get(target, property)),
+  });
+  const list = Object.freeze(
+    names.map((name) =>
+      Object.freeze({
+        get name() {
+          tracker.record(name, { object: root.object, label: root.label, field });
+          return name;
+        },
+        get value() {
+          return read(name);
+        },
+      }),
+    ),
+  );
+  return { map, list };
+}
+
 interface Root {
   readonly object: KubeObject;
   readonly resource: WatchedResource;
@@ -103,6 +158,16 @@ export function createResourceViews(options: ResourceViewOptions): Readonly<Reco
     return viewsOf(target, store.lookup(...(keys as string[])));
   };
 
+  const annotationViews = new WeakMap<KubeObject, AnnotationViews>();
+  const annotationsOf = (root: Root): AnnotationViews => {
+    let views = annotationViews.get(root.object);
+    if (!views) {
+      views = createAnnotationViews(root, options.tracker);
+      annotationViews.set(root.object, views);
+    }
+    return views;
+  };
+
   const view = (root: Root, target: object, path: string): object => {
     const cached = proxies.get(target);
     if (cached) return cached;
@@ -112,6 +177,8 @@ export function createResourceViews(options: ResourceViewOptions): Readonly<Reco
         if (isRoot && typeof property === 'string' && !(property in object)) {
           const relation = related(root, property);
           if (relation) return relation;
+          if (property === ANNOTATIONS) return annotationsOf(root).map;
+          if (property === ANNOTATION_LIST) return annotationsOf(root).list;
         }
         const value: unknown = Reflect.get(object, property, receiver);
         if (typeof property !== 'string') return value;
@@ -122,7 +189,7 @@ export function createResourceViews(options: ResourceViewOptions): Readonly<Reco
       },
       has(object, property) {
         if (property in object) return true;
-        return isRoot && typeof property === 'string' && root.resource.relations.some((r) => r.name === property);
+        return isRoot && typeof property === 'string' && (property === ANNOTATIONS || property === ANNOTATION_LIST || root.resource.relations.some((r) => r.name === property));
       },
       set: () => false,
       deleteProperty: () => false,

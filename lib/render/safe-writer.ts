@@ -1,6 +1,6 @@
 import Mustache from 'mustache';
 import { compileTokens, type InvertedNode, type Node, type PartialNode, type SectionNode, type TextNode, type ValueNode } from './compiled-template.ts';
-import { unsafeRawReason, unsafeWordReason, type PercentMode } from '../escape.ts';
+import { quotedWord, unsafeQuotedReason, unsafeRawReason, unsafeWordReason, type PercentMode } from '../escape.ts';
 import { FragmentCache, type Fragment } from './fragment-cache.ts';
 import { FileOrigins, OriginTable } from './line-origins.ts';
 import type { AccessTracker, Provenance } from './resource-views.ts';
@@ -19,6 +19,9 @@ export interface Violation {
 
 /** The value of `escape.logFormat` in the view: a section over it doubles every `%` of the values inside. */
 export const LOG_FORMAT: object = Object.freeze({ logFormat: true });
+
+/** The value of `escape.quoted` in the view: a section over it writes every value inside as one double-quoted word (see quotedWord). */
+export const QUOTED: object = Object.freeze({ quoted: true });
 
 /** Mustache's indentation of a standalone partial: every line but an empty one gets the tag's indentation. */
 function indentPartial(partial: string, indentation: string, lineHasNonSpace: boolean): string {
@@ -57,6 +60,8 @@ export class SafeWriter {
   #root: TrackedContext | undefined;
   #partials: Readonly<Record<string, string>> = {};
   #percent: PercentMode = 'refuse';
+  /** Inside an `escape.quoted` section. */
+  #quoted = false;
   violations: Violation[] = [];
 
   constructor(tracker: AccessTracker) {
@@ -82,6 +87,7 @@ export class SafeWriter {
     this.#atLineStart = true;
     this.#partials = partials;
     this.#percent = options.percent;
+    this.#quoted = false;
     this.#root = new TrackedContext(view, undefined);
     try {
       const text = this.#render(nodes, this.#root);
@@ -162,9 +168,18 @@ export class SafeWriter {
     else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
     else if (typeof value === 'boolean') text = String(value);
     else if (value === undefined || value === null) return '';
-    const reason = text === undefined ? 'is not a single value (a list, mapping or function)' : node.raw ? unsafeRawReason(text) : unsafeWordReason(text, this.#percent !== 'refuse');
+    const percent = this.#percent !== 'refuse';
+    const reason =
+      text === undefined
+        ? 'is not a single value (a list, mapping or function)'
+        : this.#quoted
+          ? unsafeQuotedReason(text, percent)
+          : node.raw
+            ? unsafeRawReason(text)
+            : unsafeWordReason(text, percent);
     if (reason !== undefined) return this.#violate(node, reason, this.#exactProvenance(node, context, value));
     if (this.#percent === 'escape') text = text!.replaceAll('%', '%%');
+    if (this.#quoted) text = quotedWord(text!);
     // Both checks refuse line breaks, so the value stays on the line it starts.
     if (text !== '') {
       const origins = this.#origins;
@@ -201,6 +216,7 @@ export class SafeWriter {
   #section(node: SectionNode, context: TrackedContext): string {
     const value = this.#lookup(context, node.name, node.segments);
     if (value === LOG_FORMAT) return this.#escaped(node, context);
+    if (value === QUOTED) return this.#quotedSection(node, context);
     if (Array.isArray(value) && Object.isFrozen(value)) return this.#frozenList(node, context, value);
     if (!value) return '';
     if (Array.isArray(value)) return this.#plainItems(node, context, value);
@@ -224,6 +240,17 @@ export class SafeWriter {
       return this.#render(node.children, context);
     } finally {
       this.#percent = before;
+    }
+  }
+
+  /** The section's text with every value inside written as one double-quoted word, in the context around it. */
+  #quotedSection(node: SectionNode, context: TrackedContext): string {
+    const before = this.#quoted;
+    this.#quoted = true;
+    try {
+      return this.#render(node.children, context);
+    } finally {
+      this.#quoted = before;
     }
   }
 
@@ -276,7 +303,7 @@ export class SafeWriter {
     } finally {
       fragments.end();
     }
-    fragments.keep(node, list, boundary, text, this.#origins, this.#atLineStart, this.violations.length, this.#percent);
+    fragments.keep(node, list, boundary, text, this.#origins, this.#atLineStart, this.violations.length, this.#escaping());
     return text;
   }
 
@@ -308,12 +335,17 @@ export class SafeWriter {
       this.#itemCaptures--;
       fragments.end();
     }
-    fragments.keep(node, item, boundary, text, this.#origins, this.#atLineStart, this.violations.length, this.#percent);
+    fragments.keep(node, item, boundary, text, this.#origins, this.#atLineStart, this.violations.length, this.#escaping());
     return text;
   }
 
+  /** How values are written here: output kept under one way holds only where values are written the same way. */
+  #escaping(): string {
+    return this.#quoted ? `${this.#percent} quoted` : this.#percent;
+  }
+
   #canReplay(fragment: Fragment): boolean {
-    return this.#atLineStart && fragment.percent === this.#percent && (fragment.rootReads.length === 0 || this.#rootReadsHold(fragment));
+    return this.#atLineStart && fragment.escaping === this.#escaping() && (fragment.rootReads.length === 0 || this.#rootReadsHold(fragment));
   }
 
   #rootReadsHold(fragment: Fragment): boolean {

@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer';
+import { quotedWord } from '../escape.ts';
 
 export const REDACTED = '[REDACTED]';
 
@@ -32,11 +33,23 @@ export function isSensitiveKey(key: string): boolean {
   return sensitiveKey.test(key);
 }
 
-/** The forms a secret may take in a text: as is, JSON-escaped, base64, and its longer lines. */
+/**
+ * The forms a secret may take in a text: as is, JSON-escaped, base64, as a
+ * rendered configuration writes it in double quotes (`escape.quoted`: a
+ * basic-auth hash is `\$5\$...` there), and its longer lines.
+ */
 function needlesOf(secret: string): string[] {
   if (secret.length < minSecretLength) return [];
   const needles = [secret, JSON.stringify(secret).slice(1, -1), Buffer.from(secret).toString('base64')];
-  for (const line of secret.split(/\r?\n/)) if (line.trim().length >= minSecretLineLength) needles.push(line.trim());
+  const quoted = quotedWord(secret).slice(1, -1);
+  if (quoted !== secret) needles.push(quoted);
+  for (const line of secret.split(/\r?\n/)) {
+    const trimmed = line.trim();
+    if (trimmed.length < minSecretLineLength) continue;
+    needles.push(trimmed);
+    const quotedLine = quotedWord(trimmed).slice(1, -1);
+    if (quotedLine !== trimmed) needles.push(quotedLine);
+  }
   return needles;
 }
 

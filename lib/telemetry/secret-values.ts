@@ -1,13 +1,25 @@
 import { Buffer } from 'node:buffer';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
 
+/** The hashes of htpasswd lines (`user:hash`): a basic-auth userlist writes the hash alone. */
+function htpasswdHashes(text: string): string[] {
+  if (!text.includes(':')) return [];
+  const hashes: string[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon > 0) hashes.push(line.slice(colon + 1).trim());
+  }
+  return hashes;
+}
+
 function valuesOf(secret: KubeObject): string[] {
   const values: string[] = [];
   const data = secret['data'];
   if (typeof data === 'object' && data !== null) {
     for (const encoded of Object.values(data)) {
       if (typeof encoded !== 'string') continue;
-      values.push(encoded, Buffer.from(encoded, 'base64').toString('utf8'));
+      const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+      values.push(encoded, decoded, ...htpasswdHashes(decoded));
     }
   }
   const stringData = secret['stringData'];

@@ -49,6 +49,7 @@ describe("the chart's controller configuration", function () {
       'services',
       'endpointslices',
       'secrets',
+      'authsecrets',
       'gatewayclasses',
       'gateways',
       'httproutes',

@@ -16,10 +16,19 @@ describe('validate command', () => {
     const code = await validateCommand({ config: undefined }, output);
     expect(output.text(), output.text()).to.not.include('FAIL');
     expect(code).to.equal(0);
-    for (const test of ['empty-cluster', 'server-header', 'hosts-paths-and-shared-backends', 'tls', 'missing-service-and-secret', 'default-backend', 'injection-is-excluded']) {
+    for (const test of [
+      'empty-cluster',
+      'server-header',
+      'hosts-paths-and-shared-backends',
+      'tls',
+      'missing-service-and-secret',
+      'default-backend',
+      'injection-is-excluded',
+      'route-settings',
+    ]) {
       expect(output.text()).to.match(new RegExp(`^${test} +haproxy_valid +pass`, 'm'));
     }
-    expect(output.text()).to.match(/^\d+ passed, 0 failed \(\d+ assertions in 7 tests\)$/m);
+    expect(output.text()).to.match(/^\d+ passed, 0 failed \(\d+ assertions in 8 tests\)$/m);
   });
 
   it('prints failures in the table and exits non-zero', async () => {

@@ -42,6 +42,8 @@ export interface IngressFields {
   /** spec.ingressClassName; null leaves it out. */
   readonly className?: string | null;
   readonly annotationClass?: string;
+  /** metadata.annotations besides the class annotation. */
+  readonly annotations?: Readonly<Record<string, string>>;
   readonly rules?: readonly unknown[];
   readonly tls?: readonly unknown[];
   readonly defaultBackend?: unknown;
@@ -58,7 +60,9 @@ export function ingress(name: string, fields: IngressFields = {}): KubeObject {
       uid: `uid-${name}`,
       resourceVersion: '1',
       creationTimestamp: fields.created ?? '2024-01-01T00:00:00Z',
-      ...(fields.annotationClass === undefined ? {} : { annotations: { 'kubernetes.io/ingress.class': fields.annotationClass } }),
+      ...(fields.annotationClass === undefined && fields.annotations === undefined
+        ? {}
+        : { annotations: { ...fields.annotations, ...(fields.annotationClass === undefined ? {} : { 'kubernetes.io/ingress.class': fields.annotationClass }) } }),
     },
     spec: {
       ...(className === null ? {} : { ingressClassName: className }),

@@ -5,6 +5,7 @@ import {
   checkIpAddress,
   endpointAddressProblem,
   checkPath,
+  checkRegexPath,
   describeObject,
   isDnsLabel,
   isDnsSubdomain,
@@ -147,5 +148,22 @@ describe('ingress names', () => {
     expect(describeObject('Ingress', 'default', 'web')).to.equal('Ingress default/web');
     expect(describeObject('Ingress', 'default', 'we\nb')).to.equal('Ingress default/"we\\u000ab"');
     expect(describeObject('Namespace', undefined, 'default')).to.equal('Namespace default');
+  });
+
+  it('admits a regular-expression path as one map word that compiles, and refuses what could end or comment it', () => {
+    expect(checkRegexPath('/something(/|$)(.*)')).to.deep.equal({ ok: true, value: '/something(/|$)(.*)' });
+    expect(checkRegexPath('/file\\.txt$')).to.deep.equal({ ok: true, value: '/file\\.txt$' });
+    const reasons = ['/a b', '/a#b', '/a%20', "/a'b", '/a"b', '/a\nb', 'api', '/(unclosed', 7].map((value) => {
+      const checked = checkRegexPath(value);
+      return checked.ok ? 'admitted' : checked.reason;
+    });
+    expect(reasons).to.deep.equal([
+      ...['"/a b"', '"/a#b"', '"/a%20"', '"/a\'b"', '"/a\\"b"', '"/a\\u000ab"'].map(
+        (quoted) => `${quoted} is not a path regular expression: printable ASCII without space, quotes, backtick, '#' or '%'`,
+      ),
+      `"api" does not start with '/'`,
+      '"/(unclosed" is not a regular expression',
+      'must be a string, not 7',
+    ]);
   });
 });

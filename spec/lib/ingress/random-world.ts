@@ -50,6 +50,19 @@ interface IngressSpec {
   readonly tls?: { readonly secretName: string; readonly hosts: readonly string[] };
 }
 
+/**
+ * Route settings by the object's version, so policies come, go and are
+ * shared as Ingresses change, without drawing from the seeded sequence.
+ */
+const routeSettings: readonly Readonly<Record<string, string>>[] = [
+  {},
+  { 'haproxy.org/ssl-redirect': 'true', 'haproxy.org/ssl-redirect-code': '301' },
+  {},
+  { 'nginx.ingress.kubernetes.io/force-ssl-redirect': 'true' },
+  { 'haproxy.org/allow-list': '10.0.0.0/8' },
+  { 'nginx.ingress.kubernetes.io/rewrite-target': '/' },
+];
+
 function ingressObject(spec: IngressSpec, version: number): KubeObject {
   return {
     apiVersion: 'networking.k8s.io/v1',
@@ -60,7 +73,7 @@ function ingressObject(spec: IngressSpec, version: number): KubeObject {
       uid: `uid-${spec.namespace}-${spec.name}`,
       resourceVersion: String(version),
       ...(spec.created === undefined ? {} : { creationTimestamp: new Date(spec.created).toISOString() }),
-      ...(spec.annotationClass === undefined ? {} : { annotations: { 'kubernetes.io/ingress.class': spec.annotationClass } }),
+      annotations: { ...routeSettings[version % routeSettings.length], ...(spec.annotationClass === undefined ? {} : { 'kubernetes.io/ingress.class': spec.annotationClass }) },
     },
     spec: {
       ...(spec.className === undefined ? {} : { ingressClassName: spec.className }),

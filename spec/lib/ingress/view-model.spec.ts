@@ -77,11 +77,11 @@ describe('buildIngressModel', () => {
         { host: '*.example.com', wildcard: true },
         { host: 'example.com', wildcard: false },
       ]);
-      expect(model.exactRoutes).to.deep.equal([{ key: '*/health', backend: 'default_web_80' }]);
+      expect(model.exactRoutes).to.deep.equal([{ key: '*/health', backend: 'default_web_80', policy: undefined, settings: undefined }]);
       expect(model.prefixRoutes).to.deep.equal([
-        { key: '*.example.com/', backend: 'default_web_80' },
-        { key: 'example.com/', backend: 'default_web_80' },
-        { key: '*/', backend: 'default_web_80' },
+        { key: '*.example.com/', backend: 'default_web_80', policy: undefined, settings: undefined },
+        { key: 'example.com/', backend: 'default_web_80', policy: undefined, settings: undefined },
+        { key: '*/', backend: 'default_web_80', policy: undefined, settings: undefined },
       ]);
     });
 
@@ -110,21 +110,21 @@ describe('buildIngressModel', () => {
       });
       const to = 'default_web_80';
       expect(model.exactRoutes).to.deep.equal([
-        { key: 'example.com/api', backend: to },
-        { key: 'example.com/docs', backend: to },
-        { key: 'example.com/exact/', backend: to },
-        { key: 'example.com/login', backend: to },
-        { key: 'example.com/static', backend: to },
-        { key: 'example.com/v1/users', backend: to },
+        { key: 'example.com/api', backend: to, policy: undefined, settings: undefined },
+        { key: 'example.com/docs', backend: to, policy: undefined, settings: undefined },
+        { key: 'example.com/exact/', backend: to, policy: undefined, settings: undefined },
+        { key: 'example.com/login', backend: to, policy: undefined, settings: undefined },
+        { key: 'example.com/static', backend: to, policy: undefined, settings: undefined },
+        { key: 'example.com/v1/users', backend: to, policy: undefined, settings: undefined },
       ]);
       // Longest first: HAProxy's map_beg answers with the first line that matches.
       expect(model.prefixRoutes).to.deep.equal([
-        { key: 'example.com/v1/users/', backend: to },
-        { key: 'example.com/static/', backend: to },
-        { key: 'other.example.com/', backend: to },
-        { key: 'example.com/docs/', backend: to },
-        { key: 'example.com/api/', backend: to },
-        { key: 'example.com/', backend: to },
+        { key: 'example.com/v1/users/', backend: to, policy: undefined, settings: undefined },
+        { key: 'example.com/static/', backend: to, policy: undefined, settings: undefined },
+        { key: 'other.example.com/', backend: to, policy: undefined, settings: undefined },
+        { key: 'example.com/docs/', backend: to, policy: undefined, settings: undefined },
+        { key: 'example.com/api/', backend: to, policy: undefined, settings: undefined },
+        { key: 'example.com/', backend: to, policy: undefined, settings: undefined },
       ]);
       expect(model.excluded).to.deep.equal([]);
     });
@@ -334,8 +334,8 @@ describe('buildIngressModel', () => {
           ingress('old', { created: '2024-01-01T00:00:00Z', rules: [rule('example.com', path('/api', 'web', 80))] }),
         ],
       });
-      expect(model.exactRoutes).to.deep.equal([{ key: 'example.com/api', backend: 'default_web_80' }]);
-      expect(model.prefixRoutes).to.deep.equal([{ key: 'example.com/api/', backend: 'default_web_80' }]);
+      expect(model.exactRoutes).to.deep.equal([{ key: 'example.com/api', backend: 'default_web_80', policy: undefined, settings: undefined }]);
+      expect(model.prefixRoutes).to.deep.equal([{ key: 'example.com/api/', backend: 'default_web_80', policy: undefined, settings: undefined }]);
       // The losing backend is routed to by nothing, so it is not built.
       expect(model.backends.map((b) => b.name)).to.deep.equal(['default_web_80']);
       expect(model.warnings).to.deep.equal([
@@ -374,6 +374,8 @@ describe('buildIngressModel', () => {
       expect(model.exactRoutes.find((route) => route.key === 'example.com/shared')).to.deep.equal({
         key: 'example.com/shared',
         backend: 'alpha_web_81',
+        policy: undefined,
+        settings: undefined,
       });
       expect(model.warnings.filter((w) => w.message.startsWith('route')).map((w) => w.object)).to.deep.equal(['Ingress aaa/undated', 'Ingress default/a', 'Ingress default/b']);
     });
@@ -387,8 +389,8 @@ describe('buildIngressModel', () => {
           ingress('young', { created: '2024-06-01T00:00:00Z', rules: [rule('example.com', path('/login', 'login', 80, 'Exact'))] }),
         ],
       });
-      expect(model.exactRoutes).to.deep.equal([{ key: 'example.com/login', backend: 'default_login_80' }]);
-      expect(model.prefixRoutes).to.deep.equal([{ key: 'example.com/login/', backend: 'default_web_80' }]);
+      expect(model.exactRoutes).to.deep.equal([{ key: 'example.com/login', backend: 'default_login_80', policy: undefined, settings: undefined }]);
+      expect(model.prefixRoutes).to.deep.equal([{ key: 'example.com/login/', backend: 'default_web_80', policy: undefined, settings: undefined }]);
       expect(model.warnings.filter((w) => w.message.startsWith('route'))).to.deep.equal([]);
     });
 
@@ -402,7 +404,7 @@ describe('buildIngressModel', () => {
           ingress('c', { rules: [rule('c.example.com', path('/x', 'web', 80, 'Exact'), path('/x', 'other', 80, 'Exact'))] }),
         ],
       });
-      expect(model.exactRoutes).to.deep.equal([{ key: 'c.example.com/x', backend: 'default_web_80' }]);
+      expect(model.exactRoutes).to.deep.equal([{ key: 'c.example.com/x', backend: 'default_web_80', policy: undefined, settings: undefined }]);
       expect(model.warnings).to.deep.equal([
         {
           object: 'Ingress default/c',

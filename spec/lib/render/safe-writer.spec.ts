@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import Mustache from 'mustache';
 import { AccessTracker } from '../../../lib/render/resource-views.ts';
-import { LOG_FORMAT, SafeWriter } from '../../../lib/render/safe-writer.ts';
+import { LOG_FORMAT, QUOTED, SafeWriter } from '../../../lib/render/safe-writer.ts';
 
 /**
  * The writer runs templates compiled from Mustache's parse tree with a
@@ -158,5 +158,32 @@ describe('SafeWriter', () => {
     expect(asMap()).to.equal('/a%20b\n');
     expect(asConfig()).to.equal('\n');
     expect(writer.violations).to.have.length(1);
+  });
+
+  it('writes each value inside escape.quoted as one double-quoted word, escaping what HAProxy reads inside double quotes', () => {
+    const writer = new SafeWriter(new AccessTracker());
+    const escape = { logFormat: LOG_FORMAT, quoted: QUOTED };
+    const template = '  http-request set-header X-Note {{#escape.quoted}}{{note}}{{/escape.quoted}} {{other}}\n';
+    expect(render(writer, template, { note: 'a "b" \\ $HOME ${X} # c', other: 'x', escape })).to.equal('  http-request set-header X-Note "a \\"b\\" \\\\ \\$HOME \\${X} # c" x\n');
+    expect(writer.violations).to.deep.equal([]);
+    expect(render(writer, template, { note: 'two\nlines', other: 'x', escape })).to.equal('  http-request set-header X-Note  x\n');
+    expect(render(writer, template, { note: '50%', other: 'x', escape })).to.equal('  http-request set-header X-Note  x\n');
+    expect(writer.violations.map((v) => v.reason)).to.deep.equal([
+      'contains U+000A',
+      'contains "%", which starts a log-format variable in HAProxy (a template writes it as "%%" inside {{#escape.logFormat}})',
+    ]);
+    const both = '  http-request set-header X-Note {{#escape.logFormat}}{{#escape.quoted}}{{note}}{{/escape.quoted}}{{/escape.logFormat}}\n';
+    expect(render(writer, both, { note: '50% "off"', escape })).to.equal('  http-request set-header X-Note "50%% \\"off\\""\n');
+  });
+
+  it('never replays a fragment kept inside escape.quoted outside it, nor the other way round', () => {
+    const writer = new SafeWriter(new AccessTracker());
+    const escape = { quoted: QUOTED };
+    const items = frozen([{ name: 'a b' }]);
+    const inside = '{{#escape.quoted}}{{#items}}\n{{name}}\n{{/items}}{{/escape.quoted}}\n';
+    const outside = '{{#items}}\n{{name}}\n{{/items}}\n';
+    expect(render(writer, inside, { items, escape })).to.equal('"a b"\n');
+    expect(render(writer, outside, { items, escape })).to.equal('\n');
+    expect(writer.violations.map((v) => v.reason)).to.deep.equal(['contains " "']);
   });
 });

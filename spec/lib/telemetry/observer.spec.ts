@@ -209,6 +209,7 @@ describe('observer', () => {
       'services',
       'endpointslices',
       'secrets',
+      'authsecrets',
       'gatewayclasses',
       'gateways',
       'httproutes',

@@ -60,6 +60,21 @@ describe('redaction', () => {
     expect(redactor.scrub('token later-added-token')).to.equal(`token ${REDACTED}`);
   });
 
+  it('removes basic-auth hashes as a rendered userlist writes them: alone and inside double quotes, from htpasswd lines and per-user keys', () => {
+    const hash = '$5$salt$kpa26zwgX83BPSR8d7w93OIXbFt/d3UOTZaAu5vsTM6';
+    const other = '$2y$05$abcdefghijklmnopqrstuu5sL6qDZ4MhLG0c5oVYD2d8OQRb4W5cG';
+    const secrets = new IndexedStore([]);
+    const opaque = (name: string, data: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'default' }, type: 'Opaque', data });
+    secrets.upsert(opaque('htpasswd', { auth: base64(`bob:${hash}\ncarol:${other}\n`) }));
+    secrets.upsert(opaque('per-user', { dave: base64(other) }));
+    const redactor = new Redactor();
+    redactor.setSource(secretValues(() => new Map([['authsecrets', secrets]])));
+    const userlist = (value: string) => `userlist auth_default_htpasswd\n  user bob password ${value}\n`;
+    expect(redactor.scrub(userlist(`"${hash.replaceAll('$', '\\$')}"`))).to.equal(userlist(`"${REDACTED}"`));
+    expect(redactor.scrub(userlist(hash))).to.equal(userlist(REDACTED));
+    expect(redactor.scrub(userlist(`"${other.replaceAll('$', '\\$')}"`))).to.equal(userlist(`"${REDACTED}"`));
+  });
+
   it('trusts the configuration about a store of Secrets whose objects do not name their kind', () => {
     const listed = new IndexedStore([]);
     listed.upsert({ metadata: { name: 'token', namespace: 'default' }, data: { token: base64('listed-token-5d4c') } });

@@ -1,0 +1,261 @@
+import { createHash } from 'node:crypto';
+import type { HeaderAction, RedirectCode, RouteSettings } from '../annotations/settings.ts';
+import type { ValueSource } from '../pipeline/model.ts';
+import { Sourced } from '../pipeline/value-source.ts';
+import { compareCodeUnits } from '../compare.ts';
+import { sameItems } from './sorted-list.ts';
+
+/**
+ * Route policies: the rule sets the shipped frontend renders once per
+ * distinct RouteSettings, selected per request by the policy key the path
+ * maps carry next to the backend ("<backend>:<policy key>"). The key is a
+ * digest of the settings' content, so equal settings share one key whichever
+ * Ingress asks for them, and a route whose settings some served route already
+ * has changes a map line only: no configuration line, no reload. Routes
+ * without settings have no key and no rules.
+ *
+ * A policy also holds what its rules need precomputed (a redirect's parts,
+ * path rewrites as `replace-path` pairs, sources split over ACL lines), so
+ * templates stay free of logic.
+ */
+
+/** A policy key: "p" and 16 hex digits of the SHA-256 of the settings' canonical JSON. */
+export type PolicyKey = string;
+
+/**
+ * HAProxy 2.6 splits a configuration line into at most 64 words
+ * (MAX_LINE_ARGS); a list of sources is written over several `acl` lines
+ * of the same name, which HAProxy ORs.
+ */
+const SOURCES_PER_LINE = 32;
+
+export interface SourceLine {
+  readonly sources: readonly string[];
+}
+
+/** One `http-request replace-path <pattern> <replacement>`: a regular expression, and a log-format replacement with \1-style references. */
+export interface PathRewrite {
+  readonly pattern: string;
+  readonly replacement: string;
+}
+
+export interface HeaderActions {
+  readonly set: readonly HeaderAction[];
+  readonly add: readonly HeaderAction[];
+  readonly remove: readonly { readonly name: string }[];
+}
+
+/**
+ * A redirect answered for every request of the route: to `location`, to
+ * another scheme, or to the request's path on another scheme, host or port
+ * (`prefix`: what it leaves undefined stays the request's).
+ */
+export type RedirectRule =
+  | { readonly code: RedirectCode; readonly location: string }
+  | { readonly code: RedirectCode; readonly scheme: 'http' | 'https' }
+  | { readonly code: RedirectCode; readonly prefix: { readonly scheme: 'http' | 'https' | undefined; readonly host: string | undefined; readonly port: number | undefined } };
+
+export class RoutePolicy extends Sourced {
+  readonly key: PolicyKey;
+  readonly settings: RouteSettings;
+  /** `acl` lines of the allowed sources (outside them: 403), or undefined. */
+  readonly allow: readonly SourceLine[] | undefined;
+  readonly deny: readonly SourceLine[] | undefined;
+  /** The Strict-Transport-Security value, or undefined. */
+  readonly hsts: string | undefined;
+  /** True when a stick table counts per source (rate or connection limit). */
+  readonly tracksSources: boolean;
+  /** The stick table's expiry and rate period, in milliseconds: the rate limit's period, or 10 s for connections alone. */
+  readonly trackingPeriod: number;
+  readonly redirect: RedirectRule | undefined;
+  readonly rewrites: readonly PathRewrite[];
+  readonly requestHeaders: HeaderActions | undefined;
+  readonly responseHeaders: HeaderActions | undefined;
+  /** The userlist of basic auth: `auth_<namespace>_<secret>`. */
+  readonly userlist: string | undefined;
+  readonly cors:
+    | {
+        readonly anyOrigin: boolean;
+        /** Origins matched exactly. */
+        readonly origins: readonly string[];
+        /** Regular expressions for origins with a "*." subdomain wildcard (one label, as ingress-nginx reads it). */
+        readonly originPatterns: readonly string[];
+        readonly methods: string;
+        readonly headers: string;
+        readonly credentials: boolean;
+        readonly maxAge: number | undefined;
+      }
+    | undefined;
+
+  constructor(key: PolicyKey, settings: RouteSettings, path: string | undefined, source: ValueSource) {
+    super(source);
+    this.key = key;
+    this.settings = settings;
+    this.allow = settings.allow && sourceLines(settings.allow);
+    this.deny = settings.deny && sourceLines(settings.deny);
+    const hsts = settings.hsts;
+    this.hsts = hsts && `max-age=${hsts.maxAge}${hsts.includeSubdomains ? '; includeSubDomains' : ''}${hsts.preload ? '; preload' : ''}`;
+    this.tracksSources = settings.rateLimit !== undefined || settings.connectionLimit !== undefined;
+    this.trackingPeriod = settings.rateLimit?.period ?? 10_000;
+    this.redirect = redirectRule(settings.redirect);
+    this.rewrites = pathRewrites(settings.rewrite, path);
+    this.requestHeaders = headerActions(settings.requestHeaders);
+    this.responseHeaders = headerActions(settings.responseHeaders);
+    const auth = settings.basicAuth;
+    this.userlist = auth && userlistName(auth.secret.namespace, auth.secret.name);
+    const cors = settings.cors;
+    this.cors = cors && {
+      anyOrigin: cors.allowOrigins.includes('*'),
+      origins: cors.allowOrigins.filter((origin) => origin !== '*' && !origin.includes('*')),
+      originPatterns: cors.allowOrigins.filter((origin) => origin !== '*' && origin.includes('*')).map(originPattern),
+      methods: cors.allowMethods.join(', '),
+      headers: cors.allowHeaders.join(', '),
+      credentials: cors.allowCredentials,
+      maxAge: cors.maxAge,
+    };
+    Object.freeze(this);
+  }
+}
+
+/** `https://*.example.com` as the regular expression `^https://[A-Za-z0-9-]+\.example\.com$`. */
+function originPattern(origin: string): string {
+  const [before, after] = origin.split('*.', 2) as [string, string];
+  return `^${escapeRegex(before)}[A-Za-z0-9-]+\\.${escapeRegex(after)}$`;
+}
+
+/** The userlist a basic-auth Secret's users are written to. */
+export function userlistName(namespace: string, name: string): string {
+  return `auth_${namespace}_${name}`;
+}
+
+function sourceLines(sources: readonly string[]): readonly SourceLine[] {
+  const lines: SourceLine[] = [];
+  for (let i = 0; i < sources.length; i += SOURCES_PER_LINE) lines.push(Object.freeze({ sources: Object.freeze(sources.slice(i, i + SOURCES_PER_LINE)) }));
+  return Object.freeze(lines);
+}
+
+function headerActions(headers: RouteSettings['requestHeaders']): HeaderActions | undefined {
+  if (!headers) return undefined;
+  return Object.freeze({
+    set: Object.freeze(headers.set ?? []),
+    add: Object.freeze(headers.add ?? []),
+    remove: Object.freeze((headers.remove ?? []).map((name) => Object.freeze({ name }))),
+  });
+}
+
+function redirectRule(redirect: RouteSettings['redirect']): RedirectRule | undefined {
+  if (!redirect) return undefined;
+  const { code } = redirect;
+  if (redirect.location !== undefined) return { code, location: redirect.location };
+  if (redirect.host !== undefined || redirect.port !== undefined) {
+    return { code, prefix: { scheme: redirect.scheme, host: redirect.host, port: redirect.port } };
+  }
+  return { code, scheme: redirect.scheme ?? 'https' };
+}
+
+const REGEX_SPECIAL = /[.*+?^${}()|[\]\\]/g;
+
+/** `text` as a regular expression matching exactly it. */
+export function escapeRegex(text: string): string {
+  return text.replace(REGEX_SPECIAL, '\\$&');
+}
+
+/**
+ * The `replace-path` pairs of a rewrite; HAProxy replaces the whole path
+ * with the replacement when the pattern matches, as nginx's rewrite does.
+ * `prefix` replaces the matched path prefix element-wise (as a Gateway API
+ * ReplacePrefixMatch): "/app" by "/new" turns "/app/x" into "/new/x", by
+ * "/" into "/x". `route-path` reads the route's path as nginx reads a
+ * location with use-regex: case-insensitive, from the path's start.
+ */
+function pathRewrites(rewrite: RouteSettings['rewrite'], path: string | undefined): readonly PathRewrite[] {
+  if (!rewrite) return Object.freeze([]);
+  switch (rewrite.kind) {
+    case 'full':
+      return Object.freeze([{ pattern: '^.*$', replacement: rewrite.path }]);
+    case 'regex':
+      return Object.freeze([{ pattern: rewrite.pattern, replacement: rewrite.replacement }]);
+    case 'route-path':
+      return Object.freeze([{ pattern: `(?i)^${path ?? '/'}`, replacement: rewrite.replacement }]);
+    case 'prefix': {
+      const trimmed = (path ?? '/').replace(/\/+$/, '');
+      const matched = escapeRegex(trimmed);
+      const replacement = rewrite.replacement.replace(/\/+$/, '');
+      if (replacement === '')
+        return Object.freeze([
+          { pattern: `^${matched}$`, replacement: '/' },
+          { pattern: `^${matched}(/.*)$`, replacement: '\\1' },
+        ]);
+      return Object.freeze([{ pattern: `^${matched}(/.*)?$`, replacement: `${replacement}\\1` }]);
+    }
+  }
+}
+
+/** Keys in code-unit order at every level: one text for one content, whatever order the fields were set in. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value)
+      .filter(([, field]) => field !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([name, field]) => `${JSON.stringify(name)}:${canonicalJson(field)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** True when a route's rewrite depends on the route's own path, which then belongs to its policy's content. */
+export function rewritesOwnPath(settings: RouteSettings): boolean {
+  const kind = settings.rewrite?.kind;
+  return kind === 'prefix' || kind === 'route-path';
+}
+
+/**
+ * The policy of routes with these settings, or undefined when they ask for
+ * nothing. `path` is the route's path; it is part of the content only when
+ * the rewrite depends on it.
+ */
+export function routePolicy(settings: RouteSettings, path: string, source: ValueSource): RoutePolicy | undefined {
+  const content = canonicalJson(settings);
+  if (content === '{}') return undefined;
+  const own = rewritesOwnPath(settings) ? path : undefined;
+  const digest = createHash('sha256')
+    .update(own === undefined ? content : `${content}\u0000${own}`)
+    .digest('hex');
+  return new RoutePolicy(`p${digest.slice(0, 16)}`, settings, own, source);
+}
+
+/**
+ * The policies the winning route claims use, counted, so the list changes
+ * only when a policy gains its first route or loses its last.
+ */
+export class PolicyUses {
+  /** Per policy key, a policy of that key and how many winning claims use it. */
+  readonly #uses = new Map<PolicyKey, { readonly policy: RoutePolicy; claims: number }>();
+  #touched = false;
+  /** Every used policy once, sorted by key. */
+  list: readonly RoutePolicy[] = Object.freeze([]);
+
+  add(policy: RoutePolicy): void {
+    const used = this.#uses.get(policy.key);
+    if (used) used.claims++;
+    else {
+      this.#uses.set(policy.key, { policy, claims: 1 });
+      this.#touched = true;
+    }
+  }
+
+  remove(policy: RoutePolicy): void {
+    const used = this.#uses.get(policy.key)!;
+    if (--used.claims > 0) return;
+    this.#uses.delete(policy.key);
+    this.#touched = true;
+  }
+
+  /** Makes the list again when a policy came or went; a policy that went and came back leaves it as it was. */
+  settle(): void {
+    if (!this.#touched) return;
+    this.#touched = false;
+    const list = [...this.#uses.values()].map((entry) => entry.policy).sort((a, b) => compareCodeUnits(a.key, b.key));
+    if (!sameItems(this.list, list)) this.list = Object.freeze(list);
+  }
+}
