@@ -9,7 +9,36 @@ import type { KubeObject } from '../lib/pipeline/model.ts';
  */
 export const NAMESPACES = 20;
 
-export function ingressObject(i: number, version = 1): KubeObject {
+/** One Ingress in this many carries settings (both kinds) when a world asks for them: 20%. */
+export const SETTINGS_EVERY = 5;
+
+/**
+ * The annotations of Ingress i in a world with settings: every
+ * SETTINGS_EVERY-th Ingress asks for backend settings (timeouts and
+ * leastconn, maxconn with a health check, h2c, or cookie affinity) and
+ * route settings (an allow-list, a rate limit, a request header, or CORS),
+ * a few of each kind, so many routes share a policy as they would in a
+ * real cluster, and their backends each have their own.
+ */
+export function settingsAnnotations(i: number): Record<string, string> | undefined {
+  if (i % SETTINGS_EVERY !== 0) return undefined;
+  const k = i / SETTINGS_EVERY;
+  const backend: readonly Record<string, string>[] = [
+    { 'haproxy.org/timeout-server': '45s', 'haproxy.org/timeout-connect': '3s', 'haproxy.org/load-balance': 'leastconn' },
+    { 'haproxy.org/pod-maxconn': '100', 'haproxy.org/check-http': '/healthz', 'haproxy.org/check-interval': '5s' },
+    { 'haproxy.org/server-proto': 'h2' },
+    { 'haproxy.org/cookie-persistence': 'SRVID', 'haproxy.org/load-balance': 'source' },
+  ];
+  const route: readonly Record<string, string>[] = [
+    { 'haproxy.org/allow-list': '10.0.0.0/8, 192.168.0.0/16' },
+    { 'haproxy.org/rate-limit-requests': '100' },
+    { 'haproxy.org/request-set-header': `X-Tenant tenant-${k % 7}` },
+    { 'haproxy.org/cors-enable': 'true', 'haproxy.org/cors-allow-origin': 'https://app.example.com' },
+  ];
+  return { ...backend[k % backend.length], ...route[(k >> 2) % route.length] };
+}
+
+export function ingressObject(i: number, version = 1, settings = false): KubeObject {
   // Even versions add a second path, so alternating versions really change the routes.
   const paths = [{ path: '/', pathType: 'Prefix', backend: { service: { name: `svc-${i}`, port: { name: 'http' } } } }];
   if (version % 2 === 0) paths.push({ path: '/v2', pathType: 'Prefix', backend: { service: { name: `svc-${i}`, port: { name: 'http' } } } });
@@ -22,6 +51,7 @@ export function ingressObject(i: number, version = 1): KubeObject {
       uid: `uid-ingress-${i}`,
       resourceVersion: String(version),
       creationTimestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+      ...(settings && settingsAnnotations(i) ? { annotations: settingsAnnotations(i) } : {}),
     },
     spec: {
       ingressClassName: 'haproxy',

@@ -21,6 +21,7 @@ import type { Clock } from '../clock.ts';
 import type { RuntimeOperation } from '../haproxy/plan-types.ts';
 import type { RenderedFiles } from '../pipeline/model.ts';
 import { mapRefusal, updateMapEntries } from './dataplane-maps.ts';
+import { runtimeServerFields } from './runtime-server-fields.ts';
 import { readDataplaneState, storageGroups, type DataplaneState, type Posted } from './dataplane-state.ts';
 import { StateMoved, type DeployTarget } from './target.ts';
 
@@ -121,7 +122,7 @@ export class DataplaneTarget implements DeployTarget<DataplaneState> {
             // Port 0 (the client's destination port) is no port at all.
             ...(server.port === 0 ? {} : { port: server.port }),
             ...(server.weight !== undefined ? { weight: server.weight } : {}),
-            ...(server.options.includes('check') ? { check: 'enabled' as const } : {}),
+            ...runtimeServerFields(server),
             // Created in maintenance, then made ready: on HAProxy 2.6 a server created
             // `enabled` is not put into the load-balancing tree and never takes traffic.
             maintenance: 'enabled',

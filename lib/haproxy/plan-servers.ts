@@ -28,7 +28,7 @@ export interface ServerSection {
  * server on its own, which a reload would not reproduce). `init-addr`,
  * `no-check-ssl`, `cookie`, `resolvers` are refused by 2.6 itself.
  */
-const ADD_SERVER_OPTIONS: ReadonlyMap<string, 0 | 1> = new Map<string, 0 | 1>([
+export const ADD_SERVER_OPTIONS: ReadonlyMap<string, 0 | 1> = new Map<string, 0 | 1>([
   ...[
     'allow-0rtt',
     'backup',

@@ -379,14 +379,14 @@ export class IngressAggregate {
     return this.#defaults.served?.served!.defaultBackend!.backend.name;
   }
 
-  /** Who uses a backend, in the order a fresh build meets them: the claims it wins, then the default backend's Ingress. */
+  /** Who uses a backend, in the order a fresh build meets them: the claims it wins, then the default backend's Ingress; with what they ask of it. */
   referrers(name: string): Referrers {
     const referrers = new Referrers();
     const routed = this.#routedTo.get(name);
     const claims = routed === undefined ? [] : Array.isArray(routed) ? [...routed].sort(claimOrder) : [routed];
-    for (const claim of claims) referrers.add(claim.label, claim.field);
+    for (const claim of claims) referrers.add(claim.label, claim.field, { place: claim.place, settings: this.#reads.get(claim.ingress)!.served!.settings.backend });
     const served = this.#defaults.served?.served;
-    if (served?.defaultBackend!.backend.name === name) referrers.add(served.label, served.defaultBackend!.field);
+    if (served?.defaultBackend!.backend.name === name) referrers.add(served.label, served.defaultBackend!.field, { place: this.#defaults.served!.place, settings: served.settings.backend });
     return referrers;
   }
 }

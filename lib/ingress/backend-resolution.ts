@@ -5,13 +5,19 @@ import { compareCodeUnits } from '../compare.ts';
 import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import { resolveBackend, type ServerCache } from './servers.ts';
 import { patchSorted } from './sorted-list.ts';
-import type { Backend, IngressSources } from './types.ts';
+import type { Backend, CaCertificate, IngressSources } from './types.ts';
+import type { SecretRef } from '../annotations/settings.ts';
+import { checkCaSecret } from './certificates.ts';
+import { BackendSettingsTable } from './backend-settings.ts';
+import { describeObject } from './names.ts';
+import { sourceOf, withSource } from '../pipeline/value-source.ts';
 
 /**
  * The backends the Ingresses use, with their servers, kept by name from one
  * build to the next: a build resolves again only the backends that are new
  * or whose Service or EndpointSlices changed, and reports again the issue of
- * a backend whose users changed. Everything else stays as it was.
+ * a backend whose users changed, and makes again the Backend of one whose
+ * settings changed (its servers stay). Everything else stays as it was.
  */
 
 const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -32,8 +38,14 @@ export class BackendResolution {
   /** What the backends' problems add to the model, sorted. */
   excluded: readonly Problem[] = NO_PROBLEMS;
   warnings: readonly Problem[] = NO_PROBLEMS;
+  /** The CA files the backends verify their servers against, sorted by file, each once. */
+  caCertificates: readonly CaCertificate[] = Object.freeze([]);
 
+  /** Per backend verifying its servers against a CA Secret, its CA file; undefined while the Secret is unusable. */
+  readonly #cas = new Map<string, CaCertificate | undefined>();
   readonly #byName = new Map<string, Backend>();
+  /** What each backend's users ask of it, settled (see backend-settings.ts). */
+  readonly #settings = new BackendSettingsTable();
   /** The troubles of the few backends that have some. */
   readonly #troubles = new Map<string, Trouble>();
   /**
@@ -48,18 +60,23 @@ export class BackendResolution {
    * came, went or changed users since the last update; `touched`: the
    * Services ("namespace/name") whose Service or slices changed, or
    * undefined when the stores cannot tell (then every backend is resolved
-   * again, which the per-object caches keep cheap).
+   * again, which the per-object caches keep cheap); `secretsChanged`: the
+   * Secrets may have changed, so backends verifying against a CA Secret
+   * are resolved again.
    */
-  update(aggregate: IngressAggregate, changed: ReadonlySet<string>, touched: ReadonlySet<string> | undefined, sources: IngressSources, cache: ServerCache): void {
+  update(aggregate: IngressAggregate, changed: ReadonlySet<string>, touched: ReadonlySet<string> | undefined, secretsChanged: boolean, sources: IngressSources, cache: ServerCache): void {
     const everything = touched === undefined;
-    const again = new Set<string>();
+    const again = new Set<string>(secretsChanged ? this.#cas.keys() : []);
+    // A backend's users move only with the backends the aggregate names, a re-read Ingress's included.
+    let problemsMoved = false;
+    for (const name of changed) problemsMoved = this.#settings.settle(name, aggregate.referrers(name).asks()) || problemsMoved;
     if (touched !== undefined && touched.size > 0) {
       const byService = this.#servicesIndex();
       for (const service of touched) for (const name of byService.get(service) ?? []) again.add(name);
     }
     /** Backends whose Backend object changed; each name is settled once. */
     const moved: string[] = [];
-    let problemsMoved = false;
+    let casMoved = false;
     const settle = (name: string) => {
       const before = this.#byName.get(name);
       const ref = aggregate.backend(name);
@@ -69,9 +86,11 @@ export class BackendResolution {
         this.#index(before, name, false);
         moved.push(name);
         problemsMoved = this.#troubles.delete(name) || problemsMoved;
+        casMoved = this.#cas.delete(name) || casMoved;
         return;
       }
-      if (before && !everything && !again.has(name)) {
+      const settings = this.#settings.get(name);
+      if (before && !everything && !again.has(name) && before.settings === settings) {
         // Only its users changed: its issue, if any, is theirs to hear now.
         const trouble = this.#troubles.get(name);
         if (trouble?.issue !== undefined) {
@@ -80,7 +99,21 @@ export class BackendResolution {
         }
         return;
       }
-      const { backend, resolved } = resolveBackend(ref, sources, cache);
+      let { backend, resolved } = resolveBackend(ref, settings, sources, cache);
+      const verifyCa = backend.transport?.caFile === undefined ? undefined : settings.protocol!.verifyCa!;
+      if (verifyCa !== undefined || this.#cas.has(name)) {
+        const ca = verifyCa && caOf(verifyCa, backend.transport!.caFile!, sources, cache);
+        const file = ca !== undefined && 'file' in ca ? ca : undefined;
+        if (verifyCa === undefined) this.#cas.delete(name);
+        else this.#cas.set(name, file);
+        casMoved = true;
+        if (ca !== undefined && !('file' in ca)) {
+          // Unverifiable servers are not served: HAProxy gets none rather than ones it cannot trust.
+          backend = Object.freeze(withSource({ ...backend, servers: Object.freeze([]) }, sourceOf(backend)!));
+          resolved = { servers: backend.servers, issue: ca.issue, problems: resolved.problems };
+          if (before && before.servers.length === 0 && before.transport === backend.transport && before.settings === backend.settings) backend = before;
+        }
+      }
       if (backend !== before) {
         this.#byName.set(name, backend);
         if (!before) this.#index(backend, name, true);
@@ -106,6 +139,11 @@ export class BackendResolution {
       (backend) => backend.name,
       compareCodeUnits,
     );
+    if (casMoved) {
+      const byFile = new Map<string, CaCertificate>();
+      for (const ca of this.#cas.values()) if (ca !== undefined) byFile.set(ca.file, ca);
+      this.caCertificates = Object.freeze([...byFile.values()].sort((a, b) => compareCodeUnits(a.file, b.file)));
+    }
     if (problemsMoved) {
       const excluded = new ProblemList();
       const warnings = new ProblemList();
@@ -113,6 +151,7 @@ export class BackendResolution {
         excluded.addAll(trouble.excluded);
         warnings.addAll(trouble.warnings);
       }
+      for (const conflicts of this.#settings.warnings()) warnings.addAll(conflicts);
       this.excluded = excluded.sorted();
       this.warnings = warnings.sorted();
     }
@@ -139,6 +178,17 @@ export class BackendResolution {
       else names.splice(names.indexOf(name), 1);
     }
   }
+}
+
+/** The CA file of a Secret, or why its servers cannot be verified. */
+function caOf(ref: SecretRef, file: string, sources: IngressSources, cache: ServerCache): CaCertificate | { readonly issue: string } {
+  const label = describeObject('Secret', ref.namespace, ref.name);
+  const secret = sources.secret(ref.namespace, ref.name);
+  if (!secret) return { issue: `the CA ${label} to verify its servers with is not found` };
+  let checked = cache.caSecrets.get(secret);
+  if (!checked) cache.caSecrets.set(secret, (checked = checkCaSecret(secret)));
+  if (!checked.ok) return { issue: `the CA ${label} to verify its servers with is unusable: ${checked.field} ${checked.reason}` };
+  return Object.freeze({ file, pem: checked.pem });
 }
 
 /** A backend without servers is reported on every Ingress that uses it. */

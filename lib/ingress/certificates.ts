@@ -135,24 +135,10 @@ function errorMessage(error: unknown): string {
  * bytes) is dropped.
  */
 export function checkTlsSecret(secret: KubeObject, now: number = Date.now()): CheckedCertificate {
-  const data = secret['data'];
-  const fields = typeof data === 'object' && data !== null ? (data as Readonly<Record<string, unknown>>) : {};
-
-  const certificateBytes = decodeBase64(fields['tls.crt']);
-  if (!certificateBytes) return { ok: false, field: 'data[tls.crt]', reason: 'is missing or not base64' };
-  const keyBytes = decodeBase64(fields['tls.key']);
+  const chain = secretCertificates(secret, 'tls.crt');
+  if (!Array.isArray(chain)) return chain;
+  const keyBytes = decodeBase64(secretData(secret)['tls.key']);
   if (!keyBytes) return { ok: false, field: 'data[tls.key]', reason: 'is missing or not base64' };
-
-  const blocks = certificateBytes.toString('latin1').match(CERTIFICATE_BLOCK) ?? [];
-  if (blocks.length === 0) return { ok: false, field: 'data[tls.crt]', reason: 'holds no PEM certificate' };
-  const chain: X509Certificate[] = [];
-  for (const [index, block] of blocks.entries()) {
-    try {
-      chain.push(new X509Certificate(block));
-    } catch (error) {
-      return { ok: false, field: 'data[tls.crt]', reason: `certificate ${index + 1} does not parse: ${errorMessage(error)}` };
-    }
-  }
 
   let key: KeyObject;
   try {
@@ -173,4 +159,45 @@ export function checkTlsSecret(secret: KubeObject, now: number = Date.now()): Ch
   const keyPem = key.export({ type: 'pkcs8', format: 'pem' }).toString();
   const notAfter = Math.min(...chain.map((certificate) => certificate.validToDate.getTime()));
   return { ok: true, pem: chain.map((certificate) => certificate.toString()).join('') + keyPem, notAfter };
+}
+
+/** A Secret's `ca.crt` as the PEM file servers are verified against, or the field that stopped it. */
+export type CheckedCa = { readonly ok: true; readonly pem: string } | { readonly ok: false; readonly field: string; readonly reason: string };
+
+/**
+ * Reads `ca.crt` of a Secret (one or more CA certificates), checks that each
+ * parses and that HAProxy's OpenSSL takes it, and writes the PEM file from
+ * the parsed objects, as checkTlsSecret does for certificates.
+ */
+export function checkCaSecret(secret: KubeObject): CheckedCa {
+  const certificates = secretCertificates(secret, 'ca.crt');
+  if (!Array.isArray(certificates)) return certificates;
+  for (const [index, certificate] of certificates.entries()) {
+    const refused = weakCertificate(certificate, index);
+    if (refused !== undefined) return { ok: false, field: 'data[ca.crt]', reason: refused };
+  }
+  return { ok: true, pem: certificates.map((certificate) => certificate.toString()).join('') };
+}
+
+function secretData(secret: KubeObject): Readonly<Record<string, unknown>> {
+  const data = secret['data'];
+  return typeof data === 'object' && data !== null ? (data as Readonly<Record<string, unknown>>) : {};
+}
+
+/** The PEM certificates under `key` of a Secret's data, each parsed, or the field and why not. */
+function secretCertificates(secret: KubeObject, key: string): X509Certificate[] | { readonly ok: false; readonly field: string; readonly reason: string } {
+  const field = `data[${key}]`;
+  const bytes = decodeBase64(secretData(secret)[key]);
+  if (!bytes) return { ok: false, field, reason: 'is missing or not base64' };
+  const blocks = bytes.toString('latin1').match(CERTIFICATE_BLOCK) ?? [];
+  if (blocks.length === 0) return { ok: false, field, reason: 'holds no PEM certificate' };
+  const certificates: X509Certificate[] = [];
+  for (const [index, block] of blocks.entries()) {
+    try {
+      certificates.push(new X509Certificate(block));
+    } catch (error) {
+      return { ok: false, field, reason: `certificate ${index + 1} does not parse: ${errorMessage(error)}` };
+    }
+  }
+  return certificates;
 }

@@ -8,6 +8,7 @@ import { NO_PROBLEMS } from './problems.ts';
 import type { HostEntry, Route } from './types.ts';
 import { readAnnotationSettings } from '../annotations/read-settings.ts';
 import type { ReadSettings } from '../annotations/settings.ts';
+import { withBackendSource } from './backend-settings.ts';
 import { escapeRegex, rewritesOwnPath, routePolicy, type RoutePolicy } from './route-policies.ts';
 
 /**
@@ -170,7 +171,7 @@ class IngressReader {
       routes,
       defaultBackend: defaultBackend && { asked: defaultBackend, backend: defaultBackend, field: 'spec.defaultBackend' },
       tls,
-      settings,
+      settings: withBackendSource(settings, this.#ingress),
     };
   }
 

@@ -1,5 +1,7 @@
 import type { Problem } from '../pipeline/model.ts';
 import { compareCodeUnits } from '../compare.ts';
+import type { BackendSettings } from '../annotations/settings.ts';
+import type { IngressPlace } from './order.ts';
 
 export const NO_PROBLEMS: readonly Problem[] = Object.freeze([]);
 
@@ -20,25 +22,40 @@ export class ProblemList {
   }
 }
 
-/** Who asked for a backend or Secret: the first field of each Ingress that did, in the order they asked, for warnings. */
+/** What an Ingress using a backend asks of it, and where it stands when Ingresses conflict. */
+export interface BackendAsk {
+  readonly place: IngressPlace;
+  readonly settings: BackendSettings;
+}
+
+/** Who asked for a backend or Secret: the first field of each Ingress that did, in the order they asked, for warnings; for a backend, with what each asks of it. */
 export class Referrers {
   // Most backends have one Ingress asking: a Map is only made for a second.
   #label: string | undefined;
   #field = '';
-  #more: Map<string, string> | undefined;
+  #ask: BackendAsk | undefined;
+  #more: Map<string, readonly [string, BackendAsk | undefined]> | undefined;
 
-  add(label: string, field: string): void {
+  add(label: string, field: string, ask?: BackendAsk): void {
     if (this.#label === undefined) {
       this.#label = label;
       this.#field = field;
+      this.#ask = ask;
     } else if (label !== this.#label) {
       this.#more ??= new Map();
-      if (!this.#more.has(label)) this.#more.set(label, field);
+      if (!this.#more.has(label)) this.#more.set(label, [field, ask]);
     }
   }
 
   entries(): (readonly [string, string])[] {
     if (this.#label === undefined) return [];
-    return [[this.#label, this.#field], ...(this.#more ?? [])];
+    return [[this.#label, this.#field], ...[...(this.#more ?? [])].map(([label, [field]]): [string, string] => [label, field])];
+  }
+
+  /** Each Ingress with what it asks of the backend. */
+  *asks(): Generator<BackendAsk & { readonly label: string }> {
+    if (this.#label === undefined) return;
+    if (this.#ask) yield { label: this.#label, ...this.#ask };
+    for (const [label, [, ask]] of this.#more ?? []) if (ask) yield { label, ...ask };
   }
 }

@@ -7,6 +7,9 @@ import { withSource } from '../pipeline/value-source.ts';
 import { EndpointAddressSource, ModelSource, ServerItem } from './model-source.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import type { Backend, IngressSources, Server } from './types.ts';
+import type { BackendSettings } from '../annotations/settings.ts';
+import { transportOf } from './transport.ts';
+import type { CheckedCa } from './certificates.ts';
 
 /**
  * The servers of a backend: the ready endpoints of its Service's
@@ -134,6 +137,8 @@ export interface ServerCache {
   readonly slices: WeakMap<KubeObject, SliceEntry>;
   /** Per Service: the servers and Backend of each port a backend uses. */
   readonly backends: WeakMap<KubeObject, BackendEntry>;
+  /** Per CA Secret named by a backend's settings. */
+  readonly caSecrets: WeakMap<KubeObject, CheckedCa>;
 }
 
 /** Built only for messages: most backends have none. */
@@ -142,11 +147,11 @@ function serviceLabel(ref: BackendRef): string {
 }
 
 /** A backend with its servers; the same Backend object as last time when nothing it depends on changed. */
-export function resolveBackend(ref: BackendRef, sources: IngressSources, cache: ServerCache): { readonly backend: Backend; readonly resolved: ResolvedServers } {
+export function resolveBackend(ref: BackendRef, settings: BackendSettings, sources: IngressSources, cache: ServerCache): { readonly backend: Backend; readonly resolved: ResolvedServers } {
   const service = sources.service(ref.namespace, ref.service);
   if (!service) {
     const resolved = { servers: NO_SERVERS, issue: `${serviceLabel(ref)} not found`, problems: NO_PROBLEMS };
-    return { backend: backendOf(ref, NO_SERVERS, undefined), resolved };
+    return { backend: backendOf(ref, settings, NO_SERVERS, undefined), resolved };
   }
   const slices = sources.endpointSlices(ref.namespace, ref.service);
   // Port names are strings and numbers are numbers: the two never collide.
@@ -162,13 +167,13 @@ export function resolveBackend(ref: BackendRef, sources: IngressSources, cache: 
     entry.resolved = serversOf(ref, service, slices, cache);
     entry.backend = undefined;
   }
-  if (entry.backend?.name !== ref.name) entry.backend = backendOf(ref, entry.resolved.servers, service);
+  if (entry.backend?.name !== ref.name || entry.backend.settings !== settings) entry.backend = backendOf(ref, settings, entry.resolved.servers, service);
   return { backend: entry.backend, resolved: entry.resolved };
 }
 
 /** A backend made from its Service (when there is one): the lines it writes are charged to that Service. */
-function backendOf(ref: BackendRef, servers: readonly Server[], service: KubeObject | undefined): Backend {
-  const backend = { name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers };
+function backendOf(ref: BackendRef, settings: BackendSettings, servers: readonly Server[], service: KubeObject | undefined): Backend {
+  const backend = { name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers, settings, transport: transportOf(settings) };
   return Object.freeze(service ? withSource(backend, new ModelSource('Service', service, 'spec.ports')) : backend);
 }
 

@@ -1,5 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import type { RouteSettings } from '../annotations/settings.ts';
+import type { BackendSettings, RouteSettings } from '../annotations/settings.ts';
 import type { RoutePolicy } from './route-policies.ts';
 
 /**
@@ -78,6 +78,8 @@ export interface IngressModel {
   readonly backends: readonly Backend[];
   /** Sorted by file. */
   readonly certificates: readonly Certificate[];
+  /** The CA files backends verify their servers against (general files), sorted by file. */
+  readonly caCertificates: readonly CaCertificate[];
   /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */
   readonly defaultBackend: string | undefined;
   /** Objects, or the rules, paths, TLS entries and endpoints in them, left out, with why. */
@@ -128,6 +130,28 @@ export interface Backend {
   /** The Service port's number in decimal; the name an Ingress gives it while the Service has no port of that name. */
   readonly port: string;
   readonly servers: readonly Server[];
+  /** What its Ingresses' annotations ask of it: the oldest asking Ingress's (see backend-settings.ts); `{}` when none asks. */
+  readonly settings: BackendSettings;
+  /** How its server lines speak to the servers (from settings.protocol): undefined for HTTP/1.1 in clear text. */
+  readonly transport: Transport | undefined;
+}
+
+/**
+ * settings.protocol as server line options, which a template cannot work
+ * out from the version's string: h2 over TLS is chosen by ALPN (`alpn h2`),
+ * h2 in clear text (h2c, gRPC without TLS) is set by `proto h2`.
+ */
+export interface Transport {
+  readonly ssl: boolean;
+  /** `alpn h2`: HTTP/2 over TLS. */
+  readonly alpnH2: boolean;
+  /** `proto h2`: HTTP/2 in clear text. */
+  readonly protoH2: boolean;
+  /** With ssl: `verify none` unless a CA verifies the servers. */
+  readonly verifyNone: boolean;
+  /** With ssl: the CA file servers are verified against (a general file, see CaCertificate). */
+  readonly caFile: string | undefined;
+  readonly sni: string | undefined;
 }
 
 export interface Server {
@@ -154,4 +178,11 @@ export interface Certificate {
   readonly excludedHosts: readonly string[];
   /** `<namespace>/<secret>`. */
   readonly secret: string;
+}
+
+/** A CA Secret's ca.crt, written as a general file (read only at start, so a change reloads). */
+export interface CaCertificate {
+  /** `<namespace>_<secret>__ca.pem` (see caCertificateFile). */
+  readonly file: string;
+  readonly pem: string;
 }

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
 import { IngressAggregate, type ReadIngress } from './aggregate.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
-import { checkTlsSecret } from './certificates.ts';
+import { checkTlsSecret, type CheckedCa } from './certificates.ts';
+import { certificateFile } from './certificate-file.ts';
 import { readIngress, servesClass } from './ingress-reader.ts';
 import { describeObject } from './names.ts';
 import { compareCodeUnits } from '../compare.ts';
@@ -26,6 +26,7 @@ export class IngressModelCache implements ServerCache {
   readonly slices = new WeakMap<KubeObject, SliceEntry>();
   readonly secrets = new WeakMap<KubeObject, ReturnType<typeof checkTlsSecret>>();
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
+  readonly caSecrets = new WeakMap<KubeObject, CheckedCa>();
   readonly userlists: UserlistCache = new WeakMap();
   /** The state of the last build, for the next to start from. */
   last: LastBuild | undefined;
@@ -193,7 +194,9 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     return last.model;
   }
 
-  resolution.update(aggregate, changes.backends, touched, sources, cache);
+  // Secrets are the third of the versions (see ingress-sources.ts).
+  const secretsChanged = !othersUnchanged && (lastVersions === undefined || lastVersions[2] !== versions?.[2]);
+  resolution.update(aggregate, changes.backends, touched, secretsChanged, sources, cache);
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
   const certificates = last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets ? last.certificates : resolveCertificates(aggregate.secrets, sources, cache, now);
   const userlists = resolveUserlists(aggregate.policies, sources.secret, cache.userlists, last?.userlists);
@@ -208,6 +211,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     userlists: userlists.userlists,
     backends: resolution.backends,
     certificates: certificates.certificates,
+    caCertificates: resolution.caCertificates,
     defaultBackend: aggregate.defaultBackend,
     excluded: excluded.merged,
     warnings: warnings.merged,
@@ -220,21 +224,4 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
 
 function sameModel(a: IngressModel, b: IngressModel): boolean {
   return (Object.keys(a) as (keyof IngressModel)[]).every((key) => a[key] === b[key]);
-}
-
-/** File systems refuse names over 255 bytes; a namespace and a Secret name may together reach 317. */
-const maxFileName = 128;
-
-/**
- * The certificate file of a Secret: `<namespace>_<name>.pem`, or, when that
- * is too long, a prefix of it with a hash of the whole, which keeps it
- * unique, deterministic and recognisable.
- */
-export function certificateFile(namespace: string, name: string): string {
-  // The Data Plane API stores files under names of [A-Za-z0-9_-] plus the extension, turning
-  // other characters into '_'; Kubernetes names have no '_', so this stays unique.
-  const plain = `${namespace}_${name.replaceAll('.', '_')}.pem`;
-  if (plain.length <= maxFileName) return plain;
-  const digest = createHash('sha256').update(`${namespace}/${name}`).digest('hex').slice(0, 16);
-  return `${plain.slice(0, maxFileName - digest.length - 6)}-${digest}.pem`;
 }

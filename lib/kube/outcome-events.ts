@@ -38,6 +38,20 @@ function excludedEvents(problems: readonly Problem[], action: 'Render' | 'Valida
   });
 }
 
+/**
+ * An ObjectWarning event on each object a warning names: served, but not
+ * as it asked (a route lost to an older Ingress, a backend without servers,
+ * backend settings another Ingress set).
+ */
+function warningEvents(problems: readonly Problem[], context: OutcomeEventContext): EventRecord[] {
+  return problems.flatMap((problem) => {
+    const regarding = problemSubject(problem.object, context.resources);
+    return regarding === undefined
+      ? []
+      : [{ regarding, type: 'Warning' as const, reason: 'ObjectWarning', action: 'Render', note: `served with a warning: ${problem.field}: ${problem.message}` }];
+  });
+}
+
 function podSubject(endpointId: string): EventSubject | undefined {
   const slash = endpointId.indexOf('/');
   if (slash <= 0 || endpointId.includes('://')) return undefined;
@@ -48,7 +62,8 @@ function podSubject(endpointId: string): EventSubject | undefined {
  * The Kubernetes Events an outcome deserves: the configuration's sources
  * hear whether it was accepted, rejected or rendered invalid (with the
  * errors), an object left out of the configuration hears which field and
- * why, and a HAProxy pod hears of every failed deployment attempt, not only
+ * why, an object served other than it asked hears the warning, and a
+ * HAProxy pod hears of every failed deployment attempt, not only
  * the last one: a pod that keeps failing is worth knowing about before the
  * retries run out. Retries of one revision failing alike make one note, so
  * they count up one Event's series instead of adding Events. Everything
@@ -81,7 +96,7 @@ export function outcomeEvents(outcome: Outcome, context: OutcomeEventContext): E
         note: `rendered configuration failed validation, the running one keeps serving: ${outcome.error}`,
       }));
     case 'rendered':
-      return excludedEvents(outcome.excluded, 'Render', context);
+      return [...excludedEvents(outcome.excluded, 'Render', context), ...warningEvents(outcome.warnings, context)];
     case 'quarantined':
       return excludedEvents(outcome.objects, outcome.by === 'validation' ? 'Validate' : 'Deploy', context);
     case 'deployFailed': {

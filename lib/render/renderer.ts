@@ -116,8 +116,10 @@ export function createRenderer(config: ControllerConfig): Renderer {
       if (unattributed.length > 0) throw new RenderError(unattributed.map(describe).join('\n'));
       const certificates = { ...files.certificates };
       for (const certificate of ingress?.certificates ?? []) certificates[certificate.file] ??= certificate.pem;
+      const general = { ...files.files };
+      for (const ca of ingress?.caCertificates ?? []) general[ca.file] ??= ca.pem;
       return {
-        files: { ...files, certificates },
+        files: { ...files, certificates, files: general },
         excluded: [...(ingress?.excluded ?? []), ...excludedObjects.values()],
         warnings: ingress?.warnings ?? [],
         origins,

@@ -120,6 +120,26 @@ describe('Data Plane API target: an API in front of HAProxy', function () {
     await served('shop.example.com', [backends[0]!, backends[2]!]);
   });
 
+  it('adds a server with every option of its line, as a reload would have it (maxconn, check interval)', async () => {
+    await begin();
+    const withOptions = (next: Shape): RenderedFiles => {
+      const rendered = files(next);
+      return { ...rendered, config: rendered.config.replace(/^(  server s\d+ 127\.0\.0\.1:\d+ check)$/gm, '$1 inter 300 maxconn 7') };
+    };
+    expect((await controller.deploy(withOptions(shape), `h${++hash}`, 'change')).mode).to.equal('reload');
+    const added = { ...shape, backends: { ...shape.backends, web: [backends[0]!, backends[2]!] } };
+    expect((await controller.deploy(withOptions(added), `h${++hash}`, 'change')).mode).to.equal('runtime');
+    await served('shop.example.com', [backends[0]!, backends[2]!]);
+    // show stat's slim column is the server's maxconn.
+    const stat = await runtimeCommand(world.emulator.statsSocket, 'show stat');
+    const header = stat.split('\n')[0]!.replace(/^# /, '').split(',');
+    const row = stat
+      .split('\n')
+      .find((line) => line.startsWith(`web,s${backends[2]},`))!
+      .split(',');
+    expect(row[header.indexOf('slim')]).to.equal('7');
+  });
+
   it('reads and plans again after another writer moved the version, losing neither change', async () => {
     await begin();
     await world.emulator.bumpVersion();

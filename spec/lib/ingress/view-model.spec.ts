@@ -154,7 +154,7 @@ describe('buildIngressModel', () => {
         ],
       });
       const server = { name: 'srv-10.0.0.1-8080', address: '10.0.0.1', port: 8080 };
-      expect(model.backends).to.deep.equal([{ name: 'default_web_80', namespace: 'default', service: 'web', port: '80', servers: [server] }]);
+      expect(model.backends).to.deep.equal([{ name: 'default_web_80', namespace: 'default', service: 'web', port: '80', servers: [server], settings: {}, transport: undefined }]);
       expect([...model.exactRoutes, ...model.prefixRoutes].map((route) => route.backend)).to.deep.equal(Array(5).fill('default_web_80'));
       expect(model.warnings).to.deep.equal([]);
     });
@@ -901,7 +901,7 @@ describe('buildIngressModel', () => {
 
 describe('certificate file names', () => {
   it('keeps short names readable and shortens long ones uniquely below every file system limit', async () => {
-    const { certificateFile } = await import('../../../lib/ingress/view-model.ts');
+    const { certificateFile } = await import('../../../lib/ingress/certificate-file.ts');
     expect(certificateFile('default', 'shop-tls')).to.equal('default_shop-tls.pem');
     const label = (c: string, n: number) => c.repeat(n);
     const long = [label('a', 63), label('b', 63), label('c', 63), label('d', 61)].join('.');

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import { outcomeEvents, problemSubject } from '../../../lib/kube/outcome-events.ts';
+import type { Problem } from '../../../lib/pipeline/model.ts';
 import type { Outcome } from '../../../lib/pipeline/outcome.ts';
 import { readFileSync } from 'node:fs';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
@@ -11,6 +12,16 @@ const resources = loaded.config.watchedResources;
 const configMap = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'haproxy', name: 'haproxy-config' };
 const context = { configSources: [configMap], resources };
 const changes = { count: 1, firstAt: 0, refs: [] };
+const rendered = (excluded: readonly Problem[], warnings: readonly Problem[]): Outcome => ({
+  type: 'rendered',
+  revision: 3,
+  hash: 'h',
+  durationMs: 1,
+  changes,
+  files: { config: '', maps: {}, certificates: {}, files: {} },
+  excluded,
+  warnings,
+});
 
 describe('outcomeEvents', () => {
   it('tells the ConfigMap that its configuration was accepted or rejected, with the errors', () => {
@@ -36,16 +47,7 @@ describe('outcomeEvents', () => {
   });
 
   it('tells an excluded object which field kept it out', () => {
-    const outcome: Outcome = {
-      type: 'rendered',
-      revision: 3,
-      hash: 'h',
-      durationMs: 1,
-      changes,
-      files: { config: '', maps: {}, certificates: {}, files: {} },
-      excluded: [{ object: 'Ingress shop/web', field: 'spec.rules[0].host', message: 'contains a newline' }],
-      warnings: [],
-    };
+    const outcome = rendered([{ object: 'Ingress shop/web', field: 'spec.rules[0].host', message: 'contains a newline' }], []);
     expect(outcomeEvents(outcome, context)).to.deep.equal([
       {
         regarding: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'shop', name: 'web' },
@@ -53,6 +55,28 @@ describe('outcomeEvents', () => {
         reason: 'ObjectExcluded',
         action: 'Render',
         note: 'left out of the HAProxy configuration: spec.rules[0].host: contains a newline',
+      },
+    ]);
+  });
+
+  it('tells an object served other than it asked why: an Ingress whose backend settings an older one set', () => {
+    const outcome = rendered(
+      [],
+      [
+        {
+          object: 'Ingress shop/newer',
+          field: 'metadata.annotations',
+          message: 'backend shop_web_80 is served with the settings of older Ingress shop/web, which differ from these in balance',
+        },
+      ],
+    );
+    expect(outcomeEvents(outcome, context)).to.deep.equal([
+      {
+        regarding: { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'shop', name: 'newer' },
+        type: 'Warning',
+        reason: 'ObjectWarning',
+        action: 'Render',
+        note: 'served with a warning: metadata.annotations: backend shop_web_80 is served with the settings of older Ingress shop/web, which differ from these in balance',
       },
     ]);
   });
