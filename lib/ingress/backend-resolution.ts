@@ -1,6 +1,6 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { IngressAggregate } from './aggregate.ts';
-import { serviceKey } from './backend-names.ts';
+import { NO_BACKEND, serviceKey } from './backend-names.ts';
 import { compareCodeUnits } from '../compare.ts';
 import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import { resolveBackend, type ServerCache } from './servers.ts';
@@ -79,7 +79,8 @@ export class BackendResolution {
     let casMoved = false;
     const settle = (name: string) => {
       const before = this.#byName.get(name);
-      const ref = aggregate.backend(name);
+      // A route its policy answers (a redirect) names no backend (see http-route-reads.ts).
+      const ref = name === NO_BACKEND.name ? undefined : aggregate.backend(name);
       if (!ref) {
         if (!before) return;
         this.#byName.delete(name);

@@ -83,6 +83,8 @@ export interface TlsClaim {
 export interface ServedIngress {
   readonly label: string;
   readonly namespace: string;
+  /** Its group in host ownership when not its namespace's (see host-ownership.ts): HTTPRoutes share one. */
+  readonly hostGroup?: string;
   readonly hosts: readonly HostEntry[];
   /** Every host key it claims, by rules (CATCH_ALL_HOST for rules without a host) or TLS entries, each once. */
   readonly hostKeys: readonly string[];

@@ -1,6 +1,7 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { BackendSettings, RouteSettings } from '../annotations/settings.ts';
 import type { RoutePolicy } from './route-policies.ts';
+import type { RouteRecord } from '../routing/route.ts';
 
 /**
  * The view model the shipped templates render (built by view-model.ts): HTTP
@@ -45,8 +46,18 @@ export interface IngressSources {
   readonly changedSince?: (versions: readonly number[]) => readonly KubeObject[] | undefined;
   /** The time certificates are checked for expiry at, in milliseconds since the epoch; now by default. */
   readonly now?: number;
+  /** The HTTPRoutes routed beside the Ingresses, with their route records (see http-route-reads.ts). */
+  readonly httpRoutes?: readonly RoutedObject[];
+  /** The Gateway API objects and listeners left out, with why: they join the model's excluded. */
+  readonly gatewayProblems?: readonly Problem[];
   /** Namespaces whose Ingresses may share hosts with one another (`*`: all); otherwise a host is its first claimer's namespace's alone. */
   readonly sharedHostNamespaces?: readonly string[];
+}
+
+/** An HTTPRoute and the route records it is served as (lib/gateway/route-records.ts). */
+export interface RoutedObject {
+  readonly object: KubeObject;
+  readonly records: readonly RouteRecord[];
 }
 
 export interface IngressChanges {

@@ -14,6 +14,7 @@ import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from './sorted-list.ts';
 import type { Certificate, IngressModel, IngressSources } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
+import { readHttpRoute, recordsContent, type HttpRouteRead } from './http-route-reads.ts';
 
 /**
  * What one build leaves for the next: results computed from one object are
@@ -28,6 +29,8 @@ export class IngressModelCache implements ServerCache {
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
   readonly caSecrets = new WeakMap<KubeObject, CheckedCa>();
   readonly userlists: UserlistCache = new WeakMap();
+  /** Per HTTPRoute, its read as of the last build that had it: kept while its records are the same. */
+  readonly httpRoutes = new WeakMap<KubeObject, HttpRouteRead>();
   /** The state of the last build, for the next to start from. */
   last: LastBuild | undefined;
 }
@@ -42,6 +45,9 @@ interface LastBuild {
   readonly ingresses: readonly KubeObject[];
   readonly ingressVersion: number | undefined;
   readonly versions: readonly number[] | undefined;
+  /** The keys of the HTTPRoutes the aggregate holds, and the Gateway API's problems, as of this build. */
+  readonly routeKeys: readonly KubeObject[];
+  readonly gatewayProblems: readonly Problem[];
   /** The Secrets the Ingresses named, and what became of them. */
   readonly secrets: readonly SecretUse[];
   readonly certificates: Certificates;
@@ -173,23 +179,32 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const lookup = sources.service;
   // Ports named by Ingresses resolve against their Services: a changed Service may rename a backend.
   if (!othersUnchanged) aggregate.renamePorts(touched, lookup);
-  const read: ReadIngress = (ingress) => (servesClass(ingress, sources.className) ? readIngress(ingress) : undefined);
+  const routes = readHttpRoutes(sources, cache);
+  const routeKeys = routes.map((route) => route.key);
+  const routesMoved = !sameItems(last?.routeKeys ?? [], routeKeys);
+  const routeReads = new Map(routes.map((route) => [route.key, route.read]));
+  const read: ReadIngress = (ingress) => routeReads.get(ingress) ?? (servesClass(ingress, sources.className) ? readIngress(ingress) : undefined);
+  // HTTPRoutes are held by their keys beside the Ingresses: a sync lists both, or it would drop the ones it does not list.
+  const listed = routeKeys.length === 0 ? sources.ingresses : [...sources.ingresses, ...routeKeys];
+  const gatewayProblems = last && sameProblems(last.gatewayProblems, sources.gatewayProblems ?? NO_PROBLEMS) ? last.gatewayProblems : (sources.gatewayProblems ?? NO_PROBLEMS);
   const tracking = sources.ingressChanges;
-  if (sameStores && tracking && last!.ingressVersion !== undefined) {
+  if (routesMoved) {
+    aggregate.sync(listed, read, lookup);
+  } else if (sameStores && tracking && last!.ingressVersion !== undefined) {
     if (tracking.version !== last!.ingressVersion) {
       const changed = tracking.since(last!.ingressVersion);
       if (changed) aggregate.update(changed, tracking.current, read, lookup);
-      else aggregate.sync(sources.ingresses, read, lookup);
+      else aggregate.sync(listed, read, lookup);
     }
   } else if (last?.ingresses !== sources.ingresses) {
-    aggregate.sync(sources.ingresses, read, lookup);
+    aggregate.sync(listed, read, lookup);
   }
   const changes = aggregate.settle();
 
-  const kept = { stores: sources.stores, ingresses: sources.ingresses, ingressVersion: tracking?.version, versions };
+  const kept = { stores: sources.stores, ingresses: sources.ingresses, ingressVersion: tracking?.version, versions, routeKeys, gatewayProblems };
   const now = sources.now ?? Date.now();
   const certificatesHold = last !== undefined && now <= last.certificates.expiresAt;
-  if (last && !changes.any && othersUnchanged && certificatesHold) {
+  if (last && !changes.any && othersUnchanged && certificatesHold && gatewayProblems === last.gatewayProblems) {
     cache.last = { ...last, ...kept };
     return last.model;
   }
@@ -200,8 +215,8 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
   const certificates = last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets ? last.certificates : resolveCertificates(aggregate.secrets, sources, cache, now);
   const userlists = resolveUserlists(aggregate.policies, sources.secret, cache.userlists, last?.userlists);
-  const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded], last?.excluded);
-  const warnings = mergedProblems([aggregate.warnings, resolution.warnings, certificates.warnings, userlists.warnings], last?.warnings);
+  const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded, gatewayProblems], last?.excluded);
+  const warnings = mergedProblems([aggregate.warnings, resolution.warnings, certificates.warnings, userlists.warnings, ...routes.map((route) => route.warnings)], last?.warnings);
   const next: IngressModel = {
     hosts: aggregate.hosts,
     exactRoutes: aggregate.exactRoutes,
@@ -220,6 +235,23 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const model = last && sameModel(last.model, next) ? last.model : next;
   cache.last = { className: sources.className, aggregate, resolution, ...kept, secrets: aggregate.secrets, certificates, userlists, excluded, warnings, model };
   return model;
+}
+
+/** Each HTTPRoute's read: the last one while its records are the same, so the aggregate keeps it as it is. */
+function readHttpRoutes(sources: IngressSources, cache: IngressModelCache): readonly HttpRouteRead[] {
+  const routes = sources.httpRoutes ?? [];
+  return routes.map((routed) => {
+    const content = recordsContent(routed.records);
+    const before = cache.httpRoutes.get(routed.object);
+    if (before?.content === content) return before;
+    const read = readHttpRoute(routed, content);
+    cache.httpRoutes.set(routed.object, read);
+    return read;
+  });
+}
+
+function sameProblems(a: readonly Problem[], b: readonly Problem[]): boolean {
+  return a === b || (a.length === b.length && a.every((problem, i) => problem.object === b[i]!.object && problem.field === b[i]!.field && problem.message === b[i]!.message));
 }
 
 function sameModel(a: IngressModel, b: IngressModel): boolean {

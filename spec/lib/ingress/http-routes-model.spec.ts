@@ -1,0 +1,246 @@
+import { expect } from 'chai';
+import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
+import type { IngressModel, IngressSources } from '../../../lib/ingress/types.ts';
+import { buildIngressModel, IngressModelCache } from '../../../lib/ingress/view-model.ts';
+import type { KubeObject } from '../../../lib/pipeline/model.ts';
+import { routedObjects } from '../../../lib/render/ingress-sources.ts';
+import { mulberry32 } from '../../support/fuzz-values.ts';
+import { gateway, gatewayClass, httpListener, httpRoute, sources as gatewaySources } from '../gateway/fixtures.ts';
+import { endpointSlice, ingress, path, rule, service, sources } from './fixtures.ts';
+
+/**
+ * HTTPRoutes in the one routing model: their records become the same host
+ * map, path map lines, backends and route policies as Ingress rules.
+ */
+
+const ALL_NAMESPACES = { allowedRoutes: { namespaces: { from: 'All' } } };
+
+interface World {
+  readonly ingresses?: readonly KubeObject[];
+  readonly routes?: readonly KubeObject[];
+  readonly gateways?: readonly KubeObject[];
+  readonly services?: readonly KubeObject[];
+  readonly sharing?: readonly string[];
+}
+
+const web = service('web', [{ name: 'http', port: 8080 }], 'infra');
+const api = service('api', [{ port: 9090 }], 'infra');
+const slices = [
+  endpointSlice('web-1', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.0.1'], ready: true }], { namespace: 'infra' }),
+  endpointSlice('api-1', 'api', [{ port: 9090 }], [{ addresses: ['10.0.0.2'], ready: true }], { namespace: 'infra' }),
+];
+
+function worldSources(world: World): IngressSources {
+  const services = world.services ?? [web, api];
+  const model = readGatewayApi(
+    gatewaySources({
+      classes: [gatewayClass()],
+      gateways: world.gateways ?? [gateway('gw', [httpListener('http', ALL_NAMESPACES)])],
+      routes: world.routes ?? [],
+      services,
+    }),
+  );
+  return { ...sources({ ingresses: world.ingresses ?? [], services, slices, ...(world.sharing ? { sharedHostNamespaces: world.sharing } : {}) }), ...routedObjects(model) };
+}
+
+const build = (world: World) => buildIngressModel(worldSources(world));
+
+const lines = (model: IngressModel) => ({
+  hosts: model.hosts.map((host) => host.host),
+  exact: model.exactRoutes.map((route) => `${route.key} ${route.backend}${route.policy ? ':policy' : ''}`),
+  prefix: model.prefixRoutes.map((route) => `${route.key} ${route.backend}${route.policy ? ':policy' : ''}`),
+});
+
+const match = (type: string, value: string) => ({ path: { type, value } });
+const parent = { parentRefs: [{ name: 'gw' }] };
+
+describe('HTTPRoutes in the Ingress view model', () => {
+  it('serves Exact and PathPrefix matches as exact and prefix lines to the backend an Ingress would name', () => {
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [match('Exact', '/health')], backendRefs: [{ name: 'api', port: 9090 }] },
+        { matches: [match('PathPrefix', '/static/')], backendRefs: [{ name: 'web', port: 8080 }] },
+        { backendRefs: [{ name: 'web', port: 8080 }] },
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(lines(model)).to.deep.equal({
+      hosts: ['shop.example.com'],
+      exact: ['shop.example.com/health infra_api_9090', 'shop.example.com/static infra_web_8080'],
+      prefix: ['shop.example.com/static/ infra_web_8080', 'shop.example.com/ infra_web_8080'],
+    });
+    expect(model.backends.map((backend) => [backend.name, backend.servers.map((server) => server.address)])).to.deep.equal([
+      ['infra_api_9090', ['10.0.0.2']],
+      ['infra_web_8080', ['10.0.0.1']],
+    ]);
+    expect(model.excluded).to.deep.equal([]);
+    expect(model.warnings).to.deep.equal([]);
+  });
+
+  it('shares one backend with an Ingress naming the same Service port by name', () => {
+    const route = httpRoute('shop', { ...parent, hostnames: ['shop.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
+    const byName = ingress('blog', { namespace: 'infra', rules: [rule('blog.example.com', path('/', 'web', 'http'))] });
+    const model = build({ routes: [route], ingresses: [byName] });
+    expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_web_8080']);
+    expect(lines(model).prefix).to.have.members(['shop.example.com/ infra_web_8080', 'blog.example.com/ infra_web_8080']);
+  });
+
+  it('serves filters as route policies, and a redirect without a backend', () => {
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        {
+          matches: [match('PathPrefix', '/api')],
+          filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-Tenant', value: 'acme' }] } }],
+          backendRefs: [{ name: 'api', port: 9090 }],
+        },
+        { matches: [match('PathPrefix', '/old')], filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'new.example.com', statusCode: 301 } }] },
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/api/ infra_api_9090:policy', 'shop.example.com/old/ :policy']);
+    expect(model.policies.map((policy) => ({ set: policy.requestHeaders?.set, redirect: policy.redirect }))).to.have.deep.members([
+      { set: undefined, redirect: { code: 301, prefix: { scheme: undefined, host: 'new.example.com', port: undefined } } },
+      { set: [{ name: 'X-Tenant', value: 'acme' }], redirect: undefined },
+    ]);
+    expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090']);
+  });
+
+  it('leaves out, with a warning naming the match, a record it cannot serve yet', () => {
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [{ path: { type: 'PathPrefix', value: '/v2' }, headers: [{ name: 'X-Version', value: '2' }] }], backendRefs: [{ name: 'api', port: 9090 }] },
+        { matches: [match('PathPrefix', '/')], backendRefs: [{ name: 'web', port: 8080 }] },
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_web_8080']);
+    expect(model.warnings).to.deep.equal([
+      { object: 'HTTPRoute infra/shop', field: 'spec.rules[0].matches[0]', message: 'not served for host shop.example.com: header matches not routed yet' },
+    ]);
+  });
+
+  it('settles a key an Ingress and an HTTPRoute sharing a host both ask for as Ingresses do: Exact first, then the older object', () => {
+    const older = ingress('old', { namespace: 'infra', created: '2020-01-01T00:00:00Z', rules: [rule('shop.example.com', path('/a', 'web', 'http'), path('/b', 'web', 'http'))] });
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [match('PathPrefix', '/a')], backendRefs: [{ name: 'api', port: 9090 }] },
+        { matches: [match('Exact', '/b')], backendRefs: [{ name: 'api', port: 9090 }] },
+      ],
+    });
+    const model = build({ ingresses: [older], routes: [route], sharing: ['*'] });
+    expect(lines(model).exact).to.deep.equal(['shop.example.com/a infra_web_8080', 'shop.example.com/b infra_api_9090']);
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/a/ infra_web_8080', 'shop.example.com/b/ infra_web_8080']);
+    expect(model.warnings.map((problem) => `${problem.object} ${problem.field}: ${problem.message}`)).to.deep.equal([
+      'HTTPRoute infra/shop spec.rules[0].matches[0]: route "shop.example.com/a" not served here: older Ingress infra/old sends it to backend infra_web_8080',
+      'HTTPRoute infra/shop spec.rules[0].matches[0]: route "shop.example.com/a/" not served here: older Ingress infra/old sends it to backend infra_web_8080',
+    ]);
+  });
+
+  it('lets HTTPRoutes of several namespaces share a host, and keeps it from an Ingress that came later', () => {
+    const first = httpRoute(
+      'a',
+      {
+        parentRefs: [{ name: 'gw', namespace: 'infra' }],
+        hostnames: ['shop.example.com'],
+        rules: [{ matches: [match('PathPrefix', '/a')], backendRefs: [{ name: 'web', port: 8080, namespace: 'infra' }] }],
+      },
+      'team-a',
+      '2026-01-01T00:00:00Z',
+    );
+    const second = httpRoute(
+      'b',
+      {
+        parentRefs: [{ name: 'gw', namespace: 'infra' }],
+        hostnames: ['shop.example.com'],
+        rules: [{ matches: [match('PathPrefix', '/b')], backendRefs: [{ name: 'web', port: 8080, namespace: 'infra' }] }],
+      },
+      'team-b',
+      '2026-01-02T00:00:00Z',
+    );
+    const grant = {
+      apiVersion: 'gateway.networking.k8s.io/v1beta1',
+      kind: 'ReferenceGrant',
+      metadata: { namespace: 'infra', name: 'routes' },
+      spec: {
+        from: [
+          { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'team-a' },
+          { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'team-b' },
+        ],
+        to: [{ group: '', kind: 'Service' }],
+      },
+    };
+    const later = ingress('late', { namespace: 'other', created: '2026-02-01T00:00:00Z', rules: [rule('shop.example.com', path('/c', 'web', 'http'))] });
+    const model = readGatewayApi(gatewaySources({ gateways: [gateway('gw', [httpListener('http', ALL_NAMESPACES)])], routes: [first, second], grants: [grant], services: [web] }));
+    const built = buildIngressModel({ ...sources({ ingresses: [later], services: [web], slices }), ...routedObjects(model) });
+    expect(lines(built).prefix).to.have.members(['shop.example.com/a/ infra_web_8080', 'shop.example.com/b/ infra_web_8080']);
+    expect(built.excluded.map((problem) => `${problem.object}: ${problem.message}`)).to.deep.equal([
+      'Ingress other/late: host "shop.example.com" belongs to namespace team-a: older HTTPRoute team-a/a claims it; rule not served',
+    ]);
+  });
+
+  it("adds the Gateway API's problems to the model's excluded, naming the object at fault", () => {
+    const route = httpRoute('bad', { ...parent, rules: [{ matches: [match('Exact', 'no-slash')], backendRefs: [{ name: 'web', port: 8080 }] }] });
+    const model = build({ routes: [route] });
+    expect(model.excluded.map((problem) => problem.object)).to.deep.equal(['HTTPRoute infra/bad']);
+  });
+
+  it('gives the model a fresh build gives after every change of a seeded sequence of HTTPRoutes, Gateways and Ingresses', () => {
+    const random = mulberry32(19);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const hosts = ['a.example.com', 'b.example.com', '*.example.com'];
+    const paths = [match('PathPrefix', '/'), match('PathPrefix', '/x'), match('Exact', '/x'), match('PathPrefix', '/x/y')];
+    const backends = [
+      { name: 'web', port: 8080 },
+      { name: 'api', port: 9090 },
+      { name: 'ghost', port: 80 },
+    ];
+    const filters = [
+      [],
+      [{ type: 'RequestHeaderModifier', requestHeaderModifier: { add: [{ name: 'X-A', value: '1' }] } }],
+      [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/' } } }],
+    ];
+    const routes = new Map<string, KubeObject>();
+    const ingresses = new Map<string, KubeObject>();
+    let gateways = [gateway('gw', [httpListener('http', ALL_NAMESPACES)])];
+    const cache = new IngressModelCache();
+    const seen = { conflicts: 0, redirects: 0, unserved: 0 };
+    for (let step = 1; step <= 200; step++) {
+      const roll = random();
+      const name = `r${Math.floor(random() * 6)}`;
+      const created = `2026-01-0${1 + Math.floor(random() * 9)}T00:00:00Z`;
+      if (roll < 0.5) {
+        const redirect = random() < 0.15;
+        const rules = [
+          {
+            matches: [pick(paths)],
+            ...(redirect ? { filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https' } }] } : { filters: pick(filters), backendRefs: [pick(backends)] }),
+          },
+        ];
+        routes.set(name, httpRoute(name, { ...parent, hostnames: [pick(hosts)], rules }, 'infra', created));
+      } else if (roll < 0.65) {
+        routes.delete(name);
+      } else if (roll < 0.85) {
+        ingresses.set(name, ingress(name, { namespace: 'infra', created, rules: [rule(pick(hosts), path(pick(['/', '/x', '/x/y']), pick(['web', 'api']), pick(['http', 9090])))] }));
+      } else if (roll < 0.9) {
+        ingresses.delete(name);
+      } else {
+        gateways = [gateway('gw', [httpListener('http', { ...ALL_NAMESPACES, ...(random() < 0.5 ? { hostname: pick(hosts) } : {}) })])];
+      }
+      const world = { routes: [...routes.values()], ingresses: [...ingresses.values()], gateways };
+      const fresh = build(world);
+      expect(buildIngressModel(worldSources(world), cache), `step ${step}`).to.deep.equal(fresh);
+      seen.conflicts += fresh.warnings.filter((problem) => problem.message.includes('not served here')).length;
+      seen.redirects += fresh.prefixRoutes.filter((route) => route.backend === '').length;
+      seen.unserved += fresh.warnings.filter((problem) => problem.message.includes('not routed yet')).length;
+    }
+    for (const [what, count] of Object.entries(seen)) expect(count, what).to.be.above(0);
+  });
+});
