@@ -33,7 +33,7 @@ async function echoBackend(name: string): Promise<Server> {
     req.resume();
     req.on('end', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ backend: name, url: req.url, headers: req.headers } satisfies Seen));
+      res.end(JSON.stringify({ backend: name, url: req.url ?? '', headers: req.headers } satisfies Seen));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -87,7 +87,7 @@ spec:
 ${rules}`;
 }
 
-const to = (service: string) => `backendRefs: [ { name: ${service}, port: 80 } ]`;
+const to = (serviceName: string) => `backendRefs: [ { name: ${serviceName}, port: 80 } ]`;
 
 const routes: Record<string, string> = {
   'paths.yaml': httpRoute(
