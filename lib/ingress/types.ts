@@ -71,6 +71,12 @@ export interface IngressChanges {
 export interface IngressModel {
   /** host.map lines: every distinct host key, sorted. */
   readonly hosts: readonly HostEntry[];
+  /**
+   * host-suffix.map lines: the wildcard hosts an HTTPRoute serves, sorted.
+   * A Gateway API wildcard covers any number of labels, an Ingress one
+   * covers one: names two or more labels below the domain are looked up here.
+   */
+  readonly suffixHosts: readonly HostEntry[];
   /** path-exact.map lines, sorted by key. */
   readonly exactRoutes: readonly Route[];
   /** path-prefix.map lines: longest key first (map_beg takes the first match), ties by key. */

@@ -12,7 +12,7 @@ import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import type { SecretUse } from './secret-uses.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from './sorted-list.ts';
-import type { Certificate, IngressModel, IngressSources } from './types.ts';
+import type { Certificate, HostEntry, IngressModel, IngressSources } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
 import { readHttpRoute, recordsContent, type HttpRouteRead } from './http-route-reads.ts';
 
@@ -219,6 +219,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const warnings = mergedProblems([aggregate.warnings, resolution.warnings, certificates.warnings, userlists.warnings, ...routes.map((route) => route.warnings)], last?.warnings);
   const next: IngressModel = {
     hosts: aggregate.hosts,
+    suffixHosts: suffixHosts(aggregate.hosts, routes, last?.model),
     exactRoutes: aggregate.exactRoutes,
     prefixRoutes: aggregate.prefixRoutes,
     regexRoutes: aggregate.regexRoutes,
@@ -236,6 +237,24 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   cache.last = { className: sources.className, aggregate, resolution, ...kept, secrets: aggregate.secrets, certificates, userlists, excluded, warnings, model };
   return model;
 }
+
+/** The served wildcard hosts an HTTPRoute claims; the last list while it holds the same hosts. */
+function suffixHosts(hosts: readonly HostEntry[], routes: readonly HttpRouteRead[], last: IngressModel | undefined): readonly HostEntry[] {
+  const wildcards = new Set<string>();
+  for (const route of routes) for (const host of route.read.served!.hosts) if (host.wildcard) wildcards.add(host.host);
+  const list = wildcards.size === 0 ? NO_HOSTS : hosts.filter((host) => host.wildcard && wildcards.has(host.host));
+  return last &&
+    sameItems(
+      last.suffixHosts.map((host) => host.host),
+      list.map((host) => host.host),
+    )
+    ? last.suffixHosts
+    : list.length === 0
+      ? NO_HOSTS
+      : Object.freeze(list);
+}
+
+const NO_HOSTS: readonly HostEntry[] = Object.freeze([]);
 
 /** Each HTTPRoute's read: the last one while its records are the same, so the aggregate keeps it as it is. */
 function readHttpRoutes(sources: IngressSources, cache: IngressModelCache): readonly HttpRouteRead[] {

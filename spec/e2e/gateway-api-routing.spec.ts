@@ -124,6 +124,7 @@ const routes: Record<string, string> = {
       filters: [ { type: RequestRedirect, requestRedirect: { hostname: elsewhere.example.com, port: 8443 } } ]
 `,
   ),
+  'wildcard.yaml': httpRoute('wildcard', '"*.wild.example.com"', `    - { ${to('echo-b')} }\n`),
   'rewrite.yaml': httpRoute(
     'rewrite',
     'rewrite.example.com',
@@ -187,6 +188,13 @@ describe('Gateway API routing end to end', function () {
     expect((await seen(harness, 'paths.example.com', '/long/longerer')).backend).to.equal('a');
     expect((await ask(harness, 'paths.example.com', '/longer')).status).to.equal(404);
     expect((await ask(harness, 'other.example.com', '/exact')).status).to.equal(404);
+  });
+
+  it('serves a wildcard hostname for names any number of labels below its domain, not for the domain itself', async () => {
+    expect((await seen(harness, 'one.wild.example.com', '/')).backend).to.equal('b');
+    expect((await seen(harness, 'a.b.c.wild.example.com', '/')).backend).to.equal('b');
+    expect((await seen(harness, 'a.b.c.d.e.f.wild.example.com', '/')).backend).to.equal('b');
+    expect((await ask(harness, 'wild.example.com', '/')).status).to.equal(404);
   });
 
   it('sets, adds and removes request headers the backend sees, and response headers the client sees', async () => {

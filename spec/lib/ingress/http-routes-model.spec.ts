@@ -186,6 +186,14 @@ describe('HTTPRoutes in the Ingress view model', () => {
     ]);
   });
 
+  it('lists the wildcard hosts HTTPRoutes serve for the suffix lookup, and no wildcard only an Ingress serves', () => {
+    const route = httpRoute('wild', { ...parent, hostnames: ['*.wild.example.com', 'plain.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
+    const one = ingress('one', { namespace: 'infra', rules: [rule('*.one.example.com', path('/', 'web', 'http'))] });
+    const model = build({ routes: [route], ingresses: [one] });
+    expect(model.hosts.map((host) => host.host)).to.deep.equal(['*.one.example.com', '*.wild.example.com', 'plain.example.com']);
+    expect(model.suffixHosts.map((host) => host.host)).to.deep.equal(['*.wild.example.com']);
+  });
+
   it("adds the Gateway API's problems to the model's excluded, naming the object at fault", () => {
     const route = httpRoute('bad', { ...parent, rules: [{ matches: [match('Exact', 'no-slash')], backendRefs: [{ name: 'web', port: 8080 }] }] });
     const model = build({ routes: [route] });
