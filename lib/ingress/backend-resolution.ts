@@ -91,7 +91,7 @@ export class BackendResolution {
         return;
       }
       const settings = this.#settings.get(name);
-      if (before && !everything && !again.has(name) && before.settings === settings) {
+      if (before && !everything && !again.has(name) && before.settings === settings && before.split === ref.split) {
         // Only its users changed: its issue, if any, is theirs to hear now.
         const trouble = this.#troubles.get(name);
         if (trouble?.issue !== undefined) {
@@ -117,7 +117,8 @@ export class BackendResolution {
       }
       if (backend !== before) {
         this.#byName.set(name, backend);
-        if (!before) this.#index(backend, name, true);
+        if (before) this.#index(before, name, false);
+        this.#index(backend, name, true);
         moved.push(name);
       }
       const { issue, problems } = resolved;
@@ -169,14 +170,17 @@ export class BackendResolution {
   #index(backend: Backend, name: string, used: boolean): void {
     const byService = this.#byService;
     if (!byService) return;
-    const key = serviceKey(backend.namespace, backend.service);
-    const names = byService.get(key);
-    if (used) {
-      if (names) names.push(name);
-      else byService.set(key, [name]);
-    } else if (names) {
-      if (names.length === 1) byService.delete(key);
-      else names.splice(names.indexOf(name), 1);
+    // A split backend is touched by each of its Services.
+    const keys = backend.split ? backend.split.map((share) => serviceKey(share.namespace, share.service)) : [serviceKey(backend.namespace, backend.service)];
+    for (const key of keys) {
+      const names = byService.get(key);
+      if (used) {
+        if (names) names.push(name);
+        else byService.set(key, [name]);
+      } else if (names) {
+        if (names.length === 1) byService.delete(key);
+        else names.splice(names.indexOf(name), 1);
+      }
     }
   }
 }

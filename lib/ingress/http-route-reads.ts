@@ -1,5 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import type { RouteRecord, WeightedBackend } from '../routing/route.ts';
+import type { RouteRecord } from '../routing/route.ts';
 import type { ReadSettings } from '../annotations/settings.ts';
 import { NO_BACKEND } from './backend-names.ts';
 import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
@@ -18,11 +18,12 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * route policies, and a new HTTPRoute to a served Service changes map
  * lines only, as a new Ingress does.
  *
- * Served so far: host and an Exact or PathPrefix path, one backend, and
- * the filters the route policies render. A record asking for more (header,
- * query or method matches, a regular-expression path, several backends, a
- * backendRef's own filters, a redirect's path, a mirror, timeouts) is left
- * out with a warning naming its match, never served as something else.
+ * Served so far: host and an Exact or PathPrefix path, one backend or
+ * weighted ones (a split backend: servers.ts), and the filters the route
+ * policies render. A record asking for more (header, query or method
+ * matches, a regular-expression path, a backendRef's own filters or one
+ * not resolved, a redirect's path, a mirror, timeouts) is left out with a
+ * warning naming its match, never served as something else.
  *
  * Conflicts follow the Ingress rules (route-claims.ts): an Exact path
  * outranks a PathPrefix's exact line, then the older object wins, whichever
@@ -59,21 +60,31 @@ function unserved(record: RouteRecord): string | undefined {
   if (record.headers.length > 0) return 'header matches';
   if (record.query.length > 0) return 'query parameter matches';
   if (record.method !== undefined) return 'a method match';
-  if (record.backends.length > 1) return 'more than one backendRef';
-  const backend = record.backends[0];
-  if (backend?.settings !== undefined) return "a backendRef's own filters";
-  if (backend?.refused !== undefined) return `its backendRef, which ${backend.refused}`;
-  if (backend !== undefined && backend.weight === 0) return 'a backendRef of weight 0';
+  for (const backend of record.backends) {
+    if (backend.settings !== undefined) return "a backendRef's own filters";
+    if (backend.refused !== undefined) return `its backendRef to ${backend.namespace}/${backend.service}, which ${backend.refused}`;
+  }
+  if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) return 'backendRefs all of weight 0';
   if (record.settings.redirect?.path !== undefined) return "a RequestRedirect's path";
   if (record.settings.mirror !== undefined) return 'RequestMirror';
   if (record.settings.timeouts !== undefined) return 'timeouts';
   return undefined;
 }
 
-/** The backend of a record's requests; a redirect's route has none and is answered by its policy before any backend is chosen. */
-function backendOf(backend: WeightedBackend | undefined): BackendRef {
+/**
+ * The backend of a record's requests: the Service port's, as an Ingress
+ * names it; for several backendRefs, a split backend named after the route
+ * and rule (three '_', so never a Service port's name), which a weight
+ * change keeps; none for a redirect, answered by its policy first.
+ */
+function backendOf(record: RouteRecord): BackendRef {
+  const { backends, origin } = record;
+  const backend = backends[0];
   if (backend === undefined) return NO_BACKEND;
-  return { name: `${backend.namespace}_${backend.service}_${backend.port}`, namespace: backend.namespace, service: backend.service, port: { number: backend.port } };
+  if (backends.length === 1)
+    return { name: `${backend.namespace}_${backend.service}_${backend.port}`, namespace: backend.namespace, service: backend.service, port: { number: backend.port } };
+  const split = Object.freeze(backends.map(({ namespace, service, port, weight }) => Object.freeze({ namespace, service, port, weight })));
+  return { name: `${origin.namespace}_${origin.name}_${origin.rule}_split`, namespace: origin.namespace, service: origin.name, port: { number: origin.rule }, split };
 }
 
 export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteRead {
@@ -94,7 +105,7 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
     const source = new ModelSource('HTTPRoute', object, field);
     const host = record.host.key;
     if (!hosts.has(host)) hosts.set(host, Object.freeze(new HostItem(host, host.startsWith('*.'), source)));
-    const backend = backendOf(record.backends[0]);
+    const backend = backendOf(record);
     const policy = routePolicy(record.settings, record.path.value, source);
     if (backend === NO_BACKEND && policy?.redirect === undefined) {
       warnings.push({ object: label, field, message: `not served for host ${record.host.key}: no backendRef and no redirect` });

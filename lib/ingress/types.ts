@@ -60,6 +60,14 @@ export interface RoutedObject {
   readonly records: readonly RouteRecord[];
 }
 
+/** One Service port's share of a split backend. */
+export interface BackendShare {
+  readonly namespace: string;
+  readonly service: string;
+  readonly port: number;
+  readonly weight: number;
+}
+
 export interface IngressChanges {
   readonly version: number;
   /** The Ingresses changed since `version`, as they were and as they are; undefined when that is too far back to tell. */
@@ -151,6 +159,8 @@ export interface Backend {
   readonly settings: BackendSettings;
   /** How its server lines speak to the servers (from settings.protocol): undefined for HTTP/1.1 in clear text. */
   readonly transport: Transport | undefined;
+  /** The Services whose servers it holds, by weight, when it is split (ingress-reader.ts BackendRef.split). */
+  readonly split?: readonly BackendShare[];
 }
 
 /**
@@ -177,6 +187,8 @@ export interface Server {
   /** IPv4 or IPv6 (lowercase, no brackets). */
   readonly address: string;
   readonly port: number;
+  /** `weight` in decimal, for the servers of a split backend (ingress-reader.ts BackendRef.split); undefined for HAProxy's default. */
+  readonly weight?: string;
 }
 
 /**

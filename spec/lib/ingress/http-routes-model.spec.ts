@@ -109,6 +109,42 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090']);
   });
 
+  it("serves weighted backendRefs as one split backend of both Services' servers, weighted by share over servers, named after the rule", () => {
+    const three = endpointSlice('web-3', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.1.1'] }, { addresses: ['10.0.1.2'] }, { addresses: ['10.0.1.3'] }], {
+      namespace: 'infra',
+    });
+    const split = (webWeight: number, apiWeight: number) =>
+      httpRoute('canary', {
+        ...parent,
+        hostnames: ['shop.example.com'],
+        rules: [
+          {
+            backendRefs: [
+              { name: 'web', port: 8080, weight: webWeight },
+              { name: 'api', port: 9090, weight: apiWeight },
+            ],
+          },
+        ],
+      });
+    const model = buildIngressModel({
+      ...sources({ services: [web, api], slices: [three, slices[1]!] }),
+      ...routedObjects(readGatewayApi(gatewaySources({ gateways: [gateway('gw', [httpListener('http', ALL_NAMESPACES)])], routes: [split(3, 1)], services: [web, api] }))),
+    });
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_canary_0_split']);
+    expect(model.backends.map((backend) => [backend.name, backend.servers.map((server) => `${server.address} ${server.weight}`)])).to.deep.equal([
+      ['infra_canary_0_split', ['10.0.0.2 256', '10.0.1.1 256', '10.0.1.2 256', '10.0.1.3 256']],
+    ]);
+    const cache = new IngressModelCache();
+    const world = (route: KubeObject) => ({
+      ...sources({ services: [web, api], slices: [three, slices[1]!] }),
+      ...routedObjects(readGatewayApi(gatewaySources({ gateways: [gateway('gw', [httpListener('http', ALL_NAMESPACES)])], routes: [route], services: [web, api] }))),
+    });
+    buildIngressModel(world(split(3, 1)), cache);
+    const changed = buildIngressModel(world(split(9, 1)), cache);
+    expect(changed).to.deep.equal(buildIngressModel(world(split(9, 1))));
+    expect(changed.backends[0]!.servers.map((server) => `${server.address} ${server.weight}`)).to.deep.equal(['10.0.0.2 85', '10.0.1.1 256', '10.0.1.2 256', '10.0.1.3 256']);
+  });
+
   it('leaves out, with a warning naming the match, a record it cannot serve yet', () => {
     const route = httpRoute('shop', {
       ...parent,
