@@ -89,6 +89,21 @@ ${rules}`;
 
 const to = (serviceName: string) => `backendRefs: [ { name: ${serviceName}, port: 80 } ]`;
 
+/** Every request for canary.example.com split between echo-a and echo-b by weight. */
+function canary(a: number, b: number): string {
+  return httpRoute('canary', 'canary.example.com', `    - backendRefs: [ { name: echo-a, port: 80, weight: ${a} }, { name: echo-b, port: 80, weight: ${b} } ]\n`);
+}
+
+/** How many of `count` requests each backend answered. */
+async function shares(harness: LocalHarness, host: string, count: number): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (let i = 0; i < count; i++) {
+    const { backend } = await seen(harness, host, `/${i}`);
+    counts[backend] = (counts[backend] ?? 0) + 1;
+  }
+  return counts;
+}
+
 const routes: Record<string, string> = {
   'paths.yaml': httpRoute(
     'paths',
@@ -125,6 +140,7 @@ const routes: Record<string, string> = {
 `,
   ),
   'wildcard.yaml': httpRoute('wildcard', '"*.wild.example.com"', `    - { ${to('echo-b')} }\n`),
+  'canary.yaml': canary(3, 1),
   'rewrite.yaml': httpRoute(
     'rewrite',
     'rewrite.example.com',
@@ -220,6 +236,21 @@ describe('Gateway API routing end to end', function () {
     expect((await seen(harness, 'rewrite.example.com', '/app')).url).to.equal('/v2');
     expect((await seen(harness, 'rewrite.example.com', '/strip/deep/er')).url).to.equal('/deep/er');
     expect((await seen(harness, 'rewrite.example.com', '/strip')).url).to.equal('/');
+  });
+
+  it('splits 1,000 requests by backendRef weight within 10%, and changes the split without a reload', async () => {
+    const first = await shares(harness, 'canary.example.com', 1000);
+    expect(first['a']).to.be.within(675, 825);
+    expect(first['b']).to.be.within(225, 275);
+    const reloads = await harness.reloads();
+    const mark = harness.mark();
+    await harness.write('canary.yaml', canary(1, 4));
+    const deployed = await harness.next(mark, 'deployed');
+    expect(deployed.result.mode).to.equal('runtime');
+    const second = await shares(harness, 'canary.example.com', 1000);
+    expect(second['a']).to.be.within(180, 220);
+    expect(second['b']).to.be.within(720, 880);
+    expect(await harness.reloads()).to.equal(reloads);
   });
 
   it('serves a new HTTPRoute to a served Service, then a changed path, without a reload', async () => {
