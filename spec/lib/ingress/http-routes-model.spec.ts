@@ -5,6 +5,11 @@ import { buildIngressModel, IngressModelCache } from '../../../lib/ingress/view-
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { routedObjects } from '../../../lib/render/ingress-sources.ts';
 import { mulberry32 } from '../../support/fuzz-values.ts';
+import { readFileSync } from 'node:fs';
+import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
+import { loadControllerConfig } from '../../../lib/config/load.ts';
+import { ingressSources } from '../../../lib/render/ingress-sources.ts';
+import { buildStores } from '../../../lib/store/build-stores.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, sources as gatewaySources } from '../gateway/fixtures.ts';
 import { endpointSlice, ingress, path, rule, service, sources } from './fixtures.ts';
 
@@ -255,7 +260,15 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const ingresses = new Map<string, KubeObject>();
     let gateways = [gateway('gw', [httpListener('http', ALL_NAMESPACES)])];
     const cache = new IngressModelCache();
-    const seen = { conflicts: 0, redirects: 0, unserved: 0 };
+    const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0 };
+    // One backendRef, or two with weights drawn from a few (a weight change keeps the split backend's name).
+    const backendRefs = () =>
+      random() < 0.3
+        ? [
+            { ...backends[0]!, weight: pick([0, 1, 3]) },
+            { ...backends[1]!, weight: pick([1, 2]) },
+          ]
+        : [pick(backends)];
     for (let step = 1; step <= 200; step++) {
       const roll = random();
       const name = `r${Math.floor(random() * 6)}`;
@@ -265,7 +278,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
         const rules = [
           {
             matches: [pick(paths)],
-            ...(redirect ? { filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https' } }] } : { filters: pick(filters), backendRefs: [pick(backends)] }),
+            ...(redirect ? { filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https' } }] } : { filters: pick(filters), backendRefs: backendRefs() }),
           },
         ];
         routes.set(name, httpRoute(name, { ...parent, hostnames: [pick(hosts)], rules }, 'infra', created));
@@ -283,8 +296,41 @@ describe('HTTPRoutes in the Ingress view model', () => {
       expect(buildIngressModel(worldSources(world), cache), `step ${step}`).to.deep.equal(fresh);
       seen.conflicts += fresh.warnings.filter((problem) => problem.message.includes('not served here')).length;
       seen.redirects += fresh.prefixRoutes.filter((route) => route.backend === '').length;
+      seen.splits += fresh.backends.filter((backend) => backend.split !== undefined).length;
       seen.unserved += fresh.warnings.filter((problem) => problem.message.includes('not routed yet')).length;
     }
     for (const [what, count] of Object.entries(seen)) expect(count, what).to.be.above(0);
+  });
+  it("follows the stores through their change logs: a split backend is resolved again when one of its Services' slices changes", () => {
+    const loaded = loadControllerConfig(readFileSync(defaultConfigPath(), 'utf8'));
+    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+    const config = loaded.config;
+    const route = httpRoute('canary', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        {
+          backendRefs: [
+            { name: 'web', port: 8080, weight: 1 },
+            { name: 'api', port: 9090, weight: 1 },
+          ],
+        },
+      ],
+    });
+    const objects = new Map<string, KubeObject[]>([
+      ['gatewayclasses', [gatewayClass()]],
+      ['gateways', [gateway('gw', [httpListener('http', ALL_NAMESPACES)])]],
+      ['httproutes', [route]],
+      ['services', [web, api]],
+      ['endpointslices', [...slices]],
+    ]);
+    const stores = buildStores(config.watchedResources, objects, config.ignoreFields);
+    const cache = new IngressModelCache();
+    const first = buildIngressModel(ingressSources(config, stores)!, cache);
+    expect(first.backends.map((backend) => backend.servers.map((server) => `${server.address} ${server.weight}`))).to.deep.equal([['10.0.0.1 256', '10.0.0.2 256']]);
+    stores.get('endpointslices')!.upsert(endpointSlice('api-1', 'api', [{ port: 9090 }], [{ addresses: ['10.0.0.2'] }, { addresses: ['10.0.0.3'] }], { namespace: 'infra' }));
+    const cached = buildIngressModel(ingressSources(config, stores)!, cache);
+    expect(cached).to.deep.equal(buildIngressModel(ingressSources(config, stores)!));
+    expect(cached.backends.map((backend) => backend.servers.map((server) => `${server.address} ${server.weight}`))).to.deep.equal([['10.0.0.1 256', '10.0.0.2 128', '10.0.0.3 128']]);
   });
 });
