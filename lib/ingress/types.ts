@@ -50,6 +50,8 @@ export interface IngressSources {
   readonly httpRoutes?: readonly RoutedObject[];
   /** The Gateway API objects and listeners left out, with why: they join the model's excluded. */
   readonly gatewayProblems?: readonly Problem[];
+  /** The certificates HTTPS listeners ask for (lib/gateway/certificates.ts): crt-list lines beside the Ingresses' TLS entries. */
+  readonly gatewayCertificates?: readonly ListenerCertificate[];
   /** Namespaces whose Ingresses may share hosts with one another (`*`: all); otherwise a host is its first claimer's namespace's alone. */
   readonly sharedHostNamespaces?: readonly string[];
 }
@@ -58,6 +60,15 @@ export interface IngressSources {
 export interface RoutedObject {
   readonly object: KubeObject;
   readonly records: readonly RouteRecord[];
+}
+
+/** A TLS Secret an HTTPS listener serves, for these SNI names (sorted); `label` and `field` name the listener's certificateRefs entry. */
+export interface ListenerCertificate {
+  readonly namespace: string;
+  readonly name: string;
+  readonly hosts: readonly string[];
+  readonly label: string;
+  readonly field: string;
 }
 
 /** One Service port's share of a split backend. */

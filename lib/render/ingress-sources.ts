@@ -2,6 +2,7 @@ import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
 import type { RouteRecord } from '../routing/route.ts';
 import type { IngressSources, RoutedObject } from '../ingress/types.ts';
+import { certificateClaims } from '../gateway/certificates.ts';
 import { readGatewayApi, type GatewayApiModel } from '../gateway/gateway-api.ts';
 import { storeSources, watchesGatewayApi } from '../gateway/store-sources.ts';
 
@@ -100,13 +101,13 @@ export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<str
  * Gateways, grants and Services, and the view model reads again only the
  * routes whose records changed.
  */
-function gatewayRoutes(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>): Pick<IngressSources, 'httpRoutes' | 'gatewayProblems'> {
+function gatewayRoutes(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>): Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates'> {
   if (!watchesGatewayApi(config.watchedResources)) return {};
   return routedObjects(readGatewayApi(storeSources(stores, config.watchedResources, config.gatewayApi.controllerName)));
 }
 
 /** Each HTTPRoute with its records (in precedence order), and the model's problems. */
-export function routedObjects(model: GatewayApiModel): Pick<IngressSources, 'httpRoutes' | 'gatewayProblems'> {
+export function routedObjects(model: GatewayApiModel): Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates'> {
   const byRoute = new Map<string, RouteRecord[]>();
   for (const record of model.records) {
     const key = `${record.origin.namespace}/${record.origin.name}`;
@@ -116,5 +117,6 @@ export function routedObjects(model: GatewayApiModel): Pick<IngressSources, 'htt
   }
   const httpRoutes: RoutedObject[] = [];
   for (const [key, records] of byRoute) httpRoutes.push({ object: model.routes.get(key)!.object, records });
-  return { httpRoutes, gatewayProblems: model.excluded };
+  const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field }) => ({ namespace, name: secret, hosts, label: object, field }));
+  return { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates };
 }

@@ -1,10 +1,12 @@
 import { expect } from 'chai';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { eventually } from '../support/eventually.ts';
 import { LocalHarness } from '../support/local-harness.ts';
-import { documents as docs, service, slice } from '../support/manifest-builders.ts';
+import { documents as docs, service, slice, tlsSecret } from '../support/manifest-builders.ts';
+import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
 
 /**
  * HTTPRoutes routed end to end: a local-mode controller reads a
@@ -42,14 +44,16 @@ async function echoBackend(name: string): Promise<Server> {
 
 const portOf = (server: Server) => (server.address() as AddressInfo).port;
 
-function ask(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+function ask(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}, tls = false): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: harness.ports.http, path, headers: { host, ...headers }, agent: false }, (res) => {
+    const common = { host: '127.0.0.1', path, headers: { host, ...headers }, agent: false as const };
+    const done = (res: IncomingMessage) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    };
+    const req = tls ? httpsRequest({ ...common, port: harness.ports.https, servername: host, rejectUnauthorized: false }, done) : request({ ...common, port: harness.ports.http }, done);
     req.on('error', reject);
     req.end();
   });
@@ -73,6 +77,7 @@ spec:
   gatewayClassName: haproxy
   listeners:
     - { name: http, port: 80, protocol: HTTP }
+    - { name: https, port: 443, protocol: HTTPS, hostname: secure.example.com, tls: { mode: Terminate, certificateRefs: [ { name: secure-tls } ] } }
 `;
 
 /** An HTTPRoute on the Gateway for one hostname; `rules` in YAML, indented by four spaces. */
@@ -141,6 +146,7 @@ const routes: Record<string, string> = {
   ),
   'wildcard.yaml': httpRoute('wildcard', '"*.wild.example.com"', `    - { ${to('echo-b')} }\n`),
   'canary.yaml': canary(3, 1),
+  'secure.yaml': httpRoute('secure', 'secure.example.com', `    - { ${to('echo-a')} }\n`),
   'rewrite.yaml': httpRoute(
     'rewrite',
     'rewrite.example.com',
@@ -169,6 +175,7 @@ describe('Gateway API routing end to end', function () {
       'services.yaml',
       docs(
         GATEWAY,
+        tlsSecret('secure-tls', LEAF_CERT, LEAF_KEY),
         service('echo-a', [{ port: 80, targetPort: portOf(echoA) }]),
         slice('echo-a-1', 'echo-a', undefined, portOf(echoA)),
         service('echo-b', [{ port: 80, targetPort: portOf(echoB) }]),
@@ -211,6 +218,14 @@ describe('Gateway API routing end to end', function () {
     expect((await seen(harness, 'a.b.c.wild.example.com', '/')).backend).to.equal('b');
     expect((await seen(harness, 'a.b.c.d.e.f.wild.example.com', '/')).backend).to.equal('b');
     expect((await ask(harness, 'wild.example.com', '/')).status).to.equal(404);
+  });
+
+  it("terminates TLS for an HTTPS listener's hostname with its certificateRefs' Secret, and refuses other names", async () => {
+    const secure = await ask(harness, 'secure.example.com', '/in', {}, true);
+    expect(secure.status).to.equal(200);
+    expect((JSON.parse(secure.body) as Seen).url).to.equal('/in');
+    // strict-sni: a name no certificate lists gets no handshake.
+    expect(await harness.handshake('paths.example.com')).to.match(/^refused/);
   });
 
   it('sets, adds and removes request headers the backend sees, and response headers the client sees', async () => {

@@ -11,7 +11,8 @@ import { loadControllerConfig } from '../../../lib/config/load.ts';
 import { ingressSources } from '../../../lib/render/ingress-sources.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, sources as gatewaySources } from '../gateway/fixtures.ts';
-import { endpointSlice, ingress, path, rule, service, sources } from './fixtures.ts';
+import { endpointSlice, ingress, path, rule, service, sources, tlsSecret } from './fixtures.ts';
+import { LEAF_CERT, LEAF_KEY } from '../../support/tls-fixture.ts';
 
 /**
  * HTTPRoutes in the one routing model: their records become the same host
@@ -233,6 +234,25 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const model = build({ routes: [route], ingresses: [one] });
     expect(model.hosts.map((host) => host.host)).to.deep.equal(['*.one.example.com', '*.wild.example.com', 'plain.example.com']);
     expect(model.suffixHosts.map((host) => host.host)).to.deep.equal(['*.wild.example.com']);
+  });
+
+  it("serves an HTTPS listener's certificate on a crt-list line for its hostname, or for its routes' hostnames", () => {
+    const secret = tlsSecret('secure-tls', LEAF_CERT, LEAF_KEY, 'infra');
+    const https = (name: string, extra: Record<string, unknown>) => ({
+      name,
+      port: 443,
+      protocol: 'HTTPS',
+      tls: { mode: 'Terminate', certificateRefs: [{ name: 'secure-tls' }] },
+      ...ALL_NAMESPACES,
+      ...extra,
+    });
+    const route = httpRoute('shop', { ...parent, hostnames: ['shop.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
+    const model = readGatewayApi(
+      gatewaySources({ gateways: [gateway('gw', [https('named', { hostname: 'secure.example.com' }), https('any', {})])], routes: [route], services: [web], secrets: [secret] }),
+    );
+    const built = buildIngressModel({ ...sources({ services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
+    expect(built.certificates.map((certificate) => [certificate.file, certificate.hosts])).to.deep.equal([['infra_secure-tls.pem', ['secure.example.com', 'shop.example.com']]]);
+    expect(built.excluded).to.deep.equal([]);
   });
 
   it("adds the Gateway API's problems to the model's excluded, naming the object at fault", () => {
