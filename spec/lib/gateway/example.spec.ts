@@ -39,8 +39,8 @@ describe('the Gateway API example (examples/gateway-api/shop.yaml)', () => {
     // warnings are that the example has no EndpointSlices (a cluster makes them).
     const served = buildIngressModel({ ...sources({ services: of('Service') }), ...routedObjects(model) });
     expect(served.warnings.filter((problem) => !problem.message.endsWith('has no EndpointSlices'))).to.deep.equal([]);
-    expect(served.exactRoutes.map((route) => `${route.key} ${route.backend}`)).to.deep.equal(['shop.example.com/api default_shop_1_split', 'shop.example.com/health default_api_8080']);
-    expect(served.prefixRoutes.map((route) => `${route.key} ${route.backend}`)).to.deep.equal(['shop.example.com/api/ default_shop_1_split', 'shop.example.com/ default_web_80']);
+    expect(served.exactRoutes.map((line) => `${line.key} ${line.backend}`)).to.deep.equal(['shop.example.com/api default_shop_1_split', 'shop.example.com/health default_api_8080']);
+    expect(served.prefixRoutes.map((line) => `${line.key} ${line.backend}`)).to.deep.equal(['shop.example.com/api/ default_shop_1_split', 'shop.example.com/ default_web_80']);
     expect(served.policies.map((policy) => policy.requestHeaders?.set)).to.deep.equal([[{ name: 'X-Shop-Route', value: 'api' }]]);
     expect(served.backends.map((backend) => backend.name)).to.deep.equal(['default_api_8080', 'default_shop_1_split', 'default_web_80']);
   });
