@@ -7,7 +7,7 @@ import { HostItem, ModelSource, RouteItem } from './model-source.ts';
 import { describeObject } from './names.ts';
 import { placeOf } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
-import { routePolicy } from './route-policies.ts';
+import { escapeRegex, routePolicy } from './route-policies.ts';
 import type { HostEntry, RoutedObject } from './types.ts';
 
 /**
@@ -18,10 +18,12 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * route policies, and a new HTTPRoute to a served Service changes map
  * lines only, as a new Ingress does.
  *
- * Served so far: host and an Exact or PathPrefix path, one backend or
+ * Served so far: host and an Exact, PathPrefix or RegularExpression path
+ * (path-regex.map, as an Ingress's regex paths: after exact lines, before
+ * prefix lines, longest first), one backend or
  * weighted ones (a split backend: servers.ts), and the filters the route
  * policies render. A record asking for more (header, query or method
- * matches, a regular-expression path, a backendRef's own filters or one
+ * matches, a backendRef's own filters or one
  * not resolved, a redirect's path, a mirror, timeouts) is left out with a
  * warning naming its match, never served as something else.
  *
@@ -56,7 +58,8 @@ const NO_SETTINGS: ReadSettings = Object.freeze({ backend: Object.freeze({}), ro
 
 /** Why a record cannot be served yet, or undefined when it can. */
 function unserved(record: RouteRecord): string | undefined {
-  if (record.path.kind === 'regex') return 'a RegularExpression path';
+  // A map line's key is one word read raw: what an Ingress's regex path may not hold (names.ts checkRegexPath), this may not either.
+  if (record.path.kind === 'regex' && /[#%`]/.test(record.path.value)) return "a RegularExpression path with '#', '%' or '`'";
   if (record.headers.length > 0) return 'header matches';
   if (record.query.length > 0) return 'query parameter matches';
   if (record.method !== undefined) return 'a method match';
@@ -111,13 +114,17 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
       warnings.push({ object: label, field, message: `not served for host ${record.host.key}: no backendRef and no redirect` });
       continue;
     }
-    const claim = (map: RouteClaim['map'], path: string, fromExactPath: boolean): RouteClaim => {
-      const routeKey = `${host}${path}`;
+    const claim = (map: RouteClaim['map'], path: string, fromExactPath: boolean, routeKey = `${host}${path}`): RouteClaim => {
       const line = Object.freeze(new RouteItem(routeKey, backend.name, policy, source));
       return { map, key: routeKey, host, asked: backend, backend, fromExactPath, policy, field, ingress: key, label, place, index: routes.length, line };
     };
     if (record.path.kind === 'exact') {
       routes.push(claim('exact', record.path.value, true));
+      continue;
+    }
+    if (record.path.kind === 'regex') {
+      // The whole path, case-sensitive, under the host key: matched against "<host key><path>" as an Ingress's regex path is.
+      routes.push(claim('regex', record.path.value, false, `^${escapeRegex(host)}(?:${record.path.value})$`));
       continue;
     }
     // Element-wise as an Ingress Prefix path (lib/routing/route.ts keeps it without a trailing '/'): an exact line and a prefix line.

@@ -117,6 +117,7 @@ const routes: Record<string, string> = {
     - { matches: [ { path: { type: Exact, value: /exact } } ], ${to('echo-b')} }
     - { matches: [ { path: { type: PathPrefix, value: /long } } ], ${to('echo-a')} }
     - { matches: [ { path: { type: PathPrefix, value: /long/longer } } ], ${to('echo-b')} }
+    - { matches: [ { path: { type: RegularExpression, value: "/items/[0-9]+" } } ], ${to('echo-b')} }
 `,
   ),
   'headers.yaml': httpRoute(
@@ -201,7 +202,7 @@ describe('Gateway API routing end to end', function () {
     await Promise.all([echoA, echoB].map((server) => server && new Promise((resolve) => server.close(resolve))));
   });
 
-  it('prefers an Exact match over a prefix, the longest prefix over shorter ones, and matches prefixes element by element', async () => {
+  it('prefers an Exact match over a prefix, the longest prefix over shorter ones, matches prefixes element by element and regular expressions whole', async () => {
     expect((await seen(harness, 'paths.example.com', '/exact')).backend).to.equal('b');
     expect((await seen(harness, 'paths.example.com', '/exact/')).backend).to.equal('a');
     expect((await seen(harness, 'paths.example.com', '/exact/x')).backend).to.equal('a');
@@ -210,6 +211,10 @@ describe('Gateway API routing end to end', function () {
     expect((await seen(harness, 'paths.example.com', '/long/longer/x')).backend).to.equal('b');
     expect((await seen(harness, 'paths.example.com', '/long/longerer')).backend).to.equal('a');
     expect((await ask(harness, 'paths.example.com', '/longer')).status).to.equal(404);
+    // A RegularExpression path matches the whole path, case-sensitive.
+    expect((await seen(harness, 'paths.example.com', '/items/42?q=1')).backend).to.equal('b');
+    expect((await ask(harness, 'paths.example.com', '/items/42/x')).status).to.equal(404);
+    expect((await ask(harness, 'paths.example.com', '/ITEMS/42')).status).to.equal(404);
     expect((await ask(harness, 'other.example.com', '/exact')).status).to.equal(404);
   });
 

@@ -85,6 +85,23 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.warnings).to.deep.equal([]);
   });
 
+  it('serves a RegularExpression path as a whole-path, case-sensitive line of the regex map under its host key', () => {
+    const route = httpRoute('items', {
+      ...parent,
+      hostnames: ['*.example.com'],
+      rules: [{ matches: [match('RegularExpression', '/items/[0-9]+')], backendRefs: [{ name: 'api', port: 9090 }] }],
+    });
+    const model = build({ routes: [route] });
+    expect(model.regexRoutes.map((route) => `${route.key} ${route.backend}`)).to.deep.equal(['^\\*\\.example\\.com(?:/items/[0-9]+)$ infra_api_9090']);
+    const pattern = new RegExp(model.regexRoutes[0]!.key);
+    expect(['*.example.com/items/12', '*.example.com/items/12/x', '*.example.com/ITEMS/12', 'a.example.com/items/12'].map((route) => pattern.test(route))).to.deep.equal([
+      true,
+      false,
+      false,
+      false,
+    ]);
+  });
+
   it('shares one backend with an Ingress naming the same Service port by name', () => {
     const route = httpRoute('shop', { ...parent, hostnames: ['shop.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
     const byName = ingress('blog', { namespace: 'infra', rules: [rule('blog.example.com', path('/', 'web', 'http'))] });
@@ -265,7 +282,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const random = mulberry32(19);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     const hosts = ['a.example.com', 'b.example.com', '*.example.com'];
-    const paths = [match('PathPrefix', '/'), match('PathPrefix', '/x'), match('Exact', '/x'), match('PathPrefix', '/x/y')];
+    const paths = [match('PathPrefix', '/'), match('PathPrefix', '/x'), match('Exact', '/x'), match('PathPrefix', '/x/y'), match('RegularExpression', '/x/[a-z]+')];
     const backends = [
       { name: 'web', port: 8080 },
       { name: 'api', port: 9090 },
