@@ -92,9 +92,9 @@ describe('HTTPRoutes in the Ingress view model', () => {
       rules: [{ matches: [match('RegularExpression', '/items/[0-9]+')], backendRefs: [{ name: 'api', port: 9090 }] }],
     });
     const model = build({ routes: [route] });
-    expect(model.regexRoutes.map((route) => `${route.key} ${route.backend}`)).to.deep.equal(['^\\*\\.example\\.com(?:/items/[0-9]+)$ infra_api_9090']);
+    expect(model.regexRoutes.map((line) => `${line.key} ${line.backend}`)).to.deep.equal(['^\\*\\.example\\.com(?:/items/[0-9]+)$ infra_api_9090']);
     const pattern = new RegExp(model.regexRoutes[0]!.key);
-    expect(['*.example.com/items/12', '*.example.com/items/12/x', '*.example.com/ITEMS/12', 'a.example.com/items/12'].map((route) => pattern.test(route))).to.deep.equal([
+    expect(['*.example.com/items/12', '*.example.com/items/12/x', '*.example.com/ITEMS/12', 'a.example.com/items/12'].map((candidate) => pattern.test(candidate))).to.deep.equal([
       true,
       false,
       false,
