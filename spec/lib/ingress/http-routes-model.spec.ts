@@ -204,26 +204,19 @@ describe('HTTPRoutes in the Ingress view model', () => {
   });
 
   it('lets HTTPRoutes of several namespaces share a host, and keeps it from an Ingress that came later', () => {
-    const first = httpRoute(
-      'a',
-      {
-        parentRefs: [{ name: 'gw', namespace: 'infra' }],
-        hostnames: ['shop.example.com'],
-        rules: [{ matches: [match('PathPrefix', '/a')], backendRefs: [{ name: 'web', port: 8080, namespace: 'infra' }] }],
-      },
-      'team-a',
-      '2026-01-01T00:00:00Z',
-    );
-    const second = httpRoute(
-      'b',
-      {
-        parentRefs: [{ name: 'gw', namespace: 'infra' }],
-        hostnames: ['shop.example.com'],
-        rules: [{ matches: [match('PathPrefix', '/b')], backendRefs: [{ name: 'web', port: 8080, namespace: 'infra' }] }],
-      },
-      'team-b',
-      '2026-01-02T00:00:00Z',
-    );
+    const teamRoute = (team: string, prefix: string, created: string) =>
+      httpRoute(
+        team.slice(-1),
+        {
+          parentRefs: [{ name: 'gw', namespace: 'infra' }],
+          hostnames: ['shop.example.com'],
+          rules: [{ matches: [match('PathPrefix', prefix)], backendRefs: [{ name: 'web', port: 8080, namespace: 'infra' }] }],
+        },
+        team,
+        created,
+      );
+    const first = teamRoute('team-a', '/a', '2026-01-01T00:00:00Z');
+    const second = teamRoute('team-b', '/b', '2026-01-02T00:00:00Z');
     const grant = {
       apiVersion: 'gateway.networking.k8s.io/v1beta1',
       kind: 'ReferenceGrant',
