@@ -355,7 +355,7 @@ describe('route settings end to end', function () {
       ),
     );
     const deployed = await harness.next(mark, 'deployed');
-    expect(deployed.result.mode).to.equal('runtime');
+    expect(deployed.result.mode, deployed.result.reloadReason).to.equal('runtime');
     const answer = await ask(harness, 'more-redirect.example.com', '/x');
     expect([answer.status, answer.headers.location]).to.deep.equal([301, 'https://more-redirect.example.com/x']);
     expect((await seen(harness, 'more-plain.example.com', '/')).url).to.equal('/');
