@@ -212,8 +212,8 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     return last.model;
   }
 
-  // Secrets are the third of the versions (see ingress-sources.ts).
-  const secretsChanged = !othersUnchanged && (lastVersions === undefined || lastVersions[2] !== versions?.[2]);
+  // The versions after the Services' and EndpointSlices' are the Secret stores' (see ingress-sources.ts).
+  const secretsChanged = !othersUnchanged && (lastVersions === undefined || versions === undefined || !sameItems(lastVersions.slice(2), versions.slice(2)));
   resolution.update(aggregate, changes.backends, touched, secretsChanged, sources, cache);
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
   const certificates =

@@ -141,8 +141,17 @@ describe('backend settings end to end', function () {
     await start('verified', 1, 'h2');
     await start('unverified', 1, 'h2');
     await start('slow', 1, 'http', slow);
+    await start('tunnel', 1, 'http');
+    // Upgraded connections echo what they get, and are never ended by the server: only a tunnel timeout ends them.
+    (servers['tunnel']![0]!.server as Server).on('upgrade', (_request: IncomingMessage, socket: Socket) => {
+      socket.on('error', () => undefined);
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n');
+      socket.pipe(socket);
+    });
     await start('leastconn', 2, 'http', holding);
     await start('source', 2, 'http');
+    await start('by-header', 2, 'http');
+    await start('by-param', 2, 'http');
     await start('maxconn', 1, 'http', lingering);
     await start('healthy', 1, 'http');
     await start('unhealthy', 1, 'http', unhealthy);
@@ -163,8 +172,11 @@ describe('backend settings end to end', function () {
           caSecret('other-ca', SELF_SIGNED_CERT),
         ),
         'slow.yaml': row('slow.example.com', { 'haproxy.org/timeout-server': '300ms' }, ports('slow')),
+        'tunnel.yaml': row('tunnel.example.com', { 'haproxy.org/timeout-tunnel': '300ms' }, ports('tunnel')),
         'leastconn.yaml': row('leastconn.example.com', { 'haproxy.org/load-balance': 'leastconn' }, ports('leastconn')),
         'source.yaml': row('source.example.com', { 'haproxy.org/load-balance': 'source' }, ports('source')),
+        'by-header.yaml': row('by-header.example.com', { 'haproxy.org/load-balance': 'hdr(X-User)' }, ports('by-header')),
+        'by-param.yaml': row('by-param.example.com', { 'nginx.ingress.kubernetes.io/upstream-hash-by': '$arg_user' }, ports('by-param')),
         'maxconn.yaml': row('maxconn.example.com', { 'haproxy.org/pod-maxconn': '1' }, ports('maxconn')),
         'health.yaml': row('health.example.com', { 'haproxy.org/check-http': '/healthz', 'haproxy.org/check-interval': '100ms' }, [...ports('healthy'), ...ports('unhealthy')]),
         'sticky.yaml': row('sticky.example.com', { 'haproxy.org/cookie-persistence': 'SRVID' }, ports('sticky'), '2024-01-01T00:00:00Z'),
@@ -210,6 +222,20 @@ describe('backend settings end to end', function () {
     expect(await body('slow.example.com', '/quick')).to.equal(`200 backend ${server!.port} HTTP/1.1 /quick`);
   });
 
+  it('closes an idle upgraded connection once the tunnel timeout passes, where the 30 s server timeout would keep it', async () => {
+    const socket = await upgrade(harness, 'tunnel.example.com');
+    // HAProxy may end the tunnel with a reset: an error, then the close.
+    socket.on('error', () => undefined);
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    // The tunnel carries data while in use...
+    const echoed = new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+    socket.write('ping');
+    expect(await echoed).to.equal('ping');
+    // ...and is closed once idle for the tunnel timeout.
+    const late = new Promise<string>((resolve) => setTimeout(() => resolve('still open after 5 s'), 5_000).unref());
+    expect(await Promise.race([closed.then(() => 'closed'), late])).to.equal('closed');
+  });
+
   it('sends requests to the server with the fewest connections under leastconn', async () => {
     const [first, second] = servers['leastconn']!;
     // One request held open on one server: every other request goes to the other.
@@ -223,6 +249,29 @@ describe('backend settings end to end', function () {
 
   it('keeps one client on one server under source hashing, where round robin would spread it', async () => {
     expect(await harness.answering('source.example.com', '/', 8)).to.have.length(1);
+  });
+
+  it('hashes a request header (hdr) or query parameter (url_param) to a server: one value, one server; many values, both servers', async () => {
+    const portOf = (text: string) => Number(/^backend (\d+)/.exec(text)?.[1]);
+    for (const [name, ask] of [
+      ['by-header', (user: string) => ({ path: '/', headers: { 'x-user': user } })],
+      ['by-param', (user: string) => ({ path: `/?user=${user}`, headers: {} })],
+    ] as const) {
+      const host = `${name}.example.com`;
+      const ports = servers[name]!.map((loopback) => loopback.port).sort((a, b) => a - b);
+      const serverOf = async (user: string) => {
+        const { path, headers } = ask(user);
+        return portOf((await getWith(harness, host, path, headers)).body);
+      };
+      const first = await serverOf('alice');
+      for (let i = 0; i < 4; i++) expect(await serverOf('alice'), host).to.equal(first);
+      const spread = new Set<number>();
+      for (let user = 0; user < 16; user++) spread.add(await serverOf(`user-${user}`));
+      expect(
+        [...spread].sort((a, b) => a - b),
+        host,
+      ).to.deep.equal(ports);
+    }
   });
 
   it('holds a server to its maxconn: concurrent requests queue in HAProxy and all succeed', async () => {
@@ -242,7 +291,7 @@ describe('backend settings end to end', function () {
     const chosen = Number(/^backend (\d+)/.exec(first.body)![1]);
     const seen = new Set<number>();
     for (let i = 0; i < 8; i++) {
-      const response = await getWithCookie(harness, 'sticky.example.com', cookie);
+      const response = await getWith(harness, 'sticky.example.com', '/', { cookie });
       seen.add(Number(/^backend (\d+)/.exec(response.body)![1]));
       // indirect: the cookie the client already has is not set again.
       expect(response.headers['set-cookie']).to.equal(undefined);
@@ -306,15 +355,26 @@ async function eventuallyHeld(first: Loopback, second: Loopback): Promise<Loopba
   return found!;
 }
 
-/** A GET through HAProxy carrying a cookie. */
-function getWithCookie(harness: LocalHarness, host: string, cookie: string): Promise<{ readonly body: string; readonly headers: IncomingHttpHeaders }> {
+/** A GET through HAProxy with these headers. */
+function getWith(harness: LocalHarness, host: string, path: string, headers: Record<string, string>): Promise<{ readonly body: string; readonly headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest({ host: '127.0.0.1', port: harness.ports.http, path: '/', headers: { host, cookie }, agent: false }, (response) => {
+    const request = httpRequest({ host: '127.0.0.1', port: harness.ports.http, path, headers: { host, ...headers }, agent: false }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
       response.on('end', () => resolve({ body, headers: response.headers }));
     });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+/** An upgraded connection through HAProxy: the socket once the server switched protocols. */
+function upgrade(harness: LocalHarness, host: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: '127.0.0.1', port: harness.ports.http, path: '/', headers: { host, connection: 'Upgrade', upgrade: 'echo' }, agent: false });
+    request.on('upgrade', (_response, socket: Socket) => resolve(socket));
+    request.on('response', (response) => reject(new Error(`no upgrade: ${response.statusCode}`)));
     request.on('error', reject);
     request.end();
   });

@@ -106,6 +106,16 @@ describe('backend settings in the cached view model', () => {
     expect(back.warnings).to.deep.equal([]);
   });
 
+  it('finds a CA in an Opaque Secret too, and follows its changes', () => {
+    const stores = world([annotated('web', 1, 'a', { 'haproxy.org/server-ca': 'default/opaque-ca' })]);
+    const opaque = (ca: string): KubeObject => ({ ...caSecret('opaque-ca', ca), type: 'Opaque', data: { 'ca.crt': base64(ca) } });
+    stores.get('authsecrets')!.upsert(opaque(CA_CERT));
+    const cache = new IngressModelCache();
+    expect(buildIngressModel(sourcesOf(stores), cache).caCertificates.map((ca) => ca.pem)).to.deep.equal([CA_CERT]);
+    stores.get('authsecrets')!.upsert(opaque(SELF_SIGNED_CERT));
+    expect(buildIngressModel(sourcesOf(stores), cache).caCertificates.map((ca) => ca.pem)).to.deep.equal([SELF_SIGNED_CERT]);
+  });
+
   it('gives what a fresh build gives after every step of seeded random changes to annotations, Services, slices and the CA Secret', () => {
     const choices: readonly Record<string, string>[] = [
       {},
