@@ -2,12 +2,11 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { catchError, combineLatest, defer, distinctUntilChanged, EMPTY, filter, map, merge, of, scan, tap, withLatestFrom, type Observable, type OperatorFunction } from 'rxjs';
 import type { ControllerConfig } from '../lib/config/types.ts';
 import { errorMessage } from '../lib/error-message.ts';
-import { GATEWAY_GROUP } from '../lib/gateway/api.ts';
 import { deploymentOf, NOTHING_DEPLOYED, trackDeployment } from '../lib/gateway/deployment.ts';
 import { readGatewayApi } from '../lib/gateway/gateway-api.ts';
 import { GatewayStatusWriter, statusWrites, type StatusWrite } from '../lib/gateway/status-writer.ts';
 import type { Deployment } from '../lib/gateway/status.ts';
-import { storeSources } from '../lib/gateway/store-sources.ts';
+import { storeSources, watchesGatewayApi } from '../lib/gateway/store-sources.ts';
 import { publishedAddresses } from '../lib/kube/ingress-status.ts';
 import type { KubeObject, StoreReader } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
@@ -30,10 +29,6 @@ export interface GatewayStatusOptions {
   readonly warn: (message: string) => void;
 }
 
-function watchesGatewayApi(config: ControllerConfig): boolean {
-  return config.watchedResources.some((resource) => resource.apiVersion.startsWith(`${GATEWAY_GROUP}/`));
-}
-
 /**
  * Gateway API status, written by the leader only and only where it
  * differs: each input is a whole snapshot (the stores as last rendered,
@@ -45,7 +40,7 @@ function watchesGatewayApi(config: ControllerConfig): boolean {
 export function gatewayStatus({ write, now, warn }: GatewayStatusOptions): OperatorFunction<GatewayStatusInput, number> {
   return (source) =>
     source.pipe(
-      filter((input) => input.leader && input.stores !== undefined && input.config !== undefined && watchesGatewayApi(input.config)),
+      filter((input) => input.leader && input.stores !== undefined && input.config !== undefined && watchesGatewayApi(input.config.watchedResources)),
       serialLatest((input) =>
         defer(() => {
           const config = input.config!;

@@ -3,6 +3,11 @@ import type { KubeObject, StoreReader } from '../pipeline/model.ts';
 import { GATEWAY_GROUP, KINDS } from './api.ts';
 import type { GatewayApiSources } from './gateway-api.ts';
 
+/** True when the configuration watches a kind of the Gateway API group. */
+export function watchesGatewayApi(resources: readonly WatchedResource[]): boolean {
+  return resources.some((resource) => resource.apiVersion.startsWith(`${GATEWAY_GROUP}/`));
+}
+
 /**
  * The Gateway API sources from the watched stores, found by group and kind
  * whatever the configuration names them: the Gateway API kinds in the

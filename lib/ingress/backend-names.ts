@@ -18,6 +18,13 @@ import { isPortNumber } from './names.ts';
  * the two kinds of names never collide.
  */
 
+/**
+ * The backend of routes that never reach one (their policy answers every
+ * request, as an HTTPRoute's redirect does): an empty name, so the map value
+ * is ":<policy key>", and no backend is made for it.
+ */
+export const NO_BACKEND: BackendRef = Object.freeze({ name: '', namespace: '', service: '', port: Object.freeze({ number: 0 }) });
+
 export function serviceKey(namespace: string, service: string): string {
   return `${namespace}/${service}`;
 }

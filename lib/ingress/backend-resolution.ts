@@ -1,6 +1,6 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { IngressAggregate } from './aggregate.ts';
-import { serviceKey } from './backend-names.ts';
+import { NO_BACKEND, serviceKey } from './backend-names.ts';
 import { compareCodeUnits } from '../compare.ts';
 import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import { resolveBackend, type ServerCache } from './servers.ts';
@@ -79,7 +79,8 @@ export class BackendResolution {
     let casMoved = false;
     const settle = (name: string) => {
       const before = this.#byName.get(name);
-      const ref = aggregate.backend(name);
+      // A route its policy answers (a redirect) names no backend (see http-route-reads.ts).
+      const ref = name === NO_BACKEND.name ? undefined : aggregate.backend(name);
       if (!ref) {
         if (!before) return;
         this.#byName.delete(name);
@@ -90,7 +91,7 @@ export class BackendResolution {
         return;
       }
       const settings = this.#settings.get(name);
-      if (before && !everything && !again.has(name) && before.settings === settings) {
+      if (before && !everything && !again.has(name) && before.settings === settings && before.split === ref.split) {
         // Only its users changed: its issue, if any, is theirs to hear now.
         const trouble = this.#troubles.get(name);
         if (trouble?.issue !== undefined) {
@@ -116,7 +117,8 @@ export class BackendResolution {
       }
       if (backend !== before) {
         this.#byName.set(name, backend);
-        if (!before) this.#index(backend, name, true);
+        if (before) this.#index(before, name, false);
+        this.#index(backend, name, true);
         moved.push(name);
       }
       const { issue, problems } = resolved;
@@ -168,14 +170,17 @@ export class BackendResolution {
   #index(backend: Backend, name: string, used: boolean): void {
     const byService = this.#byService;
     if (!byService) return;
-    const key = serviceKey(backend.namespace, backend.service);
-    const names = byService.get(key);
-    if (used) {
-      if (names) names.push(name);
-      else byService.set(key, [name]);
-    } else if (names) {
-      if (names.length === 1) byService.delete(key);
-      else names.splice(names.indexOf(name), 1);
+    // A split backend is touched by each of its Services.
+    const keys = backend.split ? backend.split.map((share) => serviceKey(share.namespace, share.service)) : [serviceKey(backend.namespace, backend.service)];
+    for (const key of keys) {
+      const names = byService.get(key);
+      if (used) {
+        if (names) names.push(name);
+        else byService.set(key, [name]);
+      } else if (names) {
+        if (names.length === 1) byService.delete(key);
+        else names.splice(names.indexOf(name), 1);
+      }
     }
   }
 }

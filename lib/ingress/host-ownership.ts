@@ -61,6 +61,12 @@ export class HostOwnership {
     return this.#everyone || this.#shared.has(namespace) ? SHARED : namespace;
   }
 
+  /** An object of its own group (HTTPRoutes) shares with everyone only when everyone shares. */
+  #groupOfRead(read: IngressRead): string {
+    const own = read.served!.hostGroup;
+    return own === undefined ? this.groupOf(read.served!.namespace) : this.#everyone ? SHARED : own;
+  }
+
   /** A served Ingress's claims came. */
   add(read: IngressRead): void {
     for (const host of read.served!.hostKeys) {
@@ -103,9 +109,9 @@ export class HostOwnership {
       if (Array.isArray(claim.claimers)) claim.claimers.sort((a, b) => olderFirst(a.place, b.place));
       const claimers = Array.isArray(claim.claimers) ? claim.claimers : [claim.claimers];
       const before = claim.owner;
-      const owner = this.groupOf(claimers[0]!.served!.namespace);
+      const owner = this.#groupOfRead(claimers[0]!);
       for (const read of claimers) {
-        const group = this.groupOf(read.served!.namespace);
+        const group = this.#groupOfRead(read);
         const had = !includes(claim.added, read) && (host === CATCH_ALL_HOST || group === before);
         const may = host === CATCH_ALL_HOST || group === owner;
         if (may && !had) grant(read, host);
@@ -122,7 +128,7 @@ export class HostOwnership {
   admitted(read: IngressRead, host: string): boolean {
     const claim = this.#hosts.get(host);
     if (!claim || includes(claim.added, read) || !includes(claim.claimers, read)) return false;
-    return host === CATCH_ALL_HOST || this.groupOf(read.served!.namespace) === claim.owner;
+    return host === CATCH_ALL_HOST || this.#groupOfRead(read) === claim.owner;
   }
 
   /** The group a host belongs to, as of the last settle. */

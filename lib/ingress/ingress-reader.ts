@@ -5,7 +5,7 @@ import { isFields } from './fields.ts';
 import { checkHost, checkPath, checkRegexPath, describeObject, isDnsLabel, isDnsSubdomain, isPortName, isPortNumber, quote } from './names.ts';
 import { placeOf, type IngressPlace } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
-import type { HostEntry, Route } from './types.ts';
+import type { BackendShare, HostEntry, Route } from './types.ts';
 import { readAnnotationSettings } from '../annotations/read-settings.ts';
 import type { ReadSettings } from '../annotations/settings.ts';
 import { withBackendSource } from './backend-settings.ts';
@@ -37,6 +37,13 @@ export interface BackendRef {
   readonly namespace: string;
   readonly service: string;
   readonly port: { readonly name: string } | { readonly number: number };
+  /**
+   * A backend of several Services' servers, each Service's share of the
+   * requests by weight (an HTTPRoute rule's weighted backendRefs; see
+   * http-route-reads.ts): the name is the rule's, so a weight change is a
+   * server weight change, not another backend.
+   */
+  readonly split?: readonly BackendShare[];
 }
 
 /** One map line an Ingress asks for, before conflicts are settled. */
@@ -83,6 +90,8 @@ export interface TlsClaim {
 export interface ServedIngress {
   readonly label: string;
   readonly namespace: string;
+  /** Its group in host ownership when not its namespace's (see host-ownership.ts): HTTPRoutes share one. */
+  readonly hostGroup?: string;
   readonly hosts: readonly HostEntry[];
   /** Every host key it claims, by rules (CATCH_ALL_HOST for rules without a host) or TLS entries, each once. */
   readonly hostKeys: readonly string[];

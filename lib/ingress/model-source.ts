@@ -58,12 +58,15 @@ export class ServerItem extends Sourced implements Server {
   readonly name: string;
   readonly address: string;
   readonly port: number;
+  /** Set only for servers with a weight of their own: most have none, and their items have no such field. */
+  declare readonly weight?: string;
 
-  constructor(name: string, address: string, port: number, source: ValueSource) {
+  constructor(name: string, address: string, port: number, source: ValueSource, weight?: string) {
     super(source);
     this.name = name;
     this.address = address;
     this.port = port;
+    if (weight !== undefined) this.weight = weight;
   }
 }
 

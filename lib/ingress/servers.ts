@@ -3,10 +3,10 @@ import { isFields, type Fields } from './fields.ts';
 import { portText, type BackendRef } from './ingress-reader.ts';
 import { checkIpAddress, describeObject, endpointAddressProblem, ipAddress, isPortNumber, quote, type Checked } from './names.ts';
 import { compareCodeUnits } from '../compare.ts';
-import { withSource } from '../pipeline/value-source.ts';
+import { sourceOf, withSource } from '../pipeline/value-source.ts';
 import { EndpointAddressSource, ModelSource, ServerItem } from './model-source.ts';
 import { NO_PROBLEMS } from './problems.ts';
-import type { Backend, IngressSources, Server } from './types.ts';
+import type { Backend, BackendShare, IngressSources, Server } from './types.ts';
 import type { BackendSettings } from '../annotations/settings.ts';
 import { transportOf } from './transport.ts';
 import type { CheckedCa } from './certificates.ts';
@@ -148,11 +148,19 @@ function serviceLabel(ref: BackendRef): string {
 
 /** A backend with its servers; the same Backend object as last time when nothing it depends on changed. */
 export function resolveBackend(ref: BackendRef, settings: BackendSettings, sources: IngressSources, cache: ServerCache): { readonly backend: Backend; readonly resolved: ResolvedServers } {
+  if (ref.split) return resolveSplit(ref, ref.split, settings, sources, cache);
   const service = sources.service(ref.namespace, ref.service);
   if (!service) {
     const resolved = { servers: NO_SERVERS, issue: `${serviceLabel(ref)} not found`, problems: NO_PROBLEMS };
     return { backend: backendOf(ref, settings, NO_SERVERS, undefined), resolved };
   }
+  const entry = servicePortEntry(ref, service, sources, cache);
+  if (entry.backend?.name !== ref.name || entry.backend.settings !== settings) entry.backend = backendOf(ref, settings, entry.resolved.servers, service);
+  return { backend: entry.backend, resolved: entry.resolved };
+}
+
+/** The cached servers of one Service port, resolved again when its slice list changed. */
+function servicePortEntry(ref: BackendRef, service: KubeObject, sources: IngressSources, cache: ServerCache): BackendEntry {
   const slices = sources.endpointSlices(ref.namespace, ref.service);
   // Port names are strings and numbers are numbers: the two never collide.
   const portKey = 'name' in ref.port ? ref.port.name : ref.port.number;
@@ -167,13 +175,59 @@ export function resolveBackend(ref: BackendRef, settings: BackendSettings, sourc
     entry.resolved = serversOf(ref, service, slices, cache);
     entry.backend = undefined;
   }
-  if (entry.backend?.name !== ref.name || entry.backend.settings !== settings) entry.backend = backendOf(ref, settings, entry.resolved.servers, service);
-  return { backend: entry.backend, resolved: entry.resolved };
+  return entry;
+}
+
+/** HAProxy's largest server weight. */
+const MAX_WEIGHT = 256;
+
+/**
+ * A split backend: the servers of every share, each weighted so that a
+ * share gets its weight's part of the requests whatever its number of
+ * servers (the share's weight over its servers, scaled so that the largest
+ * is 256; a share with a weight keeps at least 1). Endpoints coming and
+ * going, and weight changes, change server weights: Runtime API changes.
+ */
+function resolveSplit(
+  ref: BackendRef,
+  shares: readonly BackendShare[],
+  settings: BackendSettings,
+  sources: IngressSources,
+  cache: ServerCache,
+): { readonly backend: Backend; readonly resolved: ResolvedServers } {
+  const parts = shares.map((share) => {
+    const part: BackendRef = { name: `${share.namespace}_${share.service}_${share.port}`, namespace: share.namespace, service: share.service, port: { number: share.port } };
+    const service = sources.service(share.namespace, share.service);
+    const resolved: ResolvedServers = service
+      ? servicePortEntry(part, service, sources, cache).resolved
+      : { servers: NO_SERVERS, issue: `${serviceLabel(part)} not found`, problems: NO_PROBLEMS };
+    return { share, resolved, each: resolved.servers.length === 0 ? 0 : share.weight / resolved.servers.length };
+  });
+  const top = Math.max(0, ...parts.map((part) => part.each));
+  const servers: Server[] = [];
+  const problems: Problem[] = [];
+  for (const { share, resolved, each } of parts) {
+    const weight = top === 0 ? 0 : Math.max(share.weight > 0 ? 1 : 0, Math.round((each * MAX_WEIGHT) / top));
+    for (const server of resolved.servers) servers.push(Object.freeze(new ServerItem(server.name, server.address, server.port, sourceOf(server)!, String(weight))));
+    problems.push(...resolved.problems);
+  }
+  const sorted = sortedServers(servers);
+  const issue = sorted.length === 0 ? parts.find((part) => part.resolved.issue !== undefined)?.resolved.issue : undefined;
+  return { backend: backendOf(ref, settings, sorted, undefined), resolved: { servers: sorted, issue, problems: problems.length > 0 ? problems : NO_PROBLEMS } };
 }
 
 /** A backend made from its Service (when there is one): the lines it writes are charged to that Service. */
 function backendOf(ref: BackendRef, settings: BackendSettings, servers: readonly Server[], service: KubeObject | undefined): Backend {
-  const backend = { name: ref.name, namespace: ref.namespace, service: ref.service, port: portText(ref.port), servers, settings, transport: transportOf(settings) };
+  const backend = {
+    name: ref.name,
+    namespace: ref.namespace,
+    service: ref.service,
+    port: portText(ref.port),
+    servers,
+    settings,
+    transport: transportOf(settings),
+    ...(ref.split ? { split: ref.split } : {}),
+  };
   return Object.freeze(service ? withSource(backend, new ModelSource('Service', service, 'spec.ports')) : backend);
 }
 

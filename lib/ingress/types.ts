@@ -1,6 +1,7 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { BackendSettings, RouteSettings } from '../annotations/settings.ts';
 import type { RoutePolicy } from './route-policies.ts';
+import type { RouteRecord } from '../routing/route.ts';
 
 /**
  * The view model the shipped templates render (built by view-model.ts): HTTP
@@ -45,8 +46,37 @@ export interface IngressSources {
   readonly changedSince?: (versions: readonly number[]) => readonly KubeObject[] | undefined;
   /** The time certificates are checked for expiry at, in milliseconds since the epoch; now by default. */
   readonly now?: number;
+  /** The HTTPRoutes routed beside the Ingresses, with their route records (see http-route-reads.ts). */
+  readonly httpRoutes?: readonly RoutedObject[];
+  /** The Gateway API objects and listeners left out, with why: they join the model's excluded. */
+  readonly gatewayProblems?: readonly Problem[];
+  /** The certificates HTTPS listeners ask for (lib/gateway/certificates.ts): crt-list lines beside the Ingresses' TLS entries. */
+  readonly gatewayCertificates?: readonly ListenerCertificate[];
   /** Namespaces whose Ingresses may share hosts with one another (`*`: all); otherwise a host is its first claimer's namespace's alone. */
   readonly sharedHostNamespaces?: readonly string[];
+}
+
+/** An HTTPRoute and the route records it is served as (lib/gateway/route-records.ts). */
+export interface RoutedObject {
+  readonly object: KubeObject;
+  readonly records: readonly RouteRecord[];
+}
+
+/** A TLS Secret an HTTPS listener serves, for these SNI names (sorted); `label` and `field` name the listener's certificateRefs entry. */
+export interface ListenerCertificate {
+  readonly namespace: string;
+  readonly name: string;
+  readonly hosts: readonly string[];
+  readonly label: string;
+  readonly field: string;
+}
+
+/** One Service port's share of a split backend. */
+export interface BackendShare {
+  readonly namespace: string;
+  readonly service: string;
+  readonly port: number;
+  readonly weight: number;
 }
 
 export interface IngressChanges {
@@ -60,6 +90,12 @@ export interface IngressChanges {
 export interface IngressModel {
   /** host.map lines: every distinct host key, sorted. */
   readonly hosts: readonly HostEntry[];
+  /**
+   * host-suffix.map lines: the wildcard hosts an HTTPRoute serves, sorted.
+   * A Gateway API wildcard covers any number of labels, an Ingress one
+   * covers one: names two or more labels below the domain are looked up here.
+   */
+  readonly suffixHosts: readonly HostEntry[];
   /** path-exact.map lines, sorted by key. */
   readonly exactRoutes: readonly Route[];
   /** path-prefix.map lines: longest key first (map_beg takes the first match), ties by key. */
@@ -134,6 +170,8 @@ export interface Backend {
   readonly settings: BackendSettings;
   /** How its server lines speak to the servers (from settings.protocol): undefined for HTTP/1.1 in clear text. */
   readonly transport: Transport | undefined;
+  /** The Services whose servers it holds, by weight, when it is split (ingress-reader.ts BackendRef.split). */
+  readonly split?: readonly BackendShare[];
 }
 
 /**
@@ -160,6 +198,8 @@ export interface Server {
   /** IPv4 or IPv6 (lowercase, no brackets). */
   readonly address: string;
   readonly port: number;
+  /** `weight` in decimal, for the servers of a split backend (ingress-reader.ts BackendRef.split); undefined for HAProxy's default. */
+  readonly weight?: string;
 }
 
 /**

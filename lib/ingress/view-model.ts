@@ -8,12 +8,13 @@ import { certificateFile } from './certificate-file.ts';
 import { readIngress, servesClass } from './ingress-reader.ts';
 import { describeObject } from './names.ts';
 import { compareCodeUnits } from '../compare.ts';
-import { NO_PROBLEMS, ProblemList } from './problems.ts';
+import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import type { SecretUse } from './secret-uses.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from './sorted-list.ts';
-import type { Certificate, IngressModel, IngressSources } from './types.ts';
+import type { Certificate, HostEntry, IngressModel, IngressSources, ListenerCertificate } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
+import { readHttpRoute, recordsContent, type HttpRouteRead } from './http-route-reads.ts';
 
 /**
  * What one build leaves for the next: results computed from one object are
@@ -28,6 +29,8 @@ export class IngressModelCache implements ServerCache {
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
   readonly caSecrets = new WeakMap<KubeObject, CheckedCa>();
   readonly userlists: UserlistCache = new WeakMap();
+  /** Per HTTPRoute, its read as of the last build that had it: kept while its records are the same. */
+  readonly httpRoutes = new WeakMap<KubeObject, HttpRouteRead>();
   /** The state of the last build, for the next to start from. */
   last: LastBuild | undefined;
 }
@@ -42,6 +45,11 @@ interface LastBuild {
   readonly ingresses: readonly KubeObject[];
   readonly ingressVersion: number | undefined;
   readonly versions: readonly number[] | undefined;
+  /** The keys of the HTTPRoutes the aggregate holds, and the Gateway API's problems, as of this build. */
+  readonly routeKeys: readonly KubeObject[];
+  readonly gatewayProblems: readonly Problem[];
+  /** The Secrets HTTPS listeners name, and the claims they were made from. */
+  readonly listenerSecrets: ListenerSecrets;
   /** The Secrets the Ingresses named, and what became of them. */
   readonly secrets: readonly SecretUse[];
   readonly certificates: Certificates;
@@ -173,23 +181,33 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const lookup = sources.service;
   // Ports named by Ingresses resolve against their Services: a changed Service may rename a backend.
   if (!othersUnchanged) aggregate.renamePorts(touched, lookup);
-  const read: ReadIngress = (ingress) => (servesClass(ingress, sources.className) ? readIngress(ingress) : undefined);
+  const routes = readHttpRoutes(sources, cache);
+  const routeKeys = routes.map((route) => route.key);
+  const routesMoved = !sameItems(last?.routeKeys ?? [], routeKeys);
+  const routeReads = new Map(routes.map((route) => [route.key, route.read]));
+  const read: ReadIngress = (ingress) => routeReads.get(ingress) ?? (servesClass(ingress, sources.className) ? readIngress(ingress) : undefined);
+  // HTTPRoutes are held by their keys beside the Ingresses: a sync lists both, or it would drop the ones it does not list.
+  const listed = routeKeys.length === 0 ? sources.ingresses : [...sources.ingresses, ...routeKeys];
+  const gatewayProblems = last && sameProblems(last.gatewayProblems, sources.gatewayProblems ?? NO_PROBLEMS) ? last.gatewayProblems : (sources.gatewayProblems ?? NO_PROBLEMS);
   const tracking = sources.ingressChanges;
-  if (sameStores && tracking && last!.ingressVersion !== undefined) {
+  if (routesMoved) {
+    aggregate.sync(listed, read, lookup);
+  } else if (sameStores && tracking && last!.ingressVersion !== undefined) {
     if (tracking.version !== last!.ingressVersion) {
       const changed = tracking.since(last!.ingressVersion);
       if (changed) aggregate.update(changed, tracking.current, read, lookup);
-      else aggregate.sync(sources.ingresses, read, lookup);
+      else aggregate.sync(listed, read, lookup);
     }
   } else if (last?.ingresses !== sources.ingresses) {
-    aggregate.sync(sources.ingresses, read, lookup);
+    aggregate.sync(listed, read, lookup);
   }
   const changes = aggregate.settle();
 
-  const kept = { stores: sources.stores, ingresses: sources.ingresses, ingressVersion: tracking?.version, versions };
+  const listenerSecrets = listenerSecretUses(sources.gatewayCertificates ?? [], last?.listenerSecrets);
+  const kept = { stores: sources.stores, ingresses: sources.ingresses, ingressVersion: tracking?.version, versions, routeKeys, gatewayProblems, listenerSecrets };
   const now = sources.now ?? Date.now();
   const certificatesHold = last !== undefined && now <= last.certificates.expiresAt;
-  if (last && !changes.any && othersUnchanged && certificatesHold) {
+  if (last && !changes.any && othersUnchanged && certificatesHold && gatewayProblems === last.gatewayProblems && listenerSecrets === last.listenerSecrets) {
     cache.last = { ...last, ...kept };
     return last.model;
   }
@@ -198,12 +216,16 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const secretsChanged = !othersUnchanged && (lastVersions === undefined || versions === undefined || !sameItems(lastVersions.slice(2), versions.slice(2)));
   resolution.update(aggregate, changes.backends, touched, secretsChanged, sources, cache);
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
-  const certificates = last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets ? last.certificates : resolveCertificates(aggregate.secrets, sources, cache, now);
+  const certificates =
+    last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets && last.listenerSecrets === listenerSecrets
+      ? last.certificates
+      : resolveCertificates(listenerSecrets.uses.length === 0 ? aggregate.secrets : [...aggregate.secrets, ...listenerSecrets.uses], sources, cache, now);
   const userlists = resolveUserlists(aggregate.policies, sources.secret, cache.userlists, last?.userlists);
-  const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded], last?.excluded);
-  const warnings = mergedProblems([aggregate.warnings, resolution.warnings, certificates.warnings, userlists.warnings], last?.warnings);
+  const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded, gatewayProblems], last?.excluded);
+  const warnings = mergedProblems([aggregate.warnings, resolution.warnings, certificates.warnings, userlists.warnings, ...routes.map((route) => route.warnings)], last?.warnings);
   const next: IngressModel = {
     hosts: aggregate.hosts,
+    suffixHosts: suffixHosts(aggregate.hosts, routes, last?.model),
     exactRoutes: aggregate.exactRoutes,
     prefixRoutes: aggregate.prefixRoutes,
     regexRoutes: aggregate.regexRoutes,
@@ -220,6 +242,66 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const model = last && sameModel(last.model, next) ? last.model : next;
   cache.last = { className: sources.className, aggregate, resolution, ...kept, secrets: aggregate.secrets, certificates, userlists, excluded, warnings, model };
   return model;
+}
+
+interface ListenerSecrets {
+  readonly content: string;
+  readonly uses: readonly SecretUse[];
+}
+
+/**
+ * The Secrets HTTPS listeners name, as the TLS entries' Secrets are used:
+ * one crt-list line per Secret for every SNI name its listeners ask for.
+ * The last list while the claims are the same.
+ */
+function listenerSecretUses(claims: readonly ListenerCertificate[], last: ListenerSecrets | undefined): ListenerSecrets {
+  const content = JSON.stringify(claims);
+  if (last?.content === content) return last;
+  const bySecret = new Map<string, { readonly namespace: string; readonly name: string; readonly hosts: Set<string>; readonly referrers: Referrers }>();
+  for (const claim of claims) {
+    const key = `${claim.namespace}/${claim.name}`;
+    let use = bySecret.get(key);
+    if (!use) bySecret.set(key, (use = { namespace: claim.namespace, name: claim.name, hosts: new Set(), referrers: new Referrers() }));
+    for (const host of claim.hosts) use.hosts.add(host);
+    use.referrers.add(claim.label, claim.field);
+  }
+  const uses = [...bySecret.values()].map(({ namespace, name, hosts, referrers }) => ({ namespace, name, hosts: [...hosts].sort(compareCodeUnits), excludedHosts: [], referrers }));
+  return { content, uses };
+}
+
+/** The served wildcard hosts an HTTPRoute claims; the last list while it holds the same hosts. */
+function suffixHosts(hosts: readonly HostEntry[], routes: readonly HttpRouteRead[], last: IngressModel | undefined): readonly HostEntry[] {
+  const wildcards = new Set<string>();
+  for (const route of routes) for (const host of route.read.served!.hosts) if (host.wildcard) wildcards.add(host.host);
+  const list = wildcards.size === 0 ? NO_HOSTS : hosts.filter((host) => host.wildcard && wildcards.has(host.host));
+  return last &&
+    sameItems(
+      last.suffixHosts.map((host) => host.host),
+      list.map((host) => host.host),
+    )
+    ? last.suffixHosts
+    : list.length === 0
+      ? NO_HOSTS
+      : Object.freeze(list);
+}
+
+const NO_HOSTS: readonly HostEntry[] = Object.freeze([]);
+
+/** Each HTTPRoute's read: the last one while its records are the same, so the aggregate keeps it as it is. */
+function readHttpRoutes(sources: IngressSources, cache: IngressModelCache): readonly HttpRouteRead[] {
+  const routes = sources.httpRoutes ?? [];
+  return routes.map((routed) => {
+    const content = recordsContent(routed.records);
+    const before = cache.httpRoutes.get(routed.object);
+    if (before?.content === content) return before;
+    const read = readHttpRoute(routed, content);
+    cache.httpRoutes.set(routed.object, read);
+    return read;
+  });
+}
+
+function sameProblems(a: readonly Problem[], b: readonly Problem[]): boolean {
+  return a === b || (a.length === b.length && a.every((problem, i) => problem.object === b[i]!.object && problem.field === b[i]!.field && problem.message === b[i]!.message));
 }
 
 function sameModel(a: IngressModel, b: IngressModel): boolean {

@@ -1,6 +1,10 @@
 import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
-import type { IngressSources } from '../ingress/types.ts';
+import type { RouteRecord } from '../routing/route.ts';
+import type { IngressSources, RoutedObject } from '../ingress/types.ts';
+import { certificateClaims } from '../gateway/certificates.ts';
+import { readGatewayApi, type GatewayApiModel } from '../gateway/gateway-api.ts';
+import { storeSources, watchesGatewayApi } from '../gateway/store-sources.ts';
 
 const serviceNameLabel = 'kubernetes.io/service-name';
 
@@ -45,6 +49,7 @@ export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<str
   const byIndex = indexedByService(slices);
   const changesSince = ingressStore?.changesSince?.bind(ingressStore);
   return {
+    ...gatewayRoutes(config, stores),
     className: config.ingress.className,
     sharedHostNamespaces: config.ingress.sharedHostNamespaces,
     ingresses: ingressStore?.list() ?? [],
@@ -86,4 +91,32 @@ export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<str
       return changed;
     },
   };
+}
+
+/**
+ * The HTTPRoutes this controller's Gateways accept, with the route records
+ * each is served as, and the Gateway API's problems; nothing when the
+ * configuration watches no Gateway API kind. The Gateway API model is read
+ * whole at every build: what an HTTPRoute is served as depends on its
+ * Gateways, grants and Services, and the view model reads again only the
+ * routes whose records changed.
+ */
+function gatewayRoutes(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>): Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates'> {
+  if (!watchesGatewayApi(config.watchedResources)) return {};
+  return routedObjects(readGatewayApi(storeSources(stores, config.watchedResources, config.gatewayApi.controllerName)));
+}
+
+/** Each HTTPRoute with its records (in precedence order), and the model's problems. */
+export function routedObjects(model: GatewayApiModel): Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates'> {
+  const byRoute = new Map<string, RouteRecord[]>();
+  for (const record of model.records) {
+    const key = `${record.origin.namespace}/${record.origin.name}`;
+    const records = byRoute.get(key);
+    if (records) records.push(record);
+    else byRoute.set(key, [record]);
+  }
+  const httpRoutes: RoutedObject[] = [];
+  for (const [key, records] of byRoute) httpRoutes.push({ object: model.routes.get(key)!.object, records });
+  const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field }) => ({ namespace, name: secret, hosts, label: object, field }));
+  return { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates };
 }

@@ -5,9 +5,12 @@ import { DEFAULT_CONTROLLER_NAME } from '../../../lib/gateway/api.ts';
 import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
 import { parseManifests } from '../../../lib/kube/manifests.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
+import { buildIngressModel } from '../../../lib/ingress/view-model.ts';
+import { routedObjects } from '../../../lib/render/ingress-sources.ts';
+import { sources } from '../ingress/fixtures.ts';
 
 describe('the Gateway API example (examples/gateway-api/shop.yaml)', () => {
-  it('is read whole: its Gateway served, its route accepted with every reference resolved', async () => {
+  it('is read whole: its Gateway served, its route accepted with every reference resolved, and every rule routed', async () => {
     const file = fileURLToPath(new URL('../../../examples/gateway-api/shop.yaml', import.meta.url));
     const { manifests, errors } = parseManifests(await readFile(file, 'utf8'), file);
     expect(errors).to.deep.equal([]);
@@ -32,5 +35,13 @@ describe('the Gateway API example (examples/gateway-api/shop.yaml)', () => {
       'shop.example.com prefix /api',
       'shop.example.com prefix /',
     ]);
+    // Every record routed: map lines to the Service backends and the canary's split backend; the only
+    // warnings are that the example has no EndpointSlices (a cluster makes them).
+    const served = buildIngressModel({ ...sources({ services: of('Service') }), ...routedObjects(model) });
+    expect(served.warnings.filter((problem) => !problem.message.endsWith('has no EndpointSlices'))).to.deep.equal([]);
+    expect(served.exactRoutes.map((line) => `${line.key} ${line.backend}`)).to.deep.equal(['shop.example.com/api default_shop_1_split', 'shop.example.com/health default_api_8080']);
+    expect(served.prefixRoutes.map((line) => `${line.key} ${line.backend}`)).to.deep.equal(['shop.example.com/api/ default_shop_1_split', 'shop.example.com/ default_web_80']);
+    expect(served.policies.map((policy) => policy.requestHeaders?.set)).to.deep.equal([[{ name: 'X-Shop-Route', value: 'api' }]]);
+    expect(served.backends.map((backend) => backend.name)).to.deep.equal(['default_api_8080', 'default_shop_1_split', 'default_web_80']);
   });
 });

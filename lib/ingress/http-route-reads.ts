@@ -1,0 +1,161 @@
+import type { KubeObject, Problem } from '../pipeline/model.ts';
+import type { RouteRecord } from '../routing/route.ts';
+import type { ReadSettings } from '../annotations/settings.ts';
+import { NO_BACKEND } from './backend-names.ts';
+import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
+import { HostItem, ModelSource, RouteItem } from './model-source.ts';
+import { describeObject } from './names.ts';
+import { placeOf } from './order.ts';
+import { NO_PROBLEMS } from './problems.ts';
+import { escapeRegex, routePolicy } from './route-policies.ts';
+import type { HostEntry, RoutedObject } from './types.ts';
+
+/**
+ * HTTPRoutes in the Ingress routing model: the route records of one
+ * HTTPRoute (lib/gateway/route-records.ts) read as what an Ingress
+ * contributes, so both APIs share the host map, the path maps, the
+ * backends (`<namespace>_<service>_<port>`, see backend-names.ts) and the
+ * route policies, and a new HTTPRoute to a served Service changes map
+ * lines only, as a new Ingress does.
+ *
+ * Served so far: host and an Exact, PathPrefix or RegularExpression path
+ * (path-regex.map, as an Ingress's regex paths: after exact lines, before
+ * prefix lines, longest first), one backend or
+ * weighted ones (a split backend: servers.ts), and the filters the route
+ * policies render. A record asking for more (header, query or method
+ * matches, a backendRef's own filters or one
+ * not resolved, a redirect's path, a mirror, timeouts) is left out with a
+ * warning naming its match, never served as something else.
+ *
+ * Conflicts follow the Ingress rules (route-claims.ts): an Exact path
+ * outranks a PathPrefix's exact line, then the older object wins, whichever
+ * API it comes from. Hosts: HTTPRoutes share hosts with one another (their
+ * Gateway's listeners say who may attach, for which hostnames), so they
+ * form one group in host ownership (host-ownership.ts): a host is served
+ * by the HTTPRoutes or by the Ingresses of one namespace, whichever claimed
+ * it first, unless sharedHostNamespaces is `*` (everyone shares).
+ */
+
+/** The host ownership group of every HTTPRoute: not a namespace name (those have no upper case). */
+export const HTTP_ROUTE_HOST_GROUP = 'Gateway API HTTPRoutes';
+
+export interface HttpRouteRead {
+  /**
+   * What the aggregate knows the route by: a stand-in object, the same
+   * while the route's records are the same, so an HTTPRoute whose Gateway,
+   * Services or grants changed is read again, and one whose records did
+   * not is left as it is.
+   */
+  readonly key: KubeObject;
+  readonly read: IngressRead;
+  /** The records left out, with why. */
+  readonly warnings: readonly Problem[];
+  /** The records' content: equal for equal records. */
+  readonly content: string;
+}
+
+const NO_SETTINGS: ReadSettings = Object.freeze({ backend: Object.freeze({}), route: Object.freeze({}), outcomes: Object.freeze([]) });
+
+/** Why a record cannot be served yet, or undefined when it can. */
+function unserved(record: RouteRecord): string | undefined {
+  // A map line's key is one word read raw: what an Ingress's regex path may not hold (names.ts checkRegexPath), this may not either.
+  if (record.path.kind === 'regex' && /[#%`]/.test(record.path.value)) return "a RegularExpression path with '#', '%' or '`'";
+  if (record.headers.length > 0) return 'header matches';
+  if (record.query.length > 0) return 'query parameter matches';
+  if (record.method !== undefined) return 'a method match';
+  for (const backend of record.backends) {
+    if (backend.settings !== undefined) return "a backendRef's own filters";
+    if (backend.refused !== undefined) return `its backendRef to ${backend.namespace}/${backend.service}, which ${backend.refused}`;
+  }
+  if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) return 'backendRefs all of weight 0';
+  if (record.settings.redirect?.path !== undefined) return "a RequestRedirect's path";
+  if (record.settings.mirror !== undefined) return 'RequestMirror';
+  if (record.settings.timeouts !== undefined) return 'timeouts';
+  return undefined;
+}
+
+/**
+ * The backend of a record's requests: the Service port's, as an Ingress
+ * names it; for several backendRefs, a split backend named after the route
+ * and rule (three '_', so never a Service port's name), which a weight
+ * change keeps; none for a redirect, answered by its policy first.
+ */
+function backendOf(record: RouteRecord): BackendRef {
+  const { backends, origin } = record;
+  const backend = backends[0];
+  if (backend === undefined) return NO_BACKEND;
+  if (backends.length === 1)
+    return { name: `${backend.namespace}_${backend.service}_${backend.port}`, namespace: backend.namespace, service: backend.service, port: { number: backend.port } };
+  const split = Object.freeze(backends.map(({ namespace, service, port, weight }) => Object.freeze({ namespace, service, port, weight })));
+  return { name: `${origin.namespace}_${origin.name}_${origin.rule}_split`, namespace: origin.namespace, service: origin.name, port: { number: origin.rule }, split };
+}
+
+export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteRead {
+  const { object } = routed;
+  const label = describeObject('HTTPRoute', object.metadata.namespace, object.metadata.name);
+  const place = placeOf(object);
+  const key: KubeObject = Object.freeze({ apiVersion: object.apiVersion, kind: object.kind, metadata: object.metadata });
+  const hosts = new Map<string, HostEntry>();
+  const routes: RouteClaim[] = [];
+  const warnings: Problem[] = [];
+  for (const record of routed.records) {
+    const field = record.origin.field;
+    const reason = unserved(record);
+    if (reason !== undefined) {
+      warnings.push({ object: label, field, message: `not served for host ${record.host.key}: ${reason} not routed yet` });
+      continue;
+    }
+    const source = new ModelSource('HTTPRoute', object, field);
+    const host = record.host.key;
+    if (!hosts.has(host)) hosts.set(host, Object.freeze(new HostItem(host, host.startsWith('*.'), source)));
+    const backend = backendOf(record);
+    const policy = routePolicy(record.settings, record.path.value, source);
+    if (backend === NO_BACKEND && policy?.redirect === undefined) {
+      warnings.push({ object: label, field, message: `not served for host ${record.host.key}: no backendRef and no redirect` });
+      continue;
+    }
+    const claim = (map: RouteClaim['map'], path: string, fromExactPath: boolean, routeKey = `${host}${path}`): RouteClaim => {
+      const line = Object.freeze(new RouteItem(routeKey, backend.name, policy, source));
+      return { map, key: routeKey, host, asked: backend, backend, fromExactPath, policy, field, ingress: key, label, place, index: routes.length, line };
+    };
+    if (record.path.kind === 'exact') {
+      routes.push(claim('exact', record.path.value, true));
+      continue;
+    }
+    if (record.path.kind === 'regex') {
+      // The whole path, case-sensitive, under the host key: matched against "<host key><path>" as an Ingress's regex path is.
+      routes.push(claim('regex', record.path.value, false, `^${escapeRegex(host)}(?:${record.path.value})$`));
+      continue;
+    }
+    // Element-wise as an Ingress Prefix path (lib/routing/route.ts keeps it without a trailing '/'): an exact line and a prefix line.
+    const trimmed = record.path.value === '/' ? '' : record.path.value;
+    if (trimmed !== '') routes.push(claim('exact', trimmed, false));
+    routes.push(claim('prefix', `${trimmed}/`, false));
+  }
+  const hostEntries = [...hosts.values()];
+  return {
+    key,
+    content,
+    warnings: warnings.length > 0 ? warnings : NO_PROBLEMS,
+    read: {
+      place,
+      problems: NO_PROBLEMS,
+      served: {
+        label,
+        namespace: String(object.metadata.namespace ?? ''),
+        hostGroup: HTTP_ROUTE_HOST_GROUP,
+        hosts: hostEntries,
+        hostKeys: hostEntries.map((entry) => entry.host),
+        routes,
+        defaultBackend: undefined,
+        tls: [],
+        settings: NO_SETTINGS,
+      },
+    },
+  };
+}
+
+/** The content of a route's records: what decides whether it is read again. */
+export function recordsContent(records: readonly RouteRecord[]): string {
+  return JSON.stringify(records);
+}

@@ -1,0 +1,291 @@
+import { expect } from 'chai';
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { eventually } from '../support/eventually.ts';
+import { LocalHarness } from '../support/local-harness.ts';
+import { documents as docs, service, slice, tlsSecret } from '../support/manifest-builders.ts';
+import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
+
+/**
+ * HTTPRoutes routed end to end: a local-mode controller reads a
+ * GatewayClass, a Gateway and HTTPRoutes from manifests, and real HTTP goes
+ * through a real HAProxy to real backends, following the Gateway API's
+ * conformance scenarios for path matching and precedence, header
+ * modifiers, redirects and rewrites; a new HTTPRoute to a served Service
+ * and a path change apply without a reload.
+ */
+
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** What a backend saw of a request, and which backend it was. */
+interface Seen {
+  readonly backend: string;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+}
+
+async function echoBackend(name: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ backend: name, url: req.url ?? '', headers: req.headers } satisfies Seen));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+const portOf = (server: Server) => (server.address() as AddressInfo).port;
+
+function ask(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}, tls = false): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const common = { host: '127.0.0.1', path, headers: { host, ...headers }, agent: false as const };
+    const done = (res: IncomingMessage) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    };
+    const req = tls ? httpsRequest({ ...common, port: harness.ports.https, servername: host, rejectUnauthorized: false }, done) : request({ ...common, port: harness.ports.http }, done);
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function seen(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}): Promise<Seen> {
+  const answer = await ask(harness, host, path, headers);
+  expect(answer.status, `${host}${path}: ${answer.body}`).to.equal(200);
+  return JSON.parse(answer.body) as Seen;
+}
+
+const GATEWAY = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: haproxy }
+spec: { controllerName: haproxy-template-ic.io/gateway-controller }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw, namespace: default }
+spec:
+  gatewayClassName: haproxy
+  listeners:
+    - { name: http, port: 80, protocol: HTTP }
+    - { name: https, port: 443, protocol: HTTPS, hostname: secure.example.com, tls: { mode: Terminate, certificateRefs: [ { name: secure-tls } ] } }
+`;
+
+/** An HTTPRoute on the Gateway for one hostname; `rules` in YAML, indented by four spaces. */
+function httpRoute(name: string, hostname: string, rules: string): string {
+  return `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: default }
+spec:
+  parentRefs: [ { name: gw } ]
+  hostnames: [ ${hostname} ]
+  rules:
+${rules}`;
+}
+
+const to = (serviceName: string) => `backendRefs: [ { name: ${serviceName}, port: 80 } ]`;
+
+/** Every request for canary.example.com split between echo-a and echo-b by weight. */
+function canary(a: number, b: number): string {
+  return httpRoute('canary', 'canary.example.com', `    - backendRefs: [ { name: echo-a, port: 80, weight: ${a} }, { name: echo-b, port: 80, weight: ${b} } ]\n`);
+}
+
+/** How many of `count` requests each backend answered. */
+async function shares(harness: LocalHarness, host: string, count: number): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (let i = 0; i < count; i++) {
+    const { backend } = await seen(harness, host, `/${i}`);
+    counts[backend] = (counts[backend] ?? 0) + 1;
+  }
+  return counts;
+}
+
+const routes: Record<string, string> = {
+  'paths.yaml': httpRoute(
+    'paths',
+    'paths.example.com',
+    `    - { matches: [ { path: { type: PathPrefix, value: /exact } } ], ${to('echo-a')} }
+    - { matches: [ { path: { type: Exact, value: /exact } } ], ${to('echo-b')} }
+    - { matches: [ { path: { type: PathPrefix, value: /long } } ], ${to('echo-a')} }
+    - { matches: [ { path: { type: PathPrefix, value: /long/longer } } ], ${to('echo-b')} }
+    - { matches: [ { path: { type: RegularExpression, value: "/items/[0-9]+" } } ], ${to('echo-b')} }
+`,
+  ),
+  'headers.yaml': httpRoute(
+    'headers',
+    'headers.example.com',
+    `    - filters:
+        - type: RequestHeaderModifier
+          requestHeaderModifier:
+            set: [ { name: X-Set, value: one } ]
+            add: [ { name: X-Add, value: two } ]
+            remove: [ X-Drop ]
+        - type: ResponseHeaderModifier
+          responseHeaderModifier:
+            set: [ { name: X-Answer, value: three } ]
+            remove: [ X-Backend-Secret ]
+      ${to('echo-a')}
+`,
+  ),
+  'redirect.yaml': httpRoute(
+    'redirect',
+    'redirect.example.com',
+    `    - matches: [ { path: { type: PathPrefix, value: /secure } } ]
+      filters: [ { type: RequestRedirect, requestRedirect: { scheme: https, statusCode: 301 } } ]
+    - matches: [ { path: { type: PathPrefix, value: /moved } } ]
+      filters: [ { type: RequestRedirect, requestRedirect: { hostname: elsewhere.example.com, port: 8443 } } ]
+`,
+  ),
+  'wildcard.yaml': httpRoute('wildcard', '"*.wild.example.com"', `    - { ${to('echo-b')} }\n`),
+  'canary.yaml': canary(3, 1),
+  'secure.yaml': httpRoute('secure', 'secure.example.com', `    - { ${to('echo-a')} }\n`),
+  'rewrite.yaml': httpRoute(
+    'rewrite',
+    'rewrite.example.com',
+    `    - matches: [ { path: { type: PathPrefix, value: /app } } ]
+      filters: [ { type: URLRewrite, urlRewrite: { hostname: inner.example.com, path: { type: ReplacePrefixMatch, replacePrefixMatch: /v2 } } } ]
+      ${to('echo-a')}
+    - matches: [ { path: { type: PathPrefix, value: /strip } } ]
+      filters: [ { type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: / } } } ]
+      ${to('echo-a')}
+`,
+  ),
+};
+
+describe('Gateway API routing end to end', function () {
+  this.timeout(60_000);
+  let harness: LocalHarness;
+  let echoA: Server;
+  let echoB: Server;
+
+  before(async () => {
+    echoA = await echoBackend('a');
+    echoB = await echoBackend('b');
+    harness = await LocalHarness.start({ manifests: {}, backends: 0 }, []);
+    const mark = harness.mark();
+    await harness.write(
+      'services.yaml',
+      docs(
+        GATEWAY,
+        tlsSecret('secure-tls', LEAF_CERT, LEAF_KEY),
+        service('echo-a', [{ port: 80, targetPort: portOf(echoA) }]),
+        slice('echo-a-1', 'echo-a', undefined, portOf(echoA)),
+        service('echo-b', [{ port: 80, targetPort: portOf(echoB) }]),
+        slice('echo-b-1', 'echo-b', undefined, portOf(echoB)),
+      ),
+    );
+    for (const [file, text] of Object.entries(routes)) await harness.write(file, text);
+    await eventually(
+      () => ask(harness, 'rewrite.example.com', '/strip'),
+      (answer) => answer.status === 200,
+      'the routes to be served',
+      15_000,
+    );
+    const rendered = harness.log.since(mark).filter((o): o is Extract<Outcome, { type: 'rendered' }> => o.type === 'rendered');
+    expect(rendered.at(-1)!.excluded).to.deep.equal([]);
+    expect(rendered.at(-1)!.warnings).to.deep.equal([]);
+  });
+
+  after(async () => {
+    await harness?.stop();
+    echoA?.closeAllConnections();
+    echoB?.closeAllConnections();
+    await Promise.all([echoA, echoB].map((server) => server && new Promise((resolve) => server.close(resolve))));
+  });
+
+  it('prefers an Exact match over a prefix, the longest prefix over shorter ones, matches prefixes element by element and regular expressions whole', async () => {
+    expect((await seen(harness, 'paths.example.com', '/exact')).backend).to.equal('b');
+    expect((await seen(harness, 'paths.example.com', '/exact/')).backend).to.equal('a');
+    expect((await seen(harness, 'paths.example.com', '/exact/x')).backend).to.equal('a');
+    expect((await seen(harness, 'paths.example.com', '/long/x')).backend).to.equal('a');
+    expect((await seen(harness, 'paths.example.com', '/long/longer')).backend).to.equal('b');
+    expect((await seen(harness, 'paths.example.com', '/long/longer/x')).backend).to.equal('b');
+    expect((await seen(harness, 'paths.example.com', '/long/longerer')).backend).to.equal('a');
+    expect((await ask(harness, 'paths.example.com', '/longer')).status).to.equal(404);
+    // A RegularExpression path matches the whole path, case-sensitive.
+    expect((await seen(harness, 'paths.example.com', '/items/42?q=1')).backend).to.equal('b');
+    expect((await ask(harness, 'paths.example.com', '/items/42/x')).status).to.equal(404);
+    expect((await ask(harness, 'paths.example.com', '/ITEMS/42')).status).to.equal(404);
+    expect((await ask(harness, 'other.example.com', '/exact')).status).to.equal(404);
+  });
+
+  it('serves a wildcard hostname for names any number of labels below its domain, not for the domain itself', async () => {
+    expect((await seen(harness, 'one.wild.example.com', '/')).backend).to.equal('b');
+    expect((await seen(harness, 'a.b.c.wild.example.com', '/')).backend).to.equal('b');
+    expect((await seen(harness, 'a.b.c.d.e.f.wild.example.com', '/')).backend).to.equal('b');
+    expect((await ask(harness, 'wild.example.com', '/')).status).to.equal(404);
+  });
+
+  it("terminates TLS for an HTTPS listener's hostname with its certificateRefs' Secret, and refuses other names", async () => {
+    const secure = await ask(harness, 'secure.example.com', '/in', {}, true);
+    expect(secure.status).to.equal(200);
+    expect((JSON.parse(secure.body) as Seen).url).to.equal('/in');
+    // strict-sni: a name no certificate lists gets no handshake.
+    expect(await harness.handshake('paths.example.com')).to.match(/^refused/);
+  });
+
+  it('sets, adds and removes request headers the backend sees, and response headers the client sees', async () => {
+    const answer = await ask(harness, 'headers.example.com', '/', { 'X-Set': 'before', 'X-Add': 'first', 'X-Drop': 'gone' });
+    expect(answer.status).to.equal(200);
+    const backend = JSON.parse(answer.body) as Seen;
+    expect(backend.headers['x-set']).to.equal('one');
+    expect(backend.headers['x-add']).to.equal('first, two');
+    expect(backend.headers['x-drop']).to.equal(undefined);
+    expect(answer.headers['x-answer']).to.equal('three');
+  });
+
+  it('answers a RequestRedirect with its status and Location, keeping what it does not replace', async () => {
+    const secure = await ask(harness, 'redirect.example.com', '/secure/a?b=1');
+    expect([secure.status, secure.headers.location]).to.deep.equal([301, 'https://redirect.example.com/secure/a?b=1']);
+    const moved = await ask(harness, 'redirect.example.com', '/moved/x');
+    expect([moved.status, moved.headers.location]).to.deep.equal([302, 'http://elsewhere.example.com:8443/moved/x']);
+  });
+
+  it('replaces the matched prefix and the Host the backend sees with URLRewrite', async () => {
+    const rewritten = await seen(harness, 'rewrite.example.com', '/app/x?y=1');
+    expect([rewritten.url, rewritten.headers.host]).to.deep.equal(['/v2/x?y=1', 'inner.example.com']);
+    expect((await seen(harness, 'rewrite.example.com', '/app')).url).to.equal('/v2');
+    expect((await seen(harness, 'rewrite.example.com', '/strip/deep/er')).url).to.equal('/deep/er');
+    expect((await seen(harness, 'rewrite.example.com', '/strip')).url).to.equal('/');
+  });
+
+  it('splits 1,000 requests by backendRef weight within 10%, and changes the split without a reload', async () => {
+    const first = await shares(harness, 'canary.example.com', 1000);
+    expect(first['a']).to.be.within(675, 825);
+    expect(first['b']).to.be.within(225, 275);
+    const reloads = await harness.reloads();
+    const mark = harness.mark();
+    await harness.write('canary.yaml', canary(1, 4));
+    const deployed = await harness.next(mark, 'deployed');
+    expect(deployed.result.mode).to.equal('runtime');
+    const second = await shares(harness, 'canary.example.com', 1000);
+    expect(second['a']).to.be.within(180, 220);
+    expect(second['b']).to.be.within(720, 880);
+    expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it('serves a new HTTPRoute to a served Service, then a changed path, without a reload', async () => {
+    const reloads = await harness.reloads();
+    let mark = harness.mark();
+    await harness.write('new.yaml', httpRoute('new', 'new.example.com', `    - { matches: [ { path: { type: PathPrefix, value: /one } } ], ${to('echo-b')} }\n`));
+    let deployed = await harness.next(mark, 'deployed');
+    expect(deployed.result.mode).to.equal('runtime');
+    expect((await seen(harness, 'new.example.com', '/one/x')).backend).to.equal('b');
+    mark = harness.mark();
+    await harness.write('new.yaml', httpRoute('new', 'new.example.com', `    - { matches: [ { path: { type: PathPrefix, value: /two } } ], ${to('echo-b')} }\n`));
+    deployed = await harness.next(mark, 'deployed');
+    expect(deployed.result.mode).to.equal('runtime');
+    expect((await seen(harness, 'new.example.com', '/two')).backend).to.equal('b');
+    expect((await ask(harness, 'new.example.com', '/one/x')).status).to.equal(404);
+    expect(await harness.reloads()).to.equal(reloads);
+  });
+});

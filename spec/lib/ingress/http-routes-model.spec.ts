@@ -1,0 +1,366 @@
+import { expect } from 'chai';
+import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
+import type { IngressModel, IngressSources } from '../../../lib/ingress/types.ts';
+import { buildIngressModel, IngressModelCache } from '../../../lib/ingress/view-model.ts';
+import type { KubeObject } from '../../../lib/pipeline/model.ts';
+import { routedObjects } from '../../../lib/render/ingress-sources.ts';
+import { mulberry32 } from '../../support/fuzz-values.ts';
+import { readFileSync } from 'node:fs';
+import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
+import { loadControllerConfig } from '../../../lib/config/load.ts';
+import { ingressSources } from '../../../lib/render/ingress-sources.ts';
+import { buildStores } from '../../../lib/store/build-stores.ts';
+import { gateway, gatewayClass, httpListener, httpRoute, sources as gatewaySources } from '../gateway/fixtures.ts';
+import { endpointSlice, ingress, path, rule, service, sources, tlsSecret } from './fixtures.ts';
+import { LEAF_CERT, LEAF_KEY } from '../../support/tls-fixture.ts';
+
+/**
+ * HTTPRoutes in the one routing model: their records become the same host
+ * map, path map lines, backends and route policies as Ingress rules.
+ */
+
+const ALL_NAMESPACES = { allowedRoutes: { namespaces: { from: 'All' } } };
+
+interface World {
+  readonly ingresses?: readonly KubeObject[];
+  readonly routes?: readonly KubeObject[];
+  readonly gateways?: readonly KubeObject[];
+  readonly services?: readonly KubeObject[];
+  readonly sharing?: readonly string[];
+}
+
+const web = service('web', [{ name: 'http', port: 8080 }], 'infra');
+const api = service('api', [{ port: 9090 }], 'infra');
+const slices = [
+  endpointSlice('web-1', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.0.1'], ready: true }], { namespace: 'infra' }),
+  endpointSlice('api-1', 'api', [{ port: 9090 }], [{ addresses: ['10.0.0.2'], ready: true }], { namespace: 'infra' }),
+];
+
+function worldSources(world: World): IngressSources {
+  const services = world.services ?? [web, api];
+  const model = readGatewayApi(
+    gatewaySources({
+      classes: [gatewayClass()],
+      gateways: world.gateways ?? [gateway('gw', [httpListener('http', ALL_NAMESPACES)])],
+      routes: world.routes ?? [],
+      services,
+    }),
+  );
+  return { ...sources({ ingresses: world.ingresses ?? [], services, slices, ...(world.sharing ? { sharedHostNamespaces: world.sharing } : {}) }), ...routedObjects(model) };
+}
+
+const build = (world: World) => buildIngressModel(worldSources(world));
+
+const lines = (model: IngressModel) => ({
+  hosts: model.hosts.map((host) => host.host),
+  exact: model.exactRoutes.map((route) => `${route.key} ${route.backend}${route.policy ? ':policy' : ''}`),
+  prefix: model.prefixRoutes.map((route) => `${route.key} ${route.backend}${route.policy ? ':policy' : ''}`),
+});
+
+const match = (type: string, value: string) => ({ path: { type, value } });
+const parent = { parentRefs: [{ name: 'gw' }] };
+
+describe('HTTPRoutes in the Ingress view model', () => {
+  it('serves Exact and PathPrefix matches as exact and prefix lines to the backend an Ingress would name', () => {
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [match('Exact', '/health')], backendRefs: [{ name: 'api', port: 9090 }] },
+        { matches: [match('PathPrefix', '/static/')], backendRefs: [{ name: 'web', port: 8080 }] },
+        { backendRefs: [{ name: 'web', port: 8080 }] },
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(lines(model)).to.deep.equal({
+      hosts: ['shop.example.com'],
+      exact: ['shop.example.com/health infra_api_9090', 'shop.example.com/static infra_web_8080'],
+      prefix: ['shop.example.com/static/ infra_web_8080', 'shop.example.com/ infra_web_8080'],
+    });
+    expect(model.backends.map((backend) => [backend.name, backend.servers.map((server) => server.address)])).to.deep.equal([
+      ['infra_api_9090', ['10.0.0.2']],
+      ['infra_web_8080', ['10.0.0.1']],
+    ]);
+    expect(model.excluded).to.deep.equal([]);
+    expect(model.warnings).to.deep.equal([]);
+  });
+
+  it('serves a RegularExpression path as a whole-path, case-sensitive line of the regex map under its host key', () => {
+    const route = httpRoute('items', {
+      ...parent,
+      hostnames: ['*.example.com'],
+      rules: [{ matches: [match('RegularExpression', '/items/[0-9]+')], backendRefs: [{ name: 'api', port: 9090 }] }],
+    });
+    const model = build({ routes: [route] });
+    expect(model.regexRoutes.map((line) => `${line.key} ${line.backend}`)).to.deep.equal(['^\\*\\.example\\.com(?:/items/[0-9]+)$ infra_api_9090']);
+    const pattern = new RegExp(model.regexRoutes[0]!.key);
+    expect(['*.example.com/items/12', '*.example.com/items/12/x', '*.example.com/ITEMS/12', 'a.example.com/items/12'].map((candidate) => pattern.test(candidate))).to.deep.equal([
+      true,
+      false,
+      false,
+      false,
+    ]);
+  });
+
+  it('shares one backend with an Ingress naming the same Service port by name', () => {
+    const route = httpRoute('shop', { ...parent, hostnames: ['shop.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
+    const byName = ingress('blog', { namespace: 'infra', rules: [rule('blog.example.com', path('/', 'web', 'http'))] });
+    const model = build({ routes: [route], ingresses: [byName] });
+    expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_web_8080']);
+    expect(lines(model).prefix).to.have.members(['shop.example.com/ infra_web_8080', 'blog.example.com/ infra_web_8080']);
+  });
+
+  it('serves filters as route policies, and a redirect without a backend', () => {
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        {
+          matches: [match('PathPrefix', '/api')],
+          filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-Tenant', value: 'acme' }] } }],
+          backendRefs: [{ name: 'api', port: 9090 }],
+        },
+        { matches: [match('PathPrefix', '/old')], filters: [{ type: 'RequestRedirect', requestRedirect: { hostname: 'new.example.com', statusCode: 301 } }] },
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/api/ infra_api_9090:policy', 'shop.example.com/old/ :policy']);
+    expect(model.policies.map((policy) => ({ set: policy.requestHeaders?.set, redirect: policy.redirect }))).to.have.deep.members([
+      { set: undefined, redirect: { code: 301, prefix: { scheme: undefined, host: 'new.example.com', port: undefined } } },
+      { set: [{ name: 'X-Tenant', value: 'acme' }], redirect: undefined },
+    ]);
+    expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090']);
+  });
+
+  it("serves weighted backendRefs as one split backend of both Services' servers, weighted by share over servers, named after the rule", () => {
+    const three = endpointSlice('web-3', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.1.1'] }, { addresses: ['10.0.1.2'] }, { addresses: ['10.0.1.3'] }], {
+      namespace: 'infra',
+    });
+    const split = (webWeight: number, apiWeight: number) =>
+      httpRoute('canary', {
+        ...parent,
+        hostnames: ['shop.example.com'],
+        rules: [
+          {
+            backendRefs: [
+              { name: 'web', port: 8080, weight: webWeight },
+              { name: 'api', port: 9090, weight: apiWeight },
+            ],
+          },
+        ],
+      });
+    const model = buildIngressModel({
+      ...sources({ services: [web, api], slices: [three, slices[1]!] }),
+      ...routedObjects(readGatewayApi(gatewaySources({ gateways: [gateway('gw', [httpListener('http', ALL_NAMESPACES)])], routes: [split(3, 1)], services: [web, api] }))),
+    });
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_canary_0_split']);
+    expect(model.backends.map((backend) => [backend.name, backend.servers.map((server) => `${server.address} ${server.weight}`)])).to.deep.equal([
+      ['infra_canary_0_split', ['10.0.0.2 256', '10.0.1.1 256', '10.0.1.2 256', '10.0.1.3 256']],
+    ]);
+    const cache = new IngressModelCache();
+    const world = (route: KubeObject) => ({
+      ...sources({ services: [web, api], slices: [three, slices[1]!] }),
+      ...routedObjects(readGatewayApi(gatewaySources({ gateways: [gateway('gw', [httpListener('http', ALL_NAMESPACES)])], routes: [route], services: [web, api] }))),
+    });
+    buildIngressModel(world(split(3, 1)), cache);
+    const changed = buildIngressModel(world(split(9, 1)), cache);
+    expect(changed).to.deep.equal(buildIngressModel(world(split(9, 1))));
+    expect(changed.backends[0]!.servers.map((server) => `${server.address} ${server.weight}`)).to.deep.equal(['10.0.0.2 85', '10.0.1.1 256', '10.0.1.2 256', '10.0.1.3 256']);
+  });
+
+  it('leaves out, with a warning naming the match, a record it cannot serve yet', () => {
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [{ path: { type: 'PathPrefix', value: '/v2' }, headers: [{ name: 'X-Version', value: '2' }] }], backendRefs: [{ name: 'api', port: 9090 }] },
+        { matches: [match('PathPrefix', '/')], backendRefs: [{ name: 'web', port: 8080 }] },
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_web_8080']);
+    expect(model.warnings).to.deep.equal([
+      { object: 'HTTPRoute infra/shop', field: 'spec.rules[0].matches[0]', message: 'not served for host shop.example.com: header matches not routed yet' },
+    ]);
+  });
+
+  it('settles a key an Ingress and an HTTPRoute sharing a host both ask for as Ingresses do: Exact first, then the older object', () => {
+    const older = ingress('old', { namespace: 'infra', created: '2020-01-01T00:00:00Z', rules: [rule('shop.example.com', path('/a', 'web', 'http'), path('/b', 'web', 'http'))] });
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [match('PathPrefix', '/a')], backendRefs: [{ name: 'api', port: 9090 }] },
+        { matches: [match('Exact', '/b')], backendRefs: [{ name: 'api', port: 9090 }] },
+      ],
+    });
+    const model = build({ ingresses: [older], routes: [route], sharing: ['*'] });
+    expect(lines(model).exact).to.deep.equal(['shop.example.com/a infra_web_8080', 'shop.example.com/b infra_api_9090']);
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/a/ infra_web_8080', 'shop.example.com/b/ infra_web_8080']);
+    expect(model.warnings.map((problem) => `${problem.object} ${problem.field}: ${problem.message}`)).to.deep.equal([
+      'HTTPRoute infra/shop spec.rules[0].matches[0]: route "shop.example.com/a" not served here: older Ingress infra/old sends it to backend infra_web_8080',
+      'HTTPRoute infra/shop spec.rules[0].matches[0]: route "shop.example.com/a/" not served here: older Ingress infra/old sends it to backend infra_web_8080',
+    ]);
+  });
+
+  it('lets HTTPRoutes of several namespaces share a host, and keeps it from an Ingress that came later', () => {
+    const teamRoute = (team: string, prefix: string, created: string) =>
+      httpRoute(
+        team.slice(-1),
+        {
+          parentRefs: [{ name: 'gw', namespace: 'infra' }],
+          hostnames: ['shop.example.com'],
+          rules: [{ matches: [match('PathPrefix', prefix)], backendRefs: [{ name: 'web', port: 8080, namespace: 'infra' }] }],
+        },
+        team,
+        created,
+      );
+    const first = teamRoute('team-a', '/a', '2026-01-01T00:00:00Z');
+    const second = teamRoute('team-b', '/b', '2026-01-02T00:00:00Z');
+    const grant = {
+      apiVersion: 'gateway.networking.k8s.io/v1beta1',
+      kind: 'ReferenceGrant',
+      metadata: { namespace: 'infra', name: 'routes' },
+      spec: {
+        from: [
+          { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'team-a' },
+          { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'team-b' },
+        ],
+        to: [{ group: '', kind: 'Service' }],
+      },
+    };
+    const later = ingress('late', { namespace: 'other', created: '2026-02-01T00:00:00Z', rules: [rule('shop.example.com', path('/c', 'web', 'http'))] });
+    const model = readGatewayApi(gatewaySources({ gateways: [gateway('gw', [httpListener('http', ALL_NAMESPACES)])], routes: [first, second], grants: [grant], services: [web] }));
+    const built = buildIngressModel({ ...sources({ ingresses: [later], services: [web], slices }), ...routedObjects(model) });
+    expect(lines(built).prefix).to.have.members(['shop.example.com/a/ infra_web_8080', 'shop.example.com/b/ infra_web_8080']);
+    expect(built.excluded.map((problem) => `${problem.object}: ${problem.message}`)).to.deep.equal([
+      'Ingress other/late: host "shop.example.com" belongs to namespace team-a: older HTTPRoute team-a/a claims it; rule not served',
+    ]);
+  });
+
+  it('lists the wildcard hosts HTTPRoutes serve for the suffix lookup, and no wildcard only an Ingress serves', () => {
+    const route = httpRoute('wild', { ...parent, hostnames: ['*.wild.example.com', 'plain.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
+    const one = ingress('one', { namespace: 'infra', rules: [rule('*.one.example.com', path('/', 'web', 'http'))] });
+    const model = build({ routes: [route], ingresses: [one] });
+    expect(model.hosts.map((host) => host.host)).to.deep.equal(['*.one.example.com', '*.wild.example.com', 'plain.example.com']);
+    expect(model.suffixHosts.map((host) => host.host)).to.deep.equal(['*.wild.example.com']);
+  });
+
+  it("serves an HTTPS listener's certificate on a crt-list line for its hostname, or for its routes' hostnames", () => {
+    const secret = tlsSecret('secure-tls', LEAF_CERT, LEAF_KEY, 'infra');
+    const https = (name: string, extra: Record<string, unknown>) => ({
+      name,
+      port: 443,
+      protocol: 'HTTPS',
+      tls: { mode: 'Terminate', certificateRefs: [{ name: 'secure-tls' }] },
+      ...ALL_NAMESPACES,
+      ...extra,
+    });
+    const route = httpRoute('shop', { ...parent, hostnames: ['shop.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
+    const model = readGatewayApi(
+      gatewaySources({ gateways: [gateway('gw', [https('named', { hostname: 'secure.example.com' }), https('any', {})])], routes: [route], services: [web], secrets: [secret] }),
+    );
+    const built = buildIngressModel({ ...sources({ services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
+    expect(built.certificates.map((certificate) => [certificate.file, certificate.hosts])).to.deep.equal([['infra_secure-tls.pem', ['secure.example.com', 'shop.example.com']]]);
+    expect(built.excluded).to.deep.equal([]);
+  });
+
+  it("adds the Gateway API's problems to the model's excluded, naming the object at fault", () => {
+    const route = httpRoute('bad', { ...parent, rules: [{ matches: [match('Exact', 'no-slash')], backendRefs: [{ name: 'web', port: 8080 }] }] });
+    const model = build({ routes: [route] });
+    expect(model.excluded.map((problem) => problem.object)).to.deep.equal(['HTTPRoute infra/bad']);
+  });
+
+  it('gives the model a fresh build gives after every change of a seeded sequence of HTTPRoutes, Gateways and Ingresses', () => {
+    const random = mulberry32(19);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const hosts = ['a.example.com', 'b.example.com', '*.example.com'];
+    const paths = [match('PathPrefix', '/'), match('PathPrefix', '/x'), match('Exact', '/x'), match('PathPrefix', '/x/y'), match('RegularExpression', '/x/[a-z]+')];
+    const backends = [
+      { name: 'web', port: 8080 },
+      { name: 'api', port: 9090 },
+      { name: 'ghost', port: 80 },
+    ];
+    const filters = [
+      [],
+      [{ type: 'RequestHeaderModifier', requestHeaderModifier: { add: [{ name: 'X-A', value: '1' }] } }],
+      [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/' } } }],
+    ];
+    const routes = new Map<string, KubeObject>();
+    const ingresses = new Map<string, KubeObject>();
+    let gateways = [gateway('gw', [httpListener('http', ALL_NAMESPACES)])];
+    const cache = new IngressModelCache();
+    const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0 };
+    // One backendRef, or two with weights drawn from a few (a weight change keeps the split backend's name).
+    const backendRefs = () =>
+      random() < 0.3
+        ? [
+            { ...backends[0]!, weight: pick([0, 1, 3]) },
+            { ...backends[1]!, weight: pick([1, 2]) },
+          ]
+        : [pick(backends)];
+    for (let step = 1; step <= 200; step++) {
+      const roll = random();
+      const name = `r${Math.floor(random() * 6)}`;
+      const created = `2026-01-0${1 + Math.floor(random() * 9)}T00:00:00Z`;
+      if (roll < 0.5) {
+        const redirect = random() < 0.15;
+        const rules = [
+          {
+            matches: [pick(paths)],
+            ...(redirect ? { filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https' } }] } : { filters: pick(filters), backendRefs: backendRefs() }),
+          },
+        ];
+        routes.set(name, httpRoute(name, { ...parent, hostnames: [pick(hosts)], rules }, 'infra', created));
+      } else if (roll < 0.65) {
+        routes.delete(name);
+      } else if (roll < 0.85) {
+        ingresses.set(name, ingress(name, { namespace: 'infra', created, rules: [rule(pick(hosts), path(pick(['/', '/x', '/x/y']), pick(['web', 'api']), pick(['http', 9090])))] }));
+      } else if (roll < 0.9) {
+        ingresses.delete(name);
+      } else {
+        gateways = [gateway('gw', [httpListener('http', { ...ALL_NAMESPACES, ...(random() < 0.5 ? { hostname: pick(hosts) } : {}) })])];
+      }
+      const world = { routes: [...routes.values()], ingresses: [...ingresses.values()], gateways };
+      const fresh = build(world);
+      expect(buildIngressModel(worldSources(world), cache), `step ${step}`).to.deep.equal(fresh);
+      seen.conflicts += fresh.warnings.filter((problem) => problem.message.includes('not served here')).length;
+      seen.redirects += fresh.prefixRoutes.filter((route) => route.backend === '').length;
+      seen.splits += fresh.backends.filter((backend) => backend.split !== undefined).length;
+      seen.unserved += fresh.warnings.filter((problem) => problem.message.includes('not routed yet')).length;
+    }
+    for (const [what, count] of Object.entries(seen)) expect(count, what).to.be.above(0);
+  });
+  it("follows the stores through their change logs: a split backend is resolved again when one of its Services' slices changes", () => {
+    const loaded = loadControllerConfig(readFileSync(defaultConfigPath(), 'utf8'));
+    if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
+    const config = loaded.config;
+    const route = httpRoute('canary', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        {
+          backendRefs: [
+            { name: 'web', port: 8080, weight: 1 },
+            { name: 'api', port: 9090, weight: 1 },
+          ],
+        },
+      ],
+    });
+    const objects = new Map<string, KubeObject[]>([
+      ['gatewayclasses', [gatewayClass()]],
+      ['gateways', [gateway('gw', [httpListener('http', ALL_NAMESPACES)])]],
+      ['httproutes', [route]],
+      ['services', [web, api]],
+      ['endpointslices', [...slices]],
+    ]);
+    const stores = buildStores(config.watchedResources, objects, config.ignoreFields);
+    const cache = new IngressModelCache();
+    const first = buildIngressModel(ingressSources(config, stores)!, cache);
+    expect(first.backends.map((backend) => backend.servers.map((server) => `${server.address} ${server.weight}`))).to.deep.equal([['10.0.0.1 256', '10.0.0.2 256']]);
+    stores.get('endpointslices')!.upsert(endpointSlice('api-1', 'api', [{ port: 9090 }], [{ addresses: ['10.0.0.2'] }, { addresses: ['10.0.0.3'] }], { namespace: 'infra' }));
+    const cached = buildIngressModel(ingressSources(config, stores)!, cache);
+    expect(cached).to.deep.equal(buildIngressModel(ingressSources(config, stores)!));
+    expect(cached.backends.map((backend) => backend.servers.map((server) => `${server.address} ${server.weight}`))).to.deep.equal([['10.0.0.1 256', '10.0.0.2 128', '10.0.0.3 128']]);
+  });
+});
