@@ -7,6 +7,7 @@ import { readGatewayApi } from '../lib/gateway/gateway-api.ts';
 import { GatewayStatusWriter, statusWrites, type StatusWrite } from '../lib/gateway/status-writer.ts';
 import type { Deployment } from '../lib/gateway/status.ts';
 import { storeSources, watchesGatewayApi } from '../lib/gateway/store-sources.ts';
+import { leftOutMatches } from '../lib/render/left-out-matches.ts';
 import { publishedAddresses } from '../lib/kube/ingress-status.ts';
 import type { KubeObject, StoreReader } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
@@ -46,7 +47,7 @@ export function gatewayStatus({ write, now, warn }: GatewayStatusOptions): Opera
           const config = input.config!;
           const controllerName = config.gatewayApi.controllerName;
           const model = readGatewayApi(storeSources(input.stores!, config.watchedResources, controllerName));
-          const writes = statusWrites({ model, controllerName, addresses: publishedAddresses(input.service), deployment: input.deployment, now: now() });
+          const writes = statusWrites({ model, controllerName, addresses: publishedAddresses(input.service), deployment: input.deployment, now: now(), leftOut: leftOutMatches(model) });
           return writes.length === 0 ? of(0) : write(writes);
         }).pipe(
           catchError((error: unknown) => {

@@ -1,0 +1,33 @@
+import type { GatewayApiModel } from '../gateway/gateway-api.ts';
+import type { LeftOut } from '../gateway/status.ts';
+import type { KubeObject } from '../pipeline/model.ts';
+import { readHttpRoute, recordsContent } from '../ingress/http-route-reads.ts';
+
+/** How http-route-reads.ts ends the warning of a match it does not serve yet (as against one it cannot serve at all). */
+const NOT_ROUTED_YET = / not routed yet$/;
+/**
+ * Its warning for a backendRef that does not resolve: ResolvedRefs reports
+ * those, and the specification keeps such a route Accepted (its share is
+ * answered 500), so they make no rule invalid.
+ */
+const UNRESOLVED_BACKEND = /: its backendRef to /;
+
+/**
+ * What the view model leaves out of each HTTPRoute as not routed yet, read
+ * as the render reads it (http-route-reads.ts), for the route's status:
+ * the matches left out, each named by field with why, and whether nothing
+ * of the route is served. Routes with nothing left out are not in the map.
+ */
+export function leftOutMatches(model: GatewayApiModel): Map<KubeObject, LeftOut> {
+  const leftOut = new Map<KubeObject, LeftOut>();
+  for (const { object, records } of model.routes.values()) {
+    if (records.length === 0) continue;
+    const read = readHttpRoute({ object, records }, recordsContent(records));
+    const matches = read.warnings
+      .filter((warning) => NOT_ROUTED_YET.test(warning.message) && !UNRESOLVED_BACKEND.test(warning.message))
+      .map((warning) => `${warning.field}: ${warning.message}`);
+    if (matches.length === 0) continue;
+    leftOut.set(object, { matches: [...new Set(matches)], all: (read.read.served?.routes.length ?? 0) === 0 });
+  }
+  return leftOut;
+}
