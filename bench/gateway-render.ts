@@ -28,7 +28,7 @@ import type { KubeObject } from '../lib/pipeline/model.ts';
 import { createRenderer, type RenderOutput } from '../lib/render/renderer.ts';
 import { writeRenderedFiles } from '../lib/render/write-files.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
-import { gc, median, milliseconds } from './timing.ts';
+import { gc, median, medianAfterChange, milliseconds } from './timing.ts';
 import { endpointSliceObject, gatewayClassObject, gatewayObject, httpRouteObject, ingressObject, NAMESPACES, serviceObject, SETTINGS_EVERY } from './world.ts';
 
 const SIZES = process.env['BENCH_GATEWAY_SIZES']?.split(',').map(Number) ?? [10_000];
@@ -103,16 +103,7 @@ async function measure(config: ControllerConfig, size: number): Promise<Row> {
     if (!routes || !ingresses) throw new Error('the shipped configuration has no httproutes or ingresses store');
     // The same object alternates between two versions, so every timed render follows a real change.
     const target = size >> 1;
-    const afterChange = (change: (run: number) => void) => {
-      const times: number[] = [];
-      for (let run = 0; run < RENDER_RUNS; run++) {
-        change(run);
-        const start = process.hrtime.bigint();
-        once();
-        times.push(milliseconds(start));
-      }
-      return median(times);
-    };
+    const afterChange = (change: (run: number) => void) => medianAfterChange(RENDER_RUNS, change, once);
     const routeMs = afterChange((run) => routes.upsert(httpRouteObject(target, size, 2 + (run % 2))));
     const ingressMs = afterChange((run) => ingresses.upsert(ingressObject(target, 2 + (run % 2))));
     const output = once();

@@ -36,7 +36,7 @@ import { createRenderer, type RenderOutput } from '../lib/render/renderer.ts';
 import { writeRenderedFiles } from '../lib/render/write-files.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
 import { bareRender, type BareOutput } from './bare-render.ts';
-import { gc, median, milliseconds } from './timing.ts';
+import { gc, median, medianAfterChange, milliseconds } from './timing.ts';
 import { endpointSliceObject, ingressObject, serviceObject, SETTINGS_EVERY } from './world.ts';
 import type { IndexedStore } from '../lib/store/indexed-store.ts';
 
@@ -147,16 +147,7 @@ async function measure(config: ControllerConfig, size: number, settings: boolean
     const ingresses = stores.get('ingresses');
     if (!slices || !ingresses) throw new Error('the shipped configuration has no endpointslices or ingresses store');
     const target = size >> 1;
-    const afterChange = (change: (run: number) => void) => {
-      const times: number[] = [];
-      for (let run = 0; run < renderRuns(size); run++) {
-        change(run);
-        const start = process.hrtime.bigint();
-        once();
-        times.push(milliseconds(start));
-      }
-      return median(times);
-    };
+    const afterChange = (change: (run: number) => void) => medianAfterChange(renderRuns(size), change, once);
     const endpointMs = afterChange((run) => slices.upsert(endpointSliceObject(target, 2 + (run % 2))));
     // The Ingress changed is one with settings in a world with them (target is a multiple of SETTINGS_EVERY).
     const renderMs = afterChange((run) => ingresses.upsert(ingressObject(target, 2 + (run % 2), settings)));

@@ -19,3 +19,19 @@ export function median(values: readonly number[]): number {
 export function milliseconds(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
+
+/**
+ * The median time of `runs` calls of `measured`, each after an untimed
+ * `change(run)`: a render after a real change to the stores, as in the
+ * running controller.
+ */
+export function medianAfterChange(runs: number, change: (run: number) => void, measured: () => void): number {
+  const times: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    change(run);
+    const start = process.hrtime.bigint();
+    measured();
+    times.push(milliseconds(start));
+  }
+  return median(times);
+}
