@@ -7,6 +7,7 @@ import { storeSources } from '../../../lib/gateway/store-sources.ts';
 import { buildIngressModel, IngressModelCache } from '../../../lib/ingress/view-model.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { ingressSources, RouteSourcesCache } from '../../../lib/render/ingress-sources.ts';
+import { leftOutMatches, type LeftOutCache } from '../../../lib/render/left-out-matches.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, namespaceObject, referenceGrant } from '../gateway/fixtures.ts';
 import { endpointSlice, service } from '../ingress/fixtures.ts';
@@ -156,5 +157,27 @@ describe('the Gateway API model kept between renders', () => {
     const built = buildIngressModel(second, modelCache);
     expect(built).to.deep.equal(buildIngressModel(ingressSources(config, stores)!));
     expect(built.backends.find((backend) => backend.name.endsWith('_split'))!.servers.map((server) => server.weight)).to.deep.equal(['256', '256']);
+  });
+
+  it('reads the matches left out of a route again only when its records change', () => {
+    const stores = world();
+    const unroutable = { matches: [{ path: { type: 'RegularExpression', value: '/a#b' } }], backendRefs: [{ name: 'web', port: 8080 }] };
+    const partly = (rules: readonly unknown[], version: string) => {
+      const object = httpRoute('partly', { ...parent, hostnames: ['partly.example.com'], rules }, 'apps');
+      return { ...object, metadata: { ...object.metadata, resourceVersion: version } };
+    };
+    stores.get('httproutes')!.upsert(partly([{ backendRefs: [{ name: 'web', port: 8080 }] }, unroutable], '1'));
+    const memo = new GatewayApiMemo();
+    const kept: LeftOutCache = new WeakMap();
+    const first = leftOutMatches(read(stores, memo), kept);
+    const found = [...first.values()];
+    expect(found.map((left) => left.all)).to.deep.equal([false]);
+    expect(found[0]!.matches.join()).to.include('spec.rules[1].matches[0]');
+    // Another route changes: this one's records are the same ones, and so is what was found.
+    changes[0]!.change(stores);
+    expect([...leftOutMatches(read(stores, memo), kept).values()][0]).to.equal(found[0]);
+    // Fixed: nothing left out.
+    stores.get('httproutes')!.upsert(partly([{ backendRefs: [{ name: 'web', port: 8080 }] }], '2'));
+    expect(leftOutMatches(read(stores, memo), kept).size).to.equal(0);
   });
 });
