@@ -27,8 +27,6 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { defaultConfigPath } from '../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
 import type { ControllerConfig } from '../lib/config/types.ts';
@@ -38,6 +36,7 @@ import { createRenderer, type RenderOutput } from '../lib/render/renderer.ts';
 import { writeRenderedFiles } from '../lib/render/write-files.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
 import { bareRender, type BareOutput } from './bare-render.ts';
+import { gc, median, medianAfterChange, milliseconds } from './timing.ts';
 import { endpointSliceObject, ingressObject, serviceObject, SETTINGS_EVERY } from './world.ts';
 import type { IndexedStore } from '../lib/store/indexed-store.ts';
 
@@ -48,22 +47,6 @@ const CHECK_RUNS = 3;
 /** Cold renders are single samples of something slow: the median of a few. */
 const COLD_RUNS = 3;
 const UPSERT_RUNS = 20_000;
-
-// A forced collection before each memory reading makes the heap figure what
-// the render keeps, not what garbage happened to be around. `node
-// bench/render.ts` takes no flags, so gc is enabled from inside.
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-function median(values: readonly number[]): number {
-  const sorted = values.toSorted((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-function milliseconds(start: bigint): number {
-  return Number(process.hrtime.bigint() - start) / 1e6;
-}
 
 function world(size: number, settings: boolean): Map<string, KubeObject[]> {
   const range = Array.from({ length: size }, (_, i) => i);
@@ -164,16 +147,7 @@ async function measure(config: ControllerConfig, size: number, settings: boolean
     const ingresses = stores.get('ingresses');
     if (!slices || !ingresses) throw new Error('the shipped configuration has no endpointslices or ingresses store');
     const target = size >> 1;
-    const afterChange = (change: (run: number) => void) => {
-      const times: number[] = [];
-      for (let run = 0; run < renderRuns(size); run++) {
-        change(run);
-        const start = process.hrtime.bigint();
-        once();
-        times.push(milliseconds(start));
-      }
-      return median(times);
-    };
+    const afterChange = (change: (run: number) => void) => medianAfterChange(renderRuns(size), change, once);
     const endpointMs = afterChange((run) => slices.upsert(endpointSliceObject(target, 2 + (run % 2))));
     // The Ingress changed is one with settings in a world with them (target is a multiple of SETTINGS_EVERY).
     const renderMs = afterChange((run) => ingresses.upsert(ingressObject(target, 2 + (run % 2), settings)));

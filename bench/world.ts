@@ -91,3 +91,72 @@ export function endpointSliceObject(i: number, version = 1, endpoints = 3): Kube
     })),
   };
 }
+
+/** The namespace of the benchmarks' Gateway; its listener lets routes from every namespace attach. */
+export const GATEWAY_NAMESPACE = 'infra';
+
+export function gatewayClassObject(): KubeObject {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GatewayClass',
+    metadata: { name: 'haproxy', uid: 'uid-gatewayclass', resourceVersion: '1', generation: 1 },
+    spec: { controllerName: 'haproxy-template-ic.io/gateway-controller' },
+  };
+}
+
+export function gatewayObject(): KubeObject {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'web', namespace: GATEWAY_NAMESPACE, uid: 'uid-gateway', resourceVersion: '1', generation: 1 },
+    spec: {
+      gatewayClassName: 'haproxy',
+      listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+    },
+  };
+}
+
+/**
+ * HTTPRoute i: route-i.example.com to the Service of Ingress i (svc-i,
+ * already served), beside that Ingress. Every SETTINGS_EVERY-th route has a
+ * request header filter (one of a few values, so policies are shared, as
+ * annotations' are) and splits its traffic by weight between svc-i and the
+ * next Service of its namespace (svc-(i + NAMESPACES), wrapping within
+ * `size`), the way a canary would; `version` changes that weight, so
+ * alternating versions really change the routes.
+ */
+export function httpRouteObject(i: number, size: number, version = 1): KubeObject {
+  const backend = { name: `svc-${i}`, port: 80 };
+  const special = i % SETTINGS_EVERY === 0;
+  const canary = (i + NAMESPACES) % size;
+  const rule = special
+    ? {
+        matches: [{ path: { type: 'PathPrefix', value: '/' } }],
+        filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-Route', value: `team-${(i / SETTINGS_EVERY) % 5}` }] } }],
+        backendRefs: [
+          { ...backend, weight: 90 },
+          { name: `svc-${canary}`, port: 80, weight: version % 2 === 0 ? 20 : 10 },
+        ],
+      }
+    : {
+        matches: [{ path: { type: 'PathPrefix', value: version % 2 === 0 ? '/v2' : '/' } }],
+        backendRefs: [backend],
+      };
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: {
+      name: `route-${i}`,
+      namespace: `ns-${i % NAMESPACES}`,
+      uid: `uid-httproute-${i}`,
+      resourceVersion: String(version),
+      generation: version,
+      creationTimestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+    },
+    spec: {
+      parentRefs: [{ name: 'web', namespace: GATEWAY_NAMESPACE }],
+      hostnames: [`route-${i}.example.com`],
+      rules: [rule],
+    },
+  };
+}

@@ -3,10 +3,11 @@ import { catchError, combineLatest, defer, distinctUntilChanged, EMPTY, filter, 
 import type { ControllerConfig } from '../lib/config/types.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { deploymentOf, NOTHING_DEPLOYED, trackDeployment } from '../lib/gateway/deployment.ts';
-import { readGatewayApi } from '../lib/gateway/gateway-api.ts';
+import { GatewayApiMemo, readGatewayApi } from '../lib/gateway/gateway-api.ts';
 import { GatewayStatusWriter, statusWrites, type StatusWrite } from '../lib/gateway/status-writer.ts';
 import type { Deployment } from '../lib/gateway/status.ts';
 import { storeSources, watchesGatewayApi } from '../lib/gateway/store-sources.ts';
+import { leftOutMatches, type LeftOutCache } from '../lib/render/left-out-matches.ts';
 import { publishedAddresses } from '../lib/kube/ingress-status.ts';
 import type { KubeObject, StoreReader } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
@@ -38,15 +39,25 @@ export interface GatewayStatusOptions {
  * objects as they are then.
  */
 export function gatewayStatus({ write, now, warn }: GatewayStatusOptions): OperatorFunction<GatewayStatusInput, number> {
-  return (source) =>
-    source.pipe(
+  return (source) => {
+    // Kept between rounds, so that a round after one HTTPRoute changed judges and reads that route alone again.
+    const memo = new GatewayApiMemo();
+    const leftOut: LeftOutCache = new WeakMap();
+    return source.pipe(
       filter((input) => input.leader && input.stores !== undefined && input.config !== undefined && watchesGatewayApi(input.config.watchedResources)),
       serialLatest((input) =>
         defer(() => {
           const config = input.config!;
           const controllerName = config.gatewayApi.controllerName;
-          const model = readGatewayApi(storeSources(input.stores!, config.watchedResources, controllerName));
-          const writes = statusWrites({ model, controllerName, addresses: publishedAddresses(input.service), deployment: input.deployment, now: now() });
+          const model = readGatewayApi(storeSources(input.stores!, config.watchedResources, controllerName), memo);
+          const writes = statusWrites({
+            model,
+            controllerName,
+            addresses: publishedAddresses(input.service),
+            deployment: input.deployment,
+            now: now(),
+            leftOut: leftOutMatches(model, leftOut),
+          });
           return writes.length === 0 ? of(0) : write(writes);
         }).pipe(
           catchError((error: unknown) => {
@@ -56,6 +67,7 @@ export function gatewayStatus({ write, now, warn }: GatewayStatusOptions): Opera
         ),
       ),
     );
+  };
 }
 
 /** What the outcomes say of the deployment of the configuration in force (lib/gateway/deployment.ts). */

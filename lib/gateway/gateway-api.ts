@@ -5,8 +5,9 @@ import { attach, gatewayOf, type Acceptance, type AttachedListener, type ServedG
 import type { Unresolved } from './backend-refs.ts';
 import { readGateway } from './gateway.ts';
 import { readGatewayClasses, type GatewayClassRead } from './gateway-class.ts';
-import { readHttpRoute, type ParentRef } from './http-route.ts';
+import { readHttpRoute, type HttpRouteRead, type ParentRef } from './http-route.ts';
 import { resolveListeners, type Frontend, type ListenerState } from './listeners.ts';
+import { sameItems } from '../ingress/sorted-list.ts';
 import { readReferenceGrants } from './reference-grants.ts';
 import { translateRoute } from './route-records.ts';
 
@@ -30,6 +31,12 @@ export interface GatewayApiSources {
   readonly namespace: (name: string) => KubeObject | undefined;
   /** The frontends the template declares; undefined admits every listener port. */
   readonly frontends?: readonly Frontend[];
+  /**
+   * What identifies every source but the HTTPRoutes (the stores read and
+   * their versions): equal to the last read's, it lets a memo keep the
+   * Gateways and each unchanged HTTPRoute's outcome. Undefined: nothing is kept.
+   */
+  readonly context?: readonly unknown[];
 }
 
 /** A Gateway of one of this controller's classes: served, or left out with its problems. */
@@ -53,6 +60,8 @@ export interface RouteOutcome {
   readonly object: KubeObject;
   readonly parents: readonly ParentOutcome[];
   readonly unresolved: readonly Unresolved[];
+  /** The route records it is served as, in precedence order: the same array while the route's outcome is kept. */
+  readonly records: readonly RouteRecord[];
 }
 
 export interface GatewayApiModel {
@@ -78,14 +87,51 @@ function carriesEntryOf(route: KubeObject, controllerName: string): boolean {
   return Array.isArray(parents) && parents.some((entry) => (entry as { controllerName?: unknown } | null)?.controllerName === controllerName);
 }
 
-export function readGatewayApi(sources: GatewayApiSources): GatewayApiModel {
+/**
+ * What one read leaves for the next. Stores replace an object when it
+ * changes, never mutate it, so what is worked out from one object is kept
+ * for as long as the stores keep that object (weakly, so objects gone take
+ * their entries with them). An HTTPRoute's outcome also depends on
+ * everything else (Gateways, grants, Services, Namespaces, Secrets): it is
+ * kept only while the sources' `context` is the same.
+ */
+export class GatewayApiMemo {
+  /** Each HTTPRoute's read: a function of the object alone. */
+  readonly reads = new WeakMap<KubeObject, HttpRouteRead>();
+  last:
+    | {
+        readonly context: readonly unknown[];
+        readonly httpRoutes: readonly KubeObject[];
+        readonly gateways: GatewaysRead;
+        /** Per HTTPRoute, its outcome; null for one that is not this controller's. */
+        readonly routes: WeakMap<KubeObject, RouteWork | null>;
+        readonly model: GatewayApiModel;
+      }
+    | undefined;
+}
+
+/** The GatewayClasses, grants and Gateways, judged: everything an HTTPRoute is judged against. */
+interface GatewaysRead {
+  readonly classes: ReadonlyMap<string, GatewayClassRead>;
+  readonly grants: ReturnType<typeof readReferenceGrants>;
+  readonly excluded: readonly Problem[];
+  readonly served: ReadonlyMap<string, ServedGateway>;
+  readonly gateways: readonly { readonly object: KubeObject; readonly served: ServedGateway | undefined; readonly problems: readonly Problem[]; readonly listeners: readonly string[] }[];
+}
+
+/** One HTTPRoute judged against the Gateways: its outcome, records and problems, and the listeners it attaches to. */
+interface RouteWork {
+  readonly outcome: RouteOutcome;
+  readonly problems: readonly Problem[];
+  readonly attachments: readonly { readonly gateway: string; readonly listeners: readonly AttachedListener[] }[];
+}
+
+function readGateways(sources: GatewayApiSources): GatewaysRead {
   const classes = readGatewayClasses(sources.gatewayClasses, sources.controllerName);
   const grants = readReferenceGrants(sources.referenceGrants);
   const excluded: Problem[] = [...grants.problems];
-  const gateways = new Map<string, GatewayOutcome>();
   const served = new Map<string, ServedGateway>();
-  const attachedCounts = new Map<string, Map<string, number>>();
-  const attachedHostnames = new Map<string, Map<string, Set<string>>>();
+  const gateways: GatewaysRead['gateways'][number][] = [];
   for (const object of sources.gateways) {
     const className = (object['spec'] as { gatewayClassName?: unknown } | undefined)?.gatewayClassName;
     const gatewayClass = typeof className === 'string' ? classes.get(className) : undefined;
@@ -106,49 +152,86 @@ export function readGatewayApi(sources: GatewayApiSources): GatewayApiModel {
         for (const fault of state.faults) excluded.push({ object: read.label, field: `spec.listeners[${state.listener.index}]`, message: `${fault.reason}: ${fault.message}` });
       }
     }
-    const counts = new Map<string, number>((read.gateway?.listeners ?? []).map((listener) => [listener.name, 0]));
-    const hostnames = new Map<string, Set<string>>((read.gateway?.listeners ?? []).map((listener) => [listener.name, new Set<string>()]));
+    gateways.push({ object, served: servedGateway, problems, listeners: (read.gateway?.listeners ?? []).map((listener) => listener.name) });
+  }
+  return { classes, grants, excluded, served, gateways };
+}
+
+function judgeRoute(object: KubeObject, read: HttpRouteRead, sources: GatewayApiSources, gateways: GatewaysRead): RouteWork | null {
+  const ours = read.parents.flatMap((parent) => {
+    const gateway = gatewayOf(parent, gateways.served);
+    return gateway ? [{ parent, gateway }] : [];
+  });
+  if (ours.length === 0) {
+    if (!carriesEntryOf(object, sources.controllerName)) return null;
+    return { outcome: { object, parents: [], unresolved: [], records: [] }, problems: [], attachments: [] };
+  }
+  const route = read.route;
+  const parents: ParentOutcome[] = [];
+  const attachments: RouteWork['attachments'][number][] = [];
+  for (const { parent, gateway } of ours) {
+    const acceptance: Acceptance = route
+      ? attach(route, parent, gateway, sources.namespace)
+      : { accepted: false, reason: 'UnsupportedValue', message: read.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ') };
+    parents.push({ parent, acceptance });
+    if (acceptance.accepted) attachments.push({ gateway: `${gateway.gateway.namespace}/${gateway.gateway.name}`, listeners: acceptance.listeners });
+  }
+  const attached = attachments.flatMap((attachment) => attachment.listeners);
+  const translated = route ? translateRoute(route, attached, { service: sources.service, grants: gateways.grants }) : { records: [], unresolved: [] };
+  return { outcome: { object, parents, unresolved: translated.unresolved, records: inPrecedenceOrder(translated.records) }, problems: read.problems, attachments };
+}
+
+/**
+ * Reads the model. With a memo and a `context` in the sources, a read after
+ * only HTTPRoutes changed judges only the changed ones again, and a read
+ * after nothing changed returns the last model.
+ */
+export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo): GatewayApiModel {
+  const last = memo?.last && sources.context && sameItems(memo.last.context, sources.context) ? memo.last : undefined;
+  if (last && last.httpRoutes === sources.httpRoutes) return last.model;
+  const gatewaysRead = last?.gateways ?? readGateways(sources);
+  const cache = last?.routes ?? new WeakMap<KubeObject, RouteWork | null>();
+  const excluded: Problem[] = [...gatewaysRead.excluded];
+  const attachedCounts = new Map<string, Map<string, number>>();
+  const attachedHostnames = new Map<string, Map<string, Set<string>>>();
+  const gateways = new Map<string, GatewayOutcome>();
+  for (const { object, served, problems, listeners } of gatewaysRead.gateways) {
+    const counts = new Map<string, number>(listeners.map((name) => [name, 0]));
+    const hostnames = new Map<string, Set<string>>(listeners.map((name) => [name, new Set<string>()]));
     attachedCounts.set(keyOf(object), counts);
     attachedHostnames.set(keyOf(object), hostnames);
-    gateways.set(keyOf(object), { object, served: servedGateway, problems, attachedRoutes: counts, attachedHostnames: hostnames });
+    gateways.set(keyOf(object), { object, served, problems, attachedRoutes: counts, attachedHostnames: hostnames });
   }
   const routes = new Map<string, RouteOutcome>();
   const records: RouteRecord[] = [];
-  const lookup = { service: sources.service, grants };
   for (const object of sources.httpRoutes) {
-    const read = readHttpRoute(object);
-    const ours = read.parents.flatMap((parent) => {
-      const gateway = gatewayOf(parent, served);
-      return gateway ? [{ parent, gateway }] : [];
-    });
-    if (ours.length === 0) {
-      if (carriesEntryOf(object, sources.controllerName)) routes.set(keyOf(object), { object, parents: [], unresolved: [] });
-      continue;
+    let work = cache.get(object);
+    if (work === undefined) {
+      let routeRead = memo?.reads.get(object);
+      if (routeRead === undefined) {
+        routeRead = readHttpRoute(object);
+        memo?.reads.set(object, routeRead);
+      }
+      work = judgeRoute(object, routeRead, sources, gatewaysRead);
+      cache.set(object, work);
     }
-    excluded.push(...read.problems);
-    const route = read.route;
-    const parents: ParentOutcome[] = [];
-    const attached: AttachedListener[] = [];
+    if (work === null) continue;
+    excluded.push(...work.problems);
     const counted = new Set<ListenerState>();
-    for (const { parent, gateway } of ours) {
-      const acceptance: Acceptance = route
-        ? attach(route, parent, gateway, sources.namespace)
-        : { accepted: false, reason: 'UnsupportedValue', message: read.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ') };
-      parents.push({ parent, acceptance });
-      if (!acceptance.accepted) continue;
-      const counts = attachedCounts.get(`${gateway.gateway.namespace}/${gateway.gateway.name}`)!;
-      const hostnames = attachedHostnames.get(`${gateway.gateway.namespace}/${gateway.gateway.name}`)!;
-      for (const listener of acceptance.listeners) {
-        attached.push(listener);
+    for (const { gateway, listeners } of work.attachments) {
+      const counts = attachedCounts.get(gateway)!;
+      const hostnames = attachedHostnames.get(gateway)!;
+      for (const listener of listeners) {
         for (const hostname of listener.hostnames) hostnames.get(listener.state.listener.name)?.add(hostname);
         if (counted.has(listener.state)) continue;
         counted.add(listener.state);
         counts.set(listener.state.listener.name, (counts.get(listener.state.listener.name) ?? 0) + 1);
       }
     }
-    const translated = route ? translateRoute(route, attached, lookup) : { records: [], unresolved: [] };
-    records.push(...translated.records);
-    routes.set(keyOf(object), { object, parents, unresolved: translated.unresolved });
+    records.push(...work.outcome.records);
+    routes.set(keyOf(object), work.outcome);
   }
-  return { classes, gateways: gateways as ReadonlyMap<string, GatewayOutcome>, routes, records: inPrecedenceOrder(records), excluded };
+  const model = { classes: gatewaysRead.classes, gateways: gateways as ReadonlyMap<string, GatewayOutcome>, routes, records: inPrecedenceOrder(records), excluded };
+  if (memo) memo.last = sources.context ? { context: sources.context, httpRoutes: sources.httpRoutes, gateways: gatewaysRead, routes: cache, model } : undefined;
+  return model;
 }

@@ -7,7 +7,7 @@ import { errorMessage } from '../error-message.ts';
 import { GATEWAY_GROUP } from './api.ts';
 import { conditionTime } from './conditions.ts';
 import type { GatewayApiModel } from './gateway-api.ts';
-import { gatewayClassStatus, gatewayStatus, httpRouteStatus, type Deployment } from './status.ts';
+import { gatewayClassStatus, gatewayStatus, httpRouteStatus, NOTHING_LEFT_OUT, type Deployment, type LeftOut } from './status.ts';
 
 const API_VERSION = `${GATEWAY_GROUP}/v1`;
 /** Status writes in flight at once, as for Ingress status (lib/kube/ingress-status-writer.ts). */
@@ -26,10 +26,12 @@ export interface StatusInputs {
   readonly addresses: readonly LoadBalancerIngress[];
   readonly deployment: Deployment;
   readonly now: number;
+  /** What the routing model left out of each HTTPRoute as not routed yet; none when absent. */
+  readonly leftOut?: ReadonlyMap<KubeObject, LeftOut>;
 }
 
 /** The writes that would bring every object's status to what the model says: only those whose status differs. */
-export function statusWrites({ model, controllerName, addresses, deployment, now }: StatusInputs): StatusWrite[] {
+export function statusWrites({ model, controllerName, addresses, deployment, now, leftOut }: StatusInputs): StatusWrite[] {
   const time = conditionTime(now);
   const writes: StatusWrite[] = [];
   const add = (resource: StatusWrite['resource'], object: KubeObject, status: Readonly<Record<string, unknown>>) => {
@@ -37,7 +39,7 @@ export function statusWrites({ model, controllerName, addresses, deployment, now
   };
   for (const read of model.classes.values()) add('gatewayclasses', read.object, gatewayClassStatus(read.object, read, time));
   for (const outcome of model.gateways.values()) add('gateways', outcome.object, gatewayStatus(outcome, addresses, deployment, time));
-  for (const outcome of model.routes.values()) add('httproutes', outcome.object, httpRouteStatus(outcome, controllerName, time));
+  for (const outcome of model.routes.values()) add('httproutes', outcome.object, httpRouteStatus(outcome, controllerName, time, leftOut?.get(outcome.object) ?? NOTHING_LEFT_OUT));
   return writes;
 }
 

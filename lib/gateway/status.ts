@@ -81,11 +81,40 @@ export function gatewayStatus(outcome: GatewayOutcome, addresses: readonly LoadB
 }
 
 /**
+ * What the routing model left out of an HTTPRoute as not routed yet (a
+ * match it does not serve, named by field with why), and whether that is
+ * all of it: nothing of the route is served then.
+ */
+export interface LeftOut {
+  readonly matches: readonly string[];
+  readonly all: boolean;
+}
+
+export const NOTHING_LEFT_OUT: LeftOut = Object.freeze({ matches: Object.freeze([]), all: false });
+
+/**
+ * Accepted, and PartiallyInvalid where matches are left out, as
+ * apis/v1/shared_types.go words them for the "Drop Rule(s)" approach: a
+ * route with something served is Accepted, and PartiallyInvalid=True
+ * (UnsupportedValue) with a message starting "Dropped Rule" names what is
+ * dropped; a route with nothing served is not accepted (UnsupportedValue)
+ * and carries no PartiallyInvalid, which is never set for a route fully
+ * invalid or not accepted, and only ever True.
+ */
+function acceptedConditions(acceptance: RouteOutcome['parents'][number]['acceptance'], leftOut: LeftOut): DesiredCondition[] {
+  if (!acceptance.accepted) return [desired('Accepted', false, acceptance.reason, acceptance.message)];
+  if (leftOut.matches.length === 0) return [desired('Accepted', true, 'Accepted', 'accepted')];
+  const dropped = `Dropped Rule(s): ${leftOut.matches.join('; ')}`;
+  if (leftOut.all) return [desired('Accepted', false, 'UnsupportedValue', `no rule can be served: ${dropped}`)];
+  return [desired('Accepted', true, 'Accepted', 'accepted'), desired('PartiallyInvalid', true, 'UnsupportedValue', dropped)];
+}
+
+/**
  * One entry per parentRef to a served Gateway; entries other controllers
  * wrote (another controllerName) are kept as they are, since status.parents
  * is shared by every controller a route names.
  */
-export function httpRouteStatus(outcome: RouteOutcome, controllerName: string, now: string): Status {
+export function httpRouteStatus(outcome: RouteOutcome, controllerName: string, now: string, leftOut: LeftOut = NOTHING_LEFT_OUT): Status {
   const { object } = outcome;
   const stored = storedStatus(object);
   const generation = generationOf(object);
@@ -96,9 +125,9 @@ export function httpRouteStatus(outcome: RouteOutcome, controllerName: string, n
     ? desired('ResolvedRefs', false, first.reason, outcome.unresolved.map((fault) => fault.message).join('; '))
     : desired('ResolvedRefs', true, 'ResolvedRefs', 'all references resolved');
   const ours = outcome.parents.map(({ parent, acceptance }) => {
-    const accepted = acceptance.accepted ? desired('Accepted', true, 'Accepted', 'accepted') : desired('Accepted', false, acceptance.reason, acceptance.message);
+    const [accepted, ...partially] = acceptedConditions(acceptance, leftOut);
     const previous = storedParents.find((entry) => entry['controllerName'] === controllerName && sameParentRef(entry['parentRef'], parent.written));
-    return { parentRef: parent.written, controllerName, conditions: withTransitions([accepted, resolved], previous?.['conditions'], generation, now) };
+    return { parentRef: parent.written, controllerName, conditions: withTransitions([accepted!, resolved, ...partially], previous?.['conditions'], generation, now) };
   });
   return { ...stored, parents: [...others, ...ours] };
 }

@@ -1,5 +1,5 @@
 import type { WatchedResource } from '../config/types.ts';
-import type { KubeObject, StoreReader } from '../pipeline/model.ts';
+import type { StoreReader } from '../pipeline/model.ts';
 import { GATEWAY_GROUP, KINDS } from './api.ts';
 import type { GatewayApiSources } from './gateway-api.ts';
 
@@ -13,26 +13,27 @@ export function watchesGatewayApi(resources: readonly WatchedResource[]): boolea
  * whatever the configuration names them: the Gateway API kinds in the
  * gateway.networking.k8s.io group, Services, Secrets and Namespaces in
  * the core group. A kind not watched reads as none (a Namespace selector
- * then admits no namespace).
+ * then admits no namespace). The context is every store but the HTTPRoutes'
+ * and its version, with the controller name: what a memo's HTTPRoute
+ * outcomes depend on.
  */
 export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], controllerName: string): GatewayApiSources {
   const store = (group: string, kind: string): StoreReader | undefined => {
     const resource = resources.find((candidate) => candidate.kind === kind && (group === '' ? !candidate.apiVersion.includes('/') : candidate.apiVersion.startsWith(`${group}/`)));
     return resource && stores.get(resource.name);
   };
-  const list = (kind: string) => store(GATEWAY_GROUP, kind)?.list() ?? [];
-  const find =
-    (kind: string) =>
-    (namespace: string, name: string): KubeObject | undefined =>
-      store('', kind)?.get(namespace, name);
+  const [classes, gateways, routes, grants] = [KINDS.gatewayClass, KINDS.gateway, KINDS.httpRoute, KINDS.referenceGrant].map((kind) => store(GATEWAY_GROUP, kind));
+  const [services, secrets, namespaces] = ['Service', 'Secret', 'Namespace'].map((kind) => store('', kind));
+  const others = [classes, gateways, grants, services, secrets, namespaces];
   return {
     controllerName,
-    gatewayClasses: list(KINDS.gatewayClass),
-    gateways: list(KINDS.gateway),
-    httpRoutes: list(KINDS.httpRoute),
-    referenceGrants: list(KINDS.referenceGrant),
-    service: find('Service'),
-    secret: find('Secret'),
-    namespace: (name) => store('', 'Namespace')?.get(undefined, name),
+    gatewayClasses: classes?.list() ?? [],
+    gateways: gateways?.list() ?? [],
+    httpRoutes: routes?.list() ?? [],
+    referenceGrants: grants?.list() ?? [],
+    service: (namespace, name) => services?.get(namespace, name),
+    secret: (namespace, name) => secrets?.get(namespace, name),
+    namespace: (name) => namespaces?.get(undefined, name),
+    context: [controllerName, ...others, ...others.map((reader) => reader?.version)],
   };
 }

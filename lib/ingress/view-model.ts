@@ -1,3 +1,4 @@
+import type { RouteRecord } from '../routing/route.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
@@ -29,8 +30,8 @@ export class IngressModelCache implements ServerCache {
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
   readonly caSecrets = new WeakMap<KubeObject, CheckedCa>();
   readonly userlists: UserlistCache = new WeakMap();
-  /** Per HTTPRoute, its read as of the last build that had it: kept while its records are the same. */
-  readonly httpRoutes = new WeakMap<KubeObject, HttpRouteRead>();
+  /** Per HTTPRoute, its read as of the last build that had it, and the records it was last given: kept while its records are the same. */
+  readonly httpRoutes = new WeakMap<KubeObject, { readonly records: readonly RouteRecord[]; readonly read: HttpRouteRead }>();
   /** The state of the last build, for the next to start from. */
   last: LastBuild | undefined;
 }
@@ -291,11 +292,16 @@ const NO_HOSTS: readonly HostEntry[] = Object.freeze([]);
 function readHttpRoutes(sources: IngressSources, cache: IngressModelCache): readonly HttpRouteRead[] {
   const routes = sources.httpRoutes ?? [];
   return routes.map((routed) => {
-    const content = recordsContent(routed.records);
     const before = cache.httpRoutes.get(routed.object);
-    if (before?.content === content) return before;
+    // The same records (sources that keep them, lib/render/ingress-sources.ts) need no comparing.
+    if (before?.records === routed.records) return before.read;
+    const content = recordsContent(routed.records);
+    if (before?.read.content === content) {
+      cache.httpRoutes.set(routed.object, { records: routed.records, read: before.read });
+      return before.read;
+    }
     const read = readHttpRoute(routed, content);
-    cache.httpRoutes.set(routed.object, read);
+    cache.httpRoutes.set(routed.object, { records: routed.records, read });
     return read;
   });
 }

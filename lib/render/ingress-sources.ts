@@ -1,9 +1,8 @@
 import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
-import type { RouteRecord } from '../routing/route.ts';
 import type { IngressSources, RoutedObject } from '../ingress/types.ts';
 import { certificateClaims } from '../gateway/certificates.ts';
-import { readGatewayApi, type GatewayApiModel } from '../gateway/gateway-api.ts';
+import { GatewayApiMemo, readGatewayApi, type GatewayApiModel } from '../gateway/gateway-api.ts';
 import { storeSources, watchesGatewayApi } from '../gateway/store-sources.ts';
 
 const serviceNameLabel = 'kubernetes.io/service-name';
@@ -38,7 +37,7 @@ export function ingressResources(config: ControllerConfig): IngressResources {
  * through the indexes when the configuration indexes the way the model
  * asks, and fall back to a scan otherwise.
  */
-export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>): IngressSources | undefined {
+export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, cache?: RouteSourcesCache): IngressSources | undefined {
   const { ingresses, services, slices, secrets } = ingressResources(config);
   if (!ingresses || !services || !slices) return undefined;
   const store = (resource: WatchedResource | undefined) => (resource ? stores.get(resource.name) : undefined);
@@ -49,7 +48,7 @@ export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<str
   const byIndex = indexedByService(slices);
   const changesSince = ingressStore?.changesSince?.bind(ingressStore);
   return {
-    ...gatewayRoutes(config, stores),
+    ...gatewayRoutes(config, stores, cache),
     className: config.ingress.className,
     sharedHostNamespaces: config.ingress.sharedHostNamespaces,
     ingresses: ingressStore?.list() ?? [],
@@ -94,29 +93,50 @@ export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<str
 }
 
 /**
- * The HTTPRoutes this controller's Gateways accept, with the route records
- * each is served as, and the Gateway API's problems; nothing when the
- * configuration watches no Gateway API kind. The Gateway API model is read
- * whole at every build: what an HTTPRoute is served as depends on its
- * Gateways, grants and Services, and the view model reads again only the
- * routes whose records changed.
+ * What one build of the sources leaves for the next, so that 10k HTTPRoutes
+ * are not judged and translated again at every render: the Gateway API
+ * model's memo, and each HTTPRoute's routed object, kept while its records
+ * are the same ones (so the view model sees the same records and reads the
+ * route no further).
  */
-function gatewayRoutes(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>): Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates'> {
-  if (!watchesGatewayApi(config.watchedResources)) return {};
-  return routedObjects(readGatewayApi(storeSources(stores, config.watchedResources, config.gatewayApi.controllerName)));
+export class RouteSourcesCache {
+  readonly gatewayApi = new GatewayApiMemo();
+  readonly routed = new WeakMap<KubeObject, RoutedObject>();
+  last: { readonly model: GatewayApiModel; readonly routed: GatewayRoutes } | undefined;
 }
 
-/** Each HTTPRoute with its records (in precedence order), and the model's problems. */
-export function routedObjects(model: GatewayApiModel): Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates'> {
-  const byRoute = new Map<string, RouteRecord[]>();
-  for (const record of model.records) {
-    const key = `${record.origin.namespace}/${record.origin.name}`;
-    const records = byRoute.get(key);
-    if (records) records.push(record);
-    else byRoute.set(key, [record]);
-  }
+type GatewayRoutes = Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates'>;
+
+/**
+ * The HTTPRoutes this controller's Gateways accept, with the route records
+ * each is served as, and the Gateway API's problems; nothing when the
+ * configuration watches no Gateway API kind. What an HTTPRoute is served as
+ * depends on its Gateways, grants and Services: with a cache, only the
+ * HTTPRoutes that changed are judged again while those stay the same.
+ */
+function gatewayRoutes(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, cache: RouteSourcesCache | undefined): GatewayRoutes {
+  if (!watchesGatewayApi(config.watchedResources)) return {};
+  const model = readGatewayApi(storeSources(stores, config.watchedResources, config.gatewayApi.controllerName), cache?.gatewayApi);
+  if (cache?.last?.model === model) return cache.last.routed;
+  const routed = routedObjects(model, cache?.routed);
+  if (cache) cache.last = { model, routed };
+  return routed;
+}
+
+/** Each HTTPRoute with its records (in precedence order), and the model's problems; `kept` holds the last routed object of each while its records are the same. */
+export function routedObjects(model: GatewayApiModel, kept?: WeakMap<KubeObject, RoutedObject>): GatewayRoutes {
   const httpRoutes: RoutedObject[] = [];
-  for (const [key, records] of byRoute) httpRoutes.push({ object: model.routes.get(key)!.object, records });
+  for (const { object, records } of model.routes.values()) {
+    if (records.length === 0) continue;
+    const last = kept?.get(object);
+    if (last?.records === records) {
+      httpRoutes.push(last);
+      continue;
+    }
+    const routed = { object, records };
+    kept?.set(object, routed);
+    httpRoutes.push(routed);
+  }
   const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field }) => ({ namespace, name: secret, hosts, label: object, field }));
   return { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates };
 }

@@ -3,7 +3,7 @@ import type { KubeObject, Problem, RenderedFiles, RenderOutput, StoreReader } fr
 import { CompactOrigins, type FileOrigins } from './line-origins.ts';
 import type { IngressModel } from '../ingress/types.ts';
 import { buildIngressModel, IngressModelCache } from '../ingress/view-model.ts';
-import { ingressSources } from './ingress-sources.ts';
+import { ingressSources, RouteSourcesCache } from './ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
 import { LOG_FORMAT, QUOTED, SafeWriter, type Violation } from './safe-writer.ts';
 import type { Template } from '../config/template.ts';
@@ -43,10 +43,11 @@ export function createRenderer(config: ControllerConfig): Renderer {
   const tracker = new AccessTracker();
   const writer = new SafeWriter(tracker);
   const ingressCache = new IngressModelCache();
+  const routeSourcesCache = new RouteSourcesCache();
   const escape = Object.freeze({ logFormat: LOG_FORMAT, quoted: QUOTED });
 
   const ingressModel = (stores: ReadonlyMap<string, StoreReader>): IngressModel | undefined => {
-    const sources = ingressSources(config, stores);
+    const sources = ingressSources(config, stores, routeSourcesCache);
     return sources ? buildIngressModel(sources, ingressCache) : undefined;
   };
 

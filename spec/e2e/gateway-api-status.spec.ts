@@ -105,4 +105,14 @@ describe('Gateway API status in a cluster with its CRDs', function () {
       (fake.get({ apiVersion: V1, kind: 'Gateway', namespace: 'infra', name: 'gw' })?.['status'] as { listeners?: { attachedRoutes: number }[] } | undefined)?.listeners?.[0]?.attachedRoutes;
     expect(await until(attached, 2, 'attached routes')).to.equal(2);
   });
+
+  it('says PartiallyInvalid while a match of an accepted route is left out as not routed yet', async () => {
+    const served = { backendRefs: [{ name: 'web', port: 8080 }] };
+    // A RegularExpression path holding '#' cannot be a map key: the render leaves that match out.
+    const unroutable = { matches: [{ path: { type: 'RegularExpression', value: '/a#b' } }], ...served };
+    fake.create(httpRoute('partly', { parentRefs: [{ name: 'gw' }], hostnames: ['partly.example.com'], rules: [served, unroutable] }));
+    await until(() => routeConditions('partly'), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs', 'PartiallyInvalid=True/UnsupportedValue'], 'route partly');
+    fake.patch({ apiVersion: V1, kind: 'HTTPRoute', namespace: 'infra', name: 'partly' }, { spec: { rules: [served] } });
+    await until(() => routeConditions('partly'), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs'], 'route partly fixed');
+  });
 });

@@ -10,7 +10,7 @@ import { routedObjects } from '../../../lib/render/ingress-sources.ts';
 import { sources } from '../ingress/fixtures.ts';
 
 describe('the Gateway API example (examples/gateway-api/shop.yaml)', () => {
-  it('is read whole: its Gateway served, its route accepted with every reference resolved, and every rule routed', async () => {
+  it('is read whole: its Gateway served, its route accepted with every reference resolved, and every rule routed to the demo backends', async () => {
     const file = fileURLToPath(new URL('../../../examples/gateway-api/shop.yaml', import.meta.url));
     const { manifests, errors } = parseManifests(await readFile(file, 'utf8'), file);
     expect(errors).to.deep.equal([]);
@@ -35,10 +35,13 @@ describe('the Gateway API example (examples/gateway-api/shop.yaml)', () => {
       'shop.example.com prefix /api',
       'shop.example.com prefix /',
     ]);
-    // Every record routed: map lines to the Service backends and the canary's split backend; the only
-    // warnings are that the example has no EndpointSlices (a cluster makes them).
-    const served = buildIngressModel({ ...sources({ services: of('Service') }), ...routedObjects(model) });
-    expect(served.warnings.filter((problem) => !problem.message.endsWith('has no EndpointSlices'))).to.deep.equal([]);
+    // Every record routed: map lines to the Service backends and the canary's split backend, each with
+    // the servers of the EndpointSlices the demo's backends answer on (`npm run demo -- gateway-api`).
+    const served = buildIngressModel({ ...sources({ services: of('Service'), slices: of('EndpointSlice') }), ...routedObjects(model) });
+    expect(served.warnings).to.deep.equal([]);
+    expect(
+      served.backends.map((backend) => backend.servers.map((server) => `${server.address}:${server.port}${server.weight === undefined ? '' : ` weight ${server.weight}`}`)),
+    ).to.deep.equal([['127.0.0.1:18083'], ['127.0.0.1:18083 weight 256', '127.0.0.1:18084 weight 28'], ['127.0.0.1:18081', '127.0.0.1:18082']]);
     expect(served.exactRoutes.map((line) => `${line.key} ${line.backend}`)).to.deep.equal(['shop.example.com/api default_shop_1_split', 'shop.example.com/health default_api_8080']);
     expect(served.prefixRoutes.map((line) => `${line.key} ${line.backend}`)).to.deep.equal(['shop.example.com/api/ default_shop_1_split', 'shop.example.com/ default_web_80']);
     expect(served.policies.map((policy) => policy.requestHeaders?.set)).to.deep.equal([[{ name: 'X-Shop-Route', value: 'api' }]]);

@@ -5,6 +5,7 @@ import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
 import { GatewayStatusWriter, statusWrites } from '../../../lib/gateway/status-writer.ts';
 import type { Deployment } from '../../../lib/gateway/status.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
+import { leftOutMatches } from '../../../lib/render/left-out-matches.ts';
 import { GATEWAY_API_TYPES } from '../../support/fake-apiserver/gateway-api-types.ts';
 import { startFakeApiServer, type FakeApiServer } from '../../support/fake-apiserver/index.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, referenceGrant, service } from './fixtures.ts';
@@ -54,7 +55,7 @@ describe('Gateway API status through the API server', () => {
       secret: () => undefined,
       namespace: (name) => list('Namespace', 'v1').find((object) => object.metadata.name === name),
     });
-    return writer.write(statusWrites({ model, controllerName: DEFAULT_CONTROLLER_NAME, addresses: [{ ip: '10.0.0.7' }], deployment, now }));
+    return writer.write(statusWrites({ model, controllerName: DEFAULT_CONTROLLER_NAME, addresses: [{ ip: '10.0.0.7' }], deployment, now, leftOut: leftOutMatches(model) }));
   }
 
   const get = (kind: string, name: string, namespace?: string) => fake.get({ apiVersion: V1, kind, name, ...(namespace ? { namespace } : {}) })!;
@@ -120,6 +121,31 @@ describe('Gateway API status through the API server', () => {
     fake.create(referenceGrant('apps', [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'infra' }], [{ group: '', kind: 'Service' }]));
     await sync();
     expect(routeConditions('cross')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
+  });
+
+  it('says PartiallyInvalid (UnsupportedValue, "Dropped Rule") while a match is left out as not routed yet, and not accepted when nothing is left', async () => {
+    // A RegularExpression path holding '#' cannot be a map key: the match is left out, the rest served.
+    const unroutable = { matches: [{ path: { type: 'RegularExpression', value: '/a#b' } }], backendRefs: [{ name: 'web', port: 8080 }] };
+    const served = { backendRefs: [{ name: 'web', port: 8080 }] };
+    fake.create(httpRoute('partly', { parentRefs: [{ name: 'gw' }], hostnames: ['partly.example.com'], rules: [served, unroutable] }));
+    fake.create(httpRoute('wholly', { parentRefs: [{ name: 'gw' }], hostnames: ['wholly.example.com'], rules: [unroutable] }));
+    fake.create(httpRoute('missing', { parentRefs: [{ name: 'gw' }], hostnames: ['missing.example.com'], rules: [served, { backendRefs: [{ name: 'gone', port: 8080 }] }] }));
+    await sync();
+    expect(routeConditions('partly')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs', 'PartiallyInvalid=True/UnsupportedValue']);
+    const partially = (status(get('HTTPRoute', 'partly', 'infra'))['parents'] as { conditions: (Condition & { message: string })[] }[])[0]!.conditions[2]!;
+    expect(partially.message).to.match(/^Dropped Rule/);
+    expect(partially.message).to.include('spec.rules[1].matches[0]');
+    expect(partially.message).to.include('not routed yet');
+    expect(partially.observedGeneration).to.equal(1);
+    // Fully invalid: not accepted, and PartiallyInvalid is never set then.
+    expect(routeConditions('wholly')).to.deep.equal(['Accepted=False/UnsupportedValue', 'ResolvedRefs=True/ResolvedRefs']);
+    // A backendRef that does not resolve is ResolvedRefs' to say: the route stays accepted, with no PartiallyInvalid.
+    expect(routeConditions('missing')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=False/BackendNotFound']);
+    // Fixed: the condition goes (it is only ever True), and the next round writes nothing.
+    fake.patch({ apiVersion: V1, kind: 'HTTPRoute', namespace: 'infra', name: 'partly' }, { spec: { rules: [served] } });
+    expect(await sync()).to.equal(1);
+    expect(routeConditions('partly')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
+    expect(await sync()).to.equal(0);
   });
 
   it("removes its entry from a route that no longer names one of its Gateways, keeping others'", async () => {

@@ -1,0 +1,160 @@
+/**
+ * Gateway API render benchmark: 10k HTTPRoutes beside 10k Ingresses,
+ * rendered with the shipped configuration. Ingress i and HTTPRoute i both
+ * route to Service svc-i (3 ready endpoints), on their own hosts, through
+ * one Gateway of the controller's GatewayClass; one HTTPRoute in
+ * SETTINGS_EVERY has a header filter and splits by weight over two Services
+ * (see world.ts).
+ *
+ * It prints a full render after one HTTPRoute change (a weight change),
+ * after one Ingress change (a new path), and cold (a new renderer, nothing
+ * cached), each as a ratio to `haproxy -c` on the same configuration in the
+ * same run. Target (informational, as in render.ts: machines are noisy, a
+ * missed target is reported, never a failure): a full render after one
+ * change within a tenth of `haproxy -c`.
+ *
+ * Run with `node bench/gateway-render.ts` (part of `npm run bench`).
+ * BENCH_GATEWAY_SIZES=1000 picks other sizes (routes and Ingresses each).
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultConfigPath } from '../lib/cli/package-root.ts';
+import { loadControllerConfig } from '../lib/config/load.ts';
+import type { ControllerConfig } from '../lib/config/types.ts';
+import { checkConfig } from '../lib/haproxy/check.ts';
+import type { KubeObject } from '../lib/pipeline/model.ts';
+import { createRenderer, type RenderOutput } from '../lib/render/renderer.ts';
+import { writeRenderedFiles } from '../lib/render/write-files.ts';
+import { buildStores } from '../lib/store/build-stores.ts';
+import { gc, median, medianAfterChange, milliseconds } from './timing.ts';
+import { endpointSliceObject, gatewayClassObject, gatewayObject, httpRouteObject, ingressObject, NAMESPACES, serviceObject, SETTINGS_EVERY } from './world.ts';
+
+const SIZES = process.env['BENCH_GATEWAY_SIZES']?.split(',').map(Number) ?? [10_000];
+const RENDER_RUNS = 7;
+const COLD_RUNS = 3;
+const CHECK_RUNS = 3;
+
+function world(size: number): Map<string, KubeObject[]> {
+  const range = Array.from({ length: size }, (_, i) => i);
+  return new Map([
+    ['ingresses', range.map((i) => ingressObject(i))],
+    ['services', range.map(serviceObject)],
+    ['endpointslices', range.map((i) => endpointSliceObject(i))],
+    ['secrets', []],
+    ['gatewayclasses', [gatewayClassObject()]],
+    ['gateways', [gatewayObject()]],
+    ['httproutes', range.map((i) => httpRouteObject(i, size))],
+    ['referencegrants', []],
+    [
+      'namespaces',
+      [...Array.from({ length: NAMESPACES }, (_, n) => `ns-${n}`), 'infra'].map((name) => ({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, uid: `uid-ns-${name}`, resourceVersion: '1' },
+      })),
+    ],
+  ]);
+}
+
+interface Row {
+  readonly size: number;
+  readonly coldMs: number;
+  readonly routeMs: number;
+  readonly ingressMs: number;
+  readonly checkMs: number;
+  readonly configKb: number;
+  readonly splitBackends: number;
+}
+
+/** The render really serves both kinds: every host, every split backend, the filters' policies, and no problem. */
+function verify(size: number, output: RenderOutput): number {
+  const problems = output.excluded.length + output.warnings.length;
+  if (problems > 0) throw new Error(`${size} HTTPRoutes: the generated world has ${problems} problems, e.g. ${JSON.stringify(output.excluded[0] ?? output.warnings[0])}`);
+  const hostMap = output.files.maps['host.map'] ?? '';
+  for (const host of ['app-0.example.com', `app-${size - 1}.example.com`, 'route-0.example.com', `route-${size - 1}.example.com`]) {
+    if (!hostMap.includes(host)) throw new Error(`${size} HTTPRoutes: host.map has no line for ${host}`);
+  }
+  const splitBackends = output.files.config.match(/^backend \S+_split$/gm)?.length ?? 0;
+  if (splitBackends !== Math.ceil(size / SETTINGS_EVERY)) throw new Error(`${size} HTTPRoutes: expected ${Math.ceil(size / SETTINGS_EVERY)} split backends, got ${splitBackends}`);
+  if (!/set-header X-Route /.test(output.files.config)) throw new Error(`${size} HTTPRoutes: no route policy sets X-Route`);
+  return splitBackends;
+}
+
+async function measure(config: ControllerConfig, size: number): Promise<Row> {
+  const stores = buildStores(config.watchedResources, world(size), config.ignoreFields);
+  const dir = await mkdtemp(join(tmpdir(), `haproxy-gateway-bench-${size}-`));
+  try {
+    const colds: number[] = [];
+    for (let run = 0; run < COLD_RUNS; run++) {
+      gc();
+      const start = process.hrtime.bigint();
+      createRenderer(config)({ stores, baseDir: dir });
+      colds.push(milliseconds(start));
+    }
+    const render = createRenderer(config);
+    const once = () => render({ stores, baseDir: dir });
+    // Warm-up: JIT compilation and inline caches, so the medians are steady-state.
+    once();
+    once();
+    const routes = stores.get('httproutes');
+    const ingresses = stores.get('ingresses');
+    if (!routes || !ingresses) throw new Error('the shipped configuration has no httproutes or ingresses store');
+    // The same object alternates between two versions, so every timed render follows a real change.
+    const target = size >> 1;
+    const afterChange = (change: (run: number) => void) => medianAfterChange(RENDER_RUNS, change, once);
+    const routeMs = afterChange((run) => routes.upsert(httpRouteObject(target, size, 2 + (run % 2))));
+    const ingressMs = afterChange((run) => ingresses.upsert(ingressObject(target, 2 + (run % 2))));
+    const output = once();
+    const splitBackends = verify(size, output);
+    const configFile = await writeRenderedFiles(dir, output.files, config.dataplane);
+    const checks: number[] = [];
+    for (let run = 0; run < CHECK_RUNS; run++) {
+      const start = process.hrtime.bigint();
+      const result = await checkConfig(configFile);
+      checks.push(milliseconds(start));
+      if (!result.valid) throw new Error(`haproxy -c refuses the ${size}-HTTPRoute configuration:\n${result.output}`);
+    }
+    return { size, coldMs: median(colds), routeMs, ingressMs, checkMs: median(checks), configKb: output.files.config.length / 1024, splitBackends };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const loaded = loadControllerConfig(readFileSync(defaultConfigPath(), 'utf8'));
+  if (!loaded.ok) throw new Error(`the shipped configuration does not load:\n${loaded.errors.join('\n')}`);
+  const out = (text: string) => process.stdout.write(`${text}\n`);
+  out(
+    '| HTTPRoutes + Ingresses | cold render ms | after HTTPRoute change ms | after Ingress change ms | haproxy -c ms | cold / haproxy -c | HTTPRoute / haproxy -c | Ingress / haproxy -c |',
+  );
+  out('|---|---|---|---|---|---|---|---|');
+  const rows: Row[] = [];
+  for (const size of SIZES) {
+    const row = await measure(loaded.config, size);
+    rows.push(row);
+    const ratio = (ms: number) => (ms / row.checkMs).toFixed(3);
+    out(
+      `| ${size} + ${size} | ${row.coldMs.toFixed(1)} | ${row.routeMs.toFixed(1)} | ${row.ingressMs.toFixed(1)} | ${row.checkMs.toFixed(0)} | ` +
+        `${ratio(row.coldMs)} | ${ratio(row.routeMs)} | ${ratio(row.ingressMs)} |`,
+    );
+    gc();
+  }
+  out('');
+  for (const row of rows) out(`${row.size} HTTPRoutes + ${row.size} Ingresses: haproxy.cfg ${row.configKb.toFixed(0)} KiB, ${row.splitBackends} weighted split backends`);
+  const largest = rows.at(-1)!;
+  const tenth = largest.checkMs / 10;
+  for (const [what, ms] of [
+    ['after one HTTPRoute change', largest.routeMs],
+    ['after one Ingress change', largest.ingressMs],
+    ['cold (new renderer, nothing cached)', largest.coldMs],
+  ] as const) {
+    out(
+      `target: full render ${what} at ${largest.size} HTTPRoutes + ${largest.size} Ingresses <= 1/10 of haproxy -c ` +
+        `(${ms.toFixed(1)} ms vs ${tenth.toFixed(1)} ms, ${(ms / largest.checkMs).toFixed(3)} of haproxy -c): ${ms <= tenth ? 'met' : 'NOT MET'}`,
+    );
+  }
+}
+
+await main();

@@ -1,0 +1,120 @@
+/**
+ * HTTPRoutes through the Data Plane API (the emulator of
+ * spec/support/dataplane-emulator in front of a real HAProxy, as in
+ * dataplane-acceptance.spec.ts): the first configuration, with an exact
+ * hostname, a wildcard one (host-suffix.map) and a weighted split, is one
+ * reload; then a new HTTPRoute to a served Service, a new wildcard
+ * hostname and a weight change are runtime map entries and server
+ * weights, no reload. Real HTTP through the HAProxy proves each.
+ */
+import { expect } from 'chai';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DataplaneLocal, DATAPLANE_POD } from '../support/dataplane-local.ts';
+import { eventually } from '../support/eventually.ts';
+import { documents, service, slice } from '../support/manifest-builders.ts';
+import { httpGet } from '../support/traffic.ts';
+
+const GATEWAY = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: haproxy }
+spec: { controllerName: haproxy-template-ic.io/gateway-controller }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw, namespace: default }
+spec:
+  gatewayClassName: haproxy
+  listeners: [ { name: http, port: 80, protocol: HTTP } ]
+`;
+
+/** An HTTPRoute on the Gateway for one hostname, with one rule's backendRefs. */
+function httpRoute(name: string, hostname: string, backendRefs: readonly { readonly name: string; readonly weight?: number }[]): string {
+  const refs = backendRefs.map((ref) => `{ name: ${ref.name}, port: 80${ref.weight === undefined ? '' : `, weight: ${ref.weight}`} }`).join(', ');
+  return `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: default }
+spec:
+  parentRefs: [ { name: gw } ]
+  hostnames: [ "${hostname}" ]
+  rules: [ { backendRefs: [ ${refs} ] } ]
+`;
+}
+
+/** The first HTTPRoutes: an exact hostname, a wildcard one, and canary.example.com split between web-a and web-b by weight. */
+function routes(a: number, b: number): string {
+  return documents(
+    httpRoute('first', 'first.example.com', [{ name: 'web-a' }]),
+    httpRoute('wild', '*.wild.example.com', [{ name: 'web-b' }]),
+    httpRoute('canary', 'canary.example.com', [
+      { name: 'web-a', weight: a },
+      { name: 'web-b', weight: b },
+    ]),
+  );
+}
+
+describe('HTTPRoutes through the Data Plane API', function () {
+  this.timeout(90_000);
+  let local: DataplaneLocal;
+  let a = 0;
+  let b = 0;
+
+  const mapFile = (name: string) => readFile(join(local.emulator.mapsDir, name), 'utf8');
+
+  before(async () => {
+    local = await DataplaneLocal.start(
+      2,
+      ([portA, portB]) => ({
+        'gateway.yaml': GATEWAY,
+        'services.yaml': documents(
+          service('web-a', [{ port: 80, targetPort: portA! }]),
+          slice('web-a-0', 'web-a', undefined, portA!),
+          service('web-b', [{ port: 80, targetPort: portB! }]),
+          slice('web-b-0', 'web-b', undefined, portB!),
+        ),
+        'routes.yaml': routes(1, 1),
+      }),
+      'gateway-api-dataplane-',
+    );
+    [a, b] = local.backends as [number, number];
+    expect((await local.deployed(0)).result.mode).to.equal('reload');
+    await local.served('first.example.com', [a]);
+    await local.served('canary.example.com', [a, b]);
+  });
+
+  after(() => local?.stop());
+
+  it('serves a wildcard hostname from host-suffix.map, for names any number of labels below its domain', async () => {
+    expect(await mapFile('host-suffix.map')).to.match(/^\S*wild\.example\.com\s/m);
+    await local.served('one.wild.example.com', [b]);
+    await local.served('two.levels.wild.example.com', [b]);
+    // The domain itself is not under its wildcard: the specification's `*.` needs one label at least.
+    expect(await httpGet(DATAPLANE_POD.address, local.httpPort, 'wild.example.com')).to.not.match(/^200 backend/);
+  });
+
+  it('serves a new HTTPRoute to a served Service, and a new wildcard hostname, through runtime map entries: no reload', async () => {
+    const before = await local.reloads();
+    const from = local.log.mark();
+    await local.write('more.yaml', documents(httpRoute('second', 'second.example.com', [{ name: 'web-b' }]), httpRoute('other-wild', '*.other.example.com', [{ name: 'web-a' }])));
+    expect((await local.deployed(from)).result.mode).to.equal('runtime');
+    await local.served('second.example.com', [b]);
+    await local.served('deep.er.other.example.com', [a]);
+    expect(await mapFile('host-suffix.map')).to.match(/^\S*other\.example\.com\s/m);
+    expect(await local.reloads()).to.equal(before);
+  });
+
+  it('changes the weights of a split through the runtime: no reload', async () => {
+    const before = await local.reloads();
+    const from = local.log.mark();
+    await local.write('routes.yaml', routes(0, 1));
+    expect((await local.deployed(from)).result.mode).to.equal('runtime');
+    // Weight 0 takes web-a out of the split: every request of a run goes to web-b.
+    await local.served('canary.example.com', [b]);
+    await eventually(
+      async () => Promise.all(Array.from({ length: 20 }, () => httpGet(DATAPLANE_POD.address, local.httpPort, 'canary.example.com'))),
+      (answers) => answers.every((answer) => answer === `200 backend ${b} GET /`),
+      'every canary request to web-b',
+    );
+    expect(await local.reloads()).to.equal(before);
+  });
+});
