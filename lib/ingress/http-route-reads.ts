@@ -22,10 +22,12 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * (path-regex.map, as an Ingress's regex paths: after exact lines, before
  * prefix lines, longest first), one backend or
  * weighted ones (a split backend: servers.ts), and the filters the route
- * policies render. A record asking for more (header, query or method
- * matches, a backendRef's own filters or one
- * not resolved, a redirect's path, a mirror, timeouts) is left out with a
- * warning naming its match, never served as something else.
+ * policies render. A backendRef that does not resolve keeps its share of
+ * the requests, answered 500 by the route's policy (unresolvedShare), with
+ * a warning naming it. A record asking for more (header, query or method
+ * matches, a backendRef's own filters, a redirect's path, a mirror,
+ * timeouts) is left out with a warning naming its match, never served as
+ * something else.
  *
  * Conflicts follow the Ingress rules (route-claims.ts): an Exact path
  * outranks a PathPrefix's exact line, then the older object wins, whichever
@@ -64,14 +66,46 @@ function unserved(record: RouteRecord): string | undefined {
   if (record.query.length > 0) return 'query parameter matches';
   if (record.method !== undefined) return 'a method match';
   for (const backend of record.backends) {
-    if (backend.settings !== undefined) return "a backendRef's own filters";
-    if (backend.refused !== undefined) return `its backendRef to ${backend.namespace}/${backend.service}, which ${backend.refused}`;
+    if (backend.settings !== undefined && backend.refused === undefined) return "a backendRef's own filters";
   }
   if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) return 'backendRefs all of weight 0';
   if (record.settings.redirect?.path !== undefined) return "a RequestRedirect's path";
   if (record.settings.mirror !== undefined) return 'RequestMirror';
   if (record.settings.timeouts !== undefined) return 'timeouts';
   return undefined;
+}
+
+function greatestCommonDivisor(a: number, b: number): number {
+  return b === 0 ? a : greatestCommonDivisor(b, a % b);
+}
+
+/**
+ * A record whose backendRefs do not all resolve, as the specification
+ * serves it: the refused ones' share of the requests answered 500 (a route
+ * setting, so its policy says it), the rest split by weight between the
+ * resolved ones. A refused backendRef of weight 0 asks for nothing.
+ */
+function withUnresolvedShare(record: RouteRecord): RouteRecord {
+  const refused = record.backends.filter((backend) => backend.refused !== undefined);
+  if (refused.length === 0) return record;
+  const total = record.backends.reduce((sum, backend) => sum + backend.weight, 0);
+  const share = refused.reduce((sum, backend) => sum + backend.weight, 0);
+  const backends = record.backends.filter((backend) => backend.refused === undefined);
+  if (share === 0) return { ...record, backends };
+  const divisor = greatestCommonDivisor(share, total);
+  const unresolvedShare = { share: share / divisor, of: total / divisor };
+  return { ...record, backends: share === total ? [] : backends, settings: { ...record.settings, unresolvedShare } };
+}
+
+/** What is said of the backendRefs of a record that do not resolve: their share is answered 500. */
+function unresolvedWarnings(record: RouteRecord, label: string): Problem[] {
+  return record.backends
+    .filter((backend) => backend.refused !== undefined && backend.weight > 0)
+    .map((backend) => ({
+      object: label,
+      field: record.origin.field,
+      message: `for host ${record.host.key}, the share of its backendRef to ${backend.namespace}/${backend.service} is answered 500: ${backend.refused}`,
+    }));
 }
 
 /**
@@ -98,19 +132,21 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
   const hosts = new Map<string, HostEntry>();
   const routes: RouteClaim[] = [];
   const warnings: Problem[] = [];
-  for (const record of routed.records) {
-    const field = record.origin.field;
-    const reason = unserved(record);
+  for (const asked of routed.records) {
+    const field = asked.origin.field;
+    const reason = unserved(asked);
     if (reason !== undefined) {
-      warnings.push({ object: label, field, message: `not served for host ${record.host.key}: ${reason} not routed yet` });
+      warnings.push({ object: label, field, message: `not served for host ${asked.host.key}: ${reason} not routed yet` });
       continue;
     }
+    warnings.push(...unresolvedWarnings(asked, label));
+    const record = withUnresolvedShare(asked);
     const source = new ModelSource('HTTPRoute', object, field);
     const host = record.host.key;
     if (!hosts.has(host)) hosts.set(host, Object.freeze(new HostItem(host, host.startsWith('*.'), source)));
     const backend = backendOf(record);
     const policy = routePolicy(record.settings, record.path.value, source);
-    if (backend === NO_BACKEND && policy?.redirect === undefined) {
+    if (backend === NO_BACKEND && policy?.redirect === undefined && policy?.unresolved === undefined) {
       warnings.push({ object: label, field, message: `not served for host ${record.host.key}: no backendRef and no redirect` });
       continue;
     }

@@ -68,6 +68,8 @@ export class RoutePolicy extends Sourced {
   /** The stick table's expiry and rate period, in milliseconds: the rate limit's period, or 10 s for connections alone. */
   readonly trackingPeriod: number;
   readonly redirect: RedirectRule | undefined;
+  /** Requests answered 500 (backendRefs that do not resolve): `share` of `of` at random when `partial`, else all. */
+  readonly unresolved: { readonly share: number; readonly of: number; readonly partial: boolean } | undefined;
   readonly rewrites: readonly PathRewrite[];
   readonly requestHeaders: HeaderActions | undefined;
   readonly responseHeaders: HeaderActions | undefined;
@@ -98,6 +100,8 @@ export class RoutePolicy extends Sourced {
     this.tracksSources = settings.rateLimit !== undefined || settings.connectionLimit !== undefined;
     this.trackingPeriod = settings.rateLimit?.period ?? 10_000;
     this.redirect = redirectRule(settings.redirect);
+    const unresolved = settings.unresolvedShare;
+    this.unresolved = unresolved && { ...unresolved, partial: unresolved.share < unresolved.of };
     this.rewrites = pathRewrites(settings.rewrite, path);
     this.requestHeaders = headerActions(settings.requestHeaders);
     this.responseHeaders = headerActions(settings.responseHeaders);

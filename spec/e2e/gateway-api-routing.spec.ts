@@ -13,8 +13,9 @@ import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
  * GatewayClass, a Gateway and HTTPRoutes from manifests, and real HTTP goes
  * through a real HAProxy to real backends, following the Gateway API's
  * conformance scenarios for path matching and precedence, header
- * modifiers, redirects and rewrites; a new HTTPRoute to a served Service
- * and a path change apply without a reload.
+ * modifiers, redirects and rewrites, 500 for backendRefs that do not
+ * resolve; a new HTTPRoute to a served Service and a path change apply
+ * without a reload.
  */
 
 interface Answer {
@@ -99,15 +100,25 @@ function canary(a: number, b: number): string {
   return httpRoute('canary', 'canary.example.com', `    - backendRefs: [ { name: echo-a, port: 80, weight: ${a} }, { name: echo-b, port: 80, weight: ${b} } ]\n`);
 }
 
-/** How many of `count` requests each backend answered. */
+/** How many of `count` requests each backend answered, and how many were answered with a status other than 200, by status. */
 async function shares(harness: LocalHarness, host: string, count: number): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (let i = 0; i < count; i++) {
-    const { backend } = await seen(harness, host, `/${i}`);
-    counts[backend] = (counts[backend] ?? 0) + 1;
+    const answer = await ask(harness, host, `/${i}`);
+    const who = answer.status === 200 ? (JSON.parse(answer.body) as Seen).backend : String(answer.status);
+    counts[who] = (counts[who] ?? 0) + 1;
   }
   return counts;
 }
+
+/** The ReferenceGrant letting HTTPRoutes of default use the Services of other. */
+const GRANT = `apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: routes-from-default, namespace: other }
+spec:
+  from: [ { group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: default } ]
+  to: [ { group: "", kind: Service } ]
+`;
 
 const routes: Record<string, string> = {
   'paths.yaml': httpRoute(
@@ -181,6 +192,8 @@ describe('Gateway API routing end to end', function () {
         slice('echo-a-1', 'echo-a', undefined, portOf(echoA)),
         service('echo-b', [{ port: 80, targetPort: portOf(echoB) }]),
         slice('echo-b-1', 'echo-b', undefined, portOf(echoB)),
+        service('echo-c', [{ port: 80, targetPort: portOf(echoB) }], 'other'),
+        slice('echo-c-1', 'echo-c', undefined, portOf(echoB), true, { namespace: 'other' }),
       ),
     );
     for (const [file, text] of Object.entries(routes)) await harness.write(file, text);
@@ -271,6 +284,49 @@ describe('Gateway API routing end to end', function () {
     expect(second['a']).to.be.within(180, 220);
     expect(second['b']).to.be.within(720, 880);
     expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it('answers 500 for a backendRef to another namespace until a ReferenceGrant there allows it, and for one to a missing Service', async () => {
+    let mark = harness.mark();
+    await harness.write('cross.yaml', httpRoute('cross', 'cross.example.com', `    - backendRefs: [ { name: echo-c, namespace: other, port: 80 } ]\n`));
+    await harness.next(mark, 'deployed');
+    const refused = await ask(harness, 'cross.example.com', '/x');
+    expect([refused.status, refused.body]).to.deep.equal([500, "500 Internal Server Error: the route's backend does not resolve."]);
+    const rendered = harness.log.since(mark).filter((o): o is Extract<Outcome, { type: 'rendered' }> => o.type === 'rendered');
+    expect(rendered.at(-1)!.warnings.map((problem) => problem.message)).to.deep.equal([
+      'for host cross.example.com, the share of its backendRef to other/echo-c is answered 500: spec.rules[0].backendRefs[0]: Service other/echo-c is in another namespace, and no ReferenceGrant there allows HTTPRoutes of default to use it',
+    ]);
+    // A second route answered 500 shares the first one's policy: map lines only.
+    const reloads = await harness.reloads();
+    mark = harness.mark();
+    await harness.write('ghost.yaml', httpRoute('ghost', 'ghost.example.com', `    - ${to('ghost')}\n`));
+    const deployed = await harness.next(mark, 'deployed');
+    expect(deployed.result.mode).to.equal('runtime');
+    expect((await ask(harness, 'ghost.example.com', '/')).status).to.equal(500);
+    expect(await harness.reloads()).to.equal(reloads);
+    await harness.write('grant.yaml', GRANT);
+    const allowed = await eventually(
+      () => ask(harness, 'cross.example.com', '/x'),
+      (answer) => answer.status === 200,
+      'the granted backendRef to be served',
+      15_000,
+    );
+    expect((JSON.parse(allowed.body) as Seen).url).to.equal('/x');
+    expect((await ask(harness, 'ghost.example.com', '/')).status).to.equal(500);
+  });
+
+  it("answers 500 for an unresolved backendRef's share of a split, within 10% over 1,000 requests", async () => {
+    await harness.write('half.yaml', httpRoute('half', 'half.example.com', `    - backendRefs: [ { name: echo-a, port: 80, weight: 3 }, { name: ghost, port: 80, weight: 1 } ]\n`));
+    await eventually(
+      () => ask(harness, 'half.example.com', '/'),
+      (answer) => answer.status !== 404,
+      'the split to be served',
+      15_000,
+    );
+    const counts = await shares(harness, 'half.example.com', 1000);
+    expect(Object.keys(counts).sort()).to.deep.equal(['500', 'a']);
+    expect(counts['a']).to.be.within(675, 825);
+    expect(counts['500']).to.be.within(225, 275);
   });
 
   it('serves a new HTTPRoute to a served Service, then a changed path, without a reload', async () => {

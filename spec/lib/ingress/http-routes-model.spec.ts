@@ -168,6 +168,52 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(changed.backends[0]!.servers.map((server) => `${server.address} ${server.weight}`)).to.deep.equal(['10.0.0.2 85', '10.0.1.1 256', '10.0.1.2 256', '10.0.1.3 256']);
   });
 
+  it("answers 500 for a backendRef that does not resolve: every request for the only one, its weight's share of a split", () => {
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [match('PathPrefix', '/gone')], backendRefs: [{ name: 'ghost', port: 80 }] },
+        { matches: [match('PathPrefix', '/other')], backendRefs: [{ name: 'web', namespace: 'elsewhere', port: 8080 }] },
+        {
+          matches: [match('PathPrefix', '/part')],
+          backendRefs: [
+            { name: 'web', port: 8080, weight: 2 },
+            { name: 'ghost', port: 80, weight: 2 },
+            { name: 'api', port: 9090, weight: 4 },
+          ],
+        },
+        {
+          matches: [match('PathPrefix', '/one')],
+          backendRefs: [
+            { name: 'ghost', port: 80, weight: 1 },
+            { name: 'api', port: 9090, weight: 2 },
+          ],
+        },
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(lines(model).prefix).to.deep.equal([
+      'shop.example.com/other/ :policy',
+      'shop.example.com/gone/ :policy',
+      'shop.example.com/part/ infra_shop_2_split:policy',
+      'shop.example.com/one/ infra_api_9090:policy',
+    ]);
+    const policyOf = (key: string) => model.policies.find((policy) => policy.key === model.prefixRoutes.find((line) => line.key === key)!.policy)!.unresolved;
+    // Both routes answering every request share one policy: a second one changes map lines only.
+    expect(model.prefixRoutes[0]!.policy).to.equal(model.prefixRoutes[1]!.policy);
+    expect(policyOf('shop.example.com/gone/')).to.deep.equal({ share: 1, of: 1, partial: false });
+    expect(policyOf('shop.example.com/part/')).to.deep.equal({ share: 1, of: 4, partial: true });
+    expect(policyOf('shop.example.com/one/')).to.deep.equal({ share: 1, of: 3, partial: true });
+    expect(model.backends.find((backend) => backend.name === 'infra_shop_2_split')!.split!.map((share) => `${share.service} ${share.weight}`)).to.deep.equal(['web 2', 'api 4']);
+    expect(model.warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
+      'spec.rules[0].matches[0]: for host shop.example.com, the share of its backendRef to infra/ghost is answered 500: spec.rules[0].backendRefs[0]: Service infra/ghost does not exist',
+      'spec.rules[1].matches[0]: for host shop.example.com, the share of its backendRef to elsewhere/web is answered 500: spec.rules[1].backendRefs[0]: Service elsewhere/web is in another namespace, and no ReferenceGrant there allows HTTPRoutes of infra to use it',
+      'spec.rules[2].matches[0]: for host shop.example.com, the share of its backendRef to infra/ghost is answered 500: spec.rules[2].backendRefs[1]: Service infra/ghost does not exist',
+      'spec.rules[3].matches[0]: for host shop.example.com, the share of its backendRef to infra/ghost is answered 500: spec.rules[3].backendRefs[0]: Service infra/ghost does not exist',
+    ]);
+  });
+
   it('leaves out, with a warning naming the match, a record it cannot serve yet', () => {
     const route = httpRoute('shop', {
       ...parent,
@@ -285,12 +331,13 @@ describe('HTTPRoutes in the Ingress view model', () => {
       [],
       [{ type: 'RequestHeaderModifier', requestHeaderModifier: { add: [{ name: 'X-A', value: '1' }] } }],
       [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/' } } }],
+      [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 9090 } } }],
     ];
     const routes = new Map<string, KubeObject>();
     const ingresses = new Map<string, KubeObject>();
     let gateways = [gateway('gw', [httpListener('http', ALL_NAMESPACES)])];
     const cache = new IngressModelCache();
-    const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0 };
+    const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0, unresolved: 0 };
     // One backendRef, or two with weights drawn from a few (a weight change keeps the split backend's name).
     const backendRefs = () =>
       random() < 0.3
@@ -328,6 +375,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
       seen.redirects += fresh.prefixRoutes.filter((route) => route.backend === '').length;
       seen.splits += fresh.backends.filter((backend) => backend.split !== undefined).length;
       seen.unserved += fresh.warnings.filter((problem) => problem.message.includes('not routed yet')).length;
+      seen.unresolved += fresh.warnings.filter((problem) => problem.message.includes('is answered 500')).length;
     }
     for (const [what, count] of Object.entries(seen)) expect(count, what).to.be.above(0);
   });
