@@ -7,6 +7,7 @@ import { HostItem, ModelSource, RouteItem } from './model-source.ts';
 import { describeObject } from './names.ts';
 import { placeOf } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
+import { routeConditions } from './route-conditions.ts';
 import { escapeRegex, routePolicy } from './route-policies.ts';
 import type { HostEntry, RoutedObject } from './types.ts';
 
@@ -24,10 +25,12 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * weighted ones (a split backend: servers.ts), and the filters the route
  * policies render. A backendRef that does not resolve keeps its share of
  * the requests, answered 500 by the route's policy (unresolvedShare), with
- * a warning naming it. A record asking for more (header, query or method
- * matches, a backendRef's own filters, a redirect's path, a mirror,
- * timeouts) is left out with a warning naming its match, never served as
- * something else.
+ * a warning naming it. Header, query parameter and method matches make
+ * claims with conditions, which the aggregate serves as candidate lists
+ * (route-lists.ts). A record asking for more (conditions on a regular
+ * expression path, a backendRef's own filters, a redirect's path, a
+ * mirror, timeouts) is left out with a warning naming its match, never
+ * served as something else.
  *
  * Conflicts follow the Ingress rules (route-claims.ts): an Exact path
  * outranks a PathPrefix's exact line, then the older object wins, whichever
@@ -62,9 +65,8 @@ const NO_SETTINGS: ReadSettings = Object.freeze({ backend: Object.freeze({}), ro
 function unserved(record: RouteRecord): string | undefined {
   // A map line's key is one word read raw: what an Ingress's regex path may not hold (names.ts checkRegexPath), this may not either.
   if (record.path.kind === 'regex' && /[#%`]/.test(record.path.value)) return "a RegularExpression path with '#', '%' or '`'";
-  if (record.headers.length > 0) return 'header matches';
-  if (record.query.length > 0) return 'query parameter matches';
-  if (record.method !== undefined) return 'a method match';
+  const conditional = record.headers.length > 0 || record.query.length > 0 || record.method !== undefined;
+  if (conditional && record.path.kind === 'regex') return 'header, query parameter or method matches on a RegularExpression path';
   for (const backend of record.backends) {
     if (backend.settings !== undefined && backend.refused === undefined) return "a backendRef's own filters";
   }
@@ -146,13 +148,14 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
     if (!hosts.has(host)) hosts.set(host, Object.freeze(new HostItem(host, host.startsWith('*.'), source)));
     const backend = backendOf(record);
     const policy = routePolicy(record.settings, record.path.value, source);
+    const conditions = routeConditions(record, source);
     if (backend === NO_BACKEND && policy?.redirect === undefined && policy?.unresolved === undefined) {
       warnings.push({ object: label, field, message: `not served for host ${record.host.key}: no backendRef and no redirect` });
       continue;
     }
     const claim = (map: RouteClaim['map'], path: string, fromExactPath: boolean, routeKey = `${host}${path}`): RouteClaim => {
       const line = Object.freeze(new RouteItem(routeKey, backend.name, policy, source));
-      return { map, key: routeKey, host, asked: backend, backend, fromExactPath, policy, field, ingress: key, label, place, index: routes.length, line };
+      return { map, key: routeKey, host, asked: backend, backend, fromExactPath, policy, conditions, field, ingress: key, label, place, index: routes.length, line };
     };
     if (record.path.kind === 'exact') {
       routes.push(claim('exact', record.path.value, true));

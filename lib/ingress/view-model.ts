@@ -226,9 +226,11 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const next: IngressModel = {
     hosts: aggregate.hosts,
     suffixHosts: suffixHosts(aggregate.hosts, routes, last?.model),
-    exactRoutes: aggregate.exactRoutes,
-    prefixRoutes: aggregate.prefixRoutes,
+    exactRoutes: aggregate.routeLines.exactRoutes,
+    prefixRoutes: aggregate.routeLines.prefixRoutes,
     regexRoutes: aggregate.regexRoutes,
+    candidates: aggregate.routeLines.candidates,
+    conditions: aggregate.routeLines.conditions,
     policies: aggregate.policies,
     userlists: userlists.userlists,
     backends: resolution.backends,

@@ -45,9 +45,9 @@ async function echoBackend(name: string): Promise<Server> {
 
 const portOf = (server: Server) => (server.address() as AddressInfo).port;
 
-function ask(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}, tls = false): Promise<Answer> {
+function ask(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}, tls = false, method = 'GET'): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const common = { host: '127.0.0.1', path, headers: { host, ...headers }, agent: false as const };
+    const common = { host: '127.0.0.1', method, path, headers: { host, ...headers }, agent: false as const };
     const done = (res: IncomingMessage) => {
       let body = '';
       res.setEncoding('utf8');
@@ -156,6 +156,35 @@ const routes: Record<string, string> = {
       filters: [ { type: RequestRedirect, requestRedirect: { hostname: elsewhere.example.com, port: 8443 } } ]
 `,
   ),
+  // After the conformance scenarios HTTPRouteHeaderMatching, HTTPRouteQueryParamMatching and HTTPRouteMethodMatching.
+  'matching.yaml': httpRoute(
+    'matching',
+    'match.example.com',
+    `    - { matches: [ { headers: [ { name: version, value: one } ] } ], ${to('echo-a')} }
+    - { matches: [ { headers: [ { name: version, value: two } ] } ], ${to('echo-b')} }
+    - { matches: [ { headers: [ { name: version, value: two }, { name: color, value: orange } ] } ], ${to('echo-a')} }
+    - { matches: [ { headers: [ { name: Color, value: blue } ] }, { headers: [ { name: color, value: green } ] } ], ${to('echo-a')} }
+    - { matches: [ { headers: [ { name: color, type: RegularExpression, value: "^(red|yellow)$" } ] } ], ${to('echo-b')} }
+    - { matches: [ { path: { type: PathPrefix, value: /q }, queryParams: [ { name: animal, value: whale } ] } ], ${to('echo-a')} }
+    - { matches: [ { path: { type: PathPrefix, value: /q }, queryParams: [ { name: animal, value: dolphin } ] } ], ${to('echo-b')} }
+    - { matches: [ { path: { type: PathPrefix, value: /q }, queryParams: [ { name: animal, value: dolphin }, { name: color, value: blue } ] } ], ${to('echo-a')} }
+    - { matches: [ { path: { type: PathPrefix, value: /m }, method: POST } ], ${to('echo-a')} }
+    - { matches: [ { path: { type: PathPrefix, value: /m }, method: GET } ], ${to('echo-b')} }
+`,
+  ),
+  // After the conformance scenario HTTPRouteMatchingAcrossRoutes: the matches of two routes ranked together.
+  'across-1.yaml': httpRoute(
+    'across-1',
+    'across.example.com',
+    `    - { matches: [ { path: { type: PathPrefix, value: / } }, { path: { type: Exact, value: /example } } ], ${to('echo-a')} }
+`,
+  ),
+  'across-2.yaml': httpRoute(
+    'across-2',
+    'across.example.com',
+    `    - { matches: [ { path: { type: PathPrefix, value: /v2 }, headers: [ { name: version, value: two } ] }, { headers: [ { name: version, value: two } ] } ], ${to('echo-b')} }
+`,
+  ),
   'wildcard.yaml': httpRoute('wildcard', '"*.wild.example.com"', `    - { ${to('echo-b')} }\n`),
   'canary.yaml': canary(3, 1),
   'secure.yaml': httpRoute('secure', 'secure.example.com', `    - { ${to('echo-a')} }\n`),
@@ -197,9 +226,22 @@ describe('Gateway API routing end to end', function () {
       ),
     );
     for (const [file, text] of Object.entries(routes)) await harness.write(file, text);
+    // Every file's routes, whatever order the watcher saw the files in: no deployment is left to come.
+    const probes: readonly [string, string, Record<string, string>][] = [
+      ['paths.example.com', '/exact', {}],
+      ['headers.example.com', '/', {}],
+      ['redirect.example.com', '/secure', {}],
+      ['match.example.com', '/', { version: 'one' }],
+      ['across.example.com', '/v2', { version: 'two' }],
+      ['across.example.com', '/', {}],
+      ['x.wild.example.com', '/', {}],
+      ['canary.example.com', '/', {}],
+      ['secure.example.com', '/', {}],
+      ['rewrite.example.com', '/strip', {}],
+    ];
     await eventually(
-      () => ask(harness, 'rewrite.example.com', '/strip'),
-      (answer) => answer.status === 200,
+      () => Promise.all(probes.map(([host, path, headers]) => ask(harness, host, path, headers))),
+      (answers) => answers.every((answer) => answer.status !== 404 && answer.status !== 503),
       'the routes to be served',
       15_000,
     );
@@ -229,6 +271,63 @@ describe('Gateway API routing end to end', function () {
     expect((await ask(harness, 'paths.example.com', '/items/42/x')).status).to.equal(404);
     expect((await ask(harness, 'paths.example.com', '/ITEMS/42')).status).to.equal(404);
     expect((await ask(harness, 'other.example.com', '/exact')).status).to.equal(404);
+  });
+
+  it('matches headers exactly (names in any case) or by regular expression, the most header matches first', async () => {
+    const backend = async (headers: Record<string, string>) => {
+      const answer = await ask(harness, 'match.example.com', '/', headers);
+      return answer.status === 200 ? (JSON.parse(answer.body) as Seen).backend : answer.status;
+    };
+    expect(await backend({ version: 'one' })).to.equal('a');
+    expect(await backend({ version: 'two' })).to.equal('b');
+    expect(await backend({ version: 'two', color: 'orange' })).to.equal('a');
+    expect(await backend({ version: 'one', color: 'orange' })).to.equal('a');
+    expect(await backend({ COLOR: 'blue' })).to.equal('a');
+    expect(await backend({ color: 'green' })).to.equal('a');
+    expect(await backend({ color: 'red' })).to.equal('b');
+    expect(await backend({ color: 'yellow' })).to.equal('b');
+    expect(await backend({ color: 'purple' })).to.equal(404);
+    expect(await backend({ version: 'three' })).to.equal(404);
+    expect(await backend({ version: 'ONE' })).to.equal(404);
+    expect(await backend({})).to.equal(404);
+  });
+
+  it('matches query parameters by name and whole value, case-sensitive, the most query matches first', async () => {
+    expect((await seen(harness, 'match.example.com', '/q?animal=whale')).backend).to.equal('a');
+    expect((await seen(harness, 'match.example.com', '/q?animal=dolphin')).backend).to.equal('b');
+    expect((await seen(harness, 'match.example.com', '/q?animal=dolphin&color=blue')).backend).to.equal('a');
+    expect((await seen(harness, 'match.example.com', '/q?color=blue&animal=dolphin')).backend).to.equal('a');
+    expect((await ask(harness, 'match.example.com', '/q?ANIMAL=Whale')).status).to.equal(404);
+    expect((await ask(harness, 'match.example.com', '/q?animal=whalesong')).status).to.equal(404);
+  });
+
+  it('matches the method', async () => {
+    const post = await ask(harness, 'match.example.com', '/m', {}, false, 'POST');
+    expect([post.status, (JSON.parse(post.body) as Seen).backend]).to.deep.equal([200, 'a']);
+    expect((await seen(harness, 'match.example.com', '/m/x')).backend).to.equal('b');
+    expect((await ask(harness, 'match.example.com', '/m', {}, false, 'PUT')).status).to.equal(404);
+  });
+
+  it('ranks the matches of several routes for one host together: Exact path, longest prefix, then header matches', async () => {
+    expect((await seen(harness, 'across.example.com', '/')).backend).to.equal('a');
+    expect((await seen(harness, 'across.example.com', '/example')).backend).to.equal('a');
+    expect((await seen(harness, 'across.example.com', '/v2')).backend).to.equal('a');
+    expect((await seen(harness, 'across.example.com', '/v2/x', { version: 'two' })).backend).to.equal('b');
+    expect((await seen(harness, 'across.example.com', '/', { version: 'two' })).backend).to.equal('b');
+    expect((await seen(harness, 'across.example.com', '/other', { version: 'two' })).backend).to.equal('b');
+    // An Exact path outranks a prefix with header matches.
+    expect((await seen(harness, 'across.example.com', '/example', { version: 'two' })).backend).to.equal('a');
+  });
+
+  it('serves a route with conditions some served route has without a reload', async () => {
+    const reloads = await harness.reloads();
+    const mark = harness.mark();
+    await harness.write('again.yaml', httpRoute('again', 'again.example.com', `    - { matches: [ { headers: [ { name: version, value: one } ] } ], ${to('echo-b')} }\n`));
+    const deployed = await harness.next(mark, 'deployed');
+    expect(deployed.result.mode, JSON.stringify(deployed.result)).to.equal('runtime');
+    expect((await seen(harness, 'again.example.com', '/', { version: 'one' })).backend).to.equal('b');
+    expect((await ask(harness, 'again.example.com', '/')).status).to.equal(404);
+    expect(await harness.reloads()).to.equal(reloads);
   });
 
   it('serves a wildcard hostname for names any number of labels below its domain, not for the domain itself', async () => {

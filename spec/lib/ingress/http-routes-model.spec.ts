@@ -219,15 +219,77 @@ describe('HTTPRoutes in the Ingress view model', () => {
       ...parent,
       hostnames: ['shop.example.com'],
       rules: [
-        { matches: [{ path: { type: 'PathPrefix', value: '/v2' }, headers: [{ name: 'X-Version', value: '2' }] }], backendRefs: [{ name: 'api', port: 9090 }] },
+        { matches: [{ path: { type: 'RegularExpression', value: '/v[0-9]' }, headers: [{ name: 'X-Version', value: '2' }] }], backendRefs: [{ name: 'api', port: 9090 }] },
         { matches: [match('PathPrefix', '/')], backendRefs: [{ name: 'web', port: 8080 }] },
       ],
     });
     const model = build({ routes: [route] });
     expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_web_8080']);
     expect(model.warnings).to.deep.equal([
-      { object: 'HTTPRoute infra/shop', field: 'spec.rules[0].matches[0]', message: 'not served for host shop.example.com: header matches not routed yet' },
+      {
+        object: 'HTTPRoute infra/shop',
+        field: 'spec.rules[0].matches[0]',
+        message: 'not served for host shop.example.com: header, query parameter or method matches on a RegularExpression path not routed yet',
+      },
     ]);
+  });
+
+  it('serves header, query parameter and method matches as candidate lists ranked as the specification ranks matches', () => {
+    const onShop = (name: string, created: string, rules: readonly unknown[]) => httpRoute(name, { ...parent, hostnames: ['shop.example.com'], rules }, 'infra', created);
+    const model = build({
+      routes: [
+        onShop('older', '2026-01-01T00:00:00Z', [
+          { matches: [{ ...match('PathPrefix', '/a'), headers: [{ name: 'X-One', value: '1' }] }], backendRefs: [{ name: 'web', port: 8080 }] },
+          { matches: [match('PathPrefix', '/')], backendRefs: [{ name: 'web', port: 8080 }] },
+        ]),
+        onShop('newer', '2026-01-02T00:00:00Z', [
+          {
+            matches: [
+              {
+                ...match('PathPrefix', '/a/b'),
+                headers: [
+                  { name: 'X-One', value: '1' },
+                  { name: 'x-two', type: 'RegularExpression', value: '^2' },
+                ],
+              },
+              { ...match('PathPrefix', '/a/b'), method: 'POST' },
+              { ...match('PathPrefix', '/a/b'), queryParams: [{ name: 'q', value: 'v' }] },
+              { ...match('PathPrefix', '/a'), headers: [{ name: 'x-one', value: '1' }] },
+            ],
+            backendRefs: [{ name: 'api', port: 9090 }],
+          },
+        ]),
+      ],
+    });
+    const listOf = (map: 'exact' | 'prefix', key: string) => {
+      const line = (map === 'exact' ? model.exactRoutes : model.prefixRoutes).find((route) => route.key === key)!;
+      expect(line.backend).to.match(/^\?l[0-9a-f]{16}$/);
+      const id = line.backend.slice(1);
+      const conditions = new Map(model.conditions.map((set) => [set.key, set]));
+      return model.candidates
+        .filter((candidate) => candidate.key.startsWith(`${id}/`))
+        .sort((a, b) => (a.value < b.value ? -1 : 1))
+        .map((candidate) => {
+          const set = conditions.get(candidate.key.slice(id.length + 1));
+          const what = set
+            ? [set.method, ...set.headers.map((h) => `${h.name}${h.regex ? '~' : '='}${h.value}`), ...set.query.map((q) => `?${q.name}=${q.value}`)].filter(Boolean).join(' ')
+            : 'fallback';
+          return `${candidate.value} ${what}`;
+        });
+    };
+    // Method first, then most headers, then query; the same conditions at /a/ from the older route win over the newer's;
+    // the shorter prefix's candidates follow, and the unconditional "/" ends the list.
+    expect(listOf('prefix', 'shop.example.com/a/b/')).to.deep.equal([
+      '000=infra_api_9090 POST',
+      '001=infra_api_9090 x-one=1 x-two~^2',
+      '002=infra_api_9090 ?q=v',
+      '003=infra_web_8080 x-one=1',
+      '999=infra_web_8080 fallback',
+    ]);
+    // An exact key without an unconditional candidate lets the next lookups run.
+    expect(listOf('exact', 'shop.example.com/a')).to.deep.equal(['000=infra_web_8080 x-one=1', '999= fallback']);
+    expect(model.warnings).to.deep.equal([]);
+    expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090', 'infra_web_8080']);
   });
 
   it('settles a key an Ingress and an HTTPRoute sharing a host both ask for as Ingresses do: Exact first, then the older object', () => {
@@ -321,7 +383,16 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const random = mulberry32(19);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     const hosts = ['a.example.com', 'b.example.com', '*.example.com'];
-    const paths = [match('PathPrefix', '/'), match('PathPrefix', '/x'), match('Exact', '/x'), match('PathPrefix', '/x/y'), match('RegularExpression', '/x/[a-z]+')];
+    const paths = [
+      match('PathPrefix', '/'),
+      match('PathPrefix', '/x'),
+      match('Exact', '/x'),
+      match('PathPrefix', '/x/y'),
+      match('RegularExpression', '/x/[a-z]+'),
+      { ...match('PathPrefix', '/x'), headers: [{ name: 'X-V', value: '1' }] },
+      { ...match('PathPrefix', '/x/y/z'), method: 'GET' },
+      { ...match('Exact', '/x'), queryParams: [{ name: 'q', value: '1' }] },
+    ];
     const backends = [
       { name: 'web', port: 8080 },
       { name: 'api', port: 9090 },
@@ -337,7 +408,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const ingresses = new Map<string, KubeObject>();
     let gateways = [gateway('gw', [httpListener('http', ALL_NAMESPACES)])];
     const cache = new IngressModelCache();
-    const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0, unresolved: 0 };
+    const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0, unresolved: 0, lists: 0 };
     // One backendRef, or two with weights drawn from a few (a weight change keeps the split backend's name).
     const backendRefs = () =>
       random() < 0.3
@@ -376,6 +447,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
       seen.splits += fresh.backends.filter((backend) => backend.split !== undefined).length;
       seen.unserved += fresh.warnings.filter((problem) => problem.message.includes('not routed yet')).length;
       seen.unresolved += fresh.warnings.filter((problem) => problem.message.includes('is answered 500')).length;
+      seen.lists += fresh.candidates.length;
     }
     for (const [what, count] of Object.entries(seen)) expect(count, what).to.be.above(0);
   });
