@@ -154,6 +154,10 @@ const routes: Record<string, string> = {
       filters: [ { type: RequestRedirect, requestRedirect: { scheme: https, statusCode: 301 } } ]
     - matches: [ { path: { type: PathPrefix, value: /moved } } ]
       filters: [ { type: RequestRedirect, requestRedirect: { hostname: elsewhere.example.com, port: 8443 } } ]
+    - matches: [ { path: { type: PathPrefix, value: /original-prefix } } ]
+      filters: [ { type: RequestRedirect, requestRedirect: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /replacement-prefix } } } ]
+    - matches: [ { path: { type: PathPrefix, value: /full } } ]
+      filters: [ { type: RequestRedirect, requestRedirect: { hostname: other.example.com, path: { type: ReplaceFullPath, replaceFullPath: /full-path-replacement } } } ]
 `,
   ),
   // After the conformance scenarios HTTPRouteHeaderMatching, HTTPRouteQueryParamMatching and HTTPRouteMethodMatching.
@@ -360,6 +364,18 @@ describe('Gateway API routing end to end', function () {
     expect([secure.status, secure.headers.location]).to.deep.equal([301, 'https://redirect.example.com/secure/a?b=1']);
     const moved = await ask(harness, 'redirect.example.com', '/moved/x');
     expect([moved.status, moved.headers.location]).to.deep.equal([302, 'http://elsewhere.example.com:8443/moved/x']);
+  });
+
+  it('answers a RequestRedirect with a path: the matched prefix or the whole path replaced, the query kept (conformance HTTPRouteRedirectPath)', async () => {
+    const location = async (path: string) => {
+      const answer = await ask(harness, 'redirect.example.com', path);
+      return `${answer.status} ${answer.headers.location}`;
+    };
+    expect(await location('/original-prefix/lemon')).to.equal('302 http://redirect.example.com/replacement-prefix/lemon');
+    expect(await location('/original-prefix')).to.equal('302 http://redirect.example.com/replacement-prefix');
+    expect(await location('/original-prefix/a?b=1')).to.equal('302 http://redirect.example.com/replacement-prefix/a?b=1');
+    expect(await location('/full/path/original')).to.equal('302 http://other.example.com/full-path-replacement');
+    expect(await location('/full')).to.equal('302 http://other.example.com/full-path-replacement');
   });
 
   it('replaces the matched prefix and the Host the backend sees with URLRewrite', async () => {

@@ -132,6 +132,26 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090']);
   });
 
+  it("serves a RequestRedirect's path as replace-path pairs before a prefix redirect, the prefix one in a policy of its own path", () => {
+    const redirectTo = (modifier: unknown) => ({ type: 'RequestRedirect', requestRedirect: { statusCode: 301, path: modifier } });
+    const route = httpRoute('moved', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [match('PathPrefix', '/old')], filters: [redirectTo({ type: 'ReplacePrefixMatch', replacePrefixMatch: '/new' })] },
+        { matches: [match('PathPrefix', '/gone')], filters: [redirectTo({ type: 'ReplaceFullPath', replaceFullPath: '/here' })] },
+      ],
+    });
+    const model = build({ routes: [route] });
+    const policyOf = (key: string) => model.policies.find((policy) => policy.key === model.prefixRoutes.find((line) => line.key === key)!.policy)!;
+    expect(policyOf('shop.example.com/old/')).to.deep.include({
+      redirect: { code: 301, prefix: { scheme: undefined, host: undefined, port: undefined } },
+      redirectRewrites: [{ pattern: '^/old(/.*)?$', replacement: '/new\\1' }],
+    });
+    expect(policyOf('shop.example.com/gone/').redirectRewrites).to.deep.equal([{ pattern: '^.*$', replacement: '/here' }]);
+    expect(model.warnings).to.deep.equal([]);
+  });
+
   it("serves weighted backendRefs as one split backend of both Services' servers, weighted by share over servers, named after the rule", () => {
     const three = endpointSlice('web-3', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.1.1'] }, { addresses: ['10.0.1.2'] }, { addresses: ['10.0.1.3'] }], {
       namespace: 'infra',
