@@ -28,8 +28,9 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * a warning naming it. Header, query parameter and method matches make
  * claims with conditions, which the aggregate serves as candidate lists
  * (route-lists.ts). A record asking for more (conditions on a regular
- * expression path, a backendRef's own filters, a mirror, timeouts) is left
- * out with a warning naming its match, never served as something else.
+ * expression path, a backendRef's own filters, a mirror, timeouts.request)
+ * is left out with a warning naming its match, never served as something
+ * else.
  *
  * Conflicts follow the Ingress rules (route-claims.ts): an Exact path
  * outranks a PathPrefix's exact line, then the older object wins, whichever
@@ -71,7 +72,9 @@ function unserved(record: RouteRecord): string | undefined {
   }
   if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) return 'backendRefs all of weight 0';
   if (record.settings.mirror !== undefined) return 'RequestMirror';
-  if (record.settings.timeouts !== undefined) return 'timeouts';
+  // A backend's wait is set per request (backendRequest); HAProxy 2.6 sets no limit on a whole exchange per request.
+  if (record.settings.timeouts?.request) return 'timeouts.request';
+  if (record.settings.timeouts?.backendRequest === 0) return 'timeouts.backendRequest of 0 (no limit)';
   return undefined;
 }
 

@@ -70,6 +70,8 @@ export class RoutePolicy extends Sourced {
   readonly redirect: RedirectRule | undefined;
   /** The `replace-path` pairs that make a redirect's path (Gateway API RequestRedirect `path`), before the redirect. */
   readonly redirectRewrites: readonly PathRewrite[];
+  /** How long a backend may take to answer one request, in milliseconds (Gateway API `timeouts.backendRequest`), or undefined. */
+  readonly serverTimeout: number | undefined;
   /** Requests answered 500 (backendRefs that do not resolve): `share` of `of` at random when `partial`, else all. */
   readonly unresolved: { readonly share: number; readonly of: number; readonly partial: boolean } | undefined;
   readonly rewrites: readonly PathRewrite[];
@@ -103,6 +105,7 @@ export class RoutePolicy extends Sourced {
     this.trackingPeriod = settings.rateLimit?.period ?? 10_000;
     this.redirect = redirectRule(settings.redirect);
     this.redirectRewrites = pathRewrites(settings.redirect?.path, path);
+    this.serverTimeout = settings.timeouts?.backendRequest || undefined;
     const unresolved = settings.unresolvedShare;
     this.unresolved = unresolved && { ...unresolved, partial: unresolved.share < unresolved.of };
     this.rewrites = pathRewrites(settings.rewrite, path);

@@ -116,6 +116,8 @@ export interface IngressModel {
   readonly conditions: readonly RouteConditions[];
   /** The route policies the served routes use, each once, sorted by key (see route-policies.ts). */
   readonly policies: readonly RoutePolicy[];
+  /** True when a policy sets a server timeout: every backend then applies the one its request's policy set. */
+  readonly serverTimeouts: boolean;
   /** The userlists of basic auth, one per Secret a policy names, sorted by name (see userlists.ts). */
   readonly userlists: readonly Userlist[];
   /** Sorted by name. */

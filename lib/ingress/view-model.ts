@@ -232,6 +232,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     candidates: aggregate.routeLines.candidates,
     conditions: aggregate.routeLines.conditions,
     policies: aggregate.policies,
+    serverTimeouts: aggregate.policies.some((policy) => policy.serverTimeout !== undefined),
     userlists: userlists.userlists,
     backends: resolution.backends,
     certificates: certificates.certificates,

@@ -35,8 +35,14 @@ async function echoBackend(name: string): Promise<Server> {
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ backend: name, url: req.url ?? '', headers: req.headers } satisfies Seen));
+      // x-delay: milliseconds to wait before answering, for backend timeouts.
+      setTimeout(
+        () => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ backend: name, url: req.url ?? '', headers: req.headers } satisfies Seen));
+        },
+        Number(req.headers['x-delay'] ?? 0),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -442,6 +448,23 @@ describe('Gateway API routing end to end', function () {
     expect(Object.keys(counts).sort()).to.deep.equal(['500', 'a']);
     expect(counts['a']).to.be.within(675, 825);
     expect(counts['500']).to.be.within(225, 275);
+  });
+
+  it("answers 504 when a backend takes longer than the rule's timeouts.backendRequest, for that rule alone", async () => {
+    await harness.write(
+      'timeout.yaml',
+      httpRoute('timeout', 'timeout.example.com', `    - { matches: [ { path: { type: PathPrefix, value: /slow } } ], timeouts: { backendRequest: 300ms }, ${to('echo-a')} }\n`),
+    );
+    await eventually(
+      () => ask(harness, 'timeout.example.com', '/slow'),
+      (answer) => answer.status === 200,
+      'the route with a timeout to be served',
+      15_000,
+    );
+    expect((await ask(harness, 'timeout.example.com', '/slow', { 'x-delay': '1500' })).status).to.equal(504);
+    expect((await ask(harness, 'timeout.example.com', '/slow', { 'x-delay': '50' })).status).to.equal(200);
+    // The backend is shared: a route without the timeout waits as long as the backend's own.
+    expect((await ask(harness, 'headers.example.com', '/', { 'x-delay': '1500' })).status).to.equal(200);
   });
 
   it('serves a new HTTPRoute to a served Service, then a changed path, without a reload', async () => {

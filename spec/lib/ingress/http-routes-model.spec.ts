@@ -152,6 +152,23 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.warnings).to.deep.equal([]);
   });
 
+  it('serves timeouts.backendRequest as a server timeout its policy sets, which every backend then applies; leaves out timeouts.request', () => {
+    const route = httpRoute('slow', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [match('PathPrefix', '/a')], timeouts: { backendRequest: '1500ms' }, backendRefs: [{ name: 'web', port: 8080 }] },
+        { matches: [match('PathPrefix', '/b')], timeouts: { request: '2s' }, backendRefs: [{ name: 'web', port: 8080 }] },
+      ],
+    });
+    expect(build({ routes: [] }).serverTimeouts).to.equal(false);
+    const model = build({ routes: [route] });
+    expect(model.serverTimeouts).to.equal(true);
+    expect(model.policies.map((policy) => policy.serverTimeout)).to.deep.equal([1500]);
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/a/ infra_web_8080:policy']);
+    expect(model.warnings.map((problem) => problem.message)).to.deep.equal(['not served for host shop.example.com: timeouts.request not routed yet']);
+  });
+
   it("serves weighted backendRefs as one split backend of both Services' servers, weighted by share over servers, named after the rule", () => {
     const three = endpointSlice('web-3', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.1.1'] }, { addresses: ['10.0.1.2'] }, { addresses: ['10.0.1.3'] }], {
       namespace: 'infra',
