@@ -123,6 +123,13 @@ export interface RouteSettings {
    * request to a backend.
    */
   readonly timeouts?: { readonly request?: Milliseconds; readonly backendRequest?: Milliseconds };
+  /**
+   * `share` of every `of` requests answered 500 at random (Gateway API
+   * backendRefs that do not resolve keep their share of the requests, so
+   * the other backends get no more than their weight); in lowest terms, so
+   * equal shares are one setting. Every request when `share` is `of`.
+   */
+  readonly unresolvedShare?: { readonly share: number; readonly of: number };
   readonly cors?: {
     readonly allowOrigins: readonly string[];
     readonly allowMethods: readonly string[];

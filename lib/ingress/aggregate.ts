@@ -12,6 +12,7 @@ import { patchSorted } from './sorted-list.ts';
 import type { HostEntry, Route } from './types.ts';
 import { RouteItem } from './model-source.ts';
 import { PolicyUses, type RoutePolicy } from './route-policies.ts';
+import { ConditionalClaims, prefixOrder } from './route-lists.ts';
 import { sourceOf } from '../pipeline/value-source.ts';
 
 /**
@@ -45,16 +46,10 @@ interface NamedPortUsers {
   readonly defaults: Set<IngressRead>;
 }
 
-const prefixOrder = (a: string, b: string) => b.length - a.length || compareCodeUnits(a, b);
-
 export class IngressAggregate {
   // The lists the model hands out are frozen, so a renderer may reuse what it made of them (see SafeWriter).
   /** Every distinct host key, sorted. */
   hosts: readonly HostEntry[] = Object.freeze([]);
-  /** Winning exact-map lines, sorted by key. */
-  exactRoutes: readonly Route[] = Object.freeze([]);
-  /** Winning prefix-map lines, longest key first, ties by key. */
-  prefixRoutes: readonly Route[] = Object.freeze([]);
   /** Winning regex-map lines, longest key first (map_reg takes the first match), ties by key. */
   regexRoutes: readonly Route[] = Object.freeze([]);
   /** Secrets named by served TLS entries, in no particular order. */
@@ -75,6 +70,8 @@ export class IngressAggregate {
   /** Per host key named by more than one rule, how many more: most are named once. */
   readonly #hostRepeats = new Map<string, number>();
   readonly #claims = new RouteClaims();
+  /** Path map lines (winners, and candidate lists in their place: route-lists.ts), candidates.map lines, conditions. */
+  readonly routeLines = new ConditionalClaims(this.#claims);
   /** Per backend, the claims it wins: any one has its ref, all are its referrers. */
   readonly #routedTo = new Map<string, OneOrMore<RouteClaim>>();
   readonly #policies = new PolicyUses();
@@ -243,7 +240,8 @@ export class IngressAggregate {
         this.#hostRepeats.set(host, (this.#hostRepeats.get(host) ?? 0) + 1);
       }
     }
-    for (let i = 0; i < served.routes.length; i++) if (served.routes[i]!.host === host) this.#claims.add(served.routes[i]!);
+    // Claims with conditions (HTTPRoute matches) are candidates of lists, never winners alone.
+    for (const claim of served.routes) if (claim.host === host) (claim.conditions ? this.routeLines : this.#claims).add(claim);
     this.#secretUses.touchNaming(read, host);
   }
 
@@ -262,7 +260,7 @@ export class IngressAggregate {
         this.#hostRepeats.set(host, repeats - 1);
       }
     }
-    for (let i = 0; i < served.routes.length; i++) if (served.routes[i]!.host === host) this.#claims.remove(served.routes[i]!);
+    for (const claim of served.routes) if (claim.host === host) (claim.conditions ? this.routeLines : this.#claims).remove(claim);
     this.#secretUses.touchNaming(read, host);
   }
 
@@ -312,9 +310,12 @@ export class IngressAggregate {
         routeKey,
         order,
       );
-    this.exactRoutes = lines('exact', this.exactRoutes, compareCodeUnits);
-    this.prefixRoutes = lines('prefix', this.prefixRoutes, prefixOrder);
     this.regexRoutes = lines('regex', this.regexRoutes, prefixOrder);
+    this.routeLines.settle(
+      lines,
+      (claim) => this.#route(claim, backends),
+      (claim) => this.#unroute(claim, backends),
+    );
     if (this.#problemsTouched) {
       const list = new ProblemList();
       for (const read of this.#withProblems) list.addAll(read.problems);

@@ -7,6 +7,7 @@ import { HostItem, ModelSource, RouteItem } from './model-source.ts';
 import { describeObject } from './names.ts';
 import { placeOf } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
+import { routeConditions } from './route-conditions.ts';
 import { escapeRegex, routePolicy } from './route-policies.ts';
 import type { HostEntry, RoutedObject } from './types.ts';
 
@@ -22,10 +23,14 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * (path-regex.map, as an Ingress's regex paths: after exact lines, before
  * prefix lines, longest first), one backend or
  * weighted ones (a split backend: servers.ts), and the filters the route
- * policies render. A record asking for more (header, query or method
- * matches, a backendRef's own filters or one
- * not resolved, a redirect's path, a mirror, timeouts) is left out with a
- * warning naming its match, never served as something else.
+ * policies render. A backendRef that does not resolve keeps its share of
+ * the requests, answered 500 by the route's policy (unresolvedShare), with
+ * a warning naming it. Header, query parameter and method matches make
+ * claims with conditions, which the aggregate serves as candidate lists
+ * (route-lists.ts). A record asking for more (conditions on a regular
+ * expression path, a backendRef's own filters, a mirror, timeouts.request)
+ * is left out with a warning naming its match, never served as something
+ * else.
  *
  * Conflicts follow the Ingress rules (route-claims.ts): an Exact path
  * outranks a PathPrefix's exact line, then the older object wins, whichever
@@ -60,18 +65,50 @@ const NO_SETTINGS: ReadSettings = Object.freeze({ backend: Object.freeze({}), ro
 function unserved(record: RouteRecord): string | undefined {
   // A map line's key is one word read raw: what an Ingress's regex path may not hold (names.ts checkRegexPath), this may not either.
   if (record.path.kind === 'regex' && /[#%`]/.test(record.path.value)) return "a RegularExpression path with '#', '%' or '`'";
-  if (record.headers.length > 0) return 'header matches';
-  if (record.query.length > 0) return 'query parameter matches';
-  if (record.method !== undefined) return 'a method match';
+  const conditional = record.headers.length > 0 || record.query.length > 0 || record.method !== undefined;
+  if (conditional && record.path.kind === 'regex') return 'header, query parameter or method matches on a RegularExpression path';
   for (const backend of record.backends) {
-    if (backend.settings !== undefined) return "a backendRef's own filters";
-    if (backend.refused !== undefined) return `its backendRef to ${backend.namespace}/${backend.service}, which ${backend.refused}`;
+    if (backend.settings !== undefined && backend.refused === undefined) return "a backendRef's own filters";
   }
   if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) return 'backendRefs all of weight 0';
-  if (record.settings.redirect?.path !== undefined) return "a RequestRedirect's path";
   if (record.settings.mirror !== undefined) return 'RequestMirror';
-  if (record.settings.timeouts !== undefined) return 'timeouts';
+  // A backend's wait is set per request (backendRequest); HAProxy 2.6 sets no limit on a whole exchange per request.
+  if (record.settings.timeouts?.request) return 'timeouts.request';
+  if (record.settings.timeouts?.backendRequest === 0) return 'timeouts.backendRequest of 0 (no limit)';
   return undefined;
+}
+
+function greatestCommonDivisor(a: number, b: number): number {
+  return b === 0 ? a : greatestCommonDivisor(b, a % b);
+}
+
+/**
+ * A record whose backendRefs do not all resolve, as the specification
+ * serves it: the refused ones' share of the requests answered 500 (a route
+ * setting, so its policy says it), the rest split by weight between the
+ * resolved ones. A refused backendRef of weight 0 asks for nothing.
+ */
+function withUnresolvedShare(record: RouteRecord): RouteRecord {
+  const refused = record.backends.filter((backend) => backend.refused !== undefined);
+  if (refused.length === 0) return record;
+  const total = record.backends.reduce((sum, backend) => sum + backend.weight, 0);
+  const share = refused.reduce((sum, backend) => sum + backend.weight, 0);
+  const backends = record.backends.filter((backend) => backend.refused === undefined);
+  if (share === 0) return { ...record, backends };
+  const divisor = greatestCommonDivisor(share, total);
+  const unresolvedShare = { share: share / divisor, of: total / divisor };
+  return { ...record, backends: share === total ? [] : backends, settings: { ...record.settings, unresolvedShare } };
+}
+
+/** What is said of the backendRefs of a record that do not resolve: their share is answered 500. */
+function unresolvedWarnings(record: RouteRecord, label: string): Problem[] {
+  return record.backends
+    .filter((backend) => backend.refused !== undefined && backend.weight > 0)
+    .map((backend) => ({
+      object: label,
+      field: record.origin.field,
+      message: `for host ${record.host.key}, the share of its backendRef to ${backend.namespace}/${backend.service} is answered 500: ${backend.refused}`,
+    }));
 }
 
 /**
@@ -98,25 +135,28 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
   const hosts = new Map<string, HostEntry>();
   const routes: RouteClaim[] = [];
   const warnings: Problem[] = [];
-  for (const record of routed.records) {
-    const field = record.origin.field;
-    const reason = unserved(record);
+  for (const asked of routed.records) {
+    const field = asked.origin.field;
+    const reason = unserved(asked);
     if (reason !== undefined) {
-      warnings.push({ object: label, field, message: `not served for host ${record.host.key}: ${reason} not routed yet` });
+      warnings.push({ object: label, field, message: `not served for host ${asked.host.key}: ${reason} not routed yet` });
       continue;
     }
+    warnings.push(...unresolvedWarnings(asked, label));
+    const record = withUnresolvedShare(asked);
     const source = new ModelSource('HTTPRoute', object, field);
     const host = record.host.key;
     if (!hosts.has(host)) hosts.set(host, Object.freeze(new HostItem(host, host.startsWith('*.'), source)));
     const backend = backendOf(record);
     const policy = routePolicy(record.settings, record.path.value, source);
-    if (backend === NO_BACKEND && policy?.redirect === undefined) {
+    const conditions = routeConditions(record, source);
+    if (backend === NO_BACKEND && policy?.redirect === undefined && policy?.unresolved === undefined) {
       warnings.push({ object: label, field, message: `not served for host ${record.host.key}: no backendRef and no redirect` });
       continue;
     }
     const claim = (map: RouteClaim['map'], path: string, fromExactPath: boolean, routeKey = `${host}${path}`): RouteClaim => {
       const line = Object.freeze(new RouteItem(routeKey, backend.name, policy, source));
-      return { map, key: routeKey, host, asked: backend, backend, fromExactPath, policy, field, ingress: key, label, place, index: routes.length, line };
+      return { map, key: routeKey, host, asked: backend, backend, fromExactPath, policy, conditions, field, ingress: key, label, place, index: routes.length, line };
     };
     if (record.path.kind === 'exact') {
       routes.push(claim('exact', record.path.value, true));

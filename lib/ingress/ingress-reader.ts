@@ -5,6 +5,7 @@ import { isFields } from './fields.ts';
 import { checkHost, checkPath, checkRegexPath, describeObject, isDnsLabel, isDnsSubdomain, isPortName, isPortNumber, quote } from './names.ts';
 import { placeOf, type IngressPlace } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
+import type { RouteConditions } from './route-conditions.ts';
 import type { BackendShare, HostEntry, Route } from './types.ts';
 import { readAnnotationSettings } from '../annotations/read-settings.ts';
 import type { ReadSettings } from '../annotations/settings.ts';
@@ -65,6 +66,12 @@ export interface RouteClaim {
   readonly fromExactPath: boolean;
   /** The rule set its requests get (see route-policies.ts); undefined when its Ingress asks for no route setting. */
   readonly policy: RoutePolicy | undefined;
+  /**
+   * What a request must pass besides host and path (HTTPRoute header, query
+   * parameter and method matches): such a claim never wins its key alone, it
+   * is a candidate of the key's list (route-lists.ts).
+   */
+  readonly conditions?: RouteConditions | undefined;
   readonly field: string;
   /** The Ingress asking, and its label for messages. */
   readonly ingress: KubeObject;

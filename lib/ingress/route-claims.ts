@@ -123,6 +123,11 @@ export class RouteClaims {
     return { keys, warningsChanged };
   }
 
+  /** The claim that won a key at the last settle; undefined when nothing claims it. */
+  winner(map: RouteMap, key: string): RouteClaim | undefined {
+    return this.#byKey[map].get(key)?.winner;
+  }
+
   /** The line of a key, once settled; undefined when nothing claims it. */
   line(map: RouteMap, key: string): Route | undefined {
     return this.#byKey[map].get(key)?.winner?.line;

@@ -68,6 +68,12 @@ export class RoutePolicy extends Sourced {
   /** The stick table's expiry and rate period, in milliseconds: the rate limit's period, or 10 s for connections alone. */
   readonly trackingPeriod: number;
   readonly redirect: RedirectRule | undefined;
+  /** The `replace-path` pairs that make a redirect's path (Gateway API RequestRedirect `path`), before the redirect. */
+  readonly redirectRewrites: readonly PathRewrite[];
+  /** How long a backend may take to answer one request, in milliseconds (Gateway API `timeouts.backendRequest`), or undefined. */
+  readonly serverTimeout: number | undefined;
+  /** Requests answered 500 (backendRefs that do not resolve): `share` of `of` at random when `partial`, else all. */
+  readonly unresolved: { readonly share: number; readonly of: number; readonly partial: boolean } | undefined;
   readonly rewrites: readonly PathRewrite[];
   readonly requestHeaders: HeaderActions | undefined;
   readonly responseHeaders: HeaderActions | undefined;
@@ -98,6 +104,10 @@ export class RoutePolicy extends Sourced {
     this.tracksSources = settings.rateLimit !== undefined || settings.connectionLimit !== undefined;
     this.trackingPeriod = settings.rateLimit?.period ?? 10_000;
     this.redirect = redirectRule(settings.redirect);
+    this.redirectRewrites = pathRewrites(settings.redirect?.path, path);
+    this.serverTimeout = settings.timeouts?.backendRequest || undefined;
+    const unresolved = settings.unresolvedShare;
+    this.unresolved = unresolved && { ...unresolved, partial: unresolved.share < unresolved.of };
     this.rewrites = pathRewrites(settings.rewrite, path);
     this.requestHeaders = headerActions(settings.requestHeaders);
     this.responseHeaders = headerActions(settings.responseHeaders);
@@ -147,7 +157,8 @@ function redirectRule(redirect: RouteSettings['redirect']): RedirectRule | undef
   if (!redirect) return undefined;
   const { code } = redirect;
   if (redirect.location !== undefined) return { code, location: redirect.location };
-  if (redirect.host !== undefined || redirect.port !== undefined) {
+  // A new path is made by replace-path first: the prefix redirect writes the request's path as it is then.
+  if (redirect.host !== undefined || redirect.port !== undefined || redirect.path !== undefined) {
     return { code, prefix: { scheme: redirect.scheme, host: redirect.host, port: redirect.port } };
   }
   return { code, scheme: redirect.scheme ?? 'https' };
@@ -168,7 +179,7 @@ export function escapeRegex(text: string): string {
  * "/" into "/x". `route-path` reads the route's path as nginx reads a
  * location with use-regex: case-insensitive, from the path's start.
  */
-function pathRewrites(rewrite: RouteSettings['rewrite'], path: string | undefined): readonly PathRewrite[] {
+function pathRewrites(rewrite: RouteSettings['rewrite'] | NonNullable<RouteSettings['redirect']>['path'], path: string | undefined): readonly PathRewrite[] {
   if (!rewrite) return Object.freeze([]);
   switch (rewrite.kind) {
     case 'full':
@@ -206,7 +217,7 @@ function canonicalJson(value: unknown): string {
 /** True when a route's rewrite depends on the route's own path, which then belongs to its policy's content. */
 export function rewritesOwnPath(settings: RouteSettings): boolean {
   const kind = settings.rewrite?.kind;
-  return kind === 'prefix' || kind === 'route-path';
+  return kind === 'prefix' || kind === 'route-path' || settings.redirect?.path?.kind === 'prefix';
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { BackendSettings, RouteSettings } from '../annotations/settings.ts';
 import type { RoutePolicy } from './route-policies.ts';
+import type { RouteConditions } from './route-conditions.ts';
 import type { RouteRecord } from '../routing/route.ts';
 
 /**
@@ -106,8 +107,17 @@ export interface IngressModel {
    * (map_reg takes the first match), ties by key.
    */
   readonly regexRoutes: readonly Route[];
+  /**
+   * candidates.map lines: `<list id>/<conditions key>` → `<rank>=<line value>`,
+   * and `<list id>/` → `999=<fallback>`, sorted by key (see route-lists.ts).
+   */
+  readonly candidates: readonly CandidateLine[];
+  /** The header, query parameter and method conditions of the candidates, each once, sorted by key (see route-conditions.ts). */
+  readonly conditions: readonly RouteConditions[];
   /** The route policies the served routes use, each once, sorted by key (see route-policies.ts). */
   readonly policies: readonly RoutePolicy[];
+  /** True when a policy sets a server timeout: every backend then applies the one its request's policy set. */
+  readonly serverTimeouts: boolean;
   /** The userlists of basic auth, one per Secret a policy names, sorted by name (see userlists.ts). */
   readonly userlists: readonly Userlist[];
   /** Sorted by name. */
@@ -145,6 +155,12 @@ export interface Route {
   readonly policy: string | undefined;
   /** What the route's Ingress asks of it (see lib/annotations/settings.ts); undefined with `policy`. */
   readonly settings: RouteSettings | undefined;
+}
+
+/** A candidates.map line (see route-lists.ts). */
+export interface CandidateLine {
+  readonly key: string;
+  readonly value: string;
 }
 
 /** A basic-auth Secret's users HAProxy can check: `userlist <name>` with a `user <name> password <hash>` line each. */

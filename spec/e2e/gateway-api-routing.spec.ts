@@ -13,8 +13,9 @@ import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
  * GatewayClass, a Gateway and HTTPRoutes from manifests, and real HTTP goes
  * through a real HAProxy to real backends, following the Gateway API's
  * conformance scenarios for path matching and precedence, header
- * modifiers, redirects and rewrites; a new HTTPRoute to a served Service
- * and a path change apply without a reload.
+ * modifiers, redirects and rewrites, 500 for backendRefs that do not
+ * resolve; a new HTTPRoute to a served Service and a path change apply
+ * without a reload.
  */
 
 interface Answer {
@@ -34,8 +35,14 @@ async function echoBackend(name: string): Promise<Server> {
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ backend: name, url: req.url ?? '', headers: req.headers } satisfies Seen));
+      // x-delay: milliseconds to wait before answering, for backend timeouts.
+      setTimeout(
+        () => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ backend: name, url: req.url ?? '', headers: req.headers } satisfies Seen));
+        },
+        Number(req.headers['x-delay'] ?? 0),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -44,9 +51,9 @@ async function echoBackend(name: string): Promise<Server> {
 
 const portOf = (server: Server) => (server.address() as AddressInfo).port;
 
-function ask(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}, tls = false): Promise<Answer> {
+function ask(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}, tls = false, method = 'GET'): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const common = { host: '127.0.0.1', path, headers: { host, ...headers }, agent: false as const };
+    const common = { host: '127.0.0.1', method, path, headers: { host, ...headers }, agent: false as const };
     const done = (res: IncomingMessage) => {
       let body = '';
       res.setEncoding('utf8');
@@ -99,15 +106,25 @@ function canary(a: number, b: number): string {
   return httpRoute('canary', 'canary.example.com', `    - backendRefs: [ { name: echo-a, port: 80, weight: ${a} }, { name: echo-b, port: 80, weight: ${b} } ]\n`);
 }
 
-/** How many of `count` requests each backend answered. */
+/** How many of `count` requests each backend answered, and how many were answered with a status other than 200, by status. */
 async function shares(harness: LocalHarness, host: string, count: number): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (let i = 0; i < count; i++) {
-    const { backend } = await seen(harness, host, `/${i}`);
-    counts[backend] = (counts[backend] ?? 0) + 1;
+    const answer = await ask(harness, host, `/${i}`);
+    const who = answer.status === 200 ? (JSON.parse(answer.body) as Seen).backend : String(answer.status);
+    counts[who] = (counts[who] ?? 0) + 1;
   }
   return counts;
 }
+
+/** The ReferenceGrant letting HTTPRoutes of default use the Services of other. */
+const GRANT = `apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: routes-from-default, namespace: other }
+spec:
+  from: [ { group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: default } ]
+  to: [ { group: "", kind: Service } ]
+`;
 
 const routes: Record<string, string> = {
   'paths.yaml': httpRoute(
@@ -143,6 +160,39 @@ const routes: Record<string, string> = {
       filters: [ { type: RequestRedirect, requestRedirect: { scheme: https, statusCode: 301 } } ]
     - matches: [ { path: { type: PathPrefix, value: /moved } } ]
       filters: [ { type: RequestRedirect, requestRedirect: { hostname: elsewhere.example.com, port: 8443 } } ]
+    - matches: [ { path: { type: PathPrefix, value: /original-prefix } } ]
+      filters: [ { type: RequestRedirect, requestRedirect: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /replacement-prefix } } } ]
+    - matches: [ { path: { type: PathPrefix, value: /full } } ]
+      filters: [ { type: RequestRedirect, requestRedirect: { hostname: other.example.com, path: { type: ReplaceFullPath, replaceFullPath: /full-path-replacement } } } ]
+`,
+  ),
+  // After the conformance scenarios HTTPRouteHeaderMatching, HTTPRouteQueryParamMatching and HTTPRouteMethodMatching.
+  'matching.yaml': httpRoute(
+    'matching',
+    'match.example.com',
+    `    - { matches: [ { headers: [ { name: version, value: one } ] } ], ${to('echo-a')} }
+    - { matches: [ { headers: [ { name: version, value: two } ] } ], ${to('echo-b')} }
+    - { matches: [ { headers: [ { name: version, value: two }, { name: color, value: orange } ] } ], ${to('echo-a')} }
+    - { matches: [ { headers: [ { name: Color, value: blue } ] }, { headers: [ { name: color, value: green } ] } ], ${to('echo-a')} }
+    - { matches: [ { headers: [ { name: color, type: RegularExpression, value: "^(red|yellow)$" } ] } ], ${to('echo-b')} }
+    - { matches: [ { path: { type: PathPrefix, value: /q }, queryParams: [ { name: animal, value: whale } ] } ], ${to('echo-a')} }
+    - { matches: [ { path: { type: PathPrefix, value: /q }, queryParams: [ { name: animal, value: dolphin } ] } ], ${to('echo-b')} }
+    - { matches: [ { path: { type: PathPrefix, value: /q }, queryParams: [ { name: animal, value: dolphin }, { name: color, value: blue } ] } ], ${to('echo-a')} }
+    - { matches: [ { path: { type: PathPrefix, value: /m }, method: POST } ], ${to('echo-a')} }
+    - { matches: [ { path: { type: PathPrefix, value: /m }, method: GET } ], ${to('echo-b')} }
+`,
+  ),
+  // After the conformance scenario HTTPRouteMatchingAcrossRoutes: the matches of two routes ranked together.
+  'across-1.yaml': httpRoute(
+    'across-1',
+    'across.example.com',
+    `    - { matches: [ { path: { type: PathPrefix, value: / } }, { path: { type: Exact, value: /example } } ], ${to('echo-a')} }
+`,
+  ),
+  'across-2.yaml': httpRoute(
+    'across-2',
+    'across.example.com',
+    `    - { matches: [ { path: { type: PathPrefix, value: /v2 }, headers: [ { name: version, value: two } ] }, { headers: [ { name: version, value: two } ] } ], ${to('echo-b')} }
 `,
   ),
   'wildcard.yaml': httpRoute('wildcard', '"*.wild.example.com"', `    - { ${to('echo-b')} }\n`),
@@ -181,12 +231,27 @@ describe('Gateway API routing end to end', function () {
         slice('echo-a-1', 'echo-a', undefined, portOf(echoA)),
         service('echo-b', [{ port: 80, targetPort: portOf(echoB) }]),
         slice('echo-b-1', 'echo-b', undefined, portOf(echoB)),
+        service('echo-c', [{ port: 80, targetPort: portOf(echoB) }], 'other'),
+        slice('echo-c-1', 'echo-c', undefined, portOf(echoB), true, { namespace: 'other' }),
       ),
     );
     for (const [file, text] of Object.entries(routes)) await harness.write(file, text);
+    // Every file's routes, whatever order the watcher saw the files in: no deployment is left to come.
+    const probes: readonly [string, string, Record<string, string>][] = [
+      ['paths.example.com', '/exact', {}],
+      ['headers.example.com', '/', {}],
+      ['redirect.example.com', '/secure', {}],
+      ['match.example.com', '/', { version: 'one' }],
+      ['across.example.com', '/v2', { version: 'two' }],
+      ['across.example.com', '/', {}],
+      ['x.wild.example.com', '/', {}],
+      ['canary.example.com', '/', {}],
+      ['secure.example.com', '/', {}],
+      ['rewrite.example.com', '/strip', {}],
+    ];
     await eventually(
-      () => ask(harness, 'rewrite.example.com', '/strip'),
-      (answer) => answer.status === 200,
+      () => Promise.all(probes.map(([host, path, headers]) => ask(harness, host, path, headers))),
+      (answers) => answers.every((answer) => answer.status !== 404 && answer.status !== 503),
       'the routes to be served',
       15_000,
     );
@@ -216,6 +281,63 @@ describe('Gateway API routing end to end', function () {
     expect((await ask(harness, 'paths.example.com', '/items/42/x')).status).to.equal(404);
     expect((await ask(harness, 'paths.example.com', '/ITEMS/42')).status).to.equal(404);
     expect((await ask(harness, 'other.example.com', '/exact')).status).to.equal(404);
+  });
+
+  it('matches headers exactly (names in any case) or by regular expression, the most header matches first', async () => {
+    const backend = async (headers: Record<string, string>) => {
+      const answer = await ask(harness, 'match.example.com', '/', headers);
+      return answer.status === 200 ? (JSON.parse(answer.body) as Seen).backend : answer.status;
+    };
+    expect(await backend({ version: 'one' })).to.equal('a');
+    expect(await backend({ version: 'two' })).to.equal('b');
+    expect(await backend({ version: 'two', color: 'orange' })).to.equal('a');
+    expect(await backend({ version: 'one', color: 'orange' })).to.equal('a');
+    expect(await backend({ COLOR: 'blue' })).to.equal('a');
+    expect(await backend({ color: 'green' })).to.equal('a');
+    expect(await backend({ color: 'red' })).to.equal('b');
+    expect(await backend({ color: 'yellow' })).to.equal('b');
+    expect(await backend({ color: 'purple' })).to.equal(404);
+    expect(await backend({ version: 'three' })).to.equal(404);
+    expect(await backend({ version: 'ONE' })).to.equal(404);
+    expect(await backend({})).to.equal(404);
+  });
+
+  it('matches query parameters by name and whole value, case-sensitive, the most query matches first', async () => {
+    expect((await seen(harness, 'match.example.com', '/q?animal=whale')).backend).to.equal('a');
+    expect((await seen(harness, 'match.example.com', '/q?animal=dolphin')).backend).to.equal('b');
+    expect((await seen(harness, 'match.example.com', '/q?animal=dolphin&color=blue')).backend).to.equal('a');
+    expect((await seen(harness, 'match.example.com', '/q?color=blue&animal=dolphin')).backend).to.equal('a');
+    expect((await ask(harness, 'match.example.com', '/q?ANIMAL=Whale')).status).to.equal(404);
+    expect((await ask(harness, 'match.example.com', '/q?animal=whalesong')).status).to.equal(404);
+  });
+
+  it('matches the method', async () => {
+    const post = await ask(harness, 'match.example.com', '/m', {}, false, 'POST');
+    expect([post.status, (JSON.parse(post.body) as Seen).backend]).to.deep.equal([200, 'a']);
+    expect((await seen(harness, 'match.example.com', '/m/x')).backend).to.equal('b');
+    expect((await ask(harness, 'match.example.com', '/m', {}, false, 'PUT')).status).to.equal(404);
+  });
+
+  it('ranks the matches of several routes for one host together: Exact path, longest prefix, then header matches', async () => {
+    expect((await seen(harness, 'across.example.com', '/')).backend).to.equal('a');
+    expect((await seen(harness, 'across.example.com', '/example')).backend).to.equal('a');
+    expect((await seen(harness, 'across.example.com', '/v2')).backend).to.equal('a');
+    expect((await seen(harness, 'across.example.com', '/v2/x', { version: 'two' })).backend).to.equal('b');
+    expect((await seen(harness, 'across.example.com', '/', { version: 'two' })).backend).to.equal('b');
+    expect((await seen(harness, 'across.example.com', '/other', { version: 'two' })).backend).to.equal('b');
+    // An Exact path outranks a prefix with header matches.
+    expect((await seen(harness, 'across.example.com', '/example', { version: 'two' })).backend).to.equal('a');
+  });
+
+  it('serves a route with conditions some served route has without a reload', async () => {
+    const reloads = await harness.reloads();
+    const mark = harness.mark();
+    await harness.write('again.yaml', httpRoute('again', 'again.example.com', `    - { matches: [ { headers: [ { name: version, value: one } ] } ], ${to('echo-b')} }\n`));
+    const deployed = await harness.next(mark, 'deployed');
+    expect(deployed.result.mode, JSON.stringify(deployed.result)).to.equal('runtime');
+    expect((await seen(harness, 'again.example.com', '/', { version: 'one' })).backend).to.equal('b');
+    expect((await ask(harness, 'again.example.com', '/')).status).to.equal(404);
+    expect(await harness.reloads()).to.equal(reloads);
   });
 
   it('serves a wildcard hostname for names any number of labels below its domain, not for the domain itself', async () => {
@@ -250,6 +372,18 @@ describe('Gateway API routing end to end', function () {
     expect([moved.status, moved.headers.location]).to.deep.equal([302, 'http://elsewhere.example.com:8443/moved/x']);
   });
 
+  it('answers a RequestRedirect with a path: the matched prefix or the whole path replaced, the query kept (conformance HTTPRouteRedirectPath)', async () => {
+    const location = async (path: string) => {
+      const answer = await ask(harness, 'redirect.example.com', path);
+      return `${answer.status} ${answer.headers.location}`;
+    };
+    expect(await location('/original-prefix/lemon')).to.equal('302 http://redirect.example.com/replacement-prefix/lemon');
+    expect(await location('/original-prefix')).to.equal('302 http://redirect.example.com/replacement-prefix');
+    expect(await location('/original-prefix/a?b=1')).to.equal('302 http://redirect.example.com/replacement-prefix/a?b=1');
+    expect(await location('/full/path/original')).to.equal('302 http://other.example.com/full-path-replacement');
+    expect(await location('/full')).to.equal('302 http://other.example.com/full-path-replacement');
+  });
+
   it('replaces the matched prefix and the Host the backend sees with URLRewrite', async () => {
     const rewritten = await seen(harness, 'rewrite.example.com', '/app/x?y=1');
     expect([rewritten.url, rewritten.headers.host]).to.deep.equal(['/v2/x?y=1', 'inner.example.com']);
@@ -271,6 +405,66 @@ describe('Gateway API routing end to end', function () {
     expect(second['a']).to.be.within(180, 220);
     expect(second['b']).to.be.within(720, 880);
     expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it('answers 500 for a backendRef to another namespace until a ReferenceGrant there allows it, and for one to a missing Service', async () => {
+    let mark = harness.mark();
+    await harness.write('cross.yaml', httpRoute('cross', 'cross.example.com', `    - backendRefs: [ { name: echo-c, namespace: other, port: 80 } ]\n`));
+    await harness.next(mark, 'deployed');
+    const refused = await ask(harness, 'cross.example.com', '/x');
+    expect([refused.status, refused.body]).to.deep.equal([500, "500 Internal Server Error: the route's backend does not resolve."]);
+    const rendered = harness.log.since(mark).filter((o): o is Extract<Outcome, { type: 'rendered' }> => o.type === 'rendered');
+    expect(rendered.at(-1)!.warnings.map((problem) => problem.message)).to.deep.equal([
+      'for host cross.example.com, the share of its backendRef to other/echo-c is answered 500: spec.rules[0].backendRefs[0]: Service other/echo-c is in another namespace, and no ReferenceGrant there allows HTTPRoutes of default to use it',
+    ]);
+    // A second route answered 500 shares the first one's policy: map lines only.
+    const reloads = await harness.reloads();
+    mark = harness.mark();
+    await harness.write('ghost.yaml', httpRoute('ghost', 'ghost.example.com', `    - ${to('ghost')}\n`));
+    const deployed = await harness.next(mark, 'deployed');
+    expect(deployed.result.mode).to.equal('runtime');
+    expect((await ask(harness, 'ghost.example.com', '/')).status).to.equal(500);
+    expect(await harness.reloads()).to.equal(reloads);
+    await harness.write('grant.yaml', GRANT);
+    const allowed = await eventually(
+      () => ask(harness, 'cross.example.com', '/x'),
+      (answer) => answer.status === 200,
+      'the granted backendRef to be served',
+      15_000,
+    );
+    expect((JSON.parse(allowed.body) as Seen).url).to.equal('/x');
+    expect((await ask(harness, 'ghost.example.com', '/')).status).to.equal(500);
+  });
+
+  it("answers 500 for an unresolved backendRef's share of a split, within 10% over 1,000 requests", async () => {
+    await harness.write('half.yaml', httpRoute('half', 'half.example.com', `    - backendRefs: [ { name: echo-a, port: 80, weight: 3 }, { name: ghost, port: 80, weight: 1 } ]\n`));
+    await eventually(
+      () => ask(harness, 'half.example.com', '/'),
+      (answer) => answer.status !== 404,
+      'the split to be served',
+      15_000,
+    );
+    const counts = await shares(harness, 'half.example.com', 1000);
+    expect(Object.keys(counts).sort()).to.deep.equal(['500', 'a']);
+    expect(counts['a']).to.be.within(675, 825);
+    expect(counts['500']).to.be.within(225, 275);
+  });
+
+  it("answers 504 when a backend takes longer than the rule's timeouts.backendRequest, for that rule alone", async () => {
+    await harness.write(
+      'timeout.yaml',
+      httpRoute('timeout', 'timeout.example.com', `    - { matches: [ { path: { type: PathPrefix, value: /slow } } ], timeouts: { backendRequest: 300ms }, ${to('echo-a')} }\n`),
+    );
+    await eventually(
+      () => ask(harness, 'timeout.example.com', '/slow'),
+      (answer) => answer.status === 200,
+      'the route with a timeout to be served',
+      15_000,
+    );
+    expect((await ask(harness, 'timeout.example.com', '/slow', { 'x-delay': '1500' })).status).to.equal(504);
+    expect((await ask(harness, 'timeout.example.com', '/slow', { 'x-delay': '50' })).status).to.equal(200);
+    // The backend is shared: a route without the timeout waits as long as the backend's own.
+    expect((await ask(harness, 'headers.example.com', '/', { 'x-delay': '1500' })).status).to.equal(200);
   });
 
   it('serves a new HTTPRoute to a served Service, then a changed path, without a reload', async () => {

@@ -132,6 +132,43 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090']);
   });
 
+  it("serves a RequestRedirect's path as replace-path pairs before a prefix redirect, the prefix one in a policy of its own path", () => {
+    const redirectTo = (modifier: unknown) => ({ type: 'RequestRedirect', requestRedirect: { statusCode: 301, path: modifier } });
+    const route = httpRoute('moved', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [match('PathPrefix', '/old')], filters: [redirectTo({ type: 'ReplacePrefixMatch', replacePrefixMatch: '/new' })] },
+        { matches: [match('PathPrefix', '/gone')], filters: [redirectTo({ type: 'ReplaceFullPath', replaceFullPath: '/here' })] },
+      ],
+    });
+    const model = build({ routes: [route] });
+    const policyOf = (key: string) => model.policies.find((policy) => policy.key === model.prefixRoutes.find((line) => line.key === key)!.policy)!;
+    expect(policyOf('shop.example.com/old/')).to.deep.include({
+      redirect: { code: 301, prefix: { scheme: undefined, host: undefined, port: undefined } },
+      redirectRewrites: [{ pattern: '^/old(/.*)?$', replacement: '/new\\1' }],
+    });
+    expect(policyOf('shop.example.com/gone/').redirectRewrites).to.deep.equal([{ pattern: '^.*$', replacement: '/here' }]);
+    expect(model.warnings).to.deep.equal([]);
+  });
+
+  it('serves timeouts.backendRequest as a server timeout its policy sets, which every backend then applies; leaves out timeouts.request', () => {
+    const route = httpRoute('slow', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [match('PathPrefix', '/a')], timeouts: { backendRequest: '1500ms' }, backendRefs: [{ name: 'web', port: 8080 }] },
+        { matches: [match('PathPrefix', '/b')], timeouts: { request: '2s' }, backendRefs: [{ name: 'web', port: 8080 }] },
+      ],
+    });
+    expect(build({ routes: [] }).serverTimeouts).to.equal(false);
+    const model = build({ routes: [route] });
+    expect(model.serverTimeouts).to.equal(true);
+    expect(model.policies.map((policy) => policy.serverTimeout)).to.deep.equal([1500]);
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/a/ infra_web_8080:policy']);
+    expect(model.warnings.map((problem) => problem.message)).to.deep.equal(['not served for host shop.example.com: timeouts.request not routed yet']);
+  });
+
   it("serves weighted backendRefs as one split backend of both Services' servers, weighted by share over servers, named after the rule", () => {
     const three = endpointSlice('web-3', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.1.1'] }, { addresses: ['10.0.1.2'] }, { addresses: ['10.0.1.3'] }], {
       namespace: 'infra',
@@ -168,20 +205,128 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(changed.backends[0]!.servers.map((server) => `${server.address} ${server.weight}`)).to.deep.equal(['10.0.0.2 85', '10.0.1.1 256', '10.0.1.2 256', '10.0.1.3 256']);
   });
 
+  it("answers 500 for a backendRef that does not resolve: every request for the only one, its weight's share of a split", () => {
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [match('PathPrefix', '/gone')], backendRefs: [{ name: 'ghost', port: 80 }] },
+        { matches: [match('PathPrefix', '/other')], backendRefs: [{ name: 'web', namespace: 'elsewhere', port: 8080 }] },
+        {
+          matches: [match('PathPrefix', '/part')],
+          backendRefs: [
+            { name: 'web', port: 8080, weight: 2 },
+            { name: 'ghost', port: 80, weight: 2 },
+            { name: 'api', port: 9090, weight: 4 },
+          ],
+        },
+        {
+          matches: [match('PathPrefix', '/one')],
+          backendRefs: [
+            { name: 'ghost', port: 80, weight: 1 },
+            { name: 'api', port: 9090, weight: 2 },
+          ],
+        },
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(lines(model).prefix).to.deep.equal([
+      'shop.example.com/other/ :policy',
+      'shop.example.com/gone/ :policy',
+      'shop.example.com/part/ infra_shop_2_split:policy',
+      'shop.example.com/one/ infra_api_9090:policy',
+    ]);
+    const policyOf = (key: string) => model.policies.find((policy) => policy.key === model.prefixRoutes.find((line) => line.key === key)!.policy)!.unresolved;
+    // Both routes answering every request share one policy: a second one changes map lines only.
+    expect(model.prefixRoutes[0]!.policy).to.equal(model.prefixRoutes[1]!.policy);
+    expect(policyOf('shop.example.com/gone/')).to.deep.equal({ share: 1, of: 1, partial: false });
+    expect(policyOf('shop.example.com/part/')).to.deep.equal({ share: 1, of: 4, partial: true });
+    expect(policyOf('shop.example.com/one/')).to.deep.equal({ share: 1, of: 3, partial: true });
+    expect(model.backends.find((backend) => backend.name === 'infra_shop_2_split')!.split!.map((share) => `${share.service} ${share.weight}`)).to.deep.equal(['web 2', 'api 4']);
+    expect(model.warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
+      'spec.rules[0].matches[0]: for host shop.example.com, the share of its backendRef to infra/ghost is answered 500: spec.rules[0].backendRefs[0]: Service infra/ghost does not exist',
+      'spec.rules[1].matches[0]: for host shop.example.com, the share of its backendRef to elsewhere/web is answered 500: spec.rules[1].backendRefs[0]: Service elsewhere/web is in another namespace, and no ReferenceGrant there allows HTTPRoutes of infra to use it',
+      'spec.rules[2].matches[0]: for host shop.example.com, the share of its backendRef to infra/ghost is answered 500: spec.rules[2].backendRefs[1]: Service infra/ghost does not exist',
+      'spec.rules[3].matches[0]: for host shop.example.com, the share of its backendRef to infra/ghost is answered 500: spec.rules[3].backendRefs[0]: Service infra/ghost does not exist',
+    ]);
+  });
+
   it('leaves out, with a warning naming the match, a record it cannot serve yet', () => {
     const route = httpRoute('shop', {
       ...parent,
       hostnames: ['shop.example.com'],
       rules: [
-        { matches: [{ path: { type: 'PathPrefix', value: '/v2' }, headers: [{ name: 'X-Version', value: '2' }] }], backendRefs: [{ name: 'api', port: 9090 }] },
+        { matches: [{ path: { type: 'RegularExpression', value: '/v[0-9]' }, headers: [{ name: 'X-Version', value: '2' }] }], backendRefs: [{ name: 'api', port: 9090 }] },
         { matches: [match('PathPrefix', '/')], backendRefs: [{ name: 'web', port: 8080 }] },
       ],
     });
     const model = build({ routes: [route] });
     expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_web_8080']);
     expect(model.warnings).to.deep.equal([
-      { object: 'HTTPRoute infra/shop', field: 'spec.rules[0].matches[0]', message: 'not served for host shop.example.com: header matches not routed yet' },
+      {
+        object: 'HTTPRoute infra/shop',
+        field: 'spec.rules[0].matches[0]',
+        message: 'not served for host shop.example.com: header, query parameter or method matches on a RegularExpression path not routed yet',
+      },
     ]);
+  });
+
+  it('serves header, query parameter and method matches as candidate lists ranked as the specification ranks matches', () => {
+    const onShop = (name: string, created: string, rules: readonly unknown[]) => httpRoute(name, { ...parent, hostnames: ['shop.example.com'], rules }, 'infra', created);
+    const model = build({
+      routes: [
+        onShop('older', '2026-01-01T00:00:00Z', [
+          { matches: [{ ...match('PathPrefix', '/a'), headers: [{ name: 'X-One', value: '1' }] }], backendRefs: [{ name: 'web', port: 8080 }] },
+          { matches: [match('PathPrefix', '/')], backendRefs: [{ name: 'web', port: 8080 }] },
+        ]),
+        onShop('newer', '2026-01-02T00:00:00Z', [
+          {
+            matches: [
+              {
+                ...match('PathPrefix', '/a/b'),
+                headers: [
+                  { name: 'X-One', value: '1' },
+                  { name: 'x-two', type: 'RegularExpression', value: '^2' },
+                ],
+              },
+              { ...match('PathPrefix', '/a/b'), method: 'POST' },
+              { ...match('PathPrefix', '/a/b'), queryParams: [{ name: 'q', value: 'v' }] },
+              { ...match('PathPrefix', '/a'), headers: [{ name: 'x-one', value: '1' }] },
+            ],
+            backendRefs: [{ name: 'api', port: 9090 }],
+          },
+        ]),
+      ],
+    });
+    const listOf = (map: 'exact' | 'prefix', key: string) => {
+      const line = (map === 'exact' ? model.exactRoutes : model.prefixRoutes).find((route) => route.key === key)!;
+      expect(line.backend).to.match(/^\?l[0-9a-f]{16}$/);
+      const id = line.backend.slice(1);
+      const conditions = new Map(model.conditions.map((set) => [set.key, set]));
+      return model.candidates
+        .filter((candidate) => candidate.key.startsWith(`${id}/`))
+        .sort((a, b) => (a.value < b.value ? -1 : 1))
+        .map((candidate) => {
+          const set = conditions.get(candidate.key.slice(id.length + 1));
+          const what = set
+            ? [set.method, ...set.headers.map((h) => `${h.name}${h.regex ? '~' : '='}${h.value}`), ...set.query.map((q) => `?${q.name}=${q.value}`)].filter(Boolean).join(' ')
+            : 'fallback';
+          return `${candidate.value} ${what}`;
+        });
+    };
+    // Method first, then most headers, then query; the same conditions at /a/ from the older route win over the newer's;
+    // the shorter prefix's candidates follow, and the unconditional "/" ends the list.
+    expect(listOf('prefix', 'shop.example.com/a/b/')).to.deep.equal([
+      '000=infra_api_9090 POST',
+      '001=infra_api_9090 x-one=1 x-two~^2',
+      '002=infra_api_9090 ?q=v',
+      '003=infra_web_8080 x-one=1',
+      '999=infra_web_8080 fallback',
+    ]);
+    // An exact key without an unconditional candidate lets the next lookups run.
+    expect(listOf('exact', 'shop.example.com/a')).to.deep.equal(['000=infra_web_8080 x-one=1', '999= fallback']);
+    expect(model.warnings).to.deep.equal([]);
+    expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090', 'infra_web_8080']);
   });
 
   it('settles a key an Ingress and an HTTPRoute sharing a host both ask for as Ingresses do: Exact first, then the older object', () => {
@@ -275,7 +420,16 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const random = mulberry32(19);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     const hosts = ['a.example.com', 'b.example.com', '*.example.com'];
-    const paths = [match('PathPrefix', '/'), match('PathPrefix', '/x'), match('Exact', '/x'), match('PathPrefix', '/x/y'), match('RegularExpression', '/x/[a-z]+')];
+    const paths = [
+      match('PathPrefix', '/'),
+      match('PathPrefix', '/x'),
+      match('Exact', '/x'),
+      match('PathPrefix', '/x/y'),
+      match('RegularExpression', '/x/[a-z]+'),
+      { ...match('PathPrefix', '/x'), headers: [{ name: 'X-V', value: '1' }] },
+      { ...match('PathPrefix', '/x/y/z'), method: 'GET' },
+      { ...match('Exact', '/x'), queryParams: [{ name: 'q', value: '1' }] },
+    ];
     const backends = [
       { name: 'web', port: 8080 },
       { name: 'api', port: 9090 },
@@ -285,12 +439,13 @@ describe('HTTPRoutes in the Ingress view model', () => {
       [],
       [{ type: 'RequestHeaderModifier', requestHeaderModifier: { add: [{ name: 'X-A', value: '1' }] } }],
       [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/' } } }],
+      [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 9090 } } }],
     ];
     const routes = new Map<string, KubeObject>();
     const ingresses = new Map<string, KubeObject>();
     let gateways = [gateway('gw', [httpListener('http', ALL_NAMESPACES)])];
     const cache = new IngressModelCache();
-    const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0 };
+    const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0, unresolved: 0, lists: 0 };
     // One backendRef, or two with weights drawn from a few (a weight change keeps the split backend's name).
     const backendRefs = () =>
       random() < 0.3
@@ -328,6 +483,8 @@ describe('HTTPRoutes in the Ingress view model', () => {
       seen.redirects += fresh.prefixRoutes.filter((route) => route.backend === '').length;
       seen.splits += fresh.backends.filter((backend) => backend.split !== undefined).length;
       seen.unserved += fresh.warnings.filter((problem) => problem.message.includes('not routed yet')).length;
+      seen.unresolved += fresh.warnings.filter((problem) => problem.message.includes('is answered 500')).length;
+      seen.lists += fresh.candidates.length;
     }
     for (const [what, count] of Object.entries(seen)) expect(count, what).to.be.above(0);
   });
