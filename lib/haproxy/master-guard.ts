@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { isAlive } from './processes.ts';
 
@@ -43,6 +43,23 @@ function listening(socket: string, timeoutMs: number): Promise<boolean> {
   });
 }
 
+/**
+ * A live process whose command line names `masterSocket`: a master and its
+ * workers. A reload re-executes the master, which unlinks and writes its pid
+ * file again (src/haproxy.c, the pid file opened with O_TRUNC after an
+ * unlink) and binds its socket again, so for a moment neither the pid file
+ * nor the socket shows it; its process is there all along.
+ */
+async function processNaming(masterSocket: string): Promise<number | undefined> {
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  for (const entry of entries) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.split('\0').includes(masterSocket) && isAlive(Number(entry))) return Number(entry);
+  }
+  return undefined;
+}
+
 /** Why HAProxy must not be started on this work directory now, or undefined when no master runs there. */
 export async function runningMaster(pidFile: string, masterSocket: string): Promise<string | undefined> {
   const pid = await pidFromFile(pidFile);
@@ -50,6 +67,8 @@ export async function runningMaster(pidFile: string, masterSocket: string): Prom
     return `HAProxy master ${pid} (${pidFile}) is still running`;
   }
   if (await listening(masterSocket, 1_000)) return `a process accepts connections on ${masterSocket}`;
+  const named = await processNaming(masterSocket);
+  if (named !== undefined) return `HAProxy process ${named} (its command line names ${masterSocket}) is still running`;
   return undefined;
 }
 

@@ -74,6 +74,14 @@ describe('master guard', () => {
     children[0]!.kill('SIGCONT');
   });
 
+  it('refuses while a live process names the master socket, with no pid file and nothing listening (a master re-executing for a reload)', async () => {
+    const pid = await process('-S', socket);
+    expect(await runningMaster(pidFile, socket)).to.equal(`HAProxy process ${pid} (its command line names ${socket}) is still running`);
+    children[0]!.kill('SIGKILL');
+    await once(children[0]!, 'exit');
+    expect(await runningMaster(pidFile, socket)).to.equal(undefined);
+  });
+
   it('refuses while something accepts connections on the master socket, pid file or not', async () => {
     server = createServer((connection) => connection.destroy());
     await new Promise<void>((resolve) => server!.listen(socket, resolve));
