@@ -18,6 +18,7 @@ import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
 import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
+import { throughEmulator } from '../support/dataplane-local.ts';
 import { eventually } from '../support/eventually.ts';
 import { reservePort } from '../support/ports.ts';
 import { documents, ingress, service, slice, tlsSecret } from '../support/manifest-builders.ts';
@@ -51,20 +52,7 @@ describe('acceptance: the controller against the Data Plane API’s real behavio
   const writesSince = (from: number) => emulator.requests.entries.slice(from).filter((request) => request.method !== 'GET');
 
   async function start(): Promise<void> {
-    mode = await startLocalMode({
-      manifests,
-      config: { path: configPath, watch: false },
-      workDir: join(dir, 'work'),
-      bindAddress: '127.0.0.1',
-      httpPort,
-      httpsPort,
-      statusPort,
-      healthPort: 0,
-      metricsPort: 0,
-      settleMs: 50,
-      dataplane: { urls: [emulator.url], username: emulator.credentials.user, password: emulator.credentials.password },
-      output: { out: () => undefined, err: () => undefined },
-    });
+    mode = await startLocalMode(throughEmulator({ emulator, manifests, configPath, workDir: join(dir, 'work'), httpPort, httpsPort, statusPort }));
     log = new OutcomeLog(mode.outcomes);
   }
 

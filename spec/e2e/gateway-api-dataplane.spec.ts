@@ -12,21 +12,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DataplaneLocal, DATAPLANE_POD } from '../support/dataplane-local.ts';
 import { eventually } from '../support/eventually.ts';
-import { documents, service, slice } from '../support/manifest-builders.ts';
+import { documents, gateway, service, slice } from '../support/manifest-builders.ts';
 import { httpGet } from '../support/traffic.ts';
 
-const GATEWAY = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: haproxy }
-spec: { controllerName: haproxy-template-ic.io/gateway-controller }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: gw, namespace: default }
-spec:
-  gatewayClassName: haproxy
-  listeners: [ { name: http, port: 80, protocol: HTTP } ]
-`;
+const GATEWAY = gateway('{ name: http, port: 80, protocol: HTTP }');
 
 /** An HTTPRoute on the Gateway for one hostname, with one rule's backendRefs. */
 function httpRoute(name: string, hostname: string, backendRefs: readonly { readonly name: string; readonly weight?: number }[]): string {

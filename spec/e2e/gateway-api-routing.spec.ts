@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { eventually } from '../support/eventually.ts';
 import { LocalHarness } from '../support/local-harness.ts';
-import { documents as docs, service, slice, tlsSecret } from '../support/manifest-builders.ts';
+import { documents as docs, gateway, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
 
 /**
@@ -72,20 +72,10 @@ async function seen(harness: LocalHarness, host: string, path: string, headers: 
   return JSON.parse(answer.body) as Seen;
 }
 
-const GATEWAY = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: haproxy }
-spec: { controllerName: haproxy-template-ic.io/gateway-controller }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: gw, namespace: default }
-spec:
-  gatewayClassName: haproxy
-  listeners:
-    - { name: http, port: 80, protocol: HTTP }
-    - { name: https, port: 443, protocol: HTTPS, hostname: secure.example.com, tls: { mode: Terminate, certificateRefs: [ { name: secure-tls } ] } }
-`;
+const GATEWAY = gateway(
+  '{ name: http, port: 80, protocol: HTTP }',
+  '{ name: https, port: 443, protocol: HTTPS, hostname: secure.example.com, tls: { mode: Terminate, certificateRefs: [ { name: secure-tls } ] } }',
+);
 
 /** An HTTPRoute on the Gateway for one hostname; `rules` in YAML, indented by four spaces. */
 function httpRoute(name: string, hostname: string, rules: string): string {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
-import { startLocalMode, type LocalMode } from '../../streams/local-mode.ts';
+import { startLocalMode, type LocalMode, type LocalModeOptions } from '../../streams/local-mode.ts';
 import { startEmulator, type Emulator } from './dataplane-emulator/index.ts';
 import { reservePort } from './ports.ts';
 import { OutcomeLog, servedBy, type Deployed } from './traffic.ts';
@@ -18,6 +18,33 @@ export const DATAPLANE_POD = { baseDir: '/etc/haproxy', statsSocket: '/var/run/h
  * with HAProxy's ports reserved there, manifests in a folder of their own
  * (written before the start), and real backends on loopback.
  */
+/** Quiet local mode on loopback reading `manifests`, deploying through the emulator's Data Plane API. */
+export function throughEmulator(options: {
+  readonly emulator: Emulator;
+  readonly manifests: string;
+  readonly configPath: string;
+  readonly workDir: string;
+  readonly httpPort: number;
+  readonly httpsPort: number;
+  readonly statusPort: number;
+}): LocalModeOptions {
+  const { emulator } = options;
+  return {
+    manifests: options.manifests,
+    config: { path: options.configPath, watch: false },
+    workDir: options.workDir,
+    bindAddress: '127.0.0.1',
+    httpPort: options.httpPort,
+    httpsPort: options.httpsPort,
+    statusPort: options.statusPort,
+    healthPort: 0,
+    metricsPort: 0,
+    settleMs: 50,
+    dataplane: { urls: [emulator.url], username: emulator.credentials.user, password: emulator.credentials.password },
+    output: { out: () => undefined, err: () => undefined },
+  };
+}
+
 export class DataplaneLocal {
   readonly emulator: Emulator;
   readonly mode: LocalMode;
@@ -55,20 +82,7 @@ export class DataplaneLocal {
         .replace('  httpsPort: 443\n', `  httpsPort: ${httpsPort}\n`)
         .replace('  statusPort: 8404\n', `  statusPort: ${statusPort}\n`),
     );
-    const mode = await startLocalMode({
-      manifests: manifestDir,
-      config: { path: configPath, watch: false },
-      workDir: join(dir, 'work'),
-      bindAddress: '127.0.0.1',
-      httpPort,
-      httpsPort,
-      statusPort,
-      healthPort: 0,
-      metricsPort: 0,
-      settleMs: 50,
-      dataplane: { urls: [emulator.url], username: emulator.credentials.user, password: emulator.credentials.password },
-      output: { out: () => undefined, err: () => undefined },
-    });
+    const mode = await startLocalMode(throughEmulator({ emulator, manifests: manifestDir, configPath, workDir: join(dir, 'work'), httpPort, httpsPort, statusPort }));
     return new DataplaneLocal({ emulator, mode, httpPort, backends: backends.ports, manifests: manifestDir, stopBackends: backends.stop });
   }
 

@@ -75,3 +75,21 @@ export function tlsSecret(name: string, certificate: string, key: string, namesp
 }
 
 export const documents = (...parts: readonly string[]) => parts.join('---\n');
+
+/** The GatewayClass of the shipped controller name and a Gateway `gw` in default with these listeners, each a flow-style YAML mapping. */
+export function gateway(...listeners: readonly string[]): string {
+  return documents(
+    `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: haproxy }
+spec: { controllerName: haproxy-template-ic.io/gateway-controller }
+`,
+    `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw, namespace: default }
+spec:
+  gatewayClassName: haproxy
+  listeners:
+${listeners.map((listener) => `    - ${listener}\n`).join('')}`,
+  );
+}
