@@ -87,6 +87,8 @@ export interface ClusterModeOptions {
   readonly notes?: readonly string[];
   /** The validating admission webhook; none when undefined. */
   readonly webhook?: WebhookSettings | undefined;
+  /** How often discovery is asked again about an optional resource it did not serve (a CRD installed later); 60 s by default. */
+  readonly rediscoverEveryMs?: number;
 }
 
 export interface ClusterMode {
@@ -183,6 +185,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
           resources: config.watchedResources,
           served: (resource) => defer(() => servesResource(kubeConfig, resource.apiVersion, resource.resource)),
           log: (level, line) => observer.logger.child({ stage: 'kubernetes' })[level](line),
+          recheck: { everyMs: options.rediscoverEveryMs ?? 60_000 },
           events: (resources) =>
             informerEvents({
               resources,

@@ -1,4 +1,4 @@
-import { catchError, defer, forkJoin, from, map, merge, mergeMap, of, type Observable } from 'rxjs';
+import { asyncScheduler, catchError, concatMap, defer, filter, forkJoin, from, map, merge, mergeMap, of, take, tap, timer, type Observable, type SchedulerLike } from 'rxjs';
 import type { WatchedResource } from '../lib/config/types.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import type { ResourceEvent } from '../lib/pipeline/model.ts';
@@ -11,6 +11,12 @@ export interface OptionalResourcesOptions {
   readonly events: (resources: readonly WatchedResource[]) => Observable<ResourceEvent>;
   /** Said once per resource left unwatched (info: a cluster without the CRD is normal), or watched without knowing (warn). */
   readonly log: (level: 'info' | 'warn', message: string) => void;
+  /**
+   * How often discovery is asked again about a resource it did not serve:
+   * a CRD installed after the controller started is watched from then on,
+   * without a restart. None: asked once.
+   */
+  readonly recheck?: { readonly everyMs: number; readonly scheduler?: SchedulerLike };
 }
 
 /**
@@ -19,9 +25,13 @@ export interface OptionalResourcesOptions {
  * served is not watched, its store is empty and synced at once, and the
  * log says so once, where a watch would fail again and again. When
  * discovery cannot answer, the resource is watched anyway: the informer's
- * own retries then say what is wrong.
+ * own retries then say what is wrong. With a recheck, discovery is asked
+ * again about each unserved resource until it serves it, which is then
+ * watched; a recheck that fails counts as not served yet (the next one
+ * asks again), so an API server away for a while adds no warning per try.
  */
-export function optionalResourceEvents({ resources, served, events, log }: OptionalResourcesOptions): Observable<ResourceEvent> {
+export function optionalResourceEvents(options: OptionalResourcesOptions): Observable<ResourceEvent> {
+  const { resources, served, events, log, recheck } = options;
   const optional = resources.filter((resource) => resource.optional === true);
   if (optional.length === 0) return events(resources);
   return defer(() =>
@@ -43,7 +53,23 @@ export function optionalResourceEvents({ resources, served, events, log }: Optio
         log('info', `watchedResources.${resource.name}: the API server does not serve ${resource.apiVersion} ${resource.resource} (is its CRD installed?); not watched, empty`);
       }
       const synced = [...unserved].map((resource): ResourceEvent => ({ type: 'synced', kind: resource.name }));
-      return merge(from(synced), events(resources.filter((resource) => !unserved.has(resource))));
+      const late = recheck ? [...unserved].map((resource) => servedLater(resource, options, recheck)) : [];
+      return merge(from(synced), events(resources.filter((resource) => !unserved.has(resource))), ...late);
     }),
+  );
+}
+
+/** The events of an unserved resource from the first recheck that finds it served; none before. */
+function servedLater(
+  resource: WatchedResource,
+  { served, events, log }: OptionalResourcesOptions,
+  { everyMs, scheduler = asyncScheduler }: NonNullable<OptionalResourcesOptions['recheck']>,
+): Observable<ResourceEvent> {
+  return timer(everyMs, everyMs, scheduler).pipe(
+    concatMap(() => served(resource).pipe(catchError(() => of(false)))),
+    filter(Boolean),
+    take(1),
+    tap(() => log('info', `watchedResources.${resource.name}: the API server serves ${resource.apiVersion} ${resource.resource} now; watching it`)),
+    mergeMap(() => events([resource])),
   );
 }

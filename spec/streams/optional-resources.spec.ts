@@ -71,4 +71,54 @@ describe('optional resources stage', () => {
       expect(logged[0]).to.match(/^warn watchedResources\.httproutes: discovery of gateway\.networking\.k8s\.io\/v1 httproutes failed \(connection refused\); watching it anyway/);
     });
   });
+
+  it('asks discovery again for an unserved resource on every recheck, and watches it from the first time it is served', () => {
+    const scheduler = testScheduler();
+    scheduler.run(({ cold, expectObservable, flush }) => {
+      const logged: string[] = [];
+      const watchedSets: string[][] = [];
+      const answers = ['f', 'f', 't'];
+      const served = (resource: WatchedResource): Observable<boolean> =>
+        resource === routes ? cold('(a|)', { a: answers.shift() === 't' }) : cold('(t|)', { t: true });
+      const events = (resources: readonly WatchedResource[]) => {
+        watchedSets.push(resources.map((r) => r.name));
+        return cold('a', { a: event(resources.map((r) => r.name).join(',')) });
+      };
+      // Discovery says no at start and at the first recheck (frame 5), yes at the second (frame 10): the
+      // CRD was installed meanwhile. Its events start there; no recheck follows.
+      const result = optionalResourceEvents({
+        resources: [services, routes],
+        served,
+        events,
+        log: (level, line) => logged.push(`${level} ${line}`),
+        recheck: { everyMs: 5, scheduler },
+      });
+      expectObservable(result, '^ 20ms !').toBe('(sa) 6ms r', { s: { type: 'synced', kind: 'httproutes' }, a: event('services'), r: event('httproutes') });
+      flush();
+      expect(watchedSets).to.deep.equal([['services'], ['httproutes']]);
+      expect(answers).to.deep.equal([]);
+      expect(logged).to.have.length(2);
+      expect(logged[1]).to.match(/^info watchedResources\.httproutes: the API server serves gateway\.networking\.k8s\.io\/v1 httproutes now; watching it/);
+    });
+  });
+
+  it('keeps rechecking an unserved resource when discovery fails on a recheck, without a warning each time', () => {
+    const scheduler = testScheduler();
+    scheduler.run(({ cold, expectObservable, flush }) => {
+      const logged: string[] = [];
+      let asked = 0;
+      const served = (resource: WatchedResource): Observable<boolean> => {
+        if (resource !== routes) return cold('(t|)', { t: true });
+        asked += 1;
+        return asked === 1 ? cold('(f|)', { f: false }) : asked === 2 ? cold('#', undefined, new Error('connection refused')) : cold('(t|)', { t: true });
+      };
+      const events = (resources: readonly WatchedResource[]) => cold('a', { a: event(resources.map((r) => r.name).join(',')) });
+      // The recheck at frame 5 fails (the API server is away): it counts as not served yet, and frame 10 asks again.
+      const result = optionalResourceEvents({ resources: [services, routes], served, events, log: (level, line) => logged.push(`${level} ${line}`), recheck: { everyMs: 5, scheduler } });
+      expectObservable(result, '^ 20ms !').toBe('(sa) 6ms r', { s: { type: 'synced', kind: 'httproutes' }, a: event('services'), r: event('httproutes') });
+      flush();
+      expect(asked).to.equal(3);
+      expect(logged.map((line) => line.split(' ')[0])).to.deep.equal(['info', 'info']);
+    });
+  });
 });
