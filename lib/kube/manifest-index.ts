@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { CompiledPath, WatchedResource } from '../config/types.ts';
 import type { KubeObject, ResourceEvent } from '../pipeline/model.ts';
 import type { ManifestSet } from './manifests.ts';
+import { pluralOf } from '../kube-syntax/plural.ts';
 import { selectionFor, withoutIgnoredFields } from './select.ts';
 
 /** Kinds without a namespace; every other object from a manifest defaults to "default", as kubectl does. */
@@ -24,6 +25,23 @@ function withNamespace(object: KubeObject): KubeObject {
 }
 
 const identity = (object: KubeObject) => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+
+const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
+
+/**
+ * The watched resource an object is another version of (same group and
+ * kind, another apiVersion): an API server would serve it at the watched
+ * version too, but a manifest holds one version and no conversion, so
+ * the object is not read, and the user is told why.
+ */
+function otherVersionOf(object: KubeObject, resources: readonly WatchedResource[]): WatchedResource | undefined {
+  if (typeof object.apiVersion !== 'string' || typeof object.kind !== 'string') return undefined;
+  const group = groupOf(object.apiVersion);
+  const kind = object.kind;
+  return resources.find(
+    (resource) => groupOf(resource.apiVersion) === group && resource.apiVersion !== object.apiVersion && (resource.kind !== undefined ? resource.kind === kind : resource.resource === pluralOf(kind)),
+  );
+}
 
 /**
  * The objects a folder of manifests holds, per watched resource, as a
@@ -59,6 +77,7 @@ export class ManifestIndex {
 
     const events: ResourceEvent[] = [];
     const next = new Map<string, Map<string, KubeObject>>();
+    const read = new Set<KubeObject>();
     for (const { resource, selects } of this.#resources) {
       const objects = new Map<string, KubeObject>();
       const sources = new Map<string, string>();
@@ -66,6 +85,7 @@ export class ManifestIndex {
         for (const { object, source } of manifests) {
           const candidate = withNamespace(object);
           if (!selects(candidate)) continue;
+          read.add(object);
           const id = identity(candidate);
           const earlier = sources.get(id);
           if (earlier) errors.push(`${source}: ${candidate.kind} ${id} is also defined in ${earlier}; this one wins`);
@@ -83,6 +103,12 @@ export class ManifestIndex {
       next.set(resource.name, objects);
     }
     this.#objects = next;
+    for (const manifests of lastGood.values()) {
+      for (const { object, source } of manifests) {
+        const watched = read.has(object) ? undefined : otherVersionOf(object, this.#resources.map((entry) => entry.resource));
+        if (watched) errors.push(`${source}: ${object.kind} ${identity(withNamespace(object))} is ${object.apiVersion}, but watchedResources.${watched.name} reads ${watched.apiVersion}: not read (write it as ${watched.apiVersion})`);
+      }
+    }
     return { events, errors };
   }
 }

@@ -47,6 +47,20 @@ describe('manifest index', () => {
     ]);
   });
 
+  it('names an object written at another version of a watched kind, which it does not read, and reads the watched version', async () => {
+    const shipped = loadControllerConfig(await readFile(defaultConfigPath(), 'utf8'));
+    if (!shipped.ok) throw new Error(shipped.errors.join('\n'));
+    const index = new ManifestIndex(shipped.config.watchedResources, shipped.config.ignoreFields);
+    const grant = (version: string, name: string) => `apiVersion: gateway.networking.k8s.io/${version}\nkind: ReferenceGrant\nmetadata: {name: ${name}, namespace: apps}\nspec: {from: [], to: []}\n`;
+    // A Deployment is no watched kind at any version: ignored without a word, as any other unwatched object.
+    const deployment = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n';
+    const result = index.update(files({ 'grants.yaml': `${grant('v1', 'new')}---\n${grant('v1beta1', 'old')}---\n${deployment}` }));
+    expect(summary(result.events)).to.deep.equal(['added referencegrants apps/old']);
+    expect(result.errors).to.deep.equal([
+      'grants.yaml#1: ReferenceGrant apps/new is gateway.networking.k8s.io/v1, but watchedResources.referencegrants reads gateway.networking.k8s.io/v1beta1: not read (write it as gateway.networking.k8s.io/v1beta1)',
+    ]);
+  });
+
   it('keeps what a file held when an edit breaks it, and names the file', () => {
     const index = new ManifestIndex(watchedResources, ignoreFields);
     index.update(files({ 'a.yaml': service('web') }));
