@@ -20,6 +20,7 @@ import {
   withLatestFrom,
   type Observable,
 } from 'rxjs';
+import { systemClock, type Clock } from '../lib/clock.ts';
 import type { CommandOutput } from '../lib/cli/output.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
 import type { ConfigLoad, ControllerConfig } from '../lib/config/types.ts';
@@ -89,6 +90,8 @@ export interface ClusterModeOptions {
   readonly webhook?: WebhookSettings | undefined;
   /** How often discovery is asked again about an optional resource it did not serve (a CRD installed later); 60 s by default. */
   readonly rediscoverEveryMs?: number;
+  /** Wall-clock time for what the controller writes (status conditions' lastTransitionTime); real time by default. */
+  readonly clock?: Clock;
 }
 
 export interface ClusterMode {
@@ -312,7 +315,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     leadership: leadership$,
     Events: eventWrites,
     'Ingress status': statusWrites,
-    'Gateway API status': gatewayStatusWrites({ kubeConfig, pipeline, publishedService, leading, log: kubeLog }),
+    'Gateway API status': gatewayStatusWrites({ kubeConfig, pipeline, publishedService, leading, log: kubeLog, now: () => (options.clock ?? systemClock).now() }),
   });
 
   // Every replica judges admissions, leader or not, over the configuration in force and the live stores.

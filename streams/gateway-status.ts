@@ -84,16 +84,18 @@ export interface GatewayStatusWritesOptions {
   readonly publishedService: Observable<KubeObject | undefined>;
   readonly leading: Observable<boolean>;
   readonly log: Logger;
+  /** Milliseconds since the epoch, for conditions' lastTransitionTime. */
+  readonly now: () => number;
 }
 
 /** The Gateway API status side stream of cluster mode: after every render and deployment, and when the published Service or leadership changes. */
-export function gatewayStatusWrites({ kubeConfig, pipeline, publishedService, leading, log }: GatewayStatusWritesOptions): Observable<number> {
+export function gatewayStatusWrites({ kubeConfig, pipeline, publishedService, leading, log, now }: GatewayStatusWritesOptions): Observable<number> {
   const writer = new GatewayStatusWriter(kubeConfig);
   const rounds = merge(of(undefined), pipeline.outcomes.pipe(filter((outcome) => outcome.type === 'rendered' || outcome.type === 'deployed')));
   return combineLatest([publishedService, merge(of<Deployment>('pending'), deployments(pipeline.outcomes)), leading, rounds]).pipe(
     withLatestFrom(pipeline.state),
     map(([[service, deployment, leader], state]): GatewayStatusInput => ({ leader, stores: state.rendered, config: state.config, service, deployment })),
-    gatewayStatus({ write: (writes) => defer(() => writer.write(writes)), now: Date.now, warn: (message) => log.warn(message) }),
+    gatewayStatus({ write: (writes) => defer(() => writer.write(writes)), now, warn: (message) => log.warn(message) }),
     tap((written) => {
       if (written > 0) log.info(`gateway API status: ${written} object(s) written`);
     }),
