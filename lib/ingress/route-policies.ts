@@ -66,6 +66,9 @@ export interface MirrorRule {
   readonly partial: boolean;
 }
 
+/** HAProxy's longest timeout, in milliseconds (2^31 - 1: a longer one is a "timer overflow" in its configuration). */
+export const LONGEST_TIMEOUT = 2_147_483_647;
+
 /** Percentages to a millionth: `rand(of) lt share`, the fraction reduced. */
 const MIRROR_SCALE = 1_000_000;
 
@@ -100,7 +103,14 @@ export class RoutePolicy extends Sourced {
   readonly redirect: RedirectRule | undefined;
   /** The `replace-path` pairs that make a redirect's path (Gateway API RequestRedirect `path`), before the redirect. */
   readonly redirectRewrites: readonly PathRewrite[];
-  /** How long a backend may take to answer one request (Gateway API `timeouts.backendRequest`; 0: no limit, which `set-timeout server` reads as none), or undefined. */
+  /**
+   * How long a backend may take to answer one request (Gateway API
+   * `timeouts.backendRequest`), or undefined. 0 asks for no limit, which
+   * HAProxy 2.6 cannot set per request (`set-timeout server 0` leaves the
+   * backend's own, src/stream.c back_establish), so it is the longest time
+   * HAProxy takes, as the specification says of a timeout that cannot be
+   * disabled.
+   */
   readonly serverTimeout: { readonly milliseconds: number } | undefined;
   /** Requests answered 500 (backendRefs that do not resolve): `share` of `of` at random when `partial`, else all. */
   readonly unresolved: { readonly share: number; readonly of: number; readonly partial: boolean } | undefined;
@@ -138,7 +148,7 @@ export class RoutePolicy extends Sourced {
     this.redirect = redirectRule(settings.redirect);
     this.redirectRewrites = pathRewrites(settings.redirect?.path, path);
     const backendRequest = settings.timeouts?.backendRequest;
-    this.serverTimeout = backendRequest === undefined ? undefined : Object.freeze({ milliseconds: backendRequest });
+    this.serverTimeout = backendRequest === undefined ? undefined : Object.freeze({ milliseconds: backendRequest === 0 ? LONGEST_TIMEOUT : backendRequest });
     const unresolved = settings.unresolvedShare;
     this.unresolved = unresolved && { ...unresolved, partial: unresolved.share < unresolved.of };
     this.mirror = mirrorRule(settings.mirror);

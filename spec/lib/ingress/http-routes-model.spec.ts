@@ -152,7 +152,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.warnings).to.deep.equal([]);
   });
 
-  it('serves timeouts.backendRequest as a server timeout its policy sets (0: none), which every backend then applies; leaves out a timeouts.request limit', () => {
+  it('serves timeouts.backendRequest as a server timeout its policy sets (0: the longest HAProxy has), which every backend then applies; leaves out a timeouts.request limit', () => {
     const route = httpRoute('slow', {
       ...parent,
       hostnames: ['shop.example.com'],
@@ -167,7 +167,8 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const model = build({ routes: [route] });
     expect(model.serverTimeouts).to.equal(true);
     // A request timeout of 0 asks for no deadline, which HAProxy sets none of: its policy sets nothing.
-    expect(model.policies.map((policy) => policy.serverTimeout?.milliseconds).sort()).to.deep.equal([0, 1500, undefined]);
+    // 0 (no limit) is the longest timeout HAProxy has, as the specification says of one that cannot be disabled.
+    expect(model.policies.map((policy) => policy.serverTimeout?.milliseconds).sort()).to.deep.equal([1500, 2_147_483_647, undefined]);
     expect(lines(model).prefix).to.deep.equal(['shop.example.com/a/ infra_web_8080:policy', 'shop.example.com/c/ infra_web_8080:policy', 'shop.example.com/d/ infra_web_8080:policy']);
     expect(model.warnings.map((problem) => problem.message)).to.deep.equal([
       'not served for host shop.example.com: timeouts.request (HAProxy 2.6 has no deadline for a whole request and response) not routed yet',
