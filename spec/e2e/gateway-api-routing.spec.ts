@@ -97,7 +97,7 @@ class Mirror {
 const mirrorTo = (serviceName: string, percent?: number) =>
   `filters: [ { type: RequestMirror, requestMirror: { backendRef: { name: ${serviceName}, port: 80 }${percent === undefined ? '' : `, percent: ${percent}`} } } ]`;
 
-function ask(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}, tls = false, method = 'GET', body?: string): Promise<Answer> {
+function ask(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}, tls = false, method = 'GET', content?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const common = { host: '127.0.0.1', method, path, headers: { host, ...headers }, agent: false as const };
     const done = (res: IncomingMessage) => {
@@ -108,7 +108,7 @@ function ask(harness: LocalHarness, host: string, path: string, headers: Record<
     };
     const req = tls ? httpsRequest({ ...common, port: harness.ports.https, servername: host, rejectUnauthorized: false }, done) : request({ ...common, port: harness.ports.http }, done);
     req.on('error', reject);
-    req.end(body);
+    req.end(content);
   });
 }
 
