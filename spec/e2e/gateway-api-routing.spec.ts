@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
@@ -7,6 +7,7 @@ import { eventually } from '../support/eventually.ts';
 import { LocalHarness } from '../support/local-harness.ts';
 import { documents as docs, gateway, ingress, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
+import { Mirror } from '../support/mirror-backend.ts';
 
 /**
  * HTTPRoutes routed end to end: a local-mode controller reads a
@@ -50,48 +51,6 @@ async function echoBackend(name: string): Promise<Server> {
 }
 
 const portOf = (server: Server) => (server.address() as AddressInfo).port;
-
-/** A copy of a request as a mirror got it. */
-interface Copy {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-}
-
-/** A mirror backend: keeps every copy; answers `status`, or holds every answer while `hold` is set (a mirror that never answers). */
-class Mirror {
-  readonly copies: Copy[] = [];
-  readonly held: ServerResponse[] = [];
-  hold = false;
-  status = 200;
-  readonly server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      this.copies.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      if (this.hold) this.held.push(res);
-      else res.writeHead(this.status).end('from the mirror');
-    });
-  });
-
-  static async start(): Promise<Mirror> {
-    const mirror = new Mirror();
-    await new Promise<void>((resolve) => mirror.server.listen(0, '127.0.0.1', resolve));
-    return mirror;
-  }
-
-  get port(): number {
-    return portOf(this.server);
-  }
-
-  async stop(): Promise<void> {
-    for (const res of this.held) res.end();
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-}
 
 /** A RequestMirror filter to a Service's port 80, of `percent` of the requests when given. */
 const mirrorTo = (serviceName: string, percent?: number) =>
