@@ -176,13 +176,13 @@ describe('HTTPRoutes in the Ingress view model', () => {
   });
 
   it("serves a RequestMirror as its policy's mirror, with a backend for the mirror's Service port while a served route mirrors to it", () => {
-    const mirrored = (percent?: number) =>
+    const mirrored = (share?: { percent: number } | { fraction: { numerator: number; denominator?: number } }) =>
       httpRoute('mirrored', {
         ...parent,
         hostnames: ['shop.example.com'],
         rules: [
           {
-            filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 9090 }, ...(percent === undefined ? {} : { percent }) } }],
+            filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 9090 }, ...share } }],
             backendRefs: [{ name: 'web', port: 8080 }],
           },
         ],
@@ -201,10 +201,13 @@ describe('HTTPRoutes in the Ingress view model', () => {
       ['infra_web_8080', ['10.0.0.1']],
     ]);
     expect(buildIngressModel(worldSources({ routes: [mirrored()] }))).to.deep.equal(model);
-    const half = buildIngressModel(worldSources({ routes: [mirrored(50)] }), cache);
-    expect(half.policies.map((policy) => policy.mirror && [policy.mirror.share, policy.mirror.of, policy.mirror.partial])).to.deep.equal([[1, 2, true]]);
+    const shareOf = (model: IngressModel) => model.policies.map((policy) => policy.mirror && [policy.mirror.share, policy.mirror.of, policy.mirror.partial]);
+    expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ percent: 50 })] }), cache))).to.deep.equal([[1, 2, true]]);
+    // A fraction to a millionth; its denominator is 100 unless given.
+    expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ fraction: { numerator: 1, denominator: 3 } })] }), cache))).to.deep.equal([[333_333, 1_000_000, true]]);
+    expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ fraction: { numerator: 25 } })] }), cache))).to.deep.equal([[1, 4, true]]);
     // A mirror of no request asks for nothing: no policy, no backend.
-    const none = buildIngressModel(worldSources({ routes: [mirrored(0)] }), cache);
+    const none = buildIngressModel(worldSources({ routes: [mirrored({ percent: 0 })] }), cache);
     expect(none.mirrors).to.equal(false);
     expect(none.backends.map((backend) => backend.name)).to.deep.equal(['infra_web_8080']);
     expect(buildIngressModel(worldSources({ routes: [] }), cache).backends).to.deep.equal([]);
