@@ -72,8 +72,8 @@ function unserved(record: RouteRecord): string | undefined {
     if (backend.settings !== undefined && backend.refused === undefined) return "a backendRef's own filters";
   }
   if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) return 'backendRefs all of weight 0';
-  // 0 asks for no limit, which HAProxy has; a limit it cannot set: its timeouts bound the wait for the client's request,
-  // for a connection and for each silence of a server or client, never a whole request and response.
+  // A request timeout of 0 asks for no deadline, which is what HAProxy has. Any other it cannot set: its timeouts bound the wait
+  // for the client's request, for a connection and for each silence of a server or client, never a whole request and response.
   if (record.settings.timeouts?.request) return 'timeouts.request (HAProxy 2.6 has no deadline for a whole request and response)';
   return undefined;
 }

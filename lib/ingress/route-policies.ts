@@ -67,7 +67,7 @@ export interface MirrorRule {
 }
 
 /** HAProxy's longest timeout, in milliseconds (2^31 - 1: a longer one is a "timer overflow" in its configuration). */
-export const LONGEST_TIMEOUT = 2_147_483_647;
+const LONGEST_TIMEOUT = 2_147_483_647;
 
 /** Percentages to a millionth: `rand(of) lt share`, the fraction reduced. */
 const MIRROR_SCALE = 1_000_000;
@@ -80,10 +80,10 @@ export function greatestCommonDivisor(a: number, b: number): number {
 function mirrorRule(mirror: RouteSettings['mirror']): MirrorRule | undefined {
   if (!mirror) return undefined;
   const { namespace, service, port } = mirror;
-  const scaled = Math.round(((mirror.percent ?? 100) * MIRROR_SCALE) / 100);
+  const scaled = Math.min(Math.round(((mirror.percent ?? 100) * MIRROR_SCALE) / 100), MIRROR_SCALE);
   if (scaled <= 0) return undefined;
-  const divisor = greatestCommonDivisor(Math.min(scaled, MIRROR_SCALE), MIRROR_SCALE);
-  const share = Math.min(scaled, MIRROR_SCALE) / divisor;
+  const divisor = greatestCommonDivisor(scaled, MIRROR_SCALE);
+  const share = scaled / divisor;
   const of = MIRROR_SCALE / divisor;
   return Object.freeze({ backend: `${namespace}_${service}_${port}`, namespace, service, port, share, of, partial: share < of });
 }

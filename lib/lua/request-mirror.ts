@@ -22,15 +22,16 @@
 export const REQUEST_MIRROR_LUA_FILE = 'haproxy-template-ic-request-mirror.lua';
 
 /** The request header naming the mirror's backend on the way to the internal mirror frontend; never copied from a client. */
-export const MIRROR_BACKEND_HEADER = 'x-haproxy-template-ic-mirror-backend';
+const MIRROR_BACKEND_HEADER = 'x-haproxy-template-ic-mirror-backend';
 
 export const REQUEST_MIRROR_LUA = `-- haproxy-template-ic: Gateway API RequestMirror (written by the controller; see docs/adr/0013-request-mirror.md).
 -- http-request lua.mirror <backend> <address>: a copy of the request to <address>, for <backend>, from a task of its own.
 
--- Connection-level headers are the copy's own; the backend header is set below, never taken from the client.
+-- Connection-level headers are the copy's own (its body goes at once: no expect); the backend header is set below,
+-- never taken from the client.
 local not_copied = {
   ['connection'] = true, ['keep-alive'] = true, ['proxy-connection'] = true, ['te'] = true, ['trailer'] = true,
-  ['upgrade'] = true, ['content-length'] = true, ['${MIRROR_BACKEND_HEADER}'] = true,
+  ['upgrade'] = true, ['expect'] = true, ['content-length'] = true, ['${MIRROR_BACKEND_HEADER}'] = true,
 }
 
 -- Sends the copy and reads the status line, then lets go: the answer is nobody's to wait for.

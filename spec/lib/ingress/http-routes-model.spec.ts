@@ -201,7 +201,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
       ['infra_web_8080', ['10.0.0.1']],
     ]);
     expect(buildIngressModel(worldSources({ routes: [mirrored()] }))).to.deep.equal(model);
-    const shareOf = (model: IngressModel) => model.policies.map((policy) => policy.mirror && [policy.mirror.share, policy.mirror.of, policy.mirror.partial]);
+    const shareOf = (built: IngressModel) => built.policies.map((policy) => policy.mirror && [policy.mirror.share, policy.mirror.of, policy.mirror.partial]);
     expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ percent: 50 })] }), cache))).to.deep.equal([[1, 2, true]]);
     // A fraction to a millionth; its denominator is 100 unless given.
     expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ fraction: { numerator: 1, denominator: 3 } })] }), cache))).to.deep.equal([[333_333, 1_000_000, true]]);
