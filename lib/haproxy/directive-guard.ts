@@ -1,5 +1,6 @@
 import { SECTION_KEYWORDS, tokenizeLine } from './config-parser.ts';
 import { guardedDirectives, type GuardedDirective } from '../config/guarded-directives.ts';
+import { REQUEST_MIRROR_LUA_FILE } from '../lua/request-mirror.ts';
 
 export interface GuardFinding {
   /** 1-based line of the rendered configuration. */
@@ -112,6 +113,17 @@ function filesRead(words: readonly string[]): { readonly path: string; readonly 
   return files;
 }
 
+/**
+ * `lua-load` of the controller's own script (lib/lua/request-mirror.ts), by a
+ * path under the base directory: the renderer writes that file over any
+ * other of its name and no template may render one, so it runs the
+ * controller's code, never a template's.
+ */
+function loadsControllerLua(words: readonly string[], base: string | undefined): boolean {
+  const [first, path, extra] = words;
+  return first === 'lua-load' && path !== undefined && extra === undefined && base !== undefined && path.split('/').at(-1) === REQUEST_MIRROR_LUA_FILE && !outsideBase(path, base);
+}
+
 function servesFile(words: readonly string[]): boolean {
   const from = words[0] === 'http-error' ? 1 : ruleKeywords.test(words[0] ?? '') ? words.findIndex((word) => responseActions.has(word)) : -1;
   return from > 0 && words.slice(from).some((word) => responseFiles.has(word));
@@ -133,7 +145,7 @@ function guarded(words: readonly string[], variables: readonly number[], base: s
   if (keyword || files.some((file) => variables.includes(file.index))) found.push(finding('environment-variables', true));
   else if (variables.length > 0) found.push(finding('environment-variables'));
   if (first === 'program') found.push(finding('program'));
-  else if (codeDirectives.has(first)) found.push(finding(first as GuardedDirective));
+  else if (codeDirectives.has(first) && !loadsControllerLua(words, base)) found.push(finding(first as GuardedDirective));
   else if (first === 'option' && second === 'external-check') found.push(finding('external-check'));
   else if (servesFile(words)) found.push(finding('return-file'));
   else if (files.some((file) => outsideBase(file.path, base))) found.push(finding('files-outside-base'));

@@ -1,5 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import { resolvedBackend, serviceKey } from './backend-names.ts';
+import { resolvedBackend, serviceKey, setBackend } from './backend-names.ts';
 import { HostOwnership, type HostSharing } from './host-ownership.ts';
 import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
 import { compareCodeUnits } from '../compare.ts';
@@ -10,10 +10,9 @@ import { claimOrder, RouteClaims, type RouteMap } from './route-claims.ts';
 import { SecretUses, type SecretUse } from './secret-uses.ts';
 import { patchSorted } from './sorted-list.ts';
 import type { HostEntry, Route } from './types.ts';
-import { RouteItem } from './model-source.ts';
 import { PolicyUses, type RoutePolicy } from './route-policies.ts';
 import { ConditionalClaims, prefixOrder } from './route-lists.ts';
-import { sourceOf } from '../pipeline/value-source.ts';
+import { MirrorBackends } from './mirror-backends.ts';
 
 /**
  * What the served Ingresses decide together: which namespace each host
@@ -75,6 +74,7 @@ export class IngressAggregate {
   /** Per backend, the claims it wins: any one has its ref, all are its referrers. */
   readonly #routedTo = new Map<string, OneOrMore<RouteClaim>>();
   readonly #policies = new PolicyUses();
+  readonly #mirrors = new MirrorBackends();
   readonly #defaults = new DefaultBackends();
   readonly #secretUses: SecretUses;
   /** Per Service ("namespace/name"), those naming one of its ports by name. */
@@ -342,6 +342,7 @@ export class IngressAggregate {
     const name = claim.backend.name;
     this.#routedTo.set(name, withItem(this.#routedTo.get(name), claim));
     moved.add(name);
+    this.#mirrors.add(claim, moved);
     if (claim.policy) this.#policies.add(claim.policy);
   }
 
@@ -351,15 +352,16 @@ export class IngressAggregate {
     if (routed) this.#routedTo.set(name, routed);
     else this.#routedTo.delete(name);
     moved.add(name);
+    this.#mirrors.remove(claim, moved);
     if (claim.policy) this.#policies.remove(claim.policy);
   }
 
-  /** The backend of this name, while something routes to it or it is the default backend. */
+  /** The backend of this name, while something routes or mirrors requests to it or it is the default backend. */
   backend(name: string): BackendRef | undefined {
     const routed = this.#routedTo.get(name);
     if (routed) return firstItem(routed).backend;
     const fallback = this.#defaults.served?.served!.defaultBackend!.backend;
-    return fallback?.name === name ? fallback : undefined;
+    return fallback?.name === name ? fallback : this.#mirrors.backend(name);
   }
 
   /** Every backend used, in no particular order. */
@@ -367,6 +369,7 @@ export class IngressAggregate {
     const names = [...this.#routedTo.keys()];
     const fallback = this.defaultBackend;
     if (fallback !== undefined && !this.#routedTo.has(fallback)) names.push(fallback);
+    for (const name of this.#mirrors.names()) if (!this.#routedTo.has(name) && name !== fallback) names.push(name);
     return names;
   }
 
@@ -390,11 +393,4 @@ export class IngressAggregate {
     if (served?.defaultBackend!.backend.name === name) referrers.add(served.label, served.defaultBackend!.field, { place: this.#defaults.served!.place, settings: served.settings.backend });
     return referrers;
   }
-}
-
-/** Points a claim at the backend it resolves to, with a map line of its own when that is not the one asked for. */
-function setBackend(claim: RouteClaim, backend: BackendRef): void {
-  if (backend.name === claim.backend.name) return;
-  claim.backend = backend;
-  claim.line = Object.freeze(new RouteItem(claim.key, backend.name, claim.policy, sourceOf(claim.line)!));
 }

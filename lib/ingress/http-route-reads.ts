@@ -8,7 +8,7 @@ import { describeObject } from './names.ts';
 import { placeOf } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import { routeConditions } from './route-conditions.ts';
-import { escapeRegex, routePolicy } from './route-policies.ts';
+import { escapeRegex, greatestCommonDivisor, routePolicy } from './route-policies.ts';
 import type { HostEntry, RoutedObject } from './types.ts';
 
 /**
@@ -28,9 +28,10 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * a warning naming it. Header, query parameter and method matches make
  * claims with conditions, which the aggregate serves as candidate lists
  * (route-lists.ts). A record asking for more (conditions on a regular
- * expression path, a backendRef's own filters, a mirror, timeouts.request)
+ * expression path, a backendRef's own filters, timeouts.request)
  * is left out with a warning naming its match, never served as something
- * else.
+ * else. A mirror is the route policy's (route-policies.ts), its Service
+ * port's backend kept by the aggregate (mirror-backends.ts).
  *
  * Conflicts follow the Ingress rules (route-claims.ts): an Exact path
  * outranks a PathPrefix's exact line, then the older object wins, whichever
@@ -71,15 +72,10 @@ function unserved(record: RouteRecord): string | undefined {
     if (backend.settings !== undefined && backend.refused === undefined) return "a backendRef's own filters";
   }
   if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) return 'backendRefs all of weight 0';
-  if (record.settings.mirror !== undefined) return 'RequestMirror';
-  // A backend's wait is set per request (backendRequest); HAProxy 2.6 sets no limit on a whole exchange per request.
-  if (record.settings.timeouts?.request) return 'timeouts.request';
-  if (record.settings.timeouts?.backendRequest === 0) return 'timeouts.backendRequest of 0 (no limit)';
+  // A request timeout of 0 asks for no deadline, which is what HAProxy has. Any other it cannot set: its timeouts bound the wait
+  // for the client's request, for a connection and for each silence of a server or client, never a whole request and response.
+  if (record.settings.timeouts?.request) return 'timeouts.request (HAProxy 2.6 has no deadline for a whole request and response)';
   return undefined;
-}
-
-function greatestCommonDivisor(a: number, b: number): number {
-  return b === 0 ? a : greatestCommonDivisor(b, a % b);
 }
 
 /**

@@ -55,6 +55,39 @@ export type RedirectRule =
   | { readonly code: RedirectCode; readonly scheme: 'http' | 'https' }
   | { readonly code: RedirectCode; readonly prefix: { readonly scheme: 'http' | 'https' | undefined; readonly host: string | undefined; readonly port: number | undefined } };
 
+/** The backend `<namespace>_<service>_<port>` requests are copied to, and which of them. */
+export interface MirrorRule {
+  readonly backend: string;
+  readonly namespace: string;
+  readonly service: string;
+  readonly port: number;
+  readonly share: number;
+  readonly of: number;
+  readonly partial: boolean;
+}
+
+/** HAProxy's longest timeout, in milliseconds (2^31 - 1: a longer one is a "timer overflow" in its configuration). */
+const LONGEST_TIMEOUT = 2_147_483_647;
+
+/** Percentages to a millionth: `rand(of) lt share`, the fraction reduced. */
+const MIRROR_SCALE = 1_000_000;
+
+export function greatestCommonDivisor(a: number, b: number): number {
+  return b === 0 ? a : greatestCommonDivisor(b, a % b);
+}
+
+/** A mirror of no request asks for nothing. */
+function mirrorRule(mirror: RouteSettings['mirror']): MirrorRule | undefined {
+  if (!mirror) return undefined;
+  const { namespace, service, port } = mirror;
+  const scaled = Math.min(Math.round(((mirror.percent ?? 100) * MIRROR_SCALE) / 100), MIRROR_SCALE);
+  if (scaled <= 0) return undefined;
+  const divisor = greatestCommonDivisor(scaled, MIRROR_SCALE);
+  const share = scaled / divisor;
+  const of = MIRROR_SCALE / divisor;
+  return Object.freeze({ backend: `${namespace}_${service}_${port}`, namespace, service, port, share, of, partial: share < of });
+}
+
 export class RoutePolicy extends Sourced {
   readonly key: PolicyKey;
   readonly settings: RouteSettings;
@@ -70,10 +103,19 @@ export class RoutePolicy extends Sourced {
   readonly redirect: RedirectRule | undefined;
   /** The `replace-path` pairs that make a redirect's path (Gateway API RequestRedirect `path`), before the redirect. */
   readonly redirectRewrites: readonly PathRewrite[];
-  /** How long a backend may take to answer one request, in milliseconds (Gateway API `timeouts.backendRequest`), or undefined. */
-  readonly serverTimeout: number | undefined;
+  /**
+   * How long a backend may take to answer one request (Gateway API
+   * `timeouts.backendRequest`), or undefined. 0 asks for no limit, which
+   * HAProxy 2.6 cannot set per request (`set-timeout server 0` leaves the
+   * backend's own, src/stream.c back_establish), so it is the longest time
+   * HAProxy takes, as the specification says of a timeout that cannot be
+   * disabled.
+   */
+  readonly serverTimeout: { readonly milliseconds: number } | undefined;
   /** Requests answered 500 (backendRefs that do not resolve): `share` of `of` at random when `partial`, else all. */
   readonly unresolved: { readonly share: number; readonly of: number; readonly partial: boolean } | undefined;
+  /** Requests copied to the backend of a Service port (Gateway API RequestMirror): all, or `share` in `of` at random when `partial`. */
+  readonly mirror: MirrorRule | undefined;
   readonly rewrites: readonly PathRewrite[];
   readonly requestHeaders: HeaderActions | undefined;
   readonly responseHeaders: HeaderActions | undefined;
@@ -105,9 +147,11 @@ export class RoutePolicy extends Sourced {
     this.trackingPeriod = settings.rateLimit?.period ?? 10_000;
     this.redirect = redirectRule(settings.redirect);
     this.redirectRewrites = pathRewrites(settings.redirect?.path, path);
-    this.serverTimeout = settings.timeouts?.backendRequest || undefined;
+    const backendRequest = settings.timeouts?.backendRequest;
+    this.serverTimeout = backendRequest === undefined ? undefined : Object.freeze({ milliseconds: backendRequest === 0 ? LONGEST_TIMEOUT : backendRequest });
     const unresolved = settings.unresolvedShare;
     this.unresolved = unresolved && { ...unresolved, partial: unresolved.share < unresolved.of };
+    this.mirror = mirrorRule(settings.mirror);
     this.rewrites = pathRewrites(settings.rewrite, path);
     this.requestHeaders = headerActions(settings.requestHeaders);
     this.responseHeaders = headerActions(settings.responseHeaders);

@@ -118,6 +118,8 @@ export interface IngressModel {
   readonly policies: readonly RoutePolicy[];
   /** True when a policy sets a server timeout: every backend then applies the one its request's policy set. */
   readonly serverTimeouts: boolean;
+  /** True when a policy mirrors requests: the configuration then loads the controller's mirror script and has the mirror frontend. */
+  readonly mirrors: boolean;
   /** The userlists of basic auth, one per Secret a policy names, sorted by name (see userlists.ts). */
   readonly userlists: readonly Userlist[];
   /** Sorted by name. */

@@ -234,6 +234,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     conditions: aggregate.routeLines.conditions,
     policies: aggregate.policies,
     serverTimeouts: aggregate.policies.some((policy) => policy.serverTimeout !== undefined),
+    mirrors: aggregate.policies.some((policy) => policy.mirror !== undefined),
     userlists: userlists.userlists,
     backends: resolution.backends,
     certificates: certificates.certificates,

@@ -5,7 +5,9 @@
  * hostname, a wildcard one (host-suffix.map) and a weighted split, is one
  * reload; then a new HTTPRoute to a served Service, a new wildcard
  * hostname and a weight change are runtime map entries and server
- * weights, no reload. Real HTTP through the HAProxy proves each.
+ * weights, no reload. Real HTTP through the HAProxy proves each. A
+ * RequestMirror's script reaches the HAProxy as a general file, and its
+ * mirror gets the copies.
  */
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
@@ -14,6 +16,7 @@ import { DataplaneLocal, DATAPLANE_POD } from '../support/dataplane-local.ts';
 import { eventually } from '../support/eventually.ts';
 import { documents, gateway, service, slice } from '../support/manifest-builders.ts';
 import { httpGet } from '../support/traffic.ts';
+import { Mirror } from '../support/mirror-backend.ts';
 
 const GATEWAY = gateway('{ name: http, port: 80, protocol: HTTP }');
 
@@ -105,5 +108,35 @@ describe('HTTPRoutes through the Data Plane API', function () {
       'every canary request to web-b',
     );
     expect(await local.reloads()).to.equal(before);
+  });
+
+  it("sends a RequestMirror's copies through the Data Plane API's HAProxy, its script uploaded among the general files", async () => {
+    const mirror = await Mirror.start();
+    try {
+      await local.write(
+        'mirror.yaml',
+        documents(
+          service('mirror', [{ port: 80, targetPort: mirror.port }]),
+          slice('mirror-0', 'mirror', undefined, mirror.port),
+          `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: mirrored, namespace: default }
+spec:
+  parentRefs: [ { name: gw } ]
+  hostnames: [ mirrored.example.com ]
+  rules: [ { filters: [ { type: RequestMirror, requestMirror: { backendRef: { name: mirror, port: 80 } } } ], backendRefs: [ { name: web-a, port: 80 } ] } ]
+`,
+        ),
+      );
+      await eventually(
+        () => httpGet(DATAPLANE_POD.address, local.httpPort, 'mirrored.example.com', '/copied'),
+        (answer) => answer === `200 backend ${a} GET /copied` && mirror.copies.some((copy) => copy.url === '/copied'),
+        'the copy at the mirror',
+        20_000,
+      );
+      expect(await readFile(join(local.emulator.baseDir, 'general', 'haproxy-template-ic-request-mirror.lua'), 'utf8')).to.match(/core\.register_action\('mirror'/);
+    } finally {
+      await mirror.stop();
+    }
   });
 });

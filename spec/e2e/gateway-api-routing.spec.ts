@@ -5,8 +5,9 @@ import type { AddressInfo } from 'node:net';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { eventually } from '../support/eventually.ts';
 import { LocalHarness } from '../support/local-harness.ts';
-import { documents as docs, gateway, service, slice, tlsSecret } from '../support/manifest-builders.ts';
+import { documents as docs, gateway, ingress, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
+import { Mirror } from '../support/mirror-backend.ts';
 
 /**
  * HTTPRoutes routed end to end: a local-mode controller reads a
@@ -51,7 +52,11 @@ async function echoBackend(name: string): Promise<Server> {
 
 const portOf = (server: Server) => (server.address() as AddressInfo).port;
 
-function ask(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}, tls = false, method = 'GET'): Promise<Answer> {
+/** A RequestMirror filter to a Service's port 80, of `percent` of the requests when given. */
+const mirrorTo = (serviceName: string, percent?: number) =>
+  `filters: [ { type: RequestMirror, requestMirror: { backendRef: { name: ${serviceName}, port: 80 }${percent === undefined ? '' : `, percent: ${percent}`} } } ]`;
+
+function ask(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}, tls = false, method = 'GET', content?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const common = { host: '127.0.0.1', method, path, headers: { host, ...headers }, agent: false as const };
     const done = (res: IncomingMessage) => {
@@ -62,7 +67,7 @@ function ask(harness: LocalHarness, host: string, path: string, headers: Record<
     };
     const req = tls ? httpsRequest({ ...common, port: harness.ports.https, servername: host, rejectUnauthorized: false }, done) : request({ ...common, port: harness.ports.http }, done);
     req.on('error', reject);
-    req.end();
+    req.end(content);
   });
 }
 
@@ -460,6 +465,37 @@ describe('Gateway API routing end to end', function () {
     expect((await ask(harness, 'headers.example.com', '/', { 'x-delay': '1500' })).status).to.equal(200);
   });
 
+  it("waits the longest HAProxy can (past the backend's own server timeout) for a rule whose timeouts.backendRequest is 0, and leaves out a rule with a timeouts.request limit", async () => {
+    const slowAnnotations = { 'haproxy.org/timeout-server': '300ms' };
+    await harness.write(
+      'unlimited.yaml',
+      docs(
+        service('echo-slow', [{ port: 80, targetPort: portOf(echoA) }]),
+        slice('echo-slow-1', 'echo-slow', undefined, portOf(echoA)),
+        // An Ingress gives the Service port's backend, shared with the route, a server timeout of 300ms.
+        ingress('slow-ingress', 'slow-ingress.example.com', [['/', 'Prefix', 'echo-slow', { number: 80 }]], undefined, { annotations: slowAnnotations }),
+        httpRoute(
+          'unlimited',
+          'unlimited.example.com',
+          `    - { matches: [ { path: { type: PathPrefix, value: /none } } ], timeouts: { backendRequest: 0s }, ${to('echo-slow')} }
+    - { matches: [ { path: { type: PathPrefix, value: /default } } ], ${to('echo-slow')} }
+    - { matches: [ { path: { type: PathPrefix, value: /request } } ], timeouts: { request: 5s }, ${to('echo-slow')} }
+`,
+        ),
+      ),
+    );
+    await eventually(
+      () => Promise.all(['/none', '/default'].map((path) => ask(harness, 'unlimited.example.com', path))),
+      (answers) => answers.every((answer) => answer.status === 200),
+      'the routes without a limit to be served',
+      15_000,
+    );
+    expect((await ask(harness, 'unlimited.example.com', '/default', { 'x-delay': '1000' })).status).to.equal(504);
+    expect((await ask(harness, 'unlimited.example.com', '/none', { 'x-delay': '1000' })).status).to.equal(200);
+    // HAProxy 2.6 has no deadline for a whole request and response: the rule is not served rather than served without one.
+    expect((await ask(harness, 'unlimited.example.com', '/request')).status).to.equal(404);
+  });
+
   it('serves a new HTTPRoute to a served Service, then a changed path, without a reload', async () => {
     const reloads = await harness.reloads();
     let mark = harness.mark();
@@ -474,5 +510,141 @@ describe('Gateway API routing end to end', function () {
     expect((await seen(harness, 'new.example.com', '/two')).backend).to.equal('b');
     expect((await ask(harness, 'new.example.com', '/one/x')).status).to.equal(404);
     expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  // After the conformance scenario HTTPRouteRequestMirror, with the copy's method, headers and body checked too.
+  it("sends a copy of each request to a RequestMirror's Service and answers the client from the backend alone; a second route to that mirror and its endpoint changes need no reload", async () => {
+    const first = await Mirror.start();
+    const moved = await Mirror.start();
+    try {
+      const reloads = await harness.reloads();
+      // The Service and the route in one file: a route read before its mirror's Service would be served without the mirror first.
+      const route = httpRoute('mirror', 'mirror.example.com', `    - matches: [ { path: { type: PathPrefix, value: /copy } } ]\n      ${mirrorTo('mirror')}\n      ${to('echo-a')}\n`);
+      const mirrorAt = (port: number) => docs(service('mirror', [{ port: 80, targetPort: port }]), slice('mirror-1', 'mirror', undefined, port), route);
+      await harness.write('mirror.yaml', mirrorAt(first.port));
+      await eventually(
+        async () => (await ask(harness, 'mirror.example.com', '/copy/probe')).status === 200 && first.copies.some((c) => c.url === '/copy/probe'),
+        (mirrored) => mirrored,
+        'the mirrored route to be served',
+        15_000,
+      );
+      // The first mirror loads the mirror script and adds the mirror frontend and its policy's rules.
+      expect(await harness.reloads()).to.equal(reloads + 1);
+      const headers = { 'x-test': 'one', 'content-type': 'text/plain', 'x-haproxy-template-ic-mirror-backend': 'default_echo-b_80' };
+      const answer = await ask(harness, 'mirror.example.com', '/copy/one?q=1', headers, false, 'POST', 'payload');
+      expect(answer.status).to.equal(200);
+      const served = JSON.parse(answer.body) as Seen;
+      expect([served.backend, served.url]).to.deep.equal(['a', '/copy/one?q=1']);
+      const copy = await eventually(
+        async () => first.copies.find((c) => c.url === '/copy/one?q=1'),
+        (c) => c !== undefined,
+        'the copy at the mirror',
+      );
+      expect([copy!.method, copy!.body, copy!.headers['host'], copy!.headers['x-test'], copy!.headers['content-type']]).to.deep.equal([
+        'POST',
+        'payload',
+        'mirror.example.com',
+        'one',
+        'text/plain',
+      ]);
+      // A client never names the mirror's backend: its header is not copied, and the mirror frontend's is taken off.
+      expect(copy!.headers).to.not.have.property('x-haproxy-template-ic-mirror-backend');
+
+      let mark = harness.mark();
+      await harness.write('mirror-2.yaml', httpRoute('mirror-2', 'mirror-2.example.com', `    - ${mirrorTo('mirror')}\n      ${to('echo-b')}\n`));
+      expect((await harness.next(mark, 'deployed')).result.mode).to.equal('runtime');
+      expect((await seen(harness, 'mirror-2.example.com', '/two')).backend).to.equal('b');
+      await eventually(
+        async () => first.copies.some((c) => c.url === '/two' && c.headers['host'] === 'mirror-2.example.com'),
+        (found) => found,
+        "the second route's copy at the mirror",
+      );
+
+      mark = harness.mark();
+      await harness.write('mirror.yaml', mirrorAt(moved.port));
+      expect((await harness.next(mark, 'deployed')).result.mode).to.equal('runtime');
+      await eventually(
+        async () => (await ask(harness, 'mirror.example.com', '/copy/moved')).status === 200 && moved.copies.some((c) => c.url === '/copy/moved'),
+        (found) => found,
+        "copies at the mirror's new endpoint",
+      );
+      expect(await harness.reloads()).to.equal(reloads + 1);
+    } finally {
+      await Promise.all([first.stop(), moved.stop()]);
+    }
+  });
+
+  it('mirrors about the share of requests percent asks for, and answers clients alike whether the mirror holds its answer, is down or answers an error', async () => {
+    const half = await Mirror.start();
+    const held = await Mirror.start();
+    const failing = await Mirror.start();
+    held.hold = true;
+    failing.status = 500;
+    try {
+      const dead = await Mirror.start();
+      const deadPort = dead.port;
+      await dead.stop();
+      const rule = (path: string, mirror: string) => `    - matches: [ { path: { type: PathPrefix, value: ${path} } } ]\n      ${mirror}\n      ${to('echo-a')}\n`;
+      await harness.write(
+        'mirrors.yaml',
+        docs(
+          service('mirror-half', [{ port: 80, targetPort: half.port }]),
+          slice('mirror-half-1', 'mirror-half', undefined, half.port),
+          service('mirror-held', [{ port: 80, targetPort: held.port }]),
+          slice('mirror-held-1', 'mirror-held', undefined, held.port),
+          service('mirror-dead', [{ port: 80, targetPort: deadPort }]),
+          slice('mirror-dead-1', 'mirror-dead', undefined, deadPort),
+          service('mirror-failing', [{ port: 80, targetPort: failing.port }]),
+          slice('mirror-failing-1', 'mirror-failing', undefined, failing.port),
+          httpRoute(
+            'mirrors',
+            'mirrors.example.com',
+            rule('/half', mirrorTo('mirror-half', 50)) + rule('/held', mirrorTo('mirror-held')) + rule('/dead', mirrorTo('mirror-dead')) + rule('/failing', mirrorTo('mirror-failing')),
+          ),
+        ),
+      );
+      await eventually(
+        async () => (await ask(harness, 'mirrors.example.com', '/failing/probe')).status === 200 && failing.copies.some((c) => c.url === '/failing/probe'),
+        (mirrored) => mirrored,
+        'the mirrored routes to be served',
+        15_000,
+      );
+      const count = 1000;
+      for (let i = 0; i < count; i++) expect((await ask(harness, 'mirrors.example.com', `/half/${i}`)).status).to.equal(200);
+      const copies = () => new Set(half.copies.filter((c) => /^\/half\/\d+$/.test(c.url)).map((c) => c.url)).size;
+      // A copy leaves after its request's answer: wait for the last ones, then for none to come.
+      let last = -1;
+      await eventually(
+        async () => {
+          const before = last;
+          last = copies();
+          return last === before;
+        },
+        (settled) => settled,
+        'the copies to settle',
+      );
+      expect(last).to.be.within(450, 550);
+      for (const path of ['/held', '/dead', '/failing']) {
+        for (let i = 0; i < 20; i++) {
+          const answer = await ask(harness, 'mirrors.example.com', `${path}/${i}`);
+          expect(answer.status, path).to.equal(200);
+          expect((JSON.parse(answer.body) as Seen).backend).to.equal('a');
+        }
+      }
+      // The held mirror got its copies and answered none: the clients were answered without it.
+      await eventually(
+        async () => held.copies.filter((c) => /^\/held\/\d+$/.test(c.url)).length,
+        (n) => n === 20,
+        'the held copies',
+      );
+      expect(held.held.length).to.equal(held.copies.length);
+      await eventually(
+        async () => failing.copies.filter((c) => /^\/failing\/\d+$/.test(c.url)).length,
+        (n) => n === 20,
+        "the failing mirror's copies",
+      );
+    } finally {
+      await Promise.all([half.stop(), held.stop(), failing.stop()]);
+    }
   });
 });

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { certificateClaims } from '../../../lib/gateway/certificates.ts';
 import { readGatewayApi, type GatewayApiModel } from '../../../lib/gateway/gateway-api.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, namespaceObject, referenceGrant, service, sources, tlsSecret, toService } from './fixtures.ts';
+import type { KubeObject } from '../../../lib/pipeline/model.ts';
 
 const parentRefs = [{ name: 'gw', namespace: 'infra' }];
 
@@ -174,6 +175,25 @@ describe('readGatewayApi', () => {
           .routes.get('infra/web')!
           .unresolved.map((fault) => fault.reason),
       ).to.deep.equal(['RefNotPermitted']);
+    });
+
+    it("resolves a RequestMirror's backendRef as a backendRef: BackendNotFound, RefNotPermitted without a grant; the mirror dropped, the route served", () => {
+      const mirroring = (target: Record<string, unknown>) =>
+        httpRoute('web', { parentRefs, rules: [{ filters: [{ type: 'RequestMirror', requestMirror: { backendRef: target } }], backendRefs: [{ name: 'web', port: 8080 }] }] });
+      const world = (target: Record<string, unknown>, grants: KubeObject[] = []) =>
+        readGatewayApi(sources({ gateways: [gateway('gw', [httpListener()])], routes: [mirroring(target)], services: [service('infra', 'web'), service('apps', 'shadow')], grants }));
+      const missing = world({ name: 'gone', port: 8080 });
+      expect(missing.routes.get('infra/web')!.unresolved.map((fault) => fault.reason)).to.deep.equal(['BackendNotFound']);
+      expect(missing.records.map((record) => [record.backends.map((backend) => backend.service), record.settings.mirror])).to.deep.equal([[['web'], undefined]]);
+      expect(
+        world({ name: 'shadow', namespace: 'apps', port: 8080 })
+          .routes.get('infra/web')!
+          .unresolved.map((fault) => fault.reason),
+      ).to.deep.equal(['RefNotPermitted']);
+      const grant = referenceGrant('apps', [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'infra' }], [{ group: '', kind: 'Service' }]);
+      const granted = world({ name: 'shadow', namespace: 'apps', port: 8080 }, [grant]);
+      expect(granted.routes.get('infra/web')!.unresolved).to.deep.equal([]);
+      expect(granted.records[0]!.settings.mirror).to.deep.equal({ namespace: 'apps', service: 'shadow', port: 8080 });
     });
 
     it('InvalidKind for a backend that is not a Service', () => {

@@ -1,12 +1,40 @@
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import { findGuardedDirectives } from '../../../lib/haproxy/directive-guard.ts';
+import { REQUEST_MIRROR_LUA_FILE } from '../../../lib/lua/request-mirror.ts';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 
 describe('directive guard', () => {
+  it("lets lua-load name the controller's own request mirror script under the base directory, and no other Lua", () => {
+    const config = [
+      'global',
+      '  default-path origin /etc/haproxy',
+      `  lua-load general/${REQUEST_MIRROR_LUA_FILE}`,
+      `  lua-load /etc/haproxy/general/${REQUEST_MIRROR_LUA_FILE}`,
+      // No base directory to hold it, outside it, through "..", from a variable, another name, per thread, with more words.
+      `  lua-load /tmp/${REQUEST_MIRROR_LUA_FILE}`,
+      `  lua-load general/../../tmp/${REQUEST_MIRROR_LUA_FILE}`,
+      `  lua-load "\${DIR}/${REQUEST_MIRROR_LUA_FILE}"`,
+      `  lua-load general/x-${REQUEST_MIRROR_LUA_FILE}`,
+      `  lua-load-per-thread general/${REQUEST_MIRROR_LUA_FILE}`,
+      `  lua-load general/${REQUEST_MIRROR_LUA_FILE} extra`,
+    ].join('\n');
+    expect(findGuardedDirectives(config).map((f) => [f.line, f.directive])).to.deep.equal([
+      [5, 'lua-load'],
+      [6, 'lua-load'],
+      [7, 'environment-variables'],
+      [7, 'lua-load'],
+      [8, 'lua-load'],
+      [9, 'lua-load-per-thread'],
+      [10, 'lua-load'],
+    ]);
+    const unbased = ['global', `  lua-load general/${REQUEST_MIRROR_LUA_FILE}`].join('\n');
+    expect(findGuardedDirectives(unbased).map((f) => f.directive)).to.deep.equal(['lua-load']);
+  });
+
   it('finds every directive that runs code, changes the environment or serves a file', () => {
     const config = [
       'global',

@@ -152,21 +152,65 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.warnings).to.deep.equal([]);
   });
 
-  it('serves timeouts.backendRequest as a server timeout its policy sets, which every backend then applies; leaves out timeouts.request', () => {
+  it('serves timeouts.backendRequest as a server timeout its policy sets (0: the longest HAProxy has), which every backend then applies; leaves out a timeouts.request limit', () => {
     const route = httpRoute('slow', {
       ...parent,
       hostnames: ['shop.example.com'],
       rules: [
         { matches: [match('PathPrefix', '/a')], timeouts: { backendRequest: '1500ms' }, backendRefs: [{ name: 'web', port: 8080 }] },
         { matches: [match('PathPrefix', '/b')], timeouts: { request: '2s' }, backendRefs: [{ name: 'web', port: 8080 }] },
+        { matches: [match('PathPrefix', '/c')], timeouts: { backendRequest: '0s' }, backendRefs: [{ name: 'web', port: 8080 }] },
+        { matches: [match('PathPrefix', '/d')], timeouts: { request: '0s' }, backendRefs: [{ name: 'web', port: 8080 }] },
       ],
     });
     expect(build({ routes: [] }).serverTimeouts).to.equal(false);
     const model = build({ routes: [route] });
     expect(model.serverTimeouts).to.equal(true);
-    expect(model.policies.map((policy) => policy.serverTimeout)).to.deep.equal([1500]);
-    expect(lines(model).prefix).to.deep.equal(['shop.example.com/a/ infra_web_8080:policy']);
-    expect(model.warnings.map((problem) => problem.message)).to.deep.equal(['not served for host shop.example.com: timeouts.request not routed yet']);
+    // A request timeout of 0 asks for no deadline, which HAProxy sets none of: its policy sets nothing.
+    // 0 (no limit) is the longest timeout HAProxy has, as the specification says of one that cannot be disabled.
+    expect(model.policies.map((policy) => policy.serverTimeout?.milliseconds).sort()).to.deep.equal([1500, 2_147_483_647, undefined]);
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/a/ infra_web_8080:policy', 'shop.example.com/c/ infra_web_8080:policy', 'shop.example.com/d/ infra_web_8080:policy']);
+    expect(model.warnings.map((problem) => problem.message)).to.deep.equal([
+      'not served for host shop.example.com: timeouts.request (HAProxy 2.6 has no deadline for a whole request and response) not routed yet',
+    ]);
+  });
+
+  it("serves a RequestMirror as its policy's mirror, with a backend for the mirror's Service port while a served route mirrors to it", () => {
+    const mirrored = (share?: { percent: number } | { fraction: { numerator: number; denominator?: number } }) =>
+      httpRoute('mirrored', {
+        ...parent,
+        hostnames: ['shop.example.com'],
+        rules: [
+          {
+            filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 9090 }, ...share } }],
+            backendRefs: [{ name: 'web', port: 8080 }],
+          },
+        ],
+      });
+    const cache = new IngressModelCache();
+    const before = buildIngressModel(worldSources({ routes: [] }), cache);
+    expect(before.mirrors).to.equal(false);
+    const model = buildIngressModel(worldSources({ routes: [mirrored()] }), cache);
+    expect(model.mirrors).to.equal(true);
+    expect(model.warnings).to.deep.equal([]);
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_web_8080:policy']);
+    expect(model.policies.map((policy) => policy.mirror)).to.deep.equal([{ backend: 'infra_api_9090', namespace: 'infra', service: 'api', port: 9090, share: 1, of: 1, partial: false }]);
+    // The mirror's backend has the Service's servers, though no route sends requests there.
+    expect(model.backends.map((backend) => [backend.name, backend.servers.map((server) => server.address)])).to.deep.equal([
+      ['infra_api_9090', ['10.0.0.2']],
+      ['infra_web_8080', ['10.0.0.1']],
+    ]);
+    expect(buildIngressModel(worldSources({ routes: [mirrored()] }))).to.deep.equal(model);
+    const shareOf = (built: IngressModel) => built.policies.map((policy) => policy.mirror && [policy.mirror.share, policy.mirror.of, policy.mirror.partial]);
+    expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ percent: 50 })] }), cache))).to.deep.equal([[1, 2, true]]);
+    // A fraction to a millionth; its denominator is 100 unless given.
+    expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ fraction: { numerator: 1, denominator: 3 } })] }), cache))).to.deep.equal([[333_333, 1_000_000, true]]);
+    expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ fraction: { numerator: 25 } })] }), cache))).to.deep.equal([[1, 4, true]]);
+    // A mirror of no request asks for nothing: no policy, no backend.
+    const none = buildIngressModel(worldSources({ routes: [mirrored({ percent: 0 })] }), cache);
+    expect(none.mirrors).to.equal(false);
+    expect(none.backends.map((backend) => backend.name)).to.deep.equal(['infra_web_8080']);
+    expect(buildIngressModel(worldSources({ routes: [] }), cache).backends).to.deep.equal([]);
   });
 
   it("serves weighted backendRefs as one split backend of both Services' servers, weighted by share over servers, named after the rule", () => {
@@ -440,12 +484,14 @@ describe('HTTPRoutes in the Ingress view model', () => {
       [{ type: 'RequestHeaderModifier', requestHeaderModifier: { add: [{ name: 'X-A', value: '1' }] } }],
       [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/' } } }],
       [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 9090 } } }],
+      [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'web', port: 8080 }, percent: 10 } }],
+      [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'ghost', port: 80 } } }],
     ];
     const routes = new Map<string, KubeObject>();
     const ingresses = new Map<string, KubeObject>();
     let gateways = [gateway('gw', [httpListener('http', ALL_NAMESPACES)])];
     const cache = new IngressModelCache();
-    const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0, unresolved: 0, lists: 0 };
+    const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0, unresolved: 0, lists: 0, mirrors: 0 };
     // One backendRef, or two with weights drawn from a few (a weight change keeps the split backend's name).
     const backendRefs = () =>
       random() < 0.3
@@ -464,6 +510,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
           {
             matches: [pick(paths)],
             ...(redirect ? { filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https' } }] } : { filters: pick(filters), backendRefs: backendRefs() }),
+            ...(random() < 0.1 ? { timeouts: { request: '5s' } } : {}),
           },
         ];
         routes.set(name, httpRoute(name, { ...parent, hostnames: [pick(hosts)], rules }, 'infra', created));
@@ -485,6 +532,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
       seen.unserved += fresh.warnings.filter((problem) => problem.message.includes('not routed yet')).length;
       seen.unresolved += fresh.warnings.filter((problem) => problem.message.includes('is answered 500')).length;
       seen.lists += fresh.candidates.length;
+      seen.mirrors += fresh.policies.filter((policy) => policy.mirror !== undefined).length;
     }
     for (const [what, count] of Object.entries(seen)) expect(count, what).to.be.above(0);
   });
