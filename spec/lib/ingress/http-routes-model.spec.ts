@@ -58,6 +58,16 @@ const lines = (model: IngressModel) => ({
 });
 
 const match = (type: string, value: string) => ({ path: { type, value } });
+const secret = tlsSecret('secure-tls', LEAF_CERT, LEAF_KEY, 'infra');
+/** An HTTPS listener on 443 with the Secret secure-tls, admitting routes from every namespace. */
+const https = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  port: 443,
+  protocol: 'HTTPS',
+  tls: { mode: 'Terminate', certificateRefs: [{ name: 'secure-tls' }] },
+  ...ALL_NAMESPACES,
+  ...extra,
+});
 const parent = { parentRefs: [{ name: 'gw' }] };
 
 describe('HTTPRoutes in the Ingress view model', () => {
@@ -392,15 +402,6 @@ describe('HTTPRoutes in the Ingress view model', () => {
   });
 
   it("serves an HTTPS listener's certificate on a crt-list line for its hostname, or for its routes' hostnames", () => {
-    const secret = tlsSecret('secure-tls', LEAF_CERT, LEAF_KEY, 'infra');
-    const https = (name: string, extra: Record<string, unknown>) => ({
-      name,
-      port: 443,
-      protocol: 'HTTPS',
-      tls: { mode: 'Terminate', certificateRefs: [{ name: 'secure-tls' }] },
-      ...ALL_NAMESPACES,
-      ...extra,
-    });
     const route = httpRoute('shop', { ...parent, hostnames: ['shop.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
     const model = readGatewayApi(
       gatewaySources({ gateways: [gateway('gw', [https('named', { hostname: 'secure.example.com' }), https('any', {})])], routes: [route], services: [web], secrets: [secret] }),
@@ -411,15 +412,6 @@ describe('HTTPRoutes in the Ingress view model', () => {
   });
 
   describe('HTTP and HTTPS listeners', () => {
-    const secret = tlsSecret('secure-tls', LEAF_CERT, LEAF_KEY, 'infra');
-    const https = (name: string, extra: Record<string, unknown> = {}) => ({
-      name,
-      port: 443,
-      protocol: 'HTTPS',
-      tls: { mode: 'Terminate', certificateRefs: [{ name: 'secure-tls' }] },
-      ...ALL_NAMESPACES,
-      ...extra,
-    });
     const onListener = (name: string, sectionName: string, rules: readonly unknown[]) =>
       httpRoute(name, { parentRefs: [{ name: 'gw', sectionName }], hostnames: ['shop.example.com'], rules });
     const modelOf = (gateways: readonly KubeObject[], routes: readonly KubeObject[], ingresses: readonly KubeObject[] = [], cache?: IngressModelCache) => {
