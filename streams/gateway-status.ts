@@ -49,7 +49,7 @@ export function gatewayStatus({ write, now, warn }: GatewayStatusOptions): Opera
         defer(() => {
           const config = input.config!;
           const controllerName = config.gatewayApi.controllerName;
-          const model = readGatewayApi(storeSources(input.stores!, config.watchedResources, controllerName), memo);
+          const model = readGatewayApi(storeSources(input.stores!, config.watchedResources, config.gatewayApi), memo);
           const writes = statusWrites({
             model,
             controllerName,

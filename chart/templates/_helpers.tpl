@@ -97,8 +97,10 @@ app.kubernetes.io/component: haproxy
 
 {{/*
 The controller configuration as deployed (YAML text): controller.config.replace or the shipped
-files/config.yaml, with controller.config.extend merged over it and dataplane.scheme https when TLS
-to the Data Plane API is on. Without anything to merge the text is kept as written, comments included.
+files/config.yaml, with controller.config.extend merged over it, dataplane.scheme https when TLS
+to the Data Plane API is on, and gatewayApi.httpPort/httpsPort from haproxy.service.ports where those
+are not 80 and 443 and the configuration sets no port of its own (Gateway listener ports are the ports
+clients reach HAProxy on). Without anything to merge the text is kept as written, comments included.
 */}}
 {{- define "hti.config" -}}
 {{- $text := printf "%s\n" (.Values.controller.config.replace | default (.Files.Get "files/config.yaml") | trimSuffix "\n") -}}
@@ -109,6 +111,18 @@ to the Data Plane API is on. Without anything to merge the text is kept as writt
 {{- $parsed := fromYaml $text -}}
 {{- if hasKey $parsed "Error" -}}
 {{- fail (printf "controller.config.replace is not a YAML mapping: %s" $parsed.Error) -}}
+{{- end -}}
+{{- $servicePorts := dict "httpPort" (int .Values.haproxy.service.ports.http) "httpsPort" (int .Values.haproxy.service.ports.https) -}}
+{{- $defaultPorts := dict "httpPort" 80 "httpsPort" 443 -}}
+{{- $asked := mergeOverwrite (dict) (get $parsed "gatewayApi" | default dict) (get $extend "gatewayApi" | default dict) -}}
+{{- $gatewayPorts := dict -}}
+{{- range $key, $port := $servicePorts -}}
+{{- if and (ne $port (get $defaultPorts $key)) (not (hasKey $asked $key)) -}}
+{{- $_ := set $gatewayPorts $key $port -}}
+{{- end -}}
+{{- end -}}
+{{- if $gatewayPorts -}}
+{{- $extend = mergeOverwrite $extend (dict "gatewayApi" $gatewayPorts) -}}
 {{- end -}}
 {{- if $extend -}}
 {{- toYaml (mergeOverwrite $parsed $extend) -}}

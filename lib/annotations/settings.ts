@@ -130,6 +130,12 @@ export interface RouteSettings {
    * equal shares are one setting. Every request when `share` is `of`.
    */
   readonly unresolvedShare?: { readonly share: number; readonly of: number };
+  /**
+   * The route is served over TLS alone (`tls` true) or over plain HTTP
+   * alone (Gateway API: attached to listeners of one protocol): a request
+   * over the other is answered as if no route matched (404).
+   */
+  readonly servedOver?: { readonly tls: boolean };
   readonly cors?: {
     readonly allowOrigins: readonly string[];
     readonly allowMethods: readonly string[];

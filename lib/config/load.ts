@@ -12,7 +12,7 @@ import { readDataplane, type DataplaneTimings } from './dataplane-reader.ts';
 import { guardedDirectives, isGuardedDirective, type GuardedDirective } from './guarded-directives.ts';
 import { defaultPipelineSettings, type PipelineSettings } from './pipeline-settings.ts';
 import { describe, formatPath, isMapping, Problems, type Path } from './problems.ts';
-import { fields, readDuration, readList, readMapping, readMatching, readString, rules, withDefault, type Fields } from './readers.ts';
+import { fields, readDuration, readInteger, readList, readMapping, readMatching, readString, rules, withDefault, type Fields } from './readers.ts';
 import { defaultIgnoreFields, readIgnoreFields, readWatchedResources } from './resources-reader.ts';
 import { readTemplates } from './templates-reader.ts';
 import { readValidationTests, renderedFiles, type TestContext } from './validation-tests-reader.ts';
@@ -67,7 +67,7 @@ function readConfig(problems: Problems, document: unknown): ControllerConfig {
   const watchedResources = readWatchedResources(problems, raw.watchedResources, ['watchedResources']);
   const templates = readTemplates(problems, raw.templates, ['templates']);
   const ingress = (raw.ingress === undefined ? undefined : fields(problems, raw.ingress, ['ingress'], ['className', 'sharedHostNamespaces'])) ?? {};
-  const gatewayApi = (raw.gatewayApi === undefined ? undefined : fields(problems, raw.gatewayApi, ['gatewayApi'], ['controllerName'])) ?? {};
+  const gatewayApi = (raw.gatewayApi === undefined ? undefined : fields(problems, raw.gatewayApi, ['gatewayApi'], ['controllerName', 'httpPort', 'httpsPort'])) ?? {};
   const context: TestContext = {
     resources: watchedResources,
     resourceNames: isMapping(raw.watchedResources) ? Object.keys(raw.watchedResources) : [],
@@ -85,6 +85,8 @@ function readConfig(problems: Problems, document: unknown): ControllerConfig {
     },
     gatewayApi: {
       controllerName: withDefault(gatewayApi.controllerName, ['gatewayApi', 'controllerName'], DEFAULT_GATEWAY_CONTROLLER_NAME, (v, p) => readMatching(problems, v, p, rules.controllerName)),
+      httpPort: withDefault(gatewayApi.httpPort, ['gatewayApi', 'httpPort'], 80, (v, p) => readInteger(problems, v, p, 1, 65535)),
+      httpsPort: withDefault(gatewayApi.httpsPort, ['gatewayApi', 'httpsPort'], 443, (v, p) => readInteger(problems, v, p, 1, 65535)),
     },
     templates,
     templateValues: withDefault(raw.templateValues, ['templateValues'], {}, (v, p) => {

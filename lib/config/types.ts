@@ -29,6 +29,13 @@ export interface ControllerConfig {
   readonly gatewayApi: {
     /** spec.controllerName of the GatewayClasses this controller serves and writes status to. */
     readonly controllerName: string;
+    /**
+     * The Gateway listener ports served by the shipped frontend's HTTP and
+     * HTTPS binds: the ports clients reach HAProxy on (its Service's).
+     * A listener on another port is not accepted (PortUnavailable).
+     */
+    readonly httpPort: number;
+    readonly httpsPort: number;
   };
   readonly templates: Templates;
   readonly templateValues: Readonly<Record<string, unknown>>;

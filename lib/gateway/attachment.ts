@@ -54,11 +54,12 @@ export function attach(route: HttpRoute, parent: ParentRef, served: ServedGatewa
   if (selected.length === 0) return { accepted: false, reason: 'NoMatchingParent', message: `${served.gateway.label} has no listener with ${which}` };
   const allowed = selected.filter((state) => state.serving && admits(state, served.gateway, route, namespace));
   if (allowed.length === 0) {
-    return {
-      accepted: false,
-      reason: 'NotAllowedByListeners',
-      message: `no listener of ${served.gateway.label}${which ? ` with ${which}` : ''} admits HTTPRoutes from namespace ${route.namespace}`,
-    };
+    const listeners = `listener of ${served.gateway.label}${which ? ` with ${which}` : ''}`;
+    // A listener that is not served (its port, protocol or certificates refused) admits nothing: its own conditions say why.
+    const message = selected.some((state) => state.serving)
+      ? `no ${listeners} admits HTTPRoutes from namespace ${route.namespace}`
+      : `no ${listeners} is served: see the Gateway's listener conditions`;
+    return { accepted: false, reason: 'NotAllowedByListeners', message };
   }
   const listeners = allowed.flatMap((state) => {
     const hostnames = hostnamesOn(state.listener.hostname, route.hostnames);

@@ -1,6 +1,6 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { inPrecedenceOrder } from '../routing/precedence.ts';
-import type { RouteRecord } from '../routing/route.ts';
+import type { RouteEntrypoint, RouteRecord } from '../routing/route.ts';
 import { attach, gatewayOf, type Acceptance, type AttachedListener, type ServedGateway } from './attachment.ts';
 import type { Unresolved } from './backend-refs.ts';
 import { readGateway } from './gateway.ts';
@@ -116,6 +116,8 @@ interface GatewaysRead {
   readonly grants: ReturnType<typeof readReferenceGrants>;
   readonly excluded: readonly Problem[];
   readonly served: ReadonlyMap<string, ServedGateway>;
+  /** The protocols of every listener served: a route on listeners of one of them alone is kept from the other's requests. */
+  readonly protocols: ReadonlySet<RouteEntrypoint['protocol']>;
   readonly gateways: readonly { readonly object: KubeObject; readonly served: ServedGateway | undefined; readonly problems: readonly Problem[]; readonly listeners: readonly string[] }[];
 }
 
@@ -131,6 +133,7 @@ function readGateways(sources: GatewayApiSources): GatewaysRead {
   const grants = readReferenceGrants(sources.referenceGrants);
   const excluded: Problem[] = [...grants.problems];
   const served = new Map<string, ServedGateway>();
+  const protocols = new Set<RouteEntrypoint['protocol']>();
   const gateways: GatewaysRead['gateways'][number][] = [];
   for (const object of sources.gateways) {
     const className = (object['spec'] as { gatewayClassName?: unknown } | undefined)?.gatewayClassName;
@@ -149,12 +152,13 @@ function readGateways(sources: GatewayApiSources): GatewaysRead {
       servedGateway = { gateway: read.gateway, listeners: resolveListeners(read.gateway, { secret: sources.secret, grants, frontends: sources.frontends }) };
       served.set(keyOf(object), servedGateway);
       for (const state of servedGateway.listeners) {
+        if (state.serving) protocols.add(state.listener.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP');
         for (const fault of state.faults) excluded.push({ object: read.label, field: `spec.listeners[${state.listener.index}]`, message: `${fault.reason}: ${fault.message}` });
       }
     }
     gateways.push({ object, served: servedGateway, problems, listeners: (read.gateway?.listeners ?? []).map((listener) => listener.name) });
   }
-  return { classes, grants, excluded, served, gateways };
+  return { classes, grants, excluded, served, protocols, gateways };
 }
 
 function judgeRoute(object: KubeObject, read: HttpRouteRead, sources: GatewayApiSources, gateways: GatewaysRead): RouteWork | null {
@@ -177,7 +181,7 @@ function judgeRoute(object: KubeObject, read: HttpRouteRead, sources: GatewayApi
     if (acceptance.accepted) attachments.push({ gateway: `${gateway.gateway.namespace}/${gateway.gateway.name}`, listeners: acceptance.listeners });
   }
   const attached = attachments.flatMap((attachment) => attachment.listeners);
-  const translated = route ? translateRoute(route, attached, { service: sources.service, grants: gateways.grants }) : { records: [], unresolved: [] };
+  const translated = route ? translateRoute(route, attached, { service: sources.service, grants: gateways.grants }, gateways.protocols) : { records: [], unresolved: [] };
   return { outcome: { object, parents, unresolved: translated.unresolved, records: inPrecedenceOrder(translated.records) }, problems: read.problems, attachments };
 }
 

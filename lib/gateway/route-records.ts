@@ -59,8 +59,19 @@ function resolveRule(route: HttpRoute, rule: RouteRule, lookup: BackendLookup, u
   return { rule, settings: mirrorFault ? withoutMirror(rule.settings) : rule.settings, backends };
 }
 
-/** Records of one route on the listeners it attached to, through any of its parentRefs. */
-export function translateRoute(route: HttpRoute, attached: readonly AttachedListener[], lookup: BackendLookup): TranslatedRoute {
+/**
+ * The protocol a host's records are served over alone, when `served` (the
+ * protocols of every listener served) holds another: undefined when they
+ * are served over every one.
+ */
+function onlyOver(entrypoints: readonly RouteEntrypoint[], served: ReadonlySet<RouteEntrypoint['protocol']>): RouteEntrypoint['protocol'] | undefined {
+  const protocols = new Set(entrypoints.map((entrypoint) => entrypoint.protocol));
+  if (protocols.size !== 1 || [...served].every((protocol) => protocols.has(protocol))) return undefined;
+  return entrypoints[0]!.protocol;
+}
+
+/** Records of one route on the listeners it attached to, through any of its parentRefs; `served` holds the protocols of every listener served. */
+export function translateRoute(route: HttpRoute, attached: readonly AttachedListener[], lookup: BackendLookup, served: ReadonlySet<RouteEntrypoint['protocol']>): TranslatedRoute {
   const unresolved: Unresolved[] = [];
   const rules = route.rules.map((rule) => resolveRule(route, rule, lookup, unresolved));
   // One record per host, rule and match, served on every entrypoint that leads to it.
@@ -74,9 +85,10 @@ export function translateRoute(route: HttpRoute, attached: readonly AttachedList
     }
   }
   const records: RouteRecord[] = [];
-  for (const [hostname, served] of entrypoints) {
+  for (const [hostname, entrypointsOf] of entrypoints) {
     const host = hostOf(hostname);
-    const sortedEntrypoints = [...served.values()].sort((a, b) => a.port - b.port || (a.protocol < b.protocol ? -1 : 1));
+    const sortedEntrypoints = [...entrypointsOf.values()].sort((a, b) => a.port - b.port || (a.protocol < b.protocol ? -1 : 1));
+    const only = onlyOver(sortedEntrypoints, served);
     for (const { rule, settings, backends } of rules) {
       rule.matches.forEach((match, index) => {
         records.push({
@@ -88,6 +100,7 @@ export function translateRoute(route: HttpRoute, attached: readonly AttachedList
           backends,
           settings,
           entrypoints: sortedEntrypoints,
+          ...(only ? { onlyOver: only } : {}),
           origin: { kind: 'HTTPRoute', namespace: route.namespace, name: route.name, age: route.age, rule: rule.index, match: index, field: `spec.rules[${rule.index}].matches[${index}]` },
         });
       });

@@ -1,4 +1,4 @@
-import type { WatchedResource } from '../config/types.ts';
+import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { StoreReader } from '../pipeline/model.ts';
 import { GATEWAY_GROUP, KINDS } from './api.ts';
 import type { GatewayApiSources } from './gateway-api.ts';
@@ -17,7 +17,8 @@ export function watchesGatewayApi(resources: readonly WatchedResource[]): boolea
  * and its version, with the controller name: what a memo's HTTPRoute
  * outcomes depend on.
  */
-export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], controllerName: string): GatewayApiSources {
+export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], settings: ControllerConfig['gatewayApi']): GatewayApiSources {
+  const { controllerName, httpPort, httpsPort } = settings;
   const store = (group: string, kind: string): StoreReader | undefined => {
     const resource = resources.find((candidate) => candidate.kind === kind && (group === '' ? !candidate.apiVersion.includes('/') : candidate.apiVersion.startsWith(`${group}/`)));
     return resource && stores.get(resource.name);
@@ -27,6 +28,10 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
   const others = [classes, gateways, grants, services, secrets, namespaces];
   return {
     controllerName,
+    frontends: [
+      { port: httpPort, protocol: 'HTTP' },
+      { port: httpsPort, protocol: 'HTTPS' },
+    ],
     gatewayClasses: classes?.list() ?? [],
     gateways: gateways?.list() ?? [],
     httpRoutes: routes?.list() ?? [],
@@ -34,6 +39,6 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     service: (namespace, name) => services?.get(namespace, name),
     secret: (namespace, name) => secrets?.get(namespace, name),
     namespace: (name) => namespaces?.get(undefined, name),
-    context: [controllerName, ...others, ...others.map((reader) => reader?.version)],
+    context: [controllerName, httpPort, httpsPort, ...others, ...others.map((reader) => reader?.version)],
   };
 }

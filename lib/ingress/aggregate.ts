@@ -7,9 +7,9 @@ import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.
 import { DefaultBackends } from './default-backends.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import { claimOrder, RouteClaims, type RouteMap } from './route-claims.ts';
-import { SecretUses, type SecretUse } from './secret-uses.ts';
+import { SecretUses } from './secret-uses.ts';
 import { patchSorted } from './sorted-list.ts';
-import type { HostEntry, Route } from './types.ts';
+import type { HostEntry, Route, SecretUse } from './types.ts';
 import { PolicyUses, type RoutePolicy } from './route-policies.ts';
 import { ConditionalClaims, prefixOrder } from './route-lists.ts';
 import { MirrorBackends } from './mirror-backends.ts';
@@ -76,7 +76,7 @@ export class IngressAggregate {
   readonly #policies = new PolicyUses();
   readonly #mirrors = new MirrorBackends();
   readonly #defaults = new DefaultBackends();
-  readonly #secretUses: SecretUses;
+  readonly secretUses: SecretUses;
   /** Per Service ("namespace/name"), those naming one of its ports by name. */
   readonly #namedPorts = new Map<string, NamedPortUsers>();
 
@@ -89,7 +89,7 @@ export class IngressAggregate {
 
   constructor(sharing: HostSharing = []) {
     this.#ownership = new HostOwnership(sharing);
-    this.#secretUses = new SecretUses(this.#ownership);
+    this.secretUses = new SecretUses(this.#ownership);
   }
 
   /** Whether it settles host ownership with this sharing (a change of setting needs a fresh aggregate). */
@@ -204,7 +204,7 @@ export class IngressAggregate {
       }
       this.#defaults.add(read);
     }
-    this.#secretUses.add(read);
+    this.secretUses.add(read);
   }
 
   #remove(ingress: KubeObject): void {
@@ -224,7 +224,7 @@ export class IngressAggregate {
       if ('name' in served.defaultBackend.asked.port) this.#forgetNamedPortUser(served.defaultBackend.asked, read);
       this.#defaults.remove(read);
     }
-    this.#secretUses.remove(read);
+    this.secretUses.remove(read);
   }
 
   /** An Ingress may serve a host now: its rules for it count, and its TLS entries naming it. */
@@ -242,7 +242,7 @@ export class IngressAggregate {
     }
     // Claims with conditions (HTTPRoute matches) are candidates of lists, never winners alone.
     for (const claim of served.routes) if (claim.host === host) (claim.conditions ? this.routeLines : this.#claims).add(claim);
-    this.#secretUses.touchNaming(read, host);
+    this.secretUses.touchNaming(read, host);
   }
 
   /** An Ingress may no longer serve a host (it went, or an older Ingress of another namespace claims the host). */
@@ -261,7 +261,7 @@ export class IngressAggregate {
       }
     }
     for (const claim of served.routes) if (claim.host === host) (claim.conditions ? this.routeLines : this.#claims).remove(claim);
-    this.#secretUses.touchNaming(read, host);
+    this.secretUses.touchNaming(read, host);
   }
 
   /** Hosts changed hands: the Ingresses refused them are told so, and certificates for wildcards over them are looked at again. */
@@ -277,7 +277,7 @@ export class IngressAggregate {
       else this.#refused.set(read, problems);
       if (problems.length + before.length > 0) this.#problemsTouched = true;
     }
-    this.#secretUses.changedHands(hosts);
+    this.secretUses.changedHands(hosts);
   }
 
   /** Settles what the Ingresses added and removed since the last call changed, and says what that was. */
@@ -329,7 +329,7 @@ export class IngressAggregate {
       this.warnings = list.sorted();
     }
     this.#policies.settle();
-    this.secrets = this.#secretUses.settle() ?? this.secrets;
+    this.secrets = this.secretUses.settle() ?? this.secrets;
     const any = this.#any;
     this.#any = false;
     this.#problemsTouched = false;

@@ -162,6 +162,11 @@ export class HostOwnership {
   }
 }
 
+/** A group of host ownership in words: a namespace's Ingresses, or those of the namespaces sharing hosts. */
+export function describeGroup(group: string): string {
+  return group === SHARED ? 'the Ingresses of the namespaces sharing hosts' : `the Ingresses of namespace ${group}`;
+}
+
 /** The domain a host is one label below; undefined for the catch-all and wildcards. */
 export function parentOf(host: string): string | undefined {
   if (host === CATCH_ALL_HOST || host.startsWith('*.')) return undefined;

@@ -144,8 +144,11 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
     const host = record.host.key;
     if (!hosts.has(host)) hosts.set(host, Object.freeze(new HostItem(host, host.startsWith('*.'), source)));
     const backend = backendOf(record);
-    const policy = routePolicy(record.settings, record.path.value, source);
-    const conditions = routeConditions(record, source);
+    // map_reg lines have no candidate lists: a regular expression path on one protocol alone says so in its policy.
+    const regexOver = record.path.kind === 'regex' && record.onlyOver !== undefined;
+    const settings = regexOver ? { ...record.settings, servedOver: { tls: record.onlyOver === 'HTTPS' } } : record.settings;
+    const policy = routePolicy(settings, record.path.value, source);
+    const conditions = routeConditions(regexOver ? { ...record, onlyOver: undefined } : record, source);
     if (backend === NO_BACKEND && policy?.redirect === undefined && policy?.unresolved === undefined) {
       warnings.push({ object: label, field, message: `not served for host ${record.host.key}: no backendRef and no redirect` });
       continue;

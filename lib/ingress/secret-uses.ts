@@ -1,19 +1,10 @@
 import { compareCodeUnits } from '../compare.ts';
 import { parentOf, type HostOwnership } from './host-ownership.ts';
 import type { IngressRead } from './ingress-reader.ts';
+import { ListenerSecretUses } from './listener-secret-uses.ts';
 import { olderFirst } from './order.ts';
 import { Referrers } from './problems.ts';
-
-/** A Secret named by TLS entries, and what they ask of it. */
-export interface SecretUse {
-  readonly namespace: string;
-  readonly name: string;
-  /** SNI names of every entry naming it, for hosts their namespace may serve: sorted, deduplicated. */
-  readonly hosts: readonly string[];
-  /** Hosts its wildcards cover that belong to other namespaces: never to be served with it. Sorted. */
-  readonly excludedHosts: readonly string[];
-  readonly referrers: Referrers;
-}
+import type { SecretUse } from './types.ts';
 
 /**
  * The Secrets that served TLS entries name, and the SNI names each may be
@@ -32,9 +23,12 @@ export class SecretUses {
   /** Wildcard hosts among those: without any, no change of hands touches a certificate. */
   #wildcards = 0;
   readonly #touched = new Set<string>();
+  /** The Secrets HTTPS listeners name, under the same host ownership. */
+  readonly listeners: ListenerSecretUses;
 
   constructor(ownership: HostOwnership) {
     this.#ownership = ownership;
+    this.listeners = new ListenerSecretUses(ownership);
   }
 
   /** A served Ingress came: the Secrets its TLS entries name count it among their users. */
@@ -67,6 +61,7 @@ export class SecretUses {
 
   /** Hosts changed hands: certificates for wildcards over them are looked at again. */
   changedHands(hosts: readonly string[]): void {
+    this.listeners.changedHands(hosts);
     if (this.#wildcards === 0) return;
     for (const host of hosts) {
       const parent = parentOf(host);

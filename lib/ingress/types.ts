@@ -3,6 +3,7 @@ import type { BackendSettings, RouteSettings } from '../annotations/settings.ts'
 import type { RoutePolicy } from './route-policies.ts';
 import type { RouteConditions } from './route-conditions.ts';
 import type { RouteRecord } from '../routing/route.ts';
+import type { Referrers } from './problems.ts';
 
 /**
  * The view model the shipped templates render (built by view-model.ts): HTTP
@@ -61,6 +62,17 @@ export interface IngressSources {
 export interface RoutedObject {
   readonly object: KubeObject;
   readonly records: readonly RouteRecord[];
+}
+
+/** A Secret named by TLS entries, and what they ask of it. */
+export interface SecretUse {
+  readonly namespace: string;
+  readonly name: string;
+  /** SNI names of every entry naming it, for hosts their namespace may serve: sorted, deduplicated. */
+  readonly hosts: readonly string[];
+  /** Hosts its wildcards cover that belong to other namespaces: never to be served with it. Sorted. */
+  readonly excludedHosts: readonly string[];
+  readonly referrers: Referrers;
 }
 
 /** A TLS Secret an HTTPS listener serves, for these SNI names (sorted); `label` and `field` name the listener's certificateRefs entry. */

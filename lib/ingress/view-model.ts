@@ -9,11 +9,11 @@ import { certificateFile } from './certificate-file.ts';
 import { readIngress, servesClass } from './ingress-reader.ts';
 import { describeObject } from './names.ts';
 import { compareCodeUnits } from '../compare.ts';
-import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
-import type { SecretUse } from './secret-uses.ts';
+import { NO_PROBLEMS, ProblemList } from './problems.ts';
+import type { ListenerUses } from './listener-secret-uses.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from './sorted-list.ts';
-import type { Certificate, HostEntry, IngressModel, IngressSources, ListenerCertificate } from './types.ts';
+import type { Certificate, HostEntry, IngressModel, IngressSources, SecretUse } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
 import { readHttpRoute, recordsContent, type HttpRouteRead } from './http-route-reads.ts';
 
@@ -49,8 +49,8 @@ interface LastBuild {
   /** The keys of the HTTPRoutes the aggregate holds, and the Gateway API's problems, as of this build. */
   readonly routeKeys: readonly KubeObject[];
   readonly gatewayProblems: readonly Problem[];
-  /** The Secrets HTTPS listeners name, and the claims they were made from. */
-  readonly listenerSecrets: ListenerSecrets;
+  /** The Secrets HTTPS listeners name, and the names they were refused. */
+  readonly listenerSecrets: ListenerUses;
   /** The Secrets the Ingresses named, and what became of them. */
   readonly secrets: readonly SecretUse[];
   readonly certificates: Certificates;
@@ -204,7 +204,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   }
   const changes = aggregate.settle();
 
-  const listenerSecrets = listenerSecretUses(sources.gatewayCertificates ?? [], last?.listenerSecrets);
+  const listenerSecrets = aggregate.secretUses.listeners.uses(sources.gatewayCertificates ?? []);
   const kept = { stores: sources.stores, ingresses: sources.ingresses, ingressVersion: tracking?.version, versions, routeKeys, gatewayProblems, listenerSecrets };
   const now = sources.now ?? Date.now();
   const certificatesHold = last !== undefined && now <= last.certificates.expiresAt;
@@ -223,7 +223,10 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
       : resolveCertificates(listenerSecrets.uses.length === 0 ? aggregate.secrets : [...aggregate.secrets, ...listenerSecrets.uses], sources, cache, now);
   const userlists = resolveUserlists(aggregate.policies, sources.secret, cache.userlists, last?.userlists);
   const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded, gatewayProblems], last?.excluded);
-  const warnings = mergedProblems([aggregate.warnings, resolution.warnings, certificates.warnings, userlists.warnings, ...routes.map((route) => route.warnings)], last?.warnings);
+  const warnings = mergedProblems(
+    [aggregate.warnings, resolution.warnings, certificates.warnings, listenerSecrets.warnings, userlists.warnings, ...routes.map((route) => route.warnings)],
+    last?.warnings,
+  );
   const next: IngressModel = {
     hosts: aggregate.hosts,
     suffixHosts: suffixHosts(aggregate.hosts, routes, last?.model),
@@ -247,31 +250,6 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const model = last && sameModel(last.model, next) ? last.model : next;
   cache.last = { className: sources.className, aggregate, resolution, ...kept, secrets: aggregate.secrets, certificates, userlists, excluded, warnings, model };
   return model;
-}
-
-interface ListenerSecrets {
-  readonly content: string;
-  readonly uses: readonly SecretUse[];
-}
-
-/**
- * The Secrets HTTPS listeners name, as the TLS entries' Secrets are used:
- * one crt-list line per Secret for every SNI name its listeners ask for.
- * The last list while the claims are the same.
- */
-function listenerSecretUses(claims: readonly ListenerCertificate[], last: ListenerSecrets | undefined): ListenerSecrets {
-  const content = JSON.stringify(claims);
-  if (last?.content === content) return last;
-  const bySecret = new Map<string, { readonly namespace: string; readonly name: string; readonly hosts: Set<string>; readonly referrers: Referrers }>();
-  for (const claim of claims) {
-    const key = `${claim.namespace}/${claim.name}`;
-    let use = bySecret.get(key);
-    if (!use) bySecret.set(key, (use = { namespace: claim.namespace, name: claim.name, hosts: new Set(), referrers: new Referrers() }));
-    for (const host of claim.hosts) use.hosts.add(host);
-    use.referrers.add(claim.label, claim.field);
-  }
-  const uses = [...bySecret.values()].map(({ namespace, name, hosts, referrers }) => ({ namespace, name, hosts: [...hosts].sort(compareCodeUnits), excludedHosts: [], referrers }));
-  return { content, uses };
 }
 
 /** The served wildcard hosts an HTTPRoute claims; the last list while it holds the same hosts. */

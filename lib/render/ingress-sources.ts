@@ -116,7 +116,7 @@ type GatewayRoutes = Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'ga
  */
 function gatewayRoutes(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, cache: RouteSourcesCache | undefined): GatewayRoutes {
   if (!watchesGatewayApi(config.watchedResources)) return {};
-  const model = readGatewayApi(storeSources(stores, config.watchedResources, config.gatewayApi.controllerName), cache?.gatewayApi);
+  const model = readGatewayApi(storeSources(stores, config.watchedResources, config.gatewayApi), cache?.gatewayApi);
   if (cache?.last?.model === model) return cache.last.routed;
   const routed = routedObjects(model, cache?.routed);
   if (cache) cache.last = { model, routed };

@@ -94,5 +94,10 @@ export interface RouteRecord {
   readonly settings: RouteSettings;
   /** Where it is served; sorted by port. */
   readonly entrypoints: readonly RouteEntrypoint[];
+  /**
+   * Set when the route is served over this protocol alone while listeners
+   * of the other are served too: requests over the other must not reach it.
+   */
+  readonly onlyOver?: RouteEntrypoint['protocol'];
   readonly origin: RouteOrigin;
 }

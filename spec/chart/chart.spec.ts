@@ -532,6 +532,14 @@ describe('Helm chart', function () {
       expect(controllerConfig(chart).gatewayApi.controllerName).to.equal('example.com/edge');
     });
 
+    it("maps Gateway listener ports onto the HAProxy Service's ports, unless the configuration sets its own", async () => {
+      expect(controllerConfig(charts.defaults).gatewayApi).to.deep.include({ httpPort: 80, httpsPort: 443 });
+      const moved = await renderChart({ haproxy: { service: { ports: { http: 8080, https: 8443 } } } }, []);
+      expect(controllerConfig(moved).gatewayApi).to.deep.include({ httpPort: 8080, httpsPort: 8443 });
+      const own = await renderChart({ haproxy: { service: { ports: { http: 8080, https: 8443 } } }, controller: { config: { extend: { gatewayApi: { httpsPort: 9443 } } } } }, []);
+      expect(controllerConfig(own).gatewayApi).to.deep.include({ httpPort: 8080, httpsPort: 9443 });
+    });
+
     it('is not created by default, and refuses to be where the Gateway API CRDs are not installed', async () => {
       expect(charts.defaults.all('GatewayClass')).to.deep.equal([]);
       const result = await helmWithValues(['template', releaseName, chartDirectory, '--namespace', releaseNamespace], { gatewayClass: { create: true } });

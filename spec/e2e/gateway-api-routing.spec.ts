@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { X509Certificate } from 'node:crypto';
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +9,7 @@ import { LocalHarness } from '../support/local-harness.ts';
 import { documents as docs, gateway, ingress, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
 import { Mirror } from '../support/mirror-backend.ts';
+import { WILDCARD_CERT, WILDCARD_KEY } from '../support/tls-refused-fixture.ts';
 
 /**
  * HTTPRoutes routed end to end: a local-mode controller reads a
@@ -50,6 +52,8 @@ async function echoBackend(name: string): Promise<Server> {
   return server;
 }
 
+const fingerprint = (pem: string) => new X509Certificate(pem).fingerprint256;
+
 const portOf = (server: Server) => (server.address() as AddressInfo).port;
 
 /** A RequestMirror filter to a Service's port 80, of `percent` of the requests when given. */
@@ -71,6 +75,12 @@ function ask(harness: LocalHarness, host: string, path: string, headers: Record<
   });
 }
 
+/** The backend that answered, or the status when it was not 200. */
+async function backendOf(answer: Promise<Answer>): Promise<string> {
+  const { status, body } = await answer;
+  return status === 200 ? (JSON.parse(body) as Seen).backend : String(status);
+}
+
 async function seen(harness: LocalHarness, host: string, path: string, headers: Record<string, string> = {}): Promise<Seen> {
   const answer = await ask(harness, host, path, headers);
   expect(answer.status, `${host}${path}: ${answer.body}`).to.equal(200);
@@ -80,15 +90,16 @@ async function seen(harness: LocalHarness, host: string, path: string, headers: 
 const GATEWAY = gateway(
   '{ name: http, port: 80, protocol: HTTP }',
   '{ name: https, port: 443, protocol: HTTPS, hostname: secure.example.com, tls: { mode: Terminate, certificateRefs: [ { name: secure-tls } ] } }',
+  '{ name: https-api, port: 443, protocol: HTTPS, hostname: api.example.com, tls: { mode: Terminate, certificateRefs: [ { name: secure-tls } ] } }',
 );
 
-/** An HTTPRoute on the Gateway for one hostname; `rules` in YAML, indented by four spaces. */
-function httpRoute(name: string, hostname: string, rules: string): string {
+/** An HTTPRoute on the Gateway (or the listeners `parentRef` selects) for one hostname; `rules` in YAML, indented by four spaces. */
+function httpRoute(name: string, hostname: string, rules: string, parentRef = '{ name: gw }'): string {
   return `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: { name: ${name}, namespace: default }
 spec:
-  parentRefs: [ { name: gw } ]
+  parentRefs: [ ${parentRef} ]
   hostnames: [ ${hostname} ]
   rules:
 ${rules}`;
@@ -193,6 +204,26 @@ const routes: Record<string, string> = {
   'wildcard.yaml': httpRoute('wildcard', '"*.wild.example.com"', `    - { ${to('echo-b')} }\n`),
   'canary.yaml': canary(3, 1),
   'secure.yaml': httpRoute('secure', 'secure.example.com', `    - { ${to('echo-a')} }\n`),
+  // Routes on one listener of the Gateway: by sectionName, or by port. The HTTP-to-HTTPS redirect of the
+  // Gateway API's guides: /pair answered with a redirect on the HTTP listener, by a backend on the HTTPS one.
+  'listeners.yaml': docs(
+    httpRoute('tls-only', 'secure.example.com', `    - { matches: [ { path: { type: PathPrefix, value: /pair } } ], ${to('echo-b')} }\n`, '{ name: gw, sectionName: https }'),
+    httpRoute(
+      'upgrade',
+      'secure.example.com',
+      `    - matches: [ { path: { type: PathPrefix, value: /pair } } ]
+      filters: [ { type: RequestRedirect, requestRedirect: { scheme: https, statusCode: 301 } } ]
+`,
+      '{ name: gw, sectionName: http }',
+    ),
+    httpRoute(
+      'plain-only',
+      'secure.example.com',
+      `    - { matches: [ { path: { type: PathPrefix, value: /only-plain } }, { path: { type: RegularExpression, value: "/re/[0-9]+" } } ], ${to('echo-b')} }\n`,
+      '{ name: gw, sectionName: http }',
+    ),
+    httpRoute('by-port', 'secure.example.com', `    - { matches: [ { path: { type: PathPrefix, value: /by-port } } ], ${to('echo-b')} }\n`, '{ name: gw, port: 443 }'),
+  ),
   'rewrite.yaml': httpRoute(
     'rewrite',
     'rewrite.example.com',
@@ -242,6 +273,8 @@ describe('Gateway API routing end to end', function () {
       ['x.wild.example.com', '/', {}],
       ['canary.example.com', '/', {}],
       ['secure.example.com', '/', {}],
+      ['secure.example.com', '/pair', {}],
+      ['secure.example.com', '/only-plain', {}],
       ['rewrite.example.com', '/strip', {}],
     ];
     await eventually(
@@ -348,6 +381,61 @@ describe('Gateway API routing end to end', function () {
     expect((JSON.parse(secure.body) as Seen).url).to.equal('/in');
     // strict-sni: a name no certificate lists gets no handshake.
     expect(await harness.handshake('paths.example.com')).to.match(/^refused/);
+  });
+
+  it('serves a route on the listeners it attached to alone: by sectionName or port, the next match answering elsewhere', async () => {
+    // One path, one route per listener: a redirect over plain HTTP, the backend over HTTPS.
+    const upgrade = await ask(harness, 'secure.example.com', '/pair/a?b=1');
+    expect([upgrade.status, upgrade.headers.location]).to.deep.equal([301, 'https://secure.example.com/pair/a?b=1']);
+    expect(await backendOf(ask(harness, 'secure.example.com', '/pair/a', {}, true))).to.equal('b');
+    // On the HTTP listener alone: over HTTPS the route of both listeners for / answers.
+    expect(await backendOf(ask(harness, 'secure.example.com', '/only-plain/x'))).to.equal('b');
+    expect(await backendOf(ask(harness, 'secure.example.com', '/only-plain/x', {}, true))).to.equal('a');
+    // A regular expression path has no next match to go on to (map_reg): over HTTPS, as if no route matched.
+    expect(await backendOf(ask(harness, 'secure.example.com', '/re/12'))).to.equal('b');
+    expect(await backendOf(ask(harness, 'secure.example.com', '/re/12', {}, true))).to.equal('404');
+    // parentRef port 443: the HTTPS listener alone.
+    expect(await backendOf(ask(harness, 'secure.example.com', '/by-port', {}, true))).to.equal('b');
+    expect(await backendOf(ask(harness, 'secure.example.com', '/by-port'))).to.equal('a');
+  });
+
+  it('serves a route on an HTTPS listener alone over HTTPS, 404 over plain HTTP, and a new one there without a reload', async () => {
+    const reloads = await harness.reloads();
+    const mark = harness.mark();
+    await harness.write('tls-new.yaml', httpRoute('tls-new', 'api.example.com', `    - { ${to('echo-b')} }\n`, '{ name: gw, sectionName: https-api }'));
+    const deployed = await harness.next(mark, 'deployed');
+    expect(deployed.result.mode, JSON.stringify(deployed.result)).to.equal('runtime');
+    expect(await backendOf(ask(harness, 'api.example.com', '/x', {}, true))).to.equal('b');
+    expect(await backendOf(ask(harness, 'api.example.com', '/x'))).to.equal('404');
+    expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it("never lets an HTTPS listener's wildcard certificate answer for a host an Ingress namespace holds", async () => {
+    const mark = harness.mark();
+    await harness.write(
+      'wild-tls.yaml',
+      docs(
+        `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: wild-gw, namespace: default }
+spec:
+  gatewayClassName: haproxy
+  listeners:
+    - { name: https, port: 443, protocol: HTTPS, hostname: "*.tls.example.com", tls: { certificateRefs: [ { name: wild-tls } ] } }
+`,
+        tlsSecret('wild-tls', WILDCARD_CERT, WILDCARD_KEY),
+        httpRoute('tls-app', 'app.tls.example.com', `    - { ${to('echo-b')} }\n`, '{ name: wild-gw }'),
+        ingress('taken', 'taken.tls.example.com', [['/', 'Prefix', 'echo-a', { number: 80 }]]),
+      ),
+    );
+    await harness.next(mark, 'deployed');
+    await harness.untilHandshake('app.tls.example.com', fingerprint(WILDCARD_CERT));
+    expect(await backendOf(ask(harness, 'app.tls.example.com', '/', {}, true))).to.equal('b');
+    // The Ingress's host, without a certificate of its own: no handshake, never the Gateway's certificate.
+    expect(await backendOf(ask(harness, 'taken.tls.example.com', '/'))).to.equal('a');
+    expect(await harness.handshake('taken.tls.example.com')).to.match(/^refused/);
+    // A name nobody holds: the listener's wildcard answers.
+    expect(await harness.handshake('other.tls.example.com')).to.equal(fingerprint(WILDCARD_CERT));
   });
 
   it('sets, adds and removes request headers the backend sees, and response headers the client sees', async () => {
@@ -521,6 +609,7 @@ describe('Gateway API routing end to end', function () {
       // The Service and the route in one file: a route read before its mirror's Service would be served without the mirror first.
       const route = httpRoute('mirror', 'mirror.example.com', `    - matches: [ { path: { type: PathPrefix, value: /copy } } ]\n      ${mirrorTo('mirror')}\n      ${to('echo-a')}\n`);
       const mirrorAt = (port: number) => docs(service('mirror', [{ port: 80, targetPort: port }]), slice('mirror-1', 'mirror', undefined, port), route);
+      let mark = harness.mark();
       await harness.write('mirror.yaml', mirrorAt(first.port));
       await eventually(
         async () => (await ask(harness, 'mirror.example.com', '/copy/probe')).status === 200 && first.copies.some((c) => c.url === '/copy/probe'),
@@ -528,7 +617,15 @@ describe('Gateway API routing end to end', function () {
         'the mirrored route to be served',
         15_000,
       );
-      // The first mirror loads the mirror script and adds the mirror frontend and its policy's rules.
+      // The first mirror loads the mirror script and adds the mirror frontend and its policy's rules. HAProxy
+      // serves the copies before the deployment's outcome is out (as the harness's start may still be): the next
+      // mark must come after the outcome of this reload.
+      const firstDeployed = await harness.log.waitFor(
+        mark,
+        (o): o is Extract<Outcome, { type: 'deployed' }> => o.type === 'deployed' && o.result.mode === 'reload' && o.result.reloadReason !== 'HAProxy started',
+        'the reload of the first mirror',
+      );
+      expect(firstDeployed.result.reloadReason).to.match(/request-mirror/);
       expect(await harness.reloads()).to.equal(reloads + 1);
       const headers = { 'x-test': 'one', 'content-type': 'text/plain', 'x-haproxy-template-ic-mirror-backend': 'default_echo-b_80' };
       const answer = await ask(harness, 'mirror.example.com', '/copy/one?q=1', headers, false, 'POST', 'payload');
@@ -550,7 +647,7 @@ describe('Gateway API routing end to end', function () {
       // A client never names the mirror's backend: its header is not copied, and the mirror frontend's is taken off.
       expect(copy!.headers).to.not.have.property('x-haproxy-template-ic-mirror-backend');
 
-      let mark = harness.mark();
+      mark = harness.mark();
       await harness.write('mirror-2.yaml', httpRoute('mirror-2', 'mirror-2.example.com', `    - ${mirrorTo('mirror')}\n      ${to('echo-b')}\n`));
       expect((await harness.next(mark, 'deployed')).result.mode).to.equal('runtime');
       expect((await seen(harness, 'mirror-2.example.com', '/two')).backend).to.equal('b');

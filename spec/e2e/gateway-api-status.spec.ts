@@ -115,4 +115,26 @@ describe('Gateway API status in a cluster with its CRDs', function () {
     fake.patch({ apiVersion: V1, kind: 'HTTPRoute', namespace: 'infra', name: 'partly' }, { spec: { rules: [served] } });
     await until(() => routeConditions('partly'), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs'], 'route partly fixed');
   });
+
+  it('refuses a listener on a port the template does not serve (PortUnavailable), and the routes that select it by port', async () => {
+    fake.create(
+      gateway('ports', [httpListener('http', { allowedRoutes: { namespaces: { from: 'All' } } }), httpListener('alt', { port: 8080, allowedRoutes: { namespaces: { from: 'All' } } })]),
+    );
+    fake.create(httpRoute('alt', { parentRefs: [{ name: 'ports', port: 8080 }], hostnames: ['alt.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }));
+    const listeners = () =>
+      ((fake.get({ apiVersion: V1, kind: 'Gateway', namespace: 'infra', name: 'ports' })?.['status'] as { listeners?: { name: string }[] } | undefined)?.listeners ?? []).map((listener) => [
+        listener.name,
+        ...conditions(listener),
+      ]);
+    await until(
+      listeners,
+      [
+        ['http', 'Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs', 'Conflicted=False/NoConflicts', 'Programmed=True/Programmed'],
+        ['alt', 'Accepted=False/PortUnavailable', 'ResolvedRefs=True/ResolvedRefs', 'Conflicted=False/NoConflicts', 'Programmed=False/Invalid'],
+      ],
+      'listener status',
+    );
+    expect(conditions(fake.get({ apiVersion: V1, kind: 'Gateway', namespace: 'infra', name: 'ports' })?.['status'])).to.include('Accepted=True/ListenersNotValid');
+    await until(() => routeConditions('alt'), ['Accepted=False/NotAllowedByListeners', 'ResolvedRefs=True/ResolvedRefs'], 'route alt');
+  });
 });

@@ -27,7 +27,7 @@ function resource(name: string, apiVersion: string, kind: string): WatchedResour
 
 const resources = [resource('gatewayclasses', 'gateway.networking.k8s.io/v1', 'GatewayClass'), resource('gateways', 'gateway.networking.k8s.io/v1', 'Gateway')];
 // The stage reads only what it needs of the configuration.
-const config = { watchedResources: resources, gatewayApi: { controllerName: DEFAULT_CONTROLLER_NAME } } as unknown as ControllerConfig;
+const config = { watchedResources: resources, gatewayApi: { controllerName: DEFAULT_CONTROLLER_NAME, httpPort: 80, httpsPort: 443 } } as unknown as ControllerConfig;
 
 function stores(objects: Record<string, readonly KubeObject[]>) {
   return new Map(

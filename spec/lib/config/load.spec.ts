@@ -218,7 +218,7 @@ describe('loadControllerConfig', () => {
     expect(sources(ingresses!.indexBy)).to.deep.equal(['metadata.namespace', 'metadata.name']);
     expect(sources(config.ignoreFields)).to.deep.equal(['metadata.managedFields', "metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']"]);
     expect(config.ingress).to.deep.equal({ className: 'haproxy', sharedHostNamespaces: [] });
-    expect(config.gatewayApi).to.deep.equal({ controllerName: 'haproxy-template-ic.io/gateway-controller' });
+    expect(config.gatewayApi).to.deep.equal({ controllerName: 'haproxy-template-ic.io/gateway-controller', httpPort: 80, httpsPort: 443 });
     expect(ingresses).to.not.have.property('optional');
     expect(config.templateValues).to.deep.equal({});
     expect(config.validationTests).to.deep.equal([]);
@@ -227,11 +227,11 @@ describe('loadControllerConfig', () => {
     expect([templates.partials.size, templates.maps.size, templates.files.size, templates.certificates.size]).to.deep.equal([0, 0, 0, 0]);
   });
 
-  it('reads the Gateway API controller name and optional resources', () => {
+  it('reads the Gateway API controller name, listener ports and optional resources', () => {
     const config = loaded(
-      `${minimal.replace('Ingress }', 'Ingress }\n  routes: { apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, optional: true }')}gatewayApi: { controllerName: example.com/gateway }\n`,
+      `${minimal.replace('Ingress }', 'Ingress }\n  routes: { apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, optional: true }')}gatewayApi: { controllerName: example.com/gateway, httpPort: 8080, httpsPort: 8443 }\n`,
     );
-    expect(config.gatewayApi).to.deep.equal({ controllerName: 'example.com/gateway' });
+    expect(config.gatewayApi).to.deep.equal({ controllerName: 'example.com/gateway', httpPort: 8080, httpsPort: 8443 });
     expect(config.watchedResources.map((resource) => [resource.name, resource.optional ?? false])).to.deep.equal([
       ['ingresses', false],
       ['routes', true],
@@ -437,6 +437,11 @@ ${rest}`;
       ['"*" among namespaces', `${minimal}ingress: { sharedHostNamespaces: [team-a, "*"] }\n`, ['ingress.sharedHostNamespaces[1]: must be a DNS label']],
       ['namespaces not in a list', `${minimal}ingress: { sharedHostNamespaces: team-a }\n`, ['ingress.sharedHostNamespaces: must be a list']],
       ['a controller name without a path', `${minimal}gatewayApi: { controllerName: example.com }\n`, ['gatewayApi.controllerName: must be a domain, "/" and a path']],
+      [
+        'a listener port out of range',
+        `${minimal}gatewayApi: { httpPort: 0, httpsPort: "443" }\n`,
+        ['gatewayApi.httpPort: must be an integer from 1 to 65535', 'gatewayApi.httpsPort: must be an integer from 1 to 65535'],
+      ],
       ['optional that is not a boolean', withResources('  ingresses: { apiVersion: v1, kind: Ingress, optional: maybe }'), ['watchedResources.ingresses.optional: must be true or false']],
       // templates
       ['a missing templates section', 'watchedResources: { a: { apiVersion: v1, kind: A } }\n', ['templates: required']],

@@ -245,6 +245,34 @@ describe('readGatewayApi', () => {
     });
   });
 
+  describe('entrypoints', () => {
+    const https = httpListener('https', { port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'cert' }] } });
+    const onlyOver = (model: GatewayApiModel, route: string) => [...new Set(model.routes.get(route)!.records.map((record) => record.onlyOver ?? 'both'))];
+
+    it('marks the records of a route on listeners of one protocol alone while listeners of the other are served', () => {
+      const model = readGatewayApi(
+        sources({
+          gateways: [gateway('gw', [httpListener(), https])],
+          routes: [
+            httpRoute('both', { parentRefs }),
+            httpRoute('tls', { parentRefs: [{ ...parentRefs[0], sectionName: 'https' }] }),
+            httpRoute('plain', { parentRefs: [{ ...parentRefs[0], sectionName: 'http' }] }),
+            httpRoute('port', { parentRefs: [{ ...parentRefs[0], port: 443 }] }),
+          ],
+          secrets: [tlsSecret('infra', 'cert')],
+        }),
+      );
+      expect(['both', 'tls', 'plain', 'port'].map((route) => onlyOver(model, `infra/${route}`))).to.deep.equal([['both'], ['HTTPS'], ['HTTP'], ['HTTPS']]);
+      expect(model.routes.get('infra/port')!.records[0]!.entrypoints).to.deep.equal([{ port: 443, protocol: 'HTTPS' }]);
+    });
+
+    it('leaves records unmarked while no listener of the other protocol is served', () => {
+      // The HTTPS listener's certificate does not resolve: it serves nothing, so plain HTTP is all there is.
+      const model = readGatewayApi(sources({ gateways: [gateway('gw', [httpListener(), https])], routes: [httpRoute('plain', { parentRefs })] }));
+      expect(onlyOver(model, 'infra/plain')).to.deep.equal(['both']);
+    });
+  });
+
   describe('certificates of HTTPS listeners', () => {
     const https = (name: string, extra: Record<string, unknown> = {}) =>
       httpListener(name, { port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: `${name}-cert` }] }, allowedRoutes: { namespaces: { from: 'All' } }, ...extra });

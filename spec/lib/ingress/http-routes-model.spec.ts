@@ -58,6 +58,16 @@ const lines = (model: IngressModel) => ({
 });
 
 const match = (type: string, value: string) => ({ path: { type, value } });
+const secret = tlsSecret('secure-tls', LEAF_CERT, LEAF_KEY, 'infra');
+/** An HTTPS listener on 443 with the Secret secure-tls, admitting routes from every namespace. */
+const https = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  port: 443,
+  protocol: 'HTTPS',
+  tls: { mode: 'Terminate', certificateRefs: [{ name: 'secure-tls' }] },
+  ...ALL_NAMESPACES,
+  ...extra,
+});
 const parent = { parentRefs: [{ name: 'gw' }] };
 
 describe('HTTPRoutes in the Ingress view model', () => {
@@ -436,15 +446,6 @@ describe('HTTPRoutes in the Ingress view model', () => {
   });
 
   it("serves an HTTPS listener's certificate on a crt-list line for its hostname, or for its routes' hostnames", () => {
-    const secret = tlsSecret('secure-tls', LEAF_CERT, LEAF_KEY, 'infra');
-    const https = (name: string, extra: Record<string, unknown>) => ({
-      name,
-      port: 443,
-      protocol: 'HTTPS',
-      tls: { mode: 'Terminate', certificateRefs: [{ name: 'secure-tls' }] },
-      ...ALL_NAMESPACES,
-      ...extra,
-    });
     const route = httpRoute('shop', { ...parent, hostnames: ['shop.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
     const model = readGatewayApi(
       gatewaySources({ gateways: [gateway('gw', [https('named', { hostname: 'secure.example.com' }), https('any', {})])], routes: [route], services: [web], secrets: [secret] }),
@@ -452,6 +453,59 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const built = buildIngressModel({ ...sources({ services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
     expect(built.certificates.map((certificate) => [certificate.file, certificate.hosts])).to.deep.equal([['infra_secure-tls.pem', ['secure.example.com', 'shop.example.com']]]);
     expect(built.excluded).to.deep.equal([]);
+  });
+
+  describe('HTTP and HTTPS listeners', () => {
+    const onListener = (name: string, sectionName: string, rules: readonly unknown[]) =>
+      httpRoute(name, { parentRefs: [{ name: 'gw', sectionName }], hostnames: ['shop.example.com'], rules });
+    const modelOf = (gateways: readonly KubeObject[], routes: readonly KubeObject[], ingresses: readonly KubeObject[] = [], cache?: IngressModelCache) => {
+      const model = readGatewayApi(gatewaySources({ classes: [gatewayClass()], gateways, routes, services: [web, api], secrets: [secret] }));
+      return buildIngressModel({ ...sources({ ingresses, services: [web, api], slices, secrets: [secret] }), ...routedObjects(model) }, cache);
+    };
+
+    it('serves a route on listeners of one protocol alone as a candidate under that protocol, a regular expression path by its policy', () => {
+      const model = modelOf(
+        [gateway('gw', [httpListener('http', ALL_NAMESPACES), https('https')])],
+        [
+          onListener('backend', 'https', [{ matches: [match('Exact', '/pair')], backendRefs: [{ name: 'api', port: 9090 }] }]),
+          onListener('upgrade', 'http', [
+            { matches: [match('Exact', '/pair')], filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https', statusCode: 301 } }] },
+            { matches: [match('RegularExpression', '/re/[0-9]+')], backendRefs: [{ name: 'web', port: 8080 }] },
+          ]),
+        ],
+      );
+      expect(model.warnings).to.deep.equal([]);
+      expect(lines(model).exact).to.have.length(1);
+      expect(lines(model).exact[0]).to.match(/^shop\.example\.com\/pair \?l[0-9a-f]{16}$/);
+      // Both candidates, each under its protocol; no fallback (a request of neither goes on to the regex and prefix maps).
+      expect(model.candidates.map((line) => line.value)).to.have.members(['999=', '000=infra_api_9090', `001=:${model.policies.find((policy) => policy.redirect)!.key}`]);
+      expect(model.conditions.map((conditions) => conditions.servedOver)).to.have.deep.members([{ tls: true }, { tls: false }]);
+      expect(model.regexRoutes.map((route) => model.policies.find((policy) => policy.key === route.policy)?.settings.servedOver)).to.deep.equal([{ tls: false }]);
+    });
+
+    it('serves a route on listeners of both protocols, or of the only protocol served, without a condition', () => {
+      const both = modelOf([gateway('gw', [httpListener('http', ALL_NAMESPACES), https('https')])], [httpRoute('r', { ...parent, hostnames: ['shop.example.com'] })]);
+      const plainOnly = modelOf([gateway('gw', [httpListener('http', ALL_NAMESPACES)])], [onListener('r', 'http', [{ backendRefs: [{ name: 'web', port: 8080 }] }])]);
+      for (const model of [both, plainOnly]) expect([model.conditions, model.candidates]).to.deep.equal([[], []]);
+    });
+
+    it("keeps a listener's certificate from the hosts Ingress namespaces hold: their names left out, said so, and excluded below its wildcard", () => {
+      const taken = ingress('taken', { namespace: 'infra', rules: [rule('taken.example.com', path('/', 'web', 'http')), rule('owned.example.com', path('/', 'web', 'http'))] });
+      const gateways = [gateway('gw', [https('wild', { hostname: '*.example.com' }), https('owned', { hostname: 'owned.example.com' })])];
+      const cache = new IngressModelCache();
+      const model = modelOf(gateways, [], [taken], cache);
+      expect(model.certificates.map((certificate) => [certificate.hosts, certificate.excludedHosts])).to.deep.equal([[['*.example.com'], ['owned.example.com', 'taken.example.com']]]);
+      expect(model.warnings).to.deep.equal([
+        { object: 'Gateway infra/gw', field: 'spec.listeners[1].tls.certificateRefs[0]', message: 'not served for host "owned.example.com": it belongs to the Ingresses of namespace infra' },
+      ]);
+      // A host an Ingress claims later is excluded too, by the next build from the same cache.
+      const late = ingress('late', { namespace: 'infra', rules: [rule('late.example.com', path('/', 'web', 'http'))] });
+      const next = modelOf(gateways, [], [taken, late], cache);
+      expect(next.certificates.map((certificate) => certificate.excludedHosts)).to.deep.equal([['late.example.com', 'owned.example.com', 'taken.example.com']]);
+      // HTTPRoutes' hosts are the listener's own to serve.
+      const routed = modelOf(gateways, [httpRoute('r', { parentRefs: [{ name: 'gw' }], hostnames: ['shop.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] })], [taken]);
+      expect(routed.certificates.map((certificate) => certificate.excludedHosts)).to.deep.equal([['owned.example.com', 'taken.example.com']]);
+    });
   });
 
   it("adds the Gateway API's problems to the model's excluded, naming the object at fault", () => {

@@ -47,6 +47,16 @@ describe('route conditions', () => {
     expect(new Set([key, ...others]).size).to.equal(5);
   });
 
+  it('asks for the protocol of a record served over one alone, under a key of its own, unranked', () => {
+    const over = (onlyOver: 'HTTP' | 'HTTPS', headers: readonly ValueMatch[] = []) => routeConditions({ ...record(headers), onlyOver }, source)!;
+    expect(over('HTTPS')).to.deep.include({ headers: [], query: [], method: undefined, servedOver: { tls: true } });
+    expect(over('HTTP').servedOver).to.deep.equal({ tls: false });
+    const keys = [over('HTTPS').key, over('HTTP').key, over('HTTPS', [exact('version', 'two')]).key, conditions([exact('version', 'two')]).key];
+    expect(new Set(keys).size).to.equal(4);
+    expect(conditionsOrder(over('HTTPS'), undefined)).to.equal(0);
+    expect(conditionsOrder(over('HTTPS', [exact('version', 'two')]), conditions([exact('version', 'two')]))).to.equal(0);
+  });
+
   it('says which value is a regular expression, for the template', () => {
     expect(conditions([exact('a', '1'), regex('b', '^2')], [regex('q', 'x+')], 'POST')).to.deep.include({
       headers: [

@@ -64,7 +64,7 @@ function world() {
   );
 }
 
-const read = (stores: ReturnType<typeof world>, memo?: GatewayApiMemo) => readGatewayApi(storeSources(stores, config.watchedResources, config.gatewayApi.controllerName), memo);
+const read = (stores: ReturnType<typeof world>, memo?: GatewayApiMemo) => readGatewayApi(storeSources(stores, config.watchedResources, config.gatewayApi), memo);
 
 /** What a change is, and what it must leave judged as before. */
 const changes: readonly { readonly what: string; readonly change: (stores: ReturnType<typeof world>) => void; readonly kept: readonly string[] }[] = [
@@ -135,7 +135,7 @@ describe('the Gateway API model kept between renders', () => {
     const memo = new GatewayApiMemo();
     const first = read(stores, memo);
     expect(read(stores, memo)).to.equal(first);
-    const sources = storeSources(stores, config.watchedResources, config.gatewayApi.controllerName);
+    const sources = storeSources(stores, config.watchedResources, config.gatewayApi);
     const { context: _context, ...withoutContext } = sources;
     const again = readGatewayApi(withoutContext, memo);
     expect(again).to.not.equal(first);
