@@ -191,16 +191,20 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const listed = routeKeys.length === 0 ? sources.ingresses : [...sources.ingresses, ...routeKeys];
   const gatewayProblems = last && sameProblems(last.gatewayProblems, sources.gatewayProblems ?? NO_PROBLEMS) ? last.gatewayProblems : (sources.gatewayProblems ?? NO_PROBLEMS);
   const tracking = sources.ingressChanges;
-  if (routesMoved) {
+  const replaced = routesMoved && last ? replacedRoutes(last.routeKeys, routeKeys) : undefined;
+  if (routesMoved && replaced === undefined) {
     aggregate.sync(listed, read, lookup);
-  } else if (sameStores && tracking && last!.ingressVersion !== undefined) {
-    if (tracking.version !== last!.ingressVersion) {
-      const changed = tracking.since(last!.ingressVersion);
-      if (changed) aggregate.update(changed, tracking.current, read, lookup);
-      else aggregate.sync(listed, read, lookup);
+  } else {
+    if (replaced) aggregate.update(replaced.before, (key) => replaced.now.get(key), read, lookup);
+    if (sameStores && tracking && last!.ingressVersion !== undefined) {
+      if (tracking.version !== last!.ingressVersion) {
+        const changed = tracking.since(last!.ingressVersion);
+        if (changed) aggregate.update(changed, tracking.current, read, lookup);
+        else aggregate.sync(listed, read, lookup);
+      }
+    } else if (last?.ingresses !== sources.ingresses) {
+      aggregate.sync(listed, read, lookup);
     }
-  } else if (last?.ingresses !== sources.ingresses) {
-    aggregate.sync(listed, read, lookup);
   }
   const changes = aggregate.settle();
 
@@ -290,6 +294,28 @@ function suffixHosts(hosts: readonly HostEntry[], routes: readonly HttpRouteRead
 }
 
 const NO_HOSTS: readonly HostEntry[] = Object.freeze([]);
+
+/** Past this many HTTPRoutes read again, one sync of every route costs about what updating them does. */
+const REPLACED_AT_MOST = 64;
+
+/**
+ * HTTPRoutes read again where they stand (as many as before, a few keys
+ * new): the keys they had and what each is now, so the aggregate updates
+ * those alone. Undefined where routes came, went or moved, or many were
+ * read again: then every route is synced.
+ */
+function replacedRoutes(before: readonly KubeObject[], after: readonly KubeObject[]): { readonly before: KubeObject[]; readonly now: Map<KubeObject, KubeObject> } | undefined {
+  if (before.length !== after.length) return undefined;
+  const replaced = { before: [] as KubeObject[], now: new Map<KubeObject, KubeObject>() };
+  for (let i = 0; i < after.length; i++) {
+    const [was, is] = [before[i]!, after[i]!];
+    if (was === is) continue;
+    if (replaced.before.length === REPLACED_AT_MOST || was.metadata.namespace !== is.metadata.namespace || was.metadata.name !== is.metadata.name) return undefined;
+    replaced.before.push(was);
+    replaced.now.set(was, is);
+  }
+  return replaced;
+}
 
 /** Each HTTPRoute's read: the last one while its records are the same, so the aggregate keeps it as it is. */
 function readHttpRoutes(sources: IngressSources, cache: IngressModelCache): readonly HttpRouteRead[] {

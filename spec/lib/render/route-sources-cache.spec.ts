@@ -211,6 +211,27 @@ describe('the Gateway API model kept between renders', () => {
     expect(built.backends.find((backend) => backend.name.endsWith('_split'))!.servers.map((server) => server.weight)).to.deep.equal(['256', '256']);
   });
 
+  it('builds the view model a build from nothing builds after each HTTPRoute change, whether the route was read again in place or routes came and went', () => {
+    const stores = world();
+    const cache = new RouteSourcesCache();
+    const modelCache = new IngressModelCache();
+    buildIngressModel(ingressSources(config, stores, cache)!, modelCache);
+    const routes = stores.get('httproutes')!;
+    const steps: readonly (() => unknown)[] = [
+      () => changes[0]!.change(stores),
+      () => routes.upsert(servedFor('canary.example.org', '3')),
+      () => routes.upsert(pathPrefix('/a\nbind :1', '4')),
+      () => routes.upsert(servedFor('canary.example.net', '5')),
+      () => routes.upsert(route('blog', 'apps', [{ name: 'api', port: 9090 }])),
+      () => routes.delete(route('shop', 'apps', [])),
+    ];
+    for (const step of steps) {
+      step();
+      const built = buildIngressModel(ingressSources(config, stores, cache)!, modelCache);
+      expect(built).to.deep.equal(buildIngressModel(ingressSources(config, stores)!));
+    }
+  });
+
   it('reads the matches left out of a route again only when its records change', () => {
     const stores = world();
     const unroutable = { matches: [{ path: { type: 'RegularExpression', value: '/a#b' } }], backendRefs: [{ name: 'web', port: 8080 }] };
