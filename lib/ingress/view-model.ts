@@ -6,14 +6,14 @@ import { IngressAggregate, type ReadIngress } from './aggregate.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
 import { checkTlsSecret, type CheckedCa } from './certificates.ts';
 import { certificateFile } from './certificate-file.ts';
-import { readIngress, servesClass } from './ingress-reader.ts';
+import { readIngress, servesClass, type IngressRead } from './ingress-reader.ts';
 import { describeObject } from './names.ts';
 import { compareCodeUnits } from '../compare.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import type { SecretUse } from './secret-uses.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from './sorted-list.ts';
-import type { Certificate, HostEntry, IngressModel, IngressSources, ListenerCertificate } from './types.ts';
+import type { Certificate, HostEntry, IngressModel, IngressSources, ListenerCertificate, RoutedObject } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
 import { readHttpRoute, recordsContent, type HttpRouteRead } from './http-route-reads.ts';
 
@@ -32,6 +32,10 @@ export class IngressModelCache implements ServerCache {
   readonly userlists: UserlistCache = new WeakMap();
   /** Per HTTPRoute, its read as of the last build that had it, and the records it was last given: kept while its records are the same. */
   readonly httpRoutes = new WeakMap<KubeObject, { readonly records: readonly RouteRecord[]; readonly read: HttpRouteRead }>();
+  /** Each HTTPRoute read, by the key the aggregate knows it by. */
+  readonly routeReads = new WeakMap<KubeObject, IngressRead>();
+  /** The HTTPRoutes of the last build, by position: their reads, and the wildcard hosts they claim. */
+  lastRoutes: RoutesRead | undefined;
   /** The state of the last build, for the next to start from. */
   last: LastBuild | undefined;
 }
@@ -182,11 +186,10 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const lookup = sources.service;
   // Ports named by Ingresses resolve against their Services: a changed Service may rename a backend.
   if (!othersUnchanged) aggregate.renamePorts(touched, lookup);
-  const routes = readHttpRoutes(sources, cache);
+  const { reads: routes, wildcards } = readHttpRoutes(sources, cache);
   const routeKeys = routes.map((route) => route.key);
   const routesMoved = !sameItems(last?.routeKeys ?? [], routeKeys);
-  const routeReads = new Map(routes.map((route) => [route.key, route.read]));
-  const read: ReadIngress = (ingress) => routeReads.get(ingress) ?? (servesClass(ingress, sources.className) ? readIngress(ingress) : undefined);
+  const read: ReadIngress = (ingress) => cache.routeReads.get(ingress) ?? (servesClass(ingress, sources.className) ? readIngress(ingress) : undefined);
   // HTTPRoutes are held by their keys beside the Ingresses: a sync lists both, or it would drop the ones it does not list.
   const listed = routeKeys.length === 0 ? sources.ingresses : [...sources.ingresses, ...routeKeys];
   const gatewayProblems = last && sameProblems(last.gatewayProblems, sources.gatewayProblems ?? NO_PROBLEMS) ? last.gatewayProblems : (sources.gatewayProblems ?? NO_PROBLEMS);
@@ -230,7 +233,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const warnings = mergedProblems([aggregate.warnings, resolution.warnings, certificates.warnings, userlists.warnings, ...routes.map((route) => route.warnings)], last?.warnings);
   const next: IngressModel = {
     hosts: aggregate.hosts,
-    suffixHosts: suffixHosts(aggregate.hosts, routes, last?.model),
+    suffixHosts: suffixHosts(aggregate.hosts, wildcards, last?.model),
     exactRoutes: aggregate.routeLines.exactRoutes,
     prefixRoutes: aggregate.routeLines.prefixRoutes,
     regexRoutes: aggregate.regexRoutes,
@@ -278,9 +281,7 @@ function listenerSecretUses(claims: readonly ListenerCertificate[], last: Listen
 }
 
 /** The served wildcard hosts an HTTPRoute claims; the last list while it holds the same hosts. */
-function suffixHosts(hosts: readonly HostEntry[], routes: readonly HttpRouteRead[], last: IngressModel | undefined): readonly HostEntry[] {
-  const wildcards = new Set<string>();
-  for (const route of routes) for (const host of route.read.served!.hosts) if (host.wildcard) wildcards.add(host.host);
+function suffixHosts(hosts: readonly HostEntry[], wildcards: ReadonlySet<string>, last: IngressModel | undefined): readonly HostEntry[] {
   const list = wildcards.size === 0 ? NO_HOSTS : hosts.filter((host) => host.wildcard && wildcards.has(host.host));
   return last &&
     sameItems(
@@ -317,22 +318,55 @@ function replacedRoutes(before: readonly KubeObject[], after: readonly KubeObjec
   return replaced;
 }
 
-/** Each HTTPRoute's read: the last one while its records are the same, so the aggregate keeps it as it is. */
-function readHttpRoutes(sources: IngressSources, cache: IngressModelCache): readonly HttpRouteRead[] {
+interface RoutesRead {
+  readonly routed: readonly RoutedObject[];
+  readonly reads: readonly HttpRouteRead[];
+  readonly wildcards: ReadonlySet<string>;
+}
+
+/** Whether a route claims a wildcard host. */
+const claimsWildcard = (route: HttpRouteRead) => route.read.served!.hosts.some((host) => host.wildcard);
+
+/**
+ * Each HTTPRoute's read: the last one while its records are the same, so
+ * the aggregate keeps it as it is; and the wildcard hosts they claim. A
+ * route in the same place as the last build's, as the same routed object
+ * (sources keep it while its records are the same), is not looked at again.
+ */
+function readHttpRoutes(sources: IngressSources, cache: IngressModelCache): RoutesRead {
   const routes = sources.httpRoutes ?? [];
-  return routes.map((routed) => {
-    const before = cache.httpRoutes.get(routed.object);
-    // The same records (sources that keep them, lib/render/ingress-sources.ts) need no comparing.
-    if (before?.records === routed.records) return before.read;
-    const content = recordsContent(routed.records);
-    if (before?.read.content === content) {
-      cache.httpRoutes.set(routed.object, { records: routed.records, read: before.read });
-      return before.read;
-    }
-    const read = readHttpRoute(routed, content);
-    cache.httpRoutes.set(routed.object, { records: routed.records, read });
+  const previous = cache.lastRoutes;
+  let wildcardsMoved = previous === undefined || previous.routed.length !== routes.length;
+  const reads = routes.map((routed, i) => {
+    if (previous?.routed[i] === routed) return previous.reads[i]!;
+    const read = readHttpRouteOnce(routed, cache);
+    // Only the routes in changed places can change the wildcard hosts claimed.
+    wildcardsMoved ||= claimsWildcard(read) || claimsWildcard(previous!.reads[i]!);
     return read;
   });
+  let wildcards = previous?.wildcards;
+  if (wildcardsMoved || wildcards === undefined) {
+    const found = new Set<string>();
+    for (const route of reads) for (const host of route.read.served!.hosts) if (host.wildcard) found.add(host.host);
+    wildcards = found;
+  }
+  cache.lastRoutes = { routed: routes, reads, wildcards };
+  return cache.lastRoutes;
+}
+
+function readHttpRouteOnce(routed: RoutedObject, cache: IngressModelCache): HttpRouteRead {
+  const before = cache.httpRoutes.get(routed.object);
+  // The same records (sources that keep them, lib/render/ingress-sources.ts) need no comparing.
+  if (before?.records === routed.records) return before.read;
+  const content = recordsContent(routed.records);
+  if (before?.read.content === content) {
+    cache.httpRoutes.set(routed.object, { records: routed.records, read: before.read });
+    return before.read;
+  }
+  const read = readHttpRoute(routed, content);
+  cache.httpRoutes.set(routed.object, { records: routed.records, read });
+  cache.routeReads.set(read.key, read.read);
+  return read;
 }
 
 function sameProblems(a: readonly Problem[], b: readonly Problem[]): boolean {

@@ -217,11 +217,15 @@ describe('the Gateway API model kept between renders', () => {
     const modelCache = new IngressModelCache();
     buildIngressModel(ingressSources(config, stores, cache)!, modelCache);
     const routes = stores.get('httproutes')!;
+    const suffixes: string[][] = [];
     const steps: readonly (() => unknown)[] = [
       () => changes[0]!.change(stores),
       () => routes.upsert(servedFor('canary.example.org', '3')),
       () => routes.upsert(pathPrefix('/a\nbind :1', '4')),
       () => routes.upsert(servedFor('canary.example.net', '5')),
+      // A wildcard claimed, then given up, in place: the hosts below it are looked up in host-suffix.map, then no longer.
+      () => routes.upsert(servedFor('*.canary.example.org', '6')),
+      () => routes.upsert(servedFor('canary.example.org', '7')),
       () => routes.upsert(route('blog', 'apps', [{ name: 'api', port: 9090 }])),
       () => routes.delete(route('shop', 'apps', [])),
     ];
@@ -229,7 +233,9 @@ describe('the Gateway API model kept between renders', () => {
       step();
       const built = buildIngressModel(ingressSources(config, stores, cache)!, modelCache);
       expect(built).to.deep.equal(buildIngressModel(ingressSources(config, stores)!));
+      suffixes.push(built.suffixHosts.map((host) => host.host));
     }
+    expect(suffixes.filter((hosts) => hosts.length > 0)).to.deep.equal([['*.canary.example.org']]);
   });
 
   it('reads the matches left out of a route again only when its records change', () => {
