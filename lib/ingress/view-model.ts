@@ -1,4 +1,3 @@
-import type { RouteRecord } from '../routing/route.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
@@ -6,16 +5,16 @@ import { IngressAggregate, type ReadIngress } from './aggregate.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
 import { checkTlsSecret, type CheckedCa } from './certificates.ts';
 import { certificateFile } from './certificate-file.ts';
-import { readIngress, servesClass, type IngressRead } from './ingress-reader.ts';
+import { readIngress, servesClass } from './ingress-reader.ts';
 import { describeObject } from './names.ts';
 import { compareCodeUnits } from '../compare.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import type { SecretUse } from './secret-uses.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from './sorted-list.ts';
-import type { Certificate, HostEntry, IngressModel, IngressSources, ListenerCertificate, RoutedObject } from './types.ts';
+import type { Certificate, HostEntry, IngressModel, IngressSources, ListenerCertificate } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
-import { readHttpRoute, recordsContent, type HttpRouteRead } from './http-route-reads.ts';
+import { HttpRouteReadCache, readHttpRoutes, replacedRoutes } from './http-route-read-cache.ts';
 
 /**
  * What one build leaves for the next: results computed from one object are
@@ -30,12 +29,7 @@ export class IngressModelCache implements ServerCache {
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
   readonly caSecrets = new WeakMap<KubeObject, CheckedCa>();
   readonly userlists: UserlistCache = new WeakMap();
-  /** Per HTTPRoute, its read as of the last build that had it, and the records it was last given: kept while its records are the same. */
-  readonly httpRoutes = new WeakMap<KubeObject, { readonly records: readonly RouteRecord[]; readonly read: HttpRouteRead }>();
-  /** Each HTTPRoute read, by the key the aggregate knows it by. */
-  readonly routeReads = new WeakMap<KubeObject, IngressRead>();
-  /** The HTTPRoutes of the last build, by position: their reads, and the wildcard hosts they claim. */
-  lastRoutes: RoutesRead | undefined;
+  readonly httpRoutes = new HttpRouteReadCache();
   /** The state of the last build, for the next to start from. */
   last: LastBuild | undefined;
 }
@@ -186,10 +180,10 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const lookup = sources.service;
   // Ports named by Ingresses resolve against their Services: a changed Service may rename a backend.
   if (!othersUnchanged) aggregate.renamePorts(touched, lookup);
-  const { reads: routes, wildcards } = readHttpRoutes(sources, cache);
+  const { reads: routes, wildcards } = readHttpRoutes(sources.httpRoutes ?? [], cache.httpRoutes);
   const routeKeys = routes.map((route) => route.key);
   const routesMoved = !sameItems(last?.routeKeys ?? [], routeKeys);
-  const read: ReadIngress = (ingress) => cache.routeReads.get(ingress) ?? (servesClass(ingress, sources.className) ? readIngress(ingress) : undefined);
+  const read: ReadIngress = (ingress) => cache.httpRoutes.byKey.get(ingress) ?? (servesClass(ingress, sources.className) ? readIngress(ingress) : undefined);
   // HTTPRoutes are held by their keys beside the Ingresses: a sync lists both, or it would drop the ones it does not list.
   const listed = routeKeys.length === 0 ? sources.ingresses : [...sources.ingresses, ...routeKeys];
   const gatewayProblems = last && sameProblems(last.gatewayProblems, sources.gatewayProblems ?? NO_PROBLEMS) ? last.gatewayProblems : (sources.gatewayProblems ?? NO_PROBLEMS);
@@ -295,79 +289,6 @@ function suffixHosts(hosts: readonly HostEntry[], wildcards: ReadonlySet<string>
 }
 
 const NO_HOSTS: readonly HostEntry[] = Object.freeze([]);
-
-/** Past this many HTTPRoutes read again, one sync of every route costs about what updating them does. */
-const REPLACED_AT_MOST = 64;
-
-/**
- * HTTPRoutes read again where they stand (as many as before, a few keys
- * new): the keys they had and what each is now, so the aggregate updates
- * those alone. Undefined where routes came, went or moved, or many were
- * read again: then every route is synced.
- */
-function replacedRoutes(before: readonly KubeObject[], after: readonly KubeObject[]): { readonly before: KubeObject[]; readonly now: Map<KubeObject, KubeObject> } | undefined {
-  if (before.length !== after.length) return undefined;
-  const replaced = { before: [] as KubeObject[], now: new Map<KubeObject, KubeObject>() };
-  for (let i = 0; i < after.length; i++) {
-    const [was, is] = [before[i]!, after[i]!];
-    if (was === is) continue;
-    if (replaced.before.length === REPLACED_AT_MOST || was.metadata.namespace !== is.metadata.namespace || was.metadata.name !== is.metadata.name) return undefined;
-    replaced.before.push(was);
-    replaced.now.set(was, is);
-  }
-  return replaced;
-}
-
-interface RoutesRead {
-  readonly routed: readonly RoutedObject[];
-  readonly reads: readonly HttpRouteRead[];
-  readonly wildcards: ReadonlySet<string>;
-}
-
-/** Whether a route claims a wildcard host. */
-const claimsWildcard = (route: HttpRouteRead) => route.read.served!.hosts.some((host) => host.wildcard);
-
-/**
- * Each HTTPRoute's read: the last one while its records are the same, so
- * the aggregate keeps it as it is; and the wildcard hosts they claim. A
- * route in the same place as the last build's, as the same routed object
- * (sources keep it while its records are the same), is not looked at again.
- */
-function readHttpRoutes(sources: IngressSources, cache: IngressModelCache): RoutesRead {
-  const routes = sources.httpRoutes ?? [];
-  const previous = cache.lastRoutes;
-  let wildcardsMoved = previous === undefined || previous.routed.length !== routes.length;
-  const reads = routes.map((routed, i) => {
-    if (previous?.routed[i] === routed) return previous.reads[i]!;
-    const read = readHttpRouteOnce(routed, cache);
-    // Only the routes in changed places can change the wildcard hosts claimed.
-    wildcardsMoved ||= claimsWildcard(read) || claimsWildcard(previous!.reads[i]!);
-    return read;
-  });
-  let wildcards = previous?.wildcards;
-  if (wildcardsMoved || wildcards === undefined) {
-    const found = new Set<string>();
-    for (const route of reads) for (const host of route.read.served!.hosts) if (host.wildcard) found.add(host.host);
-    wildcards = found;
-  }
-  cache.lastRoutes = { routed: routes, reads, wildcards };
-  return cache.lastRoutes;
-}
-
-function readHttpRouteOnce(routed: RoutedObject, cache: IngressModelCache): HttpRouteRead {
-  const before = cache.httpRoutes.get(routed.object);
-  // The same records (sources that keep them, lib/render/ingress-sources.ts) need no comparing.
-  if (before?.records === routed.records) return before.read;
-  const content = recordsContent(routed.records);
-  if (before?.read.content === content) {
-    cache.httpRoutes.set(routed.object, { records: routed.records, read: before.read });
-    return before.read;
-  }
-  const read = readHttpRoute(routed, content);
-  cache.httpRoutes.set(routed.object, { records: routed.records, read });
-  cache.routeReads.set(read.key, read.read);
-  return read;
-}
 
 function sameProblems(a: readonly Problem[], b: readonly Problem[]): boolean {
   return a === b || (a.length === b.length && a.every((problem, i) => problem.object === b[i]!.object && problem.field === b[i]!.field && problem.message === b[i]!.message));
