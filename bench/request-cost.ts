@@ -369,8 +369,15 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    for (const haproxy of running) await haproxy.stop();
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+    // HAProxyProcess leaves its child unreferenced (it is made for mocha, which keeps the process alive):
+    // a referenced timer keeps this script alive until every HAProxy has been waited for.
+    const alive = setInterval(() => undefined, 1_000);
+    try {
+      for (const haproxy of running) await haproxy.stop();
+      for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+    } finally {
+      clearInterval(alive);
+    }
   }
 }
 
