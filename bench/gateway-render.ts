@@ -20,6 +20,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { defaultConfigPath } from '../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
 import type { ControllerConfig } from '../lib/config/types.ts';
@@ -108,6 +109,10 @@ async function measure(config: ControllerConfig, size: number): Promise<Row> {
     const ingressMs = afterChange((run) => ingresses.upsert(ingressObject(target, 2 + (run % 2))));
     const output = once();
     const splitBackends = verify(size, output);
+    // What the renderer kept from the changes must not show: the files are those a new renderer writes.
+    if (!isDeepStrictEqual(output.files, createRenderer(config)({ stores, baseDir: dir }).files)) {
+      throw new Error(`${size} HTTPRoutes: after the changes, the render differs from a new renderer's`);
+    }
     const configFile = await writeRenderedFiles(dir, output.files, config.dataplane);
     const checks: number[] = [];
     for (let run = 0; run < CHECK_RUNS; run++) {

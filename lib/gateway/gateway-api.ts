@@ -185,14 +185,97 @@ function judgeRoute(object: KubeObject, read: HttpRouteRead, sources: GatewayApi
   return { outcome: { object, parents, unresolved: translated.unresolved, records: inPrecedenceOrder(translated.records) }, problems: read.problems, attachments };
 }
 
+/** The HTTPRoute's work: kept while the object and everything else are the same. */
+function workOf(
+  object: KubeObject,
+  sources: GatewayApiSources,
+  gatewaysRead: GatewaysRead,
+  cache: WeakMap<KubeObject, RouteWork | null>,
+  memo: GatewayApiMemo | undefined,
+): RouteWork | null {
+  let work = cache.get(object);
+  if (work === undefined) {
+    let routeRead = memo?.reads.get(object);
+    if (routeRead === undefined) {
+      routeRead = readHttpRoute(object);
+      memo?.reads.set(object, routeRead);
+    }
+    work = judgeRoute(object, routeRead, sources, gatewaysRead);
+    cache.set(object, work);
+  }
+  return work;
+}
+
+/** The model's parts, its records sorted only when asked for (the renderer reads each route's own). */
+function modelOf(classes: GatewayApiModel['classes'], gateways: GatewayApiModel['gateways'], routes: ReadonlyMap<string, RouteOutcome>, excluded: readonly Problem[]): GatewayApiModel {
+  let records: readonly RouteRecord[] | undefined;
+  return {
+    classes,
+    gateways,
+    routes,
+    excluded,
+    get records() {
+      records ??= inPrecedenceOrder(Array.from(routes.values(), (route) => route.records).flat());
+      return records;
+    },
+  };
+}
+
+const sameAttachments = (a: RouteWork['attachments'], b: RouteWork['attachments']) =>
+  a.length === b.length &&
+  a.every(
+    (attachment, i) =>
+      attachment.gateway === b[i]!.gateway &&
+      attachment.listeners.length === b[i]!.listeners.length &&
+      attachment.listeners.every((listener, j) => listener.state === b[i]!.listeners[j]!.state && sameItems(listener.hostnames, b[i]!.listeners[j]!.hostnames)),
+  );
+
+/** Past this many replaced HTTPRoutes, reading them all costs about what patching does. */
+const PATCHED_AT_MOST = 64;
+
+/**
+ * The last model with a few HTTPRoutes replaced where they stand (the
+ * stores replace a changed object in its place): each judged again, the
+ * rest kept. Undefined where routes came or went, or where a replaced one
+ * attaches differently or has problems (the Gateways' counts and the
+ * excluded list would change): then everything is read again.
+ */
+function patchedModel(last: NonNullable<GatewayApiMemo['last']>, sources: GatewayApiSources, memo: GatewayApiMemo): GatewayApiModel | undefined {
+  const before = last.httpRoutes;
+  const now = sources.httpRoutes;
+  if (before.length !== now.length) return undefined;
+  let routes: Map<string, RouteOutcome> | undefined;
+  let replaced = 0;
+  for (let i = 0; i < now.length; i++) {
+    const old = before[i]!;
+    const object = now[i]!;
+    if (old === object) continue;
+    if (++replaced > PATCHED_AT_MOST || keyOf(old) !== keyOf(object)) return undefined;
+    const was = last.routes.get(old);
+    const work = workOf(object, sources, last.gateways, last.routes, memo);
+    if (was === undefined || (was === null) !== (work === null)) return undefined;
+    if (was === null || work === null) continue;
+    if (was.problems.length > 0 || work.problems.length > 0 || !sameAttachments(was.attachments, work.attachments)) return undefined;
+    routes ??= new Map(last.model.routes);
+    routes.set(keyOf(object), work.outcome);
+  }
+  return modelOf(last.model.classes, last.model.gateways, routes ?? last.model.routes, last.model.excluded);
+}
+
 /**
  * Reads the model. With a memo and a `context` in the sources, a read after
- * only HTTPRoutes changed judges only the changed ones again, and a read
- * after nothing changed returns the last model.
+ * only HTTPRoutes changed judges only the changed ones again (and after a
+ * few were replaced, keeps the rest of the model), and a read after nothing
+ * changed returns the last model.
  */
 export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo): GatewayApiModel {
   const last = memo?.last && sources.context && sameItems(memo.last.context, sources.context) ? memo.last : undefined;
   if (last && last.httpRoutes === sources.httpRoutes) return last.model;
+  const patched = last && patchedModel(last, sources, memo!);
+  if (patched) {
+    memo!.last = { ...last, httpRoutes: sources.httpRoutes, model: patched };
+    return patched;
+  }
   const gatewaysRead = last?.gateways ?? readGateways(sources);
   const cache = last?.routes ?? new WeakMap<KubeObject, RouteWork | null>();
   const excluded: Problem[] = [...gatewaysRead.excluded];
@@ -207,18 +290,8 @@ export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo
     gateways.set(keyOf(object), { object, served, problems, attachedRoutes: counts, attachedHostnames: hostnames });
   }
   const routes = new Map<string, RouteOutcome>();
-  const records: RouteRecord[] = [];
   for (const object of sources.httpRoutes) {
-    let work = cache.get(object);
-    if (work === undefined) {
-      let routeRead = memo?.reads.get(object);
-      if (routeRead === undefined) {
-        routeRead = readHttpRoute(object);
-        memo?.reads.set(object, routeRead);
-      }
-      work = judgeRoute(object, routeRead, sources, gatewaysRead);
-      cache.set(object, work);
-    }
+    const work = workOf(object, sources, gatewaysRead, cache, memo);
     if (work === null) continue;
     excluded.push(...work.problems);
     const counted = new Set<ListenerState>();
@@ -232,10 +305,9 @@ export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo
         counts.set(listener.state.listener.name, (counts.get(listener.state.listener.name) ?? 0) + 1);
       }
     }
-    records.push(...work.outcome.records);
     routes.set(keyOf(object), work.outcome);
   }
-  const model = { classes: gatewaysRead.classes, gateways: gateways as ReadonlyMap<string, GatewayOutcome>, routes, records: inPrecedenceOrder(records), excluded };
+  const model = modelOf(gatewaysRead.classes, gateways, routes, excluded);
   if (memo) memo.last = sources.context ? { context: sources.context, httpRoutes: sources.httpRoutes, gateways: gatewaysRead, routes: cache, model } : undefined;
   return model;
 }

@@ -1,4 +1,3 @@
-import type { RouteRecord } from '../routing/route.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
@@ -15,7 +14,7 @@ import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from './sorted-list.ts';
 import type { Certificate, HostEntry, IngressModel, IngressSources, SecretUse } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
-import { readHttpRoute, recordsContent, type HttpRouteRead } from './http-route-reads.ts';
+import { HttpRouteReadCache, readHttpRoutes, replacedRoutes } from './http-route-read-cache.ts';
 
 /**
  * What one build leaves for the next: results computed from one object are
@@ -30,8 +29,7 @@ export class IngressModelCache implements ServerCache {
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
   readonly caSecrets = new WeakMap<KubeObject, CheckedCa>();
   readonly userlists: UserlistCache = new WeakMap();
-  /** Per HTTPRoute, its read as of the last build that had it, and the records it was last given: kept while its records are the same. */
-  readonly httpRoutes = new WeakMap<KubeObject, { readonly records: readonly RouteRecord[]; readonly read: HttpRouteRead }>();
+  readonly httpRoutes = new HttpRouteReadCache();
   /** The state of the last build, for the next to start from. */
   last: LastBuild | undefined;
 }
@@ -182,25 +180,28 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const lookup = sources.service;
   // Ports named by Ingresses resolve against their Services: a changed Service may rename a backend.
   if (!othersUnchanged) aggregate.renamePorts(touched, lookup);
-  const routes = readHttpRoutes(sources, cache);
+  const { reads: routes, wildcards } = readHttpRoutes(sources.httpRoutes ?? [], cache.httpRoutes);
   const routeKeys = routes.map((route) => route.key);
   const routesMoved = !sameItems(last?.routeKeys ?? [], routeKeys);
-  const routeReads = new Map(routes.map((route) => [route.key, route.read]));
-  const read: ReadIngress = (ingress) => routeReads.get(ingress) ?? (servesClass(ingress, sources.className) ? readIngress(ingress) : undefined);
+  const read: ReadIngress = (ingress) => cache.httpRoutes.byKey.get(ingress) ?? (servesClass(ingress, sources.className) ? readIngress(ingress) : undefined);
   // HTTPRoutes are held by their keys beside the Ingresses: a sync lists both, or it would drop the ones it does not list.
   const listed = routeKeys.length === 0 ? sources.ingresses : [...sources.ingresses, ...routeKeys];
   const gatewayProblems = last && sameProblems(last.gatewayProblems, sources.gatewayProblems ?? NO_PROBLEMS) ? last.gatewayProblems : (sources.gatewayProblems ?? NO_PROBLEMS);
   const tracking = sources.ingressChanges;
-  if (routesMoved) {
+  const replaced = routesMoved && last ? replacedRoutes(last.routeKeys, routeKeys) : undefined;
+  if (routesMoved && replaced === undefined) {
     aggregate.sync(listed, read, lookup);
-  } else if (sameStores && tracking && last!.ingressVersion !== undefined) {
-    if (tracking.version !== last!.ingressVersion) {
-      const changed = tracking.since(last!.ingressVersion);
-      if (changed) aggregate.update(changed, tracking.current, read, lookup);
-      else aggregate.sync(listed, read, lookup);
+  } else {
+    if (replaced) aggregate.update(replaced.before, (key) => replaced.now.get(key), read, lookup);
+    if (sameStores && tracking && last!.ingressVersion !== undefined) {
+      if (tracking.version !== last!.ingressVersion) {
+        const changed = tracking.since(last!.ingressVersion);
+        if (changed) aggregate.update(changed, tracking.current, read, lookup);
+        else aggregate.sync(listed, read, lookup);
+      }
+    } else if (last?.ingresses !== sources.ingresses) {
+      aggregate.sync(listed, read, lookup);
     }
-  } else if (last?.ingresses !== sources.ingresses) {
-    aggregate.sync(listed, read, lookup);
   }
   const changes = aggregate.settle();
 
@@ -229,7 +230,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   );
   const next: IngressModel = {
     hosts: aggregate.hosts,
-    suffixHosts: suffixHosts(aggregate.hosts, routes, last?.model),
+    suffixHosts: suffixHosts(aggregate.hosts, wildcards, last?.model),
     exactRoutes: aggregate.routeLines.exactRoutes,
     prefixRoutes: aggregate.routeLines.prefixRoutes,
     regexRoutes: aggregate.regexRoutes,
@@ -253,9 +254,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
 }
 
 /** The served wildcard hosts an HTTPRoute claims; the last list while it holds the same hosts. */
-function suffixHosts(hosts: readonly HostEntry[], routes: readonly HttpRouteRead[], last: IngressModel | undefined): readonly HostEntry[] {
-  const wildcards = new Set<string>();
-  for (const route of routes) for (const host of route.read.served!.hosts) if (host.wildcard) wildcards.add(host.host);
+function suffixHosts(hosts: readonly HostEntry[], wildcards: ReadonlySet<string>, last: IngressModel | undefined): readonly HostEntry[] {
   const list = wildcards.size === 0 ? NO_HOSTS : hosts.filter((host) => host.wildcard && wildcards.has(host.host));
   return last &&
     sameItems(
@@ -269,24 +268,6 @@ function suffixHosts(hosts: readonly HostEntry[], routes: readonly HttpRouteRead
 }
 
 const NO_HOSTS: readonly HostEntry[] = Object.freeze([]);
-
-/** Each HTTPRoute's read: the last one while its records are the same, so the aggregate keeps it as it is. */
-function readHttpRoutes(sources: IngressSources, cache: IngressModelCache): readonly HttpRouteRead[] {
-  const routes = sources.httpRoutes ?? [];
-  return routes.map((routed) => {
-    const before = cache.httpRoutes.get(routed.object);
-    // The same records (sources that keep them, lib/render/ingress-sources.ts) need no comparing.
-    if (before?.records === routed.records) return before.read;
-    const content = recordsContent(routed.records);
-    if (before?.read.content === content) {
-      cache.httpRoutes.set(routed.object, { records: routed.records, read: before.read });
-      return before.read;
-    }
-    const read = readHttpRoute(routed, content);
-    cache.httpRoutes.set(routed.object, { records: routed.records, read });
-    return read;
-  });
-}
 
 function sameProblems(a: readonly Problem[], b: readonly Problem[]): boolean {
   return a === b || (a.length === b.length && a.every((problem, i) => problem.object === b[i]!.object && problem.field === b[i]!.field && problem.message === b[i]!.message));

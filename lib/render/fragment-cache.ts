@@ -14,6 +14,8 @@ export interface RootRead {
   readonly name: string;
   readonly segments: readonly string[];
   readonly value: unknown;
+  /** Where it resolved: 0 in the root view, -1 nowhere. */
+  readonly depth: number;
 }
 
 /** The output of one section, or one item of it, kept for as long as its key object lives. */
@@ -37,7 +39,10 @@ export interface Boundary {
   readonly firstLine: number;
   readonly violations: number;
   pure: boolean;
+  /** Each name once: within one render the root answers a name the same way every time. */
   rootReads: RootRead[] | undefined;
+  /** The kept fragments' root reads already noted here (see noteReads). */
+  noted: Set<readonly RootRead[]> | undefined;
 }
 
 /** Per section tag: its fragments by list or item, and the last origin list captured (shared when the next is equal). */
@@ -45,6 +50,7 @@ interface SectionCache {
   readonly fragments: WeakMap<object, Fragment>;
   lastIds: readonly number[];
   lastObjectLines: readonly number[];
+  lastRootReads: readonly RootRead[];
 }
 
 const NONE: readonly never[] = Object.freeze([]);
@@ -72,12 +78,25 @@ export class FragmentCache {
     const boundaries = this.#boundaries;
     // Boundaries nest outward in: one that the read does not leave, none of the outer ones does either.
     if (boundaries.length === 0 || depth >= boundaries[boundaries.length - 1]!.depth) return;
+    for (let i = 0; i < boundaries.length; i++) note(boundaries[i]!, name, segments, value, depth);
+  }
+
+  /**
+   * Notes the root reads of a fragment being replayed, as noteRead would
+   * note each of them, once per fragment being rendered: replayed items of
+   * one list mostly share one list of root reads (see keep).
+   */
+  noteReads(reads: readonly RootRead[]): void {
+    const boundaries = this.#boundaries;
     for (let i = 0; i < boundaries.length; i++) {
       const boundary = boundaries[i]!;
-      if (depth >= boundary.depth) continue;
-      // Nothing answered: with contexts between the root and the fragment, one of them might later.
-      if (depth === 0 || (depth < 0 && boundary.depth <= 1)) (boundary.rootReads ??= []).push({ name, segments, value });
-      else boundary.pure = false;
+      const noted = (boundary.noted ??= new Set());
+      if (noted.has(reads)) continue;
+      noted.add(reads);
+      for (let j = 0; j < reads.length; j++) {
+        const read = reads[j]!;
+        note(boundary, read.name, read.segments, read.value, read.depth);
+      }
     }
   }
 
@@ -90,6 +109,7 @@ export class FragmentCache {
       violations,
       pure: true,
       rootReads: undefined,
+      noted: undefined,
     };
     this.#boundaries.push(boundary);
     return boundary;
@@ -136,7 +156,10 @@ export class FragmentCache {
       cache.lastObjectLines = objectLines;
       objectLists = origins.objectLists.slice(from);
     }
-    cache.fragments.set(key, { text, ids, objectLines, objectLists, rootReads: boundary.rootReads ?? NONE, escaping });
+    // Items of one section mostly read the same root values too: sharing one list lets the writer check it once per render.
+    const rootReads = sameReads(cache.lastRootReads, boundary.rootReads) ? cache.lastRootReads : (boundary.rootReads ?? NONE);
+    cache.lastRootReads = rootReads;
+    cache.fragments.set(key, { text, ids, objectLines, objectLists, rootReads, escaping });
   }
 
   /** Appends a kept fragment's origins to the file's and gives its text. */
@@ -151,9 +174,30 @@ export class FragmentCache {
   #sectionCache(node: SectionNode): SectionCache {
     let cache = this.#sections.get(node);
     if (!cache) {
-      cache = { fragments: new WeakMap(), lastIds: NONE, lastObjectLines: NONE };
+      cache = { fragments: new WeakMap(), lastIds: NONE, lastObjectLines: NONE, lastRootReads: NONE };
       this.#sections.set(node, cache);
     }
     return cache;
   }
+}
+
+function note(boundary: Boundary, name: string, segments: readonly string[], value: unknown, depth: number): void {
+  if (depth >= boundary.depth) return;
+  // Nothing answered: with contexts between the root and the fragment, one of them might later.
+  if (depth === 0 || (depth < 0 && boundary.depth <= 1)) {
+    const reads = (boundary.rootReads ??= []);
+    for (let i = 0; i < reads.length; i++) if (reads[i]!.name === name) return;
+    reads.push({ name, segments, value, depth });
+  } else boundary.pure = false;
+}
+
+function sameReads(kept: readonly RootRead[], reads: readonly RootRead[] | undefined): boolean {
+  if (reads === undefined) return kept.length === 0;
+  if (kept.length !== reads.length) return false;
+  for (let i = 0; i < reads.length; i++) {
+    const a = kept[i]!;
+    const b = reads[i]!;
+    if (a.name !== b.name || a.value !== b.value || a.depth !== b.depth) return false;
+  }
+  return true;
 }

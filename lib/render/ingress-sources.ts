@@ -2,7 +2,7 @@ import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
 import type { IngressSources, RoutedObject } from '../ingress/types.ts';
 import { certificateClaims } from '../gateway/certificates.ts';
-import { GatewayApiMemo, readGatewayApi, type GatewayApiModel } from '../gateway/gateway-api.ts';
+import { GatewayApiMemo, readGatewayApi, type GatewayApiModel, type RouteOutcome } from '../gateway/gateway-api.ts';
 import { storeSources, watchesGatewayApi } from '../gateway/store-sources.ts';
 
 const serviceNameLabel = 'kubernetes.io/service-name';
@@ -103,6 +103,8 @@ export class RouteSourcesCache {
   readonly gatewayApi = new GatewayApiMemo();
   readonly routed = new WeakMap<KubeObject, RoutedObject>();
   last: { readonly model: GatewayApiModel; readonly routed: GatewayRoutes } | undefined;
+  /** The last model's route outcomes in order, and the routed object each gave (none without records). */
+  lastOutcomes: { readonly outcomes: readonly RouteOutcome[]; readonly routed: readonly (RoutedObject | undefined)[] } | undefined;
 }
 
 type GatewayRoutes = Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates'>;
@@ -118,25 +120,39 @@ function gatewayRoutes(config: ControllerConfig, stores: ReadonlyMap<string, Sto
   if (!watchesGatewayApi(config.watchedResources)) return {};
   const model = readGatewayApi(storeSources(stores, config.watchedResources, config.gatewayApi), cache?.gatewayApi);
   if (cache?.last?.model === model) return cache.last.routed;
-  const routed = routedObjects(model, cache?.routed);
+  const routed = routedObjects(model, cache);
   if (cache) cache.last = { model, routed };
   return routed;
 }
 
-/** Each HTTPRoute with its records (in precedence order), and the model's problems; `kept` holds the last routed object of each while its records are the same. */
-export function routedObjects(model: GatewayApiModel, kept?: WeakMap<KubeObject, RoutedObject>): GatewayRoutes {
+/**
+ * Each HTTPRoute with its records (in precedence order), and the model's
+ * problems. A cache keeps the last routed object of each while its records
+ * are the same; an outcome in the same place as in the last model is not
+ * looked up at all.
+ */
+export function routedObjects(model: GatewayApiModel, cache?: RouteSourcesCache): GatewayRoutes {
   const httpRoutes: RoutedObject[] = [];
-  for (const { object, records } of model.routes.values()) {
-    if (records.length === 0) continue;
-    const last = kept?.get(object);
-    if (last?.records === records) {
-      httpRoutes.push(last);
-      continue;
-    }
-    const routed = { object, records };
-    kept?.set(object, routed);
-    httpRoutes.push(routed);
+  const previous = cache?.lastOutcomes;
+  const outcomes: RouteOutcome[] = [];
+  const routedList: (RoutedObject | undefined)[] = [];
+  for (const outcome of model.routes.values()) {
+    const at = outcomes.length;
+    const routed = previous?.outcomes[at] === outcome ? previous.routed[at] : routedObject(outcome, cache?.routed);
+    outcomes.push(outcome);
+    routedList.push(routed);
+    if (routed) httpRoutes.push(routed);
   }
+  if (cache) cache.lastOutcomes = { outcomes, routed: routedList };
   const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field }) => ({ namespace, name: secret, hosts, label: object, field }));
   return { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates };
+}
+
+function routedObject({ object, records }: RouteOutcome, kept: WeakMap<KubeObject, RoutedObject> | undefined): RoutedObject | undefined {
+  if (records.length === 0) return undefined;
+  const last = kept?.get(object);
+  if (last?.records === records) return last;
+  const routed = { object, records };
+  kept?.set(object, routed);
+  return routed;
 }

@@ -1,7 +1,7 @@
 import Mustache from 'mustache';
 import { compileTokens, type InvertedNode, type Node, type PartialNode, type SectionNode, type TextNode, type ValueNode } from './compiled-template.ts';
 import { quotedWord, unsafeQuotedReason, unsafeRawReason, unsafeWordReason, type PercentMode } from '../escape.ts';
-import { FragmentCache, type Fragment } from './fragment-cache.ts';
+import { FragmentCache, type Fragment, type RootRead } from './fragment-cache.ts';
 import { FileOrigins, OriginTable } from './line-origins.ts';
 import type { AccessTracker, Provenance } from './resource-views.ts';
 import { resolve, TrackedContext, type Resolution } from './tracked-context.ts';
@@ -62,6 +62,8 @@ export class SafeWriter {
   #percent: PercentMode = 'refuse';
   /** Inside an `escape.quoted` section. */
   #quoted = false;
+  /** Root reads of kept fragments found to hold in this file's render: the root view does not change while a file renders. */
+  #holding = new WeakSet<readonly RootRead[]>();
   violations: Violation[] = [];
 
   constructor(tracker: AccessTracker) {
@@ -89,6 +91,7 @@ export class SafeWriter {
     this.#percent = options.percent;
     this.#quoted = false;
     this.#root = new TrackedContext(view, undefined);
+    this.#holding = new WeakSet();
     try {
       const text = this.#render(nodes, this.#root);
       return { text, origins: this.#origins };
@@ -349,7 +352,14 @@ export class SafeWriter {
   }
 
   #rootReadsHold(fragment: Fragment): boolean {
+    const reads = fragment.rootReads;
+    if (this.#holding.has(reads)) {
+      this.#fragments.noteReads(reads);
+      return true;
+    }
     const root = this.#root;
-    return root !== undefined && fragment.rootReads.every((read) => this.#lookup(root, read.name, read.segments) === read.value);
+    const holds = root !== undefined && reads.every((read) => this.#lookup(root, read.name, read.segments) === read.value);
+    if (holds) this.#holding.add(reads);
+    return holds;
   }
 }

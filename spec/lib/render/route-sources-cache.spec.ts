@@ -66,6 +66,16 @@ function world() {
 
 const read = (stores: ReturnType<typeof world>, memo?: GatewayApiMemo) => readGatewayApi(storeSources(stores, config.watchedResources, config.gatewayApi), memo);
 
+function servedFor(hostname: string, version: string): KubeObject {
+  const object = route('canary', 'apps', [{ name: 'web', port: 8080 }], version);
+  return { ...object, spec: { ...(object['spec'] as object), hostnames: [hostname] } };
+}
+
+function pathPrefix(value: string, version: string): KubeObject {
+  const object = route('canary', 'apps', [{ name: 'web', port: 8080 }], version);
+  return { ...object, spec: { ...(object['spec'] as object), rules: [{ matches: [{ path: { type: 'PathPrefix', value } }] }] } };
+}
+
 /** What a change is, and what it must leave judged as before. */
 const changes: readonly { readonly what: string; readonly change: (stores: ReturnType<typeof world>) => void; readonly kept: readonly string[] }[] = [
   {
@@ -82,6 +92,24 @@ const changes: readonly { readonly what: string; readonly change: (stores: Retur
           '2',
         ),
       ),
+    kept: ['apps/shop', 'apps/far'],
+  },
+  {
+    what: "a hostname change of one HTTPRoute judges that route alone again, and its listener's hostnames follow",
+    change: (stores) => stores.get('httproutes')!.upsert(servedFor('canary.example.org', '2')),
+    kept: ['apps/shop', 'apps/far'],
+  },
+  {
+    what: 'an HTTPRoute given a bad value is refused and named, the others kept',
+    change: (stores) => stores.get('httproutes')!.upsert(pathPrefix('/a\nbind :1', '2')),
+    kept: ['apps/shop', 'apps/far'],
+  },
+  {
+    what: 'an HTTPRoute moved to a Gateway of no class of ours is withdrawn, the others kept',
+    change: (stores) => {
+      const object = route('canary', 'apps', [{ name: 'web', port: 8080 }], '2');
+      stores.get('httproutes')!.upsert({ ...object, spec: { ...(object['spec'] as object), parentRefs: [{ name: 'elsewhere', namespace: 'infra' }] } });
+    },
     kept: ['apps/shop', 'apps/far'],
   },
   {
@@ -130,6 +158,30 @@ describe('the Gateway API model kept between renders', () => {
     });
   }
 
+  it('after a few HTTPRoutes were replaced, keeps the rest of the model where they attach as before', () => {
+    const stores = world();
+    const memo = new GatewayApiMemo();
+    const before = read(stores, memo);
+    changes[0]!.change(stores);
+    const weighted = read(stores, memo);
+    expect(weighted.gateways).to.equal(before.gateways);
+    expect(weighted.excluded).to.equal(before.excluded);
+    expect(weighted.records).to.deep.equal(read(stores).records);
+    // Served for another hostname: the listener's hostnames change, so the Gateways are counted again.
+    stores.get('httproutes')!.upsert(servedFor('canary.example.org', '3'));
+    const moved = read(stores, memo);
+    expect(moved.gateways).to.not.equal(weighted.gateways);
+    expect([...moved.gateways.get('infra/gw')!.attachedHostnames.get('http')!]).to.include('canary.example.org');
+    expect(moved).to.deep.equal(read(stores));
+    // Refused, then refused for another value: attached nowhere either time, but named for each.
+    stores.get('httproutes')!.upsert(pathPrefix('/a\nbind :1', '4'));
+    read(stores, memo);
+    stores.get('httproutes')!.upsert(pathPrefix('/b#c', '5'));
+    const refused = read(stores, memo);
+    expect(refused.excluded.map((problem) => problem.message).join()).to.include('#');
+    expect(refused).to.deep.equal(read(stores));
+  });
+
   it('returns the last model when nothing changed, and reads again from nothing without a context', () => {
     const stores = world();
     const memo = new GatewayApiMemo();
@@ -157,6 +209,33 @@ describe('the Gateway API model kept between renders', () => {
     const built = buildIngressModel(second, modelCache);
     expect(built).to.deep.equal(buildIngressModel(ingressSources(config, stores)!));
     expect(built.backends.find((backend) => backend.name.endsWith('_split'))!.servers.map((server) => server.weight)).to.deep.equal(['256', '256']);
+  });
+
+  it('builds the view model a build from nothing builds after each HTTPRoute change, whether the route was read again in place or routes came and went', () => {
+    const stores = world();
+    const cache = new RouteSourcesCache();
+    const modelCache = new IngressModelCache();
+    buildIngressModel(ingressSources(config, stores, cache)!, modelCache);
+    const routes = stores.get('httproutes')!;
+    const suffixes: string[][] = [];
+    const steps: readonly (() => unknown)[] = [
+      () => changes[0]!.change(stores),
+      () => routes.upsert(servedFor('canary.example.org', '3')),
+      () => routes.upsert(pathPrefix('/a\nbind :1', '4')),
+      () => routes.upsert(servedFor('canary.example.net', '5')),
+      // A wildcard claimed, then given up, in place: the hosts below it are looked up in host-suffix.map, then no longer.
+      () => routes.upsert(servedFor('*.canary.example.org', '6')),
+      () => routes.upsert(servedFor('canary.example.org', '7')),
+      () => routes.upsert(route('blog', 'apps', [{ name: 'api', port: 9090 }])),
+      () => routes.delete(route('shop', 'apps', [])),
+    ];
+    for (const step of steps) {
+      step();
+      const built = buildIngressModel(ingressSources(config, stores, cache)!, modelCache);
+      expect(built).to.deep.equal(buildIngressModel(ingressSources(config, stores)!));
+      suffixes.push(built.suffixHosts.map((host) => host.host));
+    }
+    expect(suffixes.filter((hosts) => hosts.length > 0)).to.deep.equal([['*.canary.example.org']]);
   });
 
   it('reads the matches left out of a route again only when its records change', () => {

@@ -134,6 +134,34 @@ describe('SafeWriter', () => {
     expect(render(writer, template, { items, base: '/y' })).to.equal('a /y\nb /y\n');
   });
 
+  it('re-renders a list replayed whole when a root value its replayed items read changes, or a name none answered appears', () => {
+    const writer = new SafeWriter(new AccessTracker());
+    const template = '{{#items}}\n{{name}} {{base}}{{extra}} {{base}}\n{{/items}}\n';
+    // One parse: output is kept per compiled template, so each render must be of the same one.
+    const tokens = new Mustache.Writer().parse(template);
+    const once = (view: unknown) => writer.renderFile('templates.haproxyConfig', tokens, view, {}, template).text;
+    const items = frozen([{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
+    // First sight keeps the items; the second render keeps the list, made of replayed items; the third replays the list.
+    for (let run = 0; run < 3; run++) expect(once({ items, base: '/x' })).to.equal('a /x /x\nb /x /x\nc /x /x\n');
+    expect(once({ items, base: '/y' })).to.equal('a /y /y\nb /y /y\nc /y /y\n');
+    expect(once({ items, base: '/y' })).to.equal('a /y /y\nb /y /y\nc /y /y\n');
+    expect(once({ items, base: '/y', extra: '.v2' })).to.equal('a /y.v2 /y\nb /y.v2 /y\nc /y.v2 /y\n');
+    // A list replaced around the same items: they are replayed against this render's root.
+    const replaced = frozen([items[0]!, items[2]!]);
+    expect(once({ items: replaced, base: '/z', extra: '.v2' })).to.equal('a /z.v2 /z\nc /z.v2 /z\n');
+    expect(once({ items: replaced, base: '/z' })).to.equal('a /z /z\nc /z /z\n');
+  });
+
+  it('re-renders every list whose replayed items read a root value that changed, where one list checked that value for all', () => {
+    const writer = new SafeWriter(new AccessTracker());
+    const template = '{{#groups}}{{#items}}\n{{name}} {{base}}\n{{/items}}{{/groups}}\n';
+    const tokens = new Mustache.Writer().parse(template);
+    const groups = [{ items: frozen([{ name: 'a' }, { name: 'b' }]) }, { items: frozen([{ name: 'c' }]) }];
+    const once = (base: string) => writer.renderFile('templates.haproxyConfig', tokens, { groups, base }, {}, template).text;
+    for (let run = 0; run < 3; run++) expect(once('/x')).to.equal('a /x\nb /x\nc /x\n');
+    expect(once('/y')).to.equal('a /y\nb /y\nc /y\n');
+  });
+
   it('refuses "%" in a value of the configuration, admits it in a map file, and doubles it where the template asks', () => {
     const writer = new SafeWriter(new AccessTracker());
     const template = '  http-request set-header X-Tenant {{tenant}}\n';
