@@ -1,5 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import { resolvedBackend, serviceKey } from './backend-names.ts';
+import { resolvedBackend, serviceKey, setBackend } from './backend-names.ts';
 import { HostOwnership, type HostSharing } from './host-ownership.ts';
 import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
 import { compareCodeUnits } from '../compare.ts';
@@ -10,10 +10,9 @@ import { claimOrder, RouteClaims, type RouteMap } from './route-claims.ts';
 import { SecretUses, type SecretUse } from './secret-uses.ts';
 import { patchSorted } from './sorted-list.ts';
 import type { HostEntry, Route } from './types.ts';
-import { RouteItem } from './model-source.ts';
 import { PolicyUses, type RoutePolicy } from './route-policies.ts';
 import { ConditionalClaims, prefixOrder } from './route-lists.ts';
-import { sourceOf } from '../pipeline/value-source.ts';
+import { backendUses } from './backend-choice.ts';
 
 /**
  * What the served Ingresses decide together: which namespace each host
@@ -337,27 +336,29 @@ export class IngressAggregate {
     return { any, backends };
   }
 
-  /** A claim that wins its key: its backend has it among its users. */
+  /** A claim that wins its key: its backends have it among their users. */
   #route(claim: RouteClaim, moved: Set<string>): void {
-    const name = claim.backend.name;
-    this.#routedTo.set(name, withItem(this.#routedTo.get(name), claim));
-    moved.add(name);
-    if (claim.policy) this.#policies.add(claim.policy);
+    for (const { backend, policy } of backendUses(claim)) {
+      this.#routedTo.set(backend.name, withItem(this.#routedTo.get(backend.name), claim));
+      moved.add(backend.name);
+      if (policy) this.#policies.add(policy);
+    }
   }
 
   #unroute(claim: RouteClaim, moved: Set<string>): void {
-    const name = claim.backend.name;
-    const routed = withoutItem(this.#routedTo.get(name)!, claim);
-    if (routed) this.#routedTo.set(name, routed);
-    else this.#routedTo.delete(name);
-    moved.add(name);
-    if (claim.policy) this.#policies.remove(claim.policy);
+    for (const { backend, policy } of backendUses(claim)) {
+      const routed = withoutItem(this.#routedTo.get(backend.name)!, claim);
+      if (routed) this.#routedTo.set(backend.name, routed);
+      else this.#routedTo.delete(backend.name);
+      moved.add(backend.name);
+      if (policy) this.#policies.remove(policy);
+    }
   }
 
   /** The backend of this name, while something routes to it or it is the default backend. */
   backend(name: string): BackendRef | undefined {
     const routed = this.#routedTo.get(name);
-    if (routed) return firstItem(routed).backend;
+    if (routed) return backendUses(firstItem(routed)).find((use) => use.backend.name === name)!.backend;
     const fallback = this.#defaults.served?.served!.defaultBackend!.backend;
     return fallback?.name === name ? fallback : undefined;
   }
@@ -390,11 +391,4 @@ export class IngressAggregate {
     if (served?.defaultBackend!.backend.name === name) referrers.add(served.label, served.defaultBackend!.field, { place: this.#defaults.served!.place, settings: served.settings.backend });
     return referrers;
   }
-}
-
-/** Points a claim at the backend it resolves to, with a map line of its own when that is not the one asked for. */
-function setBackend(claim: RouteClaim, backend: BackendRef): void {
-  if (backend.name === claim.backend.name) return;
-  claim.backend = backend;
-  claim.line = Object.freeze(new RouteItem(claim.key, backend.name, claim.policy, sourceOf(claim.line)!));
 }

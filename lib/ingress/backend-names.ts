@@ -1,6 +1,8 @@
 import type { KubeObject } from '../pipeline/model.ts';
 import { isFields } from './fields.ts';
-import type { BackendRef } from './ingress-reader.ts';
+import type { BackendRef, RouteClaim } from './ingress-reader.ts';
+import { RouteItem } from './model-source.ts';
+import { sourceOf } from '../pipeline/value-source.ts';
 import { isPortNumber } from './names.ts';
 
 /**
@@ -42,4 +44,11 @@ export function resolvedBackend(asked: BackendRef, service: KubeObject | undefin
     return { name: `${asked.namespace}_${asked.service}_${number}`, namespace: asked.namespace, service: asked.service, port: { number } };
   }
   return asked;
+}
+
+/** Points a claim at the backend it resolves to, with a map line of its own when that is not the one asked for. */
+export function setBackend(claim: RouteClaim, backend: BackendRef): void {
+  if (backend.name === claim.backend.name) return;
+  claim.backend = backend;
+  claim.line = Object.freeze(new RouteItem(claim.key, backend.name, claim.policy, sourceOf(claim.line)!));
 }

@@ -1,5 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import type { RouteRecord } from '../routing/route.ts';
+import type { RouteRecord, WeightedBackend } from '../routing/route.ts';
 import type { ReadSettings } from '../annotations/settings.ts';
 import { NO_BACKEND } from './backend-names.ts';
 import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
@@ -9,6 +9,8 @@ import { placeOf } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import { routeConditions } from './route-conditions.ts';
 import { escapeRegex, routePolicy } from './route-policies.ts';
+import { backendChoice, type BackendUse } from './backend-choice.ts';
+import { backendFiltersConflict, withBackendFilters } from '../routing/backend-filters.ts';
 import type { HostEntry, RoutedObject } from './types.ts';
 
 /**
@@ -57,6 +59,8 @@ export interface HttpRouteRead {
   readonly warnings: readonly Problem[];
   /** The records' content: equal for equal records. */
   readonly content: string;
+  /** True when a route of it chooses between backendRefs with filters of their own (backend-choice.ts). */
+  readonly choices: boolean;
 }
 
 const NO_SETTINGS: ReadSettings = Object.freeze({ backend: Object.freeze({}), route: Object.freeze({}), outcomes: Object.freeze([]) });
@@ -68,7 +72,10 @@ function unserved(record: RouteRecord): string | undefined {
   const conditional = record.headers.length > 0 || record.query.length > 0 || record.method !== undefined;
   if (conditional && record.path.kind === 'regex') return 'header, query parameter or method matches on a RegularExpression path';
   for (const backend of record.backends) {
-    if (backend.settings !== undefined && backend.refused === undefined) return "a backendRef's own filters";
+    if (backend.settings === undefined || backend.refused !== undefined) continue;
+    if (backend.settings.mirror !== undefined) return "a backendRef's RequestMirror";
+    const conflict = backendFiltersConflict(record.settings, backend.settings);
+    if (conflict !== undefined) return conflict;
   }
   if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) return 'backendRefs all of weight 0';
   if (record.settings.mirror !== undefined) return 'RequestMirror';
@@ -111,20 +118,33 @@ function unresolvedWarnings(record: RouteRecord, label: string): Problem[] {
     }));
 }
 
+function serviceBackend({ namespace, service, port }: WeightedBackend): BackendRef {
+  return { name: `${namespace}_${service}_${port}`, namespace, service, port: { number: port } };
+}
+
 /**
- * The backend of a record's requests: the Service port's, as an Ingress
- * names it; for several backendRefs, a split backend named after the route
- * and rule (three '_', so never a Service port's name), which a weight
- * change keeps; none for a redirect, answered by its policy first.
+ * Where a record's requests go, and the policy on their way: the Service
+ * port's backend, as an Ingress names it; for several backendRefs, a split
+ * backend named after the route and rule (three '_', so never a Service
+ * port's name), which a weight change keeps; none for a redirect, answered
+ * by its policy first. A backendRef's own filters join its rule's in its
+ * policy: the route's alone for one backendRef, each share's in a choice
+ * (backend-choice.ts) for several. Or why it cannot be served.
  */
-function backendOf(record: RouteRecord): BackendRef {
-  const { backends, origin } = record;
+function routeOf(record: RouteRecord, source: ModelSource): BackendUse | { readonly reason: string } {
+  const { backends, origin, settings } = record;
+  const path = record.path.value;
   const backend = backends[0];
-  if (backend === undefined) return NO_BACKEND;
-  if (backends.length === 1)
-    return { name: `${backend.namespace}_${backend.service}_${backend.port}`, namespace: backend.namespace, service: backend.service, port: { number: backend.port } };
+  if (backend === undefined) return { backend: NO_BACKEND, policy: routePolicy(settings, path, source) };
+  if (backends.length === 1) return { backend: serviceBackend(backend), policy: routePolicy(withBackendFilters(settings, backend.settings), path, source) };
+  if (backends.some((share) => share.settings !== undefined)) {
+    const shares = backends.map((share) => ({ backend: serviceBackend(share), weight: share.weight, policy: routePolicy(withBackendFilters(settings, share.settings), path, source) }));
+    const choice = backendChoice(origin.namespace, origin.name, origin.rule, shares);
+    return 'reason' in choice ? choice : { backend: choice, policy: undefined };
+  }
   const split = Object.freeze(backends.map(({ namespace, service, port, weight }) => Object.freeze({ namespace, service, port, weight })));
-  return { name: `${origin.namespace}_${origin.name}_${origin.rule}_split`, namespace: origin.namespace, service: origin.name, port: { number: origin.rule }, split };
+  const name = `${origin.namespace}_${origin.name}_${origin.rule}_split`;
+  return { backend: { name, namespace: origin.namespace, service: origin.name, port: { number: origin.rule }, split }, policy: routePolicy(settings, path, source) };
 }
 
 export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteRead {
@@ -145,10 +165,14 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
     warnings.push(...unresolvedWarnings(asked, label));
     const record = withUnresolvedShare(asked);
     const source = new ModelSource('HTTPRoute', object, field);
+    const route = routeOf(record, source);
+    if ('reason' in route) {
+      warnings.push({ object: label, field, message: `not served for host ${record.host.key}: ${route.reason} not routed yet` });
+      continue;
+    }
+    const { backend, policy } = route;
     const host = record.host.key;
     if (!hosts.has(host)) hosts.set(host, Object.freeze(new HostItem(host, host.startsWith('*.'), source)));
-    const backend = backendOf(record);
-    const policy = routePolicy(record.settings, record.path.value, source);
     const conditions = routeConditions(record, source);
     if (backend === NO_BACKEND && policy?.redirect === undefined && policy?.unresolved === undefined) {
       warnings.push({ object: label, field, message: `not served for host ${record.host.key}: no backendRef and no redirect` });
@@ -176,6 +200,7 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
   return {
     key,
     content,
+    choices: routes.some((claim) => claim.backend.choice !== undefined),
     warnings: warnings.length > 0 ? warnings : NO_PROBLEMS,
     read: {
       place,

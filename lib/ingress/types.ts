@@ -118,6 +118,12 @@ export interface IngressModel {
   readonly policies: readonly RoutePolicy[];
   /** True when a policy sets a server timeout: every backend then applies the one its request's policy set. */
   readonly serverTimeouts: boolean;
+  /**
+   * The fields of a path map value the frontend reads to choose between
+   * backendRefs with filters of their own (see backend-choice.ts), one per
+   * share; empty while no served HTTPRoute has such a choice.
+   */
+  readonly choiceFields: readonly number[];
   /** The userlists of basic auth, one per Secret a policy names, sorted by name (see userlists.ts). */
   readonly userlists: readonly Userlist[];
   /** Sorted by name. */

@@ -16,6 +16,7 @@ import { sameItems } from './sorted-list.ts';
 import type { Certificate, HostEntry, IngressModel, IngressSources, ListenerCertificate } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
 import { readHttpRoute, recordsContent, type HttpRouteRead } from './http-route-reads.ts';
+import { CHOICE_FIELDS } from './backend-choice.ts';
 
 /**
  * What one build leaves for the next: results computed from one object are
@@ -234,6 +235,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     conditions: aggregate.routeLines.conditions,
     policies: aggregate.policies,
     serverTimeouts: aggregate.policies.some((policy) => policy.serverTimeout !== undefined),
+    choiceFields: routes.some((route) => route.choices) ? CHOICE_FIELDS : NO_CHOICE_FIELDS,
     userlists: userlists.userlists,
     backends: resolution.backends,
     certificates: certificates.certificates,
@@ -290,6 +292,7 @@ function suffixHosts(hosts: readonly HostEntry[], routes: readonly HttpRouteRead
 }
 
 const NO_HOSTS: readonly HostEntry[] = Object.freeze([]);
+const NO_CHOICE_FIELDS: readonly number[] = Object.freeze([]);
 
 /** Each HTTPRoute's read: the last one while its records are the same, so the aggregate keeps it as it is. */
 function readHttpRoutes(sources: IngressSources, cache: IngressModelCache): readonly HttpRouteRead[] {

@@ -96,6 +96,31 @@ function canary(a: number, b: number): string {
   return httpRoute('canary', 'canary.example.com', `    - backendRefs: [ { name: echo-a, port: 80, weight: ${a} }, { name: echo-b, port: 80, weight: ${b} } ]\n`);
 }
 
+/**
+ * /app on filtered.example.com split between echo-a and echo-b by weight,
+ * the rule setting X-Rule on both and echo-a's backendRef filters acting on
+ * its share alone: a request header, a response header, the Host and the
+ * matched prefix.
+ */
+function filtered(a: number, b: number): string {
+  return httpRoute(
+    'filtered',
+    'filtered.example.com',
+    `    - matches: [ { path: { type: PathPrefix, value: /app } } ]
+      filters: [ { type: RequestHeaderModifier, requestHeaderModifier: { set: [ { name: X-Rule, value: rule } ] } } ]
+      backendRefs:
+        - name: echo-a
+          port: 80
+          weight: ${a}
+          filters:
+            - { type: RequestHeaderModifier, requestHeaderModifier: { set: [ { name: X-Ref, value: a } ], remove: [ X-Rule ] } }
+            - { type: ResponseHeaderModifier, responseHeaderModifier: { add: [ { name: X-Ref-Answer, value: a } ] } }
+            - { type: URLRewrite, urlRewrite: { hostname: a.internal, path: { type: ReplacePrefixMatch, replacePrefixMatch: /v2 } } }
+        - { name: echo-b, port: 80, weight: ${b} }
+`,
+  );
+}
+
 /** How many of `count` requests each backend answered, and how many were answered with a status other than 200, by status. */
 async function shares(harness: LocalHarness, host: string, count: number): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
@@ -187,6 +212,7 @@ const routes: Record<string, string> = {
   ),
   'wildcard.yaml': httpRoute('wildcard', '"*.wild.example.com"', `    - { ${to('echo-b')} }\n`),
   'canary.yaml': canary(3, 1),
+  'filtered.yaml': filtered(3, 1),
   'secure.yaml': httpRoute('secure', 'secure.example.com', `    - { ${to('echo-a')} }\n`),
   'rewrite.yaml': httpRoute(
     'rewrite',
@@ -236,6 +262,7 @@ describe('Gateway API routing end to end', function () {
       ['across.example.com', '/', {}],
       ['x.wild.example.com', '/', {}],
       ['canary.example.com', '/', {}],
+      ['filtered.example.com', '/app', {}],
       ['secure.example.com', '/', {}],
       ['rewrite.example.com', '/strip', {}],
     ];
@@ -392,6 +419,35 @@ describe('Gateway API routing end to end', function () {
     const deployed = await harness.next(mark, 'deployed');
     expect(deployed.result.mode).to.equal('runtime');
     const second = await shares(harness, 'canary.example.com', 1000);
+    expect(second['a']).to.be.within(180, 220);
+    expect(second['b']).to.be.within(720, 880);
+    expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it("applies a backendRef's own filters to its share of a split alone, splits 1,000 requests within 10%, and changes the weights without a reload", async () => {
+    /** Per backend, how many of 1,000 requests it answered, each checked for what its filters did and did not do. */
+    const split = async () => {
+      const counts: Record<string, number> = {};
+      for (let i = 0; i < 1000; i++) {
+        const answer = await ask(harness, 'filtered.example.com', `/app/${i}?q=1`, { 'X-Ref': 'client' });
+        expect(answer.status, answer.body).to.equal(200);
+        const got = JSON.parse(answer.body) as Seen;
+        const what = [got.url, got.headers.host, got.headers['x-ref'], got.headers['x-rule'], answer.headers['x-ref-answer']];
+        if (got.backend === 'a') expect(what).to.deep.equal([`/v2/${i}?q=1`, 'a.internal', 'a', undefined, 'a']);
+        else expect(what).to.deep.equal([`/app/${i}?q=1`, 'filtered.example.com', 'client', 'rule', undefined]);
+        counts[got.backend] = (counts[got.backend] ?? 0) + 1;
+      }
+      return counts;
+    };
+    const first = await split();
+    expect(first['a']).to.be.within(675, 825);
+    expect(first['b']).to.be.within(225, 275);
+    const reloads = await harness.reloads();
+    const mark = harness.mark();
+    await harness.write('filtered.yaml', filtered(1, 4));
+    const deployed = await harness.next(mark, 'deployed');
+    expect(deployed.result.mode).to.equal('runtime');
+    const second = await split();
     expect(second['a']).to.be.within(180, 220);
     expect(second['b']).to.be.within(720, 880);
     expect(await harness.reloads()).to.equal(reloads);
