@@ -14,8 +14,9 @@ import type { RoutePolicy } from './route-policies.ts';
  * the first share whose bound is above a roll below the total, made from
  * the choice's request count so that every `total` requests meet each share
  * exactly its weight's times. The weights are in the map value, so a weight
- * change is a map change, no reload. No backend name or policy key holds `~`, `@` or `=` (candidate
- * lists cut their values at `=`), and the value is one safe word.
+ * change is a map change, no reload. No backend name or policy key holds
+ * `~`, `@` or `=` (candidate lists cut their values at `=`), and the value
+ * is one safe word.
  */
 
 /** A backend a route sends requests to, and the policy they get on their way. */
