@@ -233,6 +233,24 @@ const routes: Record<string, string> = {
   'wildcard.yaml': httpRoute('wildcard', '"*.wild.example.com"', `    - { ${to('echo-b')} }\n`),
   'canary.yaml': canary(3, 1),
   'filtered.yaml': filtered(3, 1),
+  // After the conformance scenarios HTTPRouteBackendURLRewrite, HTTPRouteBackendRequestRedirect and HTTPRouteRequestHeaderModifierBackendWeights.
+  'backend-filters.yaml': httpRoute(
+    'backend-filters',
+    'backend-filters.example.com',
+    `    - matches: [ { path: { type: PathPrefix, value: /full } } ]
+      backendRefs: [ { name: echo-a, port: 80, filters: [ { type: URLRewrite, urlRewrite: { path: { type: ReplaceFullPath, replaceFullPath: /rewritten-full } } } ] } ]
+    - matches: [ { path: { type: PathPrefix, value: /prefix } } ]
+      backendRefs: [ { name: echo-a, port: 80, filters: [ { type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /rewritten-prefix } } } ] } ]
+    - matches: [ { path: { type: PathPrefix, value: /redirect-full } } ]
+      backendRefs: [ { name: echo-a, port: 80, filters: [ { type: RequestRedirect, requestRedirect: { path: { type: ReplaceFullPath, replaceFullPath: /redirected-full } } } ] } ]
+    - matches: [ { path: { type: PathPrefix, value: /redirect-prefix } } ]
+      backendRefs: [ { name: echo-a, port: 80, filters: [ { type: RequestRedirect, requestRedirect: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /redirected-prefix } } } ] } ]
+    - matches: [ { path: { type: PathPrefix, value: / } }, { headers: [ { name: version, value: two } ] } ]
+      backendRefs:
+        - { name: echo-a, port: 80, weight: 10, filters: [ { type: RequestHeaderModifier, requestHeaderModifier: { set: [ { name: Backend, value: a } ] } } ] }
+        - { name: echo-b, port: 80, weight: 10, filters: [ { type: RequestHeaderModifier, requestHeaderModifier: { set: [ { name: Backend, value: b } ] } } ] }
+`,
+  ),
   'secure.yaml': httpRoute('secure', 'secure.example.com', `    - { ${to('echo-a')} }\n`),
   'rewrite.yaml': httpRoute(
     'rewrite',
@@ -283,6 +301,7 @@ describe('Gateway API routing end to end', function () {
       ['x.wild.example.com', '/', {}],
       ['canary.example.com', '/', {}],
       ['filtered.example.com', '/app', {}],
+      ['backend-filters.example.com', '/full', {}],
       ['secure.example.com', '/', {}],
       ['rewrite.example.com', '/strip', {}],
     ];
@@ -449,6 +468,23 @@ describe('Gateway API routing end to end', function () {
       return counts;
     };
     await splitsThenChanges(harness, 'filtered.yaml', filtered(1, 4), split);
+  });
+
+  it("serves a backendRef's URLRewrite, RequestRedirect and RequestHeaderModifier (conformance HTTPRouteBackendURLRewrite, HTTPRouteBackendRequestRedirect, HTTPRouteRequestHeaderModifierBackendWeights)", async () => {
+    expect((await seen(harness, 'backend-filters.example.com', '/full/original')).url).to.equal('/rewritten-full');
+    expect((await seen(harness, 'backend-filters.example.com', '/prefix/original')).url).to.equal('/rewritten-prefix/original');
+    const location = async (path: string) => {
+      const answer = await ask(harness, 'backend-filters.example.com', path);
+      return `${answer.status} ${answer.headers.location}`;
+    };
+    expect(await location('/redirect-full/original')).to.equal('302 http://backend-filters.example.com/redirected-full');
+    expect(await location('/redirect-prefix/original')).to.equal('302 http://backend-filters.example.com/redirected-prefix/original');
+    // Each backendRef's header names it on its requests alone, the split even, through a path line and through a candidate list (a header match).
+    for (const headers of [{}, { version: 'two' }]) {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => seen(harness, 'backend-filters.example.com', '/', headers)));
+      for (const answer of answers) expect(answer.headers['backend']).to.equal(answer.backend);
+      expect(answers.filter((answer) => answer.backend === 'a')).to.have.length(10);
+    }
   });
 
   it('answers 500 for a backendRef to another namespace until a ReferenceGrant there allows it, and for one to a missing Service', async () => {
