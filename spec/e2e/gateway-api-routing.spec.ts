@@ -480,7 +480,8 @@ describe('Gateway API routing end to end', function () {
     expect(await location('/redirect-full/original')).to.equal('302 http://backend-filters.example.com/redirected-full');
     expect(await location('/redirect-prefix/original')).to.equal('302 http://backend-filters.example.com/redirected-prefix/original');
     // Each backendRef's header names it on its requests alone, the split even, through a path line and through a candidate list (a header match).
-    for (const headers of [{}, { version: 'two' }]) {
+    const lookups: readonly Record<string, string>[] = [{}, { version: 'two' }];
+    for (const headers of lookups) {
       const answers = await Promise.all(Array.from({ length: 20 }, () => seen(harness, 'backend-filters.example.com', '/', headers)));
       for (const answer of answers) expect(answer.headers['backend']).to.equal(answer.backend);
       expect(answers.filter((answer) => answer.backend === 'a')).to.have.length(10);
