@@ -25,14 +25,15 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * (path-regex.map, as an Ingress's regex paths: after exact lines, before
  * prefix lines, longest first), one backend or
  * weighted ones (a split backend: servers.ts), and the filters the route
- * policies render. A backendRef that does not resolve keeps its share of
+ * policies render, a backendRef's own among them (joined to its rule's; for
+ * several backendRefs, a choice in the frontend: backend-choice.ts). A
+ * backendRef that does not resolve keeps its share of
  * the requests, answered 500 by the route's policy (unresolvedShare), with
  * a warning naming it. Header, query parameter and method matches make
  * claims with conditions, which the aggregate serves as candidate lists
  * (route-lists.ts). A record asking for more (conditions on a regular
- * expression path, a backendRef's own filters, a mirror, timeouts.request)
- * is left out with a warning naming its match, never served as something
- * else.
+ * expression path, a mirror, timeouts.request) is left out with a warning
+ * naming its match, never served as something else.
  *
  * Conflicts follow the Ingress rules (route-claims.ts): an Exact path
  * outranks a PathPrefix's exact line, then the older object wins, whichever
