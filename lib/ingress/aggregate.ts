@@ -13,6 +13,7 @@ import type { HostEntry, Route, SecretUse } from './types.ts';
 import { PolicyUses, type RoutePolicy } from './route-policies.ts';
 import { ConditionalClaims, prefixOrder } from './route-lists.ts';
 import { MirrorBackends } from './mirror-backends.ts';
+import { backendUses } from './backend-choice.ts';
 
 /**
  * What the served Ingresses decide together: which namespace each host
@@ -337,29 +338,31 @@ export class IngressAggregate {
     return { any, backends };
   }
 
-  /** A claim that wins its key: its backend has it among its users. */
+  /** A claim that wins its key: its backends have it among their users. */
   #route(claim: RouteClaim, moved: Set<string>): void {
-    const name = claim.backend.name;
-    this.#routedTo.set(name, withItem(this.#routedTo.get(name), claim));
-    moved.add(name);
+    for (const { backend, policy } of backendUses(claim)) {
+      this.#routedTo.set(backend.name, withItem(this.#routedTo.get(backend.name), claim));
+      moved.add(backend.name);
+      if (policy) this.#policies.add(policy);
+    }
     this.#mirrors.add(claim, moved);
-    if (claim.policy) this.#policies.add(claim.policy);
   }
 
   #unroute(claim: RouteClaim, moved: Set<string>): void {
-    const name = claim.backend.name;
-    const routed = withoutItem(this.#routedTo.get(name)!, claim);
-    if (routed) this.#routedTo.set(name, routed);
-    else this.#routedTo.delete(name);
-    moved.add(name);
+    for (const { backend, policy } of backendUses(claim)) {
+      const routed = withoutItem(this.#routedTo.get(backend.name)!, claim);
+      if (routed) this.#routedTo.set(backend.name, routed);
+      else this.#routedTo.delete(backend.name);
+      moved.add(backend.name);
+      if (policy) this.#policies.remove(policy);
+    }
     this.#mirrors.remove(claim, moved);
-    if (claim.policy) this.#policies.remove(claim.policy);
   }
 
   /** The backend of this name, while something routes or mirrors requests to it or it is the default backend. */
   backend(name: string): BackendRef | undefined {
     const routed = this.#routedTo.get(name);
-    if (routed) return firstItem(routed).backend;
+    if (routed) return backendUses(firstItem(routed)).find((use) => use.backend.name === name)!.backend;
     const fallback = this.#defaults.served?.served!.defaultBackend!.backend;
     return fallback?.name === name ? fallback : this.#mirrors.backend(name);
   }

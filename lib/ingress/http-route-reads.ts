@@ -1,5 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import type { RouteRecord } from '../routing/route.ts';
+import type { RouteRecord, WeightedBackend } from '../routing/route.ts';
 import type { ReadSettings } from '../annotations/settings.ts';
 import { NO_BACKEND } from './backend-names.ts';
 import type { BackendRef, IngressRead, RouteClaim } from './ingress-reader.ts';
@@ -9,6 +9,8 @@ import { placeOf } from './order.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import { routeConditions } from './route-conditions.ts';
 import { escapeRegex, greatestCommonDivisor, routePolicy } from './route-policies.ts';
+import { backendChoice, type BackendUse } from './backend-choice.ts';
+import { backendFiltersConflict, withBackendFilters } from '../routing/backend-filters.ts';
 import type { HostEntry, RoutedObject } from './types.ts';
 
 /**
@@ -23,12 +25,14 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * (path-regex.map, as an Ingress's regex paths: after exact lines, before
  * prefix lines, longest first), one backend or
  * weighted ones (a split backend: servers.ts), and the filters the route
- * policies render. A backendRef that does not resolve keeps its share of
+ * policies render, a backendRef's own among them (joined to its rule's; for
+ * several backendRefs, a choice in the frontend: backend-choice.ts). A
+ * backendRef that does not resolve keeps its share of
  * the requests, answered 500 by the route's policy (unresolvedShare), with
  * a warning naming it. Header, query parameter and method matches make
  * claims with conditions, which the aggregate serves as candidate lists
  * (route-lists.ts). A record asking for more (conditions on a regular
- * expression path, a backendRef's own filters, timeouts.request)
+ * expression path, a mirror in a backendRef's own filters, timeouts.request)
  * is left out with a warning naming its match, never served as something
  * else. A mirror is the route policy's (route-policies.ts), its Service
  * port's backend kept by the aggregate (mirror-backends.ts).
@@ -58,6 +62,8 @@ export interface HttpRouteRead {
   readonly warnings: readonly Problem[];
   /** The records' content: equal for equal records. */
   readonly content: string;
+  /** True when a route of it chooses between backendRefs with filters of their own (backend-choice.ts). */
+  readonly choices: boolean;
 }
 
 const NO_SETTINGS: ReadSettings = Object.freeze({ backend: Object.freeze({}), route: Object.freeze({}), outcomes: Object.freeze([]) });
@@ -69,7 +75,10 @@ function unserved(record: RouteRecord): string | undefined {
   const conditional = record.headers.length > 0 || record.query.length > 0 || record.method !== undefined;
   if (conditional && record.path.kind === 'regex') return 'header, query parameter or method matches on a RegularExpression path';
   for (const backend of record.backends) {
-    if (backend.settings !== undefined && backend.refused === undefined) return "a backendRef's own filters";
+    if (backend.settings === undefined || backend.refused !== undefined) continue;
+    if (backend.settings.mirror !== undefined) return "a backendRef's RequestMirror";
+    const conflict = backendFiltersConflict(record.settings, backend.settings);
+    if (conflict !== undefined) return conflict;
   }
   if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) return 'backendRefs all of weight 0';
   // A request timeout of 0 asks for no deadline, which is what HAProxy has. Any other it cannot set: its timeouts bound the wait
@@ -107,20 +116,42 @@ function unresolvedWarnings(record: RouteRecord, label: string): Problem[] {
     }));
 }
 
+function serviceBackend({ namespace, service, port }: WeightedBackend): BackendRef {
+  return { name: `${namespace}_${service}_${port}`, namespace, service, port: { number: port } };
+}
+
 /**
- * The backend of a record's requests: the Service port's, as an Ingress
- * names it; for several backendRefs, a split backend named after the route
- * and rule (three '_', so never a Service port's name), which a weight
- * change keeps; none for a redirect, answered by its policy first.
+ * Where a record's requests go, and the policy on their way: the Service
+ * port's backend, as an Ingress names it; for several backendRefs, a split
+ * backend named after the route and rule (three '_', so never a Service
+ * port's name), which a weight change keeps; none for a redirect, answered
+ * by its policy first. A backendRef's own filters join its rule's in its
+ * policy: the route's alone for one backendRef, each share's in a choice
+ * (backend-choice.ts) for several. Or why it cannot be served.
  */
-function backendOf(record: RouteRecord): BackendRef {
-  const { backends, origin } = record;
+function routeOf(record: RouteRecord, source: ModelSource): BackendUse | { readonly reason: string } {
+  const { backends, origin, settings } = record;
+  const path = record.path.value;
   const backend = backends[0];
-  if (backend === undefined) return NO_BACKEND;
-  if (backends.length === 1)
-    return { name: `${backend.namespace}_${backend.service}_${backend.port}`, namespace: backend.namespace, service: backend.service, port: { number: backend.port } };
+  if (backend === undefined) return { backend: NO_BACKEND, policy: routePolicy(settings, path, source) };
+  if (backends.length === 1) return { backend: serviceBackend(backend), policy: routePolicy(withBackendFilters(settings, backend.settings), path, source) };
+  if (backends.some((share) => share.settings !== undefined)) {
+    const shares = backends.map((share) => ({ backend: serviceBackend(share), weight: share.weight, policy: routePolicy(withBackendFilters(settings, share.settings), path, source) }));
+    const choice = backendChoice(origin.namespace, origin.name, origin.rule, shares);
+    return 'reason' in choice ? choice : { backend: choice, policy: undefined };
+  }
   const split = Object.freeze(backends.map(({ namespace, service, port, weight }) => Object.freeze({ namespace, service, port, weight })));
-  return { name: `${origin.namespace}_${origin.name}_${origin.rule}_split`, namespace: origin.namespace, service: origin.name, port: { number: origin.rule }, split };
+  const name = `${origin.namespace}_${origin.name}_${origin.rule}_split`;
+  return { backend: { name, namespace: origin.namespace, service: origin.name, port: { number: origin.rule }, split }, policy: routePolicy(settings, path, source) };
+}
+
+/**
+ * map_reg lines have no candidate lists: a regular expression path on one
+ * protocol alone says so in its policy (servedOver), not as a condition.
+ */
+function servedOverOfRegex(record: RouteRecord): RouteRecord {
+  if (record.path.kind !== 'regex' || record.onlyOver === undefined) return record;
+  return { ...record, settings: { ...record.settings, servedOver: { tls: record.onlyOver === 'HTTPS' } }, onlyOver: undefined };
 }
 
 export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteRead {
@@ -139,16 +170,17 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
       continue;
     }
     warnings.push(...unresolvedWarnings(asked, label));
-    const record = withUnresolvedShare(asked);
+    const record = servedOverOfRegex(withUnresolvedShare(asked));
     const source = new ModelSource('HTTPRoute', object, field);
+    const route = routeOf(record, source);
+    if ('reason' in route) {
+      warnings.push({ object: label, field, message: `not served for host ${record.host.key}: ${route.reason} not routed yet` });
+      continue;
+    }
+    const { backend, policy } = route;
     const host = record.host.key;
     if (!hosts.has(host)) hosts.set(host, Object.freeze(new HostItem(host, host.startsWith('*.'), source)));
-    const backend = backendOf(record);
-    // map_reg lines have no candidate lists: a regular expression path on one protocol alone says so in its policy.
-    const regexOver = record.path.kind === 'regex' && record.onlyOver !== undefined;
-    const settings = regexOver ? { ...record.settings, servedOver: { tls: record.onlyOver === 'HTTPS' } } : record.settings;
-    const policy = routePolicy(settings, record.path.value, source);
-    const conditions = routeConditions(regexOver ? { ...record, onlyOver: undefined } : record, source);
+    const conditions = routeConditions(record, source);
     if (backend === NO_BACKEND && policy?.redirect === undefined && policy?.unresolved === undefined) {
       warnings.push({ object: label, field, message: `not served for host ${record.host.key}: no backendRef and no redirect` });
       continue;
@@ -175,6 +207,7 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
   return {
     key,
     content,
+    choices: routes.some((claim) => claim.backend.choice !== undefined),
     warnings: warnings.length > 0 ? warnings : NO_PROBLEMS,
     read: {
       place,

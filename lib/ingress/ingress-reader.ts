@@ -45,6 +45,20 @@ export interface BackendRef {
    * server weight change, not another backend.
    */
   readonly split?: readonly BackendShare[];
+  /**
+   * A choice made per request between Service backends, each with the
+   * policy of its backendRef's own filters (http-route-reads.ts, see
+   * backend-choice.ts): the name is the choice's map value, which carries
+   * the weights, so a weight change is a map change.
+   */
+  readonly choice?: readonly ChoiceShare[];
+}
+
+/** One backendRef of a choice: its Service backend, share of the requests and policy (its rule's filters, then its own). */
+export interface ChoiceShare {
+  readonly backend: BackendRef;
+  readonly weight: number;
+  readonly policy: RoutePolicy | undefined;
 }
 
 /** One map line an Ingress asks for, before conflicts are settled. */

@@ -1,9 +1,17 @@
+import { backendUses } from './backend-choice.ts';
 import type { BackendRef, RouteClaim } from './ingress-reader.ts';
+import type { RoutePolicy } from './route-policies.ts';
+
+/** The mirrors of a claim's policies: its own, or each share's of its choice (backend-choice.ts). */
+function mirrorsOf(claim: RouteClaim): NonNullable<RoutePolicy['mirror']>[] {
+  return backendUses(claim).flatMap(({ policy }) => (policy?.mirror === undefined ? [] : [policy.mirror]));
+}
 
 /**
  * The backends requests are mirrored to (Gateway API RequestMirror: the
- * route policy's mirror, see route-policies.ts), counted per winning claim:
- * a mirror's Service port has a backend while some served route copies
+ * route policy's mirror, see route-policies.ts, or the policy of each share
+ * of a backendRef choice, backend-choice.ts), counted per policy of a
+ * winning claim: a mirror's Service port has a backend while some served route copies
  * requests to it, whether or not a route sends requests there itself, so
  * its servers follow the EndpointSlices as every backend's do.
  */
@@ -12,26 +20,26 @@ export class MirrorBackends {
 
   /** A claim that wins its key; `moved` gets a backend that gained its first user. */
   add(claim: RouteClaim, moved: Set<string>): void {
-    const mirror = claim.policy?.mirror;
-    if (mirror === undefined) return;
-    const used = this.#uses.get(mirror.backend);
-    if (used) {
-      used.claims++;
-      return;
+    for (const mirror of mirrorsOf(claim)) {
+      const used = this.#uses.get(mirror.backend);
+      if (used) {
+        used.claims++;
+        continue;
+      }
+      const backend: BackendRef = Object.freeze({ name: mirror.backend, namespace: mirror.namespace, service: mirror.service, port: Object.freeze({ number: mirror.port }) });
+      this.#uses.set(mirror.backend, { backend, claims: 1 });
+      moved.add(mirror.backend);
     }
-    const backend: BackendRef = Object.freeze({ name: mirror.backend, namespace: mirror.namespace, service: mirror.service, port: Object.freeze({ number: mirror.port }) });
-    this.#uses.set(mirror.backend, { backend, claims: 1 });
-    moved.add(mirror.backend);
   }
 
   /** A claim that no longer wins; `moved` gets a backend that lost its last user. */
   remove(claim: RouteClaim, moved: Set<string>): void {
-    const mirror = claim.policy?.mirror;
-    if (mirror === undefined) return;
-    const used = this.#uses.get(mirror.backend)!;
-    if (--used.claims > 0) return;
-    this.#uses.delete(mirror.backend);
-    moved.add(mirror.backend);
+    for (const mirror of mirrorsOf(claim)) {
+      const used = this.#uses.get(mirror.backend)!;
+      if (--used.claims > 0) continue;
+      this.#uses.delete(mirror.backend);
+      moved.add(mirror.backend);
+    }
   }
 
   backend(name: string): BackendRef | undefined {

@@ -132,6 +132,12 @@ export interface IngressModel {
   readonly serverTimeouts: boolean;
   /** True when a policy mirrors requests: the configuration then loads the controller's mirror script and has the mirror frontend. */
   readonly mirrors: boolean;
+  /**
+   * The fields of a path map value the frontend reads to choose between
+   * backendRefs with filters of their own (see backend-choice.ts), one per
+   * share; empty while no served HTTPRoute has such a choice.
+   */
+  readonly choiceFields: readonly number[];
   /** The userlists of basic auth, one per Secret a policy names, sorted by name (see userlists.ts). */
   readonly userlists: readonly Userlist[];
   /** Sorted by name. */

@@ -15,6 +15,7 @@ import { sameItems } from './sorted-list.ts';
 import type { Certificate, HostEntry, IngressModel, IngressSources, SecretUse } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
 import { HttpRouteReadCache, readHttpRoutes, replacedRoutes } from './http-route-read-cache.ts';
+import { CHOICE_FIELDS } from './backend-choice.ts';
 
 /**
  * What one build leaves for the next: results computed from one object are
@@ -239,6 +240,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     policies: aggregate.policies,
     serverTimeouts: aggregate.policies.some((policy) => policy.serverTimeout !== undefined),
     mirrors: aggregate.policies.some((policy) => policy.mirror !== undefined),
+    choiceFields: routes.some((route) => route.choices) ? CHOICE_FIELDS : NO_CHOICE_FIELDS,
     userlists: userlists.userlists,
     backends: resolution.backends,
     certificates: certificates.certificates,
@@ -268,6 +270,7 @@ function suffixHosts(hosts: readonly HostEntry[], wildcards: ReadonlySet<string>
 }
 
 const NO_HOSTS: readonly HostEntry[] = Object.freeze([]);
+const NO_CHOICE_FIELDS: readonly number[] = Object.freeze([]);
 
 function sameProblems(a: readonly Problem[], b: readonly Problem[]): boolean {
   return a === b || (a.length === b.length && a.every((problem, i) => problem.object === b[i]!.object && problem.field === b[i]!.field && problem.message === b[i]!.message));

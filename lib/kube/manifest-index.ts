@@ -39,7 +39,8 @@ function otherVersionOf(object: KubeObject, resources: readonly WatchedResource[
   const group = groupOf(object.apiVersion);
   const kind = object.kind;
   return resources.find(
-    (resource) => groupOf(resource.apiVersion) === group && resource.apiVersion !== object.apiVersion && (resource.kind !== undefined ? resource.kind === kind : resource.resource === pluralOf(kind)),
+    (resource) =>
+      groupOf(resource.apiVersion) === group && resource.apiVersion !== object.apiVersion && (resource.kind !== undefined ? resource.kind === kind : resource.resource === pluralOf(kind)),
   );
 }
 
@@ -105,8 +106,16 @@ export class ManifestIndex {
     this.#objects = next;
     for (const manifests of lastGood.values()) {
       for (const { object, source } of manifests) {
-        const watched = read.has(object) ? undefined : otherVersionOf(object, this.#resources.map((entry) => entry.resource));
-        if (watched) errors.push(`${source}: ${object.kind} ${identity(withNamespace(object))} is ${object.apiVersion}, but watchedResources.${watched.name} reads ${watched.apiVersion}: not read (write it as ${watched.apiVersion})`);
+        const watched = read.has(object)
+          ? undefined
+          : otherVersionOf(
+              object,
+              this.#resources.map((entry) => entry.resource),
+            );
+        if (watched)
+          errors.push(
+            `${source}: ${object.kind} ${identity(withNamespace(object))} is ${object.apiVersion}, but watchedResources.${watched.name} reads ${watched.apiVersion}: not read (write it as ${watched.apiVersion})`,
+          );
       }
     }
     return { events, errors };

@@ -5,9 +5,10 @@
  * hostname, a wildcard one (host-suffix.map) and a weighted split, is one
  * reload; then a new HTTPRoute to a served Service, a new wildcard
  * hostname and a weight change are runtime map entries and server
- * weights, no reload. Real HTTP through the HAProxy proves each. A
- * RequestMirror's script reaches the HAProxy as a general file, and its
- * mirror gets the copies.
+ * weights, no reload; so is a weight change of backendRefs with filters of
+ * their own (a choice in the path map value). Real HTTP through the
+ * HAProxy proves each. A RequestMirror's script reaches the HAProxy as a
+ * general file, and its mirror gets the copies.
  */
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
@@ -92,6 +93,35 @@ describe('HTTPRoutes through the Data Plane API', function () {
     await local.served('second.example.com', [b]);
     await local.served('deep.er.other.example.com', [a]);
     expect(await mapFile('host-suffix.map')).to.match(/^\S*other\.example\.com\s/m);
+    expect(await local.reloads()).to.equal(before);
+  });
+
+  it('changes the weights of backendRefs with filters of their own through a runtime map entry: no reload', async () => {
+    // web-a's backendRef replaces the whole path of its requests alone.
+    const filtered = (weightA: number) => `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: filtered, namespace: default }
+spec:
+  parentRefs: [ { name: gw } ]
+  hostnames: [ filtered.example.com ]
+  rules:
+    - backendRefs:
+        - { name: web-a, port: 80, weight: ${weightA}, filters: [ { type: URLRewrite, urlRewrite: { path: { type: ReplaceFullPath, replaceFullPath: /from-a } } } ] }
+        - { name: web-b, port: 80, weight: 1 }
+`;
+    const twenty = () => Promise.all(Array.from({ length: 20 }, () => httpGet(DATAPLANE_POD.address, local.httpPort, 'filtered.example.com')));
+    let from = local.log.mark();
+    await local.write('filtered.yaml', filtered(1));
+    await local.deployed(from);
+    // Weights 1 and 1: every two requests take each backendRef once.
+    const halves = await eventually(twenty, (answers) => answers.every((answer) => answer.startsWith('200 ')), 'the filtered route to be served');
+    expect(halves.filter((answer) => answer === `200 backend ${a} GET /from-a`)).to.have.length(10);
+    expect(halves.filter((answer) => answer === `200 backend ${b} GET /`)).to.have.length(10);
+    const before = await local.reloads();
+    from = local.log.mark();
+    await local.write('filtered.yaml', filtered(0));
+    expect((await local.deployed(from)).result.mode).to.equal('runtime');
+    expect(await twenty()).to.deep.equal(Array.from({ length: 20 }, () => `200 backend ${b} GET /`));
     expect(await local.reloads()).to.equal(before);
   });
 

@@ -112,6 +112,31 @@ function canary(a: number, b: number): string {
   return httpRoute('canary', 'canary.example.com', `    - backendRefs: [ { name: echo-a, port: 80, weight: ${a} }, { name: echo-b, port: 80, weight: ${b} } ]\n`);
 }
 
+/**
+ * /app on filtered.example.com split between echo-a and echo-b by weight,
+ * the rule setting X-Rule on both and echo-a's backendRef filters acting on
+ * its share alone: a request header, a response header, the Host and the
+ * matched prefix.
+ */
+function filtered(a: number, b: number): string {
+  return httpRoute(
+    'filtered',
+    'filtered.example.com',
+    `    - matches: [ { path: { type: PathPrefix, value: /app } } ]
+      filters: [ { type: RequestHeaderModifier, requestHeaderModifier: { set: [ { name: X-Rule, value: rule } ] } } ]
+      backendRefs:
+        - name: echo-a
+          port: 80
+          weight: ${a}
+          filters:
+            - { type: RequestHeaderModifier, requestHeaderModifier: { set: [ { name: X-Ref, value: a } ], remove: [ X-Rule ] } }
+            - { type: ResponseHeaderModifier, responseHeaderModifier: { add: [ { name: X-Ref-Answer, value: a } ] } }
+            - { type: URLRewrite, urlRewrite: { hostname: a.internal, path: { type: ReplacePrefixMatch, replacePrefixMatch: /v2 } } }
+        - { name: echo-b, port: 80, weight: ${b} }
+`,
+  );
+}
+
 /** How many of `count` requests each backend answered, and how many were answered with a status other than 200, by status. */
 async function shares(harness: LocalHarness, host: string, count: number): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
@@ -121,6 +146,26 @@ async function shares(harness: LocalHarness, host: string, count: number): Promi
     counts[who] = (counts[who] ?? 0) + 1;
   }
   return counts;
+}
+
+/**
+ * A route split 3:1 between echo-a and echo-b holds within 10% over 1,000
+ * requests (`count`); rewritten to 1:4, a runtime change without a reload,
+ * it holds the new weights as well.
+ */
+async function splitsThenChanges(harness: LocalHarness, file: string, changed: string, count: () => Promise<Record<string, number>>): Promise<void> {
+  const first = await count();
+  expect(first['a']).to.be.within(675, 825);
+  expect(first['b']).to.be.within(225, 275);
+  const reloads = await harness.reloads();
+  const mark = harness.mark();
+  await harness.write(file, changed);
+  const deployed = await harness.next(mark, 'deployed');
+  expect(deployed.result.mode).to.equal('runtime');
+  const second = await count();
+  expect(second['a']).to.be.within(180, 220);
+  expect(second['b']).to.be.within(720, 880);
+  expect(await harness.reloads()).to.equal(reloads);
 }
 
 /** The ReferenceGrant letting HTTPRoutes of default use the Services of other. */
@@ -203,6 +248,25 @@ const routes: Record<string, string> = {
   ),
   'wildcard.yaml': httpRoute('wildcard', '"*.wild.example.com"', `    - { ${to('echo-b')} }\n`),
   'canary.yaml': canary(3, 1),
+  'filtered.yaml': filtered(3, 1),
+  // After the conformance scenarios HTTPRouteBackendURLRewrite, HTTPRouteBackendRequestRedirect and HTTPRouteRequestHeaderModifierBackendWeights.
+  'backend-filters.yaml': httpRoute(
+    'backend-filters',
+    'backend-filters.example.com',
+    `    - matches: [ { path: { type: PathPrefix, value: /full } } ]
+      backendRefs: [ { name: echo-a, port: 80, filters: [ { type: URLRewrite, urlRewrite: { path: { type: ReplaceFullPath, replaceFullPath: /rewritten-full } } } ] } ]
+    - matches: [ { path: { type: PathPrefix, value: /prefix } } ]
+      backendRefs: [ { name: echo-a, port: 80, filters: [ { type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /rewritten-prefix } } } ] } ]
+    - matches: [ { path: { type: PathPrefix, value: /redirect-full } } ]
+      backendRefs: [ { name: echo-a, port: 80, filters: [ { type: RequestRedirect, requestRedirect: { path: { type: ReplaceFullPath, replaceFullPath: /redirected-full } } } ] } ]
+    - matches: [ { path: { type: PathPrefix, value: /redirect-prefix } } ]
+      backendRefs: [ { name: echo-a, port: 80, filters: [ { type: RequestRedirect, requestRedirect: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /redirected-prefix } } } ] } ]
+    - matches: [ { path: { type: PathPrefix, value: / } }, { headers: [ { name: version, value: two } ] } ]
+      backendRefs:
+        - { name: echo-a, port: 80, weight: 10, filters: [ { type: RequestHeaderModifier, requestHeaderModifier: { set: [ { name: Backend, value: a } ] } } ] }
+        - { name: echo-b, port: 80, weight: 10, filters: [ { type: RequestHeaderModifier, requestHeaderModifier: { set: [ { name: Backend, value: b } ] } } ] }
+`,
+  ),
   'secure.yaml': httpRoute('secure', 'secure.example.com', `    - { ${to('echo-a')} }\n`),
   // Routes on one listener of the Gateway: by sectionName, or by port. The HTTP-to-HTTPS redirect of the
   // Gateway API's guides: /pair answered with a redirect on the HTTP listener, by a backend on the HTTPS one.
@@ -272,6 +336,8 @@ describe('Gateway API routing end to end', function () {
       ['across.example.com', '/', {}],
       ['x.wild.example.com', '/', {}],
       ['canary.example.com', '/', {}],
+      ['filtered.example.com', '/app', {}],
+      ['backend-filters.example.com', '/full', {}],
       ['secure.example.com', '/', {}],
       ['secure.example.com', '/pair', {}],
       ['secure.example.com', '/only-plain', {}],
@@ -476,18 +542,43 @@ spec:
   });
 
   it('splits 1,000 requests by backendRef weight within 10%, and changes the split without a reload', async () => {
-    const first = await shares(harness, 'canary.example.com', 1000);
-    expect(first['a']).to.be.within(675, 825);
-    expect(first['b']).to.be.within(225, 275);
-    const reloads = await harness.reloads();
-    const mark = harness.mark();
-    await harness.write('canary.yaml', canary(1, 4));
-    const deployed = await harness.next(mark, 'deployed');
-    expect(deployed.result.mode).to.equal('runtime');
-    const second = await shares(harness, 'canary.example.com', 1000);
-    expect(second['a']).to.be.within(180, 220);
-    expect(second['b']).to.be.within(720, 880);
-    expect(await harness.reloads()).to.equal(reloads);
+    await splitsThenChanges(harness, 'canary.yaml', canary(1, 4), () => shares(harness, 'canary.example.com', 1000));
+  });
+
+  it("applies a backendRef's own filters to its share of a split alone, splits 1,000 requests within 10%, and changes the weights without a reload", async () => {
+    /** Per backend, how many of 1,000 requests it answered, each checked for what its filters did and did not do. */
+    const split = async () => {
+      const counts: Record<string, number> = {};
+      for (let i = 0; i < 1000; i++) {
+        const answer = await ask(harness, 'filtered.example.com', `/app/${i}?q=1`, { 'X-Ref': 'client' });
+        expect(answer.status, answer.body).to.equal(200);
+        const got = JSON.parse(answer.body) as Seen;
+        const what = [got.url, got.headers.host, got.headers['x-ref'], got.headers['x-rule'], answer.headers['x-ref-answer']];
+        if (got.backend === 'a') expect(what).to.deep.equal([`/v2/${i}?q=1`, 'a.internal', 'a', undefined, 'a']);
+        else expect(what).to.deep.equal([`/app/${i}?q=1`, 'filtered.example.com', 'client', 'rule', undefined]);
+        counts[got.backend] = (counts[got.backend] ?? 0) + 1;
+      }
+      return counts;
+    };
+    await splitsThenChanges(harness, 'filtered.yaml', filtered(1, 4), split);
+  });
+
+  it("serves a backendRef's URLRewrite, RequestRedirect and RequestHeaderModifier (conformance HTTPRouteBackendURLRewrite, HTTPRouteBackendRequestRedirect, HTTPRouteRequestHeaderModifierBackendWeights)", async () => {
+    expect((await seen(harness, 'backend-filters.example.com', '/full/original')).url).to.equal('/rewritten-full');
+    expect((await seen(harness, 'backend-filters.example.com', '/prefix/original')).url).to.equal('/rewritten-prefix/original');
+    const location = async (path: string) => {
+      const answer = await ask(harness, 'backend-filters.example.com', path);
+      return `${answer.status} ${answer.headers.location}`;
+    };
+    expect(await location('/redirect-full/original')).to.equal('302 http://backend-filters.example.com/redirected-full');
+    expect(await location('/redirect-prefix/original')).to.equal('302 http://backend-filters.example.com/redirected-prefix/original');
+    // Each backendRef's header names it on its requests alone, the split even, through a path line and through a candidate list (a header match).
+    const lookups: readonly Record<string, string>[] = [{}, { version: 'two' }];
+    for (const headers of lookups) {
+      const answers = await Promise.all(Array.from({ length: 20 }, () => seen(harness, 'backend-filters.example.com', '/', headers)));
+      for (const answer of answers) expect(answer.headers['backend']).to.equal(answer.backend);
+      expect(answers.filter((answer) => answer.backend === 'a')).to.have.length(10);
+    }
   });
 
   it('answers 500 for a backendRef to another namespace until a ReferenceGrant there allows it, and for one to a missing Service', async () => {

@@ -78,8 +78,7 @@ describe('optional resources stage', () => {
       const logged: string[] = [];
       const watchedSets: string[][] = [];
       const answers = ['f', 'f', 't'];
-      const served = (resource: WatchedResource): Observable<boolean> =>
-        resource === routes ? cold('(a|)', { a: answers.shift() === 't' }) : cold('(t|)', { t: true });
+      const served = (resource: WatchedResource): Observable<boolean> => (resource === routes ? cold('(a|)', { a: answers.shift() === 't' }) : cold('(t|)', { t: true }));
       const events = (resources: readonly WatchedResource[]) => {
         watchedSets.push(resources.map((r) => r.name));
         return cold('a', { a: event(resources.map((r) => r.name).join(',')) });

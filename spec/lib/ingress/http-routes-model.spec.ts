@@ -223,6 +223,32 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(buildIngressModel(worldSources({ routes: [] }), cache).backends).to.deep.equal([]);
   });
 
+  it("keeps the mirror's backend for a rule's RequestMirror whose backendRefs are a choice (each share's policy mirrors)", () => {
+    const header = { type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'x-share', value: 'a' }] } };
+    const route = httpRoute('chosen', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        {
+          filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 9090 } } }],
+          backendRefs: [
+            { name: 'web', port: 8080, weight: 1, filters: [header] },
+            { name: 'web', port: 8080, weight: 1 },
+          ],
+        },
+      ],
+    });
+    const cache = new IngressModelCache();
+    const model = buildIngressModel(worldSources({ routes: [route] }), cache);
+    expect(model.warnings).to.deep.equal([]);
+    expect(model.prefixRoutes.map((line) => line.backend.startsWith('~'))).to.deep.equal([true]);
+    expect(model.mirrors).to.equal(true);
+    expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090', 'infra_web_8080']);
+    expect(buildIngressModel(worldSources({ routes: [route] }))).to.deep.equal(model);
+    // The route gone, the mirror's backend goes with it.
+    expect(buildIngressModel(worldSources({ routes: [] }), cache).backends).to.deep.equal([]);
+  });
+
   it("serves weighted backendRefs as one split backend of both Services' servers, weighted by share over servers, named after the rule", () => {
     const three = endpointSlice('web-3', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.1.1'] }, { addresses: ['10.0.1.2'] }, { addresses: ['10.0.1.3'] }], {
       namespace: 'infra',
@@ -257,6 +283,86 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const changed = buildIngressModel(world(split(9, 1)), cache);
     expect(changed).to.deep.equal(buildIngressModel(world(split(9, 1))));
     expect(changed.backends[0]!.servers.map((server) => `${server.address} ${server.weight}`)).to.deep.equal(['10.0.0.2 85', '10.0.1.1 256', '10.0.1.2 256', '10.0.1.3 256']);
+  });
+
+  it("serves a backendRef's own filters after its rule's: in the route's policy for one backendRef, a choice of Service backends each with its policy for several", () => {
+    const setRef = (value: string) => ({ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-Ref', value }] } });
+    const canary = (webWeight: number, apiWeight: number) =>
+      httpRoute('shop', {
+        ...parent,
+        hostnames: ['shop.example.com'],
+        rules: [
+          { matches: [match('Exact', '/one')], filters: [setRef('rule')], backendRefs: [{ name: 'api', port: 9090, filters: [setRef('api')] }] },
+          {
+            matches: [match('PathPrefix', '/app')],
+            filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { add: [{ name: 'X-Rule', value: 'rule' }] } }],
+            backendRefs: [
+              {
+                name: 'web',
+                port: 8080,
+                weight: webWeight,
+                filters: [setRef('web'), { type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/v2' } } }],
+              },
+              { name: 'api', port: 9090, weight: apiWeight },
+            ],
+          },
+        ],
+      });
+    const model = build({ routes: [canary(3, 1)] });
+    const keyOf = (settings: object) => model.policies.find((policy) => JSON.stringify(policy.settings) === JSON.stringify(settings))!.key;
+    const one = keyOf({ requestHeaders: { set: [{ name: 'X-Ref', value: 'api' }], add: [], remove: [] } });
+    const toWeb = keyOf({
+      requestHeaders: { set: [{ name: 'X-Ref', value: 'web' }], add: [{ name: 'X-Rule', value: 'rule' }], remove: [] },
+      rewrite: { kind: 'prefix', replacement: '/v2' },
+    });
+    const toApi = keyOf({ requestHeaders: { set: [], add: [{ name: 'X-Rule', value: 'rule' }], remove: [] } });
+    const choice = (total: number, bound: number) => `~${total}~${bound}@infra_web_8080:${toWeb}~${total}@infra_api_9090:${toApi}`;
+    expect(model.exactRoutes.map((route) => `${route.key} ${route.backend}:${route.policy ?? ''}`)).to.deep.equal([
+      `shop.example.com/app ${choice(4, 3)}:`,
+      `shop.example.com/one infra_api_9090:${one}`,
+    ]);
+    expect(model.prefixRoutes.map((route) => `${route.key} ${route.backend}`)).to.deep.equal([`shop.example.com/app/ ${choice(4, 3)}`]);
+    expect(model.policies).to.have.length(3);
+    expect(model.backends.map((backend) => [backend.name, backend.split])).to.deep.equal([
+      ['infra_api_9090', undefined],
+      ['infra_web_8080', undefined],
+    ]);
+    expect(model.choiceFields).to.have.length(16);
+    expect(model.warnings).to.deep.equal([]);
+    // A weight change is a map value change: the same policies and backends, updated in place as a fresh build makes them.
+    const cache = new IngressModelCache();
+    buildIngressModel(worldSources({ routes: [canary(3, 1)] }), cache);
+    const changed = buildIngressModel(worldSources({ routes: [canary(1, 4)] }), cache);
+    expect(changed).to.deep.equal(build({ routes: [canary(1, 4)] }));
+    expect(changed.prefixRoutes.map((route) => route.backend)).to.deep.equal([choice(5, 1)]);
+    expect(changed.policies.map((policy) => policy.key)).to.deep.equal(model.policies.map((policy) => policy.key));
+    expect(changed.backends.map((backend) => backend.name)).to.deep.equal(model.backends.map((backend) => backend.name));
+    expect(build({ routes: [] }).choiceFields).to.deep.equal([]);
+  });
+
+  it("leaves out a match whose backendRef's filters cannot be served with its rule's, or mirror", () => {
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        {
+          matches: [match('PathPrefix', '/app')],
+          filters: [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplaceFullPath', replaceFullPath: '/index' } } }],
+          backendRefs: [{ name: 'web', port: 8080, filters: [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/v2' } } }] }],
+        },
+        {
+          matches: [match('PathPrefix', '/copy')],
+          backendRefs: [{ name: 'web', port: 8080, filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 9090 } } }] }],
+        },
+        { backendRefs: [{ name: 'web', port: 8080 }] },
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_web_8080']);
+    expect(model.warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
+      "spec.rules[0].matches[0]: not served for host shop.example.com: a backendRef's URLRewrite ReplacePrefixMatch under its rule's URLRewrite path not routed yet",
+      "spec.rules[1].matches[0]: not served for host shop.example.com: a backendRef's RequestMirror not routed yet",
+    ]);
   });
 
   it("answers 500 for a backendRef that does not resolve: every request for the only one, its weight's share of a split", () => {
@@ -545,15 +651,11 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const ingresses = new Map<string, KubeObject>();
     let gateways = [gateway('gw', [httpListener('http', ALL_NAMESPACES)])];
     const cache = new IngressModelCache();
-    const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0, unresolved: 0, lists: 0, mirrors: 0 };
-    // One backendRef, or two with weights drawn from a few (a weight change keeps the split backend's name).
-    const backendRefs = () =>
-      random() < 0.3
-        ? [
-            { ...backends[0]!, weight: pick([0, 1, 3]) },
-            { ...backends[1]!, weight: pick([1, 2]) },
-          ]
-        : [pick(backends)];
+    const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0, unresolved: 0, lists: 0, mirrors: 0, choices: 0 };
+    // The first of two backendRefs: filters of its own by weight, so the draws are those of a sequence without them.
+    const backendRef = (weight: number) => ({ ...backends[0]!, weight, filters: weight === 1 ? [] : filters[weight === 3 ? 1 : 2] });
+    // One backendRef, or two with weights drawn from a few (a weight change keeps the split backend's name, or the choice's policies).
+    const backendRefs = () => (random() < 0.3 ? [backendRef(pick([0, 1, 3])), { ...backends[1]!, weight: pick([1, 2]) }] : [pick(backends)]);
     for (let step = 1; step <= 200; step++) {
       const roll = random();
       const name = `r${Math.floor(random() * 6)}`;
@@ -587,6 +689,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
       seen.unresolved += fresh.warnings.filter((problem) => problem.message.includes('is answered 500')).length;
       seen.lists += fresh.candidates.length;
       seen.mirrors += fresh.policies.filter((policy) => policy.mirror !== undefined).length;
+      seen.choices += fresh.prefixRoutes.filter((route) => route.backend.startsWith('~')).length;
     }
     for (const [what, count] of Object.entries(seen)) expect(count, what).to.be.above(0);
   });

@@ -51,7 +51,8 @@ describe('manifest index', () => {
     const shipped = loadControllerConfig(await readFile(defaultConfigPath(), 'utf8'));
     if (!shipped.ok) throw new Error(shipped.errors.join('\n'));
     const index = new ManifestIndex(shipped.config.watchedResources, shipped.config.ignoreFields);
-    const grant = (version: string, name: string) => `apiVersion: gateway.networking.k8s.io/${version}\nkind: ReferenceGrant\nmetadata: {name: ${name}, namespace: apps}\nspec: {from: [], to: []}\n`;
+    const grant = (version: string, name: string) =>
+      `apiVersion: gateway.networking.k8s.io/${version}\nkind: ReferenceGrant\nmetadata: {name: ${name}, namespace: apps}\nspec: {from: [], to: []}\n`;
     // A Deployment is no watched kind at any version: ignored without a word, as any other unwatched object.
     const deployment = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n';
     const result = index.update(files({ 'grants.yaml': `${grant('v1', 'new')}---\n${grant('v1beta1', 'old')}---\n${deployment}` }));
