@@ -289,8 +289,7 @@ export class IngressAggregate {
       if (before) this.#unroute(before, backends);
       if (after) this.#route(after, backends);
     });
-    let warningsMoved = warningsChanged;
-    warningsMoved = this.#defaults.settle(backends) || warningsMoved;
+    let warningsMoved = this.#defaults.settle(backends) || warningsChanged;
     this.hosts = patchSorted(
       this.hosts,
       [...this.#touchedHosts],
@@ -311,11 +310,11 @@ export class IngressAggregate {
         order,
       );
     this.regexRoutes = lines('regex', this.regexRoutes, prefixOrder);
-    this.routeLines.settle(
+    warningsMoved = this.routeLines.settle(
       lines,
       (claim) => this.#route(claim, backends),
       (claim) => this.#unroute(claim, backends),
-    );
+    ) || warningsMoved;
     if (this.#problemsTouched) {
       const list = new ProblemList();
       for (const read of this.#withProblems) list.addAll(read.problems);
@@ -325,6 +324,7 @@ export class IngressAggregate {
     if (warningsMoved) {
       const list = new ProblemList();
       for (const problems of this.#claims.warnings()) list.addAll(problems);
+      list.addAll(this.routeLines.warnings);
       list.addAll(this.#defaults.warnings);
       this.warnings = list.sorted();
     }

@@ -3,7 +3,9 @@ import { compareCodeUnits } from '../compare.ts';
 import type { RouteClaim } from './ingress-reader.ts';
 import { RouteItem } from './model-source.ts';
 import { conditionsOrder, type RouteConditions } from './route-conditions.ts';
-import { claimOrder, type RouteClaims, type RouteMap } from './route-claims.ts';
+import { claimOrder, conflictWarning, type RouteClaims, type RouteMap } from './route-claims.ts';
+import type { Problem } from '../pipeline/model.ts';
+import { NO_PROBLEMS } from './problems.ts';
 import { sourceOf } from '../pipeline/value-source.ts';
 import { sameItems } from './sorted-list.ts';
 import type { CandidateLine, Route } from './types.ts';
@@ -36,6 +38,8 @@ export interface RouteLists {
   readonly conditions: readonly RouteConditions[];
   /** The claims with conditions some request can reach: users of their backends and policies. */
   readonly users: readonly RouteClaim[];
+  /** For each claim no request can reach, because one ranked before it has the same key and conditions. */
+  readonly warnings: readonly Problem[];
 }
 
 export const NO_LISTS: RouteLists = Object.freeze({
@@ -43,6 +47,7 @@ export const NO_LISTS: RouteLists = Object.freeze({
   candidates: Object.freeze([]),
   conditions: Object.freeze([]),
   users: Object.freeze([]),
+  warnings: NO_PROBLEMS,
 });
 
 /** The fallback of a list evaluated as the specification ranks: the candidates' ranks fit three digits below it. */
@@ -88,6 +93,7 @@ export function buildRouteLists(conditional: Iterable<RouteClaim>, winner: (map:
   const candidates: CandidateLine[] = [];
   const conditions = new Map<string, RouteClaim>();
   const users = new Set<RouteClaim>();
+  const warnings: Problem[] = [];
   for (const map of ['exact', 'prefix'] as const) {
     for (const [key, group] of byKey[map]) {
       const levels = map === 'prefix' ? [key, ...shorterPrefixes(group[0]!)] : [key];
@@ -105,9 +111,14 @@ export function buildRouteLists(conditional: Iterable<RouteClaim>, winner: (map:
           break;
         }
       }
-      // A candidate after another with the same conditions is never reached; nor one past the ranks that fit.
+      // A candidate after another with the same conditions is never reached (said of its own key's list); nor one past the ranks that fit.
       const reached = new Map<string, RouteClaim>();
-      for (const claim of ranked) if (!reached.has(claim.conditions!.key) && reached.size < FALLBACK_RANK) reached.set(claim.conditions!.key, claim);
+      for (const claim of ranked) {
+        const first = reached.get(claim.conditions!.key);
+        if (first === undefined && reached.size < FALLBACK_RANK) reached.set(claim.conditions!.key, claim);
+        const warning = first && claim.key === key && conflictWarning(first, claim, ', with the same header, query parameter and method matches,');
+        if (warning) warnings.push(warning);
+      }
       if (reached.size === 0) continue;
       const id = `l${createHash('sha256').update(`${map}\u0000${key}`).digest('hex').slice(0, 16)}`;
       lines[map].set(key, Object.freeze(new RouteItem(key, `?${id}`, undefined, sourceOf(group[0]!.line)!)));
@@ -126,6 +137,7 @@ export function buildRouteLists(conditional: Iterable<RouteClaim>, winner: (map:
     candidates: Object.freeze(candidates.sort((a, b) => compareCodeUnits(a.key, b.key))),
     conditions: Object.freeze([...conditions.values()].map((claim) => claim.conditions!).sort((a, b) => compareCodeUnits(a.key, b.key))),
     users: Object.freeze([...users]),
+    warnings: warnings.length > 0 ? warnings : NO_PROBLEMS,
   };
 }
 
@@ -147,6 +159,7 @@ export class ConditionalClaims {
   prefixRoutes: readonly Route[] = Object.freeze([]);
   candidates: readonly CandidateLine[] = NO_LISTS.candidates;
   conditions: readonly RouteConditions[] = NO_LISTS.conditions;
+  warnings: readonly Problem[] = NO_PROBLEMS;
 
   constructor(plain: RouteClaims) {
     this.#plain = plain;
@@ -166,17 +179,19 @@ export class ConditionalClaims {
    * Patches the winning lines with `lines` (the settled keys' lines), makes
    * the lists again when a winning line or a claim with conditions moved,
    * and the lines with theirs in place; the claims that became or stopped
-   * being candidates are told to `route` and `unroute`.
+   * being candidates are told to `route` and `unroute`. True when the
+   * warnings changed.
    */
   settle(
     lines: (map: RouteMap, before: readonly Route[], order: (a: string, b: string) => number) => readonly Route[],
     route: (claim: RouteClaim) => void,
     unroute: (claim: RouteClaim) => void,
-  ): void {
+  ): boolean {
     const plainExact = lines('exact', this.#plainExact, compareCodeUnits);
     const plainPrefix = lines('prefix', this.#plainPrefix, prefixOrder);
     const linesMoved = plainExact !== this.#plainExact || plainPrefix !== this.#plainPrefix;
     const listsMoved = this.#touched || ((this.#claims.size > 0 || this.#lists !== NO_LISTS) && linesMoved);
+    const warnings = this.warnings;
     if (listsMoved) {
       this.#touched = false;
       const before = new Set(this.#lists.users);
@@ -186,12 +201,14 @@ export class ConditionalClaims {
       for (const claim of after) if (!before.has(claim)) route(claim);
       if (!sameCandidates(this.candidates, lists.candidates)) this.candidates = lists.candidates;
       if (!sameItems(this.conditions, lists.conditions)) this.conditions = lists.conditions;
+      if (lists.warnings.length + this.warnings.length > 0) this.warnings = lists.warnings;
       this.#lists = lists;
     }
     if (listsMoved || plainExact !== this.#plainExact) this.exactRoutes = withListLines(plainExact, this.#lists.lines.exact, compareCodeUnits);
     if (listsMoved || plainPrefix !== this.#plainPrefix) this.prefixRoutes = withListLines(plainPrefix, this.#lists.lines.prefix, prefixOrder);
     this.#plainExact = plainExact;
     this.#plainPrefix = plainPrefix;
+    return this.warnings !== warnings;
   }
 }
 

@@ -251,6 +251,34 @@ describe('HTTPRoutes in the Ingress view model', () => {
     ]);
   });
 
+  it('answers 500 for every request of a rule whose backendRefs all have weight 0, sharing the policy of routes whose backendRefs all fail', () => {
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        { matches: [match('PathPrefix', '/zero')], backendRefs: [{ name: 'web', port: 8080, weight: 0 }, { name: 'api', port: 9090, weight: 0 }] },
+        { matches: [match('PathPrefix', '/gone')], backendRefs: [{ name: 'ghost', port: 80, weight: 0 }] },
+        { matches: [match('PathPrefix', '/some')], backendRefs: [{ name: 'web', port: 8080, weight: 0 }, { name: 'api', port: 9090, weight: 1 }] },
+        { matches: [match('PathPrefix', '/lost')], backendRefs: [{ name: 'ghost', port: 80 }] },
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(lines(model).prefix).to.deep.equal([
+      'shop.example.com/gone/ :policy',
+      'shop.example.com/lost/ :policy',
+      'shop.example.com/some/ infra_shop_2_split',
+      'shop.example.com/zero/ :policy',
+    ]);
+    const lineOf = (key: string) => model.prefixRoutes.find((line) => line.key === key)!;
+    expect(model.policies.find((policy) => policy.key === lineOf('shop.example.com/zero/').policy)!.unresolved).to.deep.equal({ share: 1, of: 1, partial: false });
+    expect(new Set(['zero', 'gone', 'lost'].map((path) => lineOf(`shop.example.com/${path}/`).policy)).size).to.equal(1);
+    expect(model.warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
+      'spec.rules[0].matches[0]: for host shop.example.com, every request is answered 500: its backendRefs all have weight 0',
+      'spec.rules[1].matches[0]: for host shop.example.com, every request is answered 500: its backendRefs all have weight 0',
+      'spec.rules[3].matches[0]: for host shop.example.com, the share of its backendRef to infra/ghost is answered 500: spec.rules[3].backendRefs[0]: Service infra/ghost does not exist',
+    ]);
+  });
+
   it('leaves out, with a warning naming the match, a record it cannot serve yet', () => {
     const route = httpRoute('shop', {
       ...parent,
@@ -325,7 +353,13 @@ describe('HTTPRoutes in the Ingress view model', () => {
     ]);
     // An exact key without an unconditional candidate lets the next lookups run.
     expect(listOf('exact', 'shop.example.com/a')).to.deep.equal(['000=infra_web_8080 x-one=1', '999= fallback']);
-    expect(model.warnings).to.deep.equal([]);
+    // The newer route's match with the same key and conditions is never reached: it is told so, on both of its keys.
+    const shadowed = (key: string) => ({
+      object: 'HTTPRoute infra/newer',
+      field: 'spec.rules[0].matches[3]',
+      message: `route "${key}" not served here: older HTTPRoute infra/older, with the same header, query parameter and method matches, sends it to backend infra_web_8080`,
+    });
+    expect(model.warnings).to.deep.equal([shadowed('shop.example.com/a'), shadowed('shop.example.com/a/')]);
     expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090', 'infra_web_8080']);
   });
 
