@@ -1,3 +1,4 @@
+import type { SuffixLookup } from './suffix-lookups.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { BackendSettings, RouteSettings } from '../annotations/settings.ts';
 import type { RoutePolicy } from './route-policies.ts';
@@ -97,6 +98,8 @@ export interface IngressModel {
    * covers one: names two or more labels below the domain are looked up here.
    */
   readonly suffixHosts: readonly HostEntry[];
+  /** The lookups of host-suffix.map, most labels first (suffix-lookups.ts). */
+  readonly suffixLookups: readonly SuffixLookup[];
   /** path-exact.map lines, sorted by key. */
   readonly exactRoutes: readonly Route[];
   /** path-prefix.map lines: longest key first (map_beg takes the first match), ties by key. */

@@ -1,5 +1,6 @@
 import type { RouteRecord } from '../routing/route.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
+import { suffixLookups } from './suffix-lookups.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
 import { IngressAggregate, type ReadIngress } from './aggregate.ts';
@@ -224,9 +225,11 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const userlists = resolveUserlists(aggregate.policies, sources.secret, cache.userlists, last?.userlists);
   const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded, gatewayProblems], last?.excluded);
   const warnings = mergedProblems([aggregate.warnings, resolution.warnings, certificates.warnings, userlists.warnings, ...routes.map((route) => route.warnings)], last?.warnings);
+  const wildcards = suffixHosts(aggregate.hosts, routes, last?.model);
   const next: IngressModel = {
     hosts: aggregate.hosts,
-    suffixHosts: suffixHosts(aggregate.hosts, routes, last?.model),
+    suffixHosts: wildcards,
+    suffixLookups: suffixLookups(wildcards, last?.model.suffixLookups),
     exactRoutes: aggregate.routeLines.exactRoutes,
     prefixRoutes: aggregate.routeLines.prefixRoutes,
     regexRoutes: aggregate.regexRoutes,

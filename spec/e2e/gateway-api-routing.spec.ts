@@ -186,6 +186,7 @@ const routes: Record<string, string> = {
 `,
   ),
   'wildcard.yaml': httpRoute('wildcard', '"*.wild.example.com"', `    - { ${to('echo-b')} }\n`),
+  'deeper-wildcard.yaml': httpRoute('deeper-wildcard', '"*.deep.wild.example.com"', `    - { ${to('echo-a')} }\n`),
   'canary.yaml': canary(3, 1),
   'secure.yaml': httpRoute('secure', 'secure.example.com', `    - { ${to('echo-a')} }\n`),
   'rewrite.yaml': httpRoute(
@@ -235,6 +236,7 @@ describe('Gateway API routing end to end', function () {
       ['across.example.com', '/v2', { version: 'two' }],
       ['across.example.com', '/', {}],
       ['x.wild.example.com', '/', {}],
+      ['x.deep.wild.example.com', '/', {}],
       ['canary.example.com', '/', {}],
       ['secure.example.com', '/', {}],
       ['rewrite.example.com', '/strip', {}],
@@ -330,11 +332,30 @@ describe('Gateway API routing end to end', function () {
     expect(await harness.reloads()).to.equal(reloads);
   });
 
-  it('serves a wildcard hostname for names any number of labels below its domain, not for the domain itself', async () => {
+  it('serves a wildcard hostname for names any number of labels below its domain, the nearest wildcard first, not for the domain itself', async () => {
     expect((await seen(harness, 'one.wild.example.com', '/')).backend).to.equal('b');
     expect((await seen(harness, 'a.b.c.wild.example.com', '/')).backend).to.equal('b');
     expect((await seen(harness, 'a.b.c.d.e.f.wild.example.com', '/')).backend).to.equal('b');
+    expect((await seen(harness, 'a.b.c.d.e.f.g.h.i.j.k.l.wild.example.com', '/')).backend).to.equal('b');
     expect((await ask(harness, 'wild.example.com', '/')).status).to.equal(404);
+    // *.deep.wild.example.com is nearer than *.wild.example.com for every name below it, however deep.
+    expect((await seen(harness, 'x.deep.wild.example.com', '/')).backend).to.equal('a');
+    expect((await seen(harness, 'a.b.c.d.e.f.g.h.i.deep.wild.example.com', '/')).backend).to.equal('a');
+    expect((await seen(harness, 'deep.wild.example.com', '/')).backend).to.equal('b');
+  });
+
+  it('serves a new wildcard hostname whose domain has as many labels as a served one without a reload, at any depth', async () => {
+    const reloads = await harness.reloads();
+    await harness.write('more-wildcard.yaml', httpRoute('more-wildcard', '"*.more.example.com"', `    - { ${to('echo-a')} }\n`));
+    await eventually(
+      () => ask(harness, 'a.b.c.d.e.f.g.h.more.example.com', '/'),
+      (reply) => reply.status === 200,
+      'the new wildcard to be served',
+      15_000,
+    );
+    expect((await seen(harness, 'a.b.c.d.e.f.g.h.more.example.com', '/')).backend).to.equal('a');
+    expect((await ask(harness, 'more.example.com', '/')).status).to.equal(404);
+    expect(await harness.reloads()).to.equal(reloads);
   });
 
   it("terminates TLS for an HTTPS listener's hostname with its certificateRefs' Secret, and refuses other names", async () => {
@@ -424,6 +445,53 @@ describe('Gateway API routing end to end', function () {
     );
     expect((JSON.parse(allowed.body) as Seen).url).to.equal('/x');
     expect((await ask(harness, 'ghost.example.com', '/')).status).to.equal(500);
+  });
+
+  it('answers 500 for a rule whose backendRefs all have weight 0, and serves a second one without a reload', async () => {
+    const zero = (name: string) => httpRoute(name, `${name}.example.com`, `    - backendRefs: [ { name: echo-a, port: 80, weight: 0 }, { name: echo-b, port: 80, weight: 0 } ]\n`);
+    const mark = harness.mark();
+    await harness.write('zero-1.yaml', zero('zero-1'));
+    const answer = await eventually(
+      () => ask(harness, 'zero-1.example.com', '/'),
+      (reply) => reply.status !== 404,
+      'the rule of weight 0 to be served',
+      15_000,
+    );
+    expect([answer.status, answer.body]).to.deep.equal([500, '500 Internal Server Error: no backend of the route can take this request.']);
+    const rendered = harness.log.since(mark).filter((o): o is Extract<Outcome, { type: 'rendered' }> => o.type === 'rendered');
+    expect(rendered.at(-1)!.warnings.map((problem) => `${problem.object} ${problem.field}: ${problem.message}`)).to.include(
+      'HTTPRoute default/zero-1 spec.rules[0].matches[0]: for host zero-1.example.com, every request is answered 500: its backendRefs all have weight 0',
+    );
+    // The second one shares the first one's policy: map lines only.
+    const reloads = await harness.reloads();
+    await harness.write('zero-2.yaml', zero('zero-2'));
+    await eventually(
+      () => ask(harness, 'zero-2.example.com', '/'),
+      (reply) => reply.status === 500,
+      'the second rule of weight 0 to be served',
+      15_000,
+    );
+    expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it('serves the first of two matches with the same host, path and conditions, and warns that the other is never reached', async () => {
+    const same = `{ matches: [ { path: { type: PathPrefix, value: /p }, headers: [ { name: env, value: twin } ] } ]`;
+    const mark = harness.mark();
+    await harness.write('twin.yaml', httpRoute('twin', 'twin.example.com', `    - ${same}, ${to('echo-a')} }\n    - ${same}, ${to('echo-b')} }\n`));
+    await eventually(
+      () => ask(harness, 'twin.example.com', '/p', { env: 'twin' }),
+      (reply) => reply.status === 200,
+      'the twin matches to be served',
+      15_000,
+    );
+    for (let i = 0; i < 5; i++) expect((await seen(harness, 'twin.example.com', `/p/${i}`, { env: 'twin' })).backend).to.equal('a');
+    expect((await ask(harness, 'twin.example.com', '/p')).status).to.equal(404);
+    const rendered = harness.log.since(mark).filter((o): o is Extract<Outcome, { type: 'rendered' }> => o.type === 'rendered');
+    const warnings = rendered.at(-1)!.warnings.filter((problem) => problem.object === 'HTTPRoute default/twin');
+    expect(warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
+      'spec.rules[1].matches[0]: route "twin.example.com/p" not served here: the earlier spec.rules[0].matches[0], with the same header, query parameter and method matches, sends it to backend default_echo-a_80',
+      'spec.rules[1].matches[0]: route "twin.example.com/p/" not served here: the earlier spec.rules[0].matches[0], with the same header, query parameter and method matches, sends it to backend default_echo-a_80',
+    ]);
   });
 
   it("answers 500 for an unresolved backendRef's share of a split, within 10% over 1,000 requests", async () => {

@@ -423,6 +423,22 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const model = build({ routes: [route], ingresses: [one] });
     expect(model.hosts.map((host) => host.host)).to.deep.equal(['*.one.example.com', '*.wild.example.com', 'plain.example.com']);
     expect(model.suffixHosts.map((host) => host.host)).to.deep.equal(['*.wild.example.com']);
+    expect(model.suffixLookups.map((lookup) => lookup.labels)).to.deep.equal([3]);
+  });
+
+  it('looks wildcard hosts up once per number of labels their domains have, most first, and keeps the lookups while those numbers stay', () => {
+    const wild = (name: string, hostnames: readonly string[]) => httpRoute(name, { ...parent, hostnames, rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
+    const cache = new IngressModelCache();
+    const first = buildIngressModel(worldSources({ routes: [wild('a', ['*.example.com', '*.deep.wild.example.com', '*.wild.example.com'])] }), cache);
+    expect(first.suffixLookups).to.deep.equal([
+      { labels: 4, more: [1, 2, 3] },
+      { labels: 3, more: [1, 2] },
+      { labels: 2, more: [1] },
+    ]);
+    // Another domain of 3 labels: a host-suffix.map line, the same lookups.
+    const second = buildIngressModel(worldSources({ routes: [wild('a', ['*.example.com', '*.deep.wild.example.com', '*.wild.example.com']), wild('b', ['*.more.example.com'])] }), cache);
+    expect(second.suffixHosts.map((host) => host.host)).to.include('*.more.example.com');
+    expect(second.suffixLookups).to.equal(first.suffixLookups);
   });
 
   it("serves an HTTPS listener's certificate on a crt-list line for its hostname, or for its routes' hostnames", () => {
