@@ -289,7 +289,7 @@ export class IngressAggregate {
       if (before) this.#unroute(before, backends);
       if (after) this.#route(after, backends);
     });
-    let warningsMoved = this.#defaults.settle(backends) || warningsChanged;
+    const warningsMoved = this.#defaults.settle(backends) || warningsChanged;
     this.hosts = patchSorted(
       this.hosts,
       [...this.#touchedHosts],
@@ -310,18 +310,18 @@ export class IngressAggregate {
         order,
       );
     this.regexRoutes = lines('regex', this.regexRoutes, prefixOrder);
-    warningsMoved = this.routeLines.settle(
+    const listWarningsMoved = this.routeLines.settle(
       lines,
       (claim) => this.#route(claim, backends),
       (claim) => this.#unroute(claim, backends),
-    ) || warningsMoved;
+    );
     if (this.#problemsTouched) {
       const list = new ProblemList();
       for (const read of this.#withProblems) list.addAll(read.problems);
       for (const problems of this.#refused.values()) list.addAll(problems);
       this.excluded = list.sorted();
     }
-    if (warningsMoved) {
+    if (warningsMoved || listWarningsMoved) {
       const list = new ProblemList();
       for (const problems of this.#claims.warnings()) list.addAll(problems);
       list.addAll(this.routeLines.warnings);

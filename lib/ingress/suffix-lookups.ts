@@ -1,4 +1,4 @@
-import type { HostEntry } from './types.ts';
+import type { HostEntry, SuffixLookup } from './types.ts';
 
 /**
  * The lookups of host-suffix.map (Gateway API wildcards cover any number of
@@ -9,11 +9,6 @@ import type { HostEntry } from './types.ts';
  * `*.` and those (an exact lookup: a line added at runtime is found
  * wherever it lands). A domain with a new number of labels adds a lookup.
  */
-export interface SuffixLookup {
-  readonly labels: number;
-  /** One entry per label after the first: the template repeats `[.][^.]+` over it. */
-  readonly more: readonly number[];
-}
 
 const NO_LOOKUPS: readonly SuffixLookup[] = Object.freeze([]);
 

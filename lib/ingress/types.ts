@@ -1,4 +1,3 @@
-import type { SuffixLookup } from './suffix-lookups.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { BackendSettings, RouteSettings } from '../annotations/settings.ts';
 import type { RoutePolicy } from './route-policies.ts';
@@ -87,6 +86,13 @@ export interface IngressChanges {
   readonly since: (version: number) => readonly KubeObject[] | undefined;
   /** The Ingress stored now under the namespace and name of this one. */
   readonly current: (ingress: KubeObject) => KubeObject | undefined;
+}
+
+/** One lookup of host-suffix.map: the last `labels` labels of a name (suffix-lookups.ts). */
+export interface SuffixLookup {
+  readonly labels: number;
+  /** One entry per label after the first: the template repeats `[.][^.]+` over it. */
+  readonly more: readonly number[];
 }
 
 export interface IngressModel {

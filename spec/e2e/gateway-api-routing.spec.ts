@@ -423,7 +423,7 @@ describe('Gateway API routing end to end', function () {
     await harness.write('cross.yaml', httpRoute('cross', 'cross.example.com', `    - backendRefs: [ { name: echo-c, namespace: other, port: 80 } ]\n`));
     await harness.next(mark, 'deployed');
     const refused = await ask(harness, 'cross.example.com', '/x');
-    expect([refused.status, refused.body]).to.deep.equal([500, "500 Internal Server Error: no backend of the route can take this request."]);
+    expect([refused.status, refused.body]).to.deep.equal([500, '500 Internal Server Error: no backend of the route can take this request.']);
     const rendered = harness.log.since(mark).filter((o): o is Extract<Outcome, { type: 'rendered' }> => o.type === 'rendered');
     expect(rendered.at(-1)!.warnings.map((problem) => problem.message)).to.deep.equal([
       'for host cross.example.com, the share of its backendRef to other/echo-c is answered 500: spec.rules[0].backendRefs[0]: Service other/echo-c is in another namespace, and no ReferenceGrant there allows HTTPRoutes of default to use it',

@@ -256,9 +256,21 @@ describe('HTTPRoutes in the Ingress view model', () => {
       ...parent,
       hostnames: ['shop.example.com'],
       rules: [
-        { matches: [match('PathPrefix', '/zero')], backendRefs: [{ name: 'web', port: 8080, weight: 0 }, { name: 'api', port: 9090, weight: 0 }] },
+        {
+          matches: [match('PathPrefix', '/zero')],
+          backendRefs: [
+            { name: 'web', port: 8080, weight: 0 },
+            { name: 'api', port: 9090, weight: 0 },
+          ],
+        },
         { matches: [match('PathPrefix', '/gone')], backendRefs: [{ name: 'ghost', port: 80, weight: 0 }] },
-        { matches: [match('PathPrefix', '/some')], backendRefs: [{ name: 'web', port: 8080, weight: 0 }, { name: 'api', port: 9090, weight: 1 }] },
+        {
+          matches: [match('PathPrefix', '/some')],
+          backendRefs: [
+            { name: 'web', port: 8080, weight: 0 },
+            { name: 'api', port: 9090, weight: 1 },
+          ],
+        },
         { matches: [match('PathPrefix', '/lost')], backendRefs: [{ name: 'ghost', port: 80 }] },
       ],
     });
@@ -271,7 +283,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
     ]);
     const lineOf = (key: string) => model.prefixRoutes.find((line) => line.key === key)!;
     expect(model.policies.find((policy) => policy.key === lineOf('shop.example.com/zero/').policy)!.unresolved).to.deep.equal({ share: 1, of: 1, partial: false });
-    expect(new Set(['zero', 'gone', 'lost'].map((path) => lineOf(`shop.example.com/${path}/`).policy)).size).to.equal(1);
+    expect(new Set(['zero', 'gone', 'lost'].map((first) => lineOf(`shop.example.com/${first}/`).policy)).size).to.equal(1);
     expect(model.warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
       'spec.rules[0].matches[0]: for host shop.example.com, every request is answered 500: its backendRefs all have weight 0',
       'spec.rules[1].matches[0]: for host shop.example.com, every request is answered 500: its backendRefs all have weight 0',
