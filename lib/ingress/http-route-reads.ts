@@ -25,12 +25,14 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * weighted ones (a split backend: servers.ts), and the filters the route
  * policies render. A backendRef that does not resolve keeps its share of
  * the requests, answered 500 by the route's policy (unresolvedShare), with
- * a warning naming it. Header, query parameter and method matches make
- * claims with conditions, which the aggregate serves as candidate lists
- * (route-lists.ts). A record asking for more (conditions on a regular
- * expression path, a backendRef's own filters, a mirror, timeouts.request)
- * is left out with a warning naming its match, never served as something
- * else.
+ * a warning naming it; backendRefs all of weight 0 answer every request
+ * 500 the same way. Header, query parameter and method matches make claims
+ * with conditions, which the aggregate serves as candidate lists
+ * (route-lists.ts), or on a regular expression path as regex lines that
+ * look for the request's condition keys (regex-candidates.ts). A record
+ * asking for more (a backendRef's own filters, a mirror, timeouts.request)
+ * is left out with a warning naming its match (LeftOutMatch, which its
+ * route's status reads), never served as something else.
  *
  * Conflicts follow the Ingress rules (route-claims.ts): an Exact path
  * outranks a PathPrefix's exact line, then the older object wins, whichever
@@ -87,8 +89,6 @@ const NO_SETTINGS: ReadSettings = Object.freeze({ backend: Object.freeze({}), ro
 function unserved(record: RouteRecord): string | undefined {
   // A map line's key is one word read raw: what an Ingress's regex path may not hold (names.ts checkRegexPath), this may not either.
   if (record.path.kind === 'regex' && /[#%`]/.test(record.path.value)) return "a RegularExpression path with '#', '%' or '`'";
-  const conditional = record.headers.length > 0 || record.query.length > 0 || record.method !== undefined;
-  if (conditional && record.path.kind === 'regex') return 'header, query parameter or method matches on a RegularExpression path';
   for (const backend of record.backends) {
     if (backend.settings !== undefined && backend.refused === undefined) return "a backendRef's own filters";
   }

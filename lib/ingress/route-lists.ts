@@ -6,6 +6,7 @@ import { conditionsOrder, type RouteConditions } from './route-conditions.ts';
 import { claimOrder, conflictWarning, type RouteClaims, type RouteMap } from './route-claims.ts';
 import type { Problem } from '../pipeline/model.ts';
 import { NO_PROBLEMS } from './problems.ts';
+import { buildRegexCandidates, NO_REGEX_CANDIDATES, regexLines, type RegexCandidates } from './regex-candidates.ts';
 import { sourceOf } from '../pipeline/value-source.ts';
 import { sameItems } from './sorted-list.ts';
 import type { CandidateLine, Route } from './types.ts';
@@ -160,9 +161,21 @@ export class ConditionalClaims {
   candidates: readonly CandidateLine[] = NO_LISTS.candidates;
   conditions: readonly RouteConditions[] = NO_LISTS.conditions;
   warnings: readonly Problem[] = NO_PROBLEMS;
+  /** The claims with conditions on regular expression paths (regex-candidates.ts). */
+  regex: RegexCandidates = NO_REGEX_CANDIDATES;
+  #regexLines: { readonly plain: readonly Route[]; readonly regex: RegexCandidates; readonly lines: readonly Route[] } | undefined;
 
   constructor(plain: RouteClaims) {
     this.#plain = plain;
+  }
+
+  /** The regex map's lines: `plain` (the winners, in prefixOrder) with the claims with conditions among them; the last ones while both are the same. */
+  regexRoutes(plain: readonly Route[]): readonly Route[] {
+    const kept = this.#regexLines;
+    if (kept?.plain === plain && kept.regex === this.regex) return kept.lines;
+    const lines = regexLines(plain, this.regex, prefixOrder);
+    this.#regexLines = { plain, regex: this.regex, lines };
+    return lines;
   }
 
   add(claim: RouteClaim): void {
@@ -194,14 +207,16 @@ export class ConditionalClaims {
     const warnings = this.warnings;
     if (listsMoved) {
       this.#touched = false;
-      const before = new Set(this.#lists.users);
+      const before = new Set([...this.#lists.users, ...this.regex.claims]);
       const lists = buildRouteLists(this.#claims, (map, key) => this.#plain.winner(map, key));
-      const after = new Set(lists.users);
+      const regex = buildRegexCandidates(this.#claims);
+      const after = new Set([...lists.users, ...regex.claims]);
       for (const claim of before) if (!after.has(claim)) unroute(claim);
       for (const claim of after) if (!before.has(claim)) route(claim);
       if (!sameCandidates(this.candidates, lists.candidates)) this.candidates = lists.candidates;
       if (!sameItems(this.conditions, lists.conditions)) this.conditions = lists.conditions;
-      if (lists.warnings.length + this.warnings.length > 0) this.warnings = lists.warnings;
+      if (lists.warnings.length + regex.warnings.length + this.warnings.length > 0) this.warnings = [...lists.warnings, ...regex.warnings];
+      if (!sameItems(this.regex.claims, regex.claims) || !sameItems(this.regex.conditions, regex.conditions)) this.regex = regex;
       this.#lists = lists;
     }
     if (listsMoved || plainExact !== this.#plainExact) this.exactRoutes = withListLines(plainExact, this.#lists.lines.exact, compareCodeUnits);

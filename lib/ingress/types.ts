@@ -117,6 +117,12 @@ export interface IngressModel {
    */
   readonly regexRoutes: readonly Route[];
   /**
+   * The condition sets of regex lines with conditions (regex-candidates.ts):
+   * while there are any, the regex map is looked up with the keys of those
+   * a request passes in front of its host and path.
+   */
+  readonly regexConditions: readonly RouteConditions[];
+  /**
    * candidates.map lines: `<list id>/<conditions key>` → `<rank>=<line value>`,
    * and `<list id>/` → `999=<fallback>`, sorted by key (see route-lists.ts).
    */

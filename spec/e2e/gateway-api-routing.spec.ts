@@ -525,6 +525,52 @@ describe('Gateway API routing end to end', function () {
     expect((await ask(harness, 'headers.example.com', '/', { 'x-delay': '1500' })).status).to.equal(200);
   });
 
+  it("serves header and method conditions on RegularExpression paths in the specification's order, falling through to the next expression and to prefixes", async () => {
+    const regex = (value: string, extra: string, serviceName: string) => `    - { matches: [ { path: { type: RegularExpression, value: "${value}" }${extra} } ], ${to(serviceName)} }\n`;
+    const version = (value: string) => `, headers: [ { name: version, value: ${value} } ]`;
+    await harness.write(
+      'regex-conditions.yaml',
+      httpRoute(
+        'regex-conditions',
+        'regexcond.example.com',
+        regex('/v[0-9]+/long', ', method: POST', 'echo-b') +
+          regex('/v[0-9]+/.*', '', 'echo-a') +
+          regex('/v[0-9]+', version('two'), 'echo-b') +
+          regex('/v[0-9]+', '', 'echo-a') +
+          regex('/p/[0-9]+', version('two'), 'echo-a') +
+          `    - { matches: [ { path: { type: PathPrefix, value: /p } } ], ${to('echo-b')} }\n`,
+      ),
+    );
+    await eventually(
+      () => ask(harness, 'regexcond.example.com', '/v1'),
+      (reply) => reply.status === 200,
+      'the regex conditions to be served',
+      15_000,
+    );
+    const backend = async (path: string, headers: Record<string, string> = {}, method = 'GET') => {
+      const answer = await ask(harness, 'regexcond.example.com', path, headers, false, method);
+      return answer.status === 200 ? (JSON.parse(answer.body) as Seen).backend : String(answer.status);
+    };
+    // The method match of the longer expression, else the next expression that matches.
+    expect([await backend('/v1/long', {}, 'POST'), await backend('/v1/long'), await backend('/v1/other', {}, 'POST')]).to.deep.equal(['b', 'a', 'a']);
+    // The header match before the same expression without conditions.
+    expect([await backend('/v12', { version: 'two' }), await backend('/v12'), await backend('/v12', { version: 'three' })]).to.deep.equal(['b', 'a', 'a']);
+    // An expression whose conditions fail lets the prefix lookup run.
+    expect([await backend('/p/7', { version: 'two' }), await backend('/p/7'), await backend('/p/x', { version: 'two' })]).to.deep.equal(['a', 'b', 'b']);
+    // Another route with conditions a served regex line has (a shorter expression: its line goes last): map lines only.
+    const reloads = await harness.reloads();
+    await harness.write('regex-again.yaml', httpRoute('regex-again', 'rx.example.com', regex('/[0-9]', version('two'), 'echo-b')));
+    await eventually(
+      () => ask(harness, 'rx.example.com', '/5', { version: 'two' }),
+      (reply) => reply.status === 200,
+      'the second route with regex conditions to be served',
+      15_000,
+    );
+    expect((await seen(harness, 'rx.example.com', '/5', { version: 'two' })).backend).to.equal('b');
+    expect((await ask(harness, 'rx.example.com', '/5')).status).to.equal(404);
+    expect(await harness.reloads()).to.equal(reloads);
+  });
+
   it('serves a new HTTPRoute to a served Service, then a changed path, without a reload', async () => {
     const reloads = await harness.reloads();
     let mark = harness.mark();

@@ -296,19 +296,83 @@ describe('HTTPRoutes in the Ingress view model', () => {
       ...parent,
       hostnames: ['shop.example.com'],
       rules: [
-        { matches: [{ path: { type: 'RegularExpression', value: '/v[0-9]' }, headers: [{ name: 'X-Version', value: '2' }] }], backendRefs: [{ name: 'api', port: 9090 }] },
+        { matches: [match('RegularExpression', '/v#[0-9]')], backendRefs: [{ name: 'api', port: 9090 }] },
         { matches: [match('PathPrefix', '/')], backendRefs: [{ name: 'web', port: 8080 }] },
       ],
     });
     const model = build({ routes: [route] });
     expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_web_8080']);
+    expect(model.regexRoutes).to.deep.equal([]);
     expect(model.warnings).to.deep.equal([
       {
         object: 'HTTPRoute infra/shop',
         field: 'spec.rules[0].matches[0]',
-        message: 'not served for host shop.example.com: header, query parameter or method matches on a RegularExpression path not routed yet',
+        message: "not served for host shop.example.com: a RegularExpression path with '#', '%' or '`' not routed yet",
       },
     ]);
+  });
+
+  it('serves conditions on RegularExpression paths in the regex map: each line looks past the condition keys a request passes, its own among them, in the order of the specification', () => {
+    const onShop = (name: string, created: string, rules: readonly unknown[]) => httpRoute(name, { ...parent, hostnames: ['shop.example.com'], rules }, 'infra', created);
+    const regex = (value: string, extra: Record<string, unknown>, serviceName: string) => ({
+      matches: [{ ...match('RegularExpression', value), ...extra }],
+      backendRefs: [{ name: serviceName, port: 8080 }],
+    });
+    const model = build({
+      routes: [
+        onShop('older', '2026-01-01T00:00:00Z', [regex('/v[0-9]', { headers: [{ name: 'X-Version', value: '2' }] }, 'web'), regex('/v[0-9]', {}, 'web')]),
+        onShop('newer', '2026-01-02T00:00:00Z', [
+          regex('/v[0-9]', { method: 'POST' }, 'api'),
+          regex('/v[0-9]', { headers: [{ name: 'x-version', value: '2' }] }, 'api'),
+          regex('/v[0-9]/long', { queryParams: [{ name: 'q', value: 'v' }] }, 'api'),
+        ]),
+      ],
+      services: [web, service('api', [{ port: 8080 }], 'infra')],
+    });
+    const conditions = new Map(
+      model.regexConditions.map((set) => [
+        set.key,
+        [set.method, ...set.headers.map((h) => `${h.name}=${h.value}`), ...set.query.map((q) => `?${q.name}=${q.value}`)].filter(Boolean).join(' '),
+      ]),
+    );
+    expect([...conditions.values()].sort()).to.deep.equal(['?q=v', 'POST', 'x-version=2']);
+    // The longer expression first; then, for one expression, the method match, the header match of the older route, and the line without conditions.
+    const described = model.regexRoutes.map((line) => `${line.key.replace(/c[0-9a-f]{16}/, (key) => `<${conditions.get(key)}>`)} ${line.backend}`);
+    expect(described).to.deep.equal([
+      '^[^|]*;<?q=v>;[^|]*\\|shop\\.example\\.com(?:/v[0-9]/long)$ infra_api_8080',
+      '^[^|]*;<POST>;[^|]*\\|shop\\.example\\.com(?:/v[0-9])$ infra_api_8080',
+      '^[^|]*;<x-version=2>;[^|]*\\|shop\\.example\\.com(?:/v[0-9])$ infra_web_8080',
+      '^[^|]*\\|shop\\.example\\.com(?:/v[0-9])$ infra_web_8080',
+    ]);
+    // A request passing the header match's conditions alone: its held keys are those of that set.
+    const held = (...sets: string[]) => `;${sets.map((set) => `${[...conditions].find(([, what]) => what === set)![0]};`).join('')}|shop.example.com/v1`;
+    const first = (request: string) => model.regexRoutes.findIndex((line) => new RegExp(line.key).test(request));
+    expect([first(held('x-version=2')), first(held()), first(held('POST', 'x-version=2')), first(held('?q=v'))]).to.deep.equal([2, 3, 1, 3]);
+    // The newer route's header match has the older one's conditions on the same expression: never reached, and told.
+    expect(model.warnings.map((problem) => `${problem.object} ${problem.field}: ${problem.message}`)).to.deep.equal([
+      'HTTPRoute infra/newer spec.rules[1].matches[0]: route "^shop\\\\.example\\\\.com(?:/v[0-9])$" not served here: older HTTPRoute infra/older, with the same header, query parameter and method matches, sends it to backend infra_web_8080',
+    ]);
+  });
+
+  it("makes an Ingress's regex line look past the held condition keys too, while some HTTPRoute regex line has conditions", () => {
+    const nginx = ingress('nginx', {
+      namespace: 'infra',
+      annotations: { 'nginx.ingress.kubernetes.io/use-regex': 'true' },
+      rules: [rule('nginx.example.com', path('/api/[a-z]+', 'web', 'http', 'Prefix'))],
+    });
+    const conditional = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [{ matches: [{ ...match('RegularExpression', '/v[0-9]'), method: 'POST' }], backendRefs: [{ name: 'api', port: 9090 }] }],
+    });
+    const plain = build({ ingresses: [nginx] }).regexRoutes.map((line) => line.key);
+    expect(plain).to.deep.equal(['(?i)^nginx\\.example\\.com/api/[a-z]+']);
+    const model = build({ ingresses: [nginx], routes: [conditional] });
+    const keys = model.regexRoutes.map((line) => line.key.replace(/c[0-9a-f]{16}/, 'c<key>'));
+    expect(keys).to.deep.equal(['(?i)^[^|]*\\|nginx\\.example\\.com/api/[a-z]+', '^[^|]*;c<key>;[^|]*\\|shop\\.example\\.com(?:/v[0-9])$']);
+    // PCRE's (?i) is JavaScript's flag i.
+    expect(new RegExp(model.regexRoutes[0]!.key.replace('(?i)', ''), 'i').test(`;${model.regexConditions[0]!.key};|NGINX.example.com/api/x`)).to.equal(true);
+    expect(new RegExp(model.regexRoutes[1]!.key).test(';|shop.example.com/v1')).to.equal(false);
   });
 
   it('serves header, query parameter and method matches as candidate lists ranked as the specification ranks matches', () => {
