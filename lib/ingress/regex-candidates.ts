@@ -14,9 +14,9 @@ import type { Route } from './types.ts';
  * the next line: the conditions become part of what the expression matches.
  * While some regex line has conditions, the frontend collects the key of
  * every condition set of those lines the request passes into `txn.held`
- * (`;c<key>;c<key>;`), and looks `<held>|<host><path>` up instead of
+ * (`:c<key>:c<key>:`), and looks `<held>|<host><path>` up instead of
  * `<host><path>`; every line's expression then starts, after its `^`, with
- * `[^|]*\|` (any held keys), or `[^|]*;c<key>;[^|]*\|` for a line with
+ * `[^|]+[|]` (any held keys), or `(?:[^|]+)?:c<key>:(?:[^|]+)?[|]` for a line with
  * conditions (held keys holding its own). Held keys have no '|', so the
  * first one ends them whatever the path holds.
  *
@@ -76,7 +76,9 @@ export function buildRegexCandidates(conditional: Iterable<RouteClaim>): RegexCa
 
 /** A regex key with what a lookup of `<held>|<host><path>` must find before the host: any held keys, or `conditions`' among them. */
 function heldKey(key: string, conditions: RouteConditions | undefined): string {
-  const held = conditions ? `[^|]*;${conditions.key};[^|]*\\|` : '[^|]*\\|';
+  // What a runtime map entry keeps: no ';' (it ends a Runtime API command), no '*' (the Data Plane API's map paths refuse it),
+  // and no '\' (the Runtime API reads it as an escape, so `\|` would arrive as an alternation): '|' stands in a class.
+  const held = conditions ? `(?:[^|]+)?:${conditions.key}:(?:[^|]+)?[|]` : '[^|]+[|]';
   // Every regex key the readers make anchors at its start, after an optional (?i) (ingress-reader.ts, http-route-reads.ts).
   return key.replace(/^((?:\(\?i\))?\^)/, `$1${held}`);
 }
