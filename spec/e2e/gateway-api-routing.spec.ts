@@ -72,6 +72,26 @@ async function seen(harness: LocalHarness, host: string, path: string, headers: 
   return JSON.parse(answer.body) as Seen;
 }
 
+/**
+ * Waits for the deployment of a configuration rendered since `mark` that
+ * lists `host` in host.map or host-suffix.map, and returns its render:
+ * a case that waits for its own deployment leaves none behind to be taken
+ * for the next case's.
+ */
+async function deployedWith(harness: LocalHarness, mark: number, host: string): Promise<Extract<Outcome, { type: 'rendered' }>> {
+  const listed = (o: Outcome): o is Extract<Outcome, { type: 'rendered' }> =>
+    o.type === 'rendered' && [o.files.maps['host.map'], o.files.maps['host-suffix.map']].some((map) => map?.split('\n').some((line) => line.startsWith(`${host} `)));
+  return eventually(
+    async () => {
+      const since = harness.log.since(mark);
+      return since.filter(listed).find((rendered) => since.some((o) => o.type === 'deployed' && o.hash === rendered.hash));
+    },
+    (rendered) => rendered !== undefined,
+    `the deployment serving ${host}`,
+    15_000,
+  ) as Promise<Extract<Outcome, { type: 'rendered' }>>;
+}
+
 const GATEWAY = gateway(
   '{ name: http, port: 80, protocol: HTTP }',
   '{ name: https, port: 443, protocol: HTTPS, hostname: secure.example.com, tls: { mode: Terminate, certificateRefs: [ { name: secure-tls } ] } }',
@@ -346,13 +366,9 @@ describe('Gateway API routing end to end', function () {
 
   it('serves a new wildcard hostname whose domain has as many labels as a served one without a reload, at any depth', async () => {
     const reloads = await harness.reloads();
+    const mark = harness.mark();
     await harness.write('more-wildcard.yaml', httpRoute('more-wildcard', '"*.more.example.com"', `    - { ${to('echo-a')} }\n`));
-    await eventually(
-      () => ask(harness, 'a.b.c.d.e.f.g.h.more.example.com', '/'),
-      (reply) => reply.status === 200,
-      'the new wildcard to be served',
-      15_000,
-    );
+    await deployedWith(harness, mark, '*.more.example.com');
     expect((await seen(harness, 'a.b.c.d.e.f.g.h.more.example.com', '/')).backend).to.equal('a');
     expect((await ask(harness, 'more.example.com', '/')).status).to.equal(404);
     expect(await harness.reloads()).to.equal(reloads);
@@ -451,26 +467,18 @@ describe('Gateway API routing end to end', function () {
     const zero = (name: string) => httpRoute(name, `${name}.example.com`, `    - backendRefs: [ { name: echo-a, port: 80, weight: 0 }, { name: echo-b, port: 80, weight: 0 } ]\n`);
     const mark = harness.mark();
     await harness.write('zero-1.yaml', zero('zero-1'));
-    const answer = await eventually(
-      () => ask(harness, 'zero-1.example.com', '/'),
-      (reply) => reply.status !== 404,
-      'the rule of weight 0 to be served',
-      15_000,
-    );
+    const rendered = await deployedWith(harness, mark, 'zero-1.example.com');
+    const answer = await ask(harness, 'zero-1.example.com', '/');
     expect([answer.status, answer.body]).to.deep.equal([500, '500 Internal Server Error: no backend of the route can take this request.']);
-    const rendered = harness.log.since(mark).filter((o): o is Extract<Outcome, { type: 'rendered' }> => o.type === 'rendered');
-    expect(rendered.at(-1)!.warnings.map((problem) => `${problem.object} ${problem.field}: ${problem.message}`)).to.include(
+    expect(rendered.warnings.map((problem) => `${problem.object} ${problem.field}: ${problem.message}`)).to.include(
       'HTTPRoute default/zero-1 spec.rules[0].matches[0]: for host zero-1.example.com, every request is answered 500: its backendRefs all have weight 0',
     );
     // The second one shares the first one's policy: map lines only.
     const reloads = await harness.reloads();
+    const again = harness.mark();
     await harness.write('zero-2.yaml', zero('zero-2'));
-    await eventually(
-      () => ask(harness, 'zero-2.example.com', '/'),
-      (reply) => reply.status === 500,
-      'the second rule of weight 0 to be served',
-      15_000,
-    );
+    await deployedWith(harness, again, 'zero-2.example.com');
+    expect((await ask(harness, 'zero-2.example.com', '/')).status).to.equal(500);
     expect(await harness.reloads()).to.equal(reloads);
   });
 
@@ -478,16 +486,10 @@ describe('Gateway API routing end to end', function () {
     const same = `{ matches: [ { path: { type: PathPrefix, value: /p }, headers: [ { name: env, value: twin } ] } ]`;
     const mark = harness.mark();
     await harness.write('twin.yaml', httpRoute('twin', 'twin.example.com', `    - ${same}, ${to('echo-a')} }\n    - ${same}, ${to('echo-b')} }\n`));
-    await eventually(
-      () => ask(harness, 'twin.example.com', '/p', { env: 'twin' }),
-      (reply) => reply.status === 200,
-      'the twin matches to be served',
-      15_000,
-    );
+    const rendered = await deployedWith(harness, mark, 'twin.example.com');
     for (let i = 0; i < 5; i++) expect((await seen(harness, 'twin.example.com', `/p/${i}`, { env: 'twin' })).backend).to.equal('a');
     expect((await ask(harness, 'twin.example.com', '/p')).status).to.equal(404);
-    const rendered = harness.log.since(mark).filter((o): o is Extract<Outcome, { type: 'rendered' }> => o.type === 'rendered');
-    const warnings = rendered.at(-1)!.warnings.filter((problem) => problem.object === 'HTTPRoute default/twin');
+    const warnings = rendered.warnings.filter((problem) => problem.object === 'HTTPRoute default/twin');
     expect(warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
       'spec.rules[1].matches[0]: route "twin.example.com/p" not served here: the earlier spec.rules[0].matches[0], with the same header, query parameter and method matches, sends it to backend default_echo-a_80',
       'spec.rules[1].matches[0]: route "twin.example.com/p/" not served here: the earlier spec.rules[0].matches[0], with the same header, query parameter and method matches, sends it to backend default_echo-a_80',
@@ -528,6 +530,7 @@ describe('Gateway API routing end to end', function () {
   it("serves header and method conditions on RegularExpression paths in the specification's order, falling through to the next expression and to prefixes", async () => {
     const regex = (value: string, extra: string, serviceName: string) => `    - { matches: [ { path: { type: RegularExpression, value: "${value}" }${extra} } ], ${to(serviceName)} }\n`;
     const version = (value: string) => `, headers: [ { name: version, value: ${value} } ]`;
+    const mark = harness.mark();
     await harness.write(
       'regex-conditions.yaml',
       httpRoute(
@@ -541,12 +544,7 @@ describe('Gateway API routing end to end', function () {
           `    - { matches: [ { path: { type: PathPrefix, value: /p } } ], ${to('echo-b')} }\n`,
       ),
     );
-    await eventually(
-      () => ask(harness, 'regexcond.example.com', '/v1'),
-      (reply) => reply.status === 200,
-      'the regex conditions to be served',
-      15_000,
-    );
+    await deployedWith(harness, mark, 'regexcond.example.com');
     const backend = async (path: string, headers: Record<string, string> = {}, method = 'GET') => {
       const answer = await ask(harness, 'regexcond.example.com', path, headers, false, method);
       return answer.status === 200 ? (JSON.parse(answer.body) as Seen).backend : String(answer.status);
@@ -559,13 +557,9 @@ describe('Gateway API routing end to end', function () {
     expect([await backend('/p/7', { version: 'two' }), await backend('/p/7'), await backend('/p/x', { version: 'two' })]).to.deep.equal(['a', 'b', 'b']);
     // Another route with conditions a served regex line has (a shorter expression: its line goes last): map lines only.
     const reloads = await harness.reloads();
+    const again = harness.mark();
     await harness.write('regex-again.yaml', httpRoute('regex-again', 'rx.example.com', regex('/[0-9]', version('two'), 'echo-b')));
-    await eventually(
-      () => ask(harness, 'rx.example.com', '/5', { version: 'two' }),
-      (reply) => reply.status === 200,
-      'the second route with regex conditions to be served',
-      15_000,
-    );
+    await deployedWith(harness, again, 'rx.example.com');
     expect((await seen(harness, 'rx.example.com', '/5', { version: 'two' })).backend).to.equal('b');
     expect((await ask(harness, 'rx.example.com', '/5')).status).to.equal(404);
     expect(await harness.reloads()).to.equal(reloads);
