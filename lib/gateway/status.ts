@@ -1,4 +1,5 @@
 import { isFields } from '../ingress/fields.ts';
+import { leftOutMessage, type LeftOutMatch } from '../ingress/http-route-reads.ts';
 import type { LoadBalancerIngress } from '../kube/ingress-status.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { desired, generationOf, withTransitions, type DesiredCondition } from './conditions.ts';
@@ -86,7 +87,8 @@ export function gatewayStatus(outcome: GatewayOutcome, addresses: readonly LoadB
  * all of it: nothing of the route is served then.
  */
 export interface LeftOut {
-  readonly matches: readonly string[];
+  /** One per record: a match served for several hosts is named once per host. */
+  readonly matches: readonly LeftOutMatch[];
   readonly all: boolean;
 }
 
@@ -104,7 +106,7 @@ export const NOTHING_LEFT_OUT: LeftOut = Object.freeze({ matches: Object.freeze(
 function acceptedConditions(acceptance: RouteOutcome['parents'][number]['acceptance'], leftOut: LeftOut): DesiredCondition[] {
   if (!acceptance.accepted) return [desired('Accepted', false, acceptance.reason, acceptance.message)];
   if (leftOut.matches.length === 0) return [desired('Accepted', true, 'Accepted', 'accepted')];
-  const dropped = `Dropped Rule(s): ${leftOut.matches.join('; ')}`;
+  const dropped = `Dropped Rule(s): ${[...new Set(leftOut.matches.map((match) => `${match.field}: ${leftOutMessage(match)}`))].join('; ')}`;
   if (leftOut.all) return [desired('Accepted', false, 'UnsupportedValue', `no rule can be served: ${dropped}`)];
   return [desired('Accepted', true, 'Accepted', 'accepted'), desired('PartiallyInvalid', true, 'UnsupportedValue', dropped)];
 }

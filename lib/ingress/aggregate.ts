@@ -290,8 +290,7 @@ export class IngressAggregate {
       if (before) this.#unroute(before, backends);
       if (after) this.#route(after, backends);
     });
-    let warningsMoved = warningsChanged;
-    warningsMoved = this.#defaults.settle(backends) || warningsMoved;
+    const warningsMoved = this.#defaults.settle(backends) || warningsChanged;
     this.hosts = patchSorted(
       this.hosts,
       [...this.#touchedHosts],
@@ -312,7 +311,7 @@ export class IngressAggregate {
         order,
       );
     this.regexRoutes = lines('regex', this.regexRoutes, prefixOrder);
-    this.routeLines.settle(
+    const listWarningsMoved = this.routeLines.settle(
       lines,
       (claim) => this.#route(claim, backends),
       (claim) => this.#unroute(claim, backends),
@@ -323,9 +322,10 @@ export class IngressAggregate {
       for (const problems of this.#refused.values()) list.addAll(problems);
       this.excluded = list.sorted();
     }
-    if (warningsMoved) {
+    if (warningsMoved || listWarningsMoved) {
       const list = new ProblemList();
       for (const problems of this.#claims.warnings()) list.addAll(problems);
+      list.addAll(this.routeLines.warnings);
       list.addAll(this.#defaults.warnings);
       this.warnings = list.sorted();
     }

@@ -29,13 +29,16 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * several backendRefs, a choice in the frontend: backend-choice.ts). A
  * backendRef that does not resolve keeps its share of
  * the requests, answered 500 by the route's policy (unresolvedShare), with
- * a warning naming it. Header, query parameter and method matches make
- * claims with conditions, which the aggregate serves as candidate lists
- * (route-lists.ts). A record asking for more (conditions on a regular
- * expression path, a mirror in a backendRef's own filters, timeouts.request)
- * is left out with a warning naming its match, never served as something
- * else. A mirror is the route policy's (route-policies.ts), its Service
- * port's backend kept by the aggregate (mirror-backends.ts).
+ * a warning naming it; backendRefs all of weight 0 answer every request
+ * 500 the same way. Header, query parameter and method matches make claims
+ * with conditions, which the aggregate serves as candidate lists
+ * (route-lists.ts), or on a regular expression path as regex lines that
+ * look for the request's condition keys (regex-candidates.ts). A record
+ * asking for more (a mirror in a backendRef's own filters, timeouts.request)
+ * is left out with a warning naming its match (LeftOutMatch, which its
+ * route's status reads), never served as something else. A mirror is the
+ * route policy's (route-policies.ts), its Service port's backend kept by
+ * the aggregate (mirror-backends.ts).
  *
  * Conflicts follow the Ingress rules (route-claims.ts): an Exact path
  * outranks a PathPrefix's exact line, then the older object wins, whichever
@@ -58,13 +61,35 @@ export interface HttpRouteRead {
    */
   readonly key: KubeObject;
   readonly read: IngressRead;
-  /** The records left out, with why. */
+  /** The records left out, with why, and the backendRefs answered 500. */
   readonly warnings: readonly Problem[];
+  /** The matches left out as not routed yet, for the route's status. */
+  readonly leftOut: readonly LeftOutMatch[];
   /** The records' content: equal for equal records. */
   readonly content: string;
   /** True when a route of it chooses between backendRefs with filters of their own (backend-choice.ts). */
   readonly choices: boolean;
 }
+
+/**
+ * A match left out as not routed yet (as against one that cannot be served
+ * at all): its warning and its route's status (PartiallyInvalid) say so.
+ */
+export interface LeftOutMatch {
+  /** The HTTPRoute, as messages name it. */
+  readonly object: string;
+  readonly field: string;
+  readonly host: string;
+  /** What of it is not routed yet: unserved()'s answer. */
+  readonly reason: string;
+}
+
+/** How a left-out match is named: in its warning, and in its route's status. */
+export function leftOutMessage(match: LeftOutMatch): string {
+  return `not served for host ${match.host}: ${match.reason} not routed yet`;
+}
+
+const NO_LEFT_OUT: readonly LeftOutMatch[] = Object.freeze([]);
 
 const NO_SETTINGS: ReadSettings = Object.freeze({ backend: Object.freeze({}), route: Object.freeze({}), outcomes: Object.freeze([]) });
 
@@ -72,31 +97,35 @@ const NO_SETTINGS: ReadSettings = Object.freeze({ backend: Object.freeze({}), ro
 function unserved(record: RouteRecord): string | undefined {
   // A map line's key is one word read raw: what an Ingress's regex path may not hold (names.ts checkRegexPath), this may not either.
   if (record.path.kind === 'regex' && /[#%`]/.test(record.path.value)) return "a RegularExpression path with '#', '%' or '`'";
-  const conditional = record.headers.length > 0 || record.query.length > 0 || record.method !== undefined;
-  if (conditional && record.path.kind === 'regex') return 'header, query parameter or method matches on a RegularExpression path';
   for (const backend of record.backends) {
     if (backend.settings === undefined || backend.refused !== undefined) continue;
     if (backend.settings.mirror !== undefined) return "a backendRef's RequestMirror";
     const conflict = backendFiltersConflict(record.settings, backend.settings);
     if (conflict !== undefined) return conflict;
   }
-  if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) return 'backendRefs all of weight 0';
   // A request timeout of 0 asks for no deadline, which is what HAProxy has. Any other it cannot set: its timeouts bound the wait
   // for the client's request, for a connection and for each silence of a server or client, never a whole request and response.
   if (record.settings.timeouts?.request) return 'timeouts.request (HAProxy 2.6 has no deadline for a whole request and response)';
   return undefined;
 }
 
+/** Every request answered 500: what routes whose backendRefs all fail, or all have weight 0, share. */
+const EVERY_REQUEST = Object.freeze({ share: 1, of: 1 });
+
 /**
  * A record whose backendRefs do not all resolve, as the specification
  * serves it: the refused ones' share of the requests answered 500 (a route
  * setting, so its policy says it), the rest split by weight between the
- * resolved ones. A refused backendRef of weight 0 asks for nothing.
+ * resolved ones. A refused backendRef of weight 0 asks for nothing. When
+ * every backendRef has weight 0, none may have a request ("If weight is
+ * set to 0, no traffic should be forwarded for this entry"): every request
+ * is answered 500, as for backendRefs that are all invalid.
  */
 function withUnresolvedShare(record: RouteRecord): RouteRecord {
+  const total = record.backends.reduce((sum, backend) => sum + backend.weight, 0);
+  if (record.backends.length > 0 && total === 0) return { ...record, backends: [], settings: { ...record.settings, unresolvedShare: EVERY_REQUEST } };
   const refused = record.backends.filter((backend) => backend.refused !== undefined);
   if (refused.length === 0) return record;
-  const total = record.backends.reduce((sum, backend) => sum + backend.weight, 0);
   const share = refused.reduce((sum, backend) => sum + backend.weight, 0);
   const backends = record.backends.filter((backend) => backend.refused === undefined);
   if (share === 0) return { ...record, backends };
@@ -105,8 +134,11 @@ function withUnresolvedShare(record: RouteRecord): RouteRecord {
   return { ...record, backends: share === total ? [] : backends, settings: { ...record.settings, unresolvedShare } };
 }
 
-/** What is said of the backendRefs of a record that do not resolve: their share is answered 500. */
+/** What is said of the backendRefs of a record that do not resolve (their share is answered 500), or that all have weight 0. */
 function unresolvedWarnings(record: RouteRecord, label: string): Problem[] {
+  if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) {
+    return [{ object: label, field: record.origin.field, message: `for host ${record.host.key}, every request is answered 500: its backendRefs all have weight 0` }];
+  }
   return record.backends
     .filter((backend) => backend.refused !== undefined && backend.weight > 0)
     .map((backend) => ({
@@ -162,11 +194,14 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
   const hosts = new Map<string, HostEntry>();
   const routes: RouteClaim[] = [];
   const warnings: Problem[] = [];
+  const leftOut: LeftOutMatch[] = [];
   for (const asked of routed.records) {
     const field = asked.origin.field;
     const reason = unserved(asked);
     if (reason !== undefined) {
-      warnings.push({ object: label, field, message: `not served for host ${asked.host.key}: ${reason} not routed yet` });
+      const match: LeftOutMatch = { object: label, field, host: asked.host.key, reason };
+      leftOut.push(match);
+      warnings.push({ object: label, field, message: leftOutMessage(match) });
       continue;
     }
     warnings.push(...unresolvedWarnings(asked, label));
@@ -209,6 +244,7 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
     content,
     choices: routes.some((claim) => claim.backend.choice !== undefined),
     warnings: warnings.length > 0 ? warnings : NO_PROBLEMS,
+    leftOut: leftOut.length > 0 ? leftOut : NO_LEFT_OUT,
     read: {
       place,
       problems: NO_PROBLEMS,

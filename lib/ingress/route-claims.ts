@@ -152,18 +152,27 @@ function conflictWarnings(claims: readonly RouteClaim[]): readonly Problem[] {
   const winner = claims[0]!;
   const problems: Problem[] = [];
   for (let i = 1; i < claims.length; i++) {
-    const claim = claims[i]!;
-    if (winner.fromExactPath !== claim.fromExactPath) continue;
-    const sameBackend = winner.backend.name === claim.backend.name;
-    if (sameBackend && winner.policy?.key === claim.policy?.key) continue;
-    const by = winner.ingress === claim.ingress ? `the earlier ${winner.field}` : `older ${winner.label}`;
-    problems.push({
-      object: claim.label,
-      field: claim.field,
-      message: sameBackend
-        ? `route ${quote(claim.key)} not served with its annotations' route settings: ${by} serves it with its own`
-        : `route ${quote(claim.key)} not served here: ${by} sends it to backend ${winner.backend.name}`,
-    });
+    const problem = conflictWarning(winner, claims[i]!);
+    if (problem) problems.push(problem);
   }
   return problems.length > 0 ? problems : NO_PROBLEMS;
+}
+
+/**
+ * What `claim` is told when `winner`, ranked before it with the same
+ * matches (`alike` says which besides host and path), takes every request
+ * it would have had; nothing when both send them the same way.
+ */
+export function conflictWarning(winner: RouteClaim, claim: RouteClaim, alike = ''): Problem | undefined {
+  if (winner.fromExactPath !== claim.fromExactPath) return undefined;
+  const sameBackend = winner.backend.name === claim.backend.name;
+  if (sameBackend && winner.policy?.key === claim.policy?.key) return undefined;
+  const by = `${winner.ingress === claim.ingress ? `the earlier ${winner.field}` : `older ${winner.label}`}${alike}`;
+  return {
+    object: claim.label,
+    field: claim.field,
+    message: sameBackend
+      ? `route ${quote(claim.key)} not served with its annotations' route settings: ${by} serves it with its own`
+      : `route ${quote(claim.key)} not served here: ${by} sends it to backend ${winner.backend.name}`,
+  };
 }

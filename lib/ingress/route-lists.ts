@@ -3,7 +3,10 @@ import { compareCodeUnits } from '../compare.ts';
 import type { RouteClaim } from './ingress-reader.ts';
 import { RouteItem } from './model-source.ts';
 import { conditionsOrder, type RouteConditions } from './route-conditions.ts';
-import { claimOrder, type RouteClaims, type RouteMap } from './route-claims.ts';
+import { claimOrder, conflictWarning, type RouteClaims, type RouteMap } from './route-claims.ts';
+import type { Problem } from '../pipeline/model.ts';
+import { NO_PROBLEMS } from './problems.ts';
+import { buildRegexCandidates, NO_REGEX_CANDIDATES, regexLines, type RegexCandidates } from './regex-candidates.ts';
 import { sourceOf } from '../pipeline/value-source.ts';
 import { sameItems } from './sorted-list.ts';
 import type { CandidateLine, Route } from './types.ts';
@@ -36,6 +39,8 @@ export interface RouteLists {
   readonly conditions: readonly RouteConditions[];
   /** The claims with conditions some request can reach: users of their backends and policies. */
   readonly users: readonly RouteClaim[];
+  /** For each claim no request can reach, because one ranked before it has the same key and conditions. */
+  readonly warnings: readonly Problem[];
 }
 
 export const NO_LISTS: RouteLists = Object.freeze({
@@ -43,6 +48,7 @@ export const NO_LISTS: RouteLists = Object.freeze({
   candidates: Object.freeze([]),
   conditions: Object.freeze([]),
   users: Object.freeze([]),
+  warnings: NO_PROBLEMS,
 });
 
 /** The fallback of a list evaluated as the specification ranks: the candidates' ranks fit three digits below it. */
@@ -88,6 +94,7 @@ export function buildRouteLists(conditional: Iterable<RouteClaim>, winner: (map:
   const candidates: CandidateLine[] = [];
   const conditions = new Map<string, RouteClaim>();
   const users = new Set<RouteClaim>();
+  const warnings: Problem[] = [];
   for (const map of ['exact', 'prefix'] as const) {
     for (const [key, group] of byKey[map]) {
       const levels = map === 'prefix' ? [key, ...shorterPrefixes(group[0]!)] : [key];
@@ -105,9 +112,14 @@ export function buildRouteLists(conditional: Iterable<RouteClaim>, winner: (map:
           break;
         }
       }
-      // A candidate after another with the same conditions is never reached; nor one past the ranks that fit.
+      // A candidate after another with the same conditions is never reached (said of its own key's list); nor one past the ranks that fit.
       const reached = new Map<string, RouteClaim>();
-      for (const claim of ranked) if (!reached.has(claim.conditions!.key) && reached.size < FALLBACK_RANK) reached.set(claim.conditions!.key, claim);
+      for (const claim of ranked) {
+        const first = reached.get(claim.conditions!.key);
+        if (first === undefined && reached.size < FALLBACK_RANK) reached.set(claim.conditions!.key, claim);
+        const warning = first && claim.key === key && conflictWarning(first, claim, ', with the same header, query parameter and method matches,');
+        if (warning) warnings.push(warning);
+      }
       if (reached.size === 0) continue;
       const id = `l${createHash('sha256').update(`${map}\u0000${key}`).digest('hex').slice(0, 16)}`;
       lines[map].set(key, Object.freeze(new RouteItem(key, `?${id}`, undefined, sourceOf(group[0]!.line)!)));
@@ -126,6 +138,7 @@ export function buildRouteLists(conditional: Iterable<RouteClaim>, winner: (map:
     candidates: Object.freeze(candidates.sort((a, b) => compareCodeUnits(a.key, b.key))),
     conditions: Object.freeze([...conditions.values()].map((claim) => claim.conditions!).sort((a, b) => compareCodeUnits(a.key, b.key))),
     users: Object.freeze([...users]),
+    warnings: warnings.length > 0 ? warnings : NO_PROBLEMS,
   };
 }
 
@@ -147,9 +160,22 @@ export class ConditionalClaims {
   prefixRoutes: readonly Route[] = Object.freeze([]);
   candidates: readonly CandidateLine[] = NO_LISTS.candidates;
   conditions: readonly RouteConditions[] = NO_LISTS.conditions;
+  warnings: readonly Problem[] = NO_PROBLEMS;
+  /** The claims with conditions on regular expression paths (regex-candidates.ts). */
+  regex: RegexCandidates = NO_REGEX_CANDIDATES;
+  #regexLines: { readonly plain: readonly Route[]; readonly regex: RegexCandidates; readonly lines: readonly Route[] } | undefined;
 
   constructor(plain: RouteClaims) {
     this.#plain = plain;
+  }
+
+  /** The regex map's lines: `plain` (the winners, in prefixOrder) with the claims with conditions among them; the last ones while both are the same. */
+  regexRoutes(plain: readonly Route[]): readonly Route[] {
+    const kept = this.#regexLines;
+    if (kept?.plain === plain && kept.regex === this.regex) return kept.lines;
+    const lines = regexLines(plain, this.regex, prefixOrder);
+    this.#regexLines = { plain, regex: this.regex, lines };
+    return lines;
   }
 
   add(claim: RouteClaim): void {
@@ -166,32 +192,38 @@ export class ConditionalClaims {
    * Patches the winning lines with `lines` (the settled keys' lines), makes
    * the lists again when a winning line or a claim with conditions moved,
    * and the lines with theirs in place; the claims that became or stopped
-   * being candidates are told to `route` and `unroute`.
+   * being candidates are told to `route` and `unroute`. True when the
+   * warnings changed.
    */
   settle(
     lines: (map: RouteMap, before: readonly Route[], order: (a: string, b: string) => number) => readonly Route[],
     route: (claim: RouteClaim) => void,
     unroute: (claim: RouteClaim) => void,
-  ): void {
+  ): boolean {
     const plainExact = lines('exact', this.#plainExact, compareCodeUnits);
     const plainPrefix = lines('prefix', this.#plainPrefix, prefixOrder);
     const linesMoved = plainExact !== this.#plainExact || plainPrefix !== this.#plainPrefix;
     const listsMoved = this.#touched || ((this.#claims.size > 0 || this.#lists !== NO_LISTS) && linesMoved);
+    const warnings = this.warnings;
     if (listsMoved) {
       this.#touched = false;
-      const before = new Set(this.#lists.users);
+      const before = new Set([...this.#lists.users, ...this.regex.claims]);
       const lists = buildRouteLists(this.#claims, (map, key) => this.#plain.winner(map, key));
-      const after = new Set(lists.users);
+      const regex = buildRegexCandidates(this.#claims);
+      const after = new Set([...lists.users, ...regex.claims]);
       for (const claim of before) if (!after.has(claim)) unroute(claim);
       for (const claim of after) if (!before.has(claim)) route(claim);
       if (!sameCandidates(this.candidates, lists.candidates)) this.candidates = lists.candidates;
       if (!sameItems(this.conditions, lists.conditions)) this.conditions = lists.conditions;
+      if (lists.warnings.length + regex.warnings.length + this.warnings.length > 0) this.warnings = [...lists.warnings, ...regex.warnings];
+      if (!sameItems(this.regex.claims, regex.claims) || !sameItems(this.regex.conditions, regex.conditions)) this.regex = regex;
       this.#lists = lists;
     }
     if (listsMoved || plainExact !== this.#plainExact) this.exactRoutes = withListLines(plainExact, this.#lists.lines.exact, compareCodeUnits);
     if (listsMoved || plainPrefix !== this.#plainPrefix) this.prefixRoutes = withListLines(plainPrefix, this.#lists.lines.prefix, prefixOrder);
     this.#plainExact = plainExact;
     this.#plainPrefix = plainPrefix;
+    return this.warnings !== warnings;
   }
 }
 

@@ -100,6 +100,13 @@ export interface IngressChanges {
   readonly current: (ingress: KubeObject) => KubeObject | undefined;
 }
 
+/** One lookup of host-suffix.map: the last `labels` labels of a name (suffix-lookups.ts). */
+export interface SuffixLookup {
+  readonly labels: number;
+  /** One entry per label after the first: the template repeats `[.][^.]+` over it. */
+  readonly more: readonly number[];
+}
+
 export interface IngressModel {
   /** host.map lines: every distinct host key, sorted. */
   readonly hosts: readonly HostEntry[];
@@ -109,6 +116,8 @@ export interface IngressModel {
    * covers one: names two or more labels below the domain are looked up here.
    */
   readonly suffixHosts: readonly HostEntry[];
+  /** The lookups of host-suffix.map, most labels first (suffix-lookups.ts). */
+  readonly suffixLookups: readonly SuffixLookup[];
   /** path-exact.map lines, sorted by key. */
   readonly exactRoutes: readonly Route[];
   /** path-prefix.map lines: longest key first (map_beg takes the first match), ties by key. */
@@ -119,6 +128,12 @@ export interface IngressModel {
    * (map_reg takes the first match), ties by key.
    */
   readonly regexRoutes: readonly Route[];
+  /**
+   * The condition sets of regex lines with conditions (regex-candidates.ts):
+   * while there are any, the regex map is looked up with the keys of those
+   * a request passes in front of its host and path.
+   */
+  readonly regexConditions: readonly RouteConditions[];
   /**
    * candidates.map lines: `<list id>/<conditions key>` → `<rank>=<line value>`,
    * and `<list id>/` → `999=<fallback>`, sorted by key (see route-lists.ts).

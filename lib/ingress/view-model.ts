@@ -1,4 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
+import { suffixLookups } from './suffix-lookups.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
 import { IngressAggregate, type ReadIngress } from './aggregate.ts';
@@ -229,12 +230,15 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     [aggregate.warnings, resolution.warnings, certificates.warnings, listenerSecrets.warnings, userlists.warnings, ...routes.map((route) => route.warnings)],
     last?.warnings,
   );
+  const served = suffixHosts(aggregate.hosts, wildcards, last?.model);
   const next: IngressModel = {
     hosts: aggregate.hosts,
-    suffixHosts: suffixHosts(aggregate.hosts, wildcards, last?.model),
+    suffixHosts: served,
+    suffixLookups: suffixLookups(served, last?.model.suffixLookups),
     exactRoutes: aggregate.routeLines.exactRoutes,
     prefixRoutes: aggregate.routeLines.prefixRoutes,
-    regexRoutes: aggregate.regexRoutes,
+    regexRoutes: aggregate.routeLines.regexRoutes(aggregate.regexRoutes),
+    regexConditions: aggregate.routeLines.regex.conditions,
     candidates: aggregate.routeLines.candidates,
     conditions: aggregate.routeLines.conditions,
     policies: aggregate.policies,

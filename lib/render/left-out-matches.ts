@@ -4,15 +4,6 @@ import type { KubeObject } from '../pipeline/model.ts';
 import type { RouteRecord } from '../routing/route.ts';
 import { readHttpRoute, recordsContent } from '../ingress/http-route-reads.ts';
 
-/** How http-route-reads.ts ends the warning of a match it does not serve yet (as against one it cannot serve at all). */
-const NOT_ROUTED_YET = / not routed yet$/;
-/**
- * Its warning for a backendRef that does not resolve: ResolvedRefs reports
- * those, and the specification keeps such a route Accepted (its share is
- * answered 500), so they make no rule invalid.
- */
-const UNRESOLVED_BACKEND = /: its backendRef to /;
-
 /**
  * What the view model leaves out of each HTTPRoute as not routed yet, read
  * as the render reads it (http-route-reads.ts), for the route's status:
@@ -42,8 +33,5 @@ export type LeftOutCache = WeakMap<readonly RouteRecord[], LeftOut | null>;
 
 function readLeftOut(object: KubeObject, records: readonly RouteRecord[]): LeftOut | null {
   const read = readHttpRoute({ object, records }, recordsContent(records));
-  const matches = read.warnings
-    .filter((warning) => NOT_ROUTED_YET.test(warning.message) && !UNRESOLVED_BACKEND.test(warning.message))
-    .map((warning) => `${warning.field}: ${warning.message}`);
-  return matches.length === 0 ? null : { matches: [...new Set(matches)], all: (read.read.served?.routes.length ?? 0) === 0 };
+  return read.leftOut.length === 0 ? null : { matches: read.leftOut, all: (read.read.served?.routes.length ?? 0) === 0 };
 }

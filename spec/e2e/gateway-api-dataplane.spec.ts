@@ -92,6 +92,7 @@ describe('HTTPRoutes through the Data Plane API', function () {
     expect((await local.deployed(from)).result.mode).to.equal('runtime');
     await local.served('second.example.com', [b]);
     await local.served('deep.er.other.example.com', [a]);
+    await local.served('a.b.c.d.e.f.g.h.other.example.com', [a]);
     expect(await mapFile('host-suffix.map')).to.match(/^\S*other\.example\.com\s/m);
     expect(await local.reloads()).to.equal(before);
   });
@@ -143,6 +144,7 @@ spec:
   it("sends a RequestMirror's copies through the Data Plane API's HAProxy, its script uploaded among the general files", async () => {
     const mirror = await Mirror.start();
     try {
+      const from = local.log.mark();
       await local.write(
         'mirror.yaml',
         documents(
@@ -165,8 +167,47 @@ spec:
         20_000,
       );
       expect(await readFile(join(local.emulator.baseDir, 'general', 'haproxy-template-ic-request-mirror.lua'), 'utf8')).to.match(/core\.register_action\('mirror'/);
+      // HAProxy serves the copies before the deployment's outcome is out: the next case must not take it for its own.
+      expect((await local.deployed(from)).result.mode).to.equal('reload');
     } finally {
       await mirror.stop();
     }
+  });
+
+  it('serves query parameter conditions on RegularExpression paths, and a second route with conditions already held through runtime map entries: no reload', async () => {
+    /** A route whose rules each match `path` as a regular expression, with a query parameter v=two or with none. */
+    const regexRoute = (name: string, hostname: string, rules: readonly (readonly [string, boolean, string])[]) => `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: default }
+spec:
+  parentRefs: [ { name: gw } ]
+  hostnames: [ ${hostname} ]
+  rules:
+${rules.map(([path, query, to]) => `    - { matches: [ { path: { type: RegularExpression, value: "${path}" }${query ? ', queryParams: [ { name: v, value: two } ]' : ''} } ], backendRefs: [ { name: ${to}, port: 80 } ] }\n`).join('')}`;
+    const get = (host: string, path: string) => httpGet(DATAPLANE_POD.address, local.httpPort, host, path);
+    // The first regex line with conditions adds their rules: a reload, which must be over before the second route is written.
+    const first = local.log.mark();
+    await local.write(
+      'regex.yaml',
+      regexRoute('regex', 'regex.example.com', [
+        ['/r[0-9]+', true, 'web-b'],
+        ['/r[0-9]+', false, 'web-a'],
+      ]),
+    );
+    await eventually(
+      async () => [await get('regex.example.com', '/r1?v=two'), await get('regex.example.com', '/r1')],
+      (answers) => answers[0] === `200 backend ${b} GET /r1?v=two` && answers[1] === `200 backend ${a} GET /r1`,
+      'the regex conditions to be served',
+    );
+    expect((await local.deployed(first)).result.mode).to.equal('reload');
+    // A shorter expression: its line goes last in the regex map, where the runtime adds it.
+    const before = await local.reloads();
+    const from = local.log.mark();
+    await local.write('regex-again.yaml', regexRoute('regex-again', 'rx.example.com', [['/[0-9]', true, 'web-a']]));
+    const deployed = await local.deployed(from);
+    expect(deployed.result.mode, JSON.stringify(deployed.result)).to.equal('runtime');
+    expect(await get('rx.example.com', '/5?v=two')).to.equal(`200 backend ${a} GET /5?v=two`);
+    expect(await get('rx.example.com', '/5')).to.not.match(/^200 backend/);
+    expect(await local.reloads()).to.equal(before);
   });
 });

@@ -87,6 +87,26 @@ async function seen(harness: LocalHarness, host: string, path: string, headers: 
   return JSON.parse(answer.body) as Seen;
 }
 
+/**
+ * Waits for the deployment of a configuration rendered since `mark` that
+ * lists `host` in host.map or host-suffix.map, and returns its render:
+ * a case that waits for its own deployment leaves none behind to be taken
+ * for the next case's.
+ */
+async function deployedWith(harness: LocalHarness, mark: number, host: string): Promise<Extract<Outcome, { type: 'rendered' }>> {
+  const listed = (o: Outcome): o is Extract<Outcome, { type: 'rendered' }> =>
+    o.type === 'rendered' && [o.files.maps['host.map'], o.files.maps['host-suffix.map']].some((map) => map?.split('\n').some((line) => line.startsWith(`${host} `)));
+  return eventually(
+    async () => {
+      const since = harness.log.since(mark);
+      return since.filter(listed).find((rendered) => since.some((o) => o.type === 'deployed' && o.hash === rendered.hash));
+    },
+    (rendered) => rendered !== undefined,
+    `the deployment serving ${host}`,
+    15_000,
+  ) as Promise<Extract<Outcome, { type: 'rendered' }>>;
+}
+
 const GATEWAY = gateway(
   '{ name: http, port: 80, protocol: HTTP }',
   '{ name: https, port: 443, protocol: HTTPS, hostname: secure.example.com, tls: { mode: Terminate, certificateRefs: [ { name: secure-tls } ] } }',
@@ -247,6 +267,7 @@ const routes: Record<string, string> = {
 `,
   ),
   'wildcard.yaml': httpRoute('wildcard', '"*.wild.example.com"', `    - { ${to('echo-b')} }\n`),
+  'deeper-wildcard.yaml': httpRoute('deeper-wildcard', '"*.deep.wild.example.com"', `    - { ${to('echo-a')} }\n`),
   'canary.yaml': canary(3, 1),
   'filtered.yaml': filtered(3, 1),
   // After the conformance scenarios HTTPRouteBackendURLRewrite, HTTPRouteBackendRequestRedirect and HTTPRouteRequestHeaderModifierBackendWeights.
@@ -335,6 +356,7 @@ describe('Gateway API routing end to end', function () {
       ['across.example.com', '/v2', { version: 'two' }],
       ['across.example.com', '/', {}],
       ['x.wild.example.com', '/', {}],
+      ['x.deep.wild.example.com', '/', {}],
       ['canary.example.com', '/', {}],
       ['filtered.example.com', '/app', {}],
       ['backend-filters.example.com', '/full', {}],
@@ -434,11 +456,26 @@ describe('Gateway API routing end to end', function () {
     expect(await harness.reloads()).to.equal(reloads);
   });
 
-  it('serves a wildcard hostname for names any number of labels below its domain, not for the domain itself', async () => {
+  it('serves a wildcard hostname for names any number of labels below its domain, the nearest wildcard first, not for the domain itself', async () => {
     expect((await seen(harness, 'one.wild.example.com', '/')).backend).to.equal('b');
     expect((await seen(harness, 'a.b.c.wild.example.com', '/')).backend).to.equal('b');
     expect((await seen(harness, 'a.b.c.d.e.f.wild.example.com', '/')).backend).to.equal('b');
+    expect((await seen(harness, 'a.b.c.d.e.f.g.h.i.j.k.l.wild.example.com', '/')).backend).to.equal('b');
     expect((await ask(harness, 'wild.example.com', '/')).status).to.equal(404);
+    // *.deep.wild.example.com is nearer than *.wild.example.com for every name below it, however deep.
+    expect((await seen(harness, 'x.deep.wild.example.com', '/')).backend).to.equal('a');
+    expect((await seen(harness, 'a.b.c.d.e.f.g.h.i.deep.wild.example.com', '/')).backend).to.equal('a');
+    expect((await seen(harness, 'deep.wild.example.com', '/')).backend).to.equal('b');
+  });
+
+  it('serves a new wildcard hostname whose domain has as many labels as a served one without a reload, at any depth', async () => {
+    const reloads = await harness.reloads();
+    const mark = harness.mark();
+    await harness.write('more-wildcard.yaml', httpRoute('more-wildcard', '"*.more.example.com"', `    - { ${to('echo-a')} }\n`));
+    await deployedWith(harness, mark, '*.more.example.com');
+    expect((await seen(harness, 'a.b.c.d.e.f.g.h.more.example.com', '/')).backend).to.equal('a');
+    expect((await ask(harness, 'more.example.com', '/')).status).to.equal(404);
+    expect(await harness.reloads()).to.equal(reloads);
   });
 
   it("terminates TLS for an HTTPS listener's hostname with its certificateRefs' Secret, and refuses other names", async () => {
@@ -586,7 +623,7 @@ spec:
     await harness.write('cross.yaml', httpRoute('cross', 'cross.example.com', `    - backendRefs: [ { name: echo-c, namespace: other, port: 80 } ]\n`));
     await harness.next(mark, 'deployed');
     const refused = await ask(harness, 'cross.example.com', '/x');
-    expect([refused.status, refused.body]).to.deep.equal([500, "500 Internal Server Error: the route's backend does not resolve."]);
+    expect([refused.status, refused.body]).to.deep.equal([500, '500 Internal Server Error: no backend of the route can take this request.']);
     const rendered = harness.log.since(mark).filter((o): o is Extract<Outcome, { type: 'rendered' }> => o.type === 'rendered');
     expect(rendered.at(-1)!.warnings.map((problem) => problem.message)).to.deep.equal([
       'for host cross.example.com, the share of its backendRef to other/echo-c is answered 500: spec.rules[0].backendRefs[0]: Service other/echo-c is in another namespace, and no ReferenceGrant there allows HTTPRoutes of default to use it',
@@ -608,6 +645,39 @@ spec:
     );
     expect((JSON.parse(allowed.body) as Seen).url).to.equal('/x');
     expect((await ask(harness, 'ghost.example.com', '/')).status).to.equal(500);
+  });
+
+  it('answers 500 for a rule whose backendRefs all have weight 0, and serves a second one without a reload', async () => {
+    const zero = (name: string) => httpRoute(name, `${name}.example.com`, `    - backendRefs: [ { name: echo-a, port: 80, weight: 0 }, { name: echo-b, port: 80, weight: 0 } ]\n`);
+    const mark = harness.mark();
+    await harness.write('zero-1.yaml', zero('zero-1'));
+    const rendered = await deployedWith(harness, mark, 'zero-1.example.com');
+    const answer = await ask(harness, 'zero-1.example.com', '/');
+    expect([answer.status, answer.body]).to.deep.equal([500, '500 Internal Server Error: no backend of the route can take this request.']);
+    expect(rendered.warnings.map((problem) => `${problem.object} ${problem.field}: ${problem.message}`)).to.include(
+      'HTTPRoute default/zero-1 spec.rules[0].matches[0]: for host zero-1.example.com, every request is answered 500: its backendRefs all have weight 0',
+    );
+    // The second one shares the first one's policy: map lines only.
+    const reloads = await harness.reloads();
+    const again = harness.mark();
+    await harness.write('zero-2.yaml', zero('zero-2'));
+    await deployedWith(harness, again, 'zero-2.example.com');
+    expect((await ask(harness, 'zero-2.example.com', '/')).status).to.equal(500);
+    expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it('serves the first of two matches with the same host, path and conditions, and warns that the other is never reached', async () => {
+    const same = `{ matches: [ { path: { type: PathPrefix, value: /p }, headers: [ { name: env, value: twin } ] } ]`;
+    const mark = harness.mark();
+    await harness.write('twin.yaml', httpRoute('twin', 'twin.example.com', `    - ${same}, ${to('echo-a')} }\n    - ${same}, ${to('echo-b')} }\n`));
+    const rendered = await deployedWith(harness, mark, 'twin.example.com');
+    for (let i = 0; i < 5; i++) expect((await seen(harness, 'twin.example.com', `/p/${i}`, { env: 'twin' })).backend).to.equal('a');
+    expect((await ask(harness, 'twin.example.com', '/p')).status).to.equal(404);
+    const warnings = rendered.warnings.filter((problem) => problem.object === 'HTTPRoute default/twin');
+    expect(warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
+      'spec.rules[1].matches[0]: route "twin.example.com/p" not served here: the earlier spec.rules[0].matches[0], with the same header, query parameter and method matches, sends it to backend default_echo-a_80',
+      'spec.rules[1].matches[0]: route "twin.example.com/p/" not served here: the earlier spec.rules[0].matches[0], with the same header, query parameter and method matches, sends it to backend default_echo-a_80',
+    ]);
   });
 
   it("answers 500 for an unresolved backendRef's share of a split, within 4.5 standard deviations over 1,000 requests", async () => {
@@ -673,6 +743,44 @@ spec:
     expect((await ask(harness, 'unlimited.example.com', '/none', { 'x-delay': '1000' })).status).to.equal(200);
     // HAProxy 2.6 has no deadline for a whole request and response: the rule is not served rather than served without one.
     expect((await ask(harness, 'unlimited.example.com', '/request')).status).to.equal(404);
+  });
+
+  it("serves header and method conditions on RegularExpression paths in the specification's order, falling through to the next expression and to prefixes", async () => {
+    const regex = (value: string, extra: string, serviceName: string) => `    - { matches: [ { path: { type: RegularExpression, value: "${value}" }${extra} } ], ${to(serviceName)} }\n`;
+    const version = (value: string) => `, headers: [ { name: version, value: ${value} } ]`;
+    const mark = harness.mark();
+    await harness.write(
+      'regex-conditions.yaml',
+      httpRoute(
+        'regex-conditions',
+        'regexcond.example.com',
+        regex('/v[0-9]+/long', ', method: POST', 'echo-b') +
+          regex('/v[0-9]+/.*', '', 'echo-a') +
+          regex('/v[0-9]+', version('two'), 'echo-b') +
+          regex('/v[0-9]+', '', 'echo-a') +
+          regex('/p/[0-9]+', version('two'), 'echo-a') +
+          `    - { matches: [ { path: { type: PathPrefix, value: /p } } ], ${to('echo-b')} }\n`,
+      ),
+    );
+    await deployedWith(harness, mark, 'regexcond.example.com');
+    const backend = async (path: string, headers: Record<string, string> = {}, method = 'GET') => {
+      const answer = await ask(harness, 'regexcond.example.com', path, headers, false, method);
+      return answer.status === 200 ? (JSON.parse(answer.body) as Seen).backend : String(answer.status);
+    };
+    // The method match of the longer expression, else the next expression that matches.
+    expect([await backend('/v1/long', {}, 'POST'), await backend('/v1/long'), await backend('/v1/other', {}, 'POST')]).to.deep.equal(['b', 'a', 'a']);
+    // The header match before the same expression without conditions.
+    expect([await backend('/v12', { version: 'two' }), await backend('/v12'), await backend('/v12', { version: 'three' })]).to.deep.equal(['b', 'a', 'a']);
+    // An expression whose conditions fail lets the prefix lookup run.
+    expect([await backend('/p/7', { version: 'two' }), await backend('/p/7'), await backend('/p/x', { version: 'two' })]).to.deep.equal(['a', 'b', 'b']);
+    // Another route with conditions a served regex line has (a shorter expression: its line goes last): map lines only.
+    const reloads = await harness.reloads();
+    const again = harness.mark();
+    await harness.write('regex-again.yaml', httpRoute('regex-again', 'rx.example.com', regex('/[0-9]', version('two'), 'echo-b')));
+    await deployedWith(harness, again, 'rx.example.com');
+    expect((await seen(harness, 'rx.example.com', '/5', { version: 'two' })).backend).to.equal('b');
+    expect((await ask(harness, 'rx.example.com', '/5')).status).to.equal(404);
+    expect(await harness.reloads()).to.equal(reloads);
   });
 
   it('serves a new HTTPRoute to a served Service, then a changed path, without a reload', async () => {

@@ -123,6 +123,21 @@ describe('Gateway API status through the API server', () => {
     expect(routeConditions('cross')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
   });
 
+  it('names each match left out with its reason once per field, and keeps accepted, with no PartiallyInvalid, a route with a match no request reaches or backendRefs all of weight 0', async () => {
+    const conditional = { matches: [{ path: { type: 'RegularExpression', value: '/v#[0-9]' } }], backendRefs: [{ name: 'web', port: 8080 }] };
+    const served = { backendRefs: [{ name: 'web', port: 8080 }] };
+    fake.create(httpRoute('regex', { parentRefs: [{ name: 'gw' }], hostnames: ['a.example.com', 'b.example.com'], rules: [served, conditional] }));
+    const twin = { matches: [{ headers: [{ name: 'env', value: 'twin' }] }], backendRefs: [{ name: 'web', port: 8080 }] };
+    fake.create(httpRoute('twin', { parentRefs: [{ name: 'gw' }], hostnames: ['twin.example.com'], rules: [twin, { ...twin, backendRefs: [{ name: 'web', port: 8080, weight: 0 }] }] }));
+    await sync();
+    const partially = (status(get('HTTPRoute', 'regex', 'infra'))['parents'] as { conditions: (Condition & { message: string })[] }[])[0]!.conditions[2]!;
+    expect(partially.message).to.equal(
+      'Dropped Rule(s): ' +
+        ['a.example.com', 'b.example.com'].map((host) => `spec.rules[1].matches[0]: not served for host ${host}: a RegularExpression path with '#', '%' or '\`' not routed yet`).join('; '),
+    );
+    expect(routeConditions('twin')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
+  });
+
   it('says PartiallyInvalid (UnsupportedValue, "Dropped Rule") while a match is left out as not routed yet, and not accepted when nothing is left', async () => {
     // A RegularExpression path holding '#' cannot be a map key: the match is left out, the rest served.
     const unroutable = { matches: [{ path: { type: 'RegularExpression', value: '/a#b' } }], backendRefs: [{ name: 'web', port: 8080 }] };

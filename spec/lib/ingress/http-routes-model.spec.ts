@@ -411,24 +411,128 @@ describe('HTTPRoutes in the Ingress view model', () => {
     ]);
   });
 
+  it('answers 500 for every request of a rule whose backendRefs all have weight 0, sharing the policy of routes whose backendRefs all fail', () => {
+    const route = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        {
+          matches: [match('PathPrefix', '/zero')],
+          backendRefs: [
+            { name: 'web', port: 8080, weight: 0 },
+            { name: 'api', port: 9090, weight: 0 },
+          ],
+        },
+        { matches: [match('PathPrefix', '/gone')], backendRefs: [{ name: 'ghost', port: 80, weight: 0 }] },
+        {
+          matches: [match('PathPrefix', '/some')],
+          backendRefs: [
+            { name: 'web', port: 8080, weight: 0 },
+            { name: 'api', port: 9090, weight: 1 },
+          ],
+        },
+        { matches: [match('PathPrefix', '/lost')], backendRefs: [{ name: 'ghost', port: 80 }] },
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(lines(model).prefix).to.deep.equal([
+      'shop.example.com/gone/ :policy',
+      'shop.example.com/lost/ :policy',
+      'shop.example.com/some/ infra_shop_2_split',
+      'shop.example.com/zero/ :policy',
+    ]);
+    const lineOf = (key: string) => model.prefixRoutes.find((line) => line.key === key)!;
+    expect(model.policies.find((policy) => policy.key === lineOf('shop.example.com/zero/').policy)!.unresolved).to.deep.equal({ share: 1, of: 1, partial: false });
+    expect(new Set(['zero', 'gone', 'lost'].map((first) => lineOf(`shop.example.com/${first}/`).policy)).size).to.equal(1);
+    expect(model.warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
+      'spec.rules[0].matches[0]: for host shop.example.com, every request is answered 500: its backendRefs all have weight 0',
+      'spec.rules[1].matches[0]: for host shop.example.com, every request is answered 500: its backendRefs all have weight 0',
+      'spec.rules[3].matches[0]: for host shop.example.com, the share of its backendRef to infra/ghost is answered 500: spec.rules[3].backendRefs[0]: Service infra/ghost does not exist',
+    ]);
+  });
+
   it('leaves out, with a warning naming the match, a record it cannot serve yet', () => {
     const route = httpRoute('shop', {
       ...parent,
       hostnames: ['shop.example.com'],
       rules: [
-        { matches: [{ path: { type: 'RegularExpression', value: '/v[0-9]' }, headers: [{ name: 'X-Version', value: '2' }] }], backendRefs: [{ name: 'api', port: 9090 }] },
+        { matches: [match('RegularExpression', '/v#[0-9]')], backendRefs: [{ name: 'api', port: 9090 }] },
         { matches: [match('PathPrefix', '/')], backendRefs: [{ name: 'web', port: 8080 }] },
       ],
     });
     const model = build({ routes: [route] });
     expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_web_8080']);
+    expect(model.regexRoutes).to.deep.equal([]);
     expect(model.warnings).to.deep.equal([
       {
         object: 'HTTPRoute infra/shop',
         field: 'spec.rules[0].matches[0]',
-        message: 'not served for host shop.example.com: header, query parameter or method matches on a RegularExpression path not routed yet',
+        message: "not served for host shop.example.com: a RegularExpression path with '#', '%' or '`' not routed yet",
       },
     ]);
+  });
+
+  it('serves conditions on RegularExpression paths in the regex map: each line looks past the condition keys a request passes, its own among them, in the order of the specification', () => {
+    const onShop = (name: string, created: string, rules: readonly unknown[]) => httpRoute(name, { ...parent, hostnames: ['shop.example.com'], rules }, 'infra', created);
+    const regex = (value: string, extra: Record<string, unknown>, serviceName: string) => ({
+      matches: [{ ...match('RegularExpression', value), ...extra }],
+      backendRefs: [{ name: serviceName, port: 8080 }],
+    });
+    const model = build({
+      routes: [
+        onShop('older', '2026-01-01T00:00:00Z', [regex('/v[0-9]', { headers: [{ name: 'X-Version', value: '2' }] }, 'web'), regex('/v[0-9]', {}, 'web')]),
+        onShop('newer', '2026-01-02T00:00:00Z', [
+          regex('/v[0-9]', { method: 'POST' }, 'api'),
+          regex('/v[0-9]', { headers: [{ name: 'x-version', value: '2' }] }, 'api'),
+          regex('/v[0-9]/long', { queryParams: [{ name: 'q', value: 'v' }] }, 'api'),
+        ]),
+      ],
+      services: [web, service('api', [{ port: 8080 }], 'infra')],
+    });
+    const conditions = new Map(
+      model.regexConditions.map((set) => [
+        set.key,
+        [set.method, ...set.headers.map((h) => `${h.name}=${h.value}`), ...set.query.map((q) => `?${q.name}=${q.value}`)].filter(Boolean).join(' '),
+      ]),
+    );
+    expect([...conditions.values()].sort()).to.deep.equal(['?q=v', 'POST', 'x-version=2']);
+    // The longer expression first; then, for one expression, the method match, the header match of the older route, and the line without conditions.
+    const described = model.regexRoutes.map((line) => `${line.key.replace(/c[0-9a-f]{16}/, (key) => `<${conditions.get(key)}>`)} ${line.backend}`);
+    expect(described).to.deep.equal([
+      '^(?:[^|]+)?:<?q=v>:(?:[^|]+)?[|]shop\\.example\\.com(?:/v[0-9]/long)$ infra_api_8080',
+      '^(?:[^|]+)?:<POST>:(?:[^|]+)?[|]shop\\.example\\.com(?:/v[0-9])$ infra_api_8080',
+      '^(?:[^|]+)?:<x-version=2>:(?:[^|]+)?[|]shop\\.example\\.com(?:/v[0-9])$ infra_web_8080',
+      '^[^|]+[|]shop\\.example\\.com(?:/v[0-9])$ infra_web_8080',
+    ]);
+    // A request passing the header match's conditions alone: its held keys are those of that set.
+    const held = (...sets: string[]) => `:${sets.map((set) => `${[...conditions].find(([, what]) => what === set)![0]}:`).join('')}|shop.example.com/v1`;
+    const first = (request: string) => model.regexRoutes.findIndex((line) => new RegExp(line.key).test(request));
+    expect([first(held('x-version=2')), first(held()), first(held('POST', 'x-version=2')), first(held('?q=v'))]).to.deep.equal([2, 3, 1, 3]);
+    // The newer route's header match has the older one's conditions on the same expression: never reached, and told.
+    expect(model.warnings.map((problem) => `${problem.object} ${problem.field}: ${problem.message}`)).to.deep.equal([
+      'HTTPRoute infra/newer spec.rules[1].matches[0]: route "^shop\\\\.example\\\\.com(?:/v[0-9])$" not served here: older HTTPRoute infra/older, with the same header, query parameter and method matches, sends it to backend infra_web_8080',
+    ]);
+  });
+
+  it("makes an Ingress's regex line look past the held condition keys too, while some HTTPRoute regex line has conditions", () => {
+    const nginx = ingress('nginx', {
+      namespace: 'infra',
+      annotations: { 'nginx.ingress.kubernetes.io/use-regex': 'true' },
+      rules: [rule('nginx.example.com', path('/api/[a-z]+', 'web', 'http', 'Prefix'))],
+    });
+    const conditional = httpRoute('shop', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [{ matches: [{ ...match('RegularExpression', '/v[0-9]'), method: 'POST' }], backendRefs: [{ name: 'api', port: 9090 }] }],
+    });
+    const plain = build({ ingresses: [nginx] }).regexRoutes.map((line) => line.key);
+    expect(plain).to.deep.equal(['(?i)^nginx\\.example\\.com/api/[a-z]+']);
+    const model = build({ ingresses: [nginx], routes: [conditional] });
+    const keys = model.regexRoutes.map((line) => line.key.replace(/c[0-9a-f]{16}/, 'c<key>'));
+    expect(keys).to.deep.equal(['(?i)^[^|]+[|]nginx\\.example\\.com/api/[a-z]+', '^(?:[^|]+)?:c<key>:(?:[^|]+)?[|]shop\\.example\\.com(?:/v[0-9])$']);
+    // PCRE's (?i) is JavaScript's flag i.
+    expect(new RegExp(model.regexRoutes[0]!.key.replace('(?i)', ''), 'i').test(`:${model.regexConditions[0]!.key}:|NGINX.example.com/api/x`)).to.equal(true);
+    expect(new RegExp(model.regexRoutes[1]!.key).test(':|shop.example.com/v1')).to.equal(false);
   });
 
   it('serves header, query parameter and method matches as candidate lists ranked as the specification ranks matches', () => {
@@ -485,7 +589,13 @@ describe('HTTPRoutes in the Ingress view model', () => {
     ]);
     // An exact key without an unconditional candidate lets the next lookups run.
     expect(listOf('exact', 'shop.example.com/a')).to.deep.equal(['000=infra_web_8080 x-one=1', '999= fallback']);
-    expect(model.warnings).to.deep.equal([]);
+    // The newer route's match with the same key and conditions is never reached: it is told so, on both of its keys.
+    const shadowed = (key: string) => ({
+      object: 'HTTPRoute infra/newer',
+      field: 'spec.rules[0].matches[3]',
+      message: `route "${key}" not served here: older HTTPRoute infra/older, with the same header, query parameter and method matches, sends it to backend infra_web_8080`,
+    });
+    expect(model.warnings).to.deep.equal([shadowed('shop.example.com/a'), shadowed('shop.example.com/a/')]);
     expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090', 'infra_web_8080']);
   });
 
@@ -549,6 +659,22 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const model = build({ routes: [route], ingresses: [one] });
     expect(model.hosts.map((host) => host.host)).to.deep.equal(['*.one.example.com', '*.wild.example.com', 'plain.example.com']);
     expect(model.suffixHosts.map((host) => host.host)).to.deep.equal(['*.wild.example.com']);
+    expect(model.suffixLookups.map((lookup) => lookup.labels)).to.deep.equal([3]);
+  });
+
+  it('looks wildcard hosts up once per number of labels their domains have, most first, and keeps the lookups while those numbers stay', () => {
+    const wild = (name: string, hostnames: readonly string[]) => httpRoute(name, { ...parent, hostnames, rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
+    const cache = new IngressModelCache();
+    const first = buildIngressModel(worldSources({ routes: [wild('a', ['*.example.com', '*.deep.wild.example.com', '*.wild.example.com'])] }), cache);
+    expect(first.suffixLookups).to.deep.equal([
+      { labels: 4, more: [1, 2, 3] },
+      { labels: 3, more: [1, 2] },
+      { labels: 2, more: [1] },
+    ]);
+    // Another domain of 3 labels: a host-suffix.map line, the same lookups.
+    const second = buildIngressModel(worldSources({ routes: [wild('a', ['*.example.com', '*.deep.wild.example.com', '*.wild.example.com']), wild('b', ['*.more.example.com'])] }), cache);
+    expect(second.suffixHosts.map((host) => host.host)).to.include('*.more.example.com');
+    expect(second.suffixLookups).to.equal(first.suffixLookups);
   });
 
   it("serves an HTTPS listener's certificate on a crt-list line for its hostname, or for its routes' hostnames", () => {
