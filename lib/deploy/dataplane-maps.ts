@@ -64,6 +64,18 @@ export function mapRefusal(update: MapUpdate, mapsDir: string | undefined): stri
 }
 
 /**
+ * A key or value as the Data Plane API must be given it to reach the runtime
+ * intact: client-native puts it into the runtime command as it is
+ * (runtime/maps.go: `add map %s %s %s`, `set map`, `del map` alike), and
+ * HAProxy's CLI reads `\` as an escape, so a path expression's `\.` would
+ * arrive as `.`, any character (seen on HAProxy 2.6: `add map m ^a\.b x`
+ * stores `^a.b`).
+ */
+function commandWord(text: string): string {
+  return text.replaceAll('\\', '\\\\');
+}
+
+/**
  * The entry calls for an update mapRefusal let through, by storage name.
  * They may be replayed (a conflict makes the plan run again): a key already
  * gone or already added counts as done.
@@ -71,11 +83,11 @@ export function mapRefusal(update: MapUpdate, mapsDir: string | undefined): stri
 export async function updateMapEntries(client: DataplaneClient, update: MapUpdate): Promise<number> {
   // A map no lookup uses has nothing to update at runtime: its file is enough.
   if (update.references.length === 0) return 0;
-  for (const key of update.removed) await ignoring('not-found', () => client.deleteMapEntry(update.map, key));
-  for (const [key, value] of update.changed) await client.setMapEntry(update.map, key, value);
+  for (const key of update.removed) await ignoring('not-found', () => client.deleteMapEntry(update.map, commandWord(key)));
+  for (const [key, value] of update.changed) await client.setMapEntry(update.map, commandWord(key), commandWord(value));
   for (const [key, value] of update.added) {
-    const added = await ignoring('conflict', () => client.addMapEntry(update.map, key, value));
-    if (added === undefined) await client.setMapEntry(update.map, key, value);
+    const added = await ignoring('conflict', () => client.addMapEntry(update.map, commandWord(key), commandWord(value)));
+    if (added === undefined) await client.setMapEntry(update.map, commandWord(key), commandWord(value));
   }
   return update.removed.length + update.changed.length + update.added.length;
 }

@@ -200,14 +200,16 @@ ${rules.map(([path, query, to]) => `    - { matches: [ { path: { type: RegularEx
       'the regex conditions to be served',
     );
     expect((await local.deployed(first)).result.mode).to.equal('reload');
-    // A shorter expression: its line goes last in the regex map, where the runtime adds it.
+    // A shorter expression: its line goes last in the regex map, where the runtime adds it. Its escaped dot
+    // (YAML "\\." is the expression's \.) must reach HAProxy's runtime as an escape, not as any character.
     const before = await local.reloads();
     const from = local.log.mark();
-    await local.write('regex-again.yaml', regexRoute('regex-again', 'rx.example.com', [['/[0-9]', true, 'web-a']]));
+    await local.write('regex-again.yaml', regexRoute('regex-again', 'rx.example.com', [['/[0-9]\\\\.j', true, 'web-a']]));
     const deployed = await local.deployed(from);
     expect(deployed.result.mode, JSON.stringify(deployed.result)).to.equal('runtime');
-    expect(await get('rx.example.com', '/5?v=two')).to.equal(`200 backend ${a} GET /5?v=two`);
-    expect(await get('rx.example.com', '/5')).to.not.match(/^200 backend/);
+    expect(await get('rx.example.com', '/5.j?v=two')).to.equal(`200 backend ${a} GET /5.j?v=two`);
+    expect(await get('rx.example.com', '/5xj?v=two')).to.not.match(/^200 backend/);
+    expect(await get('rx.example.com', '/5.j')).to.not.match(/^200 backend/);
     expect(await local.reloads()).to.equal(before);
   });
 });

@@ -248,6 +248,8 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
       if ((await getEntry(runtime, map, key)) !== undefined) {
         throw new ApiError(409, `object already exists: key ${key} already exists in map ${map}`);
       }
+      // As client-native runtime/maps.go AddMapEntry: the key and value go into the command as they are, so the CLI's
+      // escapes apply to them (a client must double a backslash it means).
       await runtime.execute(`add map ${map} ${key} ${value}`);
       await forceSync(request, runtime, context, map);
       return json(201, { key, value });
