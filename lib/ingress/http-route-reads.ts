@@ -34,11 +34,11 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * with conditions, which the aggregate serves as candidate lists
  * (route-lists.ts), or on a regular expression path as regex lines that
  * look for the request's condition keys (regex-candidates.ts). A record
- * asking for more (a mirror in a backendRef's own filters, timeouts.request)
- * is left out with a warning naming its match (LeftOutMatch, which its
- * route's status reads), never served as something else. A mirror is the
- * route policy's (route-policies.ts), its Service port's backend kept by
- * the aggregate (mirror-backends.ts).
+ * asking for more (a mirror in a backendRef's own filters) is left out
+ * with a warning naming its match (LeftOutMatch, which its route's status
+ * reads), never served as something else. A mirror is the route policy's
+ * (route-policies.ts), its Service port's backend kept by the aggregate
+ * (mirror-backends.ts).
  *
  * Conflicts follow the Ingress rules (route-claims.ts): an Exact path
  * outranks a PathPrefix's exact line, then the older object wins, whichever
@@ -103,9 +103,6 @@ function unserved(record: RouteRecord): string | undefined {
     const conflict = backendFiltersConflict(record.settings, backend.settings);
     if (conflict !== undefined) return conflict;
   }
-  // A request timeout of 0 asks for no deadline, which is what HAProxy has. Any other it cannot set: its timeouts bound the wait
-  // for the client's request, for a connection and for each silence of a server or client, never a whole request and response.
-  if (record.settings.timeouts?.request) return 'timeouts.request (HAProxy 2.6 has no deadline for a whole request and response)';
   return undefined;
 }
 

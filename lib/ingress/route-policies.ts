@@ -109,7 +109,10 @@ export class RoutePolicy extends Sourced {
    * HAProxy 2.6 cannot set per request (`set-timeout server 0` leaves the
    * backend's own, src/stream.c back_establish), so it is the longest time
    * HAProxy takes, as the specification says of a timeout that cannot be
-   * disabled.
+   * disabled. Without backendRequest, `timeouts.request` (the deadline to
+   * respond, which the specification lets start once the request is
+   * received) is it: HAProxy has no deadline for a whole exchange, and its
+   * wait for the server's answer is the closest it has.
    */
   readonly serverTimeout: { readonly milliseconds: number } | undefined;
   /** Requests answered 500 (backendRefs that do not resolve): `share` of `of` at random when `partial`, else all. */
@@ -147,7 +150,7 @@ export class RoutePolicy extends Sourced {
     this.trackingPeriod = settings.rateLimit?.period ?? 10_000;
     this.redirect = redirectRule(settings.redirect);
     this.redirectRewrites = pathRewrites(settings.redirect?.path, path);
-    const backendRequest = settings.timeouts?.backendRequest;
+    const backendRequest = settings.timeouts?.backendRequest ?? (settings.timeouts?.request || undefined);
     this.serverTimeout = backendRequest === undefined ? undefined : Object.freeze({ milliseconds: backendRequest === 0 ? LONGEST_TIMEOUT : backendRequest });
     const unresolved = settings.unresolvedShare;
     this.unresolved = unresolved && { ...unresolved, partial: unresolved.share < unresolved.of };

@@ -714,7 +714,7 @@ spec:
     expect((await ask(harness, 'headers.example.com', '/', { 'x-delay': '1500' })).status).to.equal(200);
   });
 
-  it("waits the longest HAProxy can (past the backend's own server timeout) for a rule whose timeouts.backendRequest is 0, and leaves out a rule with a timeouts.request limit", async () => {
+  it("waits the longest HAProxy can (past the backend's own server timeout) for a rule whose timeouts.backendRequest is 0, and as long as timeouts.request for a rule with that alone", async () => {
     const slowAnnotations = { 'haproxy.org/timeout-server': '300ms' };
     await harness.write(
       'unlimited.yaml',
@@ -728,21 +728,23 @@ spec:
           'unlimited.example.com',
           `    - { matches: [ { path: { type: PathPrefix, value: /none } } ], timeouts: { backendRequest: 0s }, ${to('echo-slow')} }
     - { matches: [ { path: { type: PathPrefix, value: /default } } ], ${to('echo-slow')} }
-    - { matches: [ { path: { type: PathPrefix, value: /request } } ], timeouts: { request: 5s }, ${to('echo-slow')} }
+    - { matches: [ { path: { type: PathPrefix, value: /request } } ], timeouts: { request: 900ms }, ${to('echo-slow')} }
 `,
         ),
       ),
     );
     await eventually(
-      () => Promise.all(['/none', '/default'].map((path) => ask(harness, 'unlimited.example.com', path))),
+      () => Promise.all(['/none', '/default', '/request'].map((path) => ask(harness, 'unlimited.example.com', path))),
       (answers) => answers.every((answer) => answer.status === 200),
       'the routes without a limit to be served',
       15_000,
     );
     expect((await ask(harness, 'unlimited.example.com', '/default', { 'x-delay': '1000' })).status).to.equal(504);
     expect((await ask(harness, 'unlimited.example.com', '/none', { 'x-delay': '1000' })).status).to.equal(200);
-    // HAProxy 2.6 has no deadline for a whole request and response: the rule is not served rather than served without one.
-    expect((await ask(harness, 'unlimited.example.com', '/request')).status).to.equal(404);
+    // The deadline to respond bounds the wait for the server's answer (HAProxy has no deadline for a whole exchange):
+    // past the backend's own 300ms, short of 900ms, answered; past 900ms, 504.
+    expect((await ask(harness, 'unlimited.example.com', '/request', { 'x-delay': '400' })).status).to.equal(200);
+    expect((await ask(harness, 'unlimited.example.com', '/request', { 'x-delay': '1500' })).status).to.equal(504);
   });
 
   it("serves header and method conditions on RegularExpression paths in the specification's order, falling through to the next expression and to prefixes", async () => {

@@ -162,7 +162,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.warnings).to.deep.equal([]);
   });
 
-  it('serves timeouts.backendRequest as a server timeout its policy sets (0: the longest HAProxy has), which every backend then applies; leaves out a timeouts.request limit', () => {
+  it('serves timeouts.backendRequest as a server timeout its policy sets (0: the longest HAProxy has), which every backend then applies; timeouts.request alone too', () => {
     const route = httpRoute('slow', {
       ...parent,
       hostnames: ['shop.example.com'],
@@ -171,6 +171,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
         { matches: [match('PathPrefix', '/b')], timeouts: { request: '2s' }, backendRefs: [{ name: 'web', port: 8080 }] },
         { matches: [match('PathPrefix', '/c')], timeouts: { backendRequest: '0s' }, backendRefs: [{ name: 'web', port: 8080 }] },
         { matches: [match('PathPrefix', '/d')], timeouts: { request: '0s' }, backendRefs: [{ name: 'web', port: 8080 }] },
+        { matches: [match('PathPrefix', '/e')], timeouts: { request: '3s', backendRequest: '1s' }, backendRefs: [{ name: 'web', port: 8080 }] },
       ],
     });
     expect(build({ routes: [] }).serverTimeouts).to.equal(false);
@@ -178,11 +179,17 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.serverTimeouts).to.equal(true);
     // A request timeout of 0 asks for no deadline, which HAProxy sets none of: its policy sets nothing.
     // 0 (no limit) is the longest timeout HAProxy has, as the specification says of one that cannot be disabled.
-    expect(model.policies.map((policy) => policy.serverTimeout?.milliseconds).sort()).to.deep.equal([1500, 2_147_483_647, undefined]);
-    expect(lines(model).prefix).to.deep.equal(['shop.example.com/a/ infra_web_8080:policy', 'shop.example.com/c/ infra_web_8080:policy', 'shop.example.com/d/ infra_web_8080:policy']);
-    expect(model.warnings.map((problem) => problem.message)).to.deep.equal([
-      'not served for host shop.example.com: timeouts.request (HAProxy 2.6 has no deadline for a whole request and response) not routed yet',
+    // A request timeout alone bounds the wait for the server's answer: HAProxy's closest to a deadline to respond;
+    // with a backendRequest, which is no longer, the backendRequest does.
+    expect(model.policies.map((policy) => policy.serverTimeout?.milliseconds).sort((a, b) => (a ?? Infinity) - (b ?? Infinity))).to.deep.equal([1000, 1500, 2000, 2_147_483_647, undefined]);
+    expect(lines(model).prefix).to.deep.equal([
+      'shop.example.com/a/ infra_web_8080:policy',
+      'shop.example.com/b/ infra_web_8080:policy',
+      'shop.example.com/c/ infra_web_8080:policy',
+      'shop.example.com/d/ infra_web_8080:policy',
+      'shop.example.com/e/ infra_web_8080:policy',
     ]);
+    expect(model.warnings).to.deep.equal([]);
   });
 
   it("serves a RequestMirror as its policy's mirror, with a backend for the mirror's Service port while a served route mirrors to it", () => {
