@@ -34,11 +34,12 @@ import type { HostEntry, RoutedObject } from './types.ts';
  * with conditions, which the aggregate serves as candidate lists
  * (route-lists.ts), or on a regular expression path as regex lines that
  * look for the request's condition keys (regex-candidates.ts). A record
- * asking for more (a mirror in a backendRef's own filters) is left out
- * with a warning naming its match (LeftOutMatch, which its route's status
- * reads), never served as something else. A mirror is the route policy's
- * (route-policies.ts), its Service port's backend kept by the aggregate
- * (mirror-backends.ts).
+ * asking for more (filters of a backendRef that cannot join its rule's,
+ * backend-filters.ts) is left out with a warning naming its match
+ * (LeftOutMatch, which its route's status reads), never served as
+ * something else. A mirror, a rule's or a backendRef's, is the route
+ * policy's (route-policies.ts), its Service port's backend kept by the
+ * aggregate (mirror-backends.ts).
  *
  * Conflicts follow the Ingress rules (route-claims.ts): an Exact path
  * outranks a PathPrefix's exact line, then the older object wins, whichever
@@ -99,7 +100,6 @@ function unserved(record: RouteRecord): string | undefined {
   if (record.path.kind === 'regex' && /[#%`]/.test(record.path.value)) return "a RegularExpression path with '#', '%' or '`'";
   for (const backend of record.backends) {
     if (backend.settings === undefined || backend.refused !== undefined) continue;
-    if (backend.settings.mirror !== undefined) return "a backendRef's RequestMirror";
     const conflict = backendFiltersConflict(record.settings, backend.settings);
     if (conflict !== undefined) return conflict;
   }

@@ -945,4 +945,40 @@ spec:
       await Promise.all([half.stop(), held.stop(), failing.stop()]);
     }
   });
+
+  it('copies only the requests sent to the backendRef whose own filters hold a RequestMirror', async () => {
+    const mirror = await Mirror.start();
+    try {
+      await harness.write(
+        'share-mirror.yaml',
+        docs(
+          service('mirror-share', [{ port: 80, targetPort: mirror.port }]),
+          slice('mirror-share-1', 'mirror-share', undefined, mirror.port),
+          httpRoute(
+            'share-mirror',
+            'share-mirror.example.com',
+            `    - backendRefs: [ { name: echo-a, port: 80, weight: 1, ${mirrorTo('mirror-share')} }, { name: echo-b, port: 80, weight: 1 } ]\n`,
+          ),
+        ),
+      );
+      await eventually(
+        () => ask(harness, 'share-mirror.example.com', '/probe'),
+        (answer) => answer.status === 200,
+        'the route to be served',
+        15_000,
+      );
+      const answered: Record<string, string[]> = { a: [], b: [] };
+      for (let i = 0; i < 20; i++) answered[(await seen(harness, 'share-mirror.example.com', `/n${i}`)).backend]!.push(`/n${i}`);
+      // The choice counts requests: every two give each share one.
+      expect([answered['a']!.length, answered['b']!.length]).to.deep.equal([10, 10]);
+      const copied = await eventually(
+        async () => mirror.copies.map((copy) => copy.url).filter((url) => url.startsWith('/n')),
+        (urls) => urls.length >= answered['a']!.length,
+        "the copies of echo-a's requests",
+      );
+      expect(copied.sort()).to.deep.equal(answered['a']!.sort());
+    } finally {
+      await mirror.stop();
+    }
+  });
 });

@@ -347,7 +347,8 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(build({ routes: [] }).choiceFields).to.deep.equal([]);
   });
 
-  it("leaves out a match whose backendRef's filters cannot be served with its rule's, or mirror", () => {
+  it("leaves out a match whose backendRef's filters cannot be served with its rule's: a rewrite of a rewritten path, a second mirror", () => {
+    const mirror = { type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 9090 } } };
     const route = httpRoute('shop', {
       ...parent,
       hostnames: ['shop.example.com'],
@@ -357,10 +358,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
           filters: [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplaceFullPath', replaceFullPath: '/index' } } }],
           backendRefs: [{ name: 'web', port: 8080, filters: [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/v2' } } }] }],
         },
-        {
-          matches: [match('PathPrefix', '/copy')],
-          backendRefs: [{ name: 'web', port: 8080, filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 9090 } } }] }],
-        },
+        { matches: [match('PathPrefix', '/copy')], filters: [mirror], backendRefs: [{ name: 'web', port: 8080, filters: [mirror] }] },
         { backendRefs: [{ name: 'web', port: 8080 }] },
       ],
     });
@@ -368,8 +366,36 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_web_8080']);
     expect(model.warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
       "spec.rules[0].matches[0]: not served for host shop.example.com: a backendRef's URLRewrite ReplacePrefixMatch under its rule's URLRewrite path not routed yet",
-      "spec.rules[1].matches[0]: not served for host shop.example.com: a backendRef's RequestMirror not routed yet",
+      "spec.rules[1].matches[0]: not served for host shop.example.com: a backendRef's RequestMirror beside its rule's RequestMirror not routed yet",
     ]);
+  });
+
+  it("serves a backendRef's own RequestMirror in the policy of that backendRef's requests alone, keeping the mirror's backend", () => {
+    const mirror = { type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 9090 } } };
+    const one = httpRoute('one', { ...parent, hostnames: ['one.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080, filters: [mirror] }] }] });
+    const split = httpRoute('split', {
+      ...parent,
+      hostnames: ['split.example.com'],
+      rules: [
+        {
+          backendRefs: [
+            { name: 'web', port: 8080, weight: 1, filters: [mirror] },
+            { name: 'web', port: 8080, weight: 1 },
+          ],
+        },
+      ],
+    });
+    const cache = new IngressModelCache();
+    const model = buildIngressModel(worldSources({ routes: [one, split] }), cache);
+    expect(model.warnings).to.deep.equal([]);
+    expect(model.mirrors).to.equal(true);
+    // One policy mirrors, which both the single backendRef and the split's first share use; the split's other share has none.
+    expect(model.policies.map((policy) => policy.mirror?.backend)).to.deep.equal(['infra_api_9090']);
+    expect(lines(model).prefix).to.deep.equal([`split.example.com/ ${model.prefixRoutes[0]!.backend}`, 'one.example.com/ infra_web_8080:policy']);
+    expect(model.prefixRoutes[0]!.backend).to.match(/^~2~1@infra_web_8080:p[0-9a-f]+~2@infra_web_8080$/);
+    expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090', 'infra_web_8080']);
+    expect(buildIngressModel(worldSources({ routes: [one, split] }))).to.deep.equal(model);
+    expect(buildIngressModel(worldSources({ routes: [] }), cache).backends).to.deep.equal([]);
   });
 
   it("answers 500 for a backendRef that does not resolve: every request for the only one, its weight's share of a split", () => {
