@@ -1,15 +1,12 @@
 import { expect } from 'chai';
-import { readFile } from 'node:fs/promises';
 import { firstValueFrom, filter } from 'rxjs';
-import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import { systemClock } from '../../lib/clock.ts';
 import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
-import { createControllerObjects, createHaproxyPod, replicaOptions } from '../support/cluster-fixtures.ts';
-import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
+import { haproxyPodWithShippedConfig, replicaOptions } from '../support/cluster-fixtures.ts';
+import type { Emulator } from '../support/dataplane-emulator/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { GATEWAY_API_TYPES } from '../support/fake-apiserver/gateway-api-types.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
-import { reservePort } from '../support/ports.ts';
 import { gateway, gatewayClass, httpListener } from '../lib/gateway/fixtures.ts';
 
 /**
@@ -34,20 +31,7 @@ describe('Gateway API CRDs installed after the controller started', function () 
 
   before(async () => {
     fake = await startFakeApiServer({ timeScale: 60 });
-    const dataplanePort = await reservePort(POD_ADDRESS);
-    emulator = await startEmulator({
-      pod: { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock', address: POD_ADDRESS },
-      listen: { host: POD_ADDRESS, port: dataplanePort },
-    });
-    const config = (await readFile(defaultConfigPath(), 'utf8'))
-      .replace('  httpPort: 80\n', `  httpPort: ${await reservePort(POD_ADDRESS)}\n`)
-      .replace('  httpsPort: 443\n', `  httpsPort: ${await reservePort(POD_ADDRESS)}\n`)
-      .replace('  statusPort: 8404\n', `  statusPort: ${await reservePort(POD_ADDRESS)}\n`)
-      .replace('  port: 5555\n', `  port: ${dataplanePort}\n`)
-      .replace('debounce: 500ms\n', 'debounce: 100ms\n');
-    const { user, password } = emulator.credentials;
-    createControllerObjects(fake, NAMESPACE, { config, secret: 'dataplane-credentials', username: user, password });
-    createHaproxyPod(fake, NAMESPACE, 'haproxy-0', POD_ADDRESS);
+    emulator = await haproxyPodWithShippedConfig(fake, NAMESPACE, POD_ADDRESS);
     fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'infra' } });
     mode = await startClusterMode(
       replicaOptions(

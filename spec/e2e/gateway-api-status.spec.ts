@@ -1,14 +1,11 @@
 import { expect } from 'chai';
-import { readFile } from 'node:fs/promises';
 import { firstValueFrom, filter } from 'rxjs';
-import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
-import { createControllerObjects, createHaproxyPod, replicaOptions } from '../support/cluster-fixtures.ts';
-import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
+import { haproxyPodWithShippedConfig, replicaOptions } from '../support/cluster-fixtures.ts';
+import type { Emulator } from '../support/dataplane-emulator/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { GATEWAY_API_TYPES } from '../support/fake-apiserver/gateway-api-types.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
-import { reservePort } from '../support/ports.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, referenceGrant, service } from '../lib/gateway/fixtures.ts';
 
 /**
@@ -51,21 +48,8 @@ describe('Gateway API status in a cluster with its CRDs', function () {
 
   before(async () => {
     fake = await startFakeApiServer({ timeScale: 60, customResources: GATEWAY_API_TYPES });
-    const dataplanePort = await reservePort(POD_ADDRESS);
-    emulator = await startEmulator({
-      pod: { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock', address: POD_ADDRESS },
-      listen: { host: POD_ADDRESS, port: dataplanePort },
-    });
-    const config = (await readFile(defaultConfigPath(), 'utf8'))
-      .replace('  httpPort: 80\n', `  httpPort: ${await reservePort(POD_ADDRESS)}\n`)
-      .replace('  httpsPort: 443\n', `  httpsPort: ${await reservePort(POD_ADDRESS)}\n`)
-      .replace('  statusPort: 8404\n', `  statusPort: ${await reservePort(POD_ADDRESS)}\n`)
-      .replace('  port: 5555\n', `  port: ${dataplanePort}\n`)
-      .replace('debounce: 500ms\n', 'debounce: 100ms\n');
-    const { user, password } = emulator.credentials;
-    createControllerObjects(fake, NAMESPACE, { config, secret: 'dataplane-credentials', username: user, password });
+    emulator = await haproxyPodWithShippedConfig(fake, NAMESPACE, POD_ADDRESS);
     fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: NAMESPACE, name: 'haproxy' }, spec: { clusterIP: PUBLISHED_IP, ports: [{ port: 80 }] } });
-    createHaproxyPod(fake, NAMESPACE, 'haproxy-0', POD_ADDRESS);
     for (const name of ['infra', 'apps']) fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     fake.create(gatewayClass());
     fake.create(gateway('gw', [httpListener('http', { hostname: '*.example.com', allowedRoutes: { namespaces: { from: 'All' } } })]));

@@ -1,7 +1,11 @@
 import { KubeConfig } from '@kubernetes/client-node';
+import { readFile } from 'node:fs/promises';
+import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import { defaultInformerOptions } from '../../lib/kube/informer.ts';
 import type { ClusterModeOptions } from '../../streams/cluster-mode.ts';
+import { startEmulator, type Emulator } from './dataplane-emulator/index.ts';
 import type { FakeApiServer, KubeObject } from './fake-apiserver/index.ts';
+import { reservePort } from './ports.ts';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
@@ -81,4 +85,28 @@ export function replicaOptions(
     output: { out: show(''), err: show(' ERR') },
     ...overrides,
   };
+}
+
+/**
+ * One HAProxy pod behind a Data Plane API emulator at `podAddress`, and the
+ * controller's objects naming it, with the shipped configuration on ports
+ * reserved on that address and a 100ms debounce: the cluster a Gateway API
+ * spec starts its controller in.
+ */
+export async function haproxyPodWithShippedConfig(fake: FakeApiServer, namespace: string, podAddress: string): Promise<Emulator> {
+  const dataplanePort = await reservePort(podAddress);
+  const emulator = await startEmulator({
+    pod: { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock', address: podAddress },
+    listen: { host: podAddress, port: dataplanePort },
+  });
+  const config = (await readFile(defaultConfigPath(), 'utf8'))
+    .replace('  httpPort: 80\n', `  httpPort: ${await reservePort(podAddress)}\n`)
+    .replace('  httpsPort: 443\n', `  httpsPort: ${await reservePort(podAddress)}\n`)
+    .replace('  statusPort: 8404\n', `  statusPort: ${await reservePort(podAddress)}\n`)
+    .replace('  port: 5555\n', `  port: ${dataplanePort}\n`)
+    .replace('debounce: 500ms\n', 'debounce: 100ms\n');
+  const { user, password } = emulator.credentials;
+  createControllerObjects(fake, namespace, { config, secret: 'dataplane-credentials', username: user, password });
+  createHaproxyPod(fake, namespace, 'haproxy-0', podAddress);
+  return emulator;
 }
