@@ -921,7 +921,9 @@ spec:
         (settled) => settled,
         'the copies to settle',
       );
-      expect(last).to.be.within(450, 550);
+      // Each request is copied at random (rand in its policy): binomial(1000, 1/2), a standard deviation of 15.8;
+      // 4.5 of them either side fails by chance about once in 150,000 runs.
+      expect(last).to.be.within(429, 571);
       for (const path of ['/held', '/dead', '/failing']) {
         for (let i = 0; i < 20; i++) {
           const answer = await ask(harness, 'mirrors.example.com', `${path}/${i}`);
