@@ -374,6 +374,8 @@ describe('Gateway API routing end to end', function () {
     const rendered = harness.log.since(mark).filter((o): o is Extract<Outcome, { type: 'rendered' }> => o.type === 'rendered');
     expect(rendered.at(-1)!.excluded).to.deep.equal([]);
     expect(rendered.at(-1)!.warnings).to.deep.equal([]);
+    // Cases below mark outcomes: the routes' deployment must be reported first.
+    await harness.settled();
   });
 
   after(async () => {

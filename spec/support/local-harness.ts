@@ -124,6 +124,16 @@ export class LocalHarness {
     return this.log.mark();
   }
 
+  /**
+   * Waits until the newest validated configuration is reported deployed:
+   * HAProxy serves a configuration a moment before its deployment's outcome
+   * is out, and a mark taken in between would take that outcome for the
+   * next change's.
+   */
+  settled(): Promise<true> {
+    return this.log.settledOn(['local']);
+  }
+
   /** The first outcome at or after `mark` of the given type, waiting for it up to `timeoutMs`. */
   next<T extends Outcome['type']>(mark: number, type: T, timeoutMs = 15_000): Promise<Extract<Outcome, { type: T }>> {
     return this.log.waitFor(mark, (outcome): outcome is Extract<Outcome, { type: T }> => outcome.type === type, `${type} outcome`, timeoutMs);
