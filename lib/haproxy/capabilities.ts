@@ -32,6 +32,15 @@ export interface HaproxyCapabilities {
    */
   readonly unsafeViolationsOptions: boolean;
   /**
+   * `add server` takes the `enabled` keyword. From 3.0 it is refused ("'enabled'
+   * option is not accepted for dynamic server": its srv_kws entry in
+   * src/server.c has dynamic_ok 0), and DPAPI stops sending it
+   * (handlers/runtime_server.go SerializeRuntimeAddServer, v3.0.0+ checked
+   * against the HAProxy version). A dynamic server starts in maintenance on
+   * every version; `set server ... state ready` makes it ready.
+   */
+  readonly dynamicServerEnabledKeyword: boolean;
+  /**
    * After a refused reload `show proc` lists the worker that keeps serving
    * under "old workers" (3.1+: the master forks before the worker parses the
    * new configuration), not under "workers" as 2.6 and 3.0 do.
@@ -64,6 +73,7 @@ export function parseCapabilities(output: string): HaproxyCapabilities {
     features,
     synchronousReload: atLeast(version, 2, 7),
     unsafeViolationsOptions: atLeast(version, 3, 2),
+    dynamicServerEnabledKeyword: !atLeast(version, 3, 0),
     survivorListedAsOld: atLeast(version, 3, 1),
   };
 }

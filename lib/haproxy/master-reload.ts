@@ -23,6 +23,12 @@ export type ReloadOutcome = { readonly loaded: true; readonly worker: number } |
 /** `Success=0|1`, then `--` and the startup log (2.7+). */
 const SYNCHRONOUS_ANSWER = /^\s*Success=([01])\s*(?:\n--\n([\s\S]*))?$/;
 
+/** A 2.7+ master's answer to `reload`: whether the new worker loaded, and the startup log; undefined for any other answer. */
+export function readReloadAnswer(answer: string): { readonly loaded: boolean; readonly log: string } | undefined {
+  const match = SYNCHRONOUS_ANSWER.exec(answer);
+  return match ? { loaded: match[1] === '1', log: (match[2] ?? '').trim() } : undefined;
+}
+
 /**
  * Reloads the master on the files as they are now. Resolves with the new
  * worker or HAProxy's message; rejects when the reload could not be asked
@@ -45,10 +51,9 @@ export async function reloadMaster(master: MasterProcess): Promise<ReloadOutcome
     // a second reload would be a second (needless) one.
     if ((error as { code?: unknown }).code !== 'ECONNRESET') throw error;
   }
-  const reported = synchronous ? SYNCHRONOUS_ANSWER.exec(answer) : null;
-  if (reported?.[1] === '0') {
-    const log = reported[2] ?? '';
-    return { loaded: false, message: alertLines(log) || log.trim() || 'no message: the master answered Success=0' };
+  const reported = synchronous ? readReloadAnswer(answer) : undefined;
+  if (reported?.loaded === false) {
+    return { loaded: false, message: alertLines(reported.log) || reported.log || 'no message: the master answered Success=0' };
   }
   return settled(master, before, logOffset, answer);
 }

@@ -1,7 +1,7 @@
 /**
  * The controller (local mode with --dataplane-url, the shipped
  * configuration) against an emulated Data Plane API with the real API's
- * behaviours (release 3.3, the chart's: configuration written back by its
+ * behaviours (the release paired with the HAProxy in use, 3.2 on the chart's 3.2: configuration written back by its
  * parser, path patterns, certificates described and written to storage
  * only) in front of a real HAProxy, standing for a pod. Real HTTP and TLS
  * through it; reloads counted on HAProxy's master, writes at the API.
