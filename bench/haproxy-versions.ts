@@ -137,7 +137,7 @@ async function main(): Promise<void> {
     const binary = await provisionedBinary(version);
     for (const size of sizes) rows.push(await measureVersion(loaded.config, version, binary, size, { checks: 3, reloads }));
   }
-  console.log(`HAProxy versions: haproxy -c and reload (request to new worker serving), medians\n${versionTable(rows)}`);
+  process.stdout.write(`HAProxy versions: haproxy -c and reload (request to new worker serving), medians\n${versionTable(rows)}\n`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

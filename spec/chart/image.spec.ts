@@ -75,7 +75,7 @@ describe('the container image', function () {
     it('builds in stages on Node 24 slim (Debian trixie, the base of the HAProxy image it takes haproxy from)', () => {
       expect(dockerfile.stages.map((s) => s.name)).to.deep.equal(['haproxy', 'build', 'production-dependencies', 'runtime']);
       expect(stage(dockerfile, 'haproxy').from).to.equal('${HAPROXY_IMAGE}');
-      for (const s of dockerfile.stages.filter((s) => s.name !== 'haproxy')) expect(s.from, s.name).to.equal('${NODE_IMAGE}');
+      for (const node of dockerfile.stages.filter((candidate) => candidate.name !== 'haproxy')) expect(node.from, node.name).to.equal('${NODE_IMAGE}');
       expect(dockerfile.globalArgs['NODE_IMAGE']).to.match(/^node:24(\.\d+)*-trixie-slim$/);
     });
 
