@@ -27,11 +27,6 @@ export interface HaproxyCapabilities {
    */
   readonly synchronousReload: boolean;
   /**
-   * `option accept-unsafe-violations-in-http-request|response` exist (3.2+);
-   * the older `accept-invalid-http-*` names are deprecated from then on.
-   */
-  readonly unsafeViolationsOptions: boolean;
-  /**
    * `add server` takes the `enabled` keyword. From 3.0 it is refused ("'enabled'
    * option is not accepted for dynamic server": its srv_kws entry in
    * src/server.c has dynamic_ok 0), and DPAPI stops sending it
@@ -72,7 +67,6 @@ export function parseCapabilities(output: string): HaproxyCapabilities {
     version,
     features,
     synchronousReload: atLeast(version, 2, 7),
-    unsafeViolationsOptions: atLeast(version, 3, 2),
     dynamicServerEnabledKeyword: !atLeast(version, 3, 0),
     survivorListedAsOld: atLeast(version, 3, 1),
   };

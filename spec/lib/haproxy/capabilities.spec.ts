@@ -20,14 +20,14 @@ describe('HAProxy capabilities', () => {
 
   it('decides what differs between 2.6, 3.0, 3.2 and 3.4 from the version alone', () => {
     const decided = (version: string) => {
-      const { synchronousReload, dynamicServerEnabledKeyword, unsafeViolationsOptions, survivorListedAsOld } = parseCapabilities(vv(version, '+LUA'));
-      return { synchronousReload, dynamicServerEnabledKeyword, unsafeViolationsOptions, survivorListedAsOld };
+      const { synchronousReload, dynamicServerEnabledKeyword, survivorListedAsOld } = parseCapabilities(vv(version, '+LUA'));
+      return { synchronousReload, dynamicServerEnabledKeyword, survivorListedAsOld };
     };
-    expect(decided('2.6.12-1+deb12u4')).to.deep.equal({ synchronousReload: false, dynamicServerEnabledKeyword: true, unsafeViolationsOptions: false, survivorListedAsOld: false });
+    expect(decided('2.6.12-1+deb12u4')).to.deep.equal({ synchronousReload: false, dynamicServerEnabledKeyword: true, survivorListedAsOld: false });
     expect(decided('2.8.5')).to.include({ synchronousReload: true, dynamicServerEnabledKeyword: true });
-    expect(decided('3.0.11-1+deb13u4')).to.deep.equal({ synchronousReload: true, dynamicServerEnabledKeyword: false, unsafeViolationsOptions: false, survivorListedAsOld: false });
-    expect(decided('3.2.26-1')).to.deep.equal({ synchronousReload: true, dynamicServerEnabledKeyword: false, unsafeViolationsOptions: true, survivorListedAsOld: true });
-    expect(decided('3.4.7-1')).to.deep.equal({ synchronousReload: true, dynamicServerEnabledKeyword: false, unsafeViolationsOptions: true, survivorListedAsOld: true });
+    expect(decided('3.0.11-1+deb13u4')).to.deep.equal({ synchronousReload: true, dynamicServerEnabledKeyword: false, survivorListedAsOld: false });
+    expect(decided('3.2.26-1')).to.deep.equal({ synchronousReload: true, dynamicServerEnabledKeyword: false, survivorListedAsOld: true });
+    expect(decided('3.4.7-1')).to.deep.equal({ synchronousReload: true, dynamicServerEnabledKeyword: false, survivorListedAsOld: true });
   });
 
   it('refuses an answer without a version line', () => {
