@@ -164,7 +164,9 @@ export class MasterProcess {
         throw new Error(`HAProxy failed to start: ${alertLines(output) || output || exit}`);
       }
       const info = await this.tryShowProc();
-      // 3.x answers `show proc` before it writes its pid file, which finds the master again later.
+      // From 3.1 `show proc` lists a worker as soon as it is forked, before it has read the configuration
+      // and bound its listeners (connections refused meanwhile, seen on 3.2); the master writes its pid
+      // file once the worker is ready, and the pid file is how the master is found again later.
       if (info !== undefined && info.workers[0] !== undefined && (await this.pidFromFile()) === info.masterPid) {
         this.#child = child;
         return info;

@@ -94,7 +94,7 @@ export class HAProxyProcess {
         throw new Error(`HAProxy failed to start: ${alertLines(output) || output || exit}`);
       }
       const info = await this.tryShowProc();
-      // 3.x answers `show proc` before it writes its pid file.
+      // From 3.1 `show proc` lists a worker before it has bound its listeners (master-process.ts): the pid file says it is ready.
       if (info !== undefined && info.workers.length > 0 && (await this.#pidFileNames(info.masterPid))) return info;
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
