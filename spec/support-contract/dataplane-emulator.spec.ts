@@ -1,7 +1,7 @@
 /**
  * Contract tests of the Data Plane API v3 emulator (spec/support/dataplane-emulator)
  * against the contract in docs/dataplane-api-contract.md (§ numbers below refer to
- * it): real HTTP to the emulator, a real HAProxy 2.6 behind it, real traffic through
+ * it): real HTTP to the emulator, a real HAProxy (2.6 to 3.4, HAPROXY_BIN) behind it, real traffic through
  * HAProxy to small node:http backends that answer their own name. The behaviours
  * that differ between releases, and the raw configuration as the real API writes it
  * back, are in dataplane-emulator-releases.spec.ts.

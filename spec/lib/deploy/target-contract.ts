@@ -3,7 +3,7 @@
  * algorithm (lib/deploy/converge.ts), run against each target by its spec:
  * the local sockets target (local-target.spec.ts) and the Data Plane API
  * target over the emulator with the real API's behaviours
- * (dataplane-target.spec.ts). Real HAProxy 2.6, real HTTP to real backends,
+ * (dataplane-target.spec.ts). Real HAProxy (2.6 to 3.4), real HTTP to real backends,
  * real TLS handshakes; reloads counted on HAProxy's master, writes on the
  * target.
  *
