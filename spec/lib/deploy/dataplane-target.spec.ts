@@ -44,6 +44,7 @@ async function dataplaneWorld(options: EmulatorOptions = {}): Promise<DataplaneW
     other,
     baseDir: emulator.baseDir,
     statsSocket: emulator.statsSocket,
+    certificatesAtRuntime: emulator.release.runtimeCertificates,
     controller: () => {
       const own = client();
       return Object.assign(new Converger({ target: new DataplaneTarget({ client: own, reloadPollMs: 25 }) }), { client: own });

@@ -43,6 +43,7 @@ async function localWorld(): Promise<ContractWorld & { readonly workDir: string 
     workDir,
     baseDir: workDir,
     statsSocket: join(workDir, 'stats.sock'),
+    certificatesAtRuntime: true,
     controller: () => new Converger({ target: new LocalTarget({ workDir, dirs }) }),
     reloads: async () => (await master.showProc()).reloads,
     markWrites: async () => {

@@ -87,7 +87,7 @@ import { Faults, RequestLog } from './faults.ts';
 import { HAProxyProcess } from './haproxy-process.ts';
 import { checkPodLayout, IDENTITY, PodMapping } from './pod.ts';
 import type { PodLayout } from './pod.ts';
-import { pairedRelease, releaseFeatures } from './release.ts';
+import { pairedRelease, releaseFeatures, type ReleaseFeatures } from './release.ts';
 import type { Release } from './release.ts';
 import { ReloadAgent } from './reload-agent.ts';
 import { Router } from './router.ts';
@@ -154,6 +154,8 @@ export interface EmulatorOptions {
 export interface Emulator {
   /** Base URL of the API: 'http://127.0.0.1:PORT/v3'. */
   readonly url: string;
+  /** The release the instance stands for, and what it does differently (release.ts). */
+  readonly release: ReleaseFeatures;
   readonly port: number;
   readonly credentials: Credentials;
   /** `Basic <base64>` for the credentials, ready for an Authorization header. */
@@ -325,6 +327,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   let stopped: Promise<void> | undefined;
   return {
     url: `http://${options.listen?.host ?? '127.0.0.1'}:${port}/v3`,
+    release: context.release,
     port,
     credentials,
     authorization: `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`,
