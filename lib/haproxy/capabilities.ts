@@ -1,6 +1,6 @@
 /**
  * What the HAProxy binary in use can do, read from what it reports about
- * itself (`haproxy -vv`: its version and feature list). Every behaviour that
+ * itself (`haproxy -vv`'s version line). Every behaviour that
  * differs between the supported versions (2.6 to 3.4) is decided here, once,
  * and the rest of the code asks for the capability, never for a version.
  */
@@ -17,8 +17,6 @@ export interface HaproxyVersion {
 
 export interface HaproxyCapabilities {
   readonly version: HaproxyVersion;
-  /** `haproxy -vv`'s "Feature list" entries built in (`QUIC`, `LUA`, `ACME`...). */
-  readonly features: ReadonlySet<string>;
   /**
    * The master CLI's `reload` waits for the new worker and answers
    * `Success=1` or `Success=0`, then `--` and the startup log (2.7+,
@@ -55,17 +53,8 @@ export function parseCapabilities(output: string): HaproxyCapabilities {
   if (!match) throw new Error(`not a "haproxy -vv" answer (no version line): ${JSON.stringify(output.slice(0, 200))}`);
   const [major, minor, patch] = [Number(match[1]), Number(match[2]), Number(match[3] ?? 0)];
   const version = { major, minor, patch, text: `${major}.${minor}${match[3] === undefined ? '' : `.${patch}`}${match[4] ?? ''}` };
-  const featureLine = /^Feature list\s*:(.*)$/m.exec(output)?.[1] ?? '';
-  const features = new Set(
-    featureLine
-      .trim()
-      .split(/\s+/)
-      .filter((word) => word.startsWith('+'))
-      .map((word) => word.slice(1)),
-  );
   return {
     version,
-    features,
     synchronousReload: atLeast(version, 2, 7),
     dynamicServerEnabledKeyword: !atLeast(version, 3, 0),
     survivorListedAsOld: atLeast(version, 3, 1),

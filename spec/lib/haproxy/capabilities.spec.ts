@@ -12,10 +12,9 @@ async function versionLine(binary: string): Promise<string> {
 const vv = (version: string, features: string) => `HAProxy version ${version} 2026/10/14 - https://haproxy.org/\nBuild options :\n  TARGET  = linux-glibc\n\nFeature list : ${features}\n`;
 
 describe('HAProxy capabilities', () => {
-  it('reads the version and the features built in from haproxy -vv', () => {
-    const read = parseCapabilities(vv('3.4.7-1', '-51DEGREES +ACCEPT4 +ACME +LUA -PCRE +PCRE2 +QUIC'));
-    expect(read.version).to.deep.equal({ major: 3, minor: 4, patch: 7, text: '3.4.7-1' });
-    expect([...read.features]).to.deep.equal(['ACCEPT4', 'ACME', 'LUA', 'PCRE2', 'QUIC']);
+  it('reads the version from haproxy -vv', () => {
+    expect(parseCapabilities(vv('3.4.7-1', '-51DEGREES +ACCEPT4 +ACME +LUA -PCRE +PCRE2 +QUIC')).version).to.deep.equal({ major: 3, minor: 4, patch: 7, text: '3.4.7-1' });
+    expect(parseCapabilities(vv('2.6.12-1+deb12u4', '+LUA')).version).to.deep.equal({ major: 2, minor: 6, patch: 12, text: '2.6.12-1+deb12u4' });
   });
 
   it('decides what differs between 2.6, 3.0, 3.2 and 3.4 from the version alone', () => {
