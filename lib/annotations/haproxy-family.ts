@@ -1,8 +1,9 @@
 import { parseCidrList } from './addresses.ts';
 import { parseHaproxyBalance } from './balance.ts';
 import { corsRule } from './cors.ts';
+import { haproxyAccessSnippets, haproxySourceHeader } from './fail-closed.ts';
 import { balanceRule, basicAuthRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
-import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type SettingRule } from './rule.ts';
+import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type FamilyValues, type SettingRule } from './rule.ts';
 import { parseCookieName, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef } from './text-values.ts';
 import { accept, parseBoolean, parseDenyStatus, parseDuration, parseInteger, parseRedirectCode, refuse, type Parsed } from './values.ts';
 import type { RouteSettings } from './settings.ts';
@@ -127,6 +128,12 @@ const healthCheck: SettingRule = {
   },
 };
 
+/** Whether the servers are spoken to over TLS, as the protocol rule reads it: server-ssl "true", or a CA to verify them with. */
+function serverTls(values: FamilyValues): boolean {
+  const ssl = parseBoolean(values('server-ssl') ?? 'false');
+  return (ssl.ok && ssl.value) || values('server-ca') !== undefined;
+}
+
 export const haproxyFamily: AnnotationFamily = {
   prefix: 'haproxy.org/',
   rules: [
@@ -162,19 +169,16 @@ export const haproxyFamily: AnnotationFamily = {
       defaults: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5 },
     }),
     healthCheck,
-    sslPassthroughRule,
+    sslPassthroughRule(serverTls, 'server-ssl: "true"'),
+    haproxyAccessSnippets,
+    haproxySourceHeader,
   ],
   unsupported: (name) => UNSUPPORTED[name] ?? 'not supported by haproxy-template-ic (see docs/annotations.md)',
 };
 
 const frontendTimeout = 'applies to the frontend every route shares: set it in the template values, not per Ingress';
-const snippet = 'configuration snippets are not supported: raw HAProxy configuration from an object could add any directive';
 
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  'backend-config-snippet': snippet,
-  'frontend-config-snippet': snippet,
-  'global-config-snippet': snippet,
-  'stats-config-snippet': snippet,
   'timeout-client': frontendTimeout,
   'timeout-client-fin': frontendTimeout,
   'timeout-http-request': frontendTimeout,
@@ -189,7 +193,6 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'cookie-persistence-no-dynamic': "not supported: affinity cookies here are always dynamic (a hash of the server's address), never a fixed value per server",
   'request-capture': 'not supported: request captures change the log format every route shares',
   'request-capture-len': 'not supported: request captures change the log format every route shares',
-  'src-ip-header': "not supported: the source is the connection's address",
   'forwarded-for': 'X-Forwarded-For is set as the template decides',
   'standalone-backend': 'not supported: backends are shared by Service and port',
   'route-acl': 'not supported: routing is by host and path',

@@ -1,6 +1,7 @@
 import { parseCidrList } from './addresses.ts';
 import { parseNginxBalance, parseUpstreamHashBy } from './balance.ts';
 import { corsRule } from './cors.ts';
+import { nginxAccessSnippets, nginxClientCertificates, nginxExternalAuth } from './fail-closed.ts';
 import { balanceOutcome, basicAuthRule, hstsRule, ignoreAll, listRule, refusedWhenTrue, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type RuleRead, type SettingRule } from './rule.ts';
 import type { BackendSettings, RedirectCode, RouteSettings } from './settings.ts';
@@ -127,13 +128,21 @@ const affinity: SettingRule = {
 };
 
 /**
+ * ingress-nginx sends its auth-realm as is, an empty realm when there is
+ * none (internal/ingress/annotations/auth/main.go reads it with no
+ * default); HAProxy cannot send an empty one, so the realm of
+ * ingress-nginx's own basic-auth example stands in for it.
+ */
+const NGINX_DEFAULT_REALM = 'Authentication Required';
+
+/**
  * Basic auth only: digest is refused, since serving the route without it
  * would open it. The Secret's format (auth-secret-type) is told apart by
  * its keys when the users are read (lib/annotations/auth-users.ts).
  */
 const basicAuth = basicAuthRule(
   (value) => (value === 'basic' ? accept(value) : refuse(value === 'digest' ? 'digest authentication is not supported: use "basic"' : 'not an authentication type: use "basic"')),
-  '',
+  NGINX_DEFAULT_REALM,
   { 'auth-secret-type': (value) => (value === 'auth-file' || value === 'auth-map' ? accept(value) : refuse('not a Secret type: use "auth-file" or "auth-map"')) },
 );
 
@@ -275,22 +284,17 @@ export const nginxFamily: AnnotationFamily = {
       },
     }),
     canary,
-    sslPassthroughRule,
+    sslPassthroughRule((values) => /^(https|grpcs)$/i.test(values('backend-protocol') ?? ''), 'backend-protocol: HTTPS'),
+    nginxExternalAuth,
+    nginxClientCertificates,
+    nginxAccessSnippets,
   ],
   unsupported: (name) => UNSUPPORTED[name] ?? (name.startsWith('canary') ? CANARY : 'not supported by haproxy-template-ic (see docs/annotations.md)'),
 };
 
-const snippet = 'snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read)';
 const CANARY = 'canary Ingresses are not supported (canary: "true" leaves the Ingress out)';
 
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  'configuration-snippet': snippet,
-  'server-snippet': snippet,
-  'stream-snippet': snippet,
-  'auth-snippet': snippet,
-  'modsecurity-snippet': snippet,
-  'auth-url': 'external authentication is not supported',
-  'auth-tls-secret': 'client certificate authentication is not supported',
   'enable-modsecurity': 'ModSecurity is an nginx module',
   'proxy-buffering': 'nginx buffer tuning has no HAProxy equivalent',
   'proxy-buffer-size': 'nginx buffer tuning has no HAProxy equivalent',

@@ -78,6 +78,8 @@ function outcome(annotation: string, value: string, setting: string, result: Rul
   const name = annotation.slice(annotation.indexOf('/') + 1);
   const invalid = result.invalid?.[name];
   if (invalid !== undefined) return { annotation, value, status: 'invalid', reason: invalid };
+  const leftOut = result.leftOut?.[name];
+  if (leftOut !== undefined) return { annotation, value, status: 'left out', reason: leftOut };
   const reason = result.ignored?.[name];
   if (reason !== undefined) return ignored(annotation, value, reason);
   return { annotation, value, status: 'honoured', setting };

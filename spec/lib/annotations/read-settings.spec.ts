@@ -202,12 +202,6 @@ describe('readAnnotationSettings', () => {
       ['basic auth without a Secret', { [`${H}auth-type`]: 'basic-auth' }, `${H}auth-type`, 'needs auth-secret naming the Secret with the users'],
       ['digest auth', { [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, `${N}auth-type`, 'digest authentication is not supported: use "basic"'],
       [
-        'a canary Ingress',
-        { [`${N}canary`]: 'true', [`${N}canary-weight`]: '10' },
-        `${N}canary`,
-        'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes',
-      ],
-      [
         'several rewrite lines',
         { [`${H}path-rewrite`]: '/a/(.*) /\\1\n/b/(.*) /c/\\1' },
         `${H}path-rewrite`,
@@ -231,6 +225,107 @@ describe('readAnnotationSettings', () => {
     }
   });
 
+  describe('left out, fail closed: what cannot be served here and whose Ingress served without it would be open or wrong', () => {
+    const OPEN = 'served without it the route would be open to anyone, so this Ingress is left out';
+    const cases: [string, Record<string, string>, Record<string, string>][] = [
+      [
+        'a canary Ingress',
+        { [`${N}canary`]: 'true', [`${N}canary-weight`]: '10' },
+        { [`${N}canary`]: 'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes' },
+      ],
+      [
+        'external authentication (auth-url, with its sign-in page and response headers)',
+        {
+          [`${N}auth-url`]: 'https://auth.example.com/oauth2/auth',
+          [`${N}auth-signin`]: 'https://auth.example.com/oauth2/start?rd=$escaped_request_uri',
+          [`${N}auth-response-headers`]: 'X-Auth-Request-Email',
+        },
+        {
+          [`${N}auth-url`]: `external authentication is not supported: ${OPEN}`,
+          [`${N}auth-signin`]: `belongs to auth-url's external authentication, which is not supported: ${OPEN}`,
+          [`${N}auth-response-headers`]: `belongs to auth-url's external authentication, which is not supported: ${OPEN}`,
+        },
+      ],
+      [
+        'client certificate authentication',
+        { [`${N}auth-tls-secret`]: 'default/ca', [`${N}auth-tls-verify-client`]: 'on' },
+        {
+          [`${N}auth-tls-secret`]: `client certificate authentication is not supported: ${OPEN}`,
+          [`${N}auth-tls-verify-client`]: `belongs to auth-tls-secret's client certificate authentication, which is not supported: ${OPEN}`,
+        },
+      ],
+      [
+        'an access rule in an nginx snippet',
+        { [`${N}configuration-snippet`]: 'allow 10.0.0.0/8;\ndeny all;', [`${N}server-snippet`]: 'location /admin { auth_basic "Admin"; }' },
+        {
+          [`${N}configuration-snippet`]: `holds an access rule (allow), and snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read): ${OPEN}`,
+          [`${N}server-snippet`]: `holds an access rule (auth_basic), and snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read): ${OPEN}`,
+        },
+      ],
+      [
+        'an access rule in a haproxy.org snippet',
+        { [`${H}backend-config-snippet`]: 'http-request deny if !{ src 10.0.0.0/8 }' },
+        {
+          [`${H}backend-config-snippet`]: `holds an access rule (http-request deny), and configuration snippets are not supported: raw HAProxy configuration from an object could add any directive: ${OPEN}`,
+        },
+      ],
+      [
+        'an allow-list that relies on src-ip-header',
+        { [`${H}src-ip-header`]: 'True-Client-IP', [`${H}allow-list`]: '192.168.1.0/24' },
+        {
+          [`${H}src-ip-header`]:
+            "the source address from a header is not supported, and allow-list would be checked against the connection's address (a load balancer's) instead of the client's: this Ingress is left out",
+        },
+      ],
+      [
+        'TLS passthrough to a backend that would be sent plain HTTP',
+        { [`${N}ssl-passthrough`]: 'true' },
+        {
+          [`${N}ssl-passthrough`]:
+            "TLS passthrough is not supported: HAProxy terminates TLS, and without backend-protocol: HTTPS the backend, which expects the client's TLS, would be sent plain HTTP, so this Ingress is left out",
+        },
+      ],
+    ];
+    for (const [what, annotations, leftOut] of cases) {
+      it(`leaves out ${what}, naming each annotation`, () => {
+        const read = readAnnotationSettings(annotations);
+        expect(Object.fromEntries(read.outcomes.filter((outcome) => outcome.status === 'left out').map((outcome) => [outcome.annotation, outcome.reason]))).to.deep.equal(leftOut);
+      });
+    }
+
+    const served: [string, Record<string, string>, string, string][] = [
+      ['a snippet without access rules', { [`${N}configuration-snippet`]: 'more_set_headers "X-Frame-Options: DENY";' }, `${N}configuration-snippet`, 'snippets are not supported'],
+      ['auth-signin without auth-url', { [`${N}auth-signin`]: 'https://auth.example.com/start' }, `${N}auth-signin`, 'auth-url is not set, so ingress-nginx does not use it either'],
+      [
+        'auth-tls-verify-client "off"',
+        { [`${N}auth-tls-secret`]: 'default/ca', [`${N}auth-tls-verify-client`]: 'off' },
+        `${N}auth-tls-secret`,
+        'auth-tls-verify-client is "off": no client certificate is asked for',
+      ],
+      ['src-ip-header without a source list', { [`${H}src-ip-header`]: 'X-Real-IP' }, `${H}src-ip-header`, "not supported: the source is the connection's address"],
+      [
+        "ssl-passthrough with backend-protocol HTTPS (Argo CD's documented setup): terminated and re-encrypted, as ingress-nginx serves it by default",
+        { [`${N}ssl-passthrough`]: 'true', [`${N}backend-protocol`]: 'HTTPS' },
+        `${N}ssl-passthrough`,
+        "TLS passthrough is not supported: HAProxy terminates TLS with the Ingress's certificate and re-encrypts to the backend (backend-protocol: HTTPS), as ingress-nginx does unless started with --enable-ssl-passthrough",
+      ],
+      [
+        'haproxy.org ssl-passthrough with server-ssl',
+        { [`${H}ssl-passthrough`]: 'true', [`${H}server-ssl`]: 'true' },
+        `${H}ssl-passthrough`,
+        'TLS passthrough is not supported: HAProxy terminates TLS with the Ingress\'s certificate and re-encrypts to the backend (server-ssl: "true"), as ingress-nginx does unless started with --enable-ssl-passthrough',
+      ],
+    ];
+    for (const [what, annotations, annotation, reason] of served) {
+      it(`serves ${what}, ignoring it with why`, () => {
+        const read = readAnnotationSettings(annotations);
+        expect(read.outcomes.filter((outcome) => outcome.status === 'left out' || outcome.status === 'invalid')).to.deep.equal([]);
+        expect(read.outcomes.find((outcome) => outcome.annotation === annotation)).to.deep.include({ status: 'ignored' });
+        expect((read.outcomes.find((outcome) => outcome.annotation === annotation) as { reason: string }).reason).to.include(reason);
+      });
+    }
+  });
+
   it('nginx: proxy-body-size "0" lifts the limit (HAProxy\'s default), honoured', () => {
     const read = readAnnotationSettings({ [`${N}proxy-body-size`]: '0' });
     expect(read.route).to.deep.equal({});
@@ -248,11 +343,11 @@ describe('readAnnotationSettings', () => {
   });
 
   it('names a reason for every unsupported annotation, snippets included', () => {
-    const read = readAnnotationSettings({ [`${H}backend-config-snippet`]: 'http-request deny', [`${H}timeout-client`]: '5s', [`${N}made-up`]: 'x' });
+    const read = readAnnotationSettings({ [`${H}backend-config-snippet`]: 'option forwardfor', [`${H}timeout-client`]: '5s', [`${N}made-up`]: 'x' });
     expect(read.outcomes).to.deep.equal([
       {
         annotation: `${H}backend-config-snippet`,
-        value: 'http-request deny',
+        value: 'option forwardfor',
         status: 'ignored',
         reason: 'configuration snippets are not supported: raw HAProxy configuration from an object could add any directive',
       },
