@@ -168,6 +168,9 @@ const rows: Record<string, string> = {
     // haproxy.org's format: one key per user.
     opaqueSecret('per-user', { bob: BOB_HASH }),
     routed('auth-keys', 'auth-keys.example.com', { [`${HAPROXY}auth-type`]: 'basic-auth', [`${HAPROXY}auth-secret`]: 'per-user' }),
+    // As many manifests write it: no type (the API server makes it Opaque), and no auth-realm.
+    opaqueSecret('untyped', { auth: `bob:${BOB_HASH}\n` }).replace('type: Opaque\n', ''),
+    routed('auth-untyped', 'auth-untyped.example.com', { [`${NGINX}auth-type`]: 'basic', [`${NGINX}auth-secret`]: 'untyped' }),
   ),
   'headers.yaml': docs(
     routed('vhost', 'vhost.example.com', { [`${NGINX}upstream-vhost`]: 'internal.example.com' }),
@@ -310,6 +313,10 @@ describe('route settings end to end', function () {
     expect((await seen(harness, 'auth.example.com', '/in', { headers: credentials('bob', 'secret') })).url).to.equal('/in');
     expect((await ask(harness, 'auth-keys.example.com', '/')).status).to.equal(401);
     expect((await seen(harness, 'auth-keys.example.com', '/', { headers: credentials('bob', 'secret') })).url).to.equal('/');
+    // A Secret without type, an Ingress without auth-realm: ingress-nginx's default realm stands in for its empty one.
+    const untyped = await ask(harness, 'auth-untyped.example.com', '/');
+    expect([untyped.status, untyped.headers['www-authenticate']]).to.deep.equal([401, 'Basic realm="Authentication Required"']);
+    expect((await seen(harness, 'auth-untyped.example.com', '/', { headers: credentials('bob', 'secret') })).url).to.equal('/');
     // The userlist is in the rendered configuration, its hashes are not in the debug view of it.
     const debug = await harness.health('/debug/rendered');
     expect(debug.body).to.include('user bob password').and.not.include('kpa26zwgX83BPSR8d7w93OIXbFt');
@@ -391,5 +398,37 @@ describe('route settings end to end', function () {
     expect((await ask(harness, 'bad.example.com', '/')).status).to.equal(404);
     expect((await seen(harness, 'good.example.com', '/')).url).to.equal('/');
     expect((await seen(harness, 'inside.example.com', '/')).url).to.equal('/');
+  });
+
+  it('leaves out, fail closed, each Ingress whose authentication cannot be served, naming it, where it would otherwise answer anyone', async () => {
+    const mark = harness.mark();
+    await harness.write(
+      'unservable-auth.yaml',
+      docs(
+        routed('oauth', 'oauth.example.com', {
+          [`${NGINX}auth-url`]: 'https://auth.example.com/oauth2/auth',
+          [`${NGINX}auth-signin`]: 'https://auth.example.com/oauth2/start?rd=$escaped_request_uri',
+        }),
+        routed('mtls', 'mtls.example.com', { [`${NGINX}auth-tls-secret`]: 'default/ca', [`${NGINX}auth-tls-verify-client`]: 'on' }),
+        routed('snippet', 'snippet.example.com', { [`${NGINX}configuration-snippet`]: 'allow 10.0.0.0/8;\ndeny all;' }),
+        routed('behind-lb', 'behind-lb.example.com', { [`${HAPROXY}src-ip-header`]: 'X-Real-IP', [`${HAPROXY}allow-list`]: '127.0.0.1/32' }),
+        routed('open', 'open.example.com', { [`${NGINX}configuration-snippet`]: 'more_set_headers "X-Frame-Options: DENY";' }),
+      ),
+    );
+    const rendered = await harness.next(mark, 'rendered');
+    const named = rendered.excluded.map((problem) => `${problem.object} ${problem.field}`).filter((line) => !line.startsWith('Ingress default/bad '));
+    expect(named).to.deep.equal([
+      `Ingress default/behind-lb metadata.annotations['haproxy.org/src-ip-header']`,
+      `Ingress default/mtls metadata.annotations['nginx.ingress.kubernetes.io/auth-tls-secret']`,
+      `Ingress default/mtls metadata.annotations['nginx.ingress.kubernetes.io/auth-tls-verify-client']`,
+      `Ingress default/oauth metadata.annotations['nginx.ingress.kubernetes.io/auth-signin']`,
+      `Ingress default/oauth metadata.annotations['nginx.ingress.kubernetes.io/auth-url']`,
+      `Ingress default/snippet metadata.annotations['nginx.ingress.kubernetes.io/configuration-snippet']`,
+    ]);
+    expect(rendered.excluded.find((problem) => problem.field.includes('auth-url'))!.message).to.include('external authentication is not supported');
+    await harness.next(mark, 'deployed');
+    for (const host of ['oauth', 'mtls', 'snippet', 'behind-lb']) expect((await ask(harness, `${host}.example.com`, '/')).status, host).to.equal(404);
+    // A snippet without access rules is ignored, as before: that Ingress is served.
+    expect((await seen(harness, 'open.example.com', '/')).url).to.equal('/');
   });
 });
