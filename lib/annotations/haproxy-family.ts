@@ -74,20 +74,33 @@ const rateLimit: SettingRule = {
   },
 };
 
-/** A path, or "regex replacement"; haproxytech's several lines of rules are refused rather than half applied. */
+/**
+ * A path, or "regex replacement", or several such lines applied in turn,
+ * as haproxytech reads them (pkg/annotations/ingress/reqPathRewrite.go):
+ * a line of one word replaces the whole path.
+ */
 function parsePathRewrite(value: string): Parsed<NonNullable<RouteSettings['rewrite']>> {
   const lines = value.split('\n').filter((line) => line.trim() !== '');
-  if (lines.length > 1) return refuse('several rewrite lines are not supported: use one "regex replacement" or one path');
-  const parts = (lines[0] ?? '').trim().split(/\s+/);
-  if (parts.length === 1) {
-    const path = parsePath(parts[0]!);
-    return path.ok ? accept({ kind: 'full', path: path.value }) : path;
+  const rules: { pattern: string; replacement: string }[] = [];
+  for (const line of lines) {
+    const parts = line.trim().split(/\s+/);
+    if (parts.length > 2) return refuse('not a path rewrite: use a path, or a regular expression and its replacement separated by a space');
+    if (parts.length === 1) {
+      const path = parsePath(parts[0]!);
+      if (!path.ok) return path;
+      if (lines.length === 1) return accept({ kind: 'full', path: path.value });
+      const replacement = parseReplacement(path.value);
+      if (!replacement.ok) return replacement;
+      rules.push({ pattern: '^.*$', replacement: replacement.value });
+      continue;
+    }
+    const pattern = parseRegex(parts[0]!);
+    if (!pattern.ok) return pattern;
+    const replacement = parseReplacement(parts[1]!);
+    if (!replacement.ok) return replacement;
+    rules.push({ pattern: pattern.value, replacement: replacement.value });
   }
-  if (parts.length > 2) return refuse('not a path rewrite: use a path, or a regular expression and its replacement separated by a space');
-  const pattern = parseRegex(parts[0]!);
-  if (!pattern.ok) return pattern;
-  const replacement = parseReplacement(parts[1]!);
-  return replacement.ok ? accept({ kind: 'regex', pattern: pattern.value, replacement: replacement.value }) : replacement;
+  return rules.length === 0 ? refuse('is empty: expected a path, or a regular expression and its replacement') : accept({ kind: 'regex', rules });
 }
 
 /** request-redirect: the request's host (and port) replaced, the rest of its URL kept. */

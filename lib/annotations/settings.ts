@@ -78,8 +78,8 @@ export interface RouteSettings {
   readonly bodySizeLimit?: number;
   /**
    * The path the backend sees: the matched prefix replaced (`prefix`), the
-   * whole path replaced (`full`), a regular expression with captures
-   * (`regex`, haproxy.org's path-rewrite), or the route's own path read as
+   * whole path replaced (`full`), regular expressions with captures
+   * applied in turn (`regex`, haproxy.org's path-rewrite lines), or the route's own path read as
    * that regular expression (`route-path`, nginx's rewrite-target with
    * captures, which makes the path a regex: see `regexPath`).
    * A pattern or replacement is printable ASCII without space, `'`, `"`,
@@ -89,7 +89,7 @@ export interface RouteSettings {
   readonly rewrite?:
     | { readonly kind: 'prefix'; readonly replacement: string }
     | { readonly kind: 'full'; readonly path: string }
-    | { readonly kind: 'regex'; readonly pattern: string; readonly replacement: string }
+    | { readonly kind: 'regex'; readonly rules: readonly { readonly pattern: string; readonly replacement: string }[] }
     | { readonly kind: 'route-path'; readonly replacement: string };
   /**
    * The route's path is a case-insensitive regular expression matched

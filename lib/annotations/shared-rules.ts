@@ -70,8 +70,12 @@ export function ignoreAll(values: FamilyValues, names: readonly string[], reason
 
 /**
  * Header lines as haproxy.org writes them: one header a line, its name,
- * a space and its value. Values are free text (parseFreeText): no "%", so
- * none of haproxytech's log-format expressions.
+ * a space and its value. A value in double quotes is the text between them,
+ * as haproxytech hands it to HAProxy (it quotes a value only when it is not
+ * quoted already: EnsureQuoted, pkg/annotations/common/main.go), so its
+ * documentation's `Cache-Control "no-store,no-cache,private"` sets
+ * no-store,no-cache,private. Values are free text (parseFreeText): no "%",
+ * so none of haproxytech's log-format expressions.
  */
 export function parseHeaderLines(value: string): Parsed<HeaderAction[]> {
   const headers: HeaderAction[] = [];
@@ -81,7 +85,8 @@ export function parseHeaderLines(value: string): Parsed<HeaderAction[]> {
     const name = parseHeaderName(space === -1 ? line : line.slice(0, space));
     if (!name.ok) return name;
     if (space === -1) return refuse(`header ${name.value} has no value: write "Name value", one header a line`);
-    const text = parseFreeText(line.slice(space).trim());
+    const written = line.slice(space).trim();
+    const text = parseFreeText(/^"[^"]*"$/.test(written) ? written.slice(1, -1) : written);
     if (!text.ok) return refuse(`the value of header ${name.value} ${text.reason}`);
     if (headers.some((header) => header.name.toLowerCase() === name.value.toLowerCase())) return refuse(`header ${name.value} is set twice`);
     headers.push({ name: name.value, value: text.value });

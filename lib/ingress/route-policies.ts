@@ -232,7 +232,7 @@ function pathRewrites(rewrite: RouteSettings['rewrite'] | NonNullable<RouteSetti
     case 'full':
       return Object.freeze([{ pattern: '^.*$', replacement: rewrite.path }]);
     case 'regex':
-      return Object.freeze([{ pattern: rewrite.pattern, replacement: rewrite.replacement }]);
+      return Object.freeze(rewrite.rules.map(({ pattern, replacement }) => ({ pattern, replacement })));
     case 'route-path':
       return Object.freeze([{ pattern: `(?i)^${path ?? '/'}`, replacement: rewrite.replacement }]);
     case 'prefix': {

@@ -152,6 +152,8 @@ const rows: Record<string, string> = {
   'paths.yaml': docs(
     routed('rewrite', 'rewrite.example.com', { [`${NGINX}rewrite-target`]: '/inner' }, ['/app']),
     routed('path-rewrite', 'path-rewrite.example.com', { [`${HAPROXY}path-rewrite`]: '^/api/(.*) /v2/\\1' }),
+    // haproxytech's documented example of several lines, applied in turn.
+    routed('path-rewrites', 'path-rewrites.example.com', { [`${HAPROXY}path-rewrite`]: '/foo/(.*) /\\1\n/bar/(.*) /baz/\\1\n' }),
     // ingress-nginx's classic: captures make the path a regular expression.
     routed('captures', 'captures.example.com', { [`${NGINX}rewrite-target`]: '/$2' }, ['/something(/|$)(.*)']),
     routed('regex', 'regex.example.com', { [`${NGINX}use-regex`]: 'true' }, ['/api/v[0-9]+/users']),
@@ -175,6 +177,8 @@ const rows: Record<string, string> = {
   'headers.yaml': docs(
     routed('vhost', 'vhost.example.com', { [`${NGINX}upstream-vhost`]: 'internal.example.com' }),
     routed('set-host', 'set-host.example.com', { [`${HAPROXY}set-host`]: 'other.internal' }),
+    // haproxytech's documented example: a double-quoted value is the text between the quotes.
+    routed('quoted', 'quoted.example.com', { [`${HAPROXY}response-set-header`]: 'Cache-Control "no-store,no-cache,private"\nStrict-Transport-Security "max-age=31536000"\n' }),
     routed('headers', 'headers.example.com', {
       [`${HAPROXY}request-set-header`]: "X-Tenant acme corp\nX-Quote it's #1",
       [`${HAPROXY}response-set-header`]: 'X-Frame-Options DENY',
@@ -278,6 +282,8 @@ describe('route settings end to end', function () {
     expect((await seen(harness, 'rewrite.example.com', '/app/deep?q=1')).url).to.equal('/inner?q=1');
     expect((await seen(harness, 'path-rewrite.example.com', '/api/users/7')).url).to.equal('/v2/users/7');
     expect((await seen(harness, 'path-rewrite.example.com', '/other')).url).to.equal('/other');
+    expect((await seen(harness, 'path-rewrites.example.com', '/foo/bar/x')).url).to.equal('/baz/x');
+    expect((await seen(harness, 'path-rewrites.example.com', '/bar/y')).url).to.equal('/baz/y');
     expect((await seen(harness, 'captures.example.com', '/something/foo/bar?x=1')).url).to.equal('/foo/bar?x=1');
     expect((await seen(harness, 'captures.example.com', '/SOMETHING')).url).to.equal('/');
   });
@@ -332,6 +338,8 @@ describe('route settings end to end', function () {
     const backend = JSON.parse(answer.body) as Seen;
     expect([backend.headers['x-tenant'], backend.headers['x-quote']]).to.deep.equal(['acme corp', "it's #1"]);
     expect(answer.headers['x-frame-options']).to.equal('DENY');
+    const quoted = await ask(harness, 'quoted.example.com', '/');
+    expect([quoted.status, quoted.headers['cache-control'], quoted.headers['strict-transport-security']]).to.deep.equal([200, 'no-store,no-cache,private', 'max-age=31536000']);
   });
 
   it('answers a CORS preflight from an allowed origin itself, and adds the allow headers to the answers of actual requests', async () => {

@@ -201,12 +201,6 @@ describe('readAnnotationSettings', () => {
     const cases: [string, Record<string, string>, string, string][] = [
       ['basic auth without a Secret', { [`${H}auth-type`]: 'basic-auth' }, `${H}auth-type`, 'needs auth-secret naming the Secret with the users'],
       ['digest auth', { [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, `${N}auth-type`, 'digest authentication is not supported: use "basic"'],
-      [
-        'several rewrite lines',
-        { [`${H}path-rewrite`]: '/a/(.*) /\\1\n/b/(.*) /c/\\1' },
-        `${H}path-rewrite`,
-        'several rewrite lines are not supported: use one "regex replacement" or one path',
-      ],
       ['a health check with a method', { [`${H}check-http`]: 'HEAD /health' }, `${H}check-http`, 'a method (and version) is not supported: give the path alone, checked with GET'],
       ['a redirect with an nginx variable other than a trailing $request_uri', { [`${N}temporal-redirect`]: 'https://example.com/$uri' }, `${N}temporal-redirect`, 'not a URL: contains "$"'],
       ['a rewrite target that is not a path', { [`${N}rewrite-target`]: '/$1 x' }, `${N}rewrite-target`, 'not a rewrite target: contains " "'],
