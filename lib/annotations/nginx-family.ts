@@ -1,6 +1,7 @@
 import { parseCidrList } from './addresses.ts';
 import { parseNginxBalance, parseUpstreamHashBy } from './balance.ts';
 import { corsRule } from './cors.ts';
+import { NGINX_ANNOTATIONS, REMOVED_NGINX_ANNOTATIONS } from './nginx-names.ts';
 import { nginxAccessSnippets, nginxClientCertificates, nginxExternalAuth } from './fail-closed.ts';
 import { balanceOutcome, basicAuthRule, hstsRule, ignoreAll, listRule, refusedWhenTrue, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type RuleRead, type SettingRule } from './rule.ts';
@@ -289,10 +290,18 @@ export const nginxFamily: AnnotationFamily = {
     nginxClientCertificates,
     nginxAccessSnippets,
   ],
-  unsupported: (name) => UNSUPPORTED[name] ?? (name.startsWith('canary') ? CANARY : 'not supported by haproxy-template-ic (see docs/annotations.md)'),
+  unsupported: (name) => UNSUPPORTED[name] ?? (name.startsWith('canary') ? CANARY : notSupported(name)),
 };
 
 const CANARY = 'canary Ingresses are not supported (canary: "true" leaves the Ingress out)';
+
+/** An annotation no rule reads: unsupported here, or not one ingress-nginx reads either (a misspelling, or another controller's). */
+function notSupported(name: string): string {
+  if (NGINX_ANNOTATIONS.has(name)) return 'not supported by haproxy-template-ic (see docs/annotations.md)';
+  const removed = REMOVED_NGINX_ANNOTATIONS[name];
+  if (removed !== undefined) return `removed from ingress-nginx, which no longer reads it: use ${removed}`;
+  return 'not an ingress-nginx annotation: ingress-nginx does not read it either (check its name in the ingress-nginx annotations reference)';
+}
 
 const UNSUPPORTED: Readonly<Record<string, string>> = {
   'enable-modsecurity': 'ModSecurity is an nginx module',
@@ -316,4 +325,16 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'x-forwarded-prefix': 'not supported: no X-Forwarded-Prefix is sent',
   'proxy-http-version': 'not supported: HAProxy speaks HTTP/1.1 to servers unless backend-protocol says otherwise',
   'from-to-www-redirect': 'not supported: add the other host to the Ingress, or a permanent-redirect Ingress for it',
+};
+
+/**
+ * nginx.org/*: the annotations of F5's NGINX Ingress Controller, another
+ * controller than ingress-nginx. None is read here; the migration report
+ * names them, since an Ingress written for that controller is often taken
+ * for an ingress-nginx one.
+ */
+export const nginxIncFamily: AnnotationFamily = {
+  prefix: 'nginx.org/',
+  rules: [],
+  unsupported: () => 'an NGINX Inc. controller annotation (F5 NGINX Ingress Controller), not an ingress-nginx one: neither ingress-nginx nor haproxy-template-ic reads it',
 };

@@ -1,6 +1,6 @@
 import { compareCodeUnits } from '../compare.ts';
 import { haproxyFamily } from './haproxy-family.ts';
-import { nginxFamily } from './nginx-family.ts';
+import { nginxFamily, nginxIncFamily } from './nginx-family.ts';
 import type { AnnotationFamily, DraftSettings, FamilyValues, ReadContext, RuleRead } from './rule.ts';
 import type { AnnotationOutcome, ReadSettings } from './settings.ts';
 
@@ -10,9 +10,10 @@ export type { ReadContext } from './rule.ts';
  * The families in precedence order: when two spell the same setting on
  * one object, haproxy.org/ (this controller's own dialect) is read and the
  * other family's annotations for that setting are ignored, naming it.
- * haproxy.com/ is haproxytech's other spelling of the same annotations.
+ * haproxy.com/ is haproxytech's other spelling of the same annotations;
+ * nginx.org/ (another controller's) is only named, never read.
  */
-const FAMILIES: readonly AnnotationFamily[] = [haproxyFamily, { ...haproxyFamily, prefix: 'haproxy.com/' }, nginxFamily];
+const FAMILIES: readonly AnnotationFamily[] = [haproxyFamily, { ...haproxyFamily, prefix: 'haproxy.com/' }, nginxFamily, nginxIncFamily];
 
 /**
  * Reads the settings an object's annotations ask for, both families

@@ -346,7 +346,34 @@ describe('readAnnotationSettings', () => {
         reason: 'configuration snippets are not supported: raw HAProxy configuration from an object could add any directive',
       },
       { annotation: `${H}timeout-client`, value: '5s', status: 'ignored', reason: 'applies to the frontend every route shares: set it in the template values, not per Ingress' },
-      { annotation: `${N}made-up`, value: 'x', status: 'ignored', reason: 'not supported by haproxy-template-ic (see docs/annotations.md)' },
+      {
+        annotation: `${N}made-up`,
+        value: 'x',
+        status: 'ignored',
+        reason: 'not an ingress-nginx annotation: ingress-nginx does not read it either (check its name in the ingress-nginx annotations reference)',
+      },
     ]);
+  });
+
+  it("tells an annotation ingress-nginx does not read (another controller's, a removed one) from one it reads that is not supported here", () => {
+    const read = readAnnotationSettings({
+      [`${N}rate-limit`]: '100',
+      [`${N}rate-limit-window`]: '1m',
+      [`${N}client-max-body-size`]: '10m',
+      [`${N}secure-backends`]: 'true',
+      [`${N}proxy-buffering`]: 'on',
+      [`${N}mirror-target`]: 'http://copy',
+      'nginx.org/client-max-body-size': '10m',
+    });
+    const NOT_NGINX = 'not an ingress-nginx annotation: ingress-nginx does not read it either (check its name in the ingress-nginx annotations reference)';
+    expect(Object.fromEntries(read.outcomes.map((outcome) => [outcome.annotation, (outcome as { reason: string }).reason]))).to.deep.equal({
+      [`${N}client-max-body-size`]: NOT_NGINX,
+      [`${N}mirror-target`]: 'not supported by haproxy-template-ic (see docs/annotations.md)',
+      [`${N}proxy-buffering`]: 'nginx buffer tuning has no HAProxy equivalent',
+      [`${N}rate-limit`]: NOT_NGINX,
+      [`${N}rate-limit-window`]: NOT_NGINX,
+      [`${N}secure-backends`]: 'removed from ingress-nginx, which no longer reads it: use backend-protocol: "HTTPS"',
+      'nginx.org/client-max-body-size': 'an NGINX Inc. controller annotation (F5 NGINX Ingress Controller), not an ingress-nginx one: neither ingress-nginx nor haproxy-template-ic reads it',
+    });
   });
 });
