@@ -89,8 +89,8 @@ export const nginxClientCertificates = failClosedRule(
       : 'auth-tls-verify-client is "off": no client certificate is asked for',
 );
 
-/** nginx directives that allow or refuse a request: a snippet holding one is an access rule. */
-const NGINX_ACCESS = /(?:^|[\s;{}])(deny|allow|auth_basic|auth_request|auth_jwt|satisfy|access_by_lua(?:_block|_file)?)\s/;
+/** nginx directives that allow or refuse a request (a `return` of 401, 403, 404 or 444 hides a path): a snippet holding one is an access rule. */
+const NGINX_ACCESS = /(?:^|[\s;{}])(deny|allow|auth_basic|auth_request|auth_jwt|satisfy|access_by_lua(?:_block|_file)?|return\s+(?:401|403|404|444))[\s;]/;
 
 /** HAProxy actions that refuse a request or ask for credentials. */
 const HAPROXY_ACCESS = /(?:^|\s)((?:http|tcp)-request\s+(?:\S+\s+)?(?:deny|auth|reject|tarpit|silent-drop))\b/;

@@ -257,6 +257,13 @@ describe('readAnnotationSettings', () => {
         },
       ],
       [
+        'a server-snippet answering 403 to some paths',
+        { [`${N}server-snippet`]: 'location ~ ^/api/solr/ {return 403;}' },
+        {
+          [`${N}server-snippet`]: `holds an access rule (return 403), and snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read): ${OPEN}`,
+        },
+      ],
+      [
         'an access rule in a haproxy.org snippet',
         { [`${H}backend-config-snippet`]: 'http-request deny if !{ src 10.0.0.0/8 }' },
         {
