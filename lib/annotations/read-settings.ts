@@ -13,6 +13,9 @@ export type { ReadContext } from './rule.ts';
  * haproxy.com/ is haproxytech's other spelling of the same annotations;
  * nginx.org/ (another controller's) is only named, never read.
  */
+/** The prefix of the settings of rules that only refuse or leave out (canary, ssl-passthrough, unservable authentication). */
+const REFUSAL = 'unsupported.';
+
 const FAMILIES: readonly AnnotationFamily[] = [haproxyFamily, { ...haproxyFamily, prefix: 'haproxy.com/' }, nginxFamily, nginxIncFamily];
 
 /**
@@ -43,7 +46,8 @@ export function readAnnotationSettings(annotations: Readonly<Record<string, stri
       const present = rule.annotations.filter((name) => names.has(name));
       if (present.length === 0) continue;
       for (const name of present) read.add(name);
-      const owner = claimed.get(rule.setting);
+      // A refusal sets nothing to compete for: each family's is judged, so one spelling cannot hide another's access rule.
+      const owner = rule.setting.startsWith(REFUSAL) ? undefined : claimed.get(rule.setting);
       if (owner !== undefined) {
         for (const name of present) outcomes.push(ignored(family.prefix + name, values(name)!, `${owner} sets the same setting (${rule.setting}) on this object and takes precedence`));
         continue;

@@ -287,6 +287,13 @@ describe('readAnnotationSettings', () => {
         },
       ],
     ];
+    cases.push([
+      "an access rule under one spelling beside a harmless snippet under the other (each family's refusal is judged)",
+      { [`${H}backend-config-snippet`]: 'option forwardfor', 'haproxy.com/backend-config-snippet': 'http-request deny' },
+      {
+        'haproxy.com/backend-config-snippet': `holds an access rule (http-request deny), and configuration snippets are not supported: raw HAProxy configuration from an object could add any directive: ${OPEN}`,
+      },
+    ]);
     for (const [what, annotations, leftOut] of cases) {
       it(`leaves out ${what}, naming each annotation`, () => {
         const read = readAnnotationSettings(annotations);
