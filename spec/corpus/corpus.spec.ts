@@ -84,7 +84,7 @@ describe('corpus of public Ingresses, through annotations, render and haproxy -c
   it('has at least 40 files, each with a source in SOURCES.md', async () => {
     expect(files.length).to.be.at.least(40);
     const sources = await readFile(join(CORPUS, '..', 'SOURCES.md'), 'utf8');
-    for (const file of files) expect(sources, file).to.include(`| \`${file}\` |`);
+    for (const file of files) expect(sources, file).to.match(new RegExp(`^\\|\\s*\`${file.replaceAll('.', '\\.')}\`\\s*\\|`, 'm'));
   });
 
   it('reports and renders every file; each configuration passes haproxy -c, and no Ingress with authentication that cannot be served is served', async () => {
