@@ -2,9 +2,8 @@ import type { FamilyValues, RuleRead, SettingRule } from './rule.ts';
 
 /**
  * Access control this controller cannot give: external authentication,
- * client certificates, access rules written in snippets, a source header
- * an allow-list relies on. Served without it, a route its owner protected
- * would be open to anyone (or judged by the wrong address), so the Ingress
+ * client certificates, access rules written in snippets. Served without
+ * it, a route its owner protected would be open to anyone, so the Ingress
  * is left out and named (fail closed), as a canary is. Each rule says, per
  * annotation present, why it leaves the Ingress out, or why it is ignored
  * when its value asks for no access control.
@@ -120,25 +119,4 @@ export const haproxyAccessSnippets = snippetRule(
   ['backend-config-snippet', 'frontend-config-snippet', 'global-config-snippet', 'stats-config-snippet'],
   HAPROXY_ACCESS,
   'configuration snippets are not supported: raw HAProxy configuration from an object could add any directive',
-);
-
-const SOURCE_LISTS = ['allow-list', 'whitelist', 'deny-list', 'blacklist'];
-
-/**
- * haproxy.org's src-ip-header: the client's address taken from a header
- * (set by a load balancer in front). Not supported: the source is the
- * connection's address. An allow- or deny-list on the same Ingress relies
- * on it, and checked against the load balancer's address it would let in
- * everyone it forwards (or refuse them all), so that pair is left out.
- */
-export const haproxySourceHeader = failClosedRule(
-  'unsupported.haproxy-src-ip-header',
-  ['src-ip-header'],
-  (_name, values) => {
-    const list = SOURCE_LISTS.find((name) => values(name) !== undefined);
-    return list === undefined
-      ? undefined
-      : `the source address from a header is not supported, and ${list} would be checked against the connection's address (a load balancer's) instead of the client's: this Ingress is left out`;
-  },
-  () => "not supported: the source is the connection's address",
 );

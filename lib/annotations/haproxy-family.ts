@@ -1,10 +1,10 @@
 import { parseCidrList } from './addresses.ts';
 import { parseHaproxyBalance } from './balance.ts';
 import { corsRule } from './cors.ts';
-import { haproxyAccessSnippets, haproxySourceHeader } from './fail-closed.ts';
+import { haproxyAccessSnippets } from './fail-closed.ts';
 import { balanceRule, basicAuthRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type FamilyValues, type SettingRule } from './rule.ts';
-import { parseCookieName, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef } from './text-values.ts';
+import { parseCookieName, parseHeaderName, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef } from './text-values.ts';
 import { accept, parseBoolean, parseDenyStatus, parseDuration, parseInteger, parseRedirectCode, refuse, type Parsed } from './values.ts';
 import type { RouteSettings } from './settings.ts';
 
@@ -141,6 +141,27 @@ const healthCheck: SettingRule = {
   },
 };
 
+const SOURCE_LISTS = ['allow-list', 'whitelist', 'deny-list', 'blacklist'];
+
+/**
+ * src-ip-header: the client's address from a header a load balancer in
+ * front sets. haproxytech makes it the request's source (`set-src`); here
+ * it is what the allow- and deny-lists judge, the only settings that read
+ * the source per route (rate and connection limits keep counting by the
+ * connection's address). Without a list it does nothing, and is ignored.
+ */
+const sourceHeader: SettingRule = {
+  setting: 'route.sourceHeader',
+  annotations: ['src-ip-header'],
+  read: (values) => {
+    const name = parseHeaderName(values('src-ip-header')!.trim());
+    if (!name.ok) return { invalid: { 'src-ip-header': name.reason } };
+    if (!SOURCE_LISTS.some((list) => values(list) !== undefined))
+      return { ignored: { 'src-ip-header': "no allow-list or deny-list on this Ingress reads the source: rate limits and logs keep the connection's address" } };
+    return { apply: (into) => (into.route.sourceHeader = name.value) };
+  },
+};
+
 /** Whether the servers are spoken to over TLS, as the protocol rule reads it: server-ssl "true", or a CA to verify them with. */
 function serverTls(values: FamilyValues): boolean {
   const ssl = parseBoolean(values('server-ssl') ?? 'false');
@@ -184,7 +205,7 @@ export const haproxyFamily: AnnotationFamily = {
     healthCheck,
     sslPassthroughRule(serverTls, 'server-ssl: "true"'),
     haproxyAccessSnippets,
-    haproxySourceHeader,
+    sourceHeader,
   ],
   unsupported: (name) => UNSUPPORTED[name] ?? 'not supported by haproxy-template-ic (see docs/annotations.md)',
 };

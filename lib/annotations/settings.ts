@@ -68,6 +68,12 @@ export interface RouteSettings {
   /** Source CIDRs (IPv4 or IPv6): outside `allow` (when set) or inside `deny`, 403. */
   readonly allow?: readonly string[];
   readonly deny?: readonly string[];
+  /**
+   * `allow` and `deny` judge the address in this request header (its last
+   * occurrence, as a load balancer in front appends it) instead of the
+   * connection's; a request without it is outside every list. A header name.
+   */
+  readonly sourceHeader?: string;
   /** Basic auth against the users of a Secret: 401 without valid credentials. */
   readonly basicAuth?: { readonly secret: SecretRef; readonly realm: string };
   /** Per source address: above `requests` per `period`, answered `status`. */

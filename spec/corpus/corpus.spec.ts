@@ -31,7 +31,7 @@ const key = (object: KubeObject): string => `${object.metadata.namespace ?? 'def
 /**
  * Authentication this controller cannot give, told apart without its code:
  * external auth, client certificates (unless verification is off), access
- * rules in snippets, a source list relying on a header.
+ * rules in snippets.
  */
 function asksUnservableAuth(object: KubeObject): boolean {
   const annotations = object.metadata.annotations ?? {};
@@ -39,8 +39,7 @@ function asksUnservableAuth(object: KubeObject): boolean {
   if (nginx('auth-url') !== undefined) return true;
   if (nginx('auth-tls-secret') !== undefined && nginx('auth-tls-verify-client') !== 'off') return true;
   const snippets = Object.entries(annotations).filter(([name]) => name.endsWith('-snippet'));
-  if (snippets.some(([, value]) => /\b(deny|allow|auth_request|auth_basic)\s|return\s+403|http-request\s+deny/.test(value))) return true;
-  return annotations['haproxy.org/src-ip-header'] !== undefined && annotations['haproxy.org/allow-list'] !== undefined;
+  return snippets.some(([, value]) => /\b(deny|allow|auth_request|auth_basic)\s|return\s+403|http-request\s+deny/.test(value));
 }
 
 interface FileResult {

@@ -142,6 +142,8 @@ const rows: Record<string, string> = {
     routed('outside', 'outside.example.com', { [`${HAPROXY}allow-list`]: '10.0.0.0/8, 192.168.0.0/16' }),
     routed('inside', 'inside.example.com', { [`${NGINX}whitelist-source-range`]: '10.0.0.0/8,127.0.0.1/32' }),
     routed('denied', 'denied.example.com', { [`${HAPROXY}deny-list`]: '127.0.0.0/8' }),
+    // Behind a load balancer: the allow-list judges the address it appends to X-Client-IP (haproxytech's access-control test).
+    routed('behind-lb', 'behind-lb.example.com', { [`${HAPROXY}src-ip-header`]: 'X-Client-IP', [`${HAPROXY}allow-list`]: '192.168.2.0/24' }),
   ),
   'limits.yaml': docs(
     routed('rate', 'rate.example.com', { [`${HAPROXY}rate-limit-requests`]: '3', [`${HAPROXY}rate-limit-period`]: '1m', [`${HAPROXY}rate-limit-status-code`]: '429' }),
@@ -247,6 +249,14 @@ describe('route settings end to end', function () {
     expect((await ask(harness, 'outside.example.com', '/')).status).to.equal(403);
     expect((await ask(harness, 'denied.example.com', '/')).status).to.equal(403);
     expect((await seen(harness, 'inside.example.com', '/in')).url).to.equal('/in');
+  });
+
+  it("judges an allow-list by the src-ip-header's address (its last occurrence), and a request without that header as outside it", async () => {
+    expect((await seen(harness, 'behind-lb.example.com', '/', { headers: { 'x-client-ip': '192.168.2.7' } })).url).to.equal('/');
+    expect((await ask(harness, 'behind-lb.example.com', '/', { headers: { 'x-client-ip': '10.0.0.7' } })).status).to.equal(403);
+    expect((await ask(harness, 'behind-lb.example.com', '/')).status).to.equal(403);
+    // A client's own forged value comes first; the load balancer appends the real one.
+    expect((await ask(harness, 'behind-lb.example.com', '/', { headers: { 'x-client-ip': '192.168.2.7, 10.0.0.7' } })).status).to.equal(403);
   });
 
   it('answers the configured status above the rate per source: haproxy.org 429, nginx limit-rpm 503', async () => {
@@ -419,14 +429,12 @@ describe('route settings end to end', function () {
         }),
         routed('mtls', 'mtls.example.com', { [`${NGINX}auth-tls-secret`]: 'default/ca', [`${NGINX}auth-tls-verify-client`]: 'on' }),
         routed('snippet', 'snippet.example.com', { [`${NGINX}configuration-snippet`]: 'allow 10.0.0.0/8;\ndeny all;' }),
-        routed('behind-lb', 'behind-lb.example.com', { [`${HAPROXY}src-ip-header`]: 'X-Real-IP', [`${HAPROXY}allow-list`]: '127.0.0.1/32' }),
         routed('open', 'open.example.com', { [`${NGINX}configuration-snippet`]: 'more_set_headers "X-Frame-Options: DENY";' }),
       ),
     );
     const rendered = await harness.next(mark, 'rendered');
     const named = rendered.excluded.map((problem) => `${problem.object} ${problem.field}`).filter((line) => !line.startsWith('Ingress default/bad '));
     expect(named).to.deep.equal([
-      `Ingress default/behind-lb metadata.annotations['haproxy.org/src-ip-header']`,
       `Ingress default/mtls metadata.annotations['nginx.ingress.kubernetes.io/auth-tls-secret']`,
       `Ingress default/mtls metadata.annotations['nginx.ingress.kubernetes.io/auth-tls-verify-client']`,
       `Ingress default/oauth metadata.annotations['nginx.ingress.kubernetes.io/auth-signin']`,
@@ -435,7 +443,7 @@ describe('route settings end to end', function () {
     ]);
     expect(rendered.excluded.find((problem) => problem.field.includes('auth-url'))!.message).to.include('external authentication is not supported');
     await harness.next(mark, 'deployed');
-    for (const host of ['oauth', 'mtls', 'snippet', 'behind-lb']) expect((await ask(harness, `${host}.example.com`, '/')).status, host).to.equal(404);
+    for (const host of ['oauth', 'mtls', 'snippet']) expect((await ask(harness, `${host}.example.com`, '/')).status, host).to.equal(404);
     // A snippet without access rules is ignored, as before: that Ingress is served.
     expect((await seen(harness, 'open.example.com', '/')).url).to.equal('/');
   });

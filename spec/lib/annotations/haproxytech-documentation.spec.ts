@@ -150,7 +150,16 @@ const DOCUMENTED: readonly [string, Record<string, string>, Expected][] = [
         'TLS passthrough is not supported: HAProxy terminates TLS, and without server-ssl: "true" the backend, which expects the client\'s TLS, would be sent plain HTTP, so this Ingress is left out',
     },
   ],
-  ['src-ip-header', { 'src-ip-header': 'True-Client-IP' }, { status: 'ignored', reason: "not supported: the source is the connection's address" }],
+  [
+    'src-ip-header (alone: nothing reads the source)',
+    { 'src-ip-header': 'True-Client-IP' },
+    { status: 'ignored', reason: "no allow-list or deny-list on this Ingress reads the source: rate limits and logs keep the connection's address" },
+  ],
+  [
+    'src-ip-header (with allow-list, as its access-control e2e test sets them)',
+    { 'src-ip-header': 'True-Client-IP', 'allow-list': '192.168.1.0/24, 192.168.2.100' },
+    { route: { allow: ['192.168.1.0/24', '192.168.2.100'], sourceHeader: 'True-Client-IP' } },
+  ],
   [
     'backend-config-snippet',
     { 'backend-config-snippet': 'http-send-name-header x-dst-server\nstick-table type string len 32 size 100k expire 30m\nstick on req.cook(sessionid)\n' },

@@ -271,14 +271,6 @@ describe('readAnnotationSettings', () => {
         },
       ],
       [
-        'an allow-list that relies on src-ip-header',
-        { [`${H}src-ip-header`]: 'True-Client-IP', [`${H}allow-list`]: '192.168.1.0/24' },
-        {
-          [`${H}src-ip-header`]:
-            "the source address from a header is not supported, and allow-list would be checked against the connection's address (a load balancer's) instead of the client's: this Ingress is left out",
-        },
-      ],
-      [
         'TLS passthrough to a backend that would be sent plain HTTP',
         { [`${N}ssl-passthrough`]: 'true' },
         {
@@ -310,7 +302,12 @@ describe('readAnnotationSettings', () => {
         `${N}auth-tls-secret`,
         'auth-tls-verify-client is "off": no client certificate is asked for',
       ],
-      ['src-ip-header without a source list', { [`${H}src-ip-header`]: 'X-Real-IP' }, `${H}src-ip-header`, "not supported: the source is the connection's address"],
+      [
+        'src-ip-header without a source list',
+        { [`${H}src-ip-header`]: 'X-Real-IP' },
+        `${H}src-ip-header`,
+        "no allow-list or deny-list on this Ingress reads the source: rate limits and logs keep the connection's address",
+      ],
       [
         "ssl-passthrough with backend-protocol HTTPS (Argo CD's documented setup): terminated and re-encrypted, as ingress-nginx serves it by default",
         { [`${N}ssl-passthrough`]: 'true', [`${N}backend-protocol`]: 'HTTPS' },
@@ -332,6 +329,13 @@ describe('readAnnotationSettings', () => {
         expect((read.outcomes.find((outcome) => outcome.annotation === annotation) as { reason: string }).reason).to.include(reason);
       });
     }
+  });
+
+  it('haproxy.org: src-ip-header makes the allow- and deny-lists judge the address in that header', () => {
+    const read = readAnnotationSettings({ [`${H}src-ip-header`]: ' X-Client-IP', [`${H}allow-list`]: '192.168.2.0/24' });
+    expect(read.route).to.deep.equal({ allow: ['192.168.2.0/24'], sourceHeader: 'X-Client-IP' });
+    expect(read.outcomes.map((outcome) => outcome.status)).to.deep.equal(['honoured', 'honoured']);
+    expect(readAnnotationSettings({ [`${H}src-ip-header`]: 'X Y', [`${H}deny-list`]: '10.0.0.0/8' }).outcomes[1]).to.deep.include({ status: 'invalid' });
   });
 
   it('nginx: proxy-body-size "0" lifts the limit (HAProxy\'s default), honoured', () => {
