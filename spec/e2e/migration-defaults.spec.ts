@@ -123,15 +123,17 @@ describe('ingress-nginx and haproxytech defaults end to end', function () {
     const burst = (count: number) => Promise.all(Array.from({ length: count }, async () => (await ask(harness, 'burst.example.com', '/')).status));
     const started = Date.now();
     expect(await burst(40)).to.deep.equal(Array<number>(40).fill(200));
-    const more = await burst(100);
+    // A loaded machine can slow a batch of 100 past the refill rate, so batches go on until one meets the limit.
+    const more: number[] = [];
+    for (let batch = 0; batch < 10 && !more.includes(503); batch++) more.push(...(await burst(100)));
     const seconds = (Date.now() - started) / 1000;
     const passed = 40 + more.filter((status) => status === 200).length;
     expect(more.filter((status) => status !== 200 && status !== 503)).to.deep.equal([]);
+    expect(more).to.include(503);
     // 101 at once, then 20 a second for as long as the requests took.
     expect(passed)
       .to.be.at.least(101)
       .and.at.most(101 + Math.ceil(20 * seconds));
-    expect(more).to.include(503);
   });
 
   it('gives the affinity cookie Max-Age from session-cookie-max-age, and from session-cookie-expires alone', async () => {
