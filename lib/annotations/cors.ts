@@ -37,6 +37,8 @@ export function parseHeaderNames(value: string): Parsed<string[]> {
 
 export interface CorsDialect {
   readonly enable: string;
+  /** The annotation that has HAProxy answer preflights itself, when the family has one (else `defaults.respondToPreflight` holds). */
+  readonly respondToPreflight?: string;
   readonly maxAge: (value: string) => Parsed<number>;
   readonly defaults: Omit<Cors, 'maxAge'> & { readonly maxAge: number };
 }
@@ -44,9 +46,11 @@ export interface CorsDialect {
 const PARTS = ['cors-allow-origin', 'cors-allow-methods', 'cors-allow-headers', 'cors-allow-credentials', 'cors-max-age'];
 
 export function corsRule(dialect: CorsDialect): SettingRule {
+  const respond = dialect.respondToPreflight;
+  const parts = respond === undefined ? PARTS : [...PARTS, respond];
   return {
     setting: 'route.cors',
-    annotations: [dialect.enable, ...PARTS],
+    annotations: [dialect.enable, ...parts],
     read: (values) => {
       const { values: read, invalid } = parsePresent(values, {
         [dialect.enable]: parseBoolean,
@@ -55,9 +59,10 @@ export function corsRule(dialect: CorsDialect): SettingRule {
         'cors-allow-headers': parseHeaderNames,
         'cors-allow-credentials': parseBoolean,
         'cors-max-age': dialect.maxAge,
+        ...(respond === undefined ? {} : { [respond]: parseBoolean }),
       } as const);
       if (!isValid(invalid)) return { invalid };
-      if (read[dialect.enable] !== true) return { ignored: ignoreAll(values, PARTS, `${dialect.enable} is not "true"`) };
+      if (read[dialect.enable] !== true) return { ignored: ignoreAll(values, parts, `${dialect.enable} is not "true"`) };
       const { defaults } = dialect;
       const cors: Cors = {
         allowOrigins: (read['cors-allow-origin'] as string[] | undefined) ?? defaults.allowOrigins,
@@ -65,6 +70,7 @@ export function corsRule(dialect: CorsDialect): SettingRule {
         allowHeaders: (read['cors-allow-headers'] as string[] | undefined) ?? defaults.allowHeaders,
         allowCredentials: (read['cors-allow-credentials'] as boolean | undefined) ?? defaults.allowCredentials,
         maxAge: (read['cors-max-age'] as number | undefined) ?? defaults.maxAge,
+        respondToPreflight: (respond === undefined ? undefined : (read[respond] as boolean | undefined)) ?? defaults.respondToPreflight,
       };
       return { apply: (into) => (into.route.cors = cors) };
     },

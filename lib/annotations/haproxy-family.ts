@@ -185,7 +185,7 @@ export const haproxyFamily: AnnotationFamily = {
     ),
     listRule('route.allow', ['allow-list', 'whitelist'], parseCidrList, (into, value) => (into.route.allow = value)),
     listRule('route.deny', ['deny-list', 'blacklist'], parseCidrList, (into, value) => (into.route.deny = value)),
-    hstsRule,
+    hstsRule(false),
     singleRule('backend.affinity', 'cookie-persistence', parseCookieName, (into, cookie) => (into.backend.affinity = { cookie })),
     basicAuth,
     rateLimit,
@@ -200,9 +200,15 @@ export const haproxyFamily: AnnotationFamily = {
         const duration = parseDuration(value);
         return duration.ok ? accept(Math.ceil(duration.value / 1000)) : duration;
       },
-      defaults: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5 },
+      // haproxytech answers a preflight itself only with cors-respond-to-options: "true" (pkg/annotations/ingress/resSetCORS.go).
+      respondToPreflight: 'cors-respond-to-options',
+      defaults: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5, respondToPreflight: false },
     }),
     healthCheck,
+    // haproxytech's default is "true" (pkg/annotations/common/main.go): the template sends X-Forwarded-For already.
+    singleRule('route.withoutForwardedFor', 'forwarded-for', parseBoolean, (into, send) => {
+      if (!send) into.route.withoutForwardedFor = true;
+    }),
     sslPassthroughRule(serverTls, 'server-ssl: "true"'),
     haproxyAccessSnippets,
     sourceHeader,
@@ -227,7 +233,6 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'cookie-persistence-no-dynamic': "not supported: affinity cookies here are always dynamic (a hash of the server's address), never a fixed value per server",
   'request-capture': 'not supported: request captures change the log format every route shares',
   'request-capture-len': 'not supported: request captures change the log format every route shares',
-  'forwarded-for': 'X-Forwarded-For is set as the template decides',
   'standalone-backend': 'not supported: backends are shared by Service and port',
   'route-acl': 'not supported: routing is by host and path',
   'scale-server-slots': 'not supported: servers follow the endpoints',

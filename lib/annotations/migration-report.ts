@@ -103,6 +103,10 @@ function authLines(auth: NonNullable<IngressReport['auth']>): string[] {
   return lines;
 }
 
+/** HSTS set by no annotation: ingress-nginx's default, which its family brings (lib/annotations/shared-rules.ts). */
+const HSTS_BY_DEFAULT =
+  '  default   Strict-Transport-Security on HTTPS answers, as ingress-nginx\'s ConfigMap default (hsts: "true"); nginx.ingress.kubernetes.io/hsts: "false" turns it off';
+
 /** The report as text: per Ingress, then the summary table. */
 export function formatMigrationReport(report: MigrationReport): string {
   const lines: string[] = [];
@@ -111,6 +115,7 @@ export function formatMigrationReport(report: MigrationReport): string {
     const { backend, route, outcomes } = ingress.settings;
     if (outcomes.length === 0) lines.push('  no haproxy.org/ or nginx.ingress.kubernetes.io/ annotations');
     lines.push(...outcomes.map(outcomeLine));
+    if (route.hsts !== undefined && !outcomes.some((outcome) => outcome.annotation.endsWith('/hsts'))) lines.push(HSTS_BY_DEFAULT);
     if (outcomes.some((outcome) => outcome.status === 'invalid')) lines.push('  excluded  an invalid annotation leaves this Ingress out (its routes are not served) until it is fixed');
     else if (outcomes.some((outcome) => outcome.status === 'left out'))
       lines.push('  excluded  this Ingress is left out (its routes are not served): an annotation asks for what cannot be served here');

@@ -49,8 +49,12 @@ export interface BackendSettings {
     | { readonly algorithm: 'url_param'; readonly parameter: string };
   /** Per-server maxconn. */
   readonly serverMaxconn?: number;
-  /** Cookie affinity: the cookie HAProxy inserts to keep a client on one server. */
-  readonly affinity?: { readonly cookie: string };
+  /**
+   * Cookie affinity: the cookie HAProxy inserts to keep a client on one
+   * server; it lasts `maxAge` seconds when set (its Max-Age attribute),
+   * the browser session otherwise.
+   */
+  readonly affinity?: { readonly cookie: string; readonly maxAge?: number };
   readonly healthCheck?: { readonly path?: string; readonly interval?: Milliseconds };
 }
 
@@ -80,6 +84,14 @@ export interface RouteSettings {
   readonly rateLimit?: { readonly requests: number; readonly period: Milliseconds; readonly status: number };
   /** Concurrent connections per source address. */
   readonly connectionLimit?: number;
+  /**
+   * Neither X-Forwarded-For nor X-Real-IP is sent to the backend
+   * (haproxy.org's forwarded-for: "false"); absent, the template's
+   * forwarded headers apply.
+   */
+  readonly withoutForwardedFor?: true;
+  /** The X-Forwarded-Prefix header sent to the backend (nginx x-forwarded-prefix). */
+  readonly forwardedPrefix?: string;
   /** Request bodies above this many bytes answered 413. */
   readonly bodySizeLimit?: number;
   /**
@@ -148,6 +160,12 @@ export interface RouteSettings {
     readonly allowHeaders: readonly string[];
     readonly allowCredentials: boolean;
     readonly maxAge?: number;
+    /**
+     * A preflight from an allowed origin answered 204 by HAProxy; when
+     * false it goes to the backend, whose answer gets the allow headers
+     * (haproxy.org without cors-respond-to-options: "true").
+     */
+    readonly respondToPreflight: boolean;
   };
 }
 

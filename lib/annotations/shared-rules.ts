@@ -45,23 +45,36 @@ export function balanceOutcome(annotation: string, parsed: Parsed<BalanceRead>):
  * HSTS. Neither controller has it as an Ingress annotation (ingress-nginx
  * has it in its ConfigMap, with these names and defaults: a year, with
  * subdomains, no preload), so both families read the same names.
+ * `onByDefault`: ingress-nginx's ConfigMap has `hsts: "true"`, so an Ingress
+ * written for it gets HSTS on HTTPS unless `hsts` says "false" (read, and as
+ * the family's default on an Ingress with TLS); haproxytech sends none.
  */
-export const hstsRule: SettingRule = {
-  setting: 'route.hsts',
-  annotations: ['hsts', 'hsts-max-age', 'hsts-include-subdomains', 'hsts-preload'],
-  read: (values) => {
-    const { values: read, invalid } = parsePresent(values, {
-      hsts: parseBoolean,
-      'hsts-max-age': (value: string) => parseInteger(value, 0, 1_000_000_000),
-      'hsts-include-subdomains': parseBoolean,
-      'hsts-preload': parseBoolean,
-    });
-    if (!isValid(invalid)) return { invalid };
-    if (read.hsts !== true) return { ignored: ignoreAll(values, ['hsts-max-age', 'hsts-include-subdomains', 'hsts-preload'], 'hsts is not "true"') };
-    const hsts = { maxAge: read['hsts-max-age'] ?? 31_536_000, includeSubdomains: read['hsts-include-subdomains'] ?? true, preload: read['hsts-preload'] ?? false };
-    return { apply: (into) => (into.route.hsts = hsts) };
-  },
-};
+export function hstsRule(onByDefault: boolean): SettingRule {
+  return {
+    setting: 'route.hsts',
+    annotations: ['hsts', 'hsts-max-age', 'hsts-include-subdomains', 'hsts-preload'],
+    read: (values) => {
+      const { values: read, invalid } = parsePresent(values, {
+        hsts: parseBoolean,
+        'hsts-max-age': (value: string) => parseInteger(value, 0, 1_000_000_000),
+        'hsts-include-subdomains': parseBoolean,
+        'hsts-preload': parseBoolean,
+      });
+      if (!isValid(invalid)) return { invalid };
+      if ((read.hsts ?? onByDefault) !== true) return { ignored: ignoreAll(values, ['hsts-max-age', 'hsts-include-subdomains', 'hsts-preload'], 'hsts is not "true"') };
+      const hsts = {
+        maxAge: read['hsts-max-age'] ?? HSTS_DEFAULT.maxAge,
+        includeSubdomains: read['hsts-include-subdomains'] ?? HSTS_DEFAULT.includeSubdomains,
+        preload: read['hsts-preload'] ?? HSTS_DEFAULT.preload,
+      };
+      return { apply: (into) => (into.route.hsts = hsts) };
+    },
+    ...(onByDefault ? { absent: (context) => (context.tls === true ? { apply: (into) => (into.route.hsts = HSTS_DEFAULT) } : {}) } : {}),
+  };
+}
+
+/** ingress-nginx's ConfigMap defaults: hsts-max-age a year, hsts-include-subdomains true, hsts-preload false. */
+export const HSTS_DEFAULT = { maxAge: 31_536_000, includeSubdomains: true, preload: false } as const;
 
 /** The same reason for each of `names` that is present. */
 export function ignoreAll(values: FamilyValues, names: readonly string[], reason: string): Record<string, string> {

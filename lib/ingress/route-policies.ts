@@ -135,6 +135,7 @@ export class RoutePolicy extends Sourced {
         readonly headers: string;
         readonly credentials: boolean;
         readonly maxAge: number | undefined;
+        readonly respondToPreflight: boolean;
       }
     | undefined;
 
@@ -169,6 +170,7 @@ export class RoutePolicy extends Sourced {
       headers: cors.allowHeaders.join(', '),
       credentials: cors.allowCredentials,
       maxAge: cors.maxAge,
+      respondToPreflight: cors.respondToPreflight,
     };
     Object.freeze(this);
   }

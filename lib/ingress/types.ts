@@ -147,6 +147,8 @@ export interface IngressModel {
   readonly serverTimeouts: boolean;
   /** True when a policy mirrors requests: the configuration then loads the controller's mirror script and has the mirror frontend. */
   readonly mirrors: boolean;
+  /** True when a policy limits request bodies: the configuration then loads the controller's body-limit filter for bodies without a Content-Length. */
+  readonly bodyLimits: boolean;
   /**
    * The fields of a path map value the frontend reads to choose between
    * backendRefs with filters of their own (see backend-choice.ts), one per

@@ -8,10 +8,10 @@ import { AccessTracker, createResourceViews } from './resource-views.ts';
 import { LOG_FORMAT, QUOTED, SafeWriter, type Violation } from './safe-writer.ts';
 import type { Template } from '../config/template.ts';
 import { hideObjects } from '../pipeline/quarantine.ts';
-import { REQUEST_MIRROR_LUA, REQUEST_MIRROR_LUA_FILE } from '../lua/request-mirror.ts';
+import { CONTROLLER_LUA } from '../lua/controller-scripts.ts';
 
-/** A `lua-load` line naming the controller's request mirror script, which the directive guard lets through. */
-const LOADS_MIRROR_LUA = new RegExp(`^\\s*lua-load\\s+\\S*/${REQUEST_MIRROR_LUA_FILE.replace(/[.]/g, '\\.')}\\s*$`, 'm');
+/** A `lua-load` line naming a script of the controller's (the directive guard lets these through), with the file's name. */
+const LOADS_CONTROLLER_LUA = /^\s*lua-load\s+\S*\/([^/\s]+)\s*$/gm;
 
 export interface RenderRequest {
   readonly stores: ReadonlyMap<string, StoreReader>;
@@ -123,8 +123,11 @@ export function createRenderer(config: ControllerConfig): Renderer {
       for (const certificate of ingress?.certificates ?? []) certificates[certificate.file] ??= certificate.pem;
       const general = { ...files.files };
       for (const ca of ingress?.caCertificates ?? []) general[ca.file] ??= ca.pem;
-      // Always the controller's own script, whatever else might stand under its name (see lib/lua/request-mirror.ts).
-      if (LOADS_MIRROR_LUA.test(files.config)) general[REQUEST_MIRROR_LUA_FILE] = REQUEST_MIRROR_LUA;
+      // Always the controller's own scripts, whatever else might stand under their names (see lib/lua/controller-scripts.ts).
+      for (const [, file] of files.config.matchAll(LOADS_CONTROLLER_LUA)) {
+        const script = CONTROLLER_LUA.get(file!);
+        if (script !== undefined) general[file!] = script;
+      }
       return {
         files: { ...files, certificates, files: general },
         excluded: [...(ingress?.excluded ?? []), ...excludedObjects.values()],

@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { ask, EchoBackend, routed, seen, type Answer, type Seen } from '../support/echo-backend.ts';
 import { eventually } from '../support/eventually.ts';
 import { LocalHarness } from '../support/local-harness.ts';
-import { documents as docs, ingress, service, slice, tlsSecret } from '../support/manifest-builders.ts';
+import { documents as docs, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
 
 /**
@@ -14,112 +12,6 @@ import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
  * Location, headers) and what the backend sees (path, Host, headers), over
  * real HTTP and HTTPS.
  */
-
-interface Answer {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-}
-
-/** What the echo backend saw of a request. */
-interface Seen {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: IncomingHttpHeaders;
-}
-
-/** A backend answering with what it saw, as JSON; requests for /hold/... wait until released. */
-class EchoBackend {
-  readonly #server: Server;
-  #held: (() => void)[] = [];
-  #waiting: (() => void)[] = [];
-
-  private constructor(server: Server) {
-    this.#server = server;
-  }
-
-  static async start(): Promise<EchoBackend> {
-    const server = createServer();
-    const echo = new EchoBackend(server);
-    server.on('request', (req, res) => {
-      const answer = () => {
-        const what: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers };
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(what));
-      };
-      req.resume();
-      req.on('end', () => {
-        if (!req.url?.startsWith('/hold/')) return answer();
-        echo.#held.push(answer);
-        for (const waiter of echo.#waiting.splice(0)) waiter();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return echo;
-  }
-
-  get port(): number {
-    return (this.#server.address() as AddressInfo).port;
-  }
-
-  /** Resolves once a request is being held. */
-  holding(): Promise<void> {
-    return this.#held.length > 0 ? Promise.resolve() : new Promise((resolve) => this.#waiting.push(resolve));
-  }
-
-  release(): void {
-    for (const answer of this.#held.splice(0)) answer();
-  }
-
-  stop(): Promise<void> {
-    this.release();
-    this.#server.closeAllConnections();
-    return new Promise((resolve) => this.#server.close(() => resolve()));
-  }
-}
-
-interface Ask {
-  readonly method?: string;
-  readonly headers?: Record<string, string>;
-  readonly body?: string;
-  readonly tls?: boolean;
-}
-
-function ask(harness: LocalHarness, host: string, path: string, options: Ask = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const common = { host: '127.0.0.1', path, method: options.method ?? 'GET', headers: { host, ...options.headers }, agent: false as const };
-    const done = (res: import('node:http').IncomingMessage) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    };
-    const req = options.tls
-      ? httpsRequest({ ...common, port: harness.ports.https, servername: host, rejectUnauthorized: false }, done)
-      : request({ ...common, port: harness.ports.http }, done);
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
-
-/** What the backend saw of a request that reached it. */
-async function seen(harness: LocalHarness, host: string, path: string, options: Ask = {}): Promise<Seen> {
-  const answer = await ask(harness, host, path, options);
-  expect(answer.status, `${host}${path}: ${answer.body}`).to.equal(200);
-  return JSON.parse(answer.body) as Seen;
-}
-
-/** An Ingress for `host` with these annotations, every path to the echo Service. */
-function routed(name: string, host: string, annotations: Record<string, string>, paths: readonly string[] = ['/'], secretName?: string): string {
-  return ingress(
-    name,
-    host,
-    // Quoted: a regular expression's brackets would end a YAML flow mapping.
-    paths.map((path) => [JSON.stringify(path), 'Prefix', 'echo', { number: 80 }] as const),
-    secretName,
-    { annotations },
-  );
-}
 
 /** sha256crypt of "secret" (`openssl passwd -5 -salt salt secret`): a scheme the image's crypt(3) checks. */
 const BOB_HASH = '$5$salt$kpa26zwgX83BPSR8d7w93OIXbFt/d3UOTZaAu5vsTM6';
@@ -147,7 +39,8 @@ const rows: Record<string, string> = {
   ),
   'limits.yaml': docs(
     routed('rate', 'rate.example.com', { [`${HAPROXY}rate-limit-requests`]: '3', [`${HAPROXY}rate-limit-period`]: '1m', [`${HAPROXY}rate-limit-status-code`]: '429' }),
-    routed('rps', 'rps.example.com', { [`${NGINX}limit-rpm`]: '2' }),
+    // A burst of 2 x 1 on top of the request that finds the bucket empty.
+    routed('rps', 'rps.example.com', { [`${NGINX}limit-rpm`]: '2', [`${NGINX}limit-burst-multiplier`]: '1' }),
     routed('conns', 'conns.example.com', { [`${NGINX}limit-connections`]: '1' }),
     routed('body', 'body.example.com', { [`${NGINX}proxy-body-size`]: '1k' }),
   ),
@@ -185,7 +78,11 @@ const rows: Record<string, string> = {
       [`${HAPROXY}request-set-header`]: "X-Tenant acme corp\nX-Quote it's #1",
       [`${HAPROXY}response-set-header`]: 'X-Frame-Options DENY',
     }),
-    routed('cors-wild', 'cors-wild.example.com', { [`${HAPROXY}cors-enable`]: 'true', [`${HAPROXY}cors-allow-origin`]: 'https://*.example.org' }),
+    routed('cors-wild', 'cors-wild.example.com', {
+      [`${HAPROXY}cors-enable`]: 'true',
+      [`${HAPROXY}cors-allow-origin`]: 'https://*.example.org',
+      [`${HAPROXY}cors-respond-to-options`]: 'true',
+    }),
     routed('cors', 'cors.example.com', { [`${NGINX}enable-cors`]: 'true', [`${NGINX}cors-allow-origin`]: 'https://app.example.com', [`${NGINX}cors-max-age`]: '600' }),
   ),
 };
@@ -259,13 +156,13 @@ describe('route settings end to end', function () {
     expect((await ask(harness, 'behind-lb.example.com', '/', { headers: { 'x-client-ip': '192.168.2.7, 10.0.0.7' } })).status).to.equal(403);
   });
 
-  it('answers the configured status above the rate per source: haproxy.org 429, nginx limit-rpm 503', async () => {
+  it('answers the configured status above the rate and burst per source: haproxy.org 429, nginx limit-rpm 503', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await ask(harness, 'rate.example.com', '/')).status);
     expect(statuses).to.deep.equal([200, 200, 200, 429, 429]);
     const rpm: number[] = [];
-    for (let i = 0; i < 3; i++) rpm.push((await ask(harness, 'rps.example.com', '/')).status);
-    expect(rpm).to.deep.equal([200, 200, 503]);
+    for (let i = 0; i < 4; i++) rpm.push((await ask(harness, 'rps.example.com', '/')).status);
+    expect(rpm).to.deep.equal([200, 200, 200, 503]);
   });
 
   it('answers 503 to a source above its concurrent connections', async () => {

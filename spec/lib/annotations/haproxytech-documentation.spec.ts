@@ -104,11 +104,15 @@ const DOCUMENTED: readonly [string, Record<string, string>, Expected][] = [
       },
     },
   ],
-  ['cors-enable', { 'cors-enable': 'true' }, { route: { cors: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5 } } }],
+  [
+    'cors-enable',
+    { 'cors-enable': 'true' },
+    { route: { cors: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5, respondToPreflight: false } } },
+  ],
   [
     'cors-allow-origin',
     { 'cors-enable': 'true', 'cors-allow-origin': 'https://example.com' },
-    { route: { cors: { allowOrigins: ['https://example.com'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5 } } },
+    { route: { cors: { allowOrigins: ['https://example.com'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5, respondToPreflight: false } } },
   ],
   [
     'cors-allow-origin (a regular expression): not supported, so the Ingress is left out until it lists its origins',
@@ -122,22 +126,26 @@ const DOCUMENTED: readonly [string, Record<string, string>, Expected][] = [
   [
     'cors-allow-methods',
     { 'cors-enable': 'true', 'cors-allow-methods': 'GET, POST' },
-    { route: { cors: { allowOrigins: ['*'], allowMethods: ['GET', 'POST'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5 } } },
+    { route: { cors: { allowOrigins: ['*'], allowMethods: ['GET', 'POST'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5, respondToPreflight: false } } },
   ],
   [
     'cors-allow-headers',
     { 'cors-enable': 'true', 'cors-allow-headers': 'X-Custom-Header, Upgrade-Insecure-Requests' },
-    { route: { cors: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['X-Custom-Header', 'Upgrade-Insecure-Requests'], allowCredentials: false, maxAge: 5 } } },
+    {
+      route: {
+        cors: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['X-Custom-Header', 'Upgrade-Insecure-Requests'], allowCredentials: false, maxAge: 5, respondToPreflight: false },
+      },
+    },
   ],
   [
     'cors-allow-credentials',
     { 'cors-enable': 'true', 'cors-allow-credentials': 'true' },
-    { route: { cors: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: true, maxAge: 5 } } },
+    { route: { cors: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: true, maxAge: 5, respondToPreflight: false } } },
   ],
   [
     'cors-max-age',
     { 'cors-enable': 'true', 'cors-max-age': '1m' },
-    { route: { cors: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 60 } } },
+    { route: { cors: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 60, respondToPreflight: false } } },
   ],
   ['check-http', { 'check-http': '/health' }, { backend: { healthCheck: { path: '/health' } } }],
   ['check-interval', { 'check-interval': '1m' }, { backend: { healthCheck: { interval: 60_000 } } }],

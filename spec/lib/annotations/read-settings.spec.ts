@@ -72,9 +72,16 @@ describe('readAnnotationSettings', () => {
   describe('HTTPS redirects', () => {
     it("redirects a TLS Ingress written for either controller by that controller's default: haproxy.org 302, ingress-nginx 308", () => {
       expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 302 } });
-      expect(readAnnotationSettings({ [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 308 } });
-      // Both families: haproxy.org's default wins, as its explicit settings do.
-      expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s', [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 302 } });
+      // ingress-nginx's HSTS default comes with its redirect.
+      expect(readAnnotationSettings({ [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({
+        sslRedirect: { code: 308 },
+        hsts: { maxAge: 31_536_000, includeSubdomains: true, preload: false },
+      });
+      // Both families: haproxy.org's default wins, as its explicit settings do; HSTS, which haproxytech has no default for, is ingress-nginx's.
+      expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s', [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({
+        sslRedirect: { code: 302 },
+        hsts: { maxAge: 31_536_000, includeSubdomains: true, preload: false },
+      });
     });
 
     it('leaves an Ingress written for neither controller, and one without TLS, unredirected', () => {
@@ -84,8 +91,8 @@ describe('readAnnotationSettings', () => {
     });
 
     it('reads an explicit "false" of either family over the other family\'s default', () => {
-      expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s', [`${N}ssl-redirect`]: 'false' }, { tls: true }).route).to.deep.equal({});
-      expect(readAnnotationSettings({ [`${H}ssl-redirect`]: 'false', [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({});
+      expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s', [`${N}ssl-redirect`]: 'false', [`${N}hsts`]: 'false' }, { tls: true }).route).to.deep.equal({});
+      expect(readAnnotationSettings({ [`${H}ssl-redirect`]: 'false', [`${H}hsts`]: 'false', [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({});
     });
 
     it('haproxy.org: ssl-redirect with its code, which alone means nothing without a redirect', () => {
@@ -100,8 +107,14 @@ describe('readAnnotationSettings', () => {
 
     it('nginx: ssl-redirect acts only on TLS Ingresses, force-ssl-redirect on any', () => {
       expect(readAnnotationSettings({ [`${N}force-ssl-redirect`]: 'true' }).route).to.deep.equal({ sslRedirect: { code: 308 } });
-      expect(readAnnotationSettings({ [`${N}ssl-redirect`]: 'true' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 308 } });
-      expect(readAnnotationSettings({ [`${N}force-ssl-redirect`]: 'false' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 308 } });
+      expect(readAnnotationSettings({ [`${N}ssl-redirect`]: 'true' }, { tls: true }).route).to.deep.equal({
+        sslRedirect: { code: 308 },
+        hsts: { maxAge: 31_536_000, includeSubdomains: true, preload: false },
+      });
+      expect(readAnnotationSettings({ [`${N}force-ssl-redirect`]: 'false' }, { tls: true }).route).to.deep.equal({
+        sslRedirect: { code: 308 },
+        hsts: { maxAge: 31_536_000, includeSubdomains: true, preload: false },
+      });
       const read = readAnnotationSettings({ [`${N}ssl-redirect`]: 'true' });
       expect(read.route).to.deep.equal({});
       expect(read.outcomes).to.deep.equal([
@@ -178,8 +191,11 @@ describe('readAnnotationSettings', () => {
 
   describe('annotations that mean something only with another', () => {
     const cases: [string, Record<string, string>, string][] = [
-      ['an HSTS detail without hsts', { [`${N}hsts-max-age`]: '60' }, 'hsts is not "true"'],
+      ['an HSTS detail without hsts', { [`${H}hsts-max-age`]: '60' }, 'hsts is not "true"'],
       ['a CORS detail without cors-enable', { [`${H}cors-allow-origin`]: '*' }, 'cors-enable is not "true"'],
+      ['a burst multiplier without a rate', { [`${N}limit-burst-multiplier`]: '3' }, 'limit-rps or limit-rpm is not set'],
+      ['a cookie lifetime without affinity', { [`${N}session-cookie-max-age`]: '3600' }, 'affinity is not "cookie"'],
+      ['cors-respond-to-options without cors-enable', { [`${H}cors-respond-to-options`]: 'true' }, 'cors-enable is not "true"'],
       ['a CORS detail without enable-cors', { [`${N}cors-max-age`]: '60' }, 'enable-cors is not "true"'],
       ['a rate period without a rate', { [`${H}rate-limit-period`]: '1m' }, 'rate-limit-requests is not set'],
       ['an auth Secret without auth-type', { [`${N}auth-secret`]: 'web/users' }, 'auth-type is not set'],
@@ -348,9 +364,39 @@ describe('readAnnotationSettings', () => {
     expect(readAnnotationSettings({ [`${N}proxy-read-timeout`]: '30', [`${N}proxy-send-timeout`]: '90' }).backend).to.deep.equal({ timeouts: { server: 90_000 } });
   });
 
+  it('nginx: HSTS is on by default (ingress-nginx\'s ConfigMap), on a TLS Ingress, and hsts "false" turns it off with its details', () => {
+    const hsts = { maxAge: 31_536_000, includeSubdomains: true, preload: false };
+    expect(readAnnotationSettings({ [`${N}ssl-redirect`]: 'false' }, { tls: true }).route).to.deep.equal({ hsts });
+    expect(readAnnotationSettings({ [`${N}hsts-max-age`]: '600' }).route).to.deep.equal({ hsts: { ...hsts, maxAge: 600 } });
+    expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 302 } });
+    const off = readAnnotationSettings({ [`${N}hsts`]: 'false', [`${N}hsts-max-age`]: '600', [`${N}ssl-redirect`]: 'false' }, { tls: true });
+    expect(off.route).to.deep.equal({});
+    expect(off.outcomes.find((outcome) => outcome.annotation === `${N}hsts-max-age`)).to.deep.include({ status: 'ignored', reason: 'hsts is not "true"' });
+  });
+
+  it('nginx: the affinity cookie lasts session-cookie-max-age seconds, else session-cookie-expires', () => {
+    const cookie = (more: Record<string, string>) => readAnnotationSettings({ [`${N}affinity`]: 'cookie', ...more }).backend;
+    expect(cookie({ [`${N}session-cookie-max-age`]: '172800', [`${N}session-cookie-expires`]: '60' })).to.deep.equal({ affinity: { cookie: 'INGRESSCOOKIE', maxAge: 172_800 } });
+    expect(cookie({ [`${N}session-cookie-expires`]: '60' })).to.deep.equal({ affinity: { cookie: 'INGRESSCOOKIE', maxAge: 60 } });
+    expect(readAnnotationSettings({ [`${N}affinity`]: 'cookie', [`${N}session-cookie-max-age`]: '1h' }).outcomes[1]).to.deep.include({ status: 'invalid' });
+  });
+
+  it('haproxy.org: forwarded-for "false" sends no client address; "true" is the default and sets nothing', () => {
+    expect(readAnnotationSettings({ [`${H}forwarded-for`]: 'false' }).route).to.deep.equal({ withoutForwardedFor: true });
+    const on = readAnnotationSettings({ [`${H}forwarded-for`]: 'true' });
+    expect(on.route).to.deep.equal({});
+    expect(on.outcomes[0]).to.deep.include({ status: 'honoured', setting: 'route.withoutForwardedFor' });
+  });
+
+  it('nginx: x-forwarded-prefix is the X-Forwarded-Prefix sent; captures are refused', () => {
+    expect(readAnnotationSettings({ [`${N}x-forwarded-prefix`]: '/shop' }).route).to.deep.equal({ forwardedPrefix: '/shop' });
+    expect(readAnnotationSettings({ [`${N}x-forwarded-prefix`]: '/$1' }).outcomes[0]).to.deep.include({ status: 'invalid' });
+  });
+
   it('nginx: limit-rps is read over limit-rpm', () => {
     const read = readAnnotationSettings({ [`${N}limit-rps`]: '5', [`${N}limit-rpm`]: '100' });
-    expect(read.route).to.deep.equal({ rateLimit: { requests: 5, period: 1000, status: 503 } });
+    // ingress-nginx's burst, 5 x 5, and the request that finds the bucket empty, over the time 5 per second take to make 26.
+    expect(read.route).to.deep.equal({ rateLimit: { requests: 26, period: 5200, status: 503 } });
     expect(read.outcomes[0]).to.deep.include({ annotation: `${N}limit-rpm`, status: 'ignored', reason: 'limit-rps is read instead: one rate per route' });
   });
 
