@@ -196,6 +196,7 @@ export const haproxyFamily: AnnotationFamily = {
     responseHeadersRule,
     corsRule({
       enable: 'cors-enable',
+      originRegex: true,
       maxAge: (value) => {
         const duration = parseDuration(value);
         return duration.ok ? accept(Math.ceil(duration.value / 1000)) : duration;

@@ -156,6 +156,8 @@ export interface RouteSettings {
   readonly servedOver?: { readonly tls: boolean };
   readonly cors?: {
     readonly allowOrigins: readonly string[];
+    /** Regular expressions an allowed origin matches (haproxy.org's cors-allow-origin written as one), beside `allowOrigins`. */
+    readonly allowOriginPatterns?: readonly string[];
     readonly allowMethods: readonly string[];
     readonly allowHeaders: readonly string[];
     readonly allowCredentials: boolean;

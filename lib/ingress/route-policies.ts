@@ -165,7 +165,7 @@ export class RoutePolicy extends Sourced {
     this.cors = cors && {
       anyOrigin: cors.allowOrigins.includes('*'),
       origins: cors.allowOrigins.filter((origin) => origin !== '*' && !origin.includes('*')),
-      originPatterns: cors.allowOrigins.filter((origin) => origin !== '*' && origin.includes('*')).map(originPattern),
+      originPatterns: [...cors.allowOrigins.filter((origin) => origin !== '*' && origin.includes('*')).map(originPattern), ...(cors.allowOriginPatterns ?? [])],
       methods: cors.allowMethods.join(', '),
       headers: cors.allowHeaders.join(', '),
       credentials: cors.allowCredentials,

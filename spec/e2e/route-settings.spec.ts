@@ -83,6 +83,12 @@ const rows: Record<string, string> = {
       [`${HAPROXY}cors-allow-origin`]: 'https://*.example.org',
       [`${HAPROXY}cors-respond-to-options`]: 'true',
     }),
+    // haproxytech's documented example: cors-allow-origin as a regular expression.
+    routed('cors-regex', 'cors-regex.example.com', {
+      [`${HAPROXY}cors-enable`]: 'true',
+      [`${HAPROXY}cors-allow-origin`]: '^https://(.+\\.)?(example-1\\.com|example-2\\.com)(:\\d{1,5})?$',
+      [`${HAPROXY}cors-respond-to-options`]: 'true',
+    }),
     routed('cors', 'cors.example.com', { [`${NGINX}enable-cors`]: 'true', [`${NGINX}cors-allow-origin`]: 'https://app.example.com', [`${NGINX}cors-max-age`]: '600' }),
   ),
 };
@@ -271,6 +277,14 @@ describe('route settings end to end', function () {
       const refused = await asking(origin);
       expect([refused.status, refused.headers['access-control-allow-origin']], origin).to.deep.equal([200, undefined]);
     }
+    // A regular expression (haproxy.org): the origins it matches, echoed.
+    const matching = (origin: string) => ask(harness, 'cors-regex.example.com', '/', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+    for (const origin of ['https://example-1.com', 'https://app.example-2.com:8443']) {
+      const allowed = await matching(origin);
+      expect([allowed.status, allowed.headers['access-control-allow-origin']], origin).to.deep.equal([204, origin]);
+    }
+    const other = await matching('https://example-3.com');
+    expect([other.status, other.headers['access-control-allow-origin']]).to.deep.equal([200, undefined]);
   });
 
   it('adds a route whose settings a served route already has, and one without settings, without a reload', async () => {

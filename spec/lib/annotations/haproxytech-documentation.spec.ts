@@ -115,12 +115,20 @@ const DOCUMENTED: readonly [string, Record<string, string>, Expected][] = [
     { route: { cors: { allowOrigins: ['https://example.com'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5, respondToPreflight: false } } },
   ],
   [
-    'cors-allow-origin (a regular expression): not supported, so the Ingress is left out until it lists its origins',
+    'cors-allow-origin (a regular expression)',
     { 'cors-enable': 'true', 'cors-allow-origin': '^https://(.+\\.)?(example-1\\.com|example-2\\.com)(:\\d{1,5})?$' },
     {
-      status: 'invalid',
-      reason:
-        'not an origin: "^https://(.+\\\\.)?(example-1\\\\.com|example-2\\\\.com)(:\\\\d{1" (use "*" or origins like https://example.com, separated by commas; regular expressions are not supported)',
+      route: {
+        cors: {
+          allowOrigins: [],
+          allowOriginPatterns: ['^https://(.+\\.)?(example-1\\.com|example-2\\.com)(:\\d{1,5})?$'],
+          allowMethods: ['*'],
+          allowHeaders: ['*'],
+          allowCredentials: false,
+          maxAge: 5,
+          respondToPreflight: false,
+        },
+      },
     },
   ],
   [
