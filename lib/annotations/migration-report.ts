@@ -20,9 +20,16 @@ export interface IngressReport {
   /** Where it was read from (a manifest file and document), when known. */
   readonly source?: string;
   readonly settings: ReadSettings;
-  /** What else keeps it from being served as ingress-nginx served it: its class, hosts shared across namespaces. */
-  readonly notes?: { readonly class?: string; readonly hosts: readonly string[] };
+  readonly notes?: IngressNotes;
   readonly auth?: { readonly secret: string; readonly users?: AuthUsers; readonly problem?: string };
+}
+
+/** What else keeps an Ingress from being served as ingress-nginx served it (lib/ingress/migration-notes.ts finds it). */
+export interface IngressNotes {
+  /** Why it is not served for its class. */
+  readonly class?: string;
+  /** Each host it shares with namespaces that may not share with its own, and what that does. */
+  readonly hosts: readonly string[];
 }
 
 export interface AnnotationCount {
@@ -52,7 +59,7 @@ export function ingressSettings(ingress: KubeObject): ReadSettings {
 export function migrationReport(
   ingresses: readonly { readonly object: KubeObject; readonly source?: string }[],
   secrets: ReadonlyMap<string, FetchedSecret>,
-  notes: ReadonlyMap<string, NonNullable<IngressReport['notes']>> = new Map(),
+  notes: ReadonlyMap<string, IngressNotes> = new Map(),
 ): MigrationReport {
   const reports = ingresses
     .map(({ object, source }): IngressReport => {

@@ -1,3 +1,4 @@
+import type { IngressNotes } from '../annotations/migration-report.ts';
 import { compareCodeUnits } from '../compare.ts';
 import { ingressClassOf } from '../kube-syntax/ingress-class.ts';
 import type { KubeObject } from '../pipeline/model.ts';
@@ -18,14 +19,6 @@ export interface IngressPlacement {
   readonly className: string;
   /** ingress.sharedHostNamespaces */
   readonly sharedHostNamespaces: HostSharing;
-}
-
-/** What keeps one Ingress from being served as ingress-nginx served it. */
-export interface IngressNotes {
-  /** Why it is not served for its class. */
-  readonly class?: string;
-  /** Each host it shares with namespaces that may not share with its own, and what that does. */
-  readonly hosts: readonly string[];
 }
 
 export const ingressKey = (ingress: KubeObject): string => `${ingress.metadata.namespace ?? 'default'}/${ingress.metadata.name}`;
