@@ -133,6 +133,10 @@ const commands: readonly CommandSpec[] = [
       manifests: { type: 'string', description: 'A directory of Kubernetes YAML manifests (every file, multi-document); auth Secrets are looked up among them.' },
       kubeconfig: { type: 'string', description: 'A kubeconfig file: read the Ingresses (and the auth Secrets they name) from its current cluster instead.' },
       namespace: { type: 'string', description: 'With --kubeconfig: only the Ingresses of this namespace.', defaultText: 'all namespaces' },
+      config: {
+        ...configOption,
+        description: 'The controller configuration (YAML): the class it serves (ingress.className) and the namespaces that share hosts (ingress.sharedHostNamespaces).',
+      },
     },
   },
   { name: 'version', summary: 'Print the version and exit.', options: {} },
@@ -292,7 +296,7 @@ async function main(argv: readonly string[]): Promise<number> {
       case 'validate':
         return await validateCommand({ config: values['config'] }, processOutput);
       case 'annotations':
-        return await annotationsCommand({ manifests: values['manifests'], kubeconfig: values['kubeconfig'], namespace: values['namespace'] }, processOutput);
+        return await annotationsCommand({ manifests: values['manifests'], kubeconfig: values['kubeconfig'], namespace: values['namespace'], config: values['config'] }, processOutput);
       case 'local':
         required('local', values, ['manifests']);
         return await runLocal(invocation.values as Record<string, string | boolean | string[] | undefined>);

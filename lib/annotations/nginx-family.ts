@@ -1,6 +1,8 @@
 import { parseCidrList } from './addresses.ts';
 import { parseNginxBalance, parseUpstreamHashBy } from './balance.ts';
 import { corsRule } from './cors.ts';
+import { NGINX_ANNOTATIONS, REMOVED_NGINX_ANNOTATIONS } from './nginx-names.ts';
+import { nginxAccessSnippets, nginxClientCertificates, nginxExternalAuth } from './fail-closed.ts';
 import { balanceOutcome, basicAuthRule, hstsRule, ignoreAll, listRule, refusedWhenTrue, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type RuleRead, type SettingRule } from './rule.ts';
 import type { BackendSettings, RedirectCode, RouteSettings } from './settings.ts';
@@ -140,13 +142,21 @@ const affinity: SettingRule = {
 };
 
 /**
+ * ingress-nginx sends its auth-realm as is, an empty realm when there is
+ * none (internal/ingress/annotations/auth/main.go reads it with no
+ * default); HAProxy cannot send an empty one, so the realm of
+ * ingress-nginx's own basic-auth example stands in for it.
+ */
+const NGINX_DEFAULT_REALM = 'Authentication Required';
+
+/**
  * Basic auth only: digest is refused, since serving the route without it
  * would open it. The Secret's format (auth-secret-type) is told apart by
  * its keys when the users are read (lib/annotations/auth-users.ts).
  */
 const basicAuth = basicAuthRule(
   (value) => (value === 'basic' ? accept(value) : refuse(value === 'digest' ? 'digest authentication is not supported: use "basic"' : 'not an authentication type: use "basic"')),
-  '',
+  NGINX_DEFAULT_REALM,
   { 'auth-secret-type': (value) => (value === 'auth-file' || value === 'auth-map' ? accept(value) : refuse('not a Secret type: use "auth-file" or "auth-map"')) },
 );
 
@@ -305,22 +315,25 @@ export const nginxFamily: AnnotationFamily = {
       },
     }),
     canary,
-    sslPassthroughRule,
+    sslPassthroughRule((values) => /^(https|grpcs)$/i.test(values('backend-protocol') ?? ''), 'backend-protocol: HTTPS'),
+    nginxExternalAuth,
+    nginxClientCertificates,
+    nginxAccessSnippets,
   ],
-  unsupported: (name) => UNSUPPORTED[name] ?? (name.startsWith('canary') ? CANARY : 'not supported by haproxy-template-ic (see docs/annotations.md)'),
+  unsupported: (name) => UNSUPPORTED[name] ?? (name.startsWith('canary') ? CANARY : notSupported(name)),
 };
 
-const snippet = 'snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read)';
 const CANARY = 'canary Ingresses are not supported (canary: "true" leaves the Ingress out)';
 
+/** An annotation no rule reads: unsupported here, or not one ingress-nginx reads either (a misspelling, or another controller's). */
+function notSupported(name: string): string {
+  if (NGINX_ANNOTATIONS.has(name)) return 'not supported by haproxy-template-ic (see docs/annotations.md)';
+  const removed = REMOVED_NGINX_ANNOTATIONS[name];
+  if (removed !== undefined) return `removed from ingress-nginx, which no longer reads it: use ${removed}`;
+  return 'not an ingress-nginx annotation: ingress-nginx does not read it either (check its name in the ingress-nginx annotations reference)';
+}
+
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  'configuration-snippet': snippet,
-  'server-snippet': snippet,
-  'stream-snippet': snippet,
-  'auth-snippet': snippet,
-  'modsecurity-snippet': snippet,
-  'auth-url': 'external authentication is not supported',
-  'auth-tls-secret': 'client certificate authentication is not supported',
   'enable-modsecurity': 'ModSecurity is an nginx module',
   'proxy-buffering': 'nginx buffer tuning has no HAProxy equivalent',
   'proxy-buffer-size': 'nginx buffer tuning has no HAProxy equivalent',
@@ -338,4 +351,16 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'preserve-trailing-slash': "not supported: the HTTPS redirect keeps the request's path as it is",
   'proxy-http-version': 'not supported: HAProxy speaks HTTP/1.1 to servers unless backend-protocol says otherwise',
   'from-to-www-redirect': 'not supported: add the other host to the Ingress, or a permanent-redirect Ingress for it',
+};
+
+/**
+ * nginx.org/*: the annotations of F5's NGINX Ingress Controller, another
+ * controller than ingress-nginx. None is read here; the migration report
+ * names them, since an Ingress written for that controller is often taken
+ * for an ingress-nginx one.
+ */
+export const nginxIncFamily: AnnotationFamily = {
+  prefix: 'nginx.org/',
+  rules: [],
+  unsupported: () => 'an NGINX Inc. controller annotation (F5 NGINX Ingress Controller), not an ingress-nginx one: neither ingress-nginx nor haproxy-template-ic reads it',
 };

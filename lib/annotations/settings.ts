@@ -72,6 +72,12 @@ export interface RouteSettings {
   /** Source CIDRs (IPv4 or IPv6): outside `allow` (when set) or inside `deny`, 403. */
   readonly allow?: readonly string[];
   readonly deny?: readonly string[];
+  /**
+   * `allow` and `deny` judge the address in this request header (its last
+   * occurrence, as a load balancer in front appends it) instead of the
+   * connection's; a request without it is outside every list. A header name.
+   */
+  readonly sourceHeader?: string;
   /** Basic auth against the users of a Secret: 401 without valid credentials. */
   readonly basicAuth?: { readonly secret: SecretRef; readonly realm: string };
   /** Per source address: above `requests` per `period`, answered `status`. */
@@ -90,8 +96,8 @@ export interface RouteSettings {
   readonly bodySizeLimit?: number;
   /**
    * The path the backend sees: the matched prefix replaced (`prefix`), the
-   * whole path replaced (`full`), a regular expression with captures
-   * (`regex`, haproxy.org's path-rewrite), or the route's own path read as
+   * whole path replaced (`full`), regular expressions with captures
+   * applied in turn (`regex`, haproxy.org's path-rewrite lines), or the route's own path read as
    * that regular expression (`route-path`, nginx's rewrite-target with
    * captures, which makes the path a regex: see `regexPath`).
    * A pattern or replacement is printable ASCII without space, `'`, `"`,
@@ -101,7 +107,7 @@ export interface RouteSettings {
   readonly rewrite?:
     | { readonly kind: 'prefix'; readonly replacement: string }
     | { readonly kind: 'full'; readonly path: string }
-    | { readonly kind: 'regex'; readonly pattern: string; readonly replacement: string }
+    | { readonly kind: 'regex'; readonly rules: readonly { readonly pattern: string; readonly replacement: string }[] }
     | { readonly kind: 'route-path'; readonly replacement: string };
   /**
    * The route's path is a case-insensitive regular expression matched
@@ -150,6 +156,8 @@ export interface RouteSettings {
   readonly servedOver?: { readonly tls: boolean };
   readonly cors?: {
     readonly allowOrigins: readonly string[];
+    /** Regular expressions an allowed origin matches (haproxy.org's cors-allow-origin written as one), beside `allowOrigins`. */
+    readonly allowOriginPatterns?: readonly string[];
     readonly allowMethods: readonly string[];
     readonly allowHeaders: readonly string[];
     readonly allowCredentials: boolean;
@@ -163,11 +171,21 @@ export interface RouteSettings {
   };
 }
 
-/** One annotation as read: honoured (it set a setting), ignored (with why), or invalid (its object is excluded). */
+/**
+ * One annotation as read: honoured (it set a setting), ignored (with why),
+ * invalid (its object is excluded until the value is fixed), or left out
+ * (a valid value asking for what cannot be served here, so its object is
+ * excluded rather than served without it: fail closed).
+ */
 export type AnnotationOutcome =
   | { readonly annotation: string; readonly value: string; readonly status: 'honoured'; readonly setting: string }
   | { readonly annotation: string; readonly value: string; readonly status: 'ignored'; readonly reason: string }
-  | { readonly annotation: string; readonly value: string; readonly status: 'invalid'; readonly reason: string };
+  | { readonly annotation: string; readonly value: string; readonly status: 'invalid'; readonly reason: string }
+  | { readonly annotation: string; readonly value: string; readonly status: 'left out'; readonly reason: string };
+
+/** Whether an outcome keeps its object from being served. */
+export const excludesObject = (outcome: AnnotationOutcome): outcome is Extract<AnnotationOutcome, { status: 'invalid' | 'left out' }> =>
+  outcome.status === 'invalid' || outcome.status === 'left out';
 
 /** What one object's annotations ask for. */
 export interface ReadSettings {

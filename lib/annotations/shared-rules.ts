@@ -83,8 +83,12 @@ export function ignoreAll(values: FamilyValues, names: readonly string[], reason
 
 /**
  * Header lines as haproxy.org writes them: one header a line, its name,
- * a space and its value. Values are free text (parseFreeText): no "%", so
- * none of haproxytech's log-format expressions.
+ * a space and its value. A value in double quotes is the text between them,
+ * as haproxytech hands it to HAProxy (it quotes a value only when it is not
+ * quoted already: EnsureQuoted, pkg/annotations/common/main.go), so its
+ * documentation's `Cache-Control "no-store,no-cache,private"` sets
+ * no-store,no-cache,private. Values are free text (parseFreeText): no "%",
+ * so none of haproxytech's log-format expressions.
  */
 export function parseHeaderLines(value: string): Parsed<HeaderAction[]> {
   const headers: HeaderAction[] = [];
@@ -94,7 +98,8 @@ export function parseHeaderLines(value: string): Parsed<HeaderAction[]> {
     const name = parseHeaderName(space === -1 ? line : line.slice(0, space));
     if (!name.ok) return name;
     if (space === -1) return refuse(`header ${name.value} has no value: write "Name value", one header a line`);
-    const text = parseFreeText(line.slice(space).trim());
+    const written = line.slice(space).trim();
+    const text = parseFreeText(/^"[^"]*"$/.test(written) ? written.slice(1, -1) : written);
     if (!text.ok) return refuse(`the value of header ${name.value} ${text.reason}`);
     if (headers.some((header) => header.name.toLowerCase() === name.value.toLowerCase())) return refuse(`header ${name.value} is set twice`);
     headers.push({ name: name.value, value: text.value });
@@ -126,7 +131,8 @@ export function basicAuthRule(parseType: (value: string) => Parsed<string>, defa
       if (read['auth-type'] === undefined) return { ignored: ignoreAll(values, details, 'auth-type is not set') };
       const secret = read['auth-secret'];
       if (secret === undefined) return { invalid: { 'auth-type': 'needs auth-secret naming the Secret with the users' } };
-      const realm = read['auth-realm'] ?? defaultRealm;
+      // HAProxy refuses an empty realm ("missing realm value"): an empty auth-realm is the family's default too.
+      const realm = read['auth-realm'] || defaultRealm;
       return { apply: (into) => (into.route.basicAuth = { secret, realm }) };
     },
   };
@@ -135,23 +141,43 @@ export function basicAuthRule(parseType: (value: string) => Parsed<string>, defa
 /**
  * A feature that cannot be served here and whose object, served without
  * it, would be wrong (a canary taking its main Ingress's routes, a
- * passthrough backend sent plain HTTP): "true" leaves the object out,
- * "false" is ignored as the default it is.
+ * passthrough backend sent plain HTTP): "true" leaves the object out
+ * (`refusal`, or `served` when it says the object is served all the same,
+ * as the other controller would), "false" is ignored as the default it is.
  */
-export function refusedWhenTrue(annotation: string, refusal: string, otherwise: string): SettingRule {
+export function refusedWhenTrue(annotation: string, refusal: string, otherwise: string, served: (values: FamilyValues) => string | undefined = () => undefined): SettingRule {
   return {
     setting: `unsupported.${annotation}`,
     annotations: [annotation],
     read: (values) => {
       const parsed = parseBoolean(values(annotation)!);
       if (!parsed.ok) return { invalid: { [annotation]: parsed.reason } };
-      return parsed.value ? { invalid: { [annotation]: refusal } } : { ignored: { [annotation]: otherwise } };
+      if (!parsed.value) return { ignored: { [annotation]: otherwise } };
+      const instead = served(values);
+      return instead === undefined ? { leftOut: { [annotation]: refusal } } : { ignored: { [annotation]: instead } };
     },
   };
 }
 
-export const sslPassthroughRule = refusedWhenTrue(
-  'ssl-passthrough',
-  'TLS passthrough is not supported: HAProxy terminates TLS, and the backend would be sent plain HTTP, so this Ingress is left out',
-  'no passthrough: TLS is terminated by HAProxy',
-);
+/**
+ * ssl-passthrough hands the client's TLS connection to the backend
+ * unopened (ingress-nginx does so only when started with
+ * --enable-ssl-passthrough, off by default; without it the annotation does
+ * nothing and the Ingress is served terminated, re-encrypted when
+ * backend-protocol says HTTPS: internal/ingress/controller/nginx.go). Here
+ * HAProxy always terminates TLS: a backend the family's `reencrypts` says
+ * is spoken to over TLS is served that way, as ingress-nginx's default
+ * serves it; any other would be sent plain HTTP where it expects TLS, so
+ * its Ingress is left out.
+ */
+export function sslPassthroughRule(reencrypts: (values: FamilyValues) => boolean, tlsAnnotation: string): SettingRule {
+  return refusedWhenTrue(
+    'ssl-passthrough',
+    `TLS passthrough is not supported: HAProxy terminates TLS, and without ${tlsAnnotation} the backend, which expects the client's TLS, would be sent plain HTTP, so this Ingress is left out`,
+    'no passthrough: TLS is terminated by HAProxy',
+    (values) =>
+      reencrypts(values)
+        ? `TLS passthrough is not supported: HAProxy terminates TLS with the Ingress's certificate and re-encrypts to the backend (${tlsAnnotation}), as ingress-nginx does unless started with --enable-ssl-passthrough`
+        : undefined,
+  );
+}

@@ -8,7 +8,8 @@ import { NO_PROBLEMS } from './problems.ts';
 import type { RouteConditions } from './route-conditions.ts';
 import type { BackendShare, HostEntry, Route } from './types.ts';
 import { readAnnotationSettings } from '../annotations/read-settings.ts';
-import type { ReadSettings } from '../annotations/settings.ts';
+import { ingressClassOf } from '../kube-syntax/ingress-class.ts';
+import { excludesObject, type ReadSettings } from '../annotations/settings.ts';
 import { withBackendSource } from './backend-settings.ts';
 import { escapeRegex, rewritesOwnPath, routePolicy, type RoutePolicy } from './route-policies.ts';
 
@@ -21,8 +22,6 @@ import { escapeRegex, rewritesOwnPath, routePolicy, type RoutePolicy } from './r
 /** The host key of rules without a host. */
 export const CATCH_ALL_HOST = '*';
 const CATCH_ALL_ENTRY: HostEntry = Object.freeze({ host: CATCH_ALL_HOST, wildcard: false });
-
-const CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
 
 /** What one Ingress contributes, and its problems. */
 export interface IngressRead {
@@ -125,10 +124,7 @@ export interface ServedIngress {
 }
 
 export function servesClass(ingress: KubeObject, className: string): boolean {
-  const spec = ingress['spec'];
-  const fieldClass = isFields(spec) ? spec['ingressClassName'] : undefined;
-  if (fieldClass !== undefined && fieldClass !== null) return fieldClass === className;
-  return ingress.metadata.annotations?.[CLASS_ANNOTATION] === className;
+  return ingressClassOf(ingress) === className;
 }
 
 /** Reads an Ingress of the served class. */
@@ -187,7 +183,7 @@ class IngressReader {
     for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls, hosts);
     // An invalid value is never written: its Ingress is left out, named with the annotation.
     for (const outcome of settings.outcomes) {
-      if (outcome.status === 'invalid') this.#problem(`metadata.annotations['${outcome.annotation}']`, `${quote(outcome.value)}: ${outcome.reason}`);
+      if (excludesObject(outcome)) this.#problem(`metadata.annotations['${outcome.annotation}']`, `${quote(outcome.value)}: ${outcome.reason}`);
     }
     if (this.problems.length > 0) return undefined;
     const hostKeys = new Set<string>();

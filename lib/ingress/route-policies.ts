@@ -165,7 +165,7 @@ export class RoutePolicy extends Sourced {
     this.cors = cors && {
       anyOrigin: cors.allowOrigins.includes('*'),
       origins: cors.allowOrigins.filter((origin) => origin !== '*' && !origin.includes('*')),
-      originPatterns: cors.allowOrigins.filter((origin) => origin !== '*' && origin.includes('*')).map(originPattern),
+      originPatterns: [...cors.allowOrigins.filter((origin) => origin !== '*' && origin.includes('*')).map(originPattern), ...(cors.allowOriginPatterns ?? [])],
       methods: cors.allowMethods.join(', '),
       headers: cors.allowHeaders.join(', '),
       credentials: cors.allowCredentials,
@@ -234,7 +234,7 @@ function pathRewrites(rewrite: RouteSettings['rewrite'] | NonNullable<RouteSetti
     case 'full':
       return Object.freeze([{ pattern: '^.*$', replacement: rewrite.path }]);
     case 'regex':
-      return Object.freeze([{ pattern: rewrite.pattern, replacement: rewrite.replacement }]);
+      return Object.freeze(rewrite.rules.map(({ pattern, replacement }) => ({ pattern, replacement })));
     case 'route-path':
       return Object.freeze([{ pattern: `(?i)^${path ?? '/'}`, replacement: rewrite.replacement }]);
     case 'prefix': {

@@ -217,18 +217,6 @@ describe('readAnnotationSettings', () => {
     const cases: [string, Record<string, string>, string, string][] = [
       ['basic auth without a Secret', { [`${H}auth-type`]: 'basic-auth' }, `${H}auth-type`, 'needs auth-secret naming the Secret with the users'],
       ['digest auth', { [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, `${N}auth-type`, 'digest authentication is not supported: use "basic"'],
-      [
-        'a canary Ingress',
-        { [`${N}canary`]: 'true', [`${N}canary-weight`]: '10' },
-        `${N}canary`,
-        'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes',
-      ],
-      [
-        'several rewrite lines',
-        { [`${H}path-rewrite`]: '/a/(.*) /\\1\n/b/(.*) /c/\\1' },
-        `${H}path-rewrite`,
-        'several rewrite lines are not supported: use one "regex replacement" or one path',
-      ],
       ['a health check with a method', { [`${H}check-http`]: 'HEAD /health' }, `${H}check-http`, 'a method (and version) is not supported: give the path alone, checked with GET'],
       ['a redirect with an nginx variable other than a trailing $request_uri', { [`${N}temporal-redirect`]: 'https://example.com/$uri' }, `${N}temporal-redirect`, 'not a URL: contains "$"'],
       ['a rewrite target that is not a path', { [`${N}rewrite-target`]: '/$1 x' }, `${N}rewrite-target`, 'not a rewrite target: contains " "'],
@@ -245,6 +233,125 @@ describe('readAnnotationSettings', () => {
         expect(read.outcomes.find((outcome) => outcome.annotation === annotation)).to.deep.include({ status: 'invalid', reason });
       });
     }
+  });
+
+  describe('left out, fail closed: what cannot be served here and whose Ingress served without it would be open or wrong', () => {
+    const OPEN = 'served without it the route would be open to anyone, so this Ingress is left out';
+    const cases: [string, Record<string, string>, Record<string, string>][] = [
+      [
+        'a canary Ingress',
+        { [`${N}canary`]: 'true', [`${N}canary-weight`]: '10' },
+        { [`${N}canary`]: 'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes' },
+      ],
+      [
+        'external authentication (auth-url, with its sign-in page and response headers)',
+        {
+          [`${N}auth-url`]: 'https://auth.example.com/oauth2/auth',
+          [`${N}auth-signin`]: 'https://auth.example.com/oauth2/start?rd=$escaped_request_uri',
+          [`${N}auth-response-headers`]: 'X-Auth-Request-Email',
+        },
+        {
+          [`${N}auth-url`]: `external authentication is not supported: ${OPEN}`,
+          [`${N}auth-signin`]: `belongs to auth-url's external authentication, which is not supported: ${OPEN}`,
+          [`${N}auth-response-headers`]: `belongs to auth-url's external authentication, which is not supported: ${OPEN}`,
+        },
+      ],
+      [
+        'client certificate authentication',
+        { [`${N}auth-tls-secret`]: 'default/ca', [`${N}auth-tls-verify-client`]: 'on' },
+        {
+          [`${N}auth-tls-secret`]: `client certificate authentication is not supported: ${OPEN}`,
+          [`${N}auth-tls-verify-client`]: `belongs to auth-tls-secret's client certificate authentication, which is not supported: ${OPEN}`,
+        },
+      ],
+      [
+        'an access rule in an nginx snippet',
+        { [`${N}configuration-snippet`]: 'allow 10.0.0.0/8;\ndeny all;', [`${N}server-snippet`]: 'location /admin { auth_basic "Admin"; }' },
+        {
+          [`${N}configuration-snippet`]: `holds an access rule (allow), and snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read): ${OPEN}`,
+          [`${N}server-snippet`]: `holds an access rule (auth_basic), and snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read): ${OPEN}`,
+        },
+      ],
+      [
+        'a server-snippet answering 403 to some paths',
+        { [`${N}server-snippet`]: 'location ~ ^/api/solr/ {return 403;}' },
+        {
+          [`${N}server-snippet`]: `holds an access rule (return 403), and snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read): ${OPEN}`,
+        },
+      ],
+      [
+        'an access rule in a haproxy.org snippet',
+        { [`${H}backend-config-snippet`]: 'http-request deny if !{ src 10.0.0.0/8 }' },
+        {
+          [`${H}backend-config-snippet`]: `holds an access rule (http-request deny), and configuration snippets are not supported: raw HAProxy configuration from an object could add any directive: ${OPEN}`,
+        },
+      ],
+      [
+        'TLS passthrough to a backend that would be sent plain HTTP',
+        { [`${N}ssl-passthrough`]: 'true' },
+        {
+          [`${N}ssl-passthrough`]:
+            "TLS passthrough is not supported: HAProxy terminates TLS, and without backend-protocol: HTTPS the backend, which expects the client's TLS, would be sent plain HTTP, so this Ingress is left out",
+        },
+      ],
+    ];
+    cases.push([
+      "an access rule under one spelling beside a harmless snippet under the other (each family's refusal is judged)",
+      { [`${H}backend-config-snippet`]: 'option forwardfor', 'haproxy.com/backend-config-snippet': 'http-request deny' },
+      {
+        'haproxy.com/backend-config-snippet': `holds an access rule (http-request deny), and configuration snippets are not supported: raw HAProxy configuration from an object could add any directive: ${OPEN}`,
+      },
+    ]);
+    for (const [what, annotations, leftOut] of cases) {
+      it(`leaves out ${what}, naming each annotation`, () => {
+        const read = readAnnotationSettings(annotations);
+        expect(Object.fromEntries(read.outcomes.filter((outcome) => outcome.status === 'left out').map((outcome) => [outcome.annotation, outcome.reason]))).to.deep.equal(leftOut);
+      });
+    }
+
+    const served: [string, Record<string, string>, string, string][] = [
+      ['a snippet without access rules', { [`${N}configuration-snippet`]: 'more_set_headers "X-Frame-Options: DENY";' }, `${N}configuration-snippet`, 'snippets are not supported'],
+      ['auth-signin without auth-url', { [`${N}auth-signin`]: 'https://auth.example.com/start' }, `${N}auth-signin`, 'auth-url is not set, so ingress-nginx does not use it either'],
+      [
+        'auth-tls-verify-client "off"',
+        { [`${N}auth-tls-secret`]: 'default/ca', [`${N}auth-tls-verify-client`]: 'off' },
+        `${N}auth-tls-secret`,
+        'auth-tls-verify-client is "off": no client certificate is asked for',
+      ],
+      [
+        'src-ip-header without a source list',
+        { [`${H}src-ip-header`]: 'X-Real-IP' },
+        `${H}src-ip-header`,
+        "no allow-list or deny-list on this Ingress reads the source: rate limits and logs keep the connection's address",
+      ],
+      [
+        "ssl-passthrough with backend-protocol HTTPS (Argo CD's documented setup): terminated and re-encrypted, as ingress-nginx serves it by default",
+        { [`${N}ssl-passthrough`]: 'true', [`${N}backend-protocol`]: 'HTTPS' },
+        `${N}ssl-passthrough`,
+        "TLS passthrough is not supported: HAProxy terminates TLS with the Ingress's certificate and re-encrypts to the backend (backend-protocol: HTTPS), as ingress-nginx does unless started with --enable-ssl-passthrough",
+      ],
+      [
+        'haproxy.org ssl-passthrough with server-ssl',
+        { [`${H}ssl-passthrough`]: 'true', [`${H}server-ssl`]: 'true' },
+        `${H}ssl-passthrough`,
+        'TLS passthrough is not supported: HAProxy terminates TLS with the Ingress\'s certificate and re-encrypts to the backend (server-ssl: "true"), as ingress-nginx does unless started with --enable-ssl-passthrough',
+      ],
+    ];
+    for (const [what, annotations, annotation, reason] of served) {
+      it(`serves ${what}, ignoring it with why`, () => {
+        const read = readAnnotationSettings(annotations);
+        expect(read.outcomes.filter((outcome) => outcome.status === 'left out' || outcome.status === 'invalid')).to.deep.equal([]);
+        expect(read.outcomes.find((outcome) => outcome.annotation === annotation)).to.deep.include({ status: 'ignored' });
+        expect((read.outcomes.find((outcome) => outcome.annotation === annotation) as { reason: string }).reason).to.include(reason);
+      });
+    }
+  });
+
+  it('haproxy.org: src-ip-header makes the allow- and deny-lists judge the address in that header', () => {
+    const read = readAnnotationSettings({ [`${H}src-ip-header`]: ' X-Client-IP', [`${H}allow-list`]: '192.168.2.0/24' });
+    expect(read.route).to.deep.equal({ allow: ['192.168.2.0/24'], sourceHeader: 'X-Client-IP' });
+    expect(read.outcomes.map((outcome) => outcome.status)).to.deep.equal(['honoured', 'honoured']);
+    expect(readAnnotationSettings({ [`${H}src-ip-header`]: 'X Y', [`${H}deny-list`]: '10.0.0.0/8' }).outcomes[1]).to.deep.include({ status: 'invalid' });
   });
 
   it('nginx: proxy-body-size "0" lifts the limit (HAProxy\'s default), honoured', () => {
@@ -294,16 +401,43 @@ describe('readAnnotationSettings', () => {
   });
 
   it('names a reason for every unsupported annotation, snippets included', () => {
-    const read = readAnnotationSettings({ [`${H}backend-config-snippet`]: 'http-request deny', [`${H}timeout-client`]: '5s', [`${N}made-up`]: 'x' });
+    const read = readAnnotationSettings({ [`${H}backend-config-snippet`]: 'option forwardfor', [`${H}timeout-client`]: '5s', [`${N}made-up`]: 'x' });
     expect(read.outcomes).to.deep.equal([
       {
         annotation: `${H}backend-config-snippet`,
-        value: 'http-request deny',
+        value: 'option forwardfor',
         status: 'ignored',
         reason: 'configuration snippets are not supported: raw HAProxy configuration from an object could add any directive',
       },
       { annotation: `${H}timeout-client`, value: '5s', status: 'ignored', reason: 'applies to the frontend every route shares: set it in the template values, not per Ingress' },
-      { annotation: `${N}made-up`, value: 'x', status: 'ignored', reason: 'not supported by haproxy-template-ic (see docs/annotations.md)' },
+      {
+        annotation: `${N}made-up`,
+        value: 'x',
+        status: 'ignored',
+        reason: 'not an ingress-nginx annotation: ingress-nginx does not read it either (check its name in the ingress-nginx annotations reference)',
+      },
     ]);
+  });
+
+  it("tells an annotation ingress-nginx does not read (another controller's, a removed one) from one it reads that is not supported here", () => {
+    const read = readAnnotationSettings({
+      [`${N}rate-limit`]: '100',
+      [`${N}rate-limit-window`]: '1m',
+      [`${N}client-max-body-size`]: '10m',
+      [`${N}secure-backends`]: 'true',
+      [`${N}proxy-buffering`]: 'on',
+      [`${N}mirror-target`]: 'http://copy',
+      'nginx.org/client-max-body-size': '10m',
+    });
+    const NOT_NGINX = 'not an ingress-nginx annotation: ingress-nginx does not read it either (check its name in the ingress-nginx annotations reference)';
+    expect(Object.fromEntries(read.outcomes.map((outcome) => [outcome.annotation, (outcome as { reason: string }).reason]))).to.deep.equal({
+      [`${N}client-max-body-size`]: NOT_NGINX,
+      [`${N}mirror-target`]: 'not supported by haproxy-template-ic (see docs/annotations.md)',
+      [`${N}proxy-buffering`]: 'nginx buffer tuning has no HAProxy equivalent',
+      [`${N}rate-limit`]: NOT_NGINX,
+      [`${N}rate-limit-window`]: NOT_NGINX,
+      [`${N}secure-backends`]: 'removed from ingress-nginx, which no longer reads it: use backend-protocol: "HTTPS"',
+      'nginx.org/client-max-body-size': 'an NGINX Inc. controller annotation (F5 NGINX Ingress Controller), not an ingress-nginx one: neither ingress-nginx nor haproxy-template-ic reads it',
+    });
   });
 });

@@ -1,0 +1,122 @@
+import type { FamilyValues, RuleRead, SettingRule } from './rule.ts';
+
+/**
+ * Access control this controller cannot give: external authentication,
+ * client certificates, access rules written in snippets. Served without
+ * it, a route its owner protected would be open to anyone, so the Ingress
+ * is left out and named (fail closed), as a canary is. Each rule says, per
+ * annotation present, why it leaves the Ingress out, or why it is ignored
+ * when its value asks for no access control.
+ */
+
+const OPEN = 'served without it the route would be open to anyone, so this Ingress is left out';
+
+/**
+ * A rule over `annotations` (a family's names): `refusal` says why an
+ * annotation present leaves its object out, or undefined where it asks for
+ * no access control, and it is then ignored with `otherwise`'s reason.
+ */
+export function failClosedRule(
+  setting: string,
+  annotations: readonly string[],
+  refusal: (name: string, values: FamilyValues) => string | undefined,
+  otherwise: (name: string, values: FamilyValues) => string,
+): SettingRule {
+  return {
+    setting,
+    annotations,
+    read: (values): RuleRead => {
+      const leftOut: Record<string, string> = {};
+      const ignored: Record<string, string> = {};
+      for (const name of annotations) {
+        if (values(name) === undefined) continue;
+        const why = refusal(name, values);
+        if (why === undefined) ignored[name] = otherwise(name, values);
+        else leftOut[name] = why;
+      }
+      return { leftOut, ignored };
+    },
+  };
+}
+
+/** ingress-nginx's external authentication: auth-url and what only means something with it (internal/ingress/annotations/authreq/main.go). */
+const EXTERNAL_AUTH = [
+  'auth-url',
+  'auth-signin',
+  'auth-signin-redirect-param',
+  'auth-response-headers',
+  'auth-method',
+  'auth-snippet',
+  'auth-cache-key',
+  'auth-cache-duration',
+  'auth-proxy-set-headers',
+  'auth-request-redirect',
+  'auth-keepalive',
+  'auth-keepalive-share-vars',
+  'auth-keepalive-requests',
+  'auth-keepalive-timeout',
+  'auth-always-set-cookie',
+];
+
+export const nginxExternalAuth = failClosedRule(
+  'unsupported.nginx-external-auth',
+  EXTERNAL_AUTH,
+  (name, values) =>
+    values('auth-url') === undefined
+      ? undefined
+      : name === 'auth-url'
+        ? `external authentication is not supported: ${OPEN}`
+        : `belongs to auth-url's external authentication, which is not supported: ${OPEN}`,
+  () => 'auth-url is not set, so ingress-nginx does not use it either',
+);
+
+/** ingress-nginx's client certificate authentication (internal/ingress/annotations/authtls/main.go): needs auth-tls-secret; verify-client "off" asks for no certificate. */
+const CLIENT_CERTIFICATES = ['auth-tls-secret', 'auth-tls-verify-client', 'auth-tls-verify-depth', 'auth-tls-error-page', 'auth-tls-pass-certificate-to-upstream', 'auth-tls-match-cn'];
+
+export const nginxClientCertificates = failClosedRule(
+  'unsupported.nginx-client-certificates',
+  CLIENT_CERTIFICATES,
+  (name, values) =>
+    values('auth-tls-secret') === undefined || values('auth-tls-verify-client') === 'off'
+      ? undefined
+      : name === 'auth-tls-secret'
+        ? `client certificate authentication is not supported: ${OPEN}`
+        : `belongs to auth-tls-secret's client certificate authentication, which is not supported: ${OPEN}`,
+  (name, values) =>
+    values('auth-tls-secret') === undefined
+      ? 'auth-tls-secret is not set, so ingress-nginx asks for no client certificate either'
+      : 'auth-tls-verify-client is "off": no client certificate is asked for',
+);
+
+/** nginx directives that allow or refuse a request (a `return` of 401, 403, 404 or 444 hides a path): a snippet holding one is an access rule. */
+const NGINX_ACCESS = /(?:^|[\s;{}])(deny|allow|auth_basic|auth_request|auth_jwt|satisfy|access_by_lua(?:_block|_file)?|return\s+(?:401|403|404|444))[\s;]/;
+
+/** HAProxy actions that refuse a request or ask for credentials. */
+const HAPROXY_ACCESS = /(?:^|\s)((?:http|tcp)-request\s+(?:\S+\s+)?(?:deny|auth|reject|tarpit|silent-drop))\b/;
+
+/** `unsupported`: why a snippet is not applied, the whole reason when it holds no access rule. */
+function snippetRule(setting: string, annotations: readonly string[], access: RegExp, unsupported: string): SettingRule {
+  return failClosedRule(
+    setting,
+    annotations,
+    (name, values) => {
+      const rule = access.exec(values(name)!)?.[1];
+      return rule === undefined ? undefined : `holds an access rule (${rule.replace(/\s+/g, ' ')}), and ${unsupported}: ${OPEN}`;
+    },
+    () => unsupported,
+  );
+}
+
+export const nginxAccessSnippets = snippetRule(
+  'unsupported.nginx-snippets',
+  ['configuration-snippet', 'server-snippet', 'stream-snippet', 'modsecurity-snippet'],
+  NGINX_ACCESS,
+  'snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read)',
+);
+
+export const haproxyAccessSnippets = snippetRule(
+  'unsupported.haproxy-snippets',
+  ['backend-config-snippet', 'frontend-config-snippet', 'global-config-snippet', 'stats-config-snippet'],
+  HAPROXY_ACCESS,
+  'configuration snippets are not supported: raw HAProxy configuration from an object could add any directive',
+);
