@@ -68,7 +68,7 @@ describe('corpus of public Ingresses, through annotations, render and haproxy -c
     const width = Math.max(...results.map((r) => r.file.length), 'total'.length);
     const row = (file: string, ingresses: number | string, served: number | string, counts: readonly (number | string)[]) =>
       `  ${file.padEnd(width)}  ${String(ingresses).padStart(9)}  ${String(served).padStart(6)}  ${counts.map((n, i) => String(n).padStart([8, 7, 7, 8][i]!)).join('  ')}`;
-    console.log(
+    process.stdout.write(
       [
         '',
         `  Corpus summary: ${results.length} files, ${total.ingresses} Ingresses, ${total.served} served`,
@@ -76,7 +76,7 @@ describe('corpus of public Ingresses, through annotations, render and haproxy -c
         ...results.map((r) => row(r.file, r.ingresses, r.served, r.counts)),
         row('total', total.ingresses, total.served, total.counts),
         '',
-      ].join('\n'),
+      ].join('\n') + '\n',
     );
   });
 
