@@ -24,8 +24,8 @@ export interface TriggerOptions {
  * every change folded into it.
  *
  * With `leadingEdge`, an idle stage (nothing pending, no trigger in the last
- * `debounceMs`) triggers a snapshot the moment it arrives: a lone change
- * waits for nothing. What follows within `debounceMs` of a trigger is
+ * `debounceMs`) triggers a snapshot as soon as the turn it arrived in ends: a
+ * lone change waits for nothing. What follows within `debounceMs` of a trigger is
  * batched as above, so a burst costs one render at its start and one after
  * it, and a change made while the first render runs waits for quiet rather
  * than superseding that render (the render stage is a switchMap).
@@ -41,12 +41,14 @@ export function trigger(options: TriggerOptions): OperatorFunction<Snapshot, Tri
       let refs: ChangeRef[] = [];
       let quiet: Subscription | undefined;
       let deadline: Subscription | undefined;
+      let leading: Subscription | undefined;
       let lastTriggerAt = Number.NEGATIVE_INFINITY;
 
       const cancelTimers = () => {
         quiet?.unsubscribe();
         deadline?.unsubscribe();
-        quiet = deadline = undefined;
+        leading?.unsubscribe();
+        quiet = deadline = leading = undefined;
       };
       const flush = contained(subscriber, () => {
         cancelTimers();
@@ -59,19 +61,25 @@ export function trigger(options: TriggerOptions): OperatorFunction<Snapshot, Tri
         lastTriggerAt = scheduler.now();
         subscriber.next(triggered);
       });
-
-      const arrived = (snapshot: Snapshot) => {
-        const now = scheduler.now();
-        const pending = latest !== undefined;
-        const churning = now - lastTriggerAt < options.debounceMs;
-        if (!pending) firstAt = snapshot.change?.at ?? now;
+      const fold = (snapshot: Snapshot) => {
         latest = snapshot;
         if (snapshot.change) {
           count++;
           if (refs.length < maxRefs) refs.push(snapshot.change);
         }
+      };
+
+      const arrived = (snapshot: Snapshot) => {
+        if (leading) return fold(snapshot);
+        const now = scheduler.now();
+        const pending = latest !== undefined;
+        const churning = now - lastTriggerAt < options.debounceMs;
+        if (!pending) firstAt = snapshot.change?.at ?? now;
+        fold(snapshot);
         if (!pending && !churning && options.leadingEdge) {
-          flush();
+          // At the end of this turn rather than now: events delivered together (a relist, the
+          // documents of one manifest file) are one trigger.
+          leading = scheduler.schedule(flush, 0);
           return;
         }
         if (!pending) deadline = scheduler.schedule(flush, (churning ? lastTriggerAt : now) + options.maxWaitMs - now);

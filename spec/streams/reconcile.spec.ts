@@ -199,8 +199,8 @@ describe('the composed pipeline', () => {
     });
     const quarantined = world.of('quarantined');
     expect(quarantined.map((e) => e.outcome.objects.map((p) => `${p.object} ${p.field}`))).to.deep.equal([['Ingress default/ing-0 spec.port']]);
-    // Rendered at 10 s (the leading edge), refused at 10.06 s, rendered again (the newest snapshot, with
-    // ing-1's change too) and accepted at 10.12 s; the trailing render at 10.5 s has the same content.
+    // Both changes, made together, rendered at once at 10 s (the leading edge), refused at 10.06 s, rendered
+    // again and accepted at 10.12 s.
     expect(quarantined[0]).to.deep.include({ at: 10_120 });
     expect(quarantined[0]!.outcome.validations).to.equal(2);
     const changeDeploys = after(world.deployCalls, 10_000).filter((d) => d.at < 20_000);

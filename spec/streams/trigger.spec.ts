@@ -20,6 +20,19 @@ describe('trigger stage, leading edge', () => {
     });
   });
 
+  it('folds the changes that arrive together into the leading trigger', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // a, b and c come in one turn (the documents of one manifest file, a relist): one trigger at 0
+      // naming all three, and nothing after it.
+      const [c1, c2, c3] = [change('a', 0), change('b', 0), change('c', 0)];
+      const source = hot('  (abc)----|', { a: snapshot(1, c1), b: snapshot(2, c2), c: snapshot(3, c3) });
+      const expected = '    t--------|';
+      expectObservable(source.pipe(trigger(leading))).toBe(expected, {
+        t: { snapshot: snapshot(3, c3), changes: changes([c1, c2, c3]) },
+      });
+    });
+  });
+
   it('triggers the first change of a burst at once and folds the rest into one trigger after the quiet period', () => {
     testScheduler().run(({ hot, expectObservable }) => {
       // a triggers at 0; b and c come within the window and wait for 3 frames of quiet after c.
