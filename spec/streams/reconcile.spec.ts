@@ -38,14 +38,17 @@ function play(scenario: Scenario): { world: FakeWorld; scheduler: TestScheduler 
 const after = <T extends { at: number }>(entries: readonly T[], time: number) => entries.filter((e) => e.at >= time);
 const deploysTo = (world: FakeWorld, id: string) => world.of('deployed').filter((e) => e.outcome.endpoint === id);
 
+/** 50 changes 8 ms apart from 10 s, over three Ingresses: ports 9000 to 9049. */
+const burstOf50: Scenario['script'] = (w, at) => {
+  for (let i = 0; i < 50; i++) at(10_000 + i * 8, () => w.modify(`ing-${i % 3}`, 9000 + i));
+};
+
 describe('the composed pipeline', () => {
   it('renders the first change of a burst at once and folds the other 49 within 400 ms into one more render and deploy per endpoint', () => {
     const { world } = play({
       endpoints: ['a', 'b'],
       until: 20_000,
-      script: (w, at) => {
-        for (let i = 0; i < 50; i++) at(10_000 + i * 8, () => w.modify(`ing-${i % 3}`, 9000 + i));
-      },
+      script: burstOf50,
     });
     // The initial sync rendered once; the burst (10.000 s to 10.392 s) renders its first change on arrival
     // and everything after it exactly once more, 500 ms after the last.
@@ -70,9 +73,7 @@ describe('the composed pipeline', () => {
       endpoints: ['a', 'b'],
       until: 20_000,
       config: 'trailing',
-      script: (w, at) => {
-        for (let i = 0; i < 50; i++) at(10_000 + i * 8, () => w.modify(`ing-${i % 3}`, 9000 + i));
-      },
+      script: burstOf50,
     });
     // The initial sync rendered once; the burst (10.000 s to 10.392 s) renders exactly once more.
     expect(world.renders).to.have.length(2);
