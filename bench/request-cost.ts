@@ -129,7 +129,8 @@ function world(full: boolean, ports: Ports, backendPorts: ReadonlyMap<string, nu
           apiVersion: 'gateway.networking.k8s.io/v1',
           kind: 'Gateway',
           metadata: { ...meta('web'), generation: 1 },
-          spec: { gatewayClassName: 'haproxy', listeners: [{ name: 'http', port: ports.http, protocol: 'HTTP' }] },
+          // The port clients reach HAProxy on (gatewayApi.httpPort, 80 by default), not the loopback port it binds here.
+          spec: { gatewayClassName: 'haproxy', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
         },
       ],
     ],

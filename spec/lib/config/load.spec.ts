@@ -19,6 +19,7 @@ dataplane:
   configFile: /usr/local/etc/haproxy/main.cfg
 debounce: 250ms
 maxWait: 1m30s
+leadingEdge: false
 watchedResources:
   ingresses:
     apiVersion: networking.k8s.io/v1
@@ -114,6 +115,7 @@ describe('loadControllerConfig', () => {
       expect(config.pipeline).to.deep.equal({
         debounceMs: 250,
         maxWaitMs: 90_000,
+        leadingEdge: false,
         minDeploymentIntervalMs: 3_000,
         driftCheckIntervalMs: 120_000,
         deployTimeoutMs: 45_000,
@@ -204,6 +206,7 @@ describe('loadControllerConfig', () => {
       configFile: '/etc/haproxy/haproxy.cfg',
     });
     expect(config.pipeline).to.deep.equal(defaultPipelineSettings);
+    expect(config.pipeline.leadingEdge).to.equal(true);
     expect(config.watchedResources).to.have.length(1);
     const [ingresses] = config.watchedResources;
     expect(ingresses).to.deep.include({
@@ -353,6 +356,7 @@ ${rest}`;
       ['a zero drift interval', `${minimal}dataplane: { driftCheckInterval: 0ms }\n`, ['dataplane.driftCheckInterval: must be longer than 0s']],
       ['a duration too long for a timer', `${minimal}dataplane: { driftCheckInterval: 600h }\n`, ['dataplane.driftCheckInterval: must be at most 596h']],
       ['maxWait below debounce', `${minimal}debounce: 2s\nmaxWait: 1s\n`, ['maxWait: must not be shorter than debounce (2000ms), got 1000ms']],
+      ['a leadingEdge that is not a boolean', `${minimal}leadingEdge: "yes"\n`, ['leadingEdge: must be true or false, got "yes"']],
       ['maxWait below the default debounce', `${minimal}maxWait: 100ms\n`, ['maxWait: must not be shorter than debounce (500ms), got 100ms']],
       // watchedResources
       ['a missing watchedResources', 'templates: { haproxyConfig: x }\n', ['watchedResources: required']],
