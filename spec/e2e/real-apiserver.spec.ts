@@ -1,0 +1,294 @@
+import { expect } from 'chai';
+import { KubeConfig } from '@kubernetes/client-node';
+import { firstValueFrom, filter } from 'rxjs';
+import { startBackends } from '../../examples/backends.ts';
+import { EventRecorder } from '../../lib/kube/event-recorder.ts';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
+import { gateway, gatewayClass, httpListener, httpRoute } from '../lib/gateway/fixtures.ts';
+import type { Emulator } from '../support/dataplane-emulator/index.ts';
+import { eventually } from '../support/eventually.ts';
+import { LineLog } from '../support/line-log.ts';
+import { documents, ingress, service, slice } from '../support/manifest-builders.ts';
+import { reservePort } from '../support/ports.ts';
+import { chartReplicaOptions, configOnPorts, controllerObjects, createHaproxyPod, haproxyAt, startChartCluster, type ChartCluster } from '../support/real-cluster.ts';
+import { OutcomeLog, servedBy } from '../support/traffic.ts';
+
+/**
+ * Cluster mode against a real kube-apiserver and etcd (spec/support/kube-control-plane.ts):
+ * the chart's RBAC applied with kubectl and the replicas authenticated as its
+ * ServiceAccount, so a permission the chart lacks fails here; the Gateway API
+ * CRDs as shipped, with their CEL validation; two replicas and the real Lease;
+ * two HAProxy pods standing as Data Plane API emulators with real HAProxy on
+ * their pod addresses, and real HTTP through them to loopback backends.
+ */
+
+const POD_ADDRESSES = ['127.0.0.21', '127.0.0.22'];
+const V1 = 'gateway.networking.k8s.io/v1';
+
+type Rendered = Extract<Outcome, { type: 'rendered' }>;
+type Condition = { type: string; status: string; reason: string; observedGeneration?: number };
+type StoredEvent = { metadata: { namespace: string }; regarding: { kind: string; namespace?: string; name: string }; reason: string; note: string; type: string; series?: { count: number } };
+
+describe('cluster mode against a real kube-apiserver: the chart RBAC, two replicas, two HAProxy pods', function () {
+  this.timeout(180_000);
+  let cluster: ChartCluster;
+  const emulators: Emulator[] = [];
+  const replicas: { mode: ClusterMode; log: OutcomeLog; output: LineLog; name: string }[] = [];
+  let endpoints: string[] = [];
+  let httpPort = 0;
+  let backends: readonly number[] = [];
+  let stopBackends: () => Promise<void> = async () => undefined;
+
+  const served = (host: string, ports: readonly number[]) => servedBy(host, ports, POD_ADDRESSES, httpPort);
+  const kubectl = (...args: string[]) => cluster.plane.kubectlOk(...args);
+  const route = (name: string, host: string, serviceName: string) => ingress(name, host, [['/', 'Prefix', serviceName, { number: 80 }]]);
+  const apply = async (file: string, text: string) => {
+    const result = await cluster.apply(file, text);
+    if (result.code !== 0) throw new Error(`kubectl apply ${file} failed:\n${result.stderr}`);
+    return result.stdout;
+  };
+  const events = async (namespace: string) => (JSON.parse(await kubectl('get', 'events.v1.events.k8s.io', '-n', namespace, '-o', 'json')) as { items: StoredEvent[] }).items;
+  /** The replica holding the Lease now: the API server's restart can move it. */
+  const leader = async () => {
+    const states = await Promise.all(replicas.map(async (replica) => ((await firstValueFrom(replica.mode.leading)) ? [replica] : [])));
+    const [found] = states.flat();
+    if (found === undefined) throw new Error('no replica leads');
+    return found;
+  };
+  const startReplica = async (name: string) => {
+    const output = new LineLog();
+    const print = (text: string) => {
+      output.write(text);
+      if (process.env['DEBUG_E2E']) process.stdout.write(`${name} ${text}`);
+    };
+    const mode = await startClusterMode(await chartReplicaOptions(cluster, name, { webhook: undefined, output: { out: print, err: print } }));
+    const replica = { mode, log: new OutcomeLog(mode.outcomes), output, name };
+    replicas.push(replica);
+    return replica;
+  };
+
+  before(async function () {
+    // A cold cache builds kube-apiserver first (minutes); .ci/run builds it before the suite.
+    this.timeout(45 * 60_000);
+    cluster = await startChartCluster({}, { gatewayApiCrds: true, extraKinds: ['Service'], namespaces: ['infra'] });
+    console.log(
+      `      ${cluster.plane.peers.apiserver.path} ${cluster.plane.peers.apiserver.version}, etcd ${cluster.plane.peers.etcd.version}, Gateway API CRDs ${cluster.plane.peers.gatewayApiCrds.version}`,
+    );
+    endpoints = POD_ADDRESSES.map((_, i) => `${cluster.namespace}/haproxy-${i}`);
+    httpPort = await reservePort(...POD_ADDRESSES);
+    const dataplanePort = await reservePort(...POD_ADDRESSES);
+    for (const address of POD_ADDRESSES) emulators.push(await haproxyAt(address, dataplanePort));
+    ({ ports: backends, stop: stopBackends } = await startBackends([0, 0, 0]));
+    const config = configOnPorts(cluster.chart, {
+      '  httpPort: 80\n': `  httpPort: ${httpPort}\n`,
+      '  statusPort: 8404\n': `  statusPort: ${await reservePort(...POD_ADDRESSES)}\n`,
+      '  port: 5555\n': `  port: ${dataplanePort}\n`,
+      '  minDeploymentInterval: 2s\n': '  minDeploymentInterval: 200ms\n',
+      'debounce: 500ms\n': 'debounce: 100ms\n',
+    });
+    await apply('controller.yaml', controllerObjects(cluster, config, emulators[0]!.credentials));
+    for (const [i, address] of POD_ADDRESSES.entries()) await createHaproxyPod(cluster, `haproxy-${i}`, address);
+    const a = await startReplica('controller-a');
+    await firstValueFrom(a.mode.leading.pipe(filter(Boolean)));
+    await startReplica('controller-b');
+  });
+
+  after(async () => {
+    for (const { mode } of replicas) await mode.stop();
+    for (const emulator of emulators) await emulator.stop();
+    await stopBackends();
+    await cluster?.stop();
+  });
+
+  it('routes an Ingress, Service and EndpointSlice applied with kubectl through every HAProxy pod, deployed by the leader only', async () => {
+    const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]];
+    const from = a.log.mark();
+    await apply('web.yaml', documents(route('web', 'web.example.com', 'web'), service('web', [{ port: 80, targetPort: backends[0]! }]), slice('web-0', 'web', undefined, backends[0]!)));
+    await a.log.deployedOn(from, endpoints);
+    await served('web.example.com', [backends[0]!]);
+    await b.log.waitFor(0, (o): o is Rendered => o.type === 'rendered', 'render on the follower');
+    expect(b.log.since(0).filter((o) => o.type === 'deployed' || o.type === 'deployFailed')).to.deep.equal([]);
+  });
+
+  it("publishes the HAProxy Service's cluster IP, allocated by the API server, in the Ingress status", async () => {
+    const clusterIP = (await cluster.plane.read('v1', 'Service', 'edge-haproxy-template-ic-haproxy', cluster.namespace))?.['spec'] as { clusterIP: string };
+    expect(clusterIP.clusterIP).to.match(/^10\.0\.0\.\d+$/);
+    const status = await eventually(
+      async () => (await cluster.plane.read('networking.k8s.io/v1', 'Ingress', 'web', 'default'))?.['status'],
+      (value) => JSON.stringify(value) === JSON.stringify({ loadBalancer: { ingress: [{ ip: clusterIP.clusterIP }] } }),
+      'Ingress status',
+      15_000,
+    );
+    expect(status).to.deep.equal({ loadBalancer: { ingress: [{ ip: clusterIP.clusterIP }] } });
+  });
+
+  it('reports an excluded Ingress with an Event in its namespace, naming the field', async () => {
+    await apply('evil.yaml', route('evil', 'evil.example.com # x', 'web'));
+    const [event] = await eventually(
+      async () => (await events('default')).filter((e) => e.reason === 'ObjectExcluded' && e.regarding.name === 'evil'),
+      (found) => found.length > 0,
+      'ObjectExcluded event',
+      15_000,
+    );
+    expect(event!.regarding).to.deep.include({ kind: 'Ingress', namespace: 'default', name: 'evil' });
+    expect(event!.note).to.contain('spec.rules[0].host');
+    expect(event!.type).to.equal('Warning');
+    await kubectl('delete', 'ingress', 'evil', '-n', 'default');
+  });
+
+  it("files Events about a cluster-scoped object in default, as the chart's ServiceAccount", async () => {
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(cluster.plane.kubeconfigFor(cluster.serviceAccount));
+    const recorder = new EventRecorder(kubeConfig, { controller: 'haproxy-template-ic', instance: 'controller-spec' });
+    const record = {
+      regarding: { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', namespace: undefined, name: 'haproxy' },
+      type: 'Warning' as const,
+      reason: 'ObjectExcluded',
+      action: 'Render',
+      note: 'left out of the HAProxy configuration: a cluster-scoped spec object',
+    };
+    expect(await recorder.record(record)).to.equal('created');
+    const written = (await events('default')).filter((e) => e.regarding.kind === 'IngressClass');
+    expect(written.map((e) => [e.metadata.namespace, e.regarding.name, e.note])).to.deep.equal([['default', 'haproxy', record.note]]);
+  });
+
+  it('accepts its GatewayClass and programs a Gateway with observedGeneration, following a spec change to the next generation', async () => {
+    await apply(
+      'gateway.yaml',
+      documents(JSON.stringify(gatewayClass()), JSON.stringify(gateway('gw', [httpListener('http', { hostname: '*.example.com', allowedRoutes: { namespaces: { from: 'All' } } })]))),
+    );
+    await apply(
+      'route.yaml',
+      JSON.stringify(httpRoute('web', { parentRefs: [{ name: 'gw' }], hostnames: ['web.example.com'], rules: [{ backendRefs: [{ name: 'web', namespace: 'default', port: 80 }] }] })),
+    );
+    const read = async (kind: string, name: string, namespace?: string) => {
+      const object = await cluster.plane.read(V1, kind, name, namespace);
+      return {
+        generation: (object?.metadata as { generation?: number } | undefined)?.generation,
+        status: object?.['status'] as { conditions?: Condition[]; parents?: { conditions?: Condition[] }[] } | undefined,
+      };
+    };
+    const current = (found: { generation?: number; status?: { conditions?: Condition[] } }, type: string) =>
+      (found.status?.conditions ?? []).some((c) => c.type === type && c.status === 'True' && c.observedGeneration === found.generation);
+    await eventually(
+      () => read('GatewayClass', 'haproxy'),
+      (found) => current(found, 'Accepted'),
+      'GatewayClass accepted',
+      20_000,
+    );
+    await eventually(
+      () => read('Gateway', 'gw', 'infra'),
+      (found) => current(found, 'Programmed') && current(found, 'Accepted'),
+      'Gateway programmed',
+      20_000,
+    );
+    // The route refers across namespaces without a ReferenceGrant: accepted, its reference unresolved.
+    const route = await eventually(
+      () => read('HTTPRoute', 'web', 'infra'),
+      (found) => (found.status?.parents?.[0]?.conditions ?? []).some((c) => c.type === 'ResolvedRefs' && c.reason === 'RefNotPermitted' && c.observedGeneration === found.generation),
+      'HTTPRoute status',
+      20_000,
+    );
+    expect(route.generation).to.equal(1);
+    // A spec change: the API server moves the generation, and the controller's conditions follow it.
+    await kubectl(
+      'patch',
+      'gateway',
+      'gw',
+      '-n',
+      'infra',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { listeners: [{ name: 'http', port: 80, protocol: 'HTTP', hostname: '*.example.org', allowedRoutes: { namespaces: { from: 'All' } } }] } }),
+    );
+    const patched = await eventually(
+      () => read('Gateway', 'gw', 'infra'),
+      (found) => found.generation === 2 && current(found, 'Programmed'),
+      'Gateway at generation 2',
+      20_000,
+    );
+    expect(patched.status!.conditions!.map((c) => [c.type, c.observedGeneration])).to.deep.equal([
+      ['Accepted', 2],
+      ['Programmed', 2],
+    ]);
+  });
+
+  it('refuses, through the CRD validation, a Gateway the Gateway API schema forbids, before the controller ever sees it', async () => {
+    const refused = await cluster.apply('bad-gateway.yaml', JSON.stringify(gateway('bad', [httpListener('http'), httpListener('http')])));
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(/The Gateway "bad" is invalid: .*Listener name must be unique within the Gateway/);
+  });
+
+  it('keeps its view equal to the API through an API server restart whose etcd history was compacted meanwhile (410 on every resumed watch)', async () => {
+    const listsBefore = (await cluster.plane.audit()).filter((event) => event.verb === 'list' && event.user.username.startsWith('system:serviceaccount:')).length;
+    // Changes the informers see, then the server goes away, etcd moves on and forgets the history the watches would resume from.
+    await apply('web-1.yaml', slice('web-1', 'web', undefined, backends[1]!));
+    await served('web.example.com', [backends[0]!, backends[1]!]);
+    let compactedAt = 0;
+    await cluster.plane.restartApiServer(async () => {
+      compactedAt = await cluster.plane.compactEtcd();
+    });
+    expect(compactedAt).to.be.above(0);
+    // Changes made after the restart reach HAProxy, so the informers live on (the Lease may have moved meanwhile).
+    await apply('web-2.yaml', slice('web-2', 'web', undefined, backends[2]!));
+    await served('web.example.com', [backends[0]!, backends[1]!, backends[2]!]);
+    // They resumed from versions the new server's watch cache does not hold: each was told 410 and listed again.
+    const relisted = await eventually(
+      async () => (await cluster.plane.audit()).filter((event) => event.verb === 'list' && event.user.username.startsWith('system:serviceaccount:')).length,
+      (lists) => lists >= listsBefore + replicas.length * 3,
+      'relists after the restart',
+      30_000,
+    );
+    expect(relisted).to.be.at.least(listsBefore + replicas.length * 3);
+    const apiView = async (resource: string) =>
+      (JSON.parse(await kubectl('get', resource, '-A', '-o', 'json')) as { items: { metadata: { namespace: string; name: string; resourceVersion: string } }[] }).items
+        .map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`)
+        .sort();
+    const controllerView = async (mode: ClusterMode, store: string) =>
+      ((await firstValueFrom(mode.state)).stores?.get(store)?.list() ?? []).map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
+    for (const { mode, name } of replicas) {
+      for (const [store, resource] of [
+        ['ingresses', 'ingresses.networking.k8s.io'],
+        ['endpointslices', 'endpointslices.discovery.k8s.io'],
+      ] as const) {
+        const expected = await apiView(resource);
+        await eventually(
+          () => controllerView(mode, store),
+          (view) => JSON.stringify(view) === JSON.stringify(expected),
+          `${name}'s ${store} to equal the API's`,
+          15_000,
+        );
+      }
+    }
+  });
+
+  it("was refused nothing by the chart's RBAC: no request of its ServiceAccount answered 403", async () => {
+    const user = `system:serviceaccount:${cluster.serviceAccount.namespace}:${cluster.serviceAccount.name}`;
+    const requests = (await cluster.plane.audit()).filter((event) => event.user.username === user);
+    expect(requests.length).to.be.above(20);
+    const forbidden = requests.filter((event) => event.responseStatus?.code === 403);
+    expect(forbidden.map((event) => `${event.verb} ${event.objectRef?.apiGroup ?? ''}/${event.objectRef?.resource ?? ''}/${event.objectRef?.subresource ?? ''}`)).to.deep.equal([]);
+  });
+
+  it('hands over the Lease to the other replica when the leader stops, and the new leader deploys', async () => {
+    const a = await leader();
+    const b = replicas.find((replica) => replica !== a)!;
+    const from = b.log.mark();
+    const led = firstValueFrom(b.mode.leading.pipe(filter(Boolean)));
+    const stopped = Date.now();
+    await a.mode.stop();
+    replicas.splice(replicas.indexOf(a), 1);
+    await led;
+    const failoverMs = Date.now() - stopped;
+    console.log(`      leader failover on kube-apiserver ${cluster.plane.peers.apiserver.version}: ${failoverMs} ms (lease ${cluster.env['LEASE_NAME']}, chart defaults)`);
+    const lease = await cluster.plane.read('coordination.k8s.io/v1', 'Lease', cluster.env['LEASE_NAME']!, cluster.namespace);
+    expect((lease?.['spec'] as { holderIdentity?: string }).holderIdentity).to.equal(b.name);
+    await b.log.deployedOn(from, endpoints, 60_000);
+    // And it deploys changes from now on.
+    const next = b.log.mark();
+    await kubectl('delete', 'endpointslice', 'web-2', '-n', 'default');
+    await b.log.deployedOn(next, endpoints, 60_000);
+    await served('web.example.com', [backends[0]!, backends[1]!]);
+  });
+});
