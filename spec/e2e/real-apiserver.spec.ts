@@ -214,10 +214,11 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     ]);
   });
 
-  it('refuses, through the CRD validation, a Gateway the Gateway API schema forbids, before the controller ever sees it', async () => {
-    const refused = await cluster.apply('bad-gateway.yaml', JSON.stringify(gateway('bad', [httpListener('http'), httpListener('http')])));
+  it("refuses, by the CRD's own CEL rules, a Gateway the Gateway API forbids, before the controller ever sees it", async () => {
+    const tlsOnHttp = httpListener('http', { tls: { mode: 'Terminate', certificateRefs: [{ name: 'cert' }] } });
+    const refused = await cluster.apply('bad-gateway.yaml', JSON.stringify(gateway('bad', [tlsOnHttp])));
     expect(refused.code).to.equal(1);
-    expect(refused.stderr).to.match(/The Gateway "bad" is invalid: .*Listener name must be unique within the Gateway/);
+    expect(refused.stderr).to.include("The Gateway \"bad\" is invalid: spec.listeners: Invalid value: \"array\": tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']");
   });
 
   it('keeps its view equal to the API through an API server restart whose etcd history was compacted meanwhile (410 on every resumed watch)', async () => {

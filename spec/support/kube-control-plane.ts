@@ -341,7 +341,7 @@ export class ControlPlane {
     // Server-side: the largest CRDs outgrow the last-applied annotation client-side apply writes.
     const applied = await this.kubectl('apply', '--server-side', '-f', this.peers.gatewayApiCrds.path);
     if (applied.code !== 0) throw new Error(`applying the Gateway API CRDs failed:\n${applied.stderr}`);
-    const established = await this.kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd', '-l', 'gateway.networking.k8s.io/bundle-version');
+    const established = await this.kubectl('wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all');
     if (established.code !== 0) throw new Error(`the Gateway API CRDs were not established:\n${established.stderr}`);
   }
 
