@@ -50,11 +50,11 @@ export interface KubePeers {
   readonly gatewayApiCrds: KubePeer;
 }
 
-let peers: Promise<KubePeers> | undefined;
+let built: Promise<KubePeers> | undefined;
 
 /** The pinned peers, built on the first call of a run when the cache lacks them (minutes, cold). */
 export function kubePeers(): Promise<KubePeers> {
-  peers ??= new Promise((resolve, reject) => {
+  built ??= new Promise((resolve, reject) => {
     execFile('bash', [buildScript], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`${buildScript} failed: the real-apiserver specs need kube-apiserver and etcd\n${stderr}`));
       const found = new Map(stdout.split('\n').flatMap((line) => (/^(\S+) (\S+) (\S+)$/.exec(line) ? [[line.split(' ')[0]!, line.split(' ')] as const] : [])));
@@ -70,7 +70,7 @@ export function kubePeers(): Promise<KubePeers> {
       }
     });
   });
-  return peers;
+  return built;
 }
 
 export interface ServiceAccountRef {

@@ -168,8 +168,8 @@ export async function createHaproxyPod(cluster: ChartCluster, name: string, podI
       podIP,
       podIPs: [{ ip: podIP }],
       conditions: [{ type: 'Ready', status: 'True' }],
-      containerStatuses: ['haproxy', 'dataplaneapi'].map((container) => ({
-        name: container,
+      containerStatuses: ['haproxy', 'dataplaneapi'].map((containerName) => ({
+        name: containerName,
         ready: true,
         image: 'haproxy',
         imageID: '',
