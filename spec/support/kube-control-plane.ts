@@ -127,6 +127,12 @@ current-context: real-apiserver
 `;
 }
 
+/** Children still running: killed when the spec process exits however it ends, so no API server outlives its run. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /** A child process whose output goes to a file, and which must not end before it is stopped. */
 class Peer {
   readonly #name: string;
@@ -150,8 +156,10 @@ class Peer {
     child.stdout.pipe(out);
     child.stderr.pipe(out);
     this.#child = child;
+    running.add(child);
     this.#exit = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
+        running.delete(child);
         if (!this.#stopping) this.failure = new Error(`${this.#name} exited (${code ?? signal}) unasked; its log ${this.#log} ends:\n${this.tail()}`);
         out.end();
         resolve();
