@@ -166,7 +166,7 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.include('Error from server (Forbidden): error when creating');
     expect(refused.stderr).to.include(
-      'ingresses.networking.k8s.io "bad" is forbidden: admission webhook "ingresses.networking.k8s.io.webhook.haproxy-template-ic.io" denied the request: spec.rules[0].http.paths[0].path: invalid path: "/shop\\"" has characters outside',
+      '.yaml": admission webhook "ingresses.networking.k8s.io.webhook.haproxy-template-ic.io" denied the request: spec.rules[0].http.paths[0].path: invalid path: "/shop\\"" has characters outside',
     );
     expect((await kubectl('get', 'ingress', 'bad', '-n', 'default')).stderr).to.include('ingresses.networking.k8s.io "bad" not found');
     // Another change deploys; the refused host is in no configuration either replica rendered, and HAProxy does not know it.
@@ -201,7 +201,7 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
     await apply('tls-user.yaml', ingressYaml('secure', 'secure.example.com', '/').replace('  rules:', '  tls: [ { hosts: [secure.example.com], secretName: secure-tls } ]\n  rules:'));
     const refused = await apply('secure-tls.yaml', tlsSecret('secure-tls', LEAF_CERT, UNRELATED_KEY));
     expect(refused.code).to.equal(1);
-    expect(refused.stderr).to.include('secrets "secure-tls" is forbidden: admission webhook "secrets.core.webhook.haproxy-template-ic.io" denied the request: data[tls.key]: ');
+    expect(refused.stderr).to.include('.yaml": admission webhook "secrets.core.webhook.haproxy-template-ic.io" denied the request: data[tls.key]: ');
   });
 
   it('is served by every replica, and goes on judging when the leader stops', async () => {

@@ -1206,14 +1206,17 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       expect(fake.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'default', name: 'web' })).to.not.equal(undefined);
     });
 
-    it('refuses what the webhook denies as 403 Forbidden, worded as ToStatusErr words it, and stores nothing', async () => {
+    it('refuses what the webhook denies as ToStatusErr words it (its status, the code raised to 400, no reason it did not give), and stores nothing', async () => {
       const { fake, networking } = await withWebhook((call) => deny(call, 'spec.rules[0].host: invalid host'));
       const { code, status } = await failure(networking.createNamespacedIngress({ namespace: 'default', body: ingress('web') }));
-      expect(code).to.equal(403);
-      expect(status).to.deep.include({
-        reason: 'Forbidden',
-        message: 'ingresses.networking.k8s.io "web" is forbidden: admission webhook "ingresses.check.example.com" denied the request: spec.rules[0].host: invalid host',
-        details: { name: 'web', group: 'networking.k8s.io', kind: 'ingresses' },
+      expect(code).to.equal(400);
+      expect(status).to.deep.equal({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'admission webhook "ingresses.check.example.com" denied the request: spec.rules[0].host: invalid host',
+        code: 400,
       });
       expect(fake.list('networking.k8s.io/v1', 'Ingress')).to.deep.equal([]);
     });
@@ -1258,7 +1261,8 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const { code } = await failure(
         networking.createNamespacedIngress({ namespace: 'default', body: { ...ingress('judged'), spec: { ...ingress('x').spec, ingressClassName: 'haproxy' } } }),
       );
-      expect(code).to.equal(403);
+      // Denied with no code of the webhook's: ToStatusErr's 400.
+      expect(code).to.equal(400);
       expect(hook.calls).to.have.length(1);
     });
 
@@ -1331,8 +1335,9 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       await writeFile(join(directory, 'good.yaml'), manifest('good'));
       const bad = await kubectl(fake, 'apply', '-f', join(directory, 'bad.yaml'));
       expect(bad.code).to.equal(1);
-      expect(bad.stderr).to.include('Error from server (Forbidden): error when creating');
-      expect(bad.stderr).to.include('ingresses.networking.k8s.io "bad" is forbidden: admission webhook "ingresses.check.example.com" denied the request: spec.rules[0].host: invalid host');
+      // No reason in the webhook's status, so none in the server's: kubectl names none.
+      expect(bad.stderr).to.include('Error from server: error when creating');
+      expect(bad.stderr).to.include(': admission webhook "ingresses.check.example.com" denied the request: spec.rules[0].host: invalid host');
       const good = await kubectl(fake, 'apply', '-f', join(directory, 'good.yaml'));
       expect(good.code).to.equal(0);
       expect(good.stderr).to.include('Warning: route not served here');

@@ -3,7 +3,10 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage } from 'node:http';
 import { request } from 'node:https';
+import { connect } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -83,6 +86,13 @@ export interface ControlPlaneOptions {
   readonly serviceAccounts?: readonly ServiceAccountRef[];
   /** Installs the Gateway API standard-channel CRDs and waits until they are established. */
   readonly gatewayApiCrds?: boolean;
+  /**
+   * The cluster network, for the API server's calls to webhooks (the egress selector's "cluster"
+   * traffic): maps a pod address and port, as an EndpointSlice names them, to where on loopback it is
+   * served; undefined refuses the connection. The API server refuses loopback addresses in
+   * EndpointSlices, so pods have addresses of their own that only this map resolves.
+   */
+  readonly clusterNetwork?: (host: string, port: number) => { readonly host: string; readonly port: number } | undefined;
 }
 
 /** One request as the audit log records it at the Metadata level. */
@@ -200,6 +210,48 @@ async function waitReady(peer: Peer, what: string, ready: () => Promise<boolean>
   }
 }
 
+/**
+ * An HTTP CONNECT proxy standing as the cluster network: the API server's egress selector
+ * (k8s.io/apiserver pkg/server/egressselector/egress_selector.go, tunnelHTTPConnect) sends
+ * `CONNECT host:port` and expects 200 before the tunnelled bytes, as konnectivity answers. On a Unix
+ * socket: over TCP, 1.34 insists on TLS to the proxy (getTLSConfig dereferences the absent tlsConfig
+ * of an http:// URL, which its validation lets through, and the API server panics at start).
+ */
+async function startClusterNetwork(resolve: NonNullable<ControlPlaneOptions['clusterNetwork']>, socket: string): Promise<{ close(): Promise<void> }> {
+  const server = createServer((_request, response) => response.writeHead(405).end());
+  const tunnels = new Set<Duplex>();
+  server.on('connect', (request: IncomingMessage, client: Duplex, head: Buffer) => {
+    tunnels.add(client);
+    client.once('close', () => tunnels.delete(client));
+    const [host = '', portText = ''] = (request.url ?? '').split(':');
+    const target = resolve(host, Number(portText));
+    if (target === undefined) {
+      client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+      return;
+    }
+    const upstream = connect(target.port, target.host, () => {
+      client.write('HTTP/1.1 200 Connection established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.on('error', () => client.destroy());
+    client.once('close', () => upstream.destroy());
+    client.on('error', () => upstream.destroy());
+  });
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(socket, () => resolveListen());
+  });
+  return {
+    close: () =>
+      new Promise<void>((resolveClose) => {
+        for (const tunnel of tunnels) tunnel.destroy();
+        server.close(() => resolveClose());
+      }),
+  };
+}
+
 async function etcdPost(url: string, path: string, body: object): Promise<Record<string, unknown>> {
   const response = await fetch(`${url}${path}`, { method: 'POST', body: JSON.stringify(body) });
   const text = await response.text();
@@ -220,6 +272,7 @@ export class ControlPlane {
   readonly #auditLog: string;
   readonly #caFile: string;
   readonly #adminToken: string;
+  #clusterNetwork: { close(): Promise<void> } | undefined;
 
   private constructor(init: {
     peers: KubePeers;
@@ -314,8 +367,24 @@ export class ControlPlane {
       // Compaction is the specs' to make (compactEtcd), not a timer's.
       '--etcd-compaction-interval=0',
     ];
+    const clusterNetworkSocket = options.clusterNetwork === undefined ? undefined : join(dir, 'cluster-network.sock');
+    if (clusterNetworkSocket !== undefined) {
+      await writeFile(
+        join(dir, 'egress-selector.yaml'),
+        `apiVersion: apiserver.k8s.io/v1beta1
+kind: EgressSelectorConfiguration
+egressSelections:
+  - name: cluster
+    connection:
+      proxyProtocol: HTTPConnect
+      transport: { uds: { udsName: ${JSON.stringify(clusterNetworkSocket)} } }
+`,
+      );
+      apiserverArgs.push(`--egress-selector-config-file=${join(dir, 'egress-selector.yaml')}`);
+    }
     const plane = new ControlPlane({ peers, url, dir, etcd, apiserver, etcdUrl, apiserverArgs, kubeconfigs, adminToken });
     try {
+      if (options.clusterNetwork !== undefined && clusterNetworkSocket !== undefined) plane.#clusterNetwork = await startClusterNetwork(options.clusterNetwork, clusterNetworkSocket);
       await waitReady(etcd, 'etcd', async () => (await fetch(`${etcdUrl}/health`)).ok);
       await plane.#startApiServer();
       if (options.gatewayApiCrds) await plane.#installGatewayApiCrds();
@@ -430,6 +499,7 @@ export class ControlPlane {
   async stop(): Promise<void> {
     await this.#apiserver.stop();
     await this.#etcd.stop();
+    await this.#clusterNetwork?.close();
     if (!process.env['KEEP_CONTROL_PLANE']) await rm(this.dir, { recursive: true, force: true });
   }
 }
