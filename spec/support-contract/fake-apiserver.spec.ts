@@ -531,6 +531,20 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
         code: 422,
         message: 'Ingress.networking.k8s.io "no-path-type" is invalid: spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified',
       });
+      // A rule's host is a DNS name, a wildcard one where it holds '*', never an address: validateIngressRules' words (kube-apiserver 1.34.4 answered the first so).
+      const withHost = (name: string, host: string) =>
+        rawCall(fake, 'POST', '/apis/networking.k8s.io/v1/namespaces/default/ingresses', {
+          metadata: { name },
+          spec: { rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend }] } }] },
+        });
+      expect((await withHost('commented', 'evil.example.com # x')).body).to.deep.include({
+        code: 422,
+        message: `Ingress.networking.k8s.io "commented" is invalid: spec.rules[0].host: Invalid value: "evil.example.com # x": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+      });
+      expect(String((await withHost('address', '10.0.0.1')).body['message'])).to.equal(
+        'Ingress.networking.k8s.io "address" is invalid: spec.rules[0].host: Invalid value: "10.0.0.1": must be a DNS name, not an IP address',
+      );
+      expect((await withHost('wildcard', '*.example.com')).status).to.equal(201);
     });
 
     it('stores nothing and notifies nobody for a write that changes nothing', async () => {
