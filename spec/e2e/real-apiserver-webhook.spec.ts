@@ -4,7 +4,7 @@ import { firstValueFrom, filter } from 'rxjs';
 import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
 import type { Emulator } from '../support/dataplane-emulator/index.ts';
 import { eventually } from '../support/eventually.ts';
-import { service, tlsSecret } from '../support/manifest-builders.ts';
+import { classIngress, service, tlsSecret } from '../support/manifest-builders.ts';
 import { reservePort } from '../support/ports.ts';
 import { chartReplicaOptions, configOnPorts, controllerObjects, createHaproxyPod, haproxyAt, startChartCluster, type ChartCluster } from '../support/real-cluster.ts';
 import { LEAF_CERT, UNRELATED_KEY } from '../support/tls-fixture.ts';
@@ -24,18 +24,6 @@ import { httpGet, OutcomeLog } from '../support/traffic.ts';
 const POD_ADDRESS = '127.0.0.23';
 /** The controller pods' addresses in the cluster network the control plane stands in for (TEST-NET-1: never dialled, only mapped). */
 const CONTROLLER_POD_ADDRESSES: Readonly<Record<string, string>> = { 'controller-a': '192.0.2.10', 'controller-b': '192.0.2.11' };
-
-const ingressYaml = (name: string, host: string, path: string, className = 'haproxy', namespace = 'default', serviceName = 'web') => `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: { name: ${name}, namespace: ${namespace} }
-spec:
-  ingressClassName: ${className}
-  rules:
-    - host: ${host}
-      http:
-        paths:
-          - { path: '${path}', pathType: Prefix, backend: { service: { name: ${serviceName}, port: { number: 80 } } } }
-`;
 
 describe('admission webhook called by a real kube-apiserver: kubectl, the chart, two replicas serving it', function () {
   this.timeout(180_000);
@@ -133,7 +121,7 @@ describe('admission webhook called by a real kube-apiserver: kubectl, the chart,
 
   it('admits a good Ingress of the class, which HAProxy then routes', async () => {
     const from = replicas[0]!.log.mark();
-    const applied = await apply('good.yaml', ingressYaml('good', 'good.example.com', '/'));
+    const applied = await apply('good.yaml', classIngress('good', 'good.example.com', '/'));
     // The webhook's warning, printed by kubectl: the Service has no endpoints here.
     expect(applied).to.deep.include({
       code: 0,
@@ -145,7 +133,7 @@ describe('admission webhook called by a real kube-apiserver: kubectl, the chart,
   });
 
   it('refuses a bad Ingress at kubectl apply, naming the field, and it never reaches HAProxy', async () => {
-    const refused = await apply('bad.yaml', ingressYaml('bad', 'bad.example.com', '/shop"'));
+    const refused = await apply('bad.yaml', classIngress('bad', 'bad.example.com', '/shop"'));
     expect(refused.code).to.equal(1);
     // The webhook's status as ToStatusErr passes it on: its 403 and reason, no "is forbidden" of the server's.
     expect(refused.stderr).to.equal(
@@ -153,25 +141,25 @@ describe('admission webhook called by a real kube-apiserver: kubectl, the chart,
     );
     expect((await cluster.plane.kubectl('get', 'ingress', 'bad', '-n', 'default')).stderr).to.include('ingresses.networking.k8s.io "bad" not found');
     const from = replicas[0]!.log.mark();
-    await apply('after.yaml', ingressYaml('after', 'after.example.com', '/'));
+    await apply('after.yaml', classIngress('after', 'after.example.com', '/'));
     await replicas[0]!.log.deployedOn(from, [`${cluster.namespace}/haproxy-0`]);
     await routed('after.example.com');
     expect(await httpGet(POD_ADDRESS, httpPort, 'bad.example.com', '/shop')).to.match(/^404 /);
   });
 
   it("stores another class's Ingress as written: the matchConditions keep it from the webhook", async () => {
-    const applied = await apply('nginx.yaml', ingressYaml('other', 'other.example.com', '/shop"', 'nginx'));
+    const applied = await apply('nginx.yaml', classIngress('other', 'other.example.com', '/shop"', 'nginx'));
     expect(applied).to.deep.include({ code: 0, stdout: 'ingress.networking.k8s.io/other created\n' });
   });
 
   it('admits with a warning kubectl prints what will be served otherwise than asked', async () => {
-    const applied = await apply('late.yaml', ingressYaml('late', 'good.example.com', '/', 'haproxy', 'default', 'legacy'));
+    const applied = await apply('late.yaml', classIngress('late', 'good.example.com', '/', 'haproxy', 'default', 'legacy'));
     expect(applied.code).to.equal(0);
     expect(applied.stderr).to.match(/^Warning: spec\.rules\[0\]\.http\.paths\[0\]: route "good\.example\.com\/" not served here: older Ingress default\/good/m);
   });
 
   it("refuses a TLS Secret an Ingress of the class uses when its key is not the certificate's", async () => {
-    await apply('tls-user.yaml', ingressYaml('secure', 'secure.example.com', '/').replace('  rules:', '  tls: [ { hosts: [secure.example.com], secretName: secure-tls } ]\n  rules:'));
+    await apply('tls-user.yaml', classIngress('secure', 'secure.example.com', '/').replace('  rules:', '  tls: [ { hosts: [secure.example.com], secretName: secure-tls } ]\n  rules:'));
     const refused = await apply('secure-tls.yaml', tlsSecret('secure-tls', LEAF_CERT, UNRELATED_KEY));
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.include('admission webhook "secrets.core.webhook.haproxy-template-ic.io" denied the request: data[tls.key]: ');
@@ -181,7 +169,7 @@ describe('admission webhook called by a real kube-apiserver: kubectl, the chart,
     const leader = replicas.shift()!;
     await cluster.plane.kubectlOk('delete', 'endpointslice', `${webhookService}-${leader.name}`, '-n', cluster.namespace);
     await leader.mode.stop();
-    const refused = await apply('bad-again.yaml', ingressYaml('bad-again', 'bad.example.com', '/x y'));
+    const refused = await apply('bad-again.yaml', classIngress('bad-again', 'bad.example.com', '/x y'));
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.include('denied the request: spec.rules[0].http.paths[0].path: invalid path');
   });
