@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { KubeConfig } from '@kubernetes/client-node';
-import { firstValueFrom, filter } from 'rxjs';
+import { firstValueFrom, filter, map, race, timeout } from 'rxjs';
 import { EventRecorder } from '../../lib/kube/event-recorder.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
@@ -65,13 +65,18 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     return result.stdout;
   };
   const events = async (namespace: string) => (JSON.parse(await kubectl('get', 'events.v1.events.k8s.io', '-n', namespace, '-o', 'json')) as { items: StoredEvent[] }).items;
-  /** The replica holding the Lease now: the API server's restart can move it. */
-  const leader = async () => {
-    const states = await Promise.all(replicas.map(async (replica) => ((await firstValueFrom(replica.mode.leading)) ? [replica] : [])));
-    const [found] = states.flat();
-    if (found === undefined) throw new Error('no replica leads');
-    return found;
-  };
+  /** The replica holding the Lease, once one does: the API server's restart can move it, or leave it free a moment. */
+  const leader = () =>
+    firstValueFrom(
+      race(
+        replicas.map((replica) =>
+          replica.mode.leading.pipe(
+            filter(Boolean),
+            map(() => replica),
+          ),
+        ),
+      ).pipe(timeout(30_000)),
+    );
   const startReplica = async (name: string) => {
     const output = new LineLog();
     const print = (text: string) => {

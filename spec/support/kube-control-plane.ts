@@ -220,10 +220,10 @@ async function waitReady(peer: Peer, what: string, ready: () => Promise<boolean>
 async function startClusterNetwork(resolve: NonNullable<ControlPlaneOptions['clusterNetwork']>, socket: string): Promise<{ close(): Promise<void> }> {
   const server = createServer((_request, response) => response.writeHead(405).end());
   const tunnels = new Set<Duplex>();
-  server.on('connect', (request: IncomingMessage, client: Duplex, head: Buffer) => {
+  server.on('connect', (tunnel: IncomingMessage, client: Duplex, head: Buffer) => {
     tunnels.add(client);
     client.once('close', () => tunnels.delete(client));
-    const [host = '', portText = ''] = (request.url ?? '').split(':');
+    const [host = '', portText = ''] = (tunnel.url ?? '').split(':');
     const target = resolve(host, Number(portText));
     if (target === undefined) {
       client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
