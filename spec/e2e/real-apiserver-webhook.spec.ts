@@ -31,7 +31,7 @@ describe('admission webhook called by a real kube-apiserver: kubectl, the chart,
   let emulator: Emulator;
   let httpPort = 0;
   let webhookService = '';
-  const replicas: { name: string; mode: ClusterMode; log: OutcomeLog; port: number }[] = [];
+  const replicas: { name: string; mode: ClusterMode; log: OutcomeLog }[] = [];
   /** Where each replica's webhook listens on loopback, by its pod address. */
   const webhookListeners = new Map<string, number>();
 
@@ -89,7 +89,7 @@ describe('admission webhook called by a real kube-apiserver: kubectl, the chart,
     for (const name of ['controller-a', 'controller-b']) {
       const mode = await startClusterMode(await chartReplicaOptions(cluster, name));
       const port = await mode.webhookPort!;
-      replicas.push({ name, mode, log: new OutcomeLog(mode.outcomes), port });
+      replicas.push({ name, mode, log: new OutcomeLog(mode.outcomes) });
       webhookListeners.set(CONTROLLER_POD_ADDRESSES[name]!, port);
       if (name === 'controller-a') await firstValueFrom(mode.leading.pipe(filter(Boolean)));
       const added = await apply(`endpoints-${name}.yaml`, endpointSlice(name));

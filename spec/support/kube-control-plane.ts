@@ -60,11 +60,12 @@ export function kubePeers(): Promise<KubePeers> {
   built ??= new Promise((resolve, reject) => {
     execFile('bash', [buildScript], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`${buildScript} failed: the real-apiserver specs need kube-apiserver and etcd\n${stderr}`));
-      const found = new Map(stdout.split('\n').flatMap((line) => (/^(\S+) (\S+) (\S+)$/.exec(line) ? [[line.split(' ')[0]!, line.split(' ')] as const] : [])));
+      // Lines `NAME VERSION PATH`.
+      const found = new Map(stdout.split('\n').flatMap((line) => (/^\S+ \S+ \S+$/.test(line) ? [[line.split(' ')[0]!, line.split(' ')] as const] : [])));
       const peer = (name: string): KubePeer => {
-        const fields = found.get(name);
-        if (fields === undefined) throw new Error(`${buildScript} printed no line for ${name}:\n${stdout}`);
-        return { version: fields[1]!, path: fields[2]! };
+        const [, version, path] = found.get(name) ?? [];
+        if (version === undefined || path === undefined) throw new Error(`${buildScript} printed no line for ${name}:\n${stdout}`);
+        return { version, path };
       };
       try {
         resolve({ apiserver: peer('kube-apiserver'), etcd: peer('etcd'), gatewayApiCrds: peer('gateway-api-crds') });
@@ -180,10 +181,6 @@ class Peer {
 
   tail(lines = 30): string {
     return existsSync(this.#log) ? readFileSync(this.#log, 'utf8').split('\n').slice(-lines).join('\n') : '';
-  }
-
-  get pid(): number | undefined {
-    return this.#child?.pid;
   }
 
   async stop(): Promise<void> {
