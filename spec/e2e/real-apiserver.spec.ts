@@ -7,7 +7,7 @@ import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.t
 import { gateway, gatewayClass, httpListener, httpRoute } from '../lib/gateway/fixtures.ts';
 import type { Emulator } from '../support/dataplane-emulator/index.ts';
 import { eventually } from '../support/eventually.ts';
-import type { AuditEvent } from '../support/kube-control-plane.ts';
+import type { ApiServerLink, AuditEvent } from '../support/kube-control-plane.ts';
 import { LineLog } from '../support/line-log.ts';
 import { documents, ingress, service } from '../support/manifest-builders.ts';
 import { reservePort } from '../support/ports.ts';
@@ -37,7 +37,8 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
   this.timeout(180_000);
   let cluster: ChartCluster;
   const emulators: Emulator[] = [];
-  const replicas: { mode: ClusterMode; log: OutcomeLog; output: LineLog; name: string }[] = [];
+  const replicas: { mode: ClusterMode; log: OutcomeLog; output: LineLog; name: string; link: ApiServerLink }[] = [];
+  let leaseDurationMs = 0;
   let endpoints: string[] = [];
   let httpPort = 0;
 
@@ -83,8 +84,14 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
       output.write(text);
       if (process.env['DEBUG_E2E']) process.stdout.write(`${name} ${text}`);
     };
-    const mode = await startClusterMode(await chartReplicaOptions(cluster, name, { webhook: undefined, output: { out: print, err: print } }));
-    const replica = { mode, log: new OutcomeLog(mode.outcomes), output, name };
+    // Each replica reaches the API server through a link of its own, which a spec can cut.
+    const link = await cluster.plane.link(cluster.serviceAccount);
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(link.kubeconfig);
+    const options = await chartReplicaOptions(cluster, name, { kubeConfig, webhook: undefined, output: { out: print, err: print } });
+    leaseDurationMs = options.lease!.durationMs;
+    const mode = await startClusterMode(options);
+    const replica = { mode, log: new OutcomeLog(mode.outcomes), output, name, link };
     replicas.push(replica);
     return replica;
   };
@@ -301,6 +308,32 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     }
   });
 
+  it('hands over the Lease once it expires when the leader is cut off from the API server, which steps down first', async () => {
+    const a = await leader();
+    const b = replicas.find((replica) => replica !== a)!;
+    const from = b.log.mark();
+    const led = firstValueFrom(b.mode.leading.pipe(filter(Boolean)));
+    const cutAt = Date.now();
+    a.link.cut();
+    await led;
+    const failoverMs = Date.now() - cutAt;
+    process.stdout.write(`      leader failover after a partition on kube-apiserver ${cluster.plane.peers.apiserver.version}: ${failoverMs} ms (lease duration ${leaseDurationMs} ms)\n`);
+    // Not before the lease ran out: its last renewal was at most a retry period (2 s) before the cut.
+    expect(failoverMs).to.be.at.least(leaseDurationMs - 2_000);
+    // The cut-off leader stopped leading at its renew deadline, before the lease let another take over.
+    expect(await firstValueFrom(a.mode.leading)).to.equal(false);
+    const restored = a.log.mark();
+    a.link.restore();
+    await b.log.deployedOn(from, endpoints, 60_000);
+    const next = b.log.mark();
+    await apply('three.yaml', route('three', 'three.example.com', 'web'));
+    await b.log.deployedOn(next, endpoints, 60_000);
+    await routed('three.example.com');
+    // Back in touch, the old leader follows: it deploys nothing.
+    expect(a.log.since(restored).filter((o) => o.type === 'deployed')).to.deep.equal([]);
+    expect(await firstValueFrom(a.mode.leading)).to.equal(false);
+  });
+
   it('hands over the Lease to the other replica when the leader stops, and the new leader deploys', async () => {
     const a = await leader();
     const b = replicas.find((replica) => replica !== a)!;
@@ -311,7 +344,7 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     replicas.splice(replicas.indexOf(a), 1);
     await led;
     const failoverMs = Date.now() - stopped;
-    process.stdout.write(`      leader failover on kube-apiserver ${cluster.plane.peers.apiserver.version}: ${failoverMs} ms (lease ${cluster.env['LEASE_NAME']}, chart defaults)\n`);
+    process.stdout.write(`      leader failover on a stop (the Lease released) on kube-apiserver ${cluster.plane.peers.apiserver.version}: ${failoverMs} ms\n`);
     const lease = await cluster.plane.read('coordination.k8s.io/v1', 'Lease', cluster.env['LEASE_NAME']!, cluster.namespace);
     expect((lease?.['spec'] as { holderIdentity?: string } | undefined)?.holderIdentity).to.equal(b.name);
     await b.log.deployedOn(from, endpoints, 60_000);

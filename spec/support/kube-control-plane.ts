@@ -5,7 +5,7 @@ import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage } from 'node:http';
 import { request } from 'node:https';
-import { connect } from 'node:net';
+import { connect, createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -104,6 +104,15 @@ export interface AuditEvent {
   readonly objectRef?: { readonly resource?: string; readonly subresource?: string; readonly namespace?: string; readonly name?: string; readonly apiGroup?: string };
   readonly responseStatus?: { readonly code?: number };
   readonly requestReceivedTimestamp: string;
+}
+
+/** A ServiceAccount's own connection to the API server, which a spec can cut as a network partition would. */
+export interface ApiServerLink {
+  /** The ServiceAccount's kubeconfig, through this link. */
+  readonly kubeconfig: string;
+  /** Resets every open connection and refuses new ones until restored. */
+  cut(): void;
+  restore(): void;
 }
 
 export interface CommandResult {
@@ -270,6 +279,7 @@ export class ControlPlane {
   readonly #caFile: string;
   readonly #adminToken: string;
   #clusterNetwork: { close(): Promise<void> } | undefined;
+  readonly #links: TcpServer[] = [];
 
   private constructor(init: {
     peers: KubePeers;
@@ -426,6 +436,55 @@ egressSelections:
     return path;
   }
 
+  /**
+   * A TCP relay to the API server on a port of its own, with a kubeconfig for `account` through it: the
+   * API server's certificate holds 127.0.0.1, so the relay is verified as the server itself is.
+   */
+  async link(account: ServiceAccountRef): Promise<ApiServerLink> {
+    const target = new URL(this.url);
+    const connections = new Set<Socket>();
+    let cut = false;
+    const relay = createTcpServer((client) => {
+      if (cut) {
+        client.resetAndDestroy();
+        return;
+      }
+      const upstream = connect(Number(target.port), target.hostname);
+      for (const [socket, other] of [
+        [client, upstream],
+        [upstream, client],
+      ] as const) {
+        connections.add(socket);
+        socket.once('close', () => {
+          connections.delete(socket);
+          other.destroy();
+        });
+        socket.on('error', () => other.destroy());
+      }
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    const port = await reservePort();
+    await new Promise<void>((resolve, reject) => {
+      relay.once('error', reject);
+      relay.listen(port, '127.0.0.1', () => resolve());
+    });
+    this.#links.push(relay);
+    const kubeconfig = join(this.dir, `link-${port}.kubeconfig`);
+    const text = await readFile(this.kubeconfigFor(account), 'utf8');
+    await writeFile(kubeconfig, text.replace(JSON.stringify(this.url), JSON.stringify(`https://127.0.0.1:${port}`)), { mode: 0o600 });
+    return {
+      kubeconfig,
+      cut: () => {
+        cut = true;
+        for (const socket of connections) socket.resetAndDestroy();
+      },
+      restore: () => {
+        cut = false;
+      },
+    };
+  }
+
   /** The real kubectl as the admin; never throws for a non-zero exit. */
   kubectl(...args: string[]): Promise<CommandResult> {
     return new Promise((resolve) => {
@@ -497,6 +556,10 @@ egressSelections:
     await this.#apiserver.stop();
     await this.#etcd.stop();
     await this.#clusterNetwork?.close();
+    for (const relay of this.#links) {
+      relay.close();
+      relay.unref();
+    }
     if (!process.env['KEEP_CONTROL_PLANE']) await rm(this.dir, { recursive: true, force: true });
   }
 }
