@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { KubeConfig } from '@kubernetes/client-node';
+import { readFile } from 'node:fs/promises';
 import { firstValueFrom, filter, map, race, timeout } from 'rxjs';
 import { EventRecorder } from '../../lib/kube/event-recorder.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
@@ -39,6 +40,7 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
   const emulators: Emulator[] = [];
   const replicas: { mode: ClusterMode; log: OutcomeLog; output: LineLog; name: string; link: ApiServerLink }[] = [];
   let leaseDurationMs = 0;
+  let config = '';
   let endpoints: string[] = [];
   let httpPort = 0;
 
@@ -106,7 +108,7 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     httpPort = await reservePort(...POD_ADDRESSES);
     const dataplanePort = await reservePort(...POD_ADDRESSES);
     for (const address of POD_ADDRESSES) emulators.push(await haproxyAt(address, dataplanePort));
-    const config = configOnPorts(cluster.chart, {
+    config = configOnPorts(cluster.chart, {
       '  httpPort: 80\n': `  httpPort: ${httpPort}\n`,
       '  statusPort: 8404\n': `  statusPort: ${await reservePort(...POD_ADDRESSES)}\n`,
       '  port: 5555\n': `  port: ${dataplanePort}\n`,
@@ -246,6 +248,29 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     const refused = await cluster.apply('bad-gateway.yaml', JSON.stringify(gateway('bad', [tlsOnHttp])));
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.include("The Gateway \"bad\" is invalid: spec.listeners: Invalid value: \"array\": tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']");
+  });
+
+  it('rejects an invalid ConfigMap edit with an Event on the ConfigMap while HAProxy keeps its routes, and applies a valid one', async () => {
+    const a = await leader();
+    const configMap = { kind: 'ConfigMap', namespace: cluster.namespace, name: String(cluster.env['CONFIGMAP_NAME']) };
+    const edit = (text: string) => kubectl('patch', 'configmap', configMap.name, '-n', configMap.namespace, '--type=merge', '-p', JSON.stringify({ data: { 'config.yaml': text } }));
+    let from = a.log.mark();
+    await edit(config.replace('debounce: 100ms', 'debounce: soon'));
+    const rejected = await a.log.waitFor(from, (o): o is Extract<Outcome, { type: 'configRejected' }> => o.type === 'configRejected', 'rejection');
+    expect(rejected.errors.join('\n')).to.match(/ConfigMap haproxy-config: debounce: /);
+    const [event] = await eventually(
+      async () => (await events(cluster.namespace)).filter((e) => e.reason === 'ConfigRejected'),
+      (found) => found.length > 0,
+      'ConfigRejected event',
+      15_000,
+    );
+    expect(event!.regarding).to.deep.include(configMap);
+    await routed('web.example.com');
+    from = a.log.mark();
+    await edit(config.replace('timeout client 30s', 'timeout client 31s'));
+    await a.log.deployedOn(from, endpoints);
+    for (const emulator of emulators) expect(await readFile(emulator.configFile, 'utf8')).to.contain('timeout client 31s');
+    await routed('web.example.com');
   });
 
   it("was refused nothing by the chart's RBAC while the API server ran: no request of its ServiceAccount answered 403", async () => {
