@@ -273,6 +273,25 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     await routed('web.example.com');
   });
 
+  it('takes a template from a Secret of its namespace (as Flux syncs it) and says so with an Event on that Secret', async () => {
+    const a = await leader();
+    const page = 'HTTP/1.1 404 Not Found\nContent-Type: text/plain\nConnection: close\n\nsynced from git\n';
+    await apply('flux-pages.yaml', JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: cluster.namespace, name: 'flux-pages' }, stringData: { '404.http': page } }));
+    const referencing = config.replace(/    404\.http: \|\n(?:      .*\n|\n)*?(?=    503\.http)/, '    404.http:\n      fromSecret: { name: flux-pages, key: 404.http }\n');
+    expect(referencing).to.contain('fromSecret');
+    const from = a.log.mark();
+    await kubectl('patch', 'configmap', String(cluster.env['CONFIGMAP_NAME']), '-n', cluster.namespace, '--type=merge', '-p', JSON.stringify({ data: { 'config.yaml': referencing } }));
+    await a.log.deployedOn(from, endpoints);
+    for (const address of POD_ADDRESSES) expect(await httpGet(address, httpPort, 'nowhere.example.com')).to.equal('404 synced from git');
+    const [accepted] = await eventually(
+      async () => (await events(cluster.namespace)).filter((e) => e.reason === 'ConfigAccepted' && e.regarding.name === 'flux-pages'),
+      (found) => found.length > 0,
+      'ConfigAccepted on the Secret',
+      15_000,
+    );
+    expect(accepted!.regarding.kind).to.equal('Secret');
+  });
+
   it("was refused nothing by the chart's RBAC while the API server ran: no request of its ServiceAccount answered 403", async () => {
     const requests = (await cluster.plane.audit()).filter((event) => event.user.username === serviceAccountUser());
     expect(requests.length).to.be.above(20);
