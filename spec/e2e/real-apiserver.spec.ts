@@ -292,6 +292,21 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     expect(accepted!.regarding.kind).to.equal('Secret');
   });
 
+  it('drops a HAProxy pod deleted from the fleet, and deploys in full to one created again', async () => {
+    const a = await leader();
+    // Unscheduled, the Pod goes at once: no kubelet has to confirm its end (its grace period is 0).
+    await kubectl('delete', 'pod', 'haproxy-1', '-n', cluster.namespace);
+    let from = a.log.mark();
+    await apply('four.yaml', route('four', 'four.example.com', 'web'));
+    await a.log.deployedOn(from, [endpoints[0]!]);
+    expect(a.log.since(from).filter((o) => 'endpoint' in o && o.endpoint === endpoints[1])).to.deep.equal([]);
+    from = a.log.mark();
+    await createHaproxyPod(cluster, 'haproxy-1', POD_ADDRESSES[1]!);
+    const [deployed] = (await a.log.deployedOn(from, [endpoints[1]!])).values();
+    expect(deployed!.reason).to.equal('discovered');
+    await routed('four.example.com');
+  });
+
   it("was refused nothing by the chart's RBAC while the API server ran: no request of its ServiceAccount answered 403", async () => {
     const requests = (await cluster.plane.audit()).filter((event) => event.user.username === serviceAccountUser());
     expect(requests.length).to.be.above(20);
