@@ -45,15 +45,16 @@ export function watchPath(path: string): Observable<WatchSignal> {
       current.on('ready', () => subscriber.next('ready'));
       current.on('all', () => subscriber.next('change'));
       current.on('error', (error: unknown) => subscriber.error(error));
+      const restartIfReplaced = async (): Promise<void> => {
+        const now = await identity(path);
+        if (closed || watcher !== current || now === watched) return;
+        subscriber.next('change');
+        watcher = undefined;
+        void current.close();
+        await start();
+      };
       current.on('raw', (_event: string, name: string | null) => {
-        if (name !== basename(path)) return;
-        void identity(path).then((now) => {
-          if (closed || watcher !== current || now === watched) return;
-          subscriber.next('change');
-          watcher = undefined;
-          void current.close();
-          start().catch((error: unknown) => subscriber.error(error));
-        });
+        if (name === basename(path)) restartIfReplaced().catch((error: unknown) => subscriber.error(error));
       });
     };
     start().catch((error: unknown) => subscriber.error(error));
