@@ -6,10 +6,10 @@ import { Observable } from 'rxjs';
 /** 'ready' once a watch is set up (what changed before it must be read), then 'change' for each change seen. */
 export type WatchSignal = 'ready' | 'change';
 
-/** A folder's identity (undefined for a file or nothing): the same path may name another folder after a rename. */
+/** A folder's identity, 'file' for anything else, undefined for nothing: the same path may name another folder after a rename. */
 const identity = (path: string): Promise<string | undefined> =>
   stat(path).then(
-    (s) => (s.isDirectory() ? `${s.dev}:${s.ino}` : undefined),
+    (s) => (s.isDirectory() ? `${s.dev}:${s.ino}` : 'file'),
     () => undefined,
   );
 
@@ -30,8 +30,9 @@ const identity = (path: string): Promise<string | undefined> =>
  * written into the new one. So when the watched folder itself is renamed
  * (inotify's IN_MOVE_SELF, which fs.watch reports as a rename of the folder's
  * own name), or a folder appears where none was, and the path no longer names
- * the folder watched, the watch is set up anew on what is there now, and says
- * 'ready' again so the folder is read.
+ * the folder watched (or names nothing), the watch is set up anew on what is
+ * there now, and says 'ready' again so the folder is read. A watched file is
+ * left to chokidar, which follows a file replaced by a rename.
  */
 export function watchPath(path: string): Observable<WatchSignal> {
   return new Observable<WatchSignal>((subscriber) => {
@@ -47,7 +48,8 @@ export function watchPath(path: string): Observable<WatchSignal> {
       current.on('error', (error: unknown) => subscriber.error(error));
       const restartIfReplaced = async (): Promise<void> => {
         const now = await identity(path);
-        if (closed || watcher !== current || now === watched) return;
+        // A folder gone is watched anew too: chokidar may follow its return only until the next replacement.
+        if (closed || watcher !== current || now === 'file' || (now !== undefined && now === watched)) return;
         subscriber.next('change');
         watcher = undefined;
         void current.close();

@@ -48,15 +48,20 @@ describe('local mode: the Ingress seen first keeps its host', function () {
     return rendered.excluded.map((p) => `${p.object} ${p.field}: ${p.message}`);
   }
 
-  it('refuses a newcomer of namespace aaa the TLS host of namespace shop, and keeps refusing it after a restart', async () => {
-    harness = await LocalHarness.start({ manifests: {}, backends: 1 });
-    const [web] = harness.backends as [number];
-    let mark = harness.mark();
-    await harness.write('shop.yaml', shop(web));
-    await harness.next(mark, 'deployed');
-    await harness.untilHandshake('shop.example.test', fingerprint(LEAF_CERT));
+  /** Local mode serving shop.example.test with namespace shop's certificate. */
+  async function shopServing(): Promise<LocalHarness> {
+    const started = await LocalHarness.start({ manifests: {}, backends: 1 });
+    const mark = started.mark();
+    await started.write('shop.yaml', shop(started.backends[0]!));
+    await started.next(mark, 'deployed');
+    await started.untilHandshake('shop.example.test', fingerprint(LEAF_CERT));
+    return started;
+  }
 
-    mark = harness.mark();
+  it('refuses a newcomer of namespace aaa the TLS host of namespace shop, and keeps refusing it after a restart', async () => {
+    harness = await shopServing();
+    const [web] = harness.backends as [number];
+    const mark = harness.mark();
     await harness.write('aaa.yaml', newcomer());
     expect(await refusalsFrom(harness, mark)).to.deep.equal([refusal]);
     expect(await harness.handshake('shop.example.test')).to.equal(fingerprint(LEAF_CERT));
@@ -79,13 +84,8 @@ describe('local mode: the Ingress seen first keeps its host', function () {
   });
 
   it("honours a creationTimestamp the manifest carries: an older newcomer's certificate is served", async () => {
-    harness = await LocalHarness.start({ manifests: {}, backends: 1 });
-    const [web] = harness.backends as [number];
-    let mark = harness.mark();
-    await harness.write('shop.yaml', shop(web));
-    await harness.next(mark, 'deployed');
-    await harness.untilHandshake('shop.example.test', fingerprint(LEAF_CERT));
-    mark = harness.mark();
+    harness = await shopServing();
+    const mark = harness.mark();
     await harness.write('aaa.yaml', newcomer({ created: '2020-01-01T00:00:00Z' }));
     const rendered = await harness.log.waitFor(
       mark,
