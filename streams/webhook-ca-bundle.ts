@@ -13,22 +13,22 @@ export interface CaBundleOptions {
 }
 
 /** Failed writes are tried again this many times, 2, 4, 8, 16 and 30 s after each failure. */
-export const CA_BUNDLE_RETRIES = 5;
+const RETRIES = 5;
 const retryDelayMs = (attempt: number) => Math.min(30_000, 1000 * 2 ** attempt);
 
 /**
  * Keeps the caBundle of the ValidatingWebhookConfiguration equal to the
  * webhook certificate's CA: set for each new CA, and again each time the
- * configuration changes (someone reset it): one write at a time, in order. A write that fails is tried
- * again with backoff; one that keeps failing is said, and the next change
- * of either tries again.
+ * configuration changes (someone reset it), one write at a time, in order.
+ * A write that fails is tried again with backoff; one that keeps failing is
+ * said, and the next change of either tries again.
  */
 export function caBundles(options: CaBundleOptions): OperatorFunction<readonly [string | undefined, ReadonlyMap<string, KubeObject>], never> {
   const scheduler = options.scheduler ?? asyncScheduler;
   return concatMap(([ca, found]) => {
     if (ca === undefined || found.size === 0) return EMPTY;
     return defer(() => options.sync(ca)).pipe(
-      retry({ count: CA_BUNDLE_RETRIES, delay: (_error, attempt) => timer(retryDelayMs(attempt), scheduler) }),
+      retry({ count: RETRIES, delay: (_error, attempt) => timer(retryDelayMs(attempt), scheduler) }),
       tap((synced) => {
         if (synced === 'patched') options.log.info(`caBundle of ValidatingWebhookConfiguration ${options.configuration} set to the webhook certificate's CA`);
       }),
