@@ -3,7 +3,7 @@ import type { BackendSettings, ReadSettings } from '../annotations/settings.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
-import { olderFirst } from './order.ts';
+import { compareStanding } from '../routing/precedence.ts';
 import { NO_PROBLEMS, type BackendAsk } from './problems.ts';
 
 /**
@@ -88,7 +88,7 @@ export function settleBackendSettings(backend: string, users: Iterable<BackendUs
   for (const user of users) {
     if (Object.keys(user.settings).length === 0) continue;
     asking.push(user);
-    if (winner === undefined || olderFirst(user.place, winner.place) < 0) winner = user;
+    if (winner === undefined || compareStanding(user.place, winner.place) < 0) winner = user;
   }
   if (winner === undefined) return SETTLED_NONE;
   const settings = winner.settings;

@@ -1,6 +1,6 @@
 import type { Problem } from '../pipeline/model.ts';
 import type { IngressRead } from './ingress-reader.ts';
-import { olderFirst } from './order.ts';
+import { compareStanding } from '../routing/precedence.ts';
 import { NO_PROBLEMS } from './problems.ts';
 
 /**
@@ -25,7 +25,7 @@ export class DefaultBackends {
     let high = this.#reads.length;
     while (low < high) {
       const middle = (low + high) >> 1;
-      if (olderFirst(this.#reads[middle]!.place, read.place) < 0) low = middle + 1;
+      if (compareStanding(this.#reads[middle]!.place, read.place) < 0) low = middle + 1;
       else high = middle;
     }
     this.#reads.splice(low, 0, read);
