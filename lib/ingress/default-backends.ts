@@ -1,6 +1,6 @@
 import type { Problem } from '../pipeline/model.ts';
 import type { IngressRead } from './ingress-reader.ts';
-import { compareStanding } from '../routing/precedence.ts';
+import { aheadBy, compareStanding } from '../routing/precedence.ts';
 import { NO_PROBLEMS } from './problems.ts';
 
 /**
@@ -66,7 +66,7 @@ export class DefaultBackends {
         const other = this.#reads[i]!.served!;
         const { backend: ref, field } = other.defaultBackend!;
         if (ref.name === backend) continue;
-        problems.push({ object: other.label, field, message: `not served: older ${served.label} sets the default backend ${backend}` });
+        problems.push({ object: other.label, field, message: `not served: ${aheadBy(first.place, this.#reads[i]!.place, served.label)} sets the default backend ${backend}` });
       }
     }
     this.warnings = problems.length > 0 ? problems : NO_PROBLEMS;
