@@ -15,10 +15,10 @@ import type { CandidateLine, Route } from './types.ts';
  * Candidate lists (docs/adr/0012-header-query-method-matches.md): where
  * claims with conditions (header, query parameter, method matches) hold a
  * path map key, its line names a list, `?<list id>`, instead of a backend.
- * The list ranks every candidate a request on that key may get as the
- * Gateway API ranks matches: an Exact path first, then a method match, the
- * most header matches, the most query parameter matches, then the older
- * object and the earlier rule. It is cut at the first candidate without
+ * The list ranks every candidate a request on that key may get by route
+ * precedence (lib/routing/precedence.ts): an Exact path first, then a
+ * method match, the most header matches, the most query parameter
+ * matches, then the older object and the earlier rule. It is cut at the first candidate without
  * conditions, the fallback. A prefix key's list goes on through the shorter
  * prefixes of its host (map_beg finds only the longest, and every shorter
  * line covering a request under `h/a/b/` covers `h/a/b/` itself); an exact
