@@ -22,7 +22,7 @@ import type { Route } from './types.ts';
  *
  * Lines keep the regex map's order (longer expressions first); among the
  * lines of one expression and host, those with conditions come first, in
- * the specification's order (a method match, the most header matches, the
+ * precedence order (lib/routing/precedence.ts: a method match, the most header matches, the
  * most query parameter matches, the older object, the earlier rule), and
  * the line without conditions last. A line with the conditions of one
  * before it is never reached: it is left out, and its object told.
