@@ -2,7 +2,7 @@ import { compareCodeUnits } from '../compare.ts';
 import { parentOf, type HostOwnership } from './host-ownership.ts';
 import type { IngressRead } from './ingress-reader.ts';
 import { ListenerSecretUses } from './listener-secret-uses.ts';
-import { olderFirst } from './order.ts';
+import { compareStanding } from '../routing/precedence.ts';
 import { Referrers } from './problems.ts';
 import type { SecretUse } from './types.ts';
 
@@ -83,7 +83,7 @@ export class SecretUses {
       // them: the order decides which field is named when two Ingresses share a label.
       const referrers = new Referrers();
       const hosts = new Set<string>();
-      for (const user of [...users].sort((a, b) => olderFirst(a.place, b.place))) {
+      for (const user of [...users].sort((a, b) => compareStanding(a.place, b.place))) {
         const served = user.served!;
         for (const tls of served.tls) {
           if (tls.secretName !== name) continue;
