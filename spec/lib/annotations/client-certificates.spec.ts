@@ -8,7 +8,7 @@ function outcomes(annotations: Record<string, string>) {
   const read = readAnnotationSettings(Object.fromEntries(Object.entries(annotations).map(([name, value]) => [`${N}${name}`, value])), { namespace: 'shop', tls: true });
   return {
     setting: read.route.clientCertificate,
-    status: Object.fromEntries(read.outcomes.map((outcome) => [outcome.annotation.slice(N.length), `${outcome.status}${outcome.reason ? `: ${outcome.reason}` : ''}`])),
+    status: Object.fromEntries(read.outcomes.map((outcome) => [outcome.annotation.slice(N.length), 'reason' in outcome ? `${outcome.status}: ${outcome.reason}` : outcome.status])),
   };
 }
 
