@@ -39,7 +39,7 @@ BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiEA6AvWDQC5k1bRp1Vq9X1d5HS7NXtr
  * file for verifying servers (caCertificateFile), which holds its real
  * ca.crt where this one may hold NOBODY's.
  */
-export function clientCaFile(ref: SecretRef): string {
+export function clientCaFileOf(ref: SecretRef): string {
   return caCertificateFile(ref).replace(/__ca\.pem$/, '__client-ca.pem');
 }
 
@@ -64,9 +64,9 @@ export function resolveClientCas(
   const wanted = new Map<string, { readonly ref: SecretRef; readonly policy: RoutePolicy | undefined }>();
   for (const policy of policies) {
     const ref = policy.settings.clientCertificate?.ca;
-    if (ref !== undefined && !wanted.has(clientCaFile(ref))) wanted.set(clientCaFile(ref), { ref, policy });
+    if (ref !== undefined && !wanted.has(clientCaFileOf(ref))) wanted.set(clientCaFileOf(ref), { ref, policy });
   }
-  for (const use of uses) for (const ref of Object.values(use.clientCas ?? {})) if (!wanted.has(clientCaFile(ref))) wanted.set(clientCaFile(ref), { ref, policy: undefined });
+  for (const use of uses) for (const ref of Object.values(use.clientCas ?? {})) if (!wanted.has(clientCaFileOf(ref))) wanted.set(clientCaFileOf(ref), { ref, policy: undefined });
   if (wanted.size === 0) return NONE;
   const files: CaCertificate[] = [];
   const warnings: Problem[] = [];
@@ -100,4 +100,18 @@ function hasCrl(secret: KubeObject): boolean {
 
 function sameFiles(before: readonly CaCertificate[], after: readonly CaCertificate[]): boolean {
   return before.length === after.length && after.every((ca, i) => ca.file === before[i]!.file && ca.pem === before[i]!.pem);
+}
+
+/** The SNI names of a Secret grouped by the CA file their client certificates are checked against (none first), each group a crt-list line's options. */
+export function hostsByClientCa(hosts: readonly string[], clientCas: SecretUse['clientCas']): readonly { readonly clientCaFile: string | undefined; readonly hosts: readonly string[] }[] {
+  if (clientCas === undefined) return [{ clientCaFile: undefined, hosts }];
+  const groups = new Map<string | undefined, string[]>([[undefined, []]]);
+  for (const host of hosts) {
+    const ref = clientCas[host];
+    const file = ref && clientCaFileOf(ref);
+    const group = groups.get(file);
+    if (group) group.push(host);
+    else groups.set(file, [host]);
+  }
+  return [...groups].filter(([, group]) => group.length > 0).map(([file, group]) => ({ clientCaFile: file, hosts: group }));
 }

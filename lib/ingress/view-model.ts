@@ -5,7 +5,7 @@ import { ModelSource } from './model-source.ts';
 import { IngressAggregate, type ReadIngress } from './aggregate.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
 import { checkTlsSecret, type CheckedCa } from './certificates.ts';
-import { clientCaFile, resolveClientCas, type ClientCas } from './client-cas.ts';
+import { hostsByClientCa, resolveClientCas, type ClientCas } from './client-cas.ts';
 import { certificateFile } from './certificate-file.ts';
 import { readIngress, servesClass } from './ingress-reader.ts';
 import { describeObject } from './names.ts';
@@ -97,20 +97,6 @@ function crtListLines(hosts: readonly string[], excludedHosts: readonly string[]
   }
   lines.push(line);
   return lines;
-}
-
-/** The SNI names of a Secret grouped by the CA file their client certificates are checked against (none first), each group a crt-list line's options. */
-function hostsByClientCa(hosts: readonly string[], clientCas: SecretUse['clientCas']): readonly { readonly clientCaFile: string | undefined; readonly hosts: readonly string[] }[] {
-  if (clientCas === undefined) return [{ clientCaFile: undefined, hosts }];
-  const groups = new Map<string | undefined, string[]>([[undefined, []]]);
-  for (const host of hosts) {
-    const ref = clientCas[host];
-    const file = ref && clientCaFile(ref);
-    const group = groups.get(file);
-    if (group) group.push(host);
-    else groups.set(file, [host]);
-  }
-  return [...groups].filter(([, group]) => group.length > 0).map(([clientCaFile, group]) => ({ clientCaFile, hosts: group }));
 }
 
 function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSources, cache: IngressModelCache, now: number): Certificates {
