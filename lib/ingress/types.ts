@@ -165,6 +165,14 @@ export interface IngressModel {
   readonly certificates: readonly Certificate[];
   /** Some crt-list line asks for client certificates: the HTTPS bind lets a failed one through to the routes, which refuse it. */
   readonly clientCertificates: boolean;
+  /**
+   * Lines ask for client certificates against two CA files or more: TLS
+   * sessions are then never resumed, since a TLS 1.3 session resumed under
+   * another SNI name keeps the certificate another CA verified (measured on
+   * HAProxy 2.6: ssl_fc_sni is the new name, ssl_c_verify 0; 3.2 does not
+   * resume such a session itself, but which HAProxy runs is not known here).
+   */
+  readonly separateClientCas: boolean;
   /** The CA files backends verify their servers against (general files), sorted by file. */
   readonly caCertificates: readonly CaCertificate[];
   /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */

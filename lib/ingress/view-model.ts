@@ -258,6 +258,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     backends: resolution.backends,
     certificates: certificates.certificates,
     clientCertificates: certificates.certificates.some((certificate) => certificate.clientCaFile !== undefined),
+    separateClientCas: new Set(certificates.certificates.map((certificate) => certificate.clientCaFile).filter((file) => file !== undefined)).size > 1,
     caCertificates: clientCas.files.length === 0 ? resolution.caCertificates : withClientCas(resolution.caCertificates, clientCas, last?.model),
     defaultBackend: aggregate.defaultBackend,
     excluded: excluded.merged,

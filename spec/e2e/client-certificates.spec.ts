@@ -1,5 +1,9 @@
 import { expect } from 'chai';
 import { X509Certificate } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ask, EchoBackend, routed, seen } from '../support/echo-backend.ts';
 import { certificateAuthority, type Authority, type Issued } from '../support/client-certificates.ts';
 import { eventually } from '../support/eventually.ts';
@@ -17,6 +21,14 @@ import { base64, LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
 
 const NGINX = 'nginx.ingress.kubernetes.io/';
 
+/** Runs a program with `input` on its stdin; rejects when it cannot start (a missing openssl fails loudly). */
+function run(program: string, args: readonly string[], input: string): Promise<{ stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(program, args, { timeout: 10_000 }, (error, stdout) => (error && (error as NodeJS.ErrnoException).code === 'ENOENT' ? reject(error) : resolve({ stdout })));
+    child.stdin!.end(input);
+  });
+}
+
 function caSecret(name: string, ca: string): string {
   return `apiVersion: v1\nkind: Secret\nmetadata: { name: ${name}, namespace: default }\ntype: Opaque\ndata: { ca.crt: ${base64(ca)} }\n`;
 }
@@ -29,10 +41,12 @@ describe('client certificate authentication end to end (auth-tls-*)', function (
   let other: Authority;
   let alice: Issued;
   let mallory: Issued;
+  let work: string;
 
   const clientAuth = (verify: string, more: Record<string, string> = {}) => ({ [`${NGINX}auth-tls-secret`]: 'default/client-ca', [`${NGINX}auth-tls-verify-client`]: verify, ...more });
 
   before(async () => {
+    work = await mkdtemp(join(tmpdir(), 'client-certificates-'));
     trusted = certificateAuthority('Trusted Client CA');
     other = certificateAuthority('Other CA');
     alice = trusted.issue('alice', 'Acme');
@@ -41,7 +55,7 @@ describe('client certificate authentication end to end (auth-tls-*)', function (
     harness = await LocalHarness.start({ manifests: {}, backends: 0, watchedConfig: true }, []);
     const port = [{ port: 80, targetPort: echo.port }];
     await harness.write('echo.yaml', docs(service('echo', port), slice('echo-1', 'echo', undefined, echo.port)));
-    await harness.write('ca.yaml', caSecret('client-ca', trusted.cert));
+    await harness.write('ca.yaml', docs(caSecret('client-ca', trusted.cert), caSecret('partner-ca', other.cert)));
     await harness.write(
       'ingresses.yaml',
       docs(
@@ -51,6 +65,8 @@ describe('client certificate authentication end to end (auth-tls-*)', function (
         routed('error-page', 'error-page.example.com', clientAuth('on', { [`${NGINX}auth-tls-error-page`]: 'https://help.example.com/certificates' }), ['/'], 'site-tls'),
         routed('missing-ca', 'missing-ca.example.com', { [`${NGINX}auth-tls-secret`]: 'default/no-such-ca' }, ['/'], 'site-tls'),
         routed('open', 'open.example.com', {}, ['/'], 'site-tls'),
+        // Another tenant's host, whose CA signs mallory's certificate.
+        routed('partner', 'partner.example.com', { [`${NGINX}auth-tls-secret`]: 'default/partner-ca' }, ['/'], 'site-tls'),
       ),
     );
     await eventually(
@@ -61,6 +77,24 @@ describe('client certificate authentication end to end (auth-tls-*)', function (
     );
     await harness.settled();
   });
+
+  /**
+   * One GET / over TLS 1.3 with `openssl s_client` (Debian's OpenSSL 3.0 offers a session under
+   * another SNI name; Node's client does not, an attacker's may), saving the session to `sessionOut`
+   * or offering the one in `sessionIn`.
+   */
+  async function exchange(options: { servername: string; host: string; sessionIn?: string; sessionOut?: string; client?: Issued }): Promise<{ status: number; reused: boolean }> {
+    const args = ['s_client', '-tls1_3', '-ign_eof', '-connect', `127.0.0.1:${harness.ports.https}`, '-servername', options.servername];
+    if (options.sessionIn) args.push('-sess_in', options.sessionIn);
+    if (options.sessionOut) args.push('-sess_out', options.sessionOut);
+    if (options.client) {
+      await writeFile(join(work, 'client.crt'), options.client.cert);
+      await writeFile(join(work, 'client.key'), options.client.key);
+      args.push('-cert', join(work, 'client.crt'), '-key', join(work, 'client.key'));
+    }
+    const { stdout } = await run('openssl', args, `GET / HTTP/1.1\r\nHost: ${options.host}\r\nConnection: close\r\n\r\n`);
+    return { status: Number(/HTTP\/1\.1 (\d{3}) /.exec(stdout)?.[1] ?? 0), reused: /^Reused, TLSv1\.3/m.test(stdout) };
+  }
 
   after(async () => {
     await harness?.stop();
@@ -108,6 +142,15 @@ describe('client certificate authentication end to end (auth-tls-*)', function (
     expect(crossed.status).to.equal(421);
   });
 
+  it("never resumes a TLS session made for another CA's host: mallory, accepted by the partner host, is refused by the other", async () => {
+    const session = join(work, 'partner.session');
+    const first = await exchange({ servername: 'partner.example.com', host: 'partner.example.com', sessionOut: session, client: mallory });
+    expect([first.reused, first.status]).to.deep.equal([false, 200]);
+    // Resumed under another SNI name, a TLS 1.3 session would keep the certificate the partner's CA verified (ssl_c_verify 0).
+    const resumed = await exchange({ servername: 'required.example.com', host: 'required.example.com', sessionIn: session });
+    expect([resumed.reused, resumed.status]).to.deep.equal([false, 400]);
+  });
+
   it("redirects a refused request to auth-tls-error-page (302), as nginx's error_page 495 496 does", async () => {
     const refused = await ask(harness, 'error-page.example.com', '/', { tls: true });
     expect([refused.status, refused.headers.location]).to.deep.equal([302, 'https://help.example.com/certificates']);
@@ -122,7 +165,7 @@ describe('client certificate authentication end to end (auth-tls-*)', function (
 
   it('follows a change of the CA Secret (a reload: HAProxy reads CA files at start)', async () => {
     const before = await harness.reloads();
-    await harness.write('ca.yaml', caSecret('client-ca', other.cert));
+    await harness.write('ca.yaml', docs(caSecret('client-ca', other.cert), caSecret('partner-ca', other.cert)));
     await eventually(
       () => ask(harness, 'required.example.com', '/', { tls: true, ...mallory }),
       (answer) => answer.status === 200,
@@ -131,7 +174,7 @@ describe('client certificate authentication end to end (auth-tls-*)', function (
     );
     expect((await ask(harness, 'required.example.com', '/', { tls: true, ...alice })).status).to.equal(400);
     expect(await harness.reloads()).to.be.greaterThan(before);
-    await harness.write('ca.yaml', caSecret('client-ca', trusted.cert));
+    await harness.write('ca.yaml', docs(caSecret('client-ca', trusted.cert), caSecret('partner-ca', other.cert)));
     await eventually(
       () => ask(harness, 'required.example.com', '/', { tls: true, ...alice }),
       (answer) => answer.status === 200,
