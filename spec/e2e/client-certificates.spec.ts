@@ -64,6 +64,7 @@ describe('client certificate authentication end to end (auth-tls-*)', function (
         routed('optional', 'optional.example.com', clientAuth('optional'), ['/'], 'site-tls'),
         routed('error-page', 'error-page.example.com', clientAuth('on', { [`${NGINX}auth-tls-error-page`]: 'https://help.example.com/certificates' }), ['/'], 'site-tls'),
         routed('missing-ca', 'missing-ca.example.com', { [`${NGINX}auth-tls-secret`]: 'default/no-such-ca' }, ['/'], 'site-tls'),
+        routed('no-ca', 'no-ca.example.com', clientAuth('optional_no_ca'), ['/'], 'site-tls'),
         routed('open', 'open.example.com', {}, ['/'], 'site-tls'),
         // Another tenant's host, whose CA signs mallory's certificate.
         routed('partner', 'partner.example.com', { [`${NGINX}auth-tls-secret`]: 'default/partner-ca' }, ['/'], 'site-tls'),
@@ -128,6 +129,13 @@ describe('client certificate authentication end to end (auth-tls-*)', function (
     expect([none.headers['ssl-client-verify'], none.headers['ssl-client-subject-dn']]).to.deep.equal(['NONE', undefined]);
     expect((await seen(harness, 'optional.example.com', '/', { tls: true, ...alice })).headers['ssl-client-verify']).to.equal('SUCCESS');
     expect((await ask(harness, 'optional.example.com', '/', { tls: true, ...mallory })).status).to.equal(400);
+  });
+
+  it('refuses nothing with "optional_no_ca": the backend is told the certificate failed, with OpenSSL\'s error number', async () => {
+    const foreign = (await seen(harness, 'no-ca.example.com', '/', { tls: true, ...mallory })).headers;
+    // 21: X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE (nginx writes "FAILED:unable to verify the first certificate").
+    expect([foreign['ssl-client-verify'], foreign['ssl-client-subject-dn']]).to.deep.equal(['FAILED:21', 'O=Evil,CN=mallory']);
+    expect((await seen(harness, 'no-ca.example.com', '/', { tls: true })).headers['ssl-client-verify']).to.equal('NONE');
   });
 
   it('leaves a host without client certificates on the same bind and Secret as it was: no certificate asked, none checked', async () => {
