@@ -39,8 +39,16 @@ function withVariables(value: string, check: (plain: string) => Parsed<string>):
   return plain.ok ? accept(value) : plain;
 }
 
+/** A URL whose "%" only starts percent-encodings (a sign-in URL with an encoded rd). */
+function parseEncodedUrl(value: string): Parsed<string> {
+  const plain = parseUrl(value.replace(/%[0-9A-Fa-f]{2}/g, 'x'));
+  return plain.ok ? accept(value) : plain;
+}
+
 function parseAuthUrl(value: string): Parsed<string> {
-  return value.includes('$') ? refuse('nginx variables are not supported in auth-url: name the auth service (http://oauth2-proxy.<namespace>.svc.cluster.local/oauth2/auth)') : parseUrl(value);
+  return value.includes('$')
+    ? refuse('nginx variables are not supported in auth-url: name the auth service (http://oauth2-proxy.<namespace>.svc.cluster.local/oauth2/auth)')
+    : parseUrl(value);
 }
 
 function parseMethod(value: string): Parsed<Method> {
@@ -81,15 +89,16 @@ export const nginxExternalAuthRule: SettingRule = {
     if (values('auth-url') === undefined) return { ignored: ignoreAll(values, [...AUTH, ...NOT_CACHED, ...KEEPALIVE], 'auth-url is not set, so ingress-nginx does not use it either') };
     const { values: read, invalid } = parsePresent(values, {
       'auth-url': parseAuthUrl,
-      'auth-signin': (value: string) => withVariables(value, parseUrl),
+      'auth-signin': (value: string) => withVariables(value, parseEncodedUrl),
       'auth-signin-redirect-param': parseRedirectParam,
       'auth-response-headers': parseHeaderList,
-      'auth-request-redirect': (value: string) => withVariables(value, (plain) => (plain.startsWith('/') ? parseUrl(`http://x${plain}`) : parseUrl(plain))),
+      'auth-request-redirect': (value: string) => withVariables(value, (plain) => parseEncodedUrl(plain.startsWith('/') ? `http://x${plain}` : plain)),
       'auth-always-set-cookie': parseBoolean,
     });
     const method = values('auth-method') === undefined ? undefined : parseMethod(values('auth-method')!);
     if (method?.ok === false) {
-      if (NOT_SENT.includes(values('auth-method')!)) return { leftOut: { 'auth-method': `${method.reason}: served without it the route would be checked with another method, so this Ingress is left out` } };
+      if (NOT_SENT.includes(values('auth-method')!))
+        return { leftOut: { 'auth-method': `${method.reason}: served without it the route would be checked with another method, so this Ingress is left out` } };
       invalid['auth-method'] = method.reason;
     }
     if (!isValid(invalid)) return { invalid };

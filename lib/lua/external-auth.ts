@@ -17,8 +17,9 @@
  * status. `<timeout>` bounds each try in milliseconds: the httpclient tries
  * four times (three retries), so a service that never answers is answered
  * 500 after four timeouts. `<signin>` and `<redirect>` may hold the nginx
- * variables of `VARIABLES`, expanded per request. `-` stands for an
- * argument not set.
+ * variables of `EXTERNAL_AUTH_VARIABLES`, expanded per request, with
+ * each "%" written "%%" by the template's log-format escaping (undone
+ * here). `-` stands for an argument not set.
  */
 
 /** The script's file name among the general files; no template may render a file of this name. */
@@ -75,7 +76,8 @@ core.register_action('external-auth', { 'http-req' }, function(txn, timeout, url
     host = (http_host:gsub(':%d*$', '')):lower(), http_host = http_host, best_http_host = http_host, scheme = scheme,
     pass_access_scheme = scheme, request_uri = uri, escaped_request_uri = escape_uri(uri),
   }
-  local function expand(text) return (text:gsub('%$([%w_]+)', variables)) end
+  -- The template doubles "%" (a percent-encoded sign-in URL's): undone before the variables are expanded.
+  local function expand(text) return ((text:gsub('%%%%', '%%')):gsub('%$([%w_]+)', variables)) end
 
   local headers = {}
   for name, values in pairs(txn.http:req_get_headers()) do

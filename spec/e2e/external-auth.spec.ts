@@ -34,10 +34,7 @@ describe('external authentication (auth-url) end to end', function () {
     auth = await AuthService.start();
     deadPort = await reservePort();
     const url = (path: string, port = auth.port) => `http://127.0.0.1:${port}${path}`;
-    harness = await LocalHarness.start(
-      { manifests: {}, backends: 0, config: (shipped) => shipped.replace(/^( {2}externalAuthTimeout:) \d+$/m, `$1 ${TRY_MS}`) },
-      [],
-    );
+    harness = await LocalHarness.start({ manifests: {}, backends: 0, config: (shipped) => shipped.replace(/^( {2}externalAuthTimeout:) \d+$/m, `$1 ${TRY_MS}`) }, []);
     await harness.write(
       'auth.yaml',
       docs(
@@ -51,6 +48,11 @@ describe('external authentication (auth-url) end to end', function () {
         }),
         // Its variables in auth-signin, with the redirect parameter already there.
         routed('vars', 'vars.example.com', { [`${NGINX}auth-url`]: url('/oauth2/auth'), [`${NGINX}auth-signin`]: 'https://$host/oauth2/start?rd=$escaped_request_uri' }),
+        // A percent-encoded rd with variables after it, as some write it.
+        routed('encoded', 'encoded.example.com', {
+          [`${NGINX}auth-url`]: url('/oauth2/auth'),
+          [`${NGINX}auth-signin`]: 'https://auth.example.com/oauth2/start?rd=https%3A%2F%2F$host$request_uri',
+        }),
         routed('api', 'api.example.com', { [`${NGINX}auth-url`]: url('/oauth2/auth'), [`${NGINX}auth-method`]: 'POST' }),
         routed('forbidden', 'forbidden.example.com', { [`${NGINX}auth-url`]: url('/forbidden') }),
         routed('broken', 'broken.example.com', { [`${NGINX}auth-url`]: url('/broken') }),
@@ -80,6 +82,8 @@ describe('external authentication (auth-url) end to end', function () {
     expect([answer.status, answer.headers.location]).to.deep.equal([302, 'https://auth.example.com/oauth2/start?rd=http://app.example.com%2Fsome%2Fpath%3Fq%3D1']);
     const vars = await ask(harness, 'vars.example.com', '/a b'.replace(' ', '%20'));
     expect(vars.headers.location).to.equal('https://vars.example.com/oauth2/start?rd=%2Fa%2520b');
+    const encoded = await ask(harness, 'encoded.example.com', '/x?y=1');
+    expect(encoded.headers.location).to.equal('https://auth.example.com/oauth2/start?rd=https%3A%2F%2Fencoded.example.com/x?y=1');
   });
 
   it('answers 401 with the auth service challenge when there is no auth-signin', async () => {
@@ -141,6 +145,8 @@ describe('external authentication (auth-url) end to end', function () {
     const took = Date.now() - started;
     expect(answer.status).to.equal(500);
     expect(auth.since(from).length, 'the slow service was asked').to.be.greaterThan(0);
-    expect(took, `${took} ms`).to.be.at.least(TRY_MS).and.below(4 * TRY_MS + 2000);
+    expect(took, `${took} ms`)
+      .to.be.at.least(TRY_MS)
+      .and.below(4 * TRY_MS + 2000);
   });
 });
