@@ -5,8 +5,9 @@ import { AuthService, SESSION_COOKIE, VALID_SESSION } from '../support/auth-serv
 import { ask, EchoBackend, routed, seen } from '../support/echo-backend.ts';
 import { eventually } from '../support/eventually.ts';
 import { LocalHarness } from '../support/local-harness.ts';
-import { documents as docs, service, slice } from '../support/manifest-builders.ts';
+import { documents as docs, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { reservePort } from '../support/ports.ts';
+import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
 
 /**
  * External authentication (nginx auth-url) end to end: a real HAProxy asks
@@ -59,6 +60,9 @@ describe('external authentication (auth-url) end to end', function () {
         routed('dead', 'dead.example.com', { [`${NGINX}auth-url`]: url('/oauth2/auth', deadPort) }),
         routed('slow', 'slow.example.com', { [`${NGINX}auth-url`]: url('/slow') }),
         routed('plain', 'plain.example.com', {}),
+        // Over HTTPS: the scheme of rd and X-Original-URL is the request's.
+        routed('shop', 'shop.example.com', { [`${NGINX}auth-url`]: url('/oauth2/auth'), [`${NGINX}auth-signin`]: 'https://auth.example.com/oauth2/start' }, ['/'], 'shop-tls'),
+        tlsSecret('shop-tls', LEAF_CERT, LEAF_KEY),
       ),
     );
     await eventually(
@@ -84,6 +88,14 @@ describe('external authentication (auth-url) end to end', function () {
     expect(vars.headers.location).to.equal('https://vars.example.com/oauth2/start?rd=%2Fa%2520b');
     const encoded = await ask(harness, 'encoded.example.com', '/x?y=1');
     expect(encoded.headers.location).to.equal('https://auth.example.com/oauth2/start?rd=https%3A%2F%2Fencoded.example.com/x?y=1');
+  });
+
+  it('builds rd and X-Original-URL with https for a request over TLS', async () => {
+    const redirected = await ask(harness, 'shop.example.com', '/p', { tls: true });
+    expect([redirected.status, redirected.headers.location]).to.deep.equal([302, 'https://auth.example.com/oauth2/start?rd=https://shop.example.com%2Fp']);
+    const from = auth.requests.length;
+    expect((await ask(harness, 'shop.example.com', '/p', { tls: true, headers: COOKIE })).status).to.equal(200);
+    expect(auth.since(from)[0]!.headers['x-original-url']).to.equal('https://shop.example.com/p');
   });
 
   it('answers 401 with the auth service challenge when there is no auth-signin', async () => {
