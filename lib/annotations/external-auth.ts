@@ -134,3 +134,23 @@ export const nginxExternalAuthLeftOut = failClosedRule(
         : 'headers from a ConfigMap are not read: served without them the auth service would judge another request, so this Ingress is left out',
   () => 'auth-url is not set, so ingress-nginx does not use it either',
 );
+
+/**
+ * haproxytech's controller has no external authentication (its issues 531
+ * and 639 ask for it); `haproxy.org/auth-url` is written by those who
+ * expect it (oauth2-proxy's issue 2988). Ignored, the route would be open.
+ */
+const HAPROXY_NAMES = ['auth-url', 'auth-signin', 'auth-response-headers'];
+
+export const haproxyExternalAuthLeftOut: SettingRule = {
+  setting: 'unsupported.haproxy-external-auth',
+  annotations: HAPROXY_NAMES,
+  read: (values) => ({
+    leftOut: Object.fromEntries(
+      HAPROXY_NAMES.filter((name) => values(name) !== undefined).map((name) => [
+        name,
+        "haproxytech's controller has no external authentication, so this is not its annotation: use nginx.ingress.kubernetes.io/auth-url (served here); served without it the route would be open to anyone, so this Ingress is left out",
+      ]),
+    ),
+  }),
+};

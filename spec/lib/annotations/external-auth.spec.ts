@@ -60,6 +60,12 @@ describe('external authentication (nginx auth-url)', () => {
     });
   });
 
+  it("leaves out haproxy.org/auth-url, which haproxytech's controller does not have (served open otherwise)", () => {
+    const outcome = outcomeOf({ 'haproxy.org/auth-url': 'https://auth.example.com/oauth2/auth' }, 'haproxy.org/auth-url');
+    expect(outcome?.status).to.equal('left out');
+    expect(outcome && 'reason' in outcome ? outcome.reason : '').to.include('use nginx.ingress.kubernetes.io/auth-url');
+  });
+
   const refused: [string, Record<string, string>, string, string][] = [
     ['nginx variables in auth-url (a request could pick the auth service)', { [`${N}auth-url`]: 'https://$host/oauth2/auth' }, 'auth-url', 'nginx variables are not supported in auth-url'],
     ['an auth-url that is not a URL', { [`${N}auth-url`]: 'oauth2-proxy/auth' }, 'auth-url', 'not a URL'],
