@@ -135,13 +135,13 @@ export const nginxExternalAuthLeftOut = failClosedRule(
   () => 'auth-url is not set, so ingress-nginx does not use it either',
 );
 
+const HAPROXY_NAMES = ['auth-url', 'auth-signin', 'auth-response-headers'];
+
 /**
  * haproxytech's controller has no external authentication (its issues 531
  * and 639 ask for it); `haproxy.org/auth-url` is written by those who
  * expect it (oauth2-proxy's issue 2988). Ignored, the route would be open.
  */
-const HAPROXY_NAMES = ['auth-url', 'auth-signin', 'auth-response-headers'];
-
 export const haproxyExternalAuthLeftOut: SettingRule = {
   setting: 'unsupported.haproxy-external-auth',
   annotations: HAPROXY_NAMES,

@@ -26,7 +26,7 @@
 export const EXTERNAL_AUTH_LUA_FILE = 'haproxy-template-ic-external-auth.lua';
 
 /** The transaction variable holding the auth answer's Set-Cookie, added to the client's answer by the route's rules. */
-export const EXTERNAL_AUTH_COOKIE_VAR = 'txn.external_auth_cookie';
+const EXTERNAL_AUTH_COOKIE_VAR = 'txn.external_auth_cookie';
 
 /** The nginx variables a sign-in URL or auth-request-redirect may hold, each expanded per request as nginx does. */
 export const EXTERNAL_AUTH_VARIABLES: readonly string[] = ['host', 'http_host', 'best_http_host', 'scheme', 'pass_access_scheme', 'request_uri', 'escaped_request_uri'];
