@@ -1,8 +1,9 @@
 import type { FamilyValues, RuleRead, SettingRule } from './rule.ts';
 
 /**
- * Access control this controller cannot give: external authentication,
- * a client certificate's subject match, access rules written in snippets. Served without
+ * Access control this controller cannot give: a client certificate's subject match,
+ * access rules written in snippets, the parts of external authentication
+ * it cannot serve (lib/annotations/external-auth.ts). Served without
  * it, a route its owner protected would be open to anyone, so the Ingress
  * is left out and named (fail closed), as a canary is. Each rule says, per
  * annotation present, why it leaves the Ingress out, or why it is ignored
@@ -38,37 +39,6 @@ export function failClosedRule(
     },
   };
 }
-
-/** ingress-nginx's external authentication: auth-url and what only means something with it (internal/ingress/annotations/authreq/main.go). */
-const EXTERNAL_AUTH = [
-  'auth-url',
-  'auth-signin',
-  'auth-signin-redirect-param',
-  'auth-response-headers',
-  'auth-method',
-  'auth-snippet',
-  'auth-cache-key',
-  'auth-cache-duration',
-  'auth-proxy-set-headers',
-  'auth-request-redirect',
-  'auth-keepalive',
-  'auth-keepalive-share-vars',
-  'auth-keepalive-requests',
-  'auth-keepalive-timeout',
-  'auth-always-set-cookie',
-];
-
-export const nginxExternalAuth = failClosedRule(
-  'unsupported.nginx-external-auth',
-  EXTERNAL_AUTH,
-  (name, values) =>
-    values('auth-url') === undefined
-      ? undefined
-      : name === 'auth-url'
-        ? `external authentication is not supported: ${OPEN}`
-        : `belongs to auth-url's external authentication, which is not supported: ${OPEN}`,
-  () => 'auth-url is not set, so ingress-nginx does not use it either',
-);
 
 /**
  * auth-tls-match-cn: ingress-nginx refuses (403) a certificate whose subject

@@ -1,6 +1,7 @@
 import { parseCidrList } from './addresses.ts';
 import { parseHaproxyBalance } from './balance.ts';
 import { corsRule } from './cors.ts';
+import { haproxyExternalAuthLeftOut } from './external-auth.ts';
 import { haproxyAccessSnippets } from './fail-closed.ts';
 import { balanceRule, basicAuthRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type FamilyValues, type SettingRule } from './rule.ts';
@@ -212,6 +213,7 @@ export const haproxyFamily: AnnotationFamily = {
     }),
     sslPassthroughRule(serverTls, 'server-ssl: "true"'),
     haproxyAccessSnippets,
+    haproxyExternalAuthLeftOut,
     sourceHeader,
   ],
   unsupported: (name) => UNSUPPORTED[name] ?? 'not supported by haproxy-template-ic (see docs/annotations.md)',

@@ -82,6 +82,25 @@ export interface RouteSettings {
   readonly basicAuth?: { readonly secret: SecretRef; readonly realm: string };
   /** Client certificates asked for over TLS and checked against the CA of a Secret's ca.crt (see ClientCertificate). */
   readonly clientCertificate?: ClientCertificate;
+  /**
+   * External authentication (ingress-nginx's auth-url): each request's
+   * headers are first sent to `url`; a 2xx lets it through with the auth
+   * answer's `responseHeaders`, 401 is answered 401 (or a redirect to
+   * `signin`), 403 is 403, anything else 500. `signin` and `requestRedirect`
+   * may hold the nginx variables of lib/lua/external-auth.ts, expanded per
+   * request; `signin` already carries its redirect parameter.
+   */
+  readonly externalAuth?: {
+    readonly url: string;
+    /** The auth request's method; the request's own when absent. */
+    readonly method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
+    readonly signin?: string;
+    /** Sent to the auth service as X-Auth-Request-Redirect. */
+    readonly requestRedirect: string;
+    readonly responseHeaders: readonly string[];
+    /** The auth answer's Set-Cookie on every answer to the client, not only on success (auth-always-set-cookie). */
+    readonly alwaysSetCookie: boolean;
+  };
   /** Per source address: above `requests` per `period`, answered `status`. */
   readonly rateLimit?: { readonly requests: number; readonly period: Milliseconds; readonly status: number };
   /** Concurrent connections per source address. */

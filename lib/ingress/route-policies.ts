@@ -135,6 +135,8 @@ export class RoutePolicy extends Sourced {
         readonly passCertificate: boolean;
       }
     | undefined;
+  /** The arguments of the external-auth action (lib/lua/external-auth.ts), "-" for one not set. */
+  readonly externalAuth: ExternalAuthRule | undefined;
   readonly cors:
     | {
         readonly anyOrigin: boolean;
@@ -179,6 +181,7 @@ export class RoutePolicy extends Sourced {
       errorPage: client.errorPage,
       passCertificate: client.passCertificate,
     };
+    this.externalAuth = externalAuthRule(settings.externalAuth);
     const cors = settings.cors;
     this.cors = cors && {
       anyOrigin: cors.allowOrigins.includes('*'),
@@ -198,6 +201,27 @@ export class RoutePolicy extends Sourced {
 function originPattern(origin: string): string {
   const [before, after] = origin.split('*.', 2) as [string, string];
   return `^${escapeRegex(before)}[A-Za-z0-9-]+\\.${escapeRegex(after)}$`;
+}
+
+export interface ExternalAuthRule {
+  readonly url: string;
+  readonly method: string;
+  readonly signin: string;
+  readonly requestRedirect: string;
+  readonly headers: string;
+  readonly alwaysSetCookie: boolean;
+}
+
+function externalAuthRule(auth: RouteSettings['externalAuth']): ExternalAuthRule | undefined {
+  if (!auth) return undefined;
+  return Object.freeze({
+    url: auth.url,
+    method: auth.method ?? '-',
+    signin: auth.signin ?? '-',
+    requestRedirect: auth.requestRedirect,
+    headers: auth.responseHeaders.length === 0 ? '-' : auth.responseHeaders.join(','),
+    alwaysSetCookie: auth.alwaysSetCookie,
+  });
 }
 
 /** The userlist a basic-auth Secret's users are written to. */

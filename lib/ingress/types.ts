@@ -151,6 +151,8 @@ export interface IngressModel {
   readonly mirrors: boolean;
   /** True when a policy limits request bodies: the configuration then loads the controller's body-limit filter for bodies without a Content-Length. */
   readonly bodyLimits: boolean;
+  /** True when a policy asks an auth service first (external authentication): the configuration then loads the controller's external-auth action. */
+  readonly externalAuth: boolean;
   /**
    * The fields of a path map value the frontend reads to choose between
    * backendRefs with filters of their own (see backend-choice.ts), one per

@@ -253,6 +253,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     serverTimeouts: aggregate.policies.some((policy) => policy.serverTimeout !== undefined),
     mirrors: aggregate.policies.some((policy) => policy.mirror !== undefined),
     bodyLimits: aggregate.policies.some((policy) => policy.settings.bodySizeLimit !== undefined),
+    externalAuth: aggregate.policies.some((policy) => policy.externalAuth !== undefined),
     choiceFields: routes.some((route) => route.choices) ? CHOICE_FIELDS : NO_CHOICE_FIELDS,
     userlists: userlists.userlists,
     backends: resolution.backends,

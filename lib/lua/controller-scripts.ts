@@ -1,4 +1,5 @@
 import { BODY_LIMIT_LUA, BODY_LIMIT_LUA_FILE } from './body-limit.ts';
+import { EXTERNAL_AUTH_LUA, EXTERNAL_AUTH_LUA_FILE } from './external-auth.ts';
 import { REQUEST_MIRROR_LUA, REQUEST_MIRROR_LUA_FILE } from './request-mirror.ts';
 
 /**
@@ -11,4 +12,5 @@ import { REQUEST_MIRROR_LUA, REQUEST_MIRROR_LUA_FILE } from './request-mirror.ts
 export const CONTROLLER_LUA: ReadonlyMap<string, string> = new Map([
   [REQUEST_MIRROR_LUA_FILE, REQUEST_MIRROR_LUA],
   [BODY_LIMIT_LUA_FILE, BODY_LIMIT_LUA],
+  [EXTERNAL_AUTH_LUA_FILE, EXTERNAL_AUTH_LUA],
 ]);

@@ -17,7 +17,7 @@ const tiny: Record<string, { readonly env: Record<string, string>; readonly end:
   'gateway-render.ts': { env: { BENCH_GATEWAY_SIZES: '30' }, end: /^target: full render cold/m },
   'request-cost.ts': {
     env: { BENCH_REQUEST_ROUTES: '40', BENCH_REQUEST_SECONDS: '0.1', BENCH_REQUEST_ROUNDS: '1', BENCH_REQUEST_CONNECTIONS: '2' },
-    end: /^\| full world: route policy \|/m,
+    end: /^\| full world: external auth \|/m,
   },
   'quarantine.ts': { env: { BENCH_QUARANTINE_SIZE: '20' }, end: /^ {2}change fixing it/m },
   'latency.ts': { env: { BENCH_SAMPLES: '1', BENCH_DEPLOYMENT_INTERVAL: '100ms' }, end: /^target \(every endpoint, path and certificate change reload-free\)/m },

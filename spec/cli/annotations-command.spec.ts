@@ -114,7 +114,10 @@ describe('annotations command', () => {
 
     it('names each Ingress of another class or of none with the class served, each left out for authentication it cannot serve, and each sharing a host across namespaces', async () => {
       const classless = ingress('web', 'classless', {}, false, null);
-      const oauth = ingress('web', 'oauth', { 'nginx.ingress.kubernetes.io/auth-url': 'https://auth.example.com/oauth2/auth' });
+      const oauth = ingress('web', 'oauth', {
+        'nginx.ingress.kubernetes.io/auth-url': 'https://auth.example.com/oauth2/auth',
+        'nginx.ingress.kubernetes.io/auth-snippet': 'proxy_set_header X-Tenant acme;',
+      });
       const first = { ...ingress('team-a', 'first', {}), spec: { ingressClassName: 'haproxy', rules: [{ host: 'shared.example.com' }] } };
       const second = { ...ingress('team-b', 'second', {}), spec: { ingressClassName: 'haproxy', rules: [{ host: 'shared.example.com' }] } };
       await writeFile(join(dir, 'apps.yaml'), [classless, oauth, first, second].map((object) => JSON.stringify(object)).join('\n---\n'));
@@ -125,14 +128,16 @@ describe('annotations command', () => {
         'Ingress web/classless\n  no haproxy.org/ or nginx.ingress.kubernetes.io/ annotations\n  class     not served: it has no class (no spec.ingressClassName or kubernetes.io/ingress.class), and this controller serves only class "haproxy" (ingress.className): set spec.ingressClassName: haproxy on it to serve it\n',
       );
       expect(text).to.include(
-        'Ingress web/oauth\n  left out  nginx.ingress.kubernetes.io/auth-url: "https://auth.example.com/oauth2/auth": external authentication is not supported: served without it the route would be open to anyone, so this Ingress is left out\n  excluded  this Ingress is left out (its routes are not served): an annotation asks for what cannot be served here\n',
+        'Ingress web/oauth\n  left out  nginx.ingress.kubernetes.io/auth-snippet: "proxy_set_header X-Tenant acme;": auth-snippet is nginx configuration, which HAProxy cannot read: served without it the auth service would judge another request, so this Ingress is left out\n  honoured  nginx.ingress.kubernetes.io/auth-url: "https://auth.example.com/oauth2/auth" -> route.externalAuth\n  excluded  this Ingress is left out (its routes are not served): an annotation asks for what cannot be served here\n',
       );
       const shared = (other: string) =>
         `  host      host shared.example.com is also claimed by Ingresses of namespace ${other}: a host belongs to the namespace of its oldest Ingress, and the others' rules and TLS entries for it are not served (ingress-nginx merges their paths); list the namespaces in ingress.sharedHostNamespaces to serve them all\n`;
       expect(text).to.include(`Ingress team-a/first\n  no haproxy.org/ or nginx.ingress.kubernetes.io/ annotations\n${shared('team-b')}`);
       expect(text).to.include(`Ingress team-b/second\n  no haproxy.org/ or nginx.ingress.kubernetes.io/ annotations\n${shared('team-a')}`);
       expect(text).to.include('Summary: 4 Ingresses (1 not of the class served, 1 left out by their annotations), by annotation\n');
-      expect(text).to.include('nginx.ingress.kubernetes.io/auth-url         0        0        0         1\n');
+      expect(text).to.include(
+        'nginx.ingress.kubernetes.io/auth-snippet         0        0        0         1\nnginx.ingress.kubernetes.io/auth-url             1        0        0         0\n',
+      );
       // Namespaces that may share hosts are not named.
       const config = join(await mkdtemp(join(tmpdir(), 'annotations-config-')), 'config.yaml');
       const shipped = await readFile(defaultConfigPath(), 'utf8');

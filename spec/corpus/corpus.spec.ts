@@ -30,13 +30,16 @@ const key = (object: KubeObject): string => `${object.metadata.namespace ?? 'def
 
 /**
  * Authentication this controller cannot give, told apart without its code:
- * external auth, client certificates (unless verification is off), access
- * rules in snippets.
+ * external auth with an nginx variable in its URL, an auth-snippet, headers
+ * from a ConfigMap or a method HAProxy's httpclient cannot send; client
+ * certificates (unless verification is off); access rules in snippets.
  */
 function asksUnservableAuth(object: KubeObject): boolean {
   const annotations = object.metadata.annotations ?? {};
   const nginx = (name: string) => annotations[`nginx.ingress.kubernetes.io/${name}`];
-  if (nginx('auth-url') !== undefined) return true;
+  const externalAuth = nginx('auth-url');
+  if (externalAuth !== undefined && (externalAuth.includes('$') || nginx('auth-snippet') !== undefined || nginx('auth-proxy-set-headers') !== undefined)) return true;
+  if (externalAuth !== undefined && /^(PATCH|CONNECT|OPTIONS|TRACE)$/.test(nginx('auth-method') ?? '')) return true;
   // Client certificates are served (issue 30), but for a match of the subject.
   if (nginx('auth-tls-secret') !== undefined && nginx('auth-tls-verify-client') !== 'off' && nginx('auth-tls-match-cn') !== undefined) return true;
   const snippets = Object.entries(annotations).filter(([name]) => name.endsWith('-snippet'));

@@ -337,6 +337,8 @@ describe('route settings end to end', function () {
         routed('oauth', 'oauth.example.com', {
           [`${NGINX}auth-url`]: 'https://auth.example.com/oauth2/auth',
           [`${NGINX}auth-signin`]: 'https://auth.example.com/oauth2/start?rd=$escaped_request_uri',
+          // External authentication is served (spec/e2e/external-auth.spec.ts), but not with nginx configuration for its request.
+          [`${NGINX}auth-snippet`]: 'proxy_set_header X-Tenant acme;',
         }),
         // Client certificates are served (client-certificates.spec.ts), but for a match of the subject.
         routed('mtls', 'mtls.example.com', { [`${NGINX}auth-tls-secret`]: 'default/ca', [`${NGINX}auth-tls-verify-client`]: 'on', [`${NGINX}auth-tls-match-cn`]: 'CN=client' }),
@@ -348,11 +350,10 @@ describe('route settings end to end', function () {
     const named = rendered.excluded.map((problem) => `${problem.object} ${problem.field}`).filter((line) => !line.startsWith('Ingress default/bad '));
     expect(named).to.deep.equal([
       `Ingress default/mtls metadata.annotations['nginx.ingress.kubernetes.io/auth-tls-match-cn']`,
-      `Ingress default/oauth metadata.annotations['nginx.ingress.kubernetes.io/auth-signin']`,
-      `Ingress default/oauth metadata.annotations['nginx.ingress.kubernetes.io/auth-url']`,
+      `Ingress default/oauth metadata.annotations['nginx.ingress.kubernetes.io/auth-snippet']`,
       `Ingress default/snippet metadata.annotations['nginx.ingress.kubernetes.io/configuration-snippet']`,
     ]);
-    expect(rendered.excluded.find((problem) => problem.field.includes('auth-url'))!.message).to.include('external authentication is not supported');
+    expect(rendered.excluded.find((problem) => problem.field.includes('auth-snippet'))!.message).to.include('auth-snippet is nginx configuration, which HAProxy cannot read');
     await harness.next(mark, 'deployed');
     for (const host of ['oauth', 'mtls', 'snippet']) expect((await ask(harness, `${host}.example.com`, '/')).status, host).to.equal(404);
     // A snippet without access rules is ignored, as before: that Ingress is served.

@@ -244,16 +244,18 @@ describe('readAnnotationSettings', () => {
         { [`${N}canary`]: 'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes' },
       ],
       [
-        'external authentication (auth-url, with its sign-in page and response headers)',
+        'external authentication with what it cannot serve: an auth-snippet, headers from a ConfigMap, a method the httpclient cannot send',
         {
           [`${N}auth-url`]: 'https://auth.example.com/oauth2/auth',
-          [`${N}auth-signin`]: 'https://auth.example.com/oauth2/start?rd=$escaped_request_uri',
-          [`${N}auth-response-headers`]: 'X-Auth-Request-Email',
+          [`${N}auth-snippet`]: 'proxy_set_header X-Tenant acme;',
+          [`${N}auth-proxy-set-headers`]: 'auth/headers',
+          [`${N}auth-method`]: 'PATCH',
         },
         {
-          [`${N}auth-url`]: `external authentication is not supported: ${OPEN}`,
-          [`${N}auth-signin`]: `belongs to auth-url's external authentication, which is not supported: ${OPEN}`,
-          [`${N}auth-response-headers`]: `belongs to auth-url's external authentication, which is not supported: ${OPEN}`,
+          [`${N}auth-snippet`]: 'auth-snippet is nginx configuration, which HAProxy cannot read: served without it the auth service would judge another request, so this Ingress is left out',
+          [`${N}auth-proxy-set-headers`]: 'headers from a ConfigMap are not read: served without them the auth service would judge another request, so this Ingress is left out',
+          [`${N}auth-method`]:
+            'cannot be sent: HAProxy sends auth requests with GET, HEAD, POST, PUT or DELETE: served without it the route would be checked with another method, so this Ingress is left out',
         },
       ],
       [
