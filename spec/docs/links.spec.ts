@@ -75,6 +75,27 @@ function repoPath(code: string): string | undefined {
   return code.replace(/[.:,]$/, '');
 }
 
+async function sourceFiles(directory: string): Promise<string[]> {
+  const entries = await readdir(join(root, directory), { withFileTypes: true });
+  const nested = await Promise.all(
+    entries.map((entry) => (entry.isDirectory() ? sourceFiles(join(directory, entry.name)) : Promise.resolve(entry.name.endsWith('.ts') ? [join(directory, entry.name)] : []))),
+  );
+  return nested.flat();
+}
+
+/**
+ * Files a comment names: a path from the repository's root (`lib/escape.ts`),
+ * or a source file by its name (`route-policies.ts`), which must exist beside
+ * the comment or anywhere in the sources. Globs (`real-apiserver*.spec.ts`)
+ * and one-letter fixture names (`a.ts`) are no reference.
+ */
+function namedInComments(source: string): string[] {
+  const comments = [...source.matchAll(/\/\*[\s\S]*?\*\/|\/\/.*$/gm)].map(([comment]) => comment).join('\n');
+  return [...comments.matchAll(/(?<![\w/.-])((?:lib|streams|spec|bench|examples|\.ci)\/[\w./*-]+|[\w*-]{2,}\.ts)(?!\w)/g)]
+    .map(([, name]) => name!.replace(/\.$/, ''))
+    .filter((name) => !name.includes('*'));
+}
+
 const docs = async () => ['README.md', 'CONTRIBUTING.md', 'chart/README.md', ...(await markdownFiles('docs'))];
 
 describe('the docs', () => {
@@ -129,6 +150,22 @@ describe('the docs', () => {
           if (!existsSync(join(root, path))) missing.push(`${file}:${index + 1}: ${path}`);
         }
       });
+    }
+    expect(missing).to.deep.equal([]);
+    expect(checked).to.be.greaterThan(100);
+  });
+
+  it('and the code comments name only files that exist', async () => {
+    const sources = (await Promise.all(['lib', 'streams', 'spec', 'bench', 'examples', '.ci'].map(sourceFiles))).flat();
+    const names = new Set(sources.map((file) => file.slice(file.lastIndexOf('/') + 1)));
+    const missing: string[] = [];
+    let checked = 0;
+    for (const file of sources) {
+      for (const name of namedInComments(await readFile(join(root, file), 'utf8'))) {
+        checked += 1;
+        const exists = name.includes('/') ? existsSync(join(root, name)) : existsSync(join(root, dirname(file), name)) || names.has(name);
+        if (!exists) missing.push(`${file}: ${name}`);
+      }
     }
     expect(missing).to.deep.equal([]);
     expect(checked).to.be.greaterThan(100);
