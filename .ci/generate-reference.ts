@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { Registry, type RegistryContentType } from 'prom-client';
 import { haproxyFamily } from '../lib/annotations/haproxy-family.ts';
 import { nginxFamily, nginxIncFamily } from '../lib/annotations/nginx-family.ts';
-import type { AnnotationFamily } from '../lib/annotations/rule.ts';
+import type { AnnotationFamily, SettingRule } from '../lib/annotations/rule.ts';
 import { commands } from '../lib/cli/commands.ts';
 import { createMetrics, metricPrefix } from '../lib/telemetry/metrics.ts';
 import { declarations, type Declaration, type Member } from './declarations.ts';
@@ -106,7 +106,8 @@ export function typeSection(byName: ReadonlyMap<string, Declaration>, declaratio
   const visit = (member: Member, parent: string) => {
     const path = parent === '' ? member.name : `${parent}.${member.name}`;
     if (rows.some((row) => row.path === path)) return;
-    const named = byName.get(member.type.replace(/^readonly /, '').replace(/(\[\])?( \| undefined)?$/, ''));
+    // A member of one named type (not a list of them) without a doc comment of its own is what its type's comment says.
+    const named = byName.get(member.type.replace(/ \| undefined$/, ''));
     rows.push({ path, type: member.type, optional: member.optional, doc: member.doc || (named && named.kind !== 'type' ? named.doc : '') });
     expand(member.type, path + pathSuffix(member.type));
   };
@@ -226,6 +227,22 @@ ${table(['metric', 'type', 'labels', 'help'], rows)}
 `;
 }
 
+/** A value no annotation accepts, whose echo in a message is replaced by `<value>`. */
+const probe = '@@ not a value @@';
+
+/**
+ * What the rule says of an invalid value of one annotation, set alone on a
+ * TLS Ingress: its parser's message names the syntax it accepts ("not a
+ * duration: use a whole number with a unit ..."), so the syntax is the
+ * code's own words rather than a second description of it.
+ */
+function syntax(rule: SettingRule, annotation: string): string {
+  const read = rule.read((name) => (name === annotation ? probe : undefined), { namespace: 'default', tls: true });
+  const said =
+    read.invalid?.[annotation] ?? (read.leftOut?.[annotation] ? `left out: ${read.leftOut[annotation]}` : read.ignored?.[annotation] ? `ignored: ${read.ignored[annotation]}` : 'any text');
+  return said.replaceAll(`"${probe}"`, '<value>').replaceAll(probe, '<value>');
+}
+
 function annotationsPage(byName: ReadonlyMap<string, Declaration>): string {
   const settings = new Map(
     (['backend', 'route'] as const).flatMap((prefix) => {
@@ -234,15 +251,18 @@ function annotationsPage(byName: ReadonlyMap<string, Declaration>): string {
     }),
   );
   const family = (title: string, value: AnnotationFamily) => {
-    const rows = value.rules.flatMap((rule) => rule.annotations.map((annotation) => [`\`${value.prefix}${annotation}\``, `\`${rule.setting}\``, settings.get(rule.setting) ?? '']));
-    return `## ${title}\n\n${table(['annotation', 'setting', 'what the setting does'], rows)}\n`;
+    const rows = value.rules.flatMap((rule) =>
+      rule.annotations.map((annotation) => [`\`${value.prefix}${annotation}\``, syntax(rule, annotation), `\`${rule.setting}\``, settings.get(rule.setting) ?? '']),
+    );
+    return `## ${title}\n\n${table(['annotation', 'value', 'setting', 'what the setting does'], rows)}\n`;
   };
   return `${generated('the rule tables of `lib/annotations/haproxy-family.ts` and `lib/annotations/nginx-family.ts`, and the doc comments of `lib/annotations/settings.ts`')}# Annotations
 
-Every annotation a rule reads, by family, with the setting it sets (\`backend.*\` for the Service port's
-backend, \`route.*\` for the route) and what that setting does. An annotation of a family that no rule reads
-is reported as ignored. Value syntax, defaults and where the families differ:
-[Ingress annotations](../annotations.md).
+Every annotation a rule reads, by family: the values it takes, in the words the reader uses for a value it
+refuses (the annotation set alone on an Ingress with TLS; some only mean something with another), the
+setting it sets (\`backend.*\` for the Service port's backend, \`route.*\` for the route) and what that
+setting does. An annotation of a family that no rule reads is reported as ignored. Defaults, examples and
+where the families differ: [Ingress annotations](../annotations.md).
 
 ${family('haproxy.org/ (haproxytech kubernetes-ingress)', haproxyFamily)}
 ${family('nginx.ingress.kubernetes.io/ (ingress-nginx)', nginxFamily)}
