@@ -50,49 +50,37 @@ function skipLiteral(text: string, at: number): number {
   return index + 1;
 }
 
+/** The first index from `at` that is code: not in a comment or string literal, and not an arrow's `=>` (whose `>` closes nothing). */
+function codeAt(text: string, at: number): number {
+  let index = at;
+  for (;;) {
+    const skipped = text.slice(index, index + 2) === '=>' ? index + 2 : skipLiteral(text, index);
+    if (skipped === index) return index;
+    index = skipped;
+  }
+}
+
 /** The index of the bracket closing the one at `open`, skipping comments and strings. */
 function closing(text: string, open: number): number {
   const stack: string[] = [];
   // Angle brackets pair only inside a type argument list: in code, `<` compares.
   const tracked = text[open] === '<' ? '{([<' : '{([';
-  let index = open;
-  while (index < text.length) {
-    const skipped = skipLiteral(text, index);
-    if (skipped !== index) {
-      index = skipped;
-      continue;
-    }
+  for (let index = codeAt(text, open); index < text.length; index = codeAt(text, index + 1)) {
     const char = text[index]!;
-    if (char === '=' && text[index + 1] === '>') {
-      index += 2;
-      continue;
-    }
     if (tracked.includes(char)) stack.push(closers[char]!);
     else if (char === stack.at(-1)) {
       stack.pop();
       if (stack.length === 0) return index;
     }
-    index += 1;
   }
   throw new Error(`unbalanced "${text[open]}" at ${open}`);
 }
 
 /** Text up to the first of `stops` at bracket depth 0 (comments and strings skipped), and the index it stopped at. */
 function until(text: string, from: number, stops: readonly string[]): { readonly text: string; readonly end: number } {
-  let index = from;
-  while (index < text.length) {
-    const skipped = skipLiteral(text, index);
-    if (skipped !== index) {
-      index = skipped;
-      continue;
-    }
-    const char = text[index]!;
-    if (char === '=' && text[index + 1] === '>') index += 2;
-    else if (stops.includes(char)) break;
-    else if (char in closers) index = closing(text, index) + 1;
-    else index += 1;
-  }
-  return { text: text.slice(from, index), end: index };
+  let index = codeAt(text, from);
+  while (index < text.length && !stops.includes(text[index]!)) index = codeAt(text, text[index]! in closers ? closing(text, index) + 1 : index + 1);
+  return { text: text.slice(from, Math.min(index, text.length)), end: index };
 }
 
 /** A doc comment's text on one line. */

@@ -10,10 +10,11 @@ import { root } from '../../.ci/generate-reference.ts';
  * spec, not a reader's link.
  */
 
-async function markdownFiles(directory: string): Promise<string[]> {
+/** The files under `directory` whose names end in `suffix`. */
+async function filesUnder(directory: string, suffix: string): Promise<string[]> {
   const entries = await readdir(join(root, directory), { withFileTypes: true });
   const nested = await Promise.all(
-    entries.map((entry) => (entry.isDirectory() ? markdownFiles(join(directory, entry.name)) : Promise.resolve(entry.name.endsWith('.md') ? [join(directory, entry.name)] : []))),
+    entries.map((entry) => (entry.isDirectory() ? filesUnder(join(directory, entry.name), suffix) : Promise.resolve(entry.name.endsWith(suffix) ? [join(directory, entry.name)] : []))),
   );
   return nested.flat();
 }
@@ -75,14 +76,6 @@ function repoPath(code: string): string | undefined {
   return code.replace(/[.:,]$/, '');
 }
 
-async function sourceFiles(directory: string): Promise<string[]> {
-  const entries = await readdir(join(root, directory), { withFileTypes: true });
-  const nested = await Promise.all(
-    entries.map((entry) => (entry.isDirectory() ? sourceFiles(join(directory, entry.name)) : Promise.resolve(entry.name.endsWith('.ts') ? [join(directory, entry.name)] : []))),
-  );
-  return nested.flat();
-}
-
 /**
  * Files a comment names: a path from the repository's root (`lib/escape.ts`),
  * or a source file by its name (`route-policies.ts`), which must exist beside
@@ -96,7 +89,7 @@ function namedInComments(source: string): string[] {
     .filter((name) => !name.includes('*'));
 }
 
-const docs = async () => ['README.md', 'CONTRIBUTING.md', 'chart/README.md', ...(await markdownFiles('docs'))];
+const docs = async () => ['README.md', 'CONTRIBUTING.md', 'chart/README.md', ...(await filesUnder('docs', '.md'))];
 
 describe('the docs', () => {
   let texts: Map<string, string>;
@@ -156,7 +149,7 @@ describe('the docs', () => {
   });
 
   it('and the code comments name only files that exist', async () => {
-    const sources = (await Promise.all(['lib', 'streams', 'spec', 'bench', 'examples', '.ci'].map(sourceFiles))).flat();
+    const sources = (await Promise.all(['lib', 'streams', 'spec', 'bench', 'examples', '.ci'].map((directory) => filesUnder(directory, '.ts')))).flat();
     const names = new Set(sources.map((file) => file.slice(file.lastIndexOf('/') + 1)));
     const missing: string[] = [];
     let checked = 0;
