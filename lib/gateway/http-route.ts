@@ -16,7 +16,7 @@ import { checkDuration } from './values.ts';
  * and rules, every value checked for where it lands. Any fault leaves the
  * whole route out, named (its Accepted condition says why), as a faulty
  * Ingress is: a route half-served would route what its author did not write.
- * Whether its references resolve is settled later (route-resolution.ts),
+ * Whether its references resolve is settled later (resolveBackend, backend-refs.ts),
  * because an unresolved backend leaves the route served, answering 500.
  */
 

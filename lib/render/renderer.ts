@@ -1,11 +1,11 @@
 import type { ControllerConfig } from '../config/types.ts';
 import type { KubeObject, Problem, RenderedFiles, RenderOutput, StoreReader } from '../pipeline/model.ts';
 import { CompactOrigins, type FileOrigins } from './line-origins.ts';
-import type { IngressModel } from '../ingress/types.ts';
 import { buildIngressModel, IngressModelCache } from '../ingress/view-model.ts';
 import { ingressSources, RouteSourcesCache } from './ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
 import { LOG_FORMAT, QUOTED, SafeWriter, type Violation } from './safe-writer.ts';
+import type { TemplateView } from './template-view.ts';
 import type { Template } from '../config/template.ts';
 import { hideObjects } from '../pipeline/quarantine.ts';
 import { CONTROLLER_LUA } from '../lua/controller-scripts.ts';
@@ -50,7 +50,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
   const routeSourcesCache = new RouteSourcesCache();
   const escape = Object.freeze({ logFormat: LOG_FORMAT, quoted: QUOTED });
 
-  const ingressModel = (stores: ReadonlyMap<string, StoreReader>): IngressModel | undefined => {
+  const ingressModel = (stores: ReadonlyMap<string, StoreReader>): TemplateView['ingress'] => {
     const sources = ingressSources(config, stores, routeSourcesCache);
     return sources ? buildIngressModel(sources, ingressCache) : undefined;
   };
@@ -69,7 +69,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
     const renderPass = () => {
       tracker.reset();
       writer.violations = [];
-      const view = {
+      const view: TemplateView = {
         templateValues: config.templateValues,
         paths,
         resources: createResourceViews({
