@@ -79,7 +79,10 @@ function closing(text: string, open: number): number {
 /** Text up to the first of `stops` at bracket depth 0 (comments and strings skipped), and the index it stopped at. */
 function until(text: string, from: number, stops: readonly string[]): { readonly text: string; readonly end: number } {
   let index = codeAt(text, from);
-  while (index < text.length && !stops.includes(text[index]!)) index = codeAt(text, text[index]! in closers ? closing(text, index) + 1 : index + 1);
+  while (index < text.length && !stops.includes(text[index]!)) {
+    const char = text[index]!;
+    index = codeAt(text, char in closers ? closing(text, index) + 1 : index + 1);
+  }
   return { text: text.slice(from, Math.min(index, text.length)), end: index };
 }
 
