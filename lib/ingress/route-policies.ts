@@ -88,8 +88,7 @@ export function greatestCommonDivisor(a: number, b: number): number {
 }
 
 /** A mirror of no request asks for nothing. */
-function mirrorRule(mirror: RouteSettings['mirror']): MirrorRule | undefined {
-  if (!mirror) return undefined;
+function mirrorRule(mirror: NonNullable<RouteSettings['mirrors']>[number]): MirrorRule | undefined {
   const { namespace, service, port } = mirror;
   const scaled = Math.min(Math.round(((mirror.percent ?? 100) * MIRROR_SCALE) / 100), MIRROR_SCALE);
   if (scaled <= 0) return undefined;
@@ -128,8 +127,8 @@ export class RoutePolicy extends Sourced {
   readonly serverTimeout: { readonly milliseconds: number } | undefined;
   /** Requests answered 500 (backendRefs that do not resolve): `share` of `of` at random when `partial`, else all. */
   readonly unresolved: { readonly share: number; readonly of: number; readonly partial: boolean } | undefined;
-  /** Requests copied to the backend of a Service port (Gateway API RequestMirror): all, or `share` in `of` at random when `partial`. */
-  readonly mirror: MirrorRule | undefined;
+  /** Requests copied to the backends of Service ports (Gateway API RequestMirror): each all, or `share` in `of` at random when `partial`. */
+  readonly mirrors: readonly MirrorRule[];
   readonly rewrites: readonly PathRewrite[];
   readonly requestHeaders: HeaderActions | undefined;
   readonly responseHeaders: HeaderActions | undefined;
@@ -166,7 +165,7 @@ export class RoutePolicy extends Sourced {
     this.serverTimeout = backendRequest === undefined ? undefined : Object.freeze({ milliseconds: backendRequest === 0 ? LONGEST_TIMEOUT : backendRequest });
     const unresolved = settings.unresolvedShare;
     this.unresolved = unresolved && { ...unresolved, partial: unresolved.share < unresolved.of };
-    this.mirror = mirrorRule(settings.mirror);
+    this.mirrors = Object.freeze((settings.mirrors ?? []).flatMap((mirror) => mirrorRule(mirror) ?? []));
     this.rewrites = pathRewrites(settings.rewrite, path);
     this.requestHeaders = headerActions(settings.requestHeaders);
     this.responseHeaders = headerActions(settings.responseHeaders);
@@ -222,9 +221,9 @@ function redirectLocation(scheme: 'http' | 'https', port: number | undefined, pl
 /**
  * The Gateway API's RequestRedirect (apis/v1/httproute_types.go
  * HTTPRequestRedirectFilter.Port): without a port, a scheme's well-known
- * port when a scheme is set, else the listener's, whose ports are the
- * scheme defaults of the frontends listeners map onto; never the port of
- * the request's Host header. A port that is its scheme's default is left
+ * port when a scheme is set, else the listener's, taken to be its scheme's
+ * default (a policy is shared by routes on every listener); never the port
+ * of the request's Host header. A port that is its scheme's default is left
  * out of Location. Without a scheme the request's stays, and so does which
  * port is its default: one line per scheme.
  */

@@ -243,7 +243,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     conditions: aggregate.routeLines.conditions,
     policies: aggregate.policies,
     serverTimeouts: aggregate.policies.some((policy) => policy.serverTimeout !== undefined),
-    mirrors: aggregate.policies.some((policy) => policy.mirror !== undefined),
+    mirrors: aggregate.policies.some((policy) => policy.mirrors.length > 0),
     bodyLimits: aggregate.policies.some((policy) => policy.settings.bodySizeLimit !== undefined),
     choiceFields: routes.some((route) => route.choices) ? CHOICE_FIELDS : NO_CHOICE_FIELDS,
     userlists: userlists.userlists,

@@ -184,7 +184,7 @@ describe('readGatewayApi', () => {
         readGatewayApi(sources({ gateways: [gateway('gw', [httpListener()])], routes: [mirroring(target)], services: [service('infra', 'web'), service('apps', 'shadow')], grants }));
       const missing = world({ name: 'gone', port: 8080 });
       expect(missing.routes.get('infra/web')!.unresolved.map((fault) => fault.reason)).to.deep.equal(['BackendNotFound']);
-      expect(missing.records.map((record) => [record.backends.map((backend) => backend.service), record.settings.mirror])).to.deep.equal([[['web'], undefined]]);
+      expect(missing.records.map((record) => [record.backends.map((backend) => backend.service), record.settings.mirrors])).to.deep.equal([[['web'], undefined]]);
       expect(
         world({ name: 'shadow', namespace: 'apps', port: 8080 })
           .routes.get('infra/web')!
@@ -193,7 +193,7 @@ describe('readGatewayApi', () => {
       const grant = referenceGrant('apps', [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'infra' }], [{ group: '', kind: 'Service' }]);
       const granted = world({ name: 'shadow', namespace: 'apps', port: 8080 }, [grant]);
       expect(granted.routes.get('infra/web')!.unresolved).to.deep.equal([]);
-      expect(granted.records[0]!.settings.mirror).to.deep.equal({ namespace: 'apps', service: 'shadow', port: 8080 });
+      expect(granted.records[0]!.settings.mirrors).to.deep.equal([{ namespace: 'apps', service: 'shadow', port: 8080 }]);
     });
 
     it('InvalidKind for a backend that is not a Service', () => {
@@ -336,7 +336,7 @@ describe('readGatewayApi', () => {
         responseHeaders: { set: [], add: [], remove: ['Server'] },
         upstreamHost: 'internal.example.com',
         rewrite: { kind: 'prefix', replacement: '/v2' },
-        mirror: { namespace: 'infra', service: 'shadow', port: 8080, percent: 50 },
+        mirrors: [{ namespace: 'infra', service: 'shadow', port: 8080, percent: 50 }],
         timeouts: { request: 60_000, backendRequest: 1_500 },
       });
       expect(record!.backends.map((backend) => [backend.service, backend.weight, backend.settings?.requestHeaders?.set])).to.deep.equal([
