@@ -73,6 +73,8 @@ export interface SecretUse {
   /** Hosts its wildcards cover that belong to other namespaces: never to be served with it. Sorted. */
   readonly excludedHosts: readonly string[];
   readonly referrers: Referrers;
+  /** The fallback certificate's own line (crt-list-lines.ts). */
+  readonly fallback?: boolean;
 }
 
 /** A TLS Secret an HTTPS listener serves, for these SNI names (sorted); `label` and `field` name the listener's certificateRefs entry. */
@@ -82,6 +84,8 @@ export interface ListenerCertificate {
   readonly hosts: readonly string[];
   readonly label: string;
   readonly field: string;
+  /** The certificate for names no crt-list line lists: an HTTPS listener's without a hostname (lib/gateway/certificates.ts). */
+  readonly fallback?: boolean;
 }
 
 /** One Service port's share of a split backend. */
@@ -159,8 +163,10 @@ export interface IngressModel {
   readonly userlists: readonly Userlist[];
   /** Sorted by name. */
   readonly backends: readonly Backend[];
-  /** Sorted by file. */
+  /** Sorted by file; a fallback certificate's line first, lines that refuse names last (crt-list-lines.ts). */
   readonly certificates: readonly Certificate[];
+  /** A certificate answers for names no line lists (an HTTPS listener without a hostname): the HTTPS bind goes without strict-sni. */
+  readonly fallbackCertificate: boolean;
   /** The CA files backends verify their servers against (general files), sorted by file. */
   readonly caCertificates: readonly CaCertificate[];
   /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */
@@ -271,6 +277,14 @@ export interface Certificate {
   readonly excludedHosts: readonly string[];
   /** `<namespace>/<secret>`. */
   readonly secret: string;
+  /** The line of the certificate for names no line lists: first in the crt-list, HAProxy's default certificate. */
+  readonly fallback?: boolean;
+  /**
+   * A line whose handshakes always fail (`hosts`: names a namespace holds
+   * that no certificate of its own lists, beside a fallback certificate):
+   * it allows TLS 1.0 alone, which HAProxy's OpenSSL refuses.
+   */
+  readonly refuses?: boolean;
 }
 
 /** A CA Secret's ca.crt, written as a general file (read only at start, so a change reloads). */

@@ -6,9 +6,10 @@ import type { AddressInfo } from 'node:net';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { eventually } from '../support/eventually.ts';
 import { LocalHarness } from '../support/local-harness.ts';
-import { documents as docs, gateway, service, slice, tlsSecret } from '../support/manifest-builders.ts';
+import { documents as docs, gateway, ingress, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { Mirror } from '../support/mirror-backend.ts';
 import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
+import { OTHER_SHOP_CERT, OTHER_SHOP_KEY } from '../support/tls-refused-fixture.ts';
 
 /**
  * HTTPRoute behaviours of the Gateway API's core conformance scenarios that
@@ -313,5 +314,32 @@ spec:
     expect((await ask(harness, 'example.org', '/', true)).body).to.equal('a');
     expect((await ask(harness, 'unknown-example.org', '/', true)).status).to.equal(404);
     expect((await ask(harness, 'second.example.org', '/', true)).body).to.equal('b');
+
+    // Tenant isolation kept: hosts an Ingress namespace holds get its own certificate, or a refused handshake
+    // without one (never the listener's); a new route needs no reload.
+    let next = harness.mark();
+    await harness.write(
+      'tenant.yaml',
+      docs(
+        tlsSecret('tenant-tls', OTHER_SHOP_CERT, OTHER_SHOP_KEY, 'tenant'),
+        service('web', [{ port: 80, targetPort: portOf(echoB) }], 'tenant'),
+        slice('web-1', 'web', undefined, portOf(echoB), true, { namespace: 'tenant' }),
+        ingress('plain', 'plain.tenant.example', [['/', 'Prefix', 'web', { number: 80 }]], undefined, { namespace: 'tenant' }),
+        ingress('wild', '*.wild.tenant.example', [['/', 'Prefix', 'web', { number: 80 }]], undefined, { namespace: 'tenant' }),
+        ingress('secured', 'secured.tenant.example', [['/', 'Prefix', 'web', { number: 80 }]], 'tenant-tls', { namespace: 'tenant' }),
+      ),
+    );
+    await harness.next(next, 'deployed');
+    await harness.untilHandshake('plain.tenant.example', /^refused/);
+    expect(await harness.handshake('x.wild.tenant.example')).to.match(/^refused/);
+    expect(await harness.handshake('secured.tenant.example')).to.equal(new X509Certificate(OTHER_SHOP_CERT).fingerprint256);
+    expect(await harness.handshake('unknown-example.org')).to.equal(certificate);
+    const afterTenant = await harness.reloads();
+    next = harness.mark();
+    await harness.write('https-new.yaml', httpRoute('https-new', '[ third.example.org ]', `    - { ${to('echo-b')} }\n`, '{ name: gw, sectionName: https }'));
+    const deployed = await harness.next(next, 'deployed');
+    expect([deployed.result.mode, deployed.result.reloadReason]).to.deep.equal(['runtime', undefined]);
+    expect((await ask(harness, 'third.example.org', '/', true)).body).to.equal('b');
+    expect(await harness.reloads()).to.equal(afterTenant);
   });
 });
