@@ -277,17 +277,21 @@ describe('readGatewayApi', () => {
     const https = (name: string, extra: Record<string, unknown> = {}) =>
       httpListener(name, { port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: `${name}-cert` }] }, allowedRoutes: { namespaces: { from: 'All' } }, ...extra });
 
-    it("serves a listener's certificate for its hostname, or the hostnames of the routes attached to it, never without a name", () => {
+    it("serves a listener's certificate for its hostname; the first listener's without one for every other name, and a later one's for the hostnames of its routes, never without a name", () => {
       const model = readGatewayApi(
         sources({
-          gateways: [gateway('gw', [https('named', { hostname: '*.shop.example.com' }), https('open', { port: 8443 }), https('idle', { port: 9443 })])],
-          routes: [httpRoute('r', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'open' }], hostnames: ['b.example.com', 'a.example.com'] })],
-          secrets: ['named-cert', 'open-cert', 'idle-cert'].map((name) => tlsSecret('infra', name)),
+          gateways: [gateway('gw', [https('named', { hostname: '*.shop.example.com' }), https('open', { port: 8443 }), https('idle', { port: 9443 }), https('later', { port: 7443 })])],
+          routes: [
+            httpRoute('r', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'open' }], hostnames: ['b.example.com', 'a.example.com'] }),
+            httpRoute('s', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'later' }], hostnames: ['c.example.com'] }),
+          ],
+          secrets: ['named-cert', 'open-cert', 'idle-cert', 'later-cert'].map((name) => tlsSecret('infra', name)),
         }),
       );
       expect(certificateClaims(model)).to.deep.equal([
-        { namespace: 'infra', secret: 'named-cert', hosts: ['*.shop.example.com'], object: 'Gateway infra/gw', field: 'spec.listeners[0].tls.certificateRefs[0]' },
-        { namespace: 'infra', secret: 'open-cert', hosts: ['a.example.com', 'b.example.com'], object: 'Gateway infra/gw', field: 'spec.listeners[1].tls.certificateRefs[0]' },
+        { namespace: 'infra', secret: 'named-cert', hosts: ['*.shop.example.com'], object: 'Gateway infra/gw', field: 'spec.listeners[0].tls.certificateRefs[0]', fallback: false },
+        { namespace: 'infra', secret: 'open-cert', hosts: [], object: 'Gateway infra/gw', field: 'spec.listeners[1].tls.certificateRefs[0]', fallback: true },
+        { namespace: 'infra', secret: 'later-cert', hosts: ['c.example.com'], object: 'Gateway infra/gw', field: 'spec.listeners[3].tls.certificateRefs[0]', fallback: false },
       ]);
     });
   });

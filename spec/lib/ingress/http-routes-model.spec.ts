@@ -732,14 +732,34 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(second.suffixLookups).to.equal(first.suffixLookups);
   });
 
-  it("serves an HTTPS listener's certificate on a crt-list line for its hostname, or for its routes' hostnames", () => {
+  it("serves an HTTPS listener's certificate on a crt-list line for its hostname; one without a hostname's first, as the fallback, and refuses the names Ingress namespaces hold without a certificate", () => {
     const route = httpRoute('shop', { ...parent, hostnames: ['shop.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
     const model = readGatewayApi(
       gatewaySources({ gateways: [gateway('gw', [https('named', { hostname: 'secure.example.com' }), https('any', {})])], routes: [route], services: [web], secrets: [secret] }),
     );
+    const held = [
+      ingress('held', { namespace: 'infra', rules: [rule('held.example.com', path('/', 'web', 'http')), rule('*.wild.example.com', path('/', 'web', 'http'))] }),
+      ingress('own', { namespace: 'infra', tls: [{ hosts: ['own.example.com'], secretName: 'secure-tls' }], rules: [rule('own.example.com', path('/', 'web', 'http'))] }),
+    ];
+    const lines = (built: IngressModel) => built.certificates.map((certificate) => [certificate.file, certificate.hosts, certificate.excludedHosts, certificate.refuses ?? false]);
     const built = buildIngressModel({ ...sources({ services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
-    expect(built.certificates.map((certificate) => [certificate.file, certificate.hosts])).to.deep.equal([['infra_secure-tls.pem', ['secure.example.com', 'shop.example.com']]]);
+    expect(lines(built)).to.deep.equal([
+      ['infra_secure-tls.pem', [], ['fallback-certificate.invalid'], false],
+      ['infra_secure-tls.pem', ['secure.example.com'], [], false],
+    ]);
+    expect(built.fallbackCertificate).to.equal(true);
     expect(built.excluded).to.deep.equal([]);
+    const withIngresses = buildIngressModel({ ...sources({ ingresses: held, services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
+    expect(lines(withIngresses)).to.deep.equal([
+      ['infra_secure-tls.pem', [], ['fallback-certificate.invalid'], false],
+      ['infra_secure-tls.pem', ['own.example.com'], [], false],
+      ['infra_secure-tls.pem', ['secure.example.com'], [], false],
+      ['infra_secure-tls.pem', ['*.wild.example.com', 'held.example.com'], [], true],
+    ]);
+    // Without a listener lacking a hostname: no fallback, strict-sni.
+    const named = readGatewayApi(gatewaySources({ gateways: [gateway('gw', [https('named', { hostname: 'secure.example.com' })])], routes: [route], services: [web], secrets: [secret] }));
+    const strict = buildIngressModel({ ...sources({ ingresses: held, services: [web], slices, secrets: [secret] }), ...routedObjects(named) });
+    expect([strict.fallbackCertificate, strict.certificates.some((certificate) => certificate.refuses)]).to.deep.equal([false, false]);
   });
 
   describe('HTTP and HTTPS listeners', () => {
