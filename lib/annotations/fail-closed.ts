@@ -2,7 +2,7 @@ import type { FamilyValues, RuleRead, SettingRule } from './rule.ts';
 
 /**
  * Access control this controller cannot give: external authentication,
- * client certificates, access rules written in snippets. Served without
+ * a client certificate's subject match, access rules written in snippets. Served without
  * it, a route its owner protected would be open to anyone, so the Ingress
  * is left out and named (fail closed), as a canary is. Each rule says, per
  * annotation present, why it leaves the Ingress out, or why it is ignored
@@ -70,19 +70,17 @@ export const nginxExternalAuth = failClosedRule(
   () => 'auth-url is not set, so ingress-nginx does not use it either',
 );
 
-/** ingress-nginx's client certificate authentication (internal/ingress/annotations/authtls/main.go): needs auth-tls-secret; verify-client "off" asks for no certificate. */
-const CLIENT_CERTIFICATES = ['auth-tls-secret', 'auth-tls-verify-client', 'auth-tls-verify-depth', 'auth-tls-error-page', 'auth-tls-pass-certificate-to-upstream', 'auth-tls-match-cn'];
-
+/**
+ * auth-tls-match-cn: ingress-nginx refuses (403) a certificate whose subject
+ * does not match its regular expression (internal/ingress/annotations/authtls/main.go).
+ * Not served here; the rest of auth-tls-* is (client-certificates.ts).
+ */
 export const nginxClientCertificates = failClosedRule(
   'unsupported.nginx-client-certificates',
-  CLIENT_CERTIFICATES,
-  (name, values) =>
-    values('auth-tls-secret') === undefined || values('auth-tls-verify-client') === 'off'
-      ? undefined
-      : name === 'auth-tls-secret'
-        ? `client certificate authentication is not supported: ${OPEN}`
-        : `belongs to auth-tls-secret's client certificate authentication, which is not supported: ${OPEN}`,
-  (name, values) =>
+  ['auth-tls-match-cn'],
+  (_name, values) =>
+    values('auth-tls-secret') === undefined || values('auth-tls-verify-client') === 'off' ? undefined : `matching the client certificate's subject is not supported: ${OPEN}`,
+  (_name, values) =>
     values('auth-tls-secret') === undefined
       ? 'auth-tls-secret is not set, so ingress-nginx asks for no client certificate either'
       : 'auth-tls-verify-client is "off": no client certificate is asked for',

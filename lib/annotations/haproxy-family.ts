@@ -219,6 +219,9 @@ export const haproxyFamily: AnnotationFamily = {
 
 const frontendTimeout = 'applies to the frontend every route shares: set it in the template values, not per Ingress';
 
+const CONFIGMAP_CLIENT_CA =
+  'a ConfigMap setting of haproxytech, which does not read it from an Ingress either (nothing is asked of clients there); per-host client certificates here: nginx.ingress.kubernetes.io/auth-tls-secret';
+
 const UNSUPPORTED: Readonly<Record<string, string>> = {
   'timeout-client': frontendTimeout,
   'timeout-client-fin': frontendTimeout,
@@ -227,6 +230,9 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'timeout-queue': "not supported: HAProxy's default queue timeout (the connect timeout) applies",
   'ssl-redirect-port': "not supported: the redirect keeps the request's host and goes to the default HTTPS port",
   'server-crt': 'not supported: client certificates towards backends are not offered',
+  // haproxytech reads these from its ConfigMap only (pkg/handler/https.go, handleClientTLSAuth: k.ConfigMaps.Main), for every HTTPS host at once.
+  'client-ca': CONFIGMAP_CLIENT_CA,
+  'client-crt-optional': CONFIGMAP_CLIENT_CA,
   'send-proxy-protocol': 'not supported: servers are spoken to in plain HTTP or TLS',
   check: 'servers are checked when check-http or check-interval is set',
   'rate-limit-size': 'not supported: the controller sizes the rate tables',

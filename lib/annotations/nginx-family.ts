@@ -2,6 +2,7 @@ import { parseCidrList } from './addresses.ts';
 import { parseNginxBalance, parseUpstreamHashBy } from './balance.ts';
 import { corsRule } from './cors.ts';
 import { NGINX_ANNOTATIONS, REMOVED_NGINX_ANNOTATIONS } from './nginx-names.ts';
+import { nginxClientCertificate } from './client-certificates.ts';
 import { nginxAccessSnippets, nginxClientCertificates, nginxExternalAuth } from './fail-closed.ts';
 import { balanceOutcome, basicAuthRule, hstsRule, ignoreAll, listRule, refusedWhenTrue, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type RuleRead, type SettingRule } from './rule.ts';
@@ -317,6 +318,7 @@ export const nginxFamily: AnnotationFamily = {
     canary,
     sslPassthroughRule((values) => /^(https|grpcs)$/i.test(values('backend-protocol') ?? ''), 'backend-protocol: HTTPS'),
     nginxExternalAuth,
+    nginxClientCertificate,
     nginxClientCertificates,
     nginxAccessSnippets,
   ],

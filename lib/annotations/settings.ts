@@ -80,6 +80,8 @@ export interface RouteSettings {
   readonly sourceHeader?: string;
   /** Basic auth against the users of a Secret: 401 without valid credentials. */
   readonly basicAuth?: { readonly secret: SecretRef; readonly realm: string };
+  /** Client certificates asked for over TLS and checked against the CA of a Secret's ca.crt (see ClientCertificate). */
+  readonly clientCertificate?: ClientCertificate;
   /** Per source address: above `requests` per `period`, answered `status`. */
   readonly rateLimit?: { readonly requests: number; readonly period: Milliseconds; readonly status: number };
   /** Concurrent connections per source address. */
@@ -194,4 +196,21 @@ export interface ReadSettings {
   readonly route: RouteSettings;
   /** One per annotation of a known family (haproxy.org/ and its alias haproxy.com/, nginx.ingress.kubernetes.io/), in name order. */
   readonly outcomes: readonly AnnotationOutcome[];
+}
+
+/**
+ * Client certificate authentication, as ingress-nginx's auth-tls-*: over
+ * TLS, the hosts of the routes ask for a client certificate checked
+ * against `ca`. `on`: a request without a valid one is refused (400, or a
+ * redirect to `errorPage`); `optional`: one without a certificate is
+ * served, one with an invalid certificate refused; `optional_no_ca`:
+ * nothing is refused, the backend is told the outcome.
+ */
+export interface ClientCertificate {
+  readonly ca: SecretRef;
+  readonly verify: 'on' | 'optional' | 'optional_no_ca';
+  /** The certificate sent to the backend in `ssl-client-cert` (URL-encoded PEM). */
+  readonly passCertificate: boolean;
+  /** Where a refused request is redirected (302) instead of answered 400. */
+  readonly errorPage?: string;
 }

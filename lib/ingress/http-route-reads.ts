@@ -222,7 +222,7 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
     const conditions = routeConditions(record, source);
     const claim = (map: RouteClaim['map'], path: string, fromExactPath: boolean, routeKey = `${host}${path}`): RouteClaim => {
       const line = Object.freeze(new RouteItem(routeKey, backend.name, policy, source));
-      return { map, key: routeKey, host, asked: backend, backend, fromExactPath, policy, conditions, field, ingress: key, label, place, index: routes.length, line };
+      return { map, key: routeKey, host, asked: backend, backend, fromExactPath, policy, conditions, field, ingress: key, label, place, rank: record, line };
     };
     if (record.path.kind === 'exact') {
       routes.push(claim('exact', record.path.value, true));

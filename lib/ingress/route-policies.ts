@@ -134,6 +134,17 @@ export class RoutePolicy extends Sourced {
   readonly responseHeaders: HeaderActions | undefined;
   /** The userlist of basic auth: `auth_<namespace>_<secret>`. */
   readonly userlist: string | undefined;
+  /** Client certificate authentication (settings.clientCertificate), as the template's rules ask for it. */
+  readonly clientCertificate:
+    | {
+        /** Refused without a certificate (verify "on"). */
+        readonly required: boolean;
+        /** Refused with a certificate that fails verification ("on" and "optional"). */
+        readonly verified: boolean;
+        readonly errorPage: string | undefined;
+        readonly passCertificate: boolean;
+      }
+    | undefined;
   readonly cors:
     | {
         readonly anyOrigin: boolean;
@@ -171,6 +182,13 @@ export class RoutePolicy extends Sourced {
     this.responseHeaders = headerActions(settings.responseHeaders);
     const auth = settings.basicAuth;
     this.userlist = auth && userlistName(auth.secret.namespace, auth.secret.name);
+    const client = settings.clientCertificate;
+    this.clientCertificate = client && {
+      required: client.verify === 'on',
+      verified: client.verify !== 'optional_no_ca',
+      errorPage: client.errorPage,
+      passCertificate: client.passCertificate,
+    };
     const cors = settings.cors;
     this.cors = cors && {
       anyOrigin: cors.allowOrigins.includes('*'),

@@ -1,5 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import type { BackendSettings, RouteSettings } from '../annotations/settings.ts';
+import type { BackendSettings, RouteSettings, SecretRef } from '../annotations/settings.ts';
 import type { RoutePolicy } from './route-policies.ts';
 import type { RouteConditions } from './route-conditions.ts';
 import type { RouteRecord } from '../routing/route.ts';
@@ -73,6 +73,8 @@ export interface SecretUse {
   /** Hosts its wildcards cover that belong to other namespaces: never to be served with it. Sorted. */
   readonly excludedHosts: readonly string[];
   readonly referrers: Referrers;
+  /** Per host of `hosts` whose Ingress asks for client certificates, the CA Secret they are checked against. */
+  readonly clientCas?: Readonly<Record<string, SecretRef>>;
   /** The fallback certificate's own line (crt-list-lines.ts). */
   readonly fallback?: boolean;
 }
@@ -167,6 +169,16 @@ export interface IngressModel {
   readonly certificates: readonly Certificate[];
   /** A certificate answers for names no line lists (an HTTPS listener without a hostname): the HTTPS bind goes without strict-sni. */
   readonly fallbackCertificate: boolean;
+  /** Some crt-list line asks for client certificates: the HTTPS bind lets a failed one through to the routes, which refuse it. */
+  readonly clientCertificates: boolean;
+  /**
+   * Lines ask for client certificates against two CA files or more: TLS
+   * sessions are then never resumed, since a TLS 1.3 session resumed under
+   * another SNI name keeps the certificate another CA verified (measured on
+   * HAProxy 2.6: ssl_fc_sni is the new name, ssl_c_verify 0; 3.2 does not
+   * resume such a session itself, but which HAProxy runs is not known here).
+   */
+  readonly separateClientCas: boolean;
   /** The CA files backends verify their servers against (general files), sorted by file. */
   readonly caCertificates: readonly CaCertificate[];
   /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */
@@ -277,6 +289,8 @@ export interface Certificate {
   readonly excludedHosts: readonly string[];
   /** `<namespace>/<secret>`. */
   readonly secret: string;
+  /** The CA file client certificates for these hosts are checked against (`verify optional` on the line), if they are asked for. */
+  readonly clientCaFile?: string;
   /** The line of the certificate for names no line lists: first in the crt-list, HAProxy's default certificate. */
   readonly fallback?: boolean;
   /**

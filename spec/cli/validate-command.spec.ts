@@ -26,10 +26,11 @@ describe('validate command', () => {
       'injection-is-excluded',
       'route-settings',
       'backend-settings',
+      'client-certificates',
     ]) {
       expect(output.text()).to.match(new RegExp(`^${test} +haproxy_valid +pass`, 'm'));
     }
-    expect(output.text()).to.match(/^\d+ passed, 0 failed \(\d+ assertions in 9 tests\)$/m);
+    expect(output.text()).to.match(/^\d+ passed, 0 failed \(\d+ assertions in 10 tests\)$/m);
   });
 
   it('prints failures in the table and exits non-zero', async () => {

@@ -37,7 +37,8 @@ function asksUnservableAuth(object: KubeObject): boolean {
   const annotations = object.metadata.annotations ?? {};
   const nginx = (name: string) => annotations[`nginx.ingress.kubernetes.io/${name}`];
   if (nginx('auth-url') !== undefined) return true;
-  if (nginx('auth-tls-secret') !== undefined && nginx('auth-tls-verify-client') !== 'off') return true;
+  // Client certificates are served (issue 30), but for a match of the subject.
+  if (nginx('auth-tls-secret') !== undefined && nginx('auth-tls-verify-client') !== 'off' && nginx('auth-tls-match-cn') !== undefined) return true;
   const snippets = Object.entries(annotations).filter(([name]) => name.endsWith('-snippet'));
   return snippets.some(([, value]) => /\b(deny|allow|auth_request|auth_basic)\s|return\s+403|http-request\s+deny/.test(value));
 }

@@ -338,7 +338,8 @@ describe('route settings end to end', function () {
           [`${NGINX}auth-url`]: 'https://auth.example.com/oauth2/auth',
           [`${NGINX}auth-signin`]: 'https://auth.example.com/oauth2/start?rd=$escaped_request_uri',
         }),
-        routed('mtls', 'mtls.example.com', { [`${NGINX}auth-tls-secret`]: 'default/ca', [`${NGINX}auth-tls-verify-client`]: 'on' }),
+        // Client certificates are served (client-certificates.spec.ts), but for a match of the subject.
+        routed('mtls', 'mtls.example.com', { [`${NGINX}auth-tls-secret`]: 'default/ca', [`${NGINX}auth-tls-verify-client`]: 'on', [`${NGINX}auth-tls-match-cn`]: 'CN=client' }),
         routed('snippet', 'snippet.example.com', { [`${NGINX}configuration-snippet`]: 'allow 10.0.0.0/8;\ndeny all;' }),
         routed('open', 'open.example.com', { [`${NGINX}configuration-snippet`]: 'more_set_headers "X-Frame-Options: DENY";' }),
       ),
@@ -346,8 +347,7 @@ describe('route settings end to end', function () {
     const rendered = await harness.next(mark, 'rendered');
     const named = rendered.excluded.map((problem) => `${problem.object} ${problem.field}`).filter((line) => !line.startsWith('Ingress default/bad '));
     expect(named).to.deep.equal([
-      `Ingress default/mtls metadata.annotations['nginx.ingress.kubernetes.io/auth-tls-secret']`,
-      `Ingress default/mtls metadata.annotations['nginx.ingress.kubernetes.io/auth-tls-verify-client']`,
+      `Ingress default/mtls metadata.annotations['nginx.ingress.kubernetes.io/auth-tls-match-cn']`,
       `Ingress default/oauth metadata.annotations['nginx.ingress.kubernetes.io/auth-signin']`,
       `Ingress default/oauth metadata.annotations['nginx.ingress.kubernetes.io/auth-url']`,
       `Ingress default/snippet metadata.annotations['nginx.ingress.kubernetes.io/configuration-snippet']`,

@@ -84,6 +84,11 @@ export interface Ask {
   /** Sent with Transfer-Encoding: chunked, without a Content-Length. */
   readonly chunked?: boolean;
   readonly tls?: boolean;
+  /** With tls: a client certificate (PEM) and its key. */
+  readonly cert?: string;
+  readonly key?: string;
+  /** With tls: the SNI name, when it is not the host's. */
+  readonly servername?: string;
 }
 
 export function ask(harness: LocalHarness, host: string, path: string, options: Ask = {}): Promise<Answer> {
@@ -102,7 +107,7 @@ export function ask(harness: LocalHarness, host: string, path: string, options: 
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
     };
     const req = options.tls
-      ? httpsRequest({ ...common, port: harness.ports.https, servername: host, rejectUnauthorized: false }, done)
+      ? httpsRequest({ ...common, port: harness.ports.https, servername: options.servername ?? host, rejectUnauthorized: false, cert: options.cert, key: options.key }, done)
       : request({ ...common, port: harness.ports.http }, done);
     req.on('error', reject);
     req.end(options.body);

@@ -257,12 +257,9 @@ describe('readAnnotationSettings', () => {
         },
       ],
       [
-        'client certificate authentication',
-        { [`${N}auth-tls-secret`]: 'default/ca', [`${N}auth-tls-verify-client`]: 'on' },
-        {
-          [`${N}auth-tls-secret`]: `client certificate authentication is not supported: ${OPEN}`,
-          [`${N}auth-tls-verify-client`]: `belongs to auth-tls-secret's client certificate authentication, which is not supported: ${OPEN}`,
-        },
+        "client certificate authentication matching the certificate's subject (auth-tls-match-cn): the rest of auth-tls-* is served",
+        { [`${N}auth-tls-secret`]: 'default/ca', [`${N}auth-tls-verify-client`]: 'on', [`${N}auth-tls-match-cn`]: 'CN=client' },
+        { [`${N}auth-tls-match-cn`]: `matching the client certificate's subject is not supported: ${OPEN}` },
       ],
       [
         'an access rule in an nginx snippet',

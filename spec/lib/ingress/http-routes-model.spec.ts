@@ -654,6 +654,37 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090', 'infra_web_8080']);
   });
 
+  it('serves a key two HTTPRoutes of one age ask for from the first by "{namespace}/{name}" as one string: a-b/r before a/r', () => {
+    const ab = service('web', [{ port: 8080 }], 'a-b');
+    const a = service('web', [{ port: 8080 }], 'a');
+    const routeIn = (namespace: string) =>
+      httpRoute(
+        'r',
+        {
+          ...parent,
+          parentRefs: [{ name: 'gw', namespace: 'infra' }],
+          hostnames: ['shop.example.com'],
+          rules: [{ matches: [match('PathPrefix', '/')], backendRefs: [{ name: 'web', port: 8080 }] }],
+        },
+        namespace,
+      );
+    for (const routes of [
+      [routeIn('a'), routeIn('a-b')],
+      [routeIn('a-b'), routeIn('a')],
+    ]) {
+      const model = build({ routes, services: [a, ab] });
+      expect(lines(model).prefix).to.deep.equal(['shop.example.com/ a-b_web_8080']);
+      // (Both backends have no servers, said apart.)
+      expect(model.warnings.filter((problem) => problem.message.includes('not served here'))).to.deep.equal([
+        {
+          object: 'HTTPRoute a/r',
+          field: 'spec.rules[0].matches[0]',
+          message: 'route "shop.example.com/" not served here: HTTPRoute a-b/r, as old and first by namespace/name, sends it to backend a-b_web_8080',
+        },
+      ]);
+    }
+  });
+
   it('settles a key an Ingress and an HTTPRoute sharing a host both ask for as Ingresses do: Exact first, then the older object', () => {
     const older = ingress('old', { namespace: 'infra', created: '2020-01-01T00:00:00Z', rules: [rule('shop.example.com', path('/a', 'web', 'http'), path('/b', 'web', 'http'))] });
     const route = httpRoute('shop', {
@@ -741,16 +772,16 @@ describe('HTTPRoutes in the Ingress view model', () => {
       ingress('held', { namespace: 'infra', rules: [rule('held.example.com', path('/', 'web', 'http')), rule('*.wild.example.com', path('/', 'web', 'http'))] }),
       ingress('own', { namespace: 'infra', tls: [{ hosts: ['own.example.com'], secretName: 'secure-tls' }], rules: [rule('own.example.com', path('/', 'web', 'http'))] }),
     ];
-    const lines = (built: IngressModel) => built.certificates.map((certificate) => [certificate.file, certificate.hosts, certificate.excludedHosts, certificate.refuses ?? false]);
+    const crtLines = (built: IngressModel) => built.certificates.map((certificate) => [certificate.file, certificate.hosts, certificate.excludedHosts, certificate.refuses ?? false]);
     const built = buildIngressModel({ ...sources({ services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
-    expect(lines(built)).to.deep.equal([
+    expect(crtLines(built)).to.deep.equal([
       ['infra_secure-tls.pem', [], ['fallback-certificate.invalid'], false],
       ['infra_secure-tls.pem', ['secure.example.com'], [], false],
     ]);
     expect(built.fallbackCertificate).to.equal(true);
     expect(built.excluded).to.deep.equal([]);
     const withIngresses = buildIngressModel({ ...sources({ ingresses: held, services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
-    expect(lines(withIngresses)).to.deep.equal([
+    expect(crtLines(withIngresses)).to.deep.equal([
       ['infra_secure-tls.pem', [], ['fallback-certificate.invalid'], false],
       ['infra_secure-tls.pem', ['own.example.com'], [], false],
       ['infra_secure-tls.pem', ['secure.example.com'], [], false],

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
+import { FirstSeen } from '../../../lib/kube/first-seen.ts';
 import { ManifestIndex } from '../../../lib/kube/manifest-index.ts';
 import { parseManifests } from '../../../lib/kube/manifests.ts';
 
@@ -86,5 +87,19 @@ describe('manifest index', () => {
     const index = new ManifestIndex(watchedResources, ignoreFields);
     index.update(files({ 'a.yaml': service('web', 80, ', managedFields: [{manager: a}]') }));
     expect(index.update(files({ 'a.yaml': service('web', 80, ', managedFields: [{manager: b}]') })).events).to.deep.equal([]);
+  });
+
+  it('gives objects without a creationTimestamp the time they were first seen, across indexes (a new configuration), and says when the record changed', () => {
+    const seen = new FirstSeen();
+    const first = new ManifestIndex(watchedResources, ignoreFields, seen).update(files({ 'a.yaml': service('web') }), Date.parse('2026-01-01T00:00:00Z'));
+    expect(first.firstSeenChanged).to.equal(true);
+    expect(first.events.map((e) => ('object' in e ? e.object.metadata['creationTimestamp'] : undefined))).to.deep.equal(['2026-01-01T00:00:00.000Z']);
+    const again = new ManifestIndex(watchedResources, ignoreFields, seen);
+    const later = again.update(files({ 'a.yaml': service('web'), 'b.yaml': service('api', 80, ', creationTimestamp: "2020-01-01T00:00:00Z"') }), Date.parse('2026-02-01T00:00:00Z'));
+    expect(later.firstSeenChanged, 'web known, api has its own').to.equal(false);
+    expect(later.events.map((e) => ('object' in e ? `${e.object.metadata.name} ${String(e.object.metadata['creationTimestamp'])}` : e.type))).to.deep.equal([
+      'web 2026-01-01T00:00:00.000Z',
+      'api 2020-01-01T00:00:00Z',
+    ]);
   });
 });
