@@ -152,10 +152,11 @@ export interface RouteSettings {
   readonly requestHeaders?: { readonly set?: readonly HeaderAction[]; readonly add?: readonly HeaderAction[]; readonly remove?: readonly string[] };
   readonly responseHeaders?: { readonly set?: readonly HeaderAction[]; readonly add?: readonly HeaderAction[]; readonly remove?: readonly string[] };
   /**
-   * A copy of every request sent to another Service as well, its answer
-   * dropped (Gateway API RequestMirror); `percent` of requests when set.
+   * Copies of every request sent to other Services as well, their answers
+   * dropped (Gateway API RequestMirror, one per filter); `percent` of
+   * requests when set.
    */
-  readonly mirror?: { readonly namespace: string; readonly service: string; readonly port: number; readonly percent?: number };
+  readonly mirrors?: readonly { readonly namespace: string; readonly service: string; readonly port: number; readonly percent?: number }[];
   /**
    * Time limits of one route (Gateway API HTTPRoute timeouts): `request`
    * for the whole exchange with the client, `backendRequest` for each

@@ -136,6 +136,13 @@ export class HostOwnership {
     return this.#hosts.get(host)?.owner;
   }
 
+  /** The claimed hosts another group than `group` holds (the catch-all, which no SNI name is, left out). */
+  hostsHeldOutside(group: string): string[] {
+    const held: string[] = [];
+    for (const [host, claim] of this.#hosts) if (claim.owner !== undefined && claim.owner !== group && host !== CATCH_ALL_HOST) held.push(host);
+    return held;
+  }
+
   /** The claimed hosts one label below `domain` (those `*.domain` covers): looked for only for wildcard certificates. */
   *hostsUnder(domain: string): Generator<string> {
     for (const host of this.#hosts.keys()) if (parentOf(host) === domain) yield host;

@@ -46,14 +46,25 @@ export interface HeaderActions {
 }
 
 /**
- * A redirect answered for every request of the route: to `location`, to
- * another scheme, or to the request's path on another scheme, host or port
- * (`prefix`: what it leaves undefined stays the request's).
+ * One `redirect prefix` line: the scheme written, the port after the host
+ * (undefined when it is the scheme's default, which Location leaves out),
+ * for every request or only those that came over plain HTTP or TLS.
+ */
+export interface RedirectLocation {
+  readonly scheme: 'http' | 'https';
+  readonly port: number | undefined;
+  readonly plainOnly: boolean;
+  readonly tlsOnly: boolean;
+}
+
+/**
+ * A redirect answered for every request of the route: to `location`, or to
+ * the request's path on another scheme, host or port (`prefix`: a host left
+ * undefined stays the request's, without the port of its Host header).
  */
 export type RedirectRule =
   | { readonly code: RedirectCode; readonly location: string }
-  | { readonly code: RedirectCode; readonly scheme: 'http' | 'https' }
-  | { readonly code: RedirectCode; readonly prefix: { readonly scheme: 'http' | 'https' | undefined; readonly host: string | undefined; readonly port: number | undefined } };
+  | { readonly code: RedirectCode; readonly prefix: { readonly host: string | undefined; readonly locations: readonly RedirectLocation[] } };
 
 /** The backend `<namespace>_<service>_<port>` requests are copied to, and which of them. */
 export interface MirrorRule {
@@ -77,8 +88,7 @@ export function greatestCommonDivisor(a: number, b: number): number {
 }
 
 /** A mirror of no request asks for nothing. */
-function mirrorRule(mirror: RouteSettings['mirror']): MirrorRule | undefined {
-  if (!mirror) return undefined;
+function mirrorRule(mirror: NonNullable<RouteSettings['mirrors']>[number]): MirrorRule | undefined {
   const { namespace, service, port } = mirror;
   const scaled = Math.min(Math.round(((mirror.percent ?? 100) * MIRROR_SCALE) / 100), MIRROR_SCALE);
   if (scaled <= 0) return undefined;
@@ -117,8 +127,8 @@ export class RoutePolicy extends Sourced {
   readonly serverTimeout: { readonly milliseconds: number } | undefined;
   /** Requests answered 500 (backendRefs that do not resolve): `share` of `of` at random when `partial`, else all. */
   readonly unresolved: { readonly share: number; readonly of: number; readonly partial: boolean } | undefined;
-  /** Requests copied to the backend of a Service port (Gateway API RequestMirror): all, or `share` in `of` at random when `partial`. */
-  readonly mirror: MirrorRule | undefined;
+  /** Requests copied to the backends of Service ports (Gateway API RequestMirror): each all, or `share` in `of` at random when `partial`. */
+  readonly mirrors: readonly MirrorRule[];
   readonly rewrites: readonly PathRewrite[];
   readonly requestHeaders: HeaderActions | undefined;
   readonly responseHeaders: HeaderActions | undefined;
@@ -168,7 +178,7 @@ export class RoutePolicy extends Sourced {
     this.serverTimeout = backendRequest === undefined ? undefined : Object.freeze({ milliseconds: backendRequest === 0 ? LONGEST_TIMEOUT : backendRequest });
     const unresolved = settings.unresolvedShare;
     this.unresolved = unresolved && { ...unresolved, partial: unresolved.share < unresolved.of };
-    this.mirror = mirrorRule(settings.mirror);
+    this.mirrors = Object.freeze((settings.mirrors ?? []).flatMap((mirror) => mirrorRule(mirror) ?? []));
     this.rewrites = pathRewrites(settings.rewrite, path);
     this.requestHeaders = headerActions(settings.requestHeaders);
     this.responseHeaders = headerActions(settings.responseHeaders);
@@ -244,15 +254,27 @@ function headerActions(headers: RouteSettings['requestHeaders']): HeaderActions 
   });
 }
 
+const DEFAULT_PORTS = { http: 80, https: 443 } as const;
+
+function redirectLocation(scheme: 'http' | 'https', port: number | undefined, plainOnly: boolean, tlsOnly: boolean): RedirectLocation {
+  return Object.freeze({ scheme, port: port === DEFAULT_PORTS[scheme] ? undefined : port, plainOnly, tlsOnly });
+}
+
+/**
+ * The Gateway API's RequestRedirect (apis/v1/httproute_types.go
+ * HTTPRequestRedirectFilter.Port): without a port, a scheme's well-known
+ * port when a scheme is set, else the listener's, taken to be its scheme's
+ * default (a policy is shared by routes on every listener); never the port
+ * of the request's Host header. A port that is its scheme's default is left
+ * out of Location. Without a scheme the request's stays, and so does which
+ * port is its default: one line per scheme.
+ */
 function redirectRule(redirect: RouteSettings['redirect']): RedirectRule | undefined {
   if (!redirect) return undefined;
-  const { code } = redirect;
+  const { code, scheme, port } = redirect;
   if (redirect.location !== undefined) return { code, location: redirect.location };
-  // A new path is made by replace-path first: the prefix redirect writes the request's path as it is then.
-  if (redirect.host !== undefined || redirect.port !== undefined || redirect.path !== undefined) {
-    return { code, prefix: { scheme: redirect.scheme, host: redirect.host, port: redirect.port } };
-  }
-  return { code, scheme: redirect.scheme ?? 'https' };
+  const locations = scheme ? [redirectLocation(scheme, port, false, false)] : [redirectLocation('http', port, true, false), redirectLocation('https', port, false, true)];
+  return { code, prefix: Object.freeze({ host: redirect.host, locations: Object.freeze(locations) }) };
 }
 
 const REGEX_SPECIAL = /[.*+?^${}()|[\]\\]/g;

@@ -75,6 +75,8 @@ export interface SecretUse {
   readonly referrers: Referrers;
   /** Per host of `hosts` whose Ingress asks for client certificates, the CA Secret they are checked against. */
   readonly clientCas?: Readonly<Record<string, SecretRef>>;
+  /** The fallback certificate's own line (crt-list-lines.ts). */
+  readonly fallback?: boolean;
 }
 
 /** A TLS Secret an HTTPS listener serves, for these SNI names (sorted); `label` and `field` name the listener's certificateRefs entry. */
@@ -84,6 +86,8 @@ export interface ListenerCertificate {
   readonly hosts: readonly string[];
   readonly label: string;
   readonly field: string;
+  /** The certificate for names no crt-list line lists: an HTTPS listener's without a hostname (lib/gateway/certificates.ts). */
+  readonly fallback?: boolean;
 }
 
 /** One Service port's share of a split backend. */
@@ -163,8 +167,10 @@ export interface IngressModel {
   readonly userlists: readonly Userlist[];
   /** Sorted by name. */
   readonly backends: readonly Backend[];
-  /** Sorted by file. */
+  /** Sorted by file; a fallback certificate's line first, lines that refuse names last (crt-list-lines.ts). */
   readonly certificates: readonly Certificate[];
+  /** A certificate answers for names no line lists (an HTTPS listener without a hostname): the HTTPS bind goes without strict-sni. */
+  readonly fallbackCertificate: boolean;
   /** Some crt-list line asks for client certificates: the HTTPS bind lets a failed one through to the routes, which refuse it. */
   readonly clientCertificates: boolean;
   /**
@@ -287,6 +293,14 @@ export interface Certificate {
   readonly secret: string;
   /** The CA file client certificates for these hosts are checked against (`verify optional` on the line), if they are asked for. */
   readonly clientCaFile?: string;
+  /** The line of the certificate for names no line lists: first in the crt-list, HAProxy's default certificate. */
+  readonly fallback?: boolean;
+  /**
+   * A line whose handshakes always fail (`hosts`: names a namespace holds
+   * that no certificate of its own lists, beside a fallback certificate):
+   * it allows TLS 1.0 alone, which HAProxy's OpenSSL refuses.
+   */
+  readonly refuses?: boolean;
 }
 
 /** A CA Secret's ca.crt, written as a general file (read only at start, so a change reloads). */

@@ -7,6 +7,7 @@ import { BackendResolution, touchedServices } from './backend-resolution.ts';
 import { checkTlsSecret, type CheckedCa } from './certificates.ts';
 import { hostsByClientCa, resolveClientCas, type ClientCas } from './client-cas.ts';
 import { certificateFile } from './certificate-file.ts';
+import { crtListLines, FALLBACK_FILTER, withFallback } from './crt-list-lines.ts';
 import { readIngress, servesClass } from './ingress-reader.ts';
 import { describeObject } from './names.ts';
 import { compareCodeUnits } from '../compare.ts';
@@ -70,33 +71,11 @@ interface Certificates {
   readonly expiresAt: number;
 }
 
-/**
- * HAProxy 2.6 reads a crt-list line into a 64 KiB buffer ("line too long")
- * and takes at most 2048 words on it ("too many args"), the file name and
- * `[options]` included; a longer line fails the whole configuration. Lines
- * are kept well inside both, leaving room for the file's path.
- */
-const CRT_LINE_FILTERS = 1000;
-const CRT_LINE_CHARACTERS = 32_768;
-
-/** The SNI names split over crt-list lines, each line repeating the negative filters; undefined when those alone do not fit. */
-function crtListLines(hosts: readonly string[], excludedHosts: readonly string[]): (readonly string[])[] | undefined {
-  const excludedLength = excludedHosts.reduce((total, host) => total + host.length + 2, 0);
-  if (excludedHosts.length > CRT_LINE_FILTERS / 2 || excludedLength > CRT_LINE_CHARACTERS / 2) return undefined;
-  const lines: string[][] = [];
-  let line: string[] = [];
-  let length = excludedLength;
-  for (const host of hosts) {
-    if (line.length > 0 && (line.length + excludedHosts.length >= CRT_LINE_FILTERS || length + host.length + 1 > CRT_LINE_CHARACTERS)) {
-      lines.push(line);
-      line = [];
-      length = excludedLength;
-    }
-    line.push(host);
-    length += host.length + 1;
-  }
-  lines.push(line);
-  return lines;
+/** The Secrets the Ingresses' TLS entries name, then the listeners', then the fallback certificate's own line (crt-list-lines.ts). */
+function certificateUses(ingresses: readonly SecretUse[], listeners: ListenerUses): readonly SecretUse[] {
+  if (listeners.uses.length === 0 && listeners.fallback === undefined) return ingresses;
+  const fallback: SecretUse[] = listeners.fallback ? [{ ...listeners.fallback, hosts: [], excludedHosts: [FALLBACK_FILTER], fallback: true }] : [];
+  return [...ingresses, ...listeners.uses, ...fallback];
 }
 
 function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSources, cache: IngressModelCache, now: number): Certificates {
@@ -104,7 +83,7 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSour
   const warnings: Problem[] = [];
   const certificates: Certificate[] = [];
   let expiresAt = Number.POSITIVE_INFINITY;
-  for (const { namespace, name, hosts: sniHosts, excludedHosts, referrers, clientCas } of secrets) {
+  for (const { namespace, name, hosts: sniHosts, excludedHosts, referrers, clientCas, fallback } of secrets) {
     const secretLabel = describeObject('Secret', namespace, name);
     const secret = sources.secret(namespace, name);
     if (!secret) {
@@ -134,9 +113,12 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSour
     expiresAt = Math.min(expiresAt, checked.notAfter);
     const source = new ModelSource('Secret', secret, 'data');
     const file = certificateFile(namespace, name);
+    const id = `${namespace}/${name}`;
     for (const [index, { clientCaFile }] of groups.entries()) {
       for (const hosts of lines[index]!) {
-        certificates.push(withSource({ file, pem: checked.pem, hosts, excludedHosts, secret: `${namespace}/${name}`, ...(clientCaFile === undefined ? {} : { clientCaFile }) }, source));
+        certificates.push(
+          withSource({ file, pem: checked.pem, hosts, excludedHosts, secret: id, ...(clientCaFile === undefined ? {} : { clientCaFile }), ...(fallback ? { fallback } : {}) }, source),
+        );
       }
     }
   }
@@ -230,7 +212,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const certificates =
     last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets && last.listenerSecrets === listenerSecrets
       ? last.certificates
-      : resolveCertificates(listenerSecrets.uses.length === 0 ? aggregate.secrets : [...aggregate.secrets, ...listenerSecrets.uses], sources, cache, now);
+      : resolveCertificates(certificateUses(aggregate.secrets, listenerSecrets), sources, cache, now);
   const userlists = resolveUserlists(aggregate.policies, sources.secret, cache.userlists, last?.userlists);
   const clientCas = keptClientCas(resolveClientCas(aggregate.policies, aggregate.secrets, sources.secret, cache.caSecrets, last?.clientCas), last?.clientCas);
   const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded, gatewayProblems], last?.excluded);
@@ -251,13 +233,15 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     conditions: aggregate.routeLines.conditions,
     policies: aggregate.policies,
     serverTimeouts: aggregate.policies.some((policy) => policy.serverTimeout !== undefined),
-    mirrors: aggregate.policies.some((policy) => policy.mirror !== undefined),
+    mirrors: aggregate.policies.some((policy) => policy.mirrors.length > 0),
     bodyLimits: aggregate.policies.some((policy) => policy.settings.bodySizeLimit !== undefined),
     externalAuth: aggregate.policies.some((policy) => policy.externalAuth !== undefined),
     choiceFields: routes.some((route) => route.choices) ? CHOICE_FIELDS : NO_CHOICE_FIELDS,
     userlists: userlists.userlists,
     backends: resolution.backends,
-    certificates: certificates.certificates,
+    // Made each time: which hosts other groups hold moves without a certificate changing.
+    certificates: listenerSecrets.fallback ? withFallback(certificates.certificates, aggregate.secretUses.listeners.heldElsewhere()) : certificates.certificates,
+    fallbackCertificate: certificates.certificates.some((certificate) => certificate.fallback === true),
     clientCertificates: certificates.certificates.some((certificate) => certificate.clientCaFile !== undefined),
     separateClientCas: new Set(certificates.certificates.map((certificate) => certificate.clientCaFile).filter((file) => file !== undefined)).size > 1,
     caCertificates: clientCas.files.length === 0 ? resolution.caCertificates : withClientCas(resolution.caCertificates, clientCas, last?.model),

@@ -41,7 +41,10 @@ function otherVersionOf(object: KubeObject, resources: readonly WatchedResource[
   const kind = object.kind;
   return resources.find(
     (resource) =>
-      groupOf(resource.apiVersion) === group && resource.apiVersion !== object.apiVersion && (resource.kind !== undefined ? resource.kind === kind : resource.resource === pluralOf(kind)),
+      groupOf(resource.apiVersion) === group &&
+      resource.apiVersion !== object.apiVersion &&
+      resource.fallbackApiVersions?.includes(String(object.apiVersion)) !== true &&
+      (resource.kind !== undefined ? resource.kind === kind : resource.resource === pluralOf(kind)),
   );
 }
 

@@ -12,7 +12,7 @@ import { pluralOf } from '../kube-syntax/plural.ts';
 export function selectionFor(resource: WatchedResource): (object: KubeObject) => boolean {
   const labels = resource.labelSelector ? parseLabelSelector(resource.labelSelector) : undefined;
   return (object) =>
-    object.apiVersion === resource.apiVersion &&
+    (object.apiVersion === resource.apiVersion || resource.fallbackApiVersions?.includes(String(object.apiVersion)) === true) &&
     (resource.kind !== undefined ? object.kind === resource.kind : typeof object.kind === 'string' && pluralOf(object.kind) === resource.resource) &&
     (resource.namespace === undefined || object.metadata.namespace === resource.namespace) &&
     (labels === undefined || matchesLabels(labels, object.metadata.labels)) &&

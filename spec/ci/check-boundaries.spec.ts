@@ -61,15 +61,15 @@ describe('the boundary check (.ci/check-boundaries.ts)', () => {
   it('fails on this project when the representation imports a translator, the renderer an adapter, or a listed wrong-way edge grows', async () => {
     const root = await copyOfProject();
     // Only the first also makes a cycle (the translators import the representation), reported beside it.
-    await appendFile(join(root, 'lib/routing/precedence.ts'), "import type { IngressPlace } from '../ingress/order.ts';\nexport type Placed = IngressPlace;\n");
+    await appendFile(join(root, 'lib/routing/precedence.ts'), "import type { Fields } from '../ingress/fields.ts';\nexport type Placed = Fields;\n");
     await appendFile(join(root, 'lib/render/write-files.ts'), "import { selectionFor } from '../kube/select.ts';\nexport const select = selectionFor;\n");
-    await appendFile(join(root, 'lib/gateway/api.ts'), "import { olderFirst } from '../ingress/order.ts';\nexport const order = olderFirst;\n");
+    await appendFile(join(root, 'lib/gateway/api.ts'), "import { isFields } from '../ingress/fields.ts';\nexport const fieldsCheck = isFields;\n");
     const breaches = await checkBoundaries(root);
     const listed = projectRules.wrongWay.find(({ from, to }) => from === 'lib/gateway' && to === 'lib/ingress')!.imports;
     expect(breaches.filter((breach) => !breach.startsWith('import cycle between folders: lib/ingress, lib/routing '))).to.deep.equal([
       `lib/gateway -> lib/ingress: ${listed + 1} imports go the wrong way, above the ${listed} listed: lib/ingress (layer "translators") is beside lib/gateway (layer "translators"), and the list only shrinks`,
       'lib/render/write-files.ts imports lib/kube/select.ts: lib/kube (layer "Kubernetes and HAProxy adapters") is above lib/render (layer "template renderer and retry delays"); a module imports only from the layers below its own',
-      'lib/routing/precedence.ts imports lib/ingress/order.ts: lib/ingress (layer "translators") is above lib/routing (layer "representation of routes"); a module imports only from the layers below its own',
+      'lib/routing/precedence.ts imports lib/ingress/fields.ts: lib/ingress (layer "translators") is above lib/routing (layer "representation of routes"); a module imports only from the layers below its own',
     ]);
     expect(breaches).to.have.length(4);
   });

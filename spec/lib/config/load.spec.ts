@@ -232,8 +232,9 @@ describe('loadControllerConfig', () => {
 
   it('reads the Gateway API controller name, listener ports and optional resources', () => {
     const config = loaded(
-      `${minimal.replace('Ingress }', 'Ingress }\n  routes: { apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, optional: true }')}gatewayApi: { controllerName: example.com/gateway, httpPort: 8080, httpsPort: 8443 }\n`,
+      `${minimal.replace('Ingress }', 'Ingress }\n  routes: { apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, optional: true, fallbackApiVersions: [gateway.networking.k8s.io/v1beta1] }')}gatewayApi: { controllerName: example.com/gateway, httpPort: 8080, httpsPort: 8443 }\n`,
     );
+    expect(config.watchedResources[1]!.fallbackApiVersions).to.deep.equal(['gateway.networking.k8s.io/v1beta1']);
     expect(config.gatewayApi).to.deep.equal({ controllerName: 'example.com/gateway', httpPort: 8080, httpsPort: 8443 });
     expect(config.watchedResources.map((resource) => [resource.name, resource.optional ?? false])).to.deep.equal([
       ['ingresses', false],
@@ -447,6 +448,15 @@ ${rest}`;
         ['gatewayApi.httpPort: must be an integer from 1 to 65535', 'gatewayApi.httpsPort: must be an integer from 1 to 65535'],
       ],
       ['optional that is not a boolean', withResources('  ingresses: { apiVersion: v1, kind: Ingress, optional: maybe }'), ['watchedResources.ingresses.optional: must be true or false']],
+      [
+        'fallback versions of a resource that is not optional, or of another group',
+        withResources('  grants: { apiVersion: gateway.networking.k8s.io/v1, kind: ReferenceGrant, fallbackApiVersions: [example.com/v1beta1, gateway.networking.k8s.io/v1] }'),
+        [
+          'watchedResources.grants.fallbackApiVersions: needs optional: true (discovery picks the version a cluster serves)',
+          'watchedResources.grants.fallbackApiVersions[0]: "example.com/v1beta1" is not another version of "gateway.networking.k8s.io"',
+          'watchedResources.grants.fallbackApiVersions[1]: "gateway.networking.k8s.io/v1" is not another version of "gateway.networking.k8s.io"',
+        ],
+      ],
       // templates
       ['a missing templates section', 'watchedResources: { a: { apiVersion: v1, kind: A } }\n', ['templates: required']],
       ['a missing haproxyConfig', withTemplates('  maps: {}'), ['templates.haproxyConfig: required']],

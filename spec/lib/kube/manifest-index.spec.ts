@@ -48,7 +48,7 @@ describe('manifest index', () => {
     ]);
   });
 
-  it('names an object written at another version of a watched kind, which it does not read, and reads the watched version', async () => {
+  it('names an object written at another version of a watched kind, which it does not read, and reads the watched versions', async () => {
     const shipped = loadControllerConfig(await readFile(defaultConfigPath(), 'utf8'));
     if (!shipped.ok) throw new Error(shipped.errors.join('\n'));
     const index = new ManifestIndex(shipped.config.watchedResources, shipped.config.ignoreFields);
@@ -56,10 +56,12 @@ describe('manifest index', () => {
       `apiVersion: gateway.networking.k8s.io/${version}\nkind: ReferenceGrant\nmetadata: {name: ${name}, namespace: apps}\nspec: {from: [], to: []}\n`;
     // A Deployment is no watched kind at any version: ignored without a word, as any other unwatched object.
     const deployment = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n';
-    const result = index.update(files({ 'grants.yaml': `${grant('v1', 'new')}---\n${grant('v1beta1', 'old')}---\n${deployment}` }));
-    expect(summary(result.events)).to.deep.equal(['added referencegrants apps/old']);
+    const route = 'apiVersion: gateway.networking.k8s.io/v1beta1\nkind: HTTPRoute\nmetadata: {name: old, namespace: apps}\nspec: {}\n';
+    // ReferenceGrants at v1 and at v1beta1 (its fallbackApiVersions) alike.
+    const result = index.update(files({ 'grants.yaml': `${grant('v1', 'new')}---\n${grant('v1beta1', 'old')}---\n${deployment}---\n${route}` }));
+    expect(summary(result.events)).to.deep.equal(['added referencegrants apps/new', 'added referencegrants apps/old']);
     expect(result.errors).to.deep.equal([
-      'grants.yaml#1: ReferenceGrant apps/new is gateway.networking.k8s.io/v1, but watchedResources.referencegrants reads gateway.networking.k8s.io/v1beta1: not read (write it as gateway.networking.k8s.io/v1beta1)',
+      'grants.yaml#4: HTTPRoute apps/old is gateway.networking.k8s.io/v1beta1, but watchedResources.httproutes reads gateway.networking.k8s.io/v1: not read (write it as gateway.networking.k8s.io/v1)',
     ]);
   });
 
