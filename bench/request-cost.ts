@@ -41,6 +41,7 @@ import { join } from 'node:path';
 import { defaultConfigPath } from '../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
 import type { ControllerConfig } from '../lib/config/types.ts';
+import { readCapabilities } from '../lib/haproxy/capabilities.ts';
 import { checkConfig, haproxyBinary } from '../lib/haproxy/check.ts';
 import type { KubeObject } from '../lib/pipeline/model.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
@@ -179,6 +180,7 @@ async function serve(dir: string, configFile: string): Promise<Served> {
   if (!check.valid) throw new Error(`haproxy -c refuses ${configFile}:\n${check.output}`);
   const haproxy = new HAProxyProcess({
     binary: haproxyBinary(),
+    capabilities: await readCapabilities(),
     baseDir: dir,
     configFile,
     masterSocket: join(dir, 'master.sock'),

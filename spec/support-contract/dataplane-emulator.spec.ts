@@ -1,7 +1,7 @@
 /**
  * Contract tests of the Data Plane API v3 emulator (spec/support/dataplane-emulator)
  * against the contract in docs/dataplane-api-contract.md (§ numbers below refer to
- * it): real HTTP to the emulator, a real HAProxy 2.6 behind it, real traffic through
+ * it): real HTTP to the emulator, a real HAProxy (2.6 to 3.4, HAPROXY_BIN) behind it, real traffic through
  * HAProxy to small node:http backends that answer their own name. The behaviours
  * that differ between releases, and the raw configuration as the real API writes it
  * back, are in dataplane-emulator-releases.spec.ts.
@@ -14,11 +14,13 @@ import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import type { DataplaneClient } from '../../lib/dataplane/client.ts';
 import { DataplaneTimeout } from '../../lib/dataplane/errors.ts';
+import { readCapabilities } from '../../lib/haproxy/capabilities.ts';
 import { runtimeCommand } from '../../lib/haproxy/runtime-socket.ts';
 import type { Emulator, Exchange } from '../support/dataplane-emulator/index.ts';
 import { stripHeader, withHeader } from '../support/dataplane-emulator/config-store.ts';
 import { writeBack } from '../support/dataplane-emulator/config-writer.ts';
 import { PodMapping } from '../support/dataplane-emulator/pod.ts';
+import { pairedRelease, releaseFeatures } from '../support/dataplane-emulator/release.ts';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
 import { eventually } from '../support/eventually.ts';
 import {
@@ -46,7 +48,7 @@ const RELOAD_ID = /^\d{4}-\d{2}-\d{2}-\d+$/;
 
 // --- the shared instance ----------------------------------------------------------
 
-describe('Data Plane API emulator: contract against a real HAProxy 2.6', function () {
+describe('Data Plane API emulator: contract against a real HAProxy', function () {
   this.timeout(20_000);
 
   let emulator: Emulator;
@@ -139,7 +141,9 @@ ${extra}`,
       expect(await client.configurationVersion()).to.equal(1);
       // The chart's DPAPI has no status_cmd: its /health never says whether HAProxy runs.
       expect(await client.health()).to.deep.equal({ haproxy: 'unknown' });
-      expect((await client.info()).api.version).to.equal('v3.3.5 emulator');
+      // The release paired with the HAProxy in use (release.ts pairedRelease): 3.2.15 with HAProxy 3.2.
+      const paired = releaseFeatures(pairedRelease((await readCapabilities()).version));
+      expect((await client.info()).api.version).to.equal(paired.version);
     });
 
     it('answers /health from HAProxy’s master when DPAPI has a status command', async () => {
@@ -403,16 +407,18 @@ ${extra}`,
       expect(listed[0]).to.deep.include({ name: 'd1', address: '127.0.0.1', port: appB, admin_state: 'ready', operational_state: 'up' });
     });
 
-    it('sends `enabled` for maintenance "disabled", as DPAPI does (§6): the server is ready at once', async () => {
-      // On 2.6.12 such a server never enters the load-balancing tree, and the backend balances
-      // nothing afterwards: it is added to a backend no test sends traffic to.
+    it('sends `enabled` for maintenance "disabled" where HAProxy takes it (before 3.0), as DPAPI does (§6)', async () => {
+      // On 2.6.12 such a server is ready at once but never enters the load-balancing tree, and the
+      // backend balances nothing afterwards: it is added to a backend no test sends traffic to. From
+      // 3.0 DPAPI leaves the keyword out, and the server starts in maintenance as any dynamic one.
+      const { dynamicServerEnabledKeyword } = await readCapabilities();
       const appC = await backend('app-c');
       await client.addRuntimeServer('quirk', { name: 'q1', address: '127.0.0.1', port: appC, maintenance: 'disabled' });
-      expect(await client.runtimeServer('quirk', 'q1')).to.deep.include({ admin_state: 'ready' });
+      expect(await client.runtimeServer('quirk', 'q1')).to.deep.include({ admin_state: dynamicServerEnabledKeyword ? 'ready' : 'maint' });
       await client.deleteRuntimeServer('quirk', 'q1');
     });
 
-    it('starts a server in maintenance unless told otherwise (HAProxy 2.6, §9)', async () => {
+    it('starts a server in maintenance unless told otherwise (§9)', async () => {
       await client.addRuntimeServer('dyn', { name: 'd2', address: '127.0.0.1', port: appA });
       expect(await client.runtimeServer('dyn', 'd2')).to.deep.include({ admin_state: 'maint' });
       for (let index = 0; index < 4; index++) expect((await get(ports.dynamic)).body).to.equal('app-b');
@@ -584,14 +590,16 @@ frontend mapped
       expect(await readFile(`${emulator.mapsDir}/routes.map`, 'utf8')).to.equal('/a route-a\n');
     });
 
-    it('refuses a map outside maps_dir as %23<id>: the only name it has is refused by the path pattern (3.3)', async () => {
+    it('refuses a map outside maps_dir as %23<id>: the only name it has is refused by the path pattern (3.0.19+)', async () => {
       expect(relativeId).to.not.equal('');
       const reply = await call(emulator, 'POST', `${MAPS}/%23${relativeId}/entries`, {
         body: JSON.stringify({ key: '/r1', value: 'rel-1' }),
         contentType: 'application/json',
       });
-      expect(reply.status).to.equal(422);
-      expect(errorOf(reply).code).to.equal(605);
+      // go-swagger (up to 3.3.5) answers 422 with code 605, the chi server of 3.4 400 (release.ts).
+      const { chiWire } = releaseFeatures(pairedRelease((await readCapabilities()).version));
+      expect(reply.status).to.equal(chiWire ? 400 : 422);
+      expect(errorOf(reply).code).to.equal(chiWire ? 400 : 605);
       expect((await get(ports.mapped, '/r1')).body).to.equal('none none');
     });
 
@@ -708,10 +716,16 @@ frontend mapped
 
       const replaced = await client.replaceStorageFile('ssl_certificates', 'site.pem', pem, { skipReload: true });
       expect(replaced.status).to.equal(200);
-      // Without skip_reload: loaded into HAProxy's certificate store at runtime (new/set/commit ssl cert), no reload.
+      // Without skip_reload: loaded into HAProxy's certificate store at runtime (new/set/commit ssl cert), no
+      // reload, from release 3.2; 3.0 schedules a reload (release.ts).
       const live = await client.createStorageFile('ssl_certificates', 'live.pem', pem);
-      expect(live).to.deep.include({ status: 201, reloadId: undefined });
-      expect(await runtimeCommand(emulator.statsSocket, 'show ssl cert')).to.include(`${emulator.sslDir}/live.pem`);
+      if (emulator.release.runtimeCertificates) {
+        expect(live).to.deep.include({ status: 201, reloadId: undefined });
+        expect(await runtimeCommand(emulator.statsSocket, 'show ssl cert')).to.include(`${emulator.sslDir}/live.pem`);
+      } else {
+        expect(live.status).to.equal(202);
+        expect(live.reloadId).to.be.a('string');
+      }
       expect((await client.deleteStorageFile('ssl_certificates', 'live.pem', { skipReload: true })).status).to.equal(204);
 
       const keyless = await client.createStorageFile('ssl_certificates', 'nokey.pem', SELF_SIGNED_CERT).then(

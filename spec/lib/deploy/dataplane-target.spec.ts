@@ -44,6 +44,7 @@ async function dataplaneWorld(options: EmulatorOptions = {}): Promise<DataplaneW
     other,
     baseDir: emulator.baseDir,
     statsSocket: emulator.statsSocket,
+    certificatesAtRuntime: emulator.release.runtimeCertificates,
     controller: () => {
       const own = client();
       return Object.assign(new Converger({ target: new DataplaneTarget({ client: own, reloadPollMs: 25 }) }), { client: own });
@@ -65,7 +66,7 @@ async function dataplaneWorld(options: EmulatorOptions = {}): Promise<DataplaneW
   };
 }
 
-describeTargetContract('a HAProxy behind the Data Plane API (3.3, the chart’s)', () => dataplaneWorld());
+describeTargetContract('a HAProxy behind the Data Plane API paired with it (3.2 on HAProxy 3.2, the chart’s)', () => dataplaneWorld());
 
 describe('Data Plane API target: an API in front of HAProxy', function () {
   this.timeout(30_000);

@@ -2,10 +2,10 @@
  * An emulated HAProxy Data Plane API v3 instance for tests, following the
  * real dataplaneapi and client-native source as docs/dataplane-api-contract.md
  * records it (§ numbers below refer to it; each module names the real files
- * it follows): a node:http server on 127.0.0.1 in front of a REAL HAProxy 2.6
- * in master-worker mode, in a temporary base directory of its own. It stands
- * for release 3.3 (v3.3.5, the chart's) unless `release` says otherwise
- * (release.ts).
+ * it follows): a node:http server on 127.0.0.1 in front of a REAL HAProxy
+ * (2.6 to 3.4) in master-worker mode, in a temporary base directory of its
+ * own. It stands for the release paired with that HAProxy (3.2 with 3.2, the
+ * chart's) unless `release` says otherwise (release.ts).
  *
  *   const emulator = await startEmulator();
  *   // the controller's dataplane.baseDir / templateValues: emulator.baseDir,
@@ -69,13 +69,13 @@
  * ranks the keywords of global, defaults, frontend, backend and listen it
  * lists (others keep their posted order at the end of their section) and
  * keeps each line's text as posted where config-parser re-serialises
- * parameters (config-writer.ts); a 3.4 instance differs from a 3.3 one in
- * its path-pattern answer only (release.ts), not in its other 3.4 ways
- * (401 before 404, JSON raw errors).
+ * parameters (config-writer.ts); a 3.4 instance caps request bodies at the
+ * emulator's 64 MiB, not DPAPI 3.4's 1 GiB.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readCapabilities } from '../../../lib/haproxy/capabilities.ts';
 import { haproxyBinary } from '../../../lib/haproxy/check.ts';
 import type { ShowProc } from '../../../lib/haproxy/show-proc.ts';
 import { reservePort } from '../ports.ts';
@@ -87,7 +87,7 @@ import { Faults, RequestLog } from './faults.ts';
 import { HAProxyProcess } from './haproxy-process.ts';
 import { checkPodLayout, IDENTITY, PodMapping } from './pod.ts';
 import type { PodLayout } from './pod.ts';
-import { releaseFeatures } from './release.ts';
+import { pairedRelease, releaseFeatures, type ReleaseFeatures } from './release.ts';
 import type { Release } from './release.ts';
 import { ReloadAgent } from './reload-agent.ts';
 import { Router } from './router.ts';
@@ -139,8 +139,9 @@ export interface EmulatorOptions {
   /**
    * The release whose behaviour differences the instance shows (release.ts):
    * path-parameter patterns (3.2 and 3.3: 422 code 605, 3.4: 400, 3.1:
-   * none), runtime certificate endpoints (3.2 on). Default 3.3, the release
-   * the chart's HAProxy image bundles (v3.3.5).
+   * none), runtime certificate endpoints (3.2 on), the chi wire (3.4).
+   * Default: the release paired with the HAProxy it fronts (pairedRelease in
+   * release.ts: 3.2 on HAProxy 3.2, the chart's).
    */
   readonly release?: Release;
   /**
@@ -153,6 +154,8 @@ export interface EmulatorOptions {
 export interface Emulator {
   /** Base URL of the API: 'http://127.0.0.1:PORT/v3'. */
   readonly url: string;
+  /** The release the instance stands for, and what it does differently (release.ts). */
+  readonly release: ReleaseFeatures;
   readonly port: number;
   readonly credentials: Credentials;
   /** `Basic <base64>` for the credentials, ready for an Authorization header. */
@@ -231,6 +234,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const timeoutMs = options.timeoutMs ?? 10_000;
   // Checked before anything is created: nothing to clean up when the options are wrong.
   if (options.pod !== undefined) checkPodLayout(options.pod);
+  const capabilities = await readCapabilities(binary);
   const podAddress = options.pod?.address ?? '127.0.0.1';
   const bootstrapPort = await reservePort(podAddress);
 
@@ -256,6 +260,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   });
   const haproxy = new HAProxyProcess({
     binary,
+    capabilities,
     baseDir: base,
     configFile,
     masterSocket,
@@ -271,7 +276,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     runtime: new RuntimeSocket(statsSocket),
     haproxy,
     paths: pod ?? IDENTITY,
-    release: releaseFeatures(options.release ?? '3.3'),
+    release: releaseFeatures(options.release ?? pairedRelease(capabilities.version)),
     statusCommand: options.statusCommand ?? false,
   };
 
@@ -289,6 +294,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     faults,
     requests,
     version: () => store.version,
+    chiWire: context.release.chiWire,
     ...(options.onExchange === undefined ? {} : { onExchange: options.onExchange }),
   });
 
@@ -321,6 +327,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   let stopped: Promise<void> | undefined;
   return {
     url: `http://${options.listen?.host ?? '127.0.0.1'}:${port}/v3`,
+    release: context.release,
     port,
     credentials,
     authorization: `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`,

@@ -17,14 +17,33 @@
  *   handlers/ssl_cert_storage.go): from v3.2.0 (commit cc259ef7);
  * - `weight`, `address` and `port` in a runtime server PUT
  *   (handlers/runtime_server.go): from v3.3.4; earlier releases ignore them.
+ * - the wire of the chi rewrite (3.3.6+, all of 3.4), against go-swagger's
+ *   (3.0 to 3.3.5): Basic auth before routing, so an unknown path answers
+ *   401 without credentials (the request flow in configure_data_plane.go at
+ *   v3.4.2: BasicAuth, MaxBodySize, then the chi router); an error's `code`
+ *   is its HTTP status, never go-swagger's 6xx (writeError in
+ *   handlers/middleware/middleware.go); raw configuration errors go out as
+ *   application/json and a raw POST takes text/plain only
+ *   (handlers/configuration/raw); a certificate delete answers 204 when
+ *   HAProxy drops it at runtime (`del ssl cert`), 202 + Reload-Id otherwise
+ *   (DeleteStorageSSLCertificate in handlers/storage/ssl_certificates/
+ *   ssl_certificates.go).
+ *
+ * Which release an instance stands for by default is the one paired with the
+ * HAProxy it fronts (pairedRelease): the haproxytech/haproxy-debian images
+ * build HAProxy 3.0 with DPAPI 3.0.23, 3.2 with 3.2.15, 3.3 with 3.3.7, 3.4
+ * with 3.4.2, and 2.6 with 3.4.2.
  */
 import { ApiError } from './http-kit.ts';
 import type { ApiRequest } from './http-kit.ts';
 
-export type Release = '3.1' | '3.2' | '3.3' | '3.4';
+import type { HaproxyVersion } from '../../../lib/haproxy/capabilities.ts';
+
+export type Release = '3.0' | '3.1' | '3.2' | '3.3' | '3.4';
 
 /** The release each one stands for: the newest of its line when this emulator was written. */
 const VERSIONS: Readonly<Record<Release, string>> = {
+  '3.0': 'v3.0.23',
   '3.1': 'v3.1.14',
   '3.2': 'v3.2.15',
   '3.3': 'v3.3.5',
@@ -40,6 +59,8 @@ export interface ReleaseFeatures {
   readonly version: string;
   readonly runtimeCertificates: boolean;
   readonly runtimeServerFields: boolean;
+  /** The chi server's wire (3.4): auth before routing, `code` = status, JSON raw errors, text/plain raw bodies only, 204 on a runtime certificate delete. */
+  readonly chiWire: boolean;
   /** Refuses a path parameter the pattern does not match, as this release answers it. */
   checkPathParams(request: ApiRequest, names: readonly string[]): void;
 }
@@ -51,6 +72,7 @@ export function releaseFeatures(release: Release): ReleaseFeatures {
     version: `${VERSIONS[release]} emulator`,
     runtimeCertificates: major >= 2,
     runtimeServerFields: major >= 3,
+    chiWire: major >= 4,
     checkPathParams(request, names) {
       if (release === '3.1') return;
       for (const name of names) {
@@ -63,4 +85,10 @@ export function releaseFeatures(release: Release): ReleaseFeatures {
       }
     },
   };
+}
+
+/** The DPAPI release the haproxytech/haproxy-debian image of this HAProxy bundles (above). */
+export function pairedRelease(haproxy: Pick<HaproxyVersion, 'major' | 'minor'>): Release {
+  const minor = `${haproxy.major}.${haproxy.minor}`;
+  return minor === '3.0' || minor === '3.1' || minor === '3.2' || minor === '3.3' ? minor : '3.4';
 }

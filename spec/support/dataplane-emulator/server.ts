@@ -4,8 +4,10 @@
  * and the headers DPAPI puts on every response (Configuration-Version, §2;
  * CORS exposure, §1).
  *
- * Order, as go-swagger (3.2) does it: an unknown path is a 404 before any
- * authentication (3.4 answers 401 first), then Basic auth, then the handler.
+ * Order, as go-swagger (3.0 to 3.3.5) does it: an unknown path is a 404
+ * before any authentication, then Basic auth, then the handler; the chi
+ * server of 3.4 authenticates first (release.ts), so an unknown path without
+ * credentials answers 401.
  * Faults come first of all: they stand for a broken process or network.
  */
 import { createServer } from 'node:http';
@@ -30,6 +32,8 @@ export interface ApiServerOptions {
   readonly requests: RequestLog;
   /** The parser's configuration version, read when each response goes out. */
   readonly version: () => number;
+  /** The 3.4 wire (release.ts): auth before routing, `code` = status, raw errors as JSON. */
+  readonly chiWire: boolean;
   readonly onExchange?: (exchange: Exchange) => void;
 }
 
@@ -122,6 +126,8 @@ export class ApiServer {
       if (decision.kind === 'fail') {
         throw new ApiError(decision.status, `emulated fault: this request was made to fail with ${decision.status}`);
       }
+      const refused = authenticate(request.headers.authorization, users);
+      if (refused !== undefined && this.#options.chiWire) throw refused;
       const match = router.match(method, url.pathname);
       if (match.kind === 'not-found') throw new ApiError(404, `path ${url.pathname} was not found`);
       if (match.kind === 'method-not-allowed') {
@@ -129,7 +135,6 @@ export class ApiServer {
           headers: { Allow: match.allowed.join(',') },
         });
       }
-      const refused = authenticate(request.headers.authorization, users);
       if (refused !== undefined) throw refused;
       const answer = await match.handler({
         method,
@@ -141,11 +146,13 @@ export class ApiServer {
       });
       send(answer);
     } catch (error) {
-      const failure = error instanceof ApiError ? error : new ApiError(500, (error as Error).message ?? String(error));
+      const caught = error instanceof ApiError ? error : new ApiError(500, (error as Error).message ?? String(error));
+      // The chi server writes every error with its status as the code (handlers/middleware/middleware.go writeError).
+      const failure = this.#options.chiWire && caught.code !== caught.status ? new ApiError(caught.status, caught.message, { headers: caught.headers }) : caught;
       send({
         status: failure.status,
         headers: failure.headers,
-        contentType: isRawError(failure) ? 'text/plain' : 'application/json',
+        contentType: isRawError(caught) && !this.#options.chiWire ? 'text/plain' : 'application/json',
         body: errorBody(failure),
       });
     }

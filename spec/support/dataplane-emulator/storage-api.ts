@@ -49,8 +49,19 @@ export function registerStorageRoutes(router: Router, context: EmulatorContext):
       const file = await existing(kind, request.params['name']!);
       rejectReferenced(context, file);
       await rm(file, { force: true });
-      // 3.2 answers a certificate delete 202 + Reload-Id (204 with skip_reload/force_reload); maps and general files 204.
-      return kind === ssl ? reloadAnswer(request, 204) : empty(204);
+      if (kind !== ssl) return empty(204);
+      // 3.2 answers a certificate delete 202 + Reload-Id (204 with skip_reload/force_reload). 3.4 first asks
+      // HAProxy to drop it at runtime and answers 204 when it did (DeleteStorageSSLCertificate, v3.4.2
+      // handlers/storage/ssl_certificates/ssl_certificates.go).
+      const reloading = booleanParam(request.query, 'skip_reload') || booleanParam(request.query, 'force_reload');
+      if (context.release.chiWire && !reloading) {
+        const dropped = await context.runtime.execute(`del ssl cert ${file}`).then(
+          () => true,
+          () => false,
+        );
+        if (dropped) return empty(204);
+      }
+      return reloadAnswer(request, 204);
     });
   }
 
