@@ -23,7 +23,13 @@ const FEATURE_LIST = /^Feature list\s*:(.*)$/m;
 export function parseFeatures(output: string): HaproxyFeatures {
   const match = FEATURE_LIST.exec(output);
   if (!match) throw new Error(`not a "haproxy -vv" answer (no Feature list line): ${JSON.stringify(output.slice(0, 200))}`);
-  const enabled = new Set(match[1]!.trim().split(/\s+/).filter((word) => word.startsWith('+')).map((word) => word.slice(1)));
+  const enabled = new Set(
+    match[1]!
+      .trim()
+      .split(/\s+/)
+      .filter((word) => word.startsWith('+'))
+      .map((word) => word.slice(1)),
+  );
   return { quic: enabled.has('QUIC') && !enabled.has('QUIC_OPENSSL_COMPAT') };
 }
 
