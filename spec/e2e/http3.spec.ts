@@ -43,11 +43,12 @@ async function provisioned(script: string, ...args: string[]): Promise<string> {
   return result.stdout.trim().split('\n').pop()!;
 }
 
-async function haproxyFor(variable: string, minor: string, fallback: string | undefined): Promise<string> {
+/** The HAProxy `variable` names (else provisioned, else `fallback`), checked to be built with QUIC or without. */
+async function haproxyFor(variable: string, minor: string, fallback: string | undefined, quic: boolean): Promise<string> {
   const named = process.env[variable];
-  if (named) return named;
-  if (existsSync(join(ROOT, '.ci', 'provision-haproxy'))) return provisioned('provision-haproxy', minor);
-  return fallback ?? 'haproxy';
+  const binary = named || (existsSync(join(ROOT, '.ci', 'provision-haproxy')) ? await provisioned('provision-haproxy', minor) : (fallback ?? 'haproxy'));
+  expect((await readFeatures(binary)).quic, `${binary} must be built ${quic ? 'with' : 'without'} QUIC (set ${variable} to HAProxy ${minor}'s path)`).to.equal(quic);
+  return binary;
 }
 
 /** Starts local mode on `binary` (HAPROXY_BIN for as long as the harness runs) with two HTTPS hosts of their own certificates. */
@@ -119,9 +120,7 @@ describe('HTTP/3 (QUIC) end to end', function () {
     let harness: LocalHarness;
 
     before(async () => {
-      const binary = await haproxyFor('HAPROXY_QUIC_BIN', '3.2', savedBinary);
-      expect((await readFeatures(binary)).quic, `${binary} must be built with QUIC (set HAPROXY_QUIC_BIN to HAProxy 3.2's path)`).to.equal(true);
-      harness = await startOn(binary, echo);
+      harness = await startOn(await haproxyFor('HAPROXY_QUIC_BIN', '3.2', savedBinary, true), echo);
     });
 
     after(async () => {
@@ -168,9 +167,7 @@ describe('HTTP/3 (QUIC) end to end', function () {
     let harness: LocalHarness;
 
     before(async () => {
-      const binary = await haproxyFor('HAPROXY_NO_QUIC_BIN', '2.6', undefined);
-      expect((await readFeatures(binary)).quic, `${binary} must be built without QUIC (set HAPROXY_NO_QUIC_BIN to HAProxy 2.6's path)`).to.equal(false);
-      harness = await startOn(binary, echo);
+      harness = await startOn(await haproxyFor('HAPROXY_NO_QUIC_BIN', '2.6', undefined, false), echo);
     });
 
     after(async () => {
