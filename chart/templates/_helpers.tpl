@@ -124,10 +124,33 @@ clients reach HAProxy on). Without anything to merge the text is kept as written
 {{- if $gatewayPorts -}}
 {{- $extend = mergeOverwrite $extend (dict "gatewayApi" $gatewayPorts) -}}
 {{- end -}}
+{{- if eq (include "hti.http3" .) "true" -}}
+{{- $http3 := dict "http3" true "http3AdvertisedPort" (int .Values.haproxy.service.ports.quic) -}}
+{{- $extend = mergeOverwrite (dict "templateValues" $http3) $extend -}}
+{{- end -}}
 {{- if $extend -}}
 {{- toYaml (mergeOverwrite $parsed $extend) -}}
 {{- else -}}
 {{- $text -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+"true" when the HAProxy pods serve HTTP/3: haproxy.http3 true, or auto with an image tag of 3.2 or later
+(the fleet's HAProxy decides, not the controller's: the controller image validates with the same version).
+*/}}
+{{- define "hti.http3" -}}
+{{- $asked := .Values.haproxy.http3 -}}
+{{- if eq (toString $asked) "auto" -}}
+{{- $version := regexFind "^[0-9]+[.][0-9]+" (toString .Values.haproxy.image.tag) | splitList "." -}}
+{{- if eq (len $version) 2 -}}
+{{- $major := atoi (index $version 0) -}}
+{{- toString (or (gt $major 3) (and (eq $major 3) (ge (atoi (index $version 1)) 2))) -}}
+{{- else -}}
+false
+{{- end -}}
+{{- else -}}
+{{- toString $asked -}}
 {{- end -}}
 {{- end -}}
 

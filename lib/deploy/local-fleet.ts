@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { ControllerConfig } from '../config/types.ts';
+import { errorMessage } from '../error-message.ts';
 import type { SupervisedMaster } from '../haproxy/master-supervisor.ts';
 import { isAlive } from '../haproxy/processes.ts';
 import type { Endpoint, RenderedFiles } from '../pipeline/model.ts';
@@ -30,6 +31,14 @@ export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet
   const target = new LocalTarget({ workDir: options.workDir, dirs: options.dirs, log: options.log });
   const converger = new Converger({ target, log: options.log });
   const running = await target.master.probe();
+  // The binary that serves is the one validating here: HTTP/3 exactly when it is built with QUIC.
+  const http3 = await target.master.capabilities().then(
+    (capabilities) => capabilities.quic,
+    (error: unknown) => {
+      options.log(`HTTP/3 off: ${errorMessage(error)}`);
+      return false;
+    },
+  );
   /** The configuration last deployed: what HAProxy serves, and starts with again after it died. */
   let served: { readonly files: RenderedFiles; readonly hash: string } | undefined;
   const endpoint: Endpoint = { id: 'local', url: `file://${options.workDir}` };
@@ -47,6 +56,7 @@ export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet
         httpsPort: options.httpsPort,
         statusPort: options.statusPort,
         runtimeSocket: target.statsSocket,
+        http3,
       },
     }),
     deploy: async (_endpoint, files, hash, reason) => {

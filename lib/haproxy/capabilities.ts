@@ -1,8 +1,10 @@
 /**
  * What the HAProxy binary in use can do, read from what it reports about
- * itself (`haproxy -vv`'s version line). Every behaviour that
- * differs between the supported versions (2.6 to 3.4) is decided here, once,
- * and the rest of the code asks for the capability, never for a version.
+ * itself (`haproxy -vv`: its version line, and its "Feature list" for what
+ * is a build option rather than a version). Every behaviour that differs
+ * between the supported versions (2.6 to 3.4) and builds is decided here,
+ * once, and the rest of the code asks for the capability, never for a
+ * version.
  */
 import { execFile } from 'node:child_process';
 import { haproxyBinary } from './check.ts';
@@ -39,9 +41,19 @@ export interface HaproxyCapabilities {
    * new configuration), not under "workers" as 2.6 and 3.0 do.
    */
   readonly survivorListedAsOld: boolean;
+  /**
+   * Built with QUIC on its SSL library's own QUIC support, so a `quic4@`
+   * bind (HTTP/3) is accepted as is: `+QUIC` in the feature list without
+   * `+QUIC_OPENSSL_COMPAT`. Debian's 2.6 has `-QUIC`; its 3.0 (trixie) has
+   * the compatibility layer, which refuses a QUIC bind unless the global
+   * `limited-quic` asks for it ("this SSL library does not support the QUIC
+   * protocol"); its 3.2 and 3.4 have QUIC on OpenSSL 3.5+.
+   */
+  readonly quic: boolean;
 }
 
 const VERSION = /HAProxy version (\d+)\.(\d+)(?:\.(\d+))?(\S*)/;
+const FEATURE_LIST = /^Feature list\s*:(.*)$/m;
 
 function atLeast(version: HaproxyVersion, major: number, minor: number): boolean {
   return version.major > major || (version.major === major && version.minor >= minor);
@@ -53,11 +65,22 @@ export function parseCapabilities(output: string): HaproxyCapabilities {
   if (!match) throw new Error(`not a "haproxy -vv" answer (no version line): ${JSON.stringify(output.slice(0, 200))}`);
   const [major, minor, patch] = [Number(match[1]), Number(match[2]), Number(match[3] ?? 0)];
   const version = { major, minor, patch, text: `${major}.${minor}${match[3] === undefined ? '' : `.${patch}`}${match[4] ?? ''}` };
+  const features = FEATURE_LIST.exec(output);
+  // An answer without a feature list is an error, never "built with nothing".
+  if (!features) throw new Error(`not a "haproxy -vv" answer (no Feature list line): ${JSON.stringify(output.slice(0, 200))}`);
+  const built = new Set(
+    features[1]!
+      .trim()
+      .split(/\s+/)
+      .filter((word) => word.startsWith('+'))
+      .map((word) => word.slice(1)),
+  );
   return {
     version,
     synchronousReload: atLeast(version, 2, 7),
     dynamicServerEnabledKeyword: !atLeast(version, 3, 0),
     survivorListedAsOld: atLeast(version, 3, 1),
+    quic: built.has('QUIC') && !built.has('QUIC_OPENSSL_COMPAT'),
   };
 }
 

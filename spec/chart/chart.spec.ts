@@ -584,6 +584,44 @@ describe('Helm chart', function () {
     });
   });
 
+  describe('with HTTP/3', () => {
+    it('is off by default, on with auto for an HAProxy image of 3.2 or later, and says so in the configuration', async () => {
+      expect(controllerConfig(charts.http3).templateValues).to.include({ http3: true, http3AdvertisedPort: 8443 });
+      expect(controllerConfig(charts.defaults).templateValues['http3']).to.equal(false);
+      expect(controllerConfig(await renderChart({ haproxy: { http3: 'auto', image: { tag: '3.0.11' } } })).templateValues['http3']).to.equal(false);
+      expect(controllerConfig(await renderChart({ haproxy: { http3: 'auto', image: { tag: '3.4' } } })).templateValues['http3']).to.equal(true);
+      expect(controllerConfig(await renderChart({ haproxy: { http3: false, image: { tag: '3.2.26' } } })).templateValues['http3']).to.equal(false);
+      expect(controllerConfig(await renderChart({ haproxy: { http3: true } })).templateValues['http3']).to.equal(true);
+    });
+
+    it('keeps an advertised port the configuration names over the Service port', async () => {
+      const chart = await renderChart({ haproxy: { image: { tag: '3.2.26' } }, controller: { config: { extend: { templateValues: { http3AdvertisedPort: 31443 } } } } });
+      expect(controllerConfig(chart).templateValues['http3AdvertisedPort']).to.equal(31443);
+    });
+
+    it('exposes UDP on the HTTPS container port: the pod, the Service (its own port and node port) and the NetworkPolicy', () => {
+      const haproxy = container(haproxyOf(charts.http3), 'haproxy');
+      expect(haproxy.ports?.map((p) => [p.name, p.containerPort, p.protocol])).to.deep.include.members([
+        ['https', 443, 'TCP'],
+        ['quic', 443, 'UDP'],
+      ]);
+      const service = charts.http3.one('Service', '-haproxy') as ServiceManifest;
+      expect(service.spec.ports.map((p) => [p.name, p.port, p.targetPort, p.protocol, p.nodePort])).to.deep.equal([
+        ['http', 80, 'http', 'TCP', undefined],
+        ['https', 443, 'https', 'TCP', 30443],
+        ['stats', 8404, 'stats', 'TCP', undefined],
+        ['quic', 8443, 'quic', 'UDP', 30443],
+      ]);
+      const policy = charts.http3.one('NetworkPolicy', '-haproxy')['spec'] as { ingress: { from?: unknown; ports: { port: string; protocol: string }[] }[] };
+      expect(policy.ingress.filter((rule) => rule.from === undefined).flatMap((rule) => rule.ports)).to.deep.include({ port: 'quic', protocol: 'UDP' });
+    });
+
+    it('exposes no UDP port without it', () => {
+      expect(container(haproxyOf(charts.defaults), 'haproxy').ports?.map((p) => p.protocol)).to.deep.equal(['TCP', 'TCP', 'TCP']);
+      expect((charts.defaults.one('Service', '-haproxy') as ServiceManifest).spec.ports.map((p) => p.name)).to.deep.equal(['http', 'https', 'stats']);
+    });
+  });
+
   describe('with an extended configuration', () => {
     let chart: RenderedChart;
     before(() => (chart = charts.extendedConfig));

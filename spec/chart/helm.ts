@@ -107,6 +107,11 @@ export const valueSets = {
   dataplaneTls: { dataplane: { tls: { enabled: true, secretName: 'dataplane-tls', clientSecretName: 'controller-client-tls', serverName: 'haproxy.edge.svc' } } },
   serviceMonitor: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } },
   networkPolicy: { networkPolicy: { enabled: true } },
+  // HTTP/3 from the image's version (auto), its UDP port mapped to another number than the container's.
+  http3: {
+    haproxy: { http3: 'auto', image: { tag: '3.2.26' }, service: { type: 'NodePort', ports: { quic: 8443 }, nodePorts: { https: 30443, quic: 30443 } } },
+    networkPolicy: { enabled: true },
+  },
   webhookOwnSecret: { webhook: { failurePolicy: 'Fail', certificate: { source: 'secret', secretName: 'hook-tls' } } },
   webhookOff: { webhook: { enabled: false } },
   extendedConfig: {

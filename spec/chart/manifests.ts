@@ -22,7 +22,7 @@ export interface Container {
   readonly command?: readonly string[];
   readonly args?: readonly string[];
   readonly env?: readonly EnvVar[];
-  readonly ports?: readonly { readonly name: string; readonly containerPort: number }[];
+  readonly ports?: readonly { readonly name: string; readonly containerPort: number; readonly protocol?: string }[];
   readonly livenessProbe?: Probe;
   readonly readinessProbe?: Probe;
   readonly resources?: { readonly requests?: Record<string, string>; readonly limits?: Record<string, string> };
@@ -60,6 +60,7 @@ export interface ServicePort {
   readonly port: number;
   readonly targetPort: string | number;
   readonly nodePort?: number;
+  readonly protocol?: string;
 }
 
 export interface ServiceManifest extends Manifest {

@@ -1,8 +1,12 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parseCapabilities, readCapabilities } from '../../../lib/haproxy/capabilities.ts';
-import { haproxyBinary } from '../../../lib/haproxy/check.ts';
+import { checkConfig, haproxyBinary } from '../../../lib/haproxy/check.ts';
+import { LEAF_CERT, LEAF_KEY } from '../../support/tls-fixture.ts';
 
 async function versionLine(binary: string): Promise<string> {
   return (await promisify(execFile)(binary, ['-v'])).stdout;
@@ -31,6 +35,34 @@ describe('HAProxy capabilities', () => {
 
   it('refuses an answer without a version line', () => {
     expect(() => parseCapabilities('Usage : haproxy [-f <cfgfile>]*\n')).to.throw(/not a "haproxy -vv" answer/);
+  });
+
+  it("reads QUIC from 3.2's and 3.4's +QUIC on OpenSSL 3.5+ (no compatibility layer), none from 2.6's -QUIC", () => {
+    expect(parseCapabilities(vv('3.2.26-1', '-51DEGREES +ACCEPT4 +OPENSSL +QUIC -QUIC_OPENSSL_COMPAT +RT +SSL -ZLIB +ACME')).quic).to.equal(true);
+    expect(parseCapabilities(vv('2.6.12-1+deb12u4', '+OPENSSL -PCRE +PCRE2 +PROMEX -QUIC +RT +SLZ')).quic).to.equal(false);
+  });
+
+  it("reads no QUIC from 3.0's +QUIC_OPENSSL_COMPAT: that layer refuses a QUIC bind without the global limited-quic", () => {
+    expect(parseCapabilities(vv('3.0.11-1+deb13u4', '+OPENSSL +QUIC +QUIC_OPENSSL_COMPAT +RT')).quic).to.equal(false);
+  });
+
+  it('refuses an answer without a feature list rather than reading it as built with nothing', () => {
+    expect(() => parseCapabilities('HAProxy version 2.6.12\n')).to.throw('no Feature list line');
+  });
+
+  it('reads QUIC exactly when the binary in use (HAPROXY_BIN or haproxy from PATH) accepts a QUIC bind', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'capabilities-'));
+    await writeFile(join(dir, 'site.pem'), LEAF_CERT + LEAF_KEY);
+    const config = join(dir, 'haproxy.cfg');
+    await writeFile(
+      config,
+      // default-path config: the certificate by a relative name, as the directive guard wants it.
+      'global\n  default-path config\ndefaults\n  mode http\n  timeout client 1s\n  timeout server 1s\n  timeout connect 1s\n' +
+        `frontend f\n  bind quic4@127.0.0.1:8443 ssl crt site.pem alpn h3\n  http-request return status 200\n`,
+    );
+    const [capabilities, check] = await Promise.all([readCapabilities(), checkConfig(config)]);
+    expect(check.output, 'the configuration is refused for nothing but QUIC').not.to.match(/guard|unable to load|No such file/);
+    expect(capabilities.quic, check.output).to.equal(check.valid);
   });
 
   it('asks the binary in use, and says which binary failed', async () => {
