@@ -7,7 +7,18 @@ function files(config: string, extra: Partial<Omit<RenderedFiles, 'config'>> = {
 }
 
 const config = (...servers: string[]): string =>
-  ['global', '  maxconn 100', 'defaults', '  mode http', 'frontend in', '  bind :80', '  use_backend %[req.hdr(host),map(maps/host.map)]', 'backend web', ...servers.map((s) => `  ${s}`), ''].join('\n');
+  [
+    'global',
+    '  maxconn 100',
+    'defaults',
+    '  mode http',
+    'frontend in',
+    '  bind :80',
+    '  use_backend %[req.hdr(host),map(maps/host.map)]',
+    'backend web',
+    ...servers.map((s) => `  ${s}`),
+    '',
+  ].join('\n');
 
 const last = files(config('server a 10.0.0.1:80'), { maps: { 'host.map': 'a.example.com web\n' }, certificates: { 'shop.pem': 'PEM 1' } });
 
