@@ -1,8 +1,9 @@
 /**
- * Change to traffic served, with the leading edge and with the seed's
- * trailing debounce, in one run: two local-mode controllers side by side,
- * each with the shipped configuration (one with `leadingEdge: false`), its
- * own real HAProxy and BENCH_SERVED_INGRESSES (100) Ingresses, each with its
+ * Change to traffic served, with the leading edge, with the seed's trailing
+ * debounce and with the leading edge and `runtimeFirst: true` (deployed while
+ * `haproxy -c` runs, docs/adr/0022-runtime-first.md), in one run: three
+ * local-mode controllers side by side, each with the shipped configuration
+ * (changed as named), its own real HAProxy and BENCH_SERVED_INGRESSES (100) Ingresses, each with its
  * own Service and EndpointSlice, over real backends on loopback.
  *
  * A change is an endpoint added: a second EndpointSlice for one Service,
@@ -12,7 +13,7 @@
  * controller is idle again (its last change deployed, then the minimum
  * deployment interval and the debounce passed), so both see the same
  * machine. p50 and p95 over BENCH_SERVED_CHANGES (20) changes each, and
- * leading / trailing as a ratio. BENCH_DEPLOYMENT_INTERVAL sets the minimum
+ * leading / trailing and runtime-first / leading as ratios. BENCH_DEPLOYMENT_INTERVAL sets the minimum
  * deployment interval (a duration; the shipped 2s when absent).
  *
  * Run with `node bench/change-to-served.ts` (part of `npm run bench`).
@@ -28,8 +29,13 @@ if (!Number.isInteger(INGRESSES) || INGRESSES < CHANGES || !Number.isInteger(CHA
   throw new Error('BENCH_SERVED_CHANGES must be a positive integer and BENCH_SERVED_INGRESSES an integer at least as large');
 }
 
-/** The shipped configuration, with the interval asked for and, for the trailing controller, the seed's debounce. */
-function configure(shipped: string, leadingEdge: boolean): string {
+interface Variant {
+  readonly leadingEdge: boolean;
+  readonly runtimeFirst: boolean;
+}
+
+/** The shipped configuration, with the interval asked for and the variant's settings. */
+function configure(shipped: string, { leadingEdge, runtimeFirst }: Variant): string {
   let text = shipped;
   const replace = (from: string, to: string) => {
     if (!text.includes(from)) throw new Error(`the shipped configuration no longer has ${JSON.stringify(from)}`);
@@ -37,6 +43,7 @@ function configure(shipped: string, leadingEdge: boolean): string {
   };
   if (INTERVAL !== undefined) replace('  minDeploymentInterval: 2s\n', `  minDeploymentInterval: ${INTERVAL}\n`);
   if (!leadingEdge) replace('maxWait: 5s\n', 'maxWait: 5s\nleadingEdge: false\n');
+  if (runtimeFirst) replace('maxWait: 5s\n', 'maxWait: 5s\nruntimeFirst: true\n');
   return text;
 }
 
@@ -72,9 +79,9 @@ interface Controller {
   readonly times: number[];
 }
 
-async function startController(name: string, leadingEdge: boolean, backends?: readonly number[]): Promise<Controller> {
+async function startController(name: string, variant: Variant, backends?: readonly number[]): Promise<Controller> {
   let config = '';
-  const harness = await LocalHarness.start({ manifests: {}, backends: 2, config: (shipped) => (config = configure(shipped, leadingEdge)) }, backends);
+  const harness = await LocalHarness.start({ manifests: {}, backends: 2, config: (shipped) => (config = configure(shipped, variant)) }, backends);
   const [base] = harness.backends as [number, number];
   const mark = harness.mark();
   for (const [file, text] of Object.entries(world(base))) await harness.write(file, text);
@@ -100,8 +107,9 @@ async function change(controller: Controller, i: number): Promise<void> {
 
 const controllers: Controller[] = [];
 try {
-  controllers.push(await startController('leading edge (default)', true));
-  controllers.push(await startController('trailing debounce (leadingEdge: false)', false, controllers[0]!.harness.backends));
+  controllers.push(await startController('leading edge (default)', { leadingEdge: true, runtimeFirst: false }));
+  controllers.push(await startController('trailing debounce (leadingEdge: false)', { leadingEdge: false, runtimeFirst: false }, controllers[0]!.harness.backends));
+  controllers.push(await startController('leading edge, runtimeFirst: true', { leadingEdge: true, runtimeFirst: true }, controllers[0]!.harness.backends));
   for (const controller of controllers) await new Promise((resolve) => setTimeout(resolve, controller.idleMs));
   for (let i = 0; i < CHANGES; i++) {
     for (const controller of controllers) await change(controller, i);
@@ -114,13 +122,15 @@ try {
   for (const { name, times } of controllers) {
     out(`| ${name} | ${percentile(times, 0.5).toFixed(0)} | ${percentile(times, 0.95).toFixed(0)} | ${Math.min(...times).toFixed(0)} | ${Math.max(...times).toFixed(0)} |`);
   }
-  const [leading, trailing] = controllers.map((c) => c.times) as [number[], number[]];
+  const [leading, trailing, runtimeFirst] = controllers.map((c) => c.times) as [number[], number[], number[]];
+  const ratio = (a: readonly number[], b: readonly number[]) => `p50 ${(percentile(a, 0.5) / percentile(b, 0.5)).toFixed(2)}, p95 ${(percentile(a, 0.95) / percentile(b, 0.95)).toFixed(2)}`;
   out('');
-  out(`leading / trailing: p50 ${(percentile(leading, 0.5) / percentile(trailing, 0.5)).toFixed(2)}, p95 ${(percentile(leading, 0.95) / percentile(trailing, 0.95)).toFixed(2)}`);
+  out(`leading / trailing: ${ratio(leading, trailing)}`);
+  out(`runtime-first / leading: ${ratio(runtimeFirst, leading)}`);
   out(
     `target: an endpoint added served within 100 ms at ${INGRESSES} Ingresses (p50 with the leading edge: ${percentile(leading, 0.5).toFixed(0)} ms): ${percentile(leading, 0.5) <= 100 ? 'met' : 'NOT MET'}`,
   );
 } finally {
-  // The second controller borrowed the first one's backends: it stops first, leaving them to the first.
+  // The later controllers borrowed the first one's backends: they stop first, leaving them to the first.
   for (const controller of controllers.toReversed()) await controller.harness.stop({ keepBackends: controller !== controllers[0] });
 }

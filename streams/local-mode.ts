@@ -161,6 +161,8 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     ...(options.retry ? { settings: { ...config.pipeline, retry: options.retry } } : {}),
     // A HAProxy on this machine runs haproxy.cfg as rendered; the Data Plane API rewrites it.
     exactConfigLines: !dataplane,
+    // Its runtime applies every operation the planner plans (local-target.ts refuses none).
+    ...(dataplane ? {} : { mayReload: () => false }),
   });
 
   // Built before the observer reads its state; nothing of it runs before it is started.

@@ -4,6 +4,7 @@ import type { ConfigLoad, ControllerConfig } from '../lib/config/types.ts';
 import type { Fleet } from '../lib/deploy/fleet.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { Validator } from '../lib/haproxy/validator.ts';
+import type { RuntimeOperation } from '../lib/haproxy/plan-types.ts';
 import { watchedType } from '../lib/kube/select.ts';
 import type { Endpoint, ResourceEvent, StoreReader } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Outcome, Report } from '../lib/pipeline/outcome.ts';
@@ -50,6 +51,8 @@ export interface ModeParts {
   readonly settings?: PipelineSettings;
   /** Whether the endpoints run haproxy.cfg line for line as rendered (see reconcile.ts). */
   readonly exactConfigLines?: boolean;
+  /** Runtime operations the endpoints may still turn into a reload (see reconcile.ts); every map update by default. */
+  readonly mayReload?: (operation: RuntimeOperation) => boolean;
   /** This configuration's pipeline ended: replaced by the next one's, or stopped. */
   readonly ended?: () => void;
 }
@@ -119,6 +122,7 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
             report(outcome);
           },
           exactConfigLines: parts.exactConfigLines ?? false,
+          ...(parts.mayReload === undefined ? {} : { mayReload: parts.mayReload }),
         }),
         finalize(() => parts.ended?.()),
       );

@@ -1,5 +1,7 @@
 import { defer, map, merge, share, Subject, tap, withLatestFrom, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import type { PipelineSettings } from '../lib/config/pipeline-settings.ts';
+import { runtimeOnly } from '../lib/deploy/runtime-only.ts';
+import type { RuntimeOperation } from '../lib/haproxy/plan-types.ts';
 import { withChangesOf } from '../lib/pipeline/changes.ts';
 import type { Endpoint, FleetInput, ResourceEvent, Trigger, Validated, WatchedType } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Report } from '../lib/pipeline/outcome.ts';
@@ -28,7 +30,16 @@ export interface ReconcileOptions {
   readonly random?: () => number;
   /** Whether the endpoints run haproxy.cfg line for line as rendered (a local HAProxy), so a refused reload's lines can be read (see refusals.ts). */
   readonly exactConfigLines?: boolean;
+  /**
+   * With settings.runtimeFirst: runtime operations the endpoints may still
+   * turn into a reload, which keep a configuration waiting for its verdict.
+   * By default every map update (the Data Plane API's entry calls refuse
+   * some); a HAProxy on this machine applies every runtime plan as planned.
+   */
+  readonly mayReload?: (operation: RuntimeOperation) => boolean;
 }
+
+const mapUpdates = (operation: RuntimeOperation): boolean => operation.type === 'updateMap';
 
 /** Configurations kept by hash after validation, so a refused reload can be read against the one it refused. */
 const recentConfigs = 8;
@@ -60,7 +71,15 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
       );
       const configs = merge(triggers, again).pipe(
         render({ render: options.render, report, scheduler, quarantine: book }),
-        validate({ validate: options.validate, report, scheduler, retry: settings.retry, random: options.random, quarantine: { book, render: options.render } }),
+        validate({
+          validate: options.validate,
+          report,
+          scheduler,
+          retry: settings.retry,
+          random: options.random,
+          quarantine: { book, render: options.render },
+          ...(settings.runtimeFirst ? { runtimeFirst: (last, next) => runtimeOnly(last, next, { mayReload: options.mayReload ?? mapUpdates }) } : {}),
+        }),
         tap((config) => {
           validated.delete(config.hash);
           validated.set(config.hash, config);

@@ -1,6 +1,7 @@
 import {
   asyncScheduler,
   catchError,
+  concat,
   defer,
   EMPTY,
   filter,
@@ -21,7 +22,7 @@ import { backoffDelay } from '../lib/backoff.ts';
 import type { RetrySettings } from '../lib/config/pipeline-settings.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { mergeChanges, withChangesOf } from '../lib/pipeline/changes.ts';
-import type { Changes, Rendered, Validated, ValidationVerdict } from '../lib/pipeline/model.ts';
+import type { Changes, Rendered, RenderedFiles, Validated, ValidationVerdict } from '../lib/pipeline/model.ts';
 import type { Report } from '../lib/pipeline/outcome.ts';
 import type { Quarantine } from '../lib/pipeline/quarantine.ts';
 import type { RenderEffect, ValidateEffect } from './effects.ts';
@@ -42,6 +43,15 @@ export interface ValidateOptions {
    * configuration is simply invalid.
    */
   readonly quarantine?: { readonly book: Quarantine; readonly render: RenderEffect; readonly maxValidations?: number };
+  /**
+   * Whether a configuration differs from the last valid one only in what the
+   * runtime applies (lib/deploy/runtime-only.ts). Such a configuration is
+   * passed on at once and validated meanwhile; refused, or never judged, the
+   * last valid configuration is passed on again, which undoes it (see
+   * docs/adr/0022-runtime-first.md). Without it, every configuration waits
+   * for its verdict.
+   */
+  readonly runtimeFirst?: (validated: RenderedFiles, rendered: RenderedFiles) => boolean;
 }
 
 const defaultRetry = { baseDelayMs: 1_000, maxDelayMs: 30_000 };
@@ -68,6 +78,8 @@ export function validate(options: ValidateOptions): OperatorFunction<Rendered, V
   return (source) =>
     defer(() => {
       let lastVerdict: { readonly hash: string; readonly valid: boolean } | undefined;
+      /** The newest configuration passed on as valid: what a runtime-first configuration is compared with and reverted to. */
+      let lastValid: Validated | undefined;
       /** Changes of a configuration given up while it waited to be validated again. */
       let carried: Changes | undefined;
 
@@ -79,6 +91,8 @@ export function validate(options: ValidateOptions): OperatorFunction<Rendered, V
           return EMPTY;
         }
         const startedAt = scheduler.now();
+        const previous = lastValid;
+        const early = previous !== undefined && options.runtimeFirst !== undefined && options.runtimeFirst(previous.files, rendered.files);
         // `superseded` does not replay: one that fired during a validation must still cut the backoff after it.
         const newer = new ReplaySubject<void>(1);
         const watching = superseded.subscribe(newer);
@@ -105,7 +119,9 @@ export function validate(options: ValidateOptions): OperatorFunction<Rendered, V
         const judged: Observable<Judged> = check(rendered).pipe(map((verdict) => ({ config: rendered, verdict, validations: 1 })));
         const repaired = options.quarantine ? judged.pipe(quarantine({ ...options.quarantine, check, report: options.report })) : judged;
         let judgedAtAll = false;
-        return repaired.pipe(
+        /** Whether a valid configuration left this job: a runtime-first one confirmed, or replaced by one without the objects at fault. */
+        let settled = false;
+        const judging = repaired.pipe(
           tap(({ config, verdict }) => {
             judgedAtAll = true;
             const durationMs = scheduler.now() - startedAt;
@@ -115,6 +131,12 @@ export function validate(options: ValidateOptions): OperatorFunction<Rendered, V
           }),
           filter(({ verdict }) => verdict.status === 'valid'),
           map(({ config }): Validated => config),
+          tap((config) => {
+            lastValid = config;
+            settled = true;
+          }),
+          // Already passed on before its verdict.
+          filter((config) => !(early && config.hash === rendered.hash)),
           // Only rendering again without the objects at fault can fail here; the running configuration keeps serving.
           catchError((error: unknown) => {
             judgedAtAll = true;
@@ -126,10 +148,27 @@ export function validate(options: ValidateOptions): OperatorFunction<Rendered, V
             // Before the next job starts: given up for a newer configuration before any verdict, this
             // one's changes are delivered by that one.
             complete: () => {
-              if (!judgedAtAll) carried = carried ? mergeChanges(rendered.changes, carried) : rendered.changes;
+              // A runtime-first configuration's changes are delivered by its revert instead.
+              if (!judgedAtAll && !early) carried = carried ? mergeChanges(rendered.changes, carried) : rendered.changes;
             },
             finalize: () => watching.unsubscribe(),
           }),
+        );
+        if (!early) return judging;
+        // The runtime may apply an unvalidated configuration because the last valid one is a plan of
+        // runtime operations away: passing that one on again plans those operations back.
+        const revert = defer(() => {
+          if (settled) return EMPTY;
+          options.report({ type: 'runtimeReverted', revision: rendered.revision, hash: rendered.hash, to: previous.hash });
+          return of<Validated>({ ...previous, changes: rendered.changes });
+        });
+        return concat(
+          defer(() => {
+            options.report({ type: 'runtimeFirst', revision: rendered.revision, hash: rendered.hash });
+            return of<Validated>(rendered);
+          }),
+          judging,
+          revert,
         );
       };
 

@@ -42,6 +42,7 @@ const rootFields = [
   'debounce',
   'maxWait',
   'leadingEdge',
+  'runtimeFirst',
   'watchedResources',
   'ignoreFields',
   'ingress',
@@ -60,7 +61,8 @@ function readPipeline(problems: Problems, raw: Fields<(typeof rootFields)[number
     problems.add(['maxWait'], `must not be shorter than debounce (${debounceMs}ms), got ${maxWaitMs}ms`);
   }
   const leadingEdge = withDefault(raw.leadingEdge, ['leadingEdge'], defaultPipelineSettings.leadingEdge, (v, p) => readBoolean(problems, v, p));
-  return { debounceMs, maxWaitMs, leadingEdge, ...timings, retry: defaultPipelineSettings.retry };
+  const runtimeFirst = withDefault(raw.runtimeFirst, ['runtimeFirst'], defaultPipelineSettings.runtimeFirst, (v, p) => readBoolean(problems, v, p));
+  return { debounceMs, maxWaitMs, leadingEdge, runtimeFirst, ...timings, retry: defaultPipelineSettings.retry };
 }
 
 function readConfig(problems: Problems, document: unknown): ControllerConfig {

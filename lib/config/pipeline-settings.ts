@@ -4,6 +4,12 @@ export interface PipelineSettings {
   readonly maxWaitMs: number;
   /** Whether an idle controller renders a change at once, batching only what follows within the debounce. */
   readonly leadingEdge: boolean;
+  /**
+   * Whether a configuration that differs from the last valid one only in what
+   * the runtime applies is deployed while `haproxy -c` runs, and undone if it
+   * fails (docs/adr/0022-runtime-first.md).
+   */
+  readonly runtimeFirst: boolean;
   readonly minDeploymentIntervalMs: number;
   readonly driftCheckIntervalMs: number;
   readonly deployTimeoutMs: number;
@@ -23,6 +29,7 @@ export const defaultPipelineSettings: PipelineSettings = {
   debounceMs: 500,
   maxWaitMs: 5_000,
   leadingEdge: true,
+  runtimeFirst: false,
   minDeploymentIntervalMs: 2_000,
   driftCheckIntervalMs: 60_000,
   deployTimeoutMs: 30_000,

@@ -75,6 +75,14 @@ export type Outcome =
     }
   /** Identical to the configuration last judged: not checked again, and nothing new to deploy. */
   | { readonly type: 'validationSkipped'; readonly revision: number; readonly hash: string; readonly valid: boolean }
+  /**
+   * A configuration that differs from the last valid one only in what the
+   * runtime applies, passed on to deployment before its validation ended
+   * (runtimeFirst, docs/adr/0022-runtime-first.md).
+   */
+  | { readonly type: 'runtimeFirst'; readonly revision: number; readonly hash: string }
+  /** That configuration was refused (or never judged): the last valid one, `to`, is deployed again to undo it. */
+  | { readonly type: 'runtimeReverted'; readonly revision: number; readonly hash: string; readonly to: string }
   | {
       readonly type: 'validationFailed';
       readonly revision: number;

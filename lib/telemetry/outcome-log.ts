@@ -112,6 +112,24 @@ export function outcomeLog(outcome: Outcome): LogEntry[] {
           fields: { revision: outcome.revision, hash: outcome.hash, valid: outcome.valid },
         },
       ];
+    case 'runtimeFirst':
+      return [
+        {
+          level: 'info',
+          stage: 'validate',
+          msg: `revision ${outcome.revision} changes only what the runtime applies: deploying it while haproxy -c runs`,
+          fields: { revision: outcome.revision, hash: outcome.hash },
+        },
+      ];
+    case 'runtimeReverted':
+      return [
+        {
+          level: 'warn',
+          stage: 'validate',
+          msg: `revision ${outcome.revision} was deployed before its validation and is not valid: deploying the last valid configuration again`,
+          fields: { revision: outcome.revision, hash: outcome.hash, to: outcome.to },
+        },
+      ];
     case 'validationFailed':
       return [
         {

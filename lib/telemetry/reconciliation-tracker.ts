@@ -86,6 +86,7 @@ export class ReconciliationTracker {
       case 'validated':
       case 'validationFailed':
       case 'validationSkipped':
+      case 'runtimeFirst':
         this.#supersedeBefore(outcome.revision, 'validation', now, events);
         this.#validated(outcome, now, events);
         break;
@@ -153,16 +154,25 @@ export class ReconciliationTracker {
     return worst;
   }
 
-  #validated(outcome: Extract<Outcome, { readonly type: 'validated' | 'validationFailed' | 'validationSkipped' }>, now: number, events: TrackerEvent[]): void {
+  #validated(outcome: Extract<Outcome, { readonly type: 'validated' | 'validationFailed' | 'validationSkipped' | 'runtimeFirst' }>, now: number, events: TrackerEvent[]): void {
     const reconciliation = this.#open.get(outcome.revision);
     if (!reconciliation || reconciliation.awaiting !== 'validation') return;
-    const start = outcome.type === 'validationSkipped' ? now : now - outcome.durationMs;
-    const verdict: Verdict = outcome.type === 'validated' ? 'valid' : outcome.type === 'validationFailed' ? 'invalid' : outcome.valid ? 'unchanged-valid' : 'unchanged-invalid';
+    const start = 'durationMs' in outcome ? now - outcome.durationMs : now;
+    const verdict: Verdict =
+      outcome.type === 'runtimeFirst'
+        ? 'runtime-first'
+        : outcome.type === 'validated'
+          ? 'valid'
+          : outcome.type === 'validationFailed'
+            ? 'invalid'
+            : outcome.valid
+              ? 'unchanged-valid'
+              : 'unchanged-invalid';
     reconciliation.validation = { start, end: now, verdict, error: outcome.type === 'validationFailed' ? outcome.error : undefined };
-    if (outcome.type !== 'validationSkipped' && reconciliation.validations === 0) reconciliation.validations = 1;
+    if ((outcome.type === 'validated' || outcome.type === 'validationFailed') && reconciliation.validations === 0) reconciliation.validations = 1;
     reconciliation.progressAt = now;
     events.push({ type: 'validated', reconciliation });
-    if (verdict === 'valid') reconciliation.awaiting = 'schedule';
+    if (verdict === 'valid' || verdict === 'runtime-first') reconciliation.awaiting = 'schedule';
     else this.#close(reconciliation, verdict === 'unchanged-valid' ? 'unchanged' : 'invalid', now, events);
   }
 

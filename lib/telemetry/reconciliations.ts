@@ -80,7 +80,8 @@ export interface EndpointDeploy {
   folded: Folded;
 }
 
-export type Verdict = 'valid' | 'invalid' | 'unchanged-valid' | 'unchanged-invalid';
+/** `runtime-first`: passed on to deployment before its verdict (runtimeFirst); the verdict follows in the log, not here. */
+export type Verdict = 'valid' | 'invalid' | 'unchanged-valid' | 'unchanged-invalid' | 'runtime-first';
 
 /** One reconciliation: the changes folded into one render and everything that followed from it. */
 export interface Reconciliation {

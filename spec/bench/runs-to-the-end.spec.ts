@@ -27,7 +27,7 @@ const tiny: Record<string, { readonly env: Record<string, string>; readonly end:
   'burst.ts': { env: { BENCH_BURST_EDITS: '20', BENCH_BURST_SECONDS: '2' }, end: /^target: at most 3 deployments per burst/m },
   'change-to-served.ts': {
     env: { BENCH_SERVED_INGRESSES: '5', BENCH_SERVED_CHANGES: '2', BENCH_DEPLOYMENT_INTERVAL: '100ms' },
-    end: /^leading \/ trailing: p50 \d/m,
+    end: /^runtime-first \/ leading: p50 \d/m,
   },
 };
 

@@ -84,7 +84,9 @@ export class OutcomeLog {
       const newest = outcomes.findLastIndex((outcome) => outcome.type === 'validated');
       const validated = outcomes[newest];
       if (validated?.type !== 'validated') return undefined;
-      const done = endpoints.every((endpoint) => outcomes.slice(newest).some((o) => o.type === 'deployed' && o.endpoint === endpoint && o.hash === validated.hash));
+      // Deployed before its verdict (runtimeFirst): its deployment follows its runtimeFirst outcome instead.
+      const early = outcomes.findLastIndex((outcome, i) => i < newest && outcome.type === 'runtimeFirst' && outcome.hash === validated.hash);
+      const done = endpoints.every((endpoint) => outcomes.slice(early >= 0 ? early : newest).some((o) => o.type === 'deployed' && o.endpoint === endpoint && o.hash === validated.hash));
       return done ? (true as const) : undefined;
     };
     return this.#until(0, evaluate, 'not settled', timeoutMs);

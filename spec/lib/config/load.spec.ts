@@ -20,6 +20,7 @@ dataplane:
 debounce: 250ms
 maxWait: 1m30s
 leadingEdge: false
+runtimeFirst: true
 watchedResources:
   ingresses:
     apiVersion: networking.k8s.io/v1
@@ -116,6 +117,7 @@ describe('loadControllerConfig', () => {
         debounceMs: 250,
         maxWaitMs: 90_000,
         leadingEdge: false,
+        runtimeFirst: true,
         minDeploymentIntervalMs: 3_000,
         driftCheckIntervalMs: 120_000,
         deployTimeoutMs: 45_000,
@@ -358,6 +360,7 @@ ${rest}`;
       ['a duration too long for a timer', `${minimal}dataplane: { driftCheckInterval: 600h }\n`, ['dataplane.driftCheckInterval: must be at most 596h']],
       ['maxWait below debounce', `${minimal}debounce: 2s\nmaxWait: 1s\n`, ['maxWait: must not be shorter than debounce (2000ms), got 1000ms']],
       ['a leadingEdge that is not a boolean', `${minimal}leadingEdge: "yes"\n`, ['leadingEdge: must be true or false, got "yes"']],
+      ['a runtimeFirst that is not a boolean', `${minimal}runtimeFirst: 1\n`, ['runtimeFirst: must be true or false, got 1']],
       ['maxWait below the default debounce', `${minimal}maxWait: 100ms\n`, ['maxWait: must not be shorter than debounce (500ms), got 100ms']],
       // watchedResources
       ['a missing watchedResources', 'templates: { haproxyConfig: x }\n', ['watchedResources: required']],

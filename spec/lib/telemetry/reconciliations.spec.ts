@@ -51,6 +51,20 @@ describe('reconciliation tracker', () => {
     expect(reconciliation?.deploys.get('b')).to.deep.include({ start: 1_561, end: 1_620, ended: 'deployed', result: reload, attempts: 1 });
   });
 
+  it('follows a configuration deployed before its verdict (runtimeFirst) to its endpoints, its verdict not reopening it', () => {
+    const { names, closed, tracker } = follow([
+      [100, rendered(2)],
+      [101, { type: 'runtimeFirst', revision: 2, hash: 'hash-2' }],
+      [102, deploying(2, ['a'])],
+      [120, deployed(2, 'a', runtime)],
+      [150, validated(2, 49)],
+    ]);
+    expect(names).to.deep.equal(['rendered 2', 'validated 2', 'scheduled 2', 'endpointDone 2 a deployed', 'closed 2']);
+    expect(closed[0]).to.deep.include({ result: 'deployed', validation: { start: 101, end: 101, verdict: 'runtime-first', error: undefined } });
+    // Nothing is left waiting for a deployment slot that already passed.
+    expect(tracker.stalled(100_000, 1_000)).to.equal(undefined);
+  });
+
   it('ends a reconciliation at the stage that ended it: render failure, invalid, unchanged, no endpoints', () => {
     const { closed } = follow([
       [100, renderFailed(1, 'template haproxy.cfg line 3: unclosed section')],
