@@ -110,7 +110,7 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
           render: (snapshot) =>
             defer(() => {
               update({ rendered: snapshot.stores });
-              return of(renderer({ stores: snapshot.stores }));
+              return of(renderer({ stores: snapshot.stores, peers: snapshot.peers ?? [] }));
             }),
           validate: (rendered) => defer(() => validator.validate(rendered)),
           deploy: (request) => defer(() => fleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
