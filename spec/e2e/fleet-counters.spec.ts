@@ -1,0 +1,174 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { filter, firstValueFrom } from 'rxjs';
+import { startBackends } from '../../examples/backends.ts';
+import { defaultConfigPath } from '../../lib/cli/package-root.ts';
+import { runtimeCommand } from '../../lib/haproxy/runtime-socket.ts';
+import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
+import { createControllerObjects, createHaproxyPod, replicaOptions } from '../support/cluster-fixtures.ts';
+import { startEmulator, type Emulator } from '../support/dataplane-emulator/index.ts';
+import { eventually } from '../support/eventually.ts';
+import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
+import { kubeTool } from '../support/kube-tools.ts';
+import { documents, ingress, service, slice } from '../support/manifest-builders.ts';
+import { reservePort } from '../support/ports.ts';
+import { httpGet, OutcomeLog, type Deployed } from '../support/traffic.ts';
+
+/**
+ * Fleet-wide counters end to end: the controller in a cluster (the fake API
+ * server) deploying to HAProxy pods standing as Data Plane API emulators,
+ * each a real HAProxy on its own pod address that names itself as the pod
+ * (-L, a pod's hostname), their peers section on a port reserved on every
+ * address. A rate limit counted by all three together, and a pod joining.
+ */
+
+const NAMESPACE = 'haproxy';
+const POD_ADDRESSES = ['127.0.0.21', '127.0.0.22', '127.0.0.23'];
+const PODS = ['haproxy-0', 'haproxy-1', 'haproxy-2'];
+const ENDPOINTS = PODS.map((pod) => `${NAMESPACE}/${pod}`);
+const HOST = 'limited.example.com';
+/** ingress-nginx's limit-rps 10 with its burst multiplier 5: 51 requests in 5.1 s (lib/annotations/nginx-family.ts). */
+const LIMIT = { rps: 10, requests: 51, periodMs: 5_100 };
+
+const exec = promisify(execFile);
+
+/** `show peers`: the remote peers whose last handshake with this HAProxy succeeded (`last_status=ESTA`). */
+async function establishedPeers(emulator: Emulator): Promise<number> {
+  const text = await runtimeCommand(emulator.statsSocket, 'show peers');
+  return [...text.matchAll(/\(remote,\w+\) addr=\S+ last_status=ESTA\b/g)].length;
+}
+
+/** The requests a HAProxy counts for the source and host in the rate limit's stick table, or 0 before the first. */
+async function counted(emulator: Emulator): Promise<number> {
+  const tables = await runtimeCommand(emulator.statsSocket, 'show table');
+  const table = /# table: (st_(?!choices)[^,]+),/.exec(tables)?.[1];
+  if (table === undefined) throw new Error(`no rate limit table on ${emulator.podAddress}: ${tables}`);
+  const entries = await runtimeCommand(emulator.statsSocket, `show table ${table}`);
+  return Number(/key=127\.0\.0\.1@limited\.example\.com .*http_req_rate\(\d+\)=(\d+)/.exec(entries)?.[1] ?? 0);
+}
+
+describe('fleet-wide counters: three HAProxy pods sharing a rate limit through their peers section', function () {
+  this.timeout(120_000);
+  let fake: FakeApiServer;
+  const emulators: Emulator[] = [];
+  let mode: ClusterMode | undefined;
+  let log: OutcomeLog;
+  let httpPort = 0;
+  let peerPort = 0;
+  let backend = 0;
+  let stopBackends: () => Promise<void> = async () => undefined;
+  let manifests = '';
+
+  const kubectl = async (...args: string[]) => (await exec(kubeTool('kubectl'), ['--kubeconfig', fake.kubeconfigPath, ...args])).stdout;
+  const peersSection = (count: number) =>
+    `\npeers fleet\n${PODS.slice(0, count)
+      .map((pod, i) => `  peer ${pod} ${POD_ADDRESSES[i]}:${peerPort}\n`)
+      .join('')}`;
+
+  before(async () => {
+    fake = await startFakeApiServer();
+    manifests = await mkdtemp(join(tmpdir(), 'fleet-counters-'));
+    httpPort = await reservePort(...POD_ADDRESSES);
+    peerPort = await reservePort(...POD_ADDRESSES);
+    const dataplanePort = await reservePort(...POD_ADDRESSES);
+    for (const [i, address] of POD_ADDRESSES.entries()) {
+      emulators.push(
+        await startEmulator({
+          pod: { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock', address, hostname: PODS[i]! },
+          listen: { host: address, port: dataplanePort },
+        }),
+      );
+    }
+    ({
+      ports: [backend],
+      stop: stopBackends,
+    } = (await startBackends([0])) as { ports: [number]; stop: () => Promise<void> });
+    const config = (await readFile(defaultConfigPath(), 'utf8'))
+      .replace('  httpPort: 80\n', `  httpPort: ${httpPort}\n`)
+      .replace('  httpsPort: 443\n', `  httpsPort: ${await reservePort(...POD_ADDRESSES)}\n`)
+      .replace('  statusPort: 8404\n', `  statusPort: ${await reservePort(...POD_ADDRESSES)}\n`)
+      .replace('  peerPort: 10000\n', `  peerPort: ${peerPort}\n`)
+      .replace('  port: 5555\n', `  port: ${dataplanePort}\n`)
+      .replace('  minDeploymentInterval: 2s\n', '  minDeploymentInterval: 200ms\n')
+      .replace('debounce: 500ms\n', 'debounce: 100ms\n');
+    const { user, password } = emulators[0]!.credentials;
+    createControllerObjects(fake, NAMESPACE, { config, secret: 'dataplane-credentials', username: user, password });
+    // Two pods at first: the third joins in a case below.
+    for (const i of [0, 1]) createHaproxyPod(fake, NAMESPACE, PODS[i]!, POD_ADDRESSES[i]!);
+    mode = await startClusterMode(replicaOptions(fake, NAMESPACE, 'controller-a', { leaseMs: 3_000 }));
+    log = new OutcomeLog(mode.outcomes);
+    await firstValueFrom(mode.leading.pipe(filter(Boolean)));
+    await writeFile(
+      join(manifests, 'limited.yaml'),
+      documents(
+        ingress('limited', HOST, [['/', 'Prefix', 'limited', { number: 80 }]], undefined, { annotations: { 'nginx.ingress.kubernetes.io/limit-rps': String(LIMIT.rps) } }),
+        service('limited', [{ port: 80, targetPort: backend }]),
+        slice('limited-0', 'limited', undefined, backend),
+      ),
+    );
+    await kubectl('apply', '-f', join(manifests, 'limited.yaml'));
+  });
+
+  after(async () => {
+    await mode?.stop();
+    for (const emulator of emulators) await emulator.stop();
+    await stopBackends();
+    await fake?.close();
+  });
+
+  it('lists the two pods in the peers section of both, each HAProxy connected to the other', async () => {
+    await log.settledOn(ENDPOINTS.slice(0, 2));
+    for (const emulator of emulators.slice(0, 2)) {
+      expect(await readFile(emulator.configFile, 'utf8')).to.include(peersSection(2));
+      await eventually(() => establishedPeers(emulator), (n) => n === 1, `${emulator.podAddress} connected to its peer`);
+    }
+  });
+
+  it('gives a pod that joins the peers section, every HAProxy reloaded to list it (HAProxy has no runtime command for peers)', async () => {
+    const from = log.mark();
+    createHaproxyPod(fake, NAMESPACE, PODS[2]!, POD_ADDRESSES[2]!);
+    // The newcomer gets the configuration at once ('discovered'), then all three the one that lists it.
+    const listing = await log.waitFor(
+      from,
+      (o): o is Extract<typeof o, { type: 'rendered' }> => o.type === 'rendered' && o.files.config.includes(peersSection(3)),
+      'a configuration listing the third pod',
+    );
+    const deployed = await log.waitFor(
+      from,
+      (o): o is Deployed => o.type === 'deployed' && o.hash === listing.hash && o.endpoint === ENDPOINTS[0],
+      'the configuration listing the third pod deployed on the first',
+    );
+    expect(deployed.result.mode).to.equal('reload');
+    expect(deployed.result.reloadReason).to.match(/peers fleet/);
+    await log.settledOn(ENDPOINTS);
+    for (const emulator of emulators) {
+      expect(await readFile(emulator.configFile, 'utf8')).to.include(peersSection(3));
+      await eventually(() => establishedPeers(emulator), (n) => n === 2, `${emulator.podAddress} connected to both others`);
+    }
+  });
+
+  it('holds a limit of 10 per second across the three together: exactly the burst of 51 allowed of 66, round-robin', async () => {
+    // Peers send each update of an entry whole, and the receiver takes it in place of its own (src/peers.c,
+    // STD_T_FRQP): the last writer wins, counts are never added. The fleet counts as one counter when each
+    // request reaches a HAProxy that has the previous count, so each request waits until all three show it.
+    // Counted alone, each HAProxy would see 22 of the 66 and allow them all.
+    const statuses: number[] = [];
+    const started = Date.now();
+    for (let request = 1; request <= 66; request++) {
+      const emulator = emulators[request % 3]!;
+      const answer = await httpGet(emulator.podAddress, httpPort, HOST);
+      statuses.push(Number(answer.slice(0, 3)));
+      await eventually(() => Promise.all(emulators.map(counted)), (counts) => counts.every((n) => n === request), `request ${request} counted by all three`);
+    }
+    const elapsed = Date.now() - started;
+    // Within one rate period the rate is the period's count exactly (no share of a previous period in it).
+    expect(elapsed, 'the requests took longer than one rate period: the count is no longer exact').to.be.below(LIMIT.periodMs);
+    expect(statuses.filter((s) => s === 200).length).to.equal(LIMIT.requests);
+    expect(statuses.slice(0, LIMIT.requests).every((s) => s === 200)).to.equal(true);
+    expect(statuses.slice(LIMIT.requests).every((s) => s === 503)).to.equal(true);
+  });
+});
