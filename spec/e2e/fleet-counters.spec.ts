@@ -124,7 +124,11 @@ describe('fleet-wide counters: three HAProxy pods sharing a rate limit through t
     await log.settledOn(ENDPOINTS.slice(0, 2));
     for (const emulator of emulators.slice(0, 2)) {
       expect(await readFile(emulator.configFile, 'utf8')).to.include(peersSection(2));
-      await eventually(() => establishedPeers(emulator), (n) => n === 1, `${emulator.podAddress} connected to its peer`);
+      await eventually(
+        () => establishedPeers(emulator),
+        (n) => n === 1,
+        `${emulator.podAddress} connected to its peer`,
+      );
     }
   });
 
@@ -147,7 +151,11 @@ describe('fleet-wide counters: three HAProxy pods sharing a rate limit through t
     await log.settledOn(ENDPOINTS);
     for (const emulator of emulators) {
       expect(await readFile(emulator.configFile, 'utf8')).to.include(peersSection(3));
-      await eventually(() => establishedPeers(emulator), (n) => n === 2, `${emulator.podAddress} connected to both others`);
+      await eventually(
+        () => establishedPeers(emulator),
+        (n) => n === 2,
+        `${emulator.podAddress} connected to both others`,
+      );
     }
   });
 
@@ -162,7 +170,11 @@ describe('fleet-wide counters: three HAProxy pods sharing a rate limit through t
       const emulator = emulators[request % 3]!;
       const answer = await httpGet(emulator.podAddress, httpPort, HOST);
       statuses.push(Number(answer.slice(0, 3)));
-      await eventually(() => Promise.all(emulators.map(counted)), (counts) => counts.every((n) => n === request), `request ${request} counted by all three`);
+      await eventually(
+        () => Promise.all(emulators.map(counted)),
+        (counts) => counts.every((n) => n === request),
+        `request ${request} counted by all three`,
+      );
     }
     const elapsed = Date.now() - started;
     // Within one rate period the rate is the period's count exactly (no share of a previous period in it).

@@ -268,6 +268,45 @@ describe('the composed pipeline', () => {
     expect(scheduler.actions).to.have.length(0);
   });
 
+  it("renders again when the fleet's peers change (a pod joins, one comes back at a new address), and not for the same peers listed again", () => {
+    const peered = (id: string, address: string) => ({ ...endpoint(id), peer: { name: id, address } });
+    const { world } = play({
+      endpoints: [],
+      until: 60_000,
+      script: (w, at) => {
+        at(0, () => w.endpoints.next([peered('a', '10.0.0.1'), peered('b', '10.0.0.2')]));
+        at(20_000, () => w.endpoints.next([peered('a', '10.0.0.1'), peered('b', '10.0.0.2'), peered('c', '10.0.0.3')]));
+        at(30_000, () => w.endpoints.next([peered('a', '10.0.0.1'), peered('b', '10.0.0.9'), peered('c', '10.0.0.3')]));
+        // The same members in another order: the same peers section.
+        at(40_000, () => w.endpoints.next([peered('c', '10.0.0.3'), peered('b', '10.0.0.9'), peered('a', '10.0.0.1')]));
+      },
+    });
+    // The members found after the first render are rendered at once; so is each change of members, with no resource change.
+    expect(
+      world.renders
+        .filter((r) => r.at < 1_000)
+        .map((r) => [
+          r.at,
+          r.config
+            .split('\n')
+            .filter((line) => line.startsWith('peer'))
+            .join(','),
+        ]),
+    ).to.deep.equal([
+      [0, ''],
+      [0, 'peer a 10.0.0.1,peer b 10.0.0.2'],
+    ]);
+    expect(after(world.renders, 1_000).map((r) => r.at)).to.deep.equal([20_000, 30_000]);
+    expect(after(world.renders, 1_000)[0]?.config).to.match(/peer a 10\.0\.0\.1\npeer b 10\.0\.0\.2\npeer c 10\.0\.0\.3$/);
+    expect(after(world.renders, 1_000)[1]?.config).to.include('peer b 10.0.0.9');
+    // a, which was there all along, runs the section that lists c and b's new address, deployed as a change.
+    const toA = after(deploysTo(world, 'a'), 1_000);
+    expect(toA.map((d) => d.outcome.reason)).to.deep.equal(['change', 'change']);
+    expect(world.deployCalls.filter((d) => d.endpoint === 'a').at(-1)?.config).to.include('peer b 10.0.0.9\npeer c 10.0.0.3');
+    // c is given the configuration of the moment it was found, then the one that lists it.
+    expect(world.deployCalls.filter((d) => d.endpoint === 'c' && d.reason !== 'drift').map((d) => d.reason)).to.deep.equal(['discovered', 'change', 'change']);
+  });
+
   it('keeps the running pipeline on an invalid controller config and replaces it on a valid one', () => {
     const { world } = play({
       endpoints: ['a'],

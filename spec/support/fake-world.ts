@@ -106,7 +106,8 @@ export class FakeWorld {
       const lines = objects
         .map((o) => ({ text: `backend ${o.metadata.name} :${String((o['spec'] as { port: number }).port)}`, object: o }))
         .sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
-      const config = lines.map((line) => line.text).join('\n');
+      // Then the fleet's peers, as the shipped template lists them (after the Ingresses' lines, which keep their numbers).
+      const config = [...lines.map((line) => line.text), ...(snapshot.peers ?? []).map((peer) => `peer ${peer.name} ${peer.address}`)].join('\n');
       const origins = lines.map(({ object }) => {
         const source = { label: `Ingress default/${object.metadata.name}`, field: 'spec.port', object };
         return { template: 'templates.haproxyConfig', line: 1, objects: [source.label], sources: [source] };
