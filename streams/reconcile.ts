@@ -1,4 +1,19 @@
-import { asyncScheduler, defer, distinctUntilChanged, map, merge, ReplaySubject, share, skip, Subject, tap, withLatestFrom, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import {
+  asyncScheduler,
+  defer,
+  distinctUntilChanged,
+  map,
+  merge,
+  ReplaySubject,
+  share,
+  skip,
+  Subject,
+  tap,
+  withLatestFrom,
+  type Observable,
+  type OperatorFunction,
+  type SchedulerLike,
+} from 'rxjs';
 import { fleetPeers, samePeers } from '../lib/deploy/fleet-peers.ts';
 import type { PipelineSettings } from '../lib/config/pipeline-settings.ts';
 import { withChangesOf } from '../lib/pipeline/changes.ts';
