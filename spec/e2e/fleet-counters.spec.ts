@@ -39,7 +39,8 @@ const exec = promisify(execFile);
 /** `show peers`: the remote peers whose last handshake with this HAProxy succeeded (`last_status=ESTA`). */
 async function establishedPeers(emulator: Emulator): Promise<number> {
   const text = await runtimeCommand(emulator.statsSocket, 'show peers');
-  return [...text.matchAll(/\(remote,\w+\) addr=\S+ last_status=ESTA\b/g)].length;
+  // 3.x puts the session's states between the address and last_status.
+  return [...text.matchAll(/\(remote,\w+\) addr=\S+ (?:\S+ )*?last_status=ESTA\b/g)].length;
 }
 
 /** The requests a HAProxy counts for the source and host in the rate limit's stick table, or 0 before the first. */
