@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { filter, firstValueFrom } from 'rxjs';
 import { startBackends } from '../../examples/backends.ts';
@@ -36,20 +37,40 @@ const LIMIT = { rps: 10, requests: 51, periodMs: 5_100 };
 
 const exec = promisify(execFile);
 
-/** `show peers`: the remote peers whose last handshake with this HAProxy succeeded (`last_status=ESTA`). */
+/** `show peers`: the remote peers this HAProxy has a session with now (`active`) whose handshake succeeded (`last_status=ESTA`). */
 async function establishedPeers(emulator: Emulator): Promise<number> {
   const text = await runtimeCommand(emulator.statsSocket, 'show peers');
   // 3.x puts the session's states between the address and last_status.
-  return [...text.matchAll(/\(remote,\w+\) addr=\S+ (?:\S+ )*?last_status=ESTA\b/g)].length;
+  return [...text.matchAll(/\(remote,active\) addr=\S+ (?:\S+ )*?last_status=ESTA\b/g)].length;
 }
 
-/** The requests a HAProxy counts for the source and host in the rate limit's stick table, or 0 before the first. */
-async function counted(emulator: Emulator): Promise<number> {
+/** The rate limit's stick table (st_<policy>; st_choices is another's). */
+async function rateTable(emulator: Emulator): Promise<string> {
   const tables = await runtimeCommand(emulator.statsSocket, 'show table');
   const table = /# table: (st_(?!choices)[^,]+),/.exec(tables)?.[1];
   if (table === undefined) throw new Error(`no rate limit table on ${emulator.podAddress}: ${tables}`);
+  return table;
+}
+
+/** The requests a HAProxy counts in `table` for the source and host, or 0 before the first. */
+async function counted(emulator: Emulator, table: string): Promise<number> {
   const entries = await runtimeCommand(emulator.statsSocket, `show table ${table}`);
   return Number(/key=127\.0\.0\.1@limited\.example\.com .*http_req_rate\(\d+\)=(\d+)/.exec(entries)?.[1] ?? 0);
+}
+
+/**
+ * Until `next` counts what the highest of the fleet counts, polled every 2 ms (a peer update takes about a
+ * round trip on loopback; eventually's 20 ms would spend the rate period on waiting). Whether it did within
+ * a second: it may never, when an update HAProxy lost (see below) left it behind the others.
+ */
+async function caughtUp(emulators: readonly Emulator[], next: Emulator, table: string): Promise<boolean> {
+  const deadline = Date.now() + 1_000;
+  for (;;) {
+    const counts = await Promise.all(emulators.map((emulator) => counted(emulator, table)));
+    if (counts[emulators.indexOf(next)] === Math.max(...counts)) return true;
+    if (Date.now() > deadline) return false;
+    await delay(2);
+  }
 }
 
 describe('fleet-wide counters: three HAProxy pods sharing a rate limit through their peers section', function () {
@@ -160,28 +181,41 @@ describe('fleet-wide counters: three HAProxy pods sharing a rate limit through t
     }
   });
 
-  it('holds a limit of 10 per second across the three together: exactly the burst of 51 allowed of 66, round-robin', async () => {
+  it('holds a limit of 10 per second across the three together: the burst of 51 allowed of 66 round-robin, and at most 9 more', async () => {
     // Peers send each update of an entry whole, and the receiver takes it in place of its own (src/peers.c,
     // STD_T_FRQP): the last writer wins, counts are never added. The fleet counts as one counter when each
-    // request reaches a HAProxy that has the previous count, so each request waits until all three show it.
+    // request reaches a HAProxy that has the highest count, so each request waits until the next one has it.
     // Counted alone, each HAProxy would see 22 of the 66 and allow them all.
+    // An update can still be lost: a HAProxy that sent count k + 1 may take an older k from another
+    // afterwards, so a later request is counted k + 1 again and lets one more through. A lost update only
+    // lowers a count, so the first 51 are always allowed (the exact lower bound). Above it: 51 to 55 allowed
+    // in 13 runs on 2.6, 3.2 and 3.4 (about one update lost a run); 10 lost, as Poisson with a mean of 1.2,
+    // is below 1e-6, past 4.5 standard deviations, and 60 still tells the fleet's count from each one's.
+    // A reload's old worker hands its tables over and leaves, and its sessions with the others go with it:
+    // counting starts on one worker per HAProxy, in session with both others.
+    for (const emulator of emulators) {
+      await eventually(
+        async () => [(await emulator.processInfo()).oldWorkers.length, await establishedPeers(emulator)],
+        ([old, peers]) => old === 0 && peers === 2,
+        `${emulator.podAddress} on one worker, in session with both others`,
+      );
+    }
     const statuses: number[] = [];
+    let table = '';
+    let behind = 0;
     const started = Date.now();
     for (let request = 1; request <= 66; request++) {
-      const emulator = emulators[request % 3]!;
-      const answer = await httpGet(emulator.podAddress, httpPort, HOST);
+      const answer = await httpGet(emulators[request % 3]!.podAddress, httpPort, HOST);
       statuses.push(Number(answer.slice(0, 3)));
-      await eventually(
-        () => Promise.all(emulators.map(counted)),
-        (counts) => counts.every((n) => n === request),
-        `request ${request} counted by all three`,
-      );
+      table ||= await rateTable(emulators[request % 3]!);
+      if (!(await caughtUp(emulators, emulators[(request + 1) % 3]!, table))) behind++;
     }
     const elapsed = Date.now() - started;
     // Within one rate period the rate is the period's count exactly (no share of a previous period in it).
     expect(elapsed, 'the requests took longer than one rate period: the count is no longer exact').to.be.below(LIMIT.periodMs);
-    expect(statuses.filter((s) => s === 200).length).to.equal(LIMIT.requests);
+    const allowed = statuses.filter((s) => s === 200).length;
     expect(statuses.slice(0, LIMIT.requests).every((s) => s === 200)).to.equal(true);
-    expect(statuses.slice(LIMIT.requests).every((s) => s === 503)).to.equal(true);
+    expect(allowed, `allowed, with ${behind} HAProxy left behind the others`).to.be.within(LIMIT.requests, LIMIT.requests + 9);
+    expect(statuses.filter((s) => s !== 200 && s !== 503)).to.deep.equal([]);
   });
 });
