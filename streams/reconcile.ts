@@ -36,6 +36,12 @@ export interface ReconcileOptions {
   readonly settings: PipelineSettings;
   /** The HAProxy endpoints, as whole sets. */
   readonly endpoints: Observable<readonly Endpoint[]>;
+  /**
+   * The fleet's HAProxy instances whether or not this controller deploys to them, as whole sets: their
+   * peers are rendered (the `peers` section), so a follower renders what the leader does. The endpoints
+   * by default.
+   */
+  readonly members?: Observable<readonly Endpoint[]>;
   readonly render: RenderEffect;
   readonly validate: ValidateEffect;
   readonly deploy: DeployEffect;
@@ -70,7 +76,7 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
       // One subscription to the endpoints (an informer in a cluster), replayed to the member list and to discovery.
       const endpoints = options.endpoints.pipe(share({ connector: () => new ReplaySubject<readonly Endpoint[]>(1), resetOnRefCountZero: true }));
       let peers: readonly Peer[] = [];
-      const members = endpoints.pipe(
+      const members = (options.members ?? endpoints).pipe(
         map(fleetPeers),
         distinctUntilChanged(samePeers),
         tap((current) => (peers = current)),
