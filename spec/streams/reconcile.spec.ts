@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { concat, mergeMap, NEVER, Observable, of, Subject, throwError, timer } from 'rxjs';
+import { BehaviorSubject, concat, mergeMap, NEVER, Observable, of, Subject, throwError, timer } from 'rxjs';
+import type { Endpoint } from '../../lib/pipeline/model.ts';
 import type { TestScheduler } from 'rxjs/testing';
 import { endpoint, FakeWorld, healthy, type EndpointBehaviour } from '../support/fake-world.ts';
 import { testScheduler } from '../support/marbles.ts';
@@ -18,12 +19,15 @@ interface Scenario {
   readonly candidates?: (at: (time: number, action: () => void) => void) => Observable<string>;
   /** The controller configuration when `candidates` gives none: "default", or "trailing" for the seed's trailing debounce. */
   readonly config?: string;
+  /** The fleet's members apart from the endpoints, from the start (a follower's). */
+  readonly members?: readonly Endpoint[];
 }
 
 /** Runs the controller in a fresh world until `until`, then stops it; a timer left running fails the run. */
 function play(scenario: Scenario): { world: FakeWorld; scheduler: TestScheduler } {
   const scheduler = testScheduler();
   const world = new FakeWorld(scheduler, scenario.endpoints);
+  if (scenario.members) world.members = new BehaviorSubject(scenario.members);
   scheduler.run(() => {
     scheduler.maxFrames = scenario.until + 1;
     const at = (time: number, action: () => void) => void scheduler.schedule(action, time);
@@ -305,6 +309,31 @@ describe('the composed pipeline', () => {
     expect(world.deployCalls.filter((d) => d.endpoint === 'a').at(-1)?.config).to.include('peer b 10.0.0.9\npeer c 10.0.0.3');
     // c is given the configuration of the moment it was found, then the one that lists it.
     expect(world.deployCalls.filter((d) => d.endpoint === 'c' && d.reason !== 'drift').map((d) => d.reason)).to.deep.equal(['discovered', 'change', 'change']);
+  });
+
+  it("renders the members' peers while deploying to none (a follower), and deploys that render once it deploys to them, without rendering again", () => {
+    const members = [
+      { ...endpoint('a'), peer: { name: 'a', address: '10.0.0.1' } },
+      { ...endpoint('b'), peer: { name: 'b', address: '10.0.0.2' } },
+    ];
+    const { world } = play({
+      endpoints: [],
+      members,
+      until: 30_000,
+      script: (w, at) => at(20_000, () => w.endpoints.next(members)),
+    });
+    expect(
+      world.renders.map((r) =>
+        r.config
+          .split('\n')
+          .filter((line) => line.startsWith('peer'))
+          .join(','),
+      ),
+    ).to.deep.equal(['peer a 10.0.0.1,peer b 10.0.0.2']);
+    expect(world.deployCalls.map((d) => [d.at, d.endpoint, d.reason, d.config === world.renders[0]!.config])).to.deep.equal([
+      [20_000, 'a', 'discovered', true],
+      [20_000, 'b', 'discovered', true],
+    ]);
   });
 
   it('keeps the running pipeline on an invalid controller config and replaces it on a valid one', () => {

@@ -47,6 +47,8 @@ export class FakeWorld {
   readonly deployCalls: DeployCall[] = [];
   readonly outcomes: { at: number; outcome: Outcome }[] = [];
   readonly endpoints: BehaviorSubject<readonly Endpoint[]>;
+  /** The fleet's members apart from the endpoints (a follower's: every pod, deploying to none); the endpoints when unset. */
+  members: BehaviorSubject<readonly Endpoint[]> | undefined;
   /** Subscriptions currently open on the resource source and on deploy effects. */
   openSources = 0;
   openDeploys = 0;
@@ -174,6 +176,7 @@ export class FakeWorld {
               watched: [{ kind: 'Ingress', indexBy: [(o) => o.metadata.namespace] }],
               settings: pipelineSettings,
               endpoints: this.endpoints,
+              ...(this.members === undefined ? {} : { members: this.members }),
               render: this.render,
               validate: this.validate,
               deploy: this.deploy,
