@@ -91,6 +91,18 @@ describe('fleet-wide counters: three HAProxy pods sharing a rate limit through t
       .map((pod, i) => `  peer ${pod} ${POD_ADDRESSES[i]}:${peerPort}\n`)
       .join('')}`;
 
+  /** Each of the first `members` HAProxies runs a peers section listing them, in session with every other. */
+  const listedAndInSession = async (members: number) => {
+    for (const emulator of emulators.slice(0, members)) {
+      expect(await readFile(emulator.configFile, 'utf8')).to.include(peersSection(members));
+      await eventually(
+        () => establishedPeers(emulator),
+        (n) => n === members - 1,
+        `${emulator.podAddress} in session with the ${members - 1} others`,
+      );
+    }
+  };
+
   before(async () => {
     fake = await startFakeApiServer();
     manifests = await mkdtemp(join(tmpdir(), 'fleet-counters-'));
@@ -144,14 +156,7 @@ describe('fleet-wide counters: three HAProxy pods sharing a rate limit through t
 
   it('lists the two pods in the peers section of both, each HAProxy connected to the other', async () => {
     await log.settledOn(ENDPOINTS.slice(0, 2));
-    for (const emulator of emulators.slice(0, 2)) {
-      expect(await readFile(emulator.configFile, 'utf8')).to.include(peersSection(2));
-      await eventually(
-        () => establishedPeers(emulator),
-        (n) => n === 1,
-        `${emulator.podAddress} connected to its peer`,
-      );
-    }
+    await listedAndInSession(2);
   });
 
   it('gives a pod that joins the peers section, every HAProxy reloaded to list it (HAProxy has no runtime command for peers)', async () => {
@@ -169,16 +174,9 @@ describe('fleet-wide counters: three HAProxy pods sharing a rate limit through t
       'the configuration listing the third pod deployed on the first',
     );
     expect(deployed.result.mode).to.equal('reload');
-    expect(deployed.result.reloadReason).to.match(/peers fleet/);
+    expect(deployed.result.reloadReason).to.match(/^peers fleet: "peer haproxy-2 127\.0\.0\.23:\d+" added/);
     await log.settledOn(ENDPOINTS);
-    for (const emulator of emulators) {
-      expect(await readFile(emulator.configFile, 'utf8')).to.include(peersSection(3));
-      await eventually(
-        () => establishedPeers(emulator),
-        (n) => n === 2,
-        `${emulator.podAddress} connected to both others`,
-      );
-    }
+    await listedAndInSession(3);
   });
 
   it('holds a limit of 10 per second across the three together: the burst of 51 allowed of 66 round-robin, and at most 9 more', async () => {
