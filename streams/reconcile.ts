@@ -6,7 +6,6 @@ import {
   merge,
   ReplaySubject,
   share,
-  skip,
   Subject,
   tap,
   withLatestFrom,
@@ -91,9 +90,8 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
         withLatestFrom(triggers),
         map(([config, last]): Trigger => ({ snapshot: last.snapshot, changes: config.changes })),
       );
+      // A member list before the first trigger is in the first render (withLatestFrom drops it here); a later one renders again.
       const rejoined = members.pipe(
-        // The first member list is in the first render already, or reaches it before the resources have synced.
-        skip(1),
         withLatestFrom(triggers),
         // Counted from now: the deployment's latency is the fleet change's, not the resources' last one.
         map(([, last]): Trigger => ({ snapshot: last.snapshot, changes: { count: 0, firstAt: (scheduler ?? asyncScheduler).now(), refs: [] } })),

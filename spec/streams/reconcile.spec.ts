@@ -19,15 +19,15 @@ interface Scenario {
   readonly candidates?: (at: (time: number, action: () => void) => void) => Observable<string>;
   /** The controller configuration when `candidates` gives none: "default", or "trailing" for the seed's trailing debounce. */
   readonly config?: string;
-  /** The fleet's members apart from the endpoints, from the start (a follower's). */
-  readonly members?: readonly Endpoint[];
+  /** The fleet's members apart from the endpoints (a follower's). */
+  readonly members?: Subject<readonly Endpoint[]>;
 }
 
 /** Runs the controller in a fresh world until `until`, then stops it; a timer left running fails the run. */
 function play(scenario: Scenario): { world: FakeWorld; scheduler: TestScheduler } {
   const scheduler = testScheduler();
   const world = new FakeWorld(scheduler, scenario.endpoints);
-  if (scenario.members) world.members = new BehaviorSubject(scenario.members);
+  if (scenario.members) world.members = scenario.members;
   scheduler.run(() => {
     scheduler.maxFrames = scenario.until + 1;
     const at = (time: number, action: () => void) => void scheduler.schedule(action, time);
@@ -318,7 +318,7 @@ describe('the composed pipeline', () => {
     ];
     const { world } = play({
       endpoints: [],
-      members,
+      members: new BehaviorSubject<readonly Endpoint[]>(members),
       until: 30_000,
       script: (w, at) => at(20_000, () => w.endpoints.next(members)),
     });
@@ -333,6 +333,28 @@ describe('the composed pipeline', () => {
     expect(world.deployCalls.map((d) => [d.at, d.endpoint, d.reason, d.config === world.renders[0]!.config])).to.deep.equal([
       [20_000, 'a', 'discovered', true],
       [20_000, 'b', 'discovered', true],
+    ]);
+  });
+
+  it('renders the members again when their first list comes after the first render', () => {
+    const members = new Subject<readonly Endpoint[]>();
+    const { world } = play({
+      endpoints: ['a'],
+      members,
+      until: 10_000,
+      script: (_, at) => at(3_000, () => members.next([{ ...endpoint('a'), peer: { name: 'a', address: '10.0.0.1' } }])),
+    });
+    expect(
+      world.renders.map((r) => [
+        r.at,
+        r.config
+          .split('\n')
+          .filter((line) => line.startsWith('peer'))
+          .join(','),
+      ]),
+    ).to.deep.equal([
+      [0, ''],
+      [3_000, 'peer a 10.0.0.1'],
     ]);
   });
 

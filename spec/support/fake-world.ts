@@ -1,4 +1,4 @@
-import { BehaviorSubject, defer, finalize, map, Observable, timer, type SchedulerLike, type Subscriber } from 'rxjs';
+import { BehaviorSubject, defer, finalize, map, Observable, timer, type SchedulerLike, type Subject, type Subscriber } from 'rxjs';
 import { defaultPipelineSettings, type PipelineSettings } from '../../lib/config/pipeline-settings.ts';
 import type { DeployRequest, DeployResult, Endpoint, KubeObject, RenderedFiles, RenderOutput, ResourceEvent, Snapshot, ValidationVerdict } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
@@ -48,7 +48,7 @@ export class FakeWorld {
   readonly outcomes: { at: number; outcome: Outcome }[] = [];
   readonly endpoints: BehaviorSubject<readonly Endpoint[]>;
   /** The fleet's members apart from the endpoints (a follower's: every pod, deploying to none); the endpoints when unset. */
-  members: BehaviorSubject<readonly Endpoint[]> | undefined;
+  members: Subject<readonly Endpoint[]> | undefined;
   /** Subscriptions currently open on the resource source and on deploy effects. */
   openSources = 0;
   openDeploys = 0;
