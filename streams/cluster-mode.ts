@@ -173,10 +173,14 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
           .filter((endpoint): endpoint is Endpoint => endpoint !== undefined)
           .toSorted((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
       ),
+      // One watch for the endpoints and the members.
+      shareReplay({ bufferSize: 1, refCount: true }),
     );
     return {
       config,
       fleet,
+      // Every replica renders the pods' peers section, so a new leader deploys what it rendered as a follower.
+      members: pods,
       // Only the leader's endpoint set is non-empty: only the leader deploys.
       endpoints: combineLatest([pods, leading]).pipe(
         map(([found, leader]) => (leader ? found : [])),

@@ -47,6 +47,8 @@ export interface ModeParts {
   readonly events: (report: Report) => Observable<ResourceEvent>;
   /** The endpoints, as whole sets. */
   readonly endpoints: Observable<readonly Endpoint[]>;
+  /** The fleet's instances whether or not this controller deploys to them (see reconcile.ts); the endpoints by default. */
+  readonly members?: Observable<readonly Endpoint[]>;
   /** The configuration's own pipeline settings, unless the mode overrides them. */
   readonly settings?: PipelineSettings;
   /** Whether the endpoints run haproxy.cfg line for line as rendered (see reconcile.ts). */
@@ -110,10 +112,11 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
           watched: config.watchedResources.map(watchedType),
           settings: parts.settings ?? config.pipeline,
           endpoints: parts.endpoints.pipe(tap((endpoints) => update({ endpoints }))),
+          ...(parts.members === undefined ? {} : { members: parts.members }),
           render: (snapshot) =>
             defer(() => {
               update({ rendered: snapshot.stores });
-              return of(renderer({ stores: snapshot.stores }));
+              return of(renderer({ stores: snapshot.stores, peers: snapshot.peers ?? [] }));
             }),
           validate: (rendered) => defer(() => validator.validate(rendered)),
           deploy: (request) => defer(() => fleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),

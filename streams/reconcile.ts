@@ -1,9 +1,24 @@
-import { defer, map, merge, share, Subject, tap, withLatestFrom, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import {
+  asyncScheduler,
+  defer,
+  distinctUntilChanged,
+  map,
+  merge,
+  ReplaySubject,
+  share,
+  Subject,
+  tap,
+  withLatestFrom,
+  type Observable,
+  type OperatorFunction,
+  type SchedulerLike,
+} from 'rxjs';
+import { fleetPeers, samePeers } from '../lib/deploy/fleet-peers.ts';
 import type { PipelineSettings } from '../lib/config/pipeline-settings.ts';
 import { runtimeOnly } from '../lib/deploy/runtime-only.ts';
 import type { RuntimeOperation } from '../lib/haproxy/plan-types.ts';
 import { withChangesOf } from '../lib/pipeline/changes.ts';
-import type { Endpoint, FleetInput, ResourceEvent, Trigger, Validated, WatchedType } from '../lib/pipeline/model.ts';
+import type { Endpoint, FleetInput, Peer, ResourceEvent, Trigger, Validated, WatchedType } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Report } from '../lib/pipeline/outcome.ts';
 import { Quarantine } from '../lib/pipeline/quarantine.ts';
 import { deploy } from './deploy.ts';
@@ -22,6 +37,12 @@ export interface ReconcileOptions {
   readonly settings: PipelineSettings;
   /** The HAProxy endpoints, as whole sets. */
   readonly endpoints: Observable<readonly Endpoint[]>;
+  /**
+   * The fleet's HAProxy instances whether or not this controller deploys to them, as whole sets: their
+   * peers are rendered (the `peers` section), so a follower renders what the leader does. The endpoints
+   * by default.
+   */
+  readonly members?: Observable<readonly Endpoint[]>;
   readonly render: RenderEffect;
   readonly validate: ValidateEffect;
   readonly deploy: DeployEffect;
@@ -51,7 +72,9 @@ const recentConfigs = 8;
  * quarantine until they change: the render leaves them out, the validation
  * puts them there, and so does a reload HAProxy refused, which then asks for
  * a render without them (of the newest snapshot, with the refused
- * configuration's changes still to deliver).
+ * configuration's changes still to deliver). The fleet's members are part
+ * of every render (the `peers` section that shares counters): a change of
+ * members renders the newest snapshot again, with no changes of its own.
  */
 export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceEvent, DeployOutcome> {
   const { settings, report, scheduler } = options;
@@ -60,6 +83,15 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
       const book = new Quarantine();
       const validated = new Map<string, Validated>();
       const refused = new Subject<Validated>();
+      // One subscription to the endpoints (an informer in a cluster), replayed to the member list and to discovery.
+      const endpoints = options.endpoints.pipe(share({ connector: () => new ReplaySubject<readonly Endpoint[]>(1), resetOnRefCountZero: true }));
+      let peers: readonly Peer[] = [];
+      const members = (options.members ?? endpoints).pipe(
+        map(fleetPeers),
+        distinctUntilChanged(samePeers),
+        tap((current) => (peers = current)),
+        share(),
+      );
       const triggers = events.pipe(
         resources({ watched: options.watched, report, scheduler }),
         trigger({ debounceMs: settings.debounceMs, maxWaitMs: settings.maxWaitMs, leadingEdge: settings.leadingEdge, scheduler }),
@@ -69,7 +101,14 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
         withLatestFrom(triggers),
         map(([config, last]): Trigger => ({ snapshot: last.snapshot, changes: config.changes })),
       );
-      const configs = merge(triggers, again).pipe(
+      // A member list before the first trigger is in the first render (withLatestFrom drops it here); a later one renders again.
+      const rejoined = members.pipe(
+        withLatestFrom(triggers),
+        // Counted from now: the deployment's latency is the fleet change's, not the resources' last one.
+        map(([, last]): Trigger => ({ snapshot: last.snapshot, changes: { count: 0, firstAt: (scheduler ?? asyncScheduler).now(), refs: [] } })),
+      );
+      const configs = merge(rejoined, triggers, again).pipe(
+        map((next): Trigger => ({ ...next, snapshot: { ...next.snapshot, peers } })),
         render({ render: options.render, report, scheduler, quarantine: book }),
         validate({
           validate: options.validate,
@@ -87,7 +126,7 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
         }),
         schedule({ minIntervalMs: settings.minDeploymentIntervalMs, fold: withChangesOf, scheduler }),
       );
-      return merge(configs.pipe(map((config): FleetInput => ({ type: 'config', config }))), options.endpoints.pipe(map((endpoints): FleetInput => ({ type: 'endpoints', endpoints })))).pipe(
+      return merge(configs.pipe(map((config): FleetInput => ({ type: 'config', config }))), endpoints.pipe(map((found): FleetInput => ({ type: 'endpoints', endpoints: found })))).pipe(
         discovery({ report }),
         drift({ intervalMs: settings.driftCheckIntervalMs, scheduler }),
         deploy({

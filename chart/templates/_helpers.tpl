@@ -175,6 +175,7 @@ false
 {{- $_ := set $layout "httpPort" (int ($values.httpPort | default 80)) -}}
 {{- $_ := set $layout "httpsPort" (int ($values.httpsPort | default 443)) -}}
 {{- $_ := set $layout "statusPort" (int ($values.statusPort | default 8404)) -}}
+{{- $_ := set $layout "peerPort" (int ($values.peerPort | default 10000)) -}}
 {{- if and (eq $layout.scheme "https") (not .Values.dataplane.tls.enabled) -}}
 {{- fail "the controller configuration says dataplane.scheme: https but dataplane.tls.enabled is false: the Data Plane API would serve plain HTTP" -}}
 {{- end -}}

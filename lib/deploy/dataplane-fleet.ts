@@ -6,6 +6,7 @@
  * step plan once. The configuration is deployed as rendered: the instances
  * have the layout it describes (dataplane.baseDir...).
  */
+import { urlPeer } from './fleet-peers.ts';
 import type { ControllerConfig } from '../config/types.ts';
 import { DataplaneClient } from '../dataplane/client.ts';
 import type { DataplaneTlsOptions } from '../dataplane/tls.ts';
@@ -59,7 +60,7 @@ export function dataplaneFleet(options: DataplaneFleetOptions): Fleet & { readon
   for (const url of options.urls) {
     const created = instance(url, options, plan);
     // The client's endpoint never carries credentials: safe as an id in logs and metrics.
-    const endpoint: Endpoint = { id: created.client.endpoint, url: created.client.endpoint };
+    const endpoint: Endpoint = { id: created.client.endpoint, url: created.client.endpoint, peer: urlPeer(created.client.endpoint) };
     endpoints.push(endpoint);
     instances.set(endpoint.id, created);
   }

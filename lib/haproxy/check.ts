@@ -20,6 +20,8 @@ export interface CheckResult {
 export interface CheckOptions {
   /** Guarded directives the configuration may use (see lib/config/guarded-directives.ts); none by default. */
   readonly allowDirectives?: readonly GuardedDirective[];
+  /** The local peer name to check as (`-L`): a peers section none of whose peers is HAProxy itself is dropped unchecked. */
+  readonly localPeer?: string;
 }
 
 /** The haproxy binary: HAPROXY_BIN when set, else `haproxy` from PATH. */
@@ -95,7 +97,7 @@ export async function checkConfig(configFile: string, binary = haproxyBinary(), 
     throw Object.assign(new Error(`${binary} not found: install Debian's haproxy package (apt-get install haproxy) or set HAPROXY_BIN`), { code: 'ENOENT' });
   }
   return new Promise((resolve, reject) => {
-    execFile(path, ['-c', '-f', configFile], { env: {}, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(path, ['-c', ...(options.localPeer === undefined ? [] : ['-L', options.localPeer]), '-f', configFile], { env: {}, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       const output = `${stdout}${stderr}`.trim();
       if (!error) return resolve({ valid: true, output });
       // execFile puts the exit status, or the spawn error's name, in `code`, and a signal in `signal`.

@@ -6,7 +6,7 @@ import { errorMessage } from '../error-message.ts';
 import type { RenderedFiles, RenderOrigins, ValidationVerdict } from '../pipeline/model.ts';
 import { writeRenderedFiles } from '../render/write-files.ts';
 import { checkConfig, haproxyBinary } from './check.ts';
-import { tokenizeLine } from './config-parser.ts';
+import { parseConfig, tokenizeLine } from './config-parser.ts';
 import { baseDirectory } from './directive-guard.ts';
 import type { GuardedDirective } from '../config/guarded-directives.ts';
 import { readRefusal } from './refusal.ts';
@@ -25,6 +25,17 @@ export interface ValidationInput {
   readonly hash: string;
   readonly files: RenderedFiles;
   readonly origins: RenderOrigins;
+}
+
+/**
+ * The first peer of the first peers section: the configuration is checked
+ * as that HAProxy reads it. Without a local peer, HAProxy drops the section
+ * with a warning and checks neither it nor the tables that name it as every
+ * member of the fleet will (src/cfgparse.c, "Removing incomplete section").
+ */
+function firstPeer(config: string): string | undefined {
+  const peers = parseConfig(config).sections.find((section) => section.keyword === 'peers');
+  return peers?.lines.find((line) => line.words[0] === 'peer')?.words[1];
 }
 
 /**
@@ -113,7 +124,11 @@ export class Validator {
     try {
       const { text, originalLine } = rebase(input.files.config, dir);
       const configFile = await writeRenderedFiles(dir, { ...input.files, config: text }, this.#options.dirs);
-      const result = await checkConfig(configFile, this.#options.binary ?? haproxyBinary(), { allowDirectives: this.#options.allowDirectives });
+      const localPeer = firstPeer(input.files.config);
+      const result = await checkConfig(configFile, this.#options.binary ?? haproxyBinary(), {
+        allowDirectives: this.#options.allowDirectives,
+        ...(localPeer === undefined ? {} : { localPeer }),
+      });
       if (result.valid) return { status: 'valid' };
       if (result.unavailable !== undefined) return { status: 'unavailable', message: result.unavailable };
       const { alerts, message } = readRefusal({ output: result.output, dir, files: input.files, origins: input.origins, dirs: this.#options.dirs, originalLine });

@@ -28,5 +28,6 @@ export function podEndpoint(object: KubeObject, options: PodEndpointOptions): En
   const ready = pod.status?.containerStatuses?.some((status) => status.name === options.container && status.ready === true);
   if (!ready) return undefined;
   const host = ip.includes(':') ? `[${ip}]` : ip;
-  return { id: `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`, url: `${options.scheme}://${host}:${options.port}` };
+  // A pod's hostname is its name, and HAProxy's local peer name is its hostname (src/haproxy.c sets localpeer from gethostname()).
+  return { id: `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`, url: `${options.scheme}://${host}:${options.port}`, peer: { name: pod.metadata.name, address: ip } };
 }

@@ -66,6 +66,8 @@ export interface KubeObject {
 export interface Snapshot {
   readonly revision: number;
   readonly stores: ReadonlyMap<string, StoreReader>;
+  /** The HAProxy instances of the fleet that share counters, by name; absent or empty when none do. */
+  readonly peers?: readonly Peer[];
   /** The change that produced this revision; absent for the initial-sync snapshot. */
   readonly change: ChangeRef | undefined;
 }
@@ -164,6 +166,18 @@ export interface Endpoint {
   /** Stable identity (for example the pod's namespace/name). */
   readonly id: string;
   readonly url: string;
+  /** How the other HAProxy instances of the fleet reach this one to share counters; undefined for a HAProxy alone. */
+  readonly peer?: Peer;
+}
+
+/**
+ * A HAProxy of the fleet in the `peers` section: its local peer name (what
+ * HAProxy calls itself: its hostname unless started with `-L`, so a pod's
+ * name) and the address its peer port listens on.
+ */
+export interface Peer {
+  readonly name: string;
+  readonly address: string;
 }
 
 export type DeployReason = 'change' | 'discovered' | 'drift';

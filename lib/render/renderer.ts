@@ -1,5 +1,5 @@
 import type { ControllerConfig } from '../config/types.ts';
-import type { KubeObject, Problem, RenderedFiles, RenderOutput, StoreReader } from '../pipeline/model.ts';
+import type { KubeObject, Peer, Problem, RenderedFiles, RenderOutput, StoreReader } from '../pipeline/model.ts';
 import { CompactOrigins, type FileOrigins } from './line-origins.ts';
 import { buildIngressModel, IngressModelCache } from '../ingress/view-model.ts';
 import { ingressSources, RouteSourcesCache } from './ingress-sources.ts';
@@ -20,6 +20,8 @@ export interface RenderRequest {
    * against it (`default-path origin`). Defaults to `dataplane.baseDir`.
    */
   readonly baseDir?: string;
+  /** The HAProxy instances that share counters (the `peers` section), as fleetPeers lists them; none by default. */
+  readonly peers?: readonly Peer[];
 }
 
 /** A render that cannot produce a configuration at all: a template inserts an unsafe value of its own. */
@@ -79,6 +81,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
           tracker,
         }),
         ingress,
+        fleet: { peers: request.peers ?? [] },
         escape,
       };
       const origins = new Map<string, FileOrigins>();

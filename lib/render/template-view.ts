@@ -1,4 +1,5 @@
 import type { IngressModel } from '../ingress/types.ts';
+import type { Peer } from '../pipeline/model.ts';
 
 /**
  * What a template can read: the context every template of a configuration
@@ -22,7 +23,19 @@ export interface TemplateView {
    * Gateway API kinds are watched too.
    */
   readonly ingress: IngressModel | undefined;
+  readonly fleet: TemplateFleet;
   readonly escape: EscapeSections;
+}
+
+/** The HAProxy instances the configuration is rendered for. */
+export interface TemplateFleet {
+  /**
+   * Every HAProxy of the fleet, sorted by name, for a `peers` section that
+   * shares stick tables: a pod by its pod name (its hostname, the name
+   * HAProxy gives itself) at its pod IP, a fixed Data Plane API URL by its
+   * host. Empty in local mode, whose one HAProxy shares with nobody.
+   */
+  readonly peers: readonly Peer[];
 }
 
 /** Where the files of this render live. */

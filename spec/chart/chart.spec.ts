@@ -271,6 +271,13 @@ describe('Helm chart', function () {
         ['http', 80],
         ['https', 443],
         ['stats', 8404],
+        ['peers', 10000],
+      ]);
+      // The peers port, on the headless Service too: each pod reaches the others' counters at their pod IPs.
+      const pods = chart.one('Service', '-haproxy-pods') as ServiceManifest;
+      expect(pods.spec.ports.map((p) => [p.name, p.port, p.targetPort])).to.deep.equal([
+        ['dataplane', 5555, 'dataplane'],
+        ['peers', 10000, 'peers'],
       ]);
       expect(haproxy.livenessProbe?.httpGet).to.deep.equal({ path: '/healthz', port: 'stats' });
       expect(haproxy.readinessProbe?.httpGet).to.deep.equal({ path: '/ready', port: 'stats' });
@@ -582,6 +589,19 @@ describe('Helm chart', function () {
       const open = policy.ingress.filter((rule) => rule.from === undefined).flatMap((rule) => rule.ports.map((p) => p.port));
       expect(open).to.deep.equal(['http', 'https', 'stats']);
     });
+
+    it('lets only the other HAProxy pods reach the peers port', () => {
+      const chart = charts.networkPolicy;
+      const policy = chart.one('NetworkPolicy', '-haproxy')['spec'] as {
+        ingress: { from?: { podSelector: { matchLabels: Record<string, string> } }[]; ports: { port: string }[] }[];
+      };
+      const peerRules = policy.ingress.filter((rule) => rule.ports.some((p) => p.port === 'peers'));
+      expect(peerRules.map((rule) => rule.ports.map((p) => p.port))).to.deep.equal([['peers']]);
+      const from = peerRules[0]!.from ?? [];
+      expect(from).to.have.length(1);
+      expect(selects(from[0]!.podSelector.matchLabels, haproxyOf(chart).spec.template.metadata.labels)).to.equal(true);
+      expect(selects(from[0]!.podSelector.matchLabels, controllerOf(chart).spec.template.metadata.labels)).to.equal(false);
+    });
   });
 
   describe('with HTTP/3', () => {
@@ -617,7 +637,7 @@ describe('Helm chart', function () {
     });
 
     it('exposes no UDP port without it', () => {
-      expect(container(haproxyOf(charts.defaults), 'haproxy').ports?.map((p) => p.protocol)).to.deep.equal(['TCP', 'TCP', 'TCP']);
+      expect(container(haproxyOf(charts.defaults), 'haproxy').ports?.map((p) => p.protocol)).to.deep.equal(['TCP', 'TCP', 'TCP', 'TCP']);
       expect((charts.defaults.one('Service', '-haproxy') as ServiceManifest).spec.ports.map((p) => p.name)).to.deep.equal(['http', 'https', 'stats']);
     });
   });
@@ -632,6 +652,7 @@ describe('Helm chart', function () {
         ['http', 8080],
         ['https', 443],
         ['stats', 8404],
+        ['peers', 10000],
       ]);
       expect(container(statefulSet, 'dataplaneapi').ports?.[0]?.containerPort).to.equal(5556);
       expect(statefulSet.spec.template.metadata.labels).to.include({ 'example.com/fleet': 'edge', 'app.kubernetes.io/name': 'haproxy' });

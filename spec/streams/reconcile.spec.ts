@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { concat, mergeMap, NEVER, Observable, of, Subject, throwError, timer } from 'rxjs';
+import { BehaviorSubject, concat, mergeMap, NEVER, Observable, of, Subject, throwError, timer } from 'rxjs';
+import type { Endpoint } from '../../lib/pipeline/model.ts';
 import type { TestScheduler } from 'rxjs/testing';
 import { endpoint, FakeWorld, healthy, type EndpointBehaviour } from '../support/fake-world.ts';
 import { testScheduler } from '../support/marbles.ts';
@@ -18,12 +19,15 @@ interface Scenario {
   readonly candidates?: (at: (time: number, action: () => void) => void) => Observable<string>;
   /** The controller configuration when `candidates` gives none: "default", or "trailing" for the seed's trailing debounce. */
   readonly config?: string;
+  /** The fleet's members apart from the endpoints (a follower's). */
+  readonly members?: Subject<readonly Endpoint[]>;
 }
 
 /** Runs the controller in a fresh world until `until`, then stops it; a timer left running fails the run. */
 function play(scenario: Scenario): { world: FakeWorld; scheduler: TestScheduler } {
   const scheduler = testScheduler();
   const world = new FakeWorld(scheduler, scenario.endpoints);
+  if (scenario.members) world.members = scenario.members;
   scheduler.run(() => {
     scheduler.maxFrames = scenario.until + 1;
     const at = (time: number, action: () => void) => void scheduler.schedule(action, time);
@@ -266,6 +270,92 @@ describe('the composed pipeline', () => {
     expect(world.openDeploys).to.equal(0);
     expect(world.openSources).to.equal(0);
     expect(scheduler.actions).to.have.length(0);
+  });
+
+  it("renders again when the fleet's peers change (a pod joins, one comes back at a new address), and not for the same peers listed again", () => {
+    const peered = (id: string, address: string) => ({ ...endpoint(id), peer: { name: id, address } });
+    const { world } = play({
+      endpoints: [],
+      until: 60_000,
+      script: (w, at) => {
+        at(0, () => w.endpoints.next([peered('a', '10.0.0.1'), peered('b', '10.0.0.2')]));
+        at(20_000, () => w.endpoints.next([peered('a', '10.0.0.1'), peered('b', '10.0.0.2'), peered('c', '10.0.0.3')]));
+        at(30_000, () => w.endpoints.next([peered('a', '10.0.0.1'), peered('b', '10.0.0.9'), peered('c', '10.0.0.3')]));
+        // The same members in another order: the same peers section.
+        at(40_000, () => w.endpoints.next([peered('c', '10.0.0.3'), peered('b', '10.0.0.9'), peered('a', '10.0.0.1')]));
+      },
+    });
+    // The members found after the first render are rendered at once; so is each change of members, with no resource change.
+    expect(
+      world.renders
+        .filter((r) => r.at < 1_000)
+        .map((r) => [
+          r.at,
+          r.config
+            .split('\n')
+            .filter((line) => line.startsWith('peer'))
+            .join(','),
+        ]),
+    ).to.deep.equal([
+      [0, ''],
+      [0, 'peer a 10.0.0.1,peer b 10.0.0.2'],
+    ]);
+    expect(after(world.renders, 1_000).map((r) => r.at)).to.deep.equal([20_000, 30_000]);
+    expect(after(world.renders, 1_000)[0]?.config).to.match(/peer a 10\.0\.0\.1\npeer b 10\.0\.0\.2\npeer c 10\.0\.0\.3$/);
+    expect(after(world.renders, 1_000)[1]?.config).to.include('peer b 10.0.0.9');
+    // a, which was there all along, runs the section that lists c and b's new address, deployed as a change.
+    const toA = after(deploysTo(world, 'a'), 1_000);
+    expect(toA.map((d) => d.outcome.reason)).to.deep.equal(['change', 'change']);
+    expect(world.deployCalls.filter((d) => d.endpoint === 'a').at(-1)?.config).to.include('peer b 10.0.0.9\npeer c 10.0.0.3');
+    // c is given the configuration of the moment it was found, then the one that lists it.
+    expect(world.deployCalls.filter((d) => d.endpoint === 'c' && d.reason !== 'drift').map((d) => d.reason)).to.deep.equal(['discovered', 'change', 'change']);
+  });
+
+  it("renders the members' peers while deploying to none (a follower), and deploys that render once it deploys to them, without rendering again", () => {
+    const members = [
+      { ...endpoint('a'), peer: { name: 'a', address: '10.0.0.1' } },
+      { ...endpoint('b'), peer: { name: 'b', address: '10.0.0.2' } },
+    ];
+    const { world } = play({
+      endpoints: [],
+      members: new BehaviorSubject<readonly Endpoint[]>(members),
+      until: 30_000,
+      script: (w, at) => at(20_000, () => w.endpoints.next(members)),
+    });
+    expect(
+      world.renders.map((r) =>
+        r.config
+          .split('\n')
+          .filter((line) => line.startsWith('peer'))
+          .join(','),
+      ),
+    ).to.deep.equal(['peer a 10.0.0.1,peer b 10.0.0.2']);
+    expect(world.deployCalls.map((d) => [d.at, d.endpoint, d.reason, d.config === world.renders[0]!.config])).to.deep.equal([
+      [20_000, 'a', 'discovered', true],
+      [20_000, 'b', 'discovered', true],
+    ]);
+  });
+
+  it('renders the members again when their first list comes after the first render', () => {
+    const members = new Subject<readonly Endpoint[]>();
+    const { world } = play({
+      endpoints: ['a'],
+      members,
+      until: 10_000,
+      script: (_, at) => at(3_000, () => members.next([{ ...endpoint('a'), peer: { name: 'a', address: '10.0.0.1' } }])),
+    });
+    expect(
+      world.renders.map((r) => [
+        r.at,
+        r.config
+          .split('\n')
+          .filter((line) => line.startsWith('peer'))
+          .join(','),
+      ]),
+    ).to.deep.equal([
+      [0, ''],
+      [3_000, 'peer a 10.0.0.1'],
+    ]);
   });
 
   it('keeps the running pipeline on an invalid controller config and replaces it on a valid one', () => {

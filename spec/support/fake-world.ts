@@ -1,4 +1,4 @@
-import { BehaviorSubject, defer, finalize, map, Observable, timer, type SchedulerLike, type Subscriber } from 'rxjs';
+import { BehaviorSubject, defer, finalize, map, Observable, timer, type SchedulerLike, type Subject, type Subscriber } from 'rxjs';
 import { defaultPipelineSettings, type PipelineSettings } from '../../lib/config/pipeline-settings.ts';
 import type { DeployRequest, DeployResult, Endpoint, KubeObject, RenderedFiles, RenderOutput, ResourceEvent, Snapshot, ValidationVerdict } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
@@ -47,6 +47,8 @@ export class FakeWorld {
   readonly deployCalls: DeployCall[] = [];
   readonly outcomes: { at: number; outcome: Outcome }[] = [];
   readonly endpoints: BehaviorSubject<readonly Endpoint[]>;
+  /** The fleet's members apart from the endpoints (a follower's: every pod, deploying to none); the endpoints when unset. */
+  members: Subject<readonly Endpoint[]> | undefined;
   /** Subscriptions currently open on the resource source and on deploy effects. */
   openSources = 0;
   openDeploys = 0;
@@ -106,7 +108,8 @@ export class FakeWorld {
       const lines = objects
         .map((o) => ({ text: `backend ${o.metadata.name} :${String((o['spec'] as { port: number }).port)}`, object: o }))
         .sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
-      const config = lines.map((line) => line.text).join('\n');
+      // Then the fleet's peers, as the shipped template lists them (after the Ingresses' lines, which keep their numbers).
+      const config = [...lines.map((line) => line.text), ...(snapshot.peers ?? []).map((peer) => `peer ${peer.name} ${peer.address}`)].join('\n');
       const origins = lines.map(({ object }) => {
         const source = { label: `Ingress default/${object.metadata.name}`, field: 'spec.port', object };
         return { template: 'templates.haproxyConfig', line: 1, objects: [source.label], sources: [source] };
@@ -173,6 +176,7 @@ export class FakeWorld {
               watched: [{ kind: 'Ingress', indexBy: [(o) => o.metadata.namespace] }],
               settings: pipelineSettings,
               endpoints: this.endpoints,
+              ...(this.members === undefined ? {} : { members: this.members }),
               render: this.render,
               validate: this.validate,
               deploy: this.deploy,

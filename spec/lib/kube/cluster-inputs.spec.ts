@@ -103,8 +103,11 @@ describe('podEndpoint', () => {
         { name: 'dataplaneapi', ready: true },
       ],
     });
-    expect(podEndpoint(ready, options)).to.deep.equal({ id: 'haproxy/haproxy-0', url: 'http://10.0.0.7:5555' });
-    expect(podEndpoint(pod({ podIP: 'fd00::7', containerStatuses: [{ name: 'dataplaneapi', ready: true }] }), options)?.url).to.equal('http://[fd00::7]:5555');
+    // The peer is named as HAProxy names itself in the pod (its hostname, the pod's name), at the pod's address.
+    expect(podEndpoint(ready, options)).to.deep.equal({ id: 'haproxy/haproxy-0', url: 'http://10.0.0.7:5555', peer: { name: 'haproxy-0', address: '10.0.0.7' } });
+    const v6 = podEndpoint(pod({ podIP: 'fd00::7', containerStatuses: [{ name: 'dataplaneapi', ready: true }] }), options);
+    expect(v6?.url).to.equal('http://[fd00::7]:5555');
+    expect(v6?.peer?.address).to.equal('fd00::7');
   });
 
   it('is nothing without an IP, with the container not ready, or while terminating', () => {

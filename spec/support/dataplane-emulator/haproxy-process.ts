@@ -33,6 +33,12 @@ export interface HAProxyProcessOptions {
   readonly logFile: string;
   /** Longest wait for a start, a reload or a stop. */
   readonly timeoutMs: number;
+  /**
+   * The pod's hostname, which HAProxy takes as its local peer name
+   * (src/haproxy.c: localpeer from gethostname(), -L instead): instances on
+   * one host stand for pods of their own names.
+   */
+  readonly localPeer?: string;
 }
 
 export interface ReloadOutcome {
@@ -62,12 +68,12 @@ export class HAProxyProcess {
 
   /** Starts the master on the config file and waits for its first worker. */
   async start(): Promise<ShowProc> {
-    const { binary, baseDir, configFile, masterSocket, pidFile, logFile, timeoutMs } = this.#options;
+    const { binary, baseDir, configFile, masterSocket, pidFile, logFile, timeoutMs, localPeer } = this.#options;
     await rm(pidFile, { force: true });
     const log = await open(logFile, 'w');
     let child: ChildProcess;
     try {
-      child = spawn(binary, ['-W', '-S', masterSocket, '-p', pidFile, '-f', configFile], {
+      child = spawn(binary, ['-W', '-S', masterSocket, '-p', pidFile, ...(localPeer === undefined ? [] : ['-L', localPeer]), '-f', configFile], {
         cwd: baseDir,
         stdio: ['ignore', log.fd, log.fd],
       });

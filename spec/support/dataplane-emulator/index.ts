@@ -123,7 +123,7 @@ export interface EmulatorOptions {
    * written for this pod layout, serves their wildcard binds on `address`,
    * and shows them back as posted.
    */
-  readonly pod?: { readonly baseDir: string; readonly statsSocket: string; readonly address: string };
+  readonly pod?: { readonly baseDir: string; readonly statsSocket: string; readonly address: string; readonly hostname?: string };
   /**
    * Where the API listens. Default 127.0.0.1 on a free port; a pod's
    * address and the configured `dataplane.port` let pod discovery reach it
@@ -267,6 +267,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     pidFile: join(base, 'haproxy.pid'),
     logFile: join(base, 'haproxy.log'),
     timeoutMs,
+    ...(options.pod?.hostname === undefined ? {} : { localPeer: options.pod.hostname }),
   });
   const agent = new ReloadAgent({ delayMs: reloadDelayMs, files: store, execute: () => haproxy.reload() });
   const context: EmulatorContext = {
