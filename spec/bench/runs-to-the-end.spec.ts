@@ -25,6 +25,7 @@ const tiny: Record<string, { readonly env: Record<string, string>; readonly end:
   'cold-start.ts': { env: { BENCH_SIZES: '20' }, end: /^\| +20 \| +\d+ \|/m },
   'webhook.ts': { env: { BENCH_SIZES: '20', BENCH_REVIEWS: '20' }, end: /^target: p99 below 100 ms at 20 Ingresses/m },
   'burst.ts': { env: { BENCH_BURST_EDITS: '20', BENCH_BURST_SECONDS: '2' }, end: /^target: at most 3 deployments per burst/m },
+  'haproxy-versions.ts': { env: { BENCH_HAPROXY_SIZES: '5', BENCH_HAPROXY_RELOADS: '1' }, end: /^HAProxy versions: haproxy -c and reload/m },
   'change-to-served.ts': {
     env: { BENCH_SERVED_INGRESSES: '5', BENCH_SERVED_CHANGES: '2', BENCH_DEPLOYMENT_INTERVAL: '100ms' },
     end: /^runtime-first \/ leading: p50 \d/m,
