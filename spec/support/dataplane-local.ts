@@ -5,6 +5,7 @@ import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import { startLocalMode, type LocalMode, type LocalModeOptions } from '../../streams/local-mode.ts';
 import { startEmulator, type Emulator } from './dataplane-emulator/index.ts';
+import type { DataplanePeer } from './dataplane-peer.ts';
 import { reservePort } from './ports.ts';
 import { OutcomeLog, servedBy, type Deployed } from './traffic.ts';
 
@@ -20,7 +21,7 @@ export const DATAPLANE_POD = { baseDir: '/etc/haproxy', statsSocket: '/var/run/h
  */
 /** Quiet local mode on loopback reading `manifests`, deploying through the emulator's Data Plane API. */
 export function throughEmulator(options: {
-  readonly emulator: Emulator;
+  readonly emulator: Pick<DataplanePeer, 'url' | 'credentials'>;
   readonly manifests: string;
   readonly configPath: string;
   readonly workDir: string;
