@@ -57,6 +57,8 @@ export type RealRelease = '3.2' | '3.4';
 
 export interface RealDataplaneOptions {
   readonly release: RealRelease;
+  /** The dataplaneapi binary. Default: .ci/build-dataplaneapi's for `release`. */
+  readonly dataplaneapi?: string;
   /** The HAProxy binary. Default: the paired minor from .ci/provision-haproxy when the checkout has it, else haproxyBinary(). */
   readonly haproxy?: string;
   /** The pod layout to stand for (see the module comment): configurations name these paths. */
@@ -141,7 +143,7 @@ function yamlString(value: string): string {
 
 export async function startRealDataplane(options: RealDataplaneOptions): Promise<RealDataplane> {
   if (process.getuid?.() !== 0 && options.pod !== undefined) throw new Error('a real Data Plane API standing for a pod runs in a private mount namespace: run the specs as root');
-  const dpapi = await dataplaneapiBinary(options.release);
+  const dpapi = options.dataplaneapi ?? (await dataplaneapiBinary(options.release));
   const haproxy = options.haproxy ?? (await pairedHAProxy(options.release));
   const { word: haproxyWord, atLeast27 } = await haproxyVersion(haproxy);
   const { stdout: dpapiVersion } = await run(dpapi, ['--version']);
