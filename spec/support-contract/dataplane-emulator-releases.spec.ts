@@ -77,7 +77,7 @@ defaults
     it('stores global, then sections by type with sorted names, lines grouped per keyword in the parser’s order', async () => {
       const reply = await postRaw(emulator, posted(), { version: '1', force_reload: 'true' });
       expect(reply.status, reply.text).to.equal(201);
-      const body = reply.text.split('\n').slice(4).join('\n');
+      const body = reply.text.split('\n').slice(2).join('\n');
       expect(body).to.equal(`# posted by a test
 
 global
@@ -109,7 +109,7 @@ backend zeta
   server s1 127.0.0.1:${app}
 `);
       // What HAProxy runs is what was written back (client-native validates and saves the parsed text).
-      expect((await readFile(emulator.configFile, 'utf8')).split('\n').slice(4).join('\n')).to.equal(body);
+      expect((await readFile(emulator.configFile, 'utf8')).split('\n').slice(2).join('\n')).to.equal(body);
       expect(await get(port)).to.deep.equal({ status: 200, body: 'app' });
     });
 

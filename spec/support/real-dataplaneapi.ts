@@ -85,8 +85,13 @@ export interface RealDataplane {
   /** The stats socket (level admin), as this process reaches it. */
   readonly statsSocket: string;
   readonly masterSocket: string;
+  readonly release: RealRelease;
   /** The bootstrap configuration's listener (answers 503). */
   readonly bootstrapPort: number;
+  /** `<backups_dir>/haproxy.cfg.lkg`: where dataplaneapi keeps the last-known-good copy (haproxy/reload_agent.go setLkgPath). */
+  readonly lkgFile: string;
+  /** dataplaneapi's reload_delay. */
+  readonly reloadDelayMs: number;
   readonly podAddress: string;
   readonly pod: PodLayout | undefined;
   /** Every request the API received (method, path, query), counted at the proxy in front of it. */
@@ -313,7 +318,10 @@ exec ${dpapi} -f ${dpapiConfig}
     generalDir: join(host.etc, 'general'),
     statsSocket: join(host.run, statsName),
     masterSocket,
+    release: options.release,
     bootstrapPort,
+    lkgFile: join(host.own, 'backups', 'haproxy.cfg.lkg'),
+    reloadDelayMs: (options.reloadDelaySeconds ?? 1) * 1000,
     podAddress,
     pod,
     requests,

@@ -177,6 +177,10 @@ export interface Emulator {
   /** The pod layout this instance stands for, when started with one. */
   readonly pod: PodLayout | undefined;
   readonly reloadDelayMs: number;
+  /** The release whose behaviours it shows (release.ts). */
+  readonly release: Release;
+  /** The last-known-good copy of the configuration, `<configFile>.lkg` (DPAPI without backups_dir). */
+  readonly lkgFile: string;
   /** Every HTTP request received (method, path, query), for call counting. */
   readonly requests: RequestLog;
   /** Injected failures: failNext, delayResponses, hang, reset. */
@@ -286,6 +290,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const server = new ApiServer({
     router,
     users: [credentials],
+    release: context.release,
     faults,
     requests,
     version: () => store.version,
@@ -335,6 +340,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     podAddress,
     pod: options.pod,
     reloadDelayMs,
+    release: context.release.release,
+    lkgFile: agent.lkgFile,
     requests,
     faults,
     processInfo: () => haproxy.showProc(),

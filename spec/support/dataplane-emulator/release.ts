@@ -16,7 +16,12 @@
  *   (handlers/ssl_certs_runtime.go, pushCertToRuntime in
  *   handlers/ssl_cert_storage.go): from v3.2.0 (commit cc259ef7);
  * - `weight`, `address` and `port` in a runtime server PUT
- *   (handlers/runtime_server.go): from v3.3.4; earlier releases ignore them.
+ *   (handlers/runtime_server.go): from v3.3.4; earlier releases ignore them;
+ * - the reload id's pattern `^\d{4}-\d{2}-\d{2}-\d+$` (the spec's `reloads/{id}`),
+ *   refused in the same two ways (checked on dataplaneapi v3.2.15 and v3.4.2);
+ * - a 401 without a readable Authorization header: go-openapi's
+ *   "unauthenticated for invalid credentials" up to 3.3, 3.4's middleware
+ *   "missing or invalid authorization" (checked on v3.2.15 and v3.4.2).
  */
 import { ApiError } from './http-kit.ts';
 import type { ApiRequest } from './http-kit.ts';
@@ -33,6 +38,8 @@ const VERSIONS: Readonly<Record<Release, string>> = {
 
 export const PATH_PATTERN = /^[^\r\n<>*;$#&{}"]+$/;
 const PATTERN_TEXT = String.raw`^[^\r\n<>*;$#&{}"]+$`;
+const RELOAD_ID = /^\d{4}-\d{2}-\d{2}-\d+$/;
+const RELOAD_ID_TEXT = String.raw`^\d{4}-\d{2}-\d{2}-\d+$`;
 
 export interface ReleaseFeatures {
   readonly release: Release;
@@ -42,6 +49,10 @@ export interface ReleaseFeatures {
   readonly runtimeServerFields: boolean;
   /** Refuses a path parameter the pattern does not match, as this release answers it. */
   checkPathParams(request: ApiRequest, names: readonly string[]): void;
+  /** Refuses a reload id that is not `YYYY-MM-DD-n`, as this release answers it. */
+  checkReloadId(request: ApiRequest): void;
+  /** The 401 message for a request without a readable Authorization header. */
+  readonly missingCredentials: string;
 }
 
 export function releaseFeatures(release: Release): ReleaseFeatures {
@@ -51,16 +62,20 @@ export function releaseFeatures(release: Release): ReleaseFeatures {
     version: `${VERSIONS[release]} emulator`,
     runtimeCertificates: major >= 2,
     runtimeServerFields: major >= 3,
+    missingCredentials: release === '3.4' ? 'missing or invalid authorization' : 'unauthenticated for invalid credentials',
     checkPathParams(request, names) {
       if (release === '3.1') return;
-      for (const name of names) {
-        const value = request.params[name];
-        if (value === undefined || PATH_PATTERN.test(value)) continue;
-        if (release === '3.4') {
-          throw new ApiError(400, `${name} in path: string doesn't match the regular expression "${PATTERN_TEXT}"`);
-        }
-        throw new ApiError(422, `${name} in path should match '${PATTERN_TEXT}'`, { code: 605 });
-      }
+      for (const name of names) refuseUnmatched(release, request, name, PATH_PATTERN, PATTERN_TEXT);
+    },
+    checkReloadId(request) {
+      refuseUnmatched(release, request, 'id', RELOAD_ID, RELOAD_ID_TEXT);
     },
   };
+}
+
+function refuseUnmatched(release: Release, request: ApiRequest, name: string, pattern: RegExp, text: string): void {
+  const value = request.params[name];
+  if (value === undefined || pattern.test(value)) return;
+  if (release === '3.4') throw new ApiError(400, `${name} in path: string doesn't match the regular expression "${text}"`);
+  throw new ApiError(422, `${name} in path should match '${text}'`, { code: 605 });
 }

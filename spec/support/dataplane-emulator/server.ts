@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { authenticate } from './auth.ts';
 import type { Credentials } from './auth.ts';
+import type { ReleaseFeatures } from './release.ts';
 import { isRawError } from './configuration-api.ts';
 import type { Faults, RecordedRequest, RequestLog } from './faults.ts';
 import { ApiError, errorBody } from './http-kit.ts';
@@ -26,6 +27,8 @@ const MAX_BODY_BYTES = 64 * 1024 * 1024;
 export interface ApiServerOptions {
   readonly router: Router;
   readonly users: readonly Credentials[];
+  /** 3.4 checks credentials before routing (401 before 404) and words a missing header its own way (release.ts). */
+  readonly release: Pick<ReleaseFeatures, 'release' | 'missingCredentials'>;
   readonly faults: Faults;
   readonly requests: RequestLog;
   /** The parser's configuration version, read when each response goes out. */
@@ -101,8 +104,9 @@ export class ApiServer {
       return;
     }
     let body: Buffer = Buffer.alloc(0);
+    const cors = request.headers.origin !== undefined;
     const send = (answer: ApiResponse): void => {
-      if (!this.#send(response, answer)) return;
+      if (!this.#send(response, answer, cors)) return;
       this.#options.onExchange?.({
         method,
         path: record.path,
@@ -122,6 +126,8 @@ export class ApiServer {
       if (decision.kind === 'fail') {
         throw new ApiError(decision.status, `emulated fault: this request was made to fail with ${decision.status}`);
       }
+      const refused = authenticate(request.headers.authorization, users, this.#options.release.missingCredentials);
+      if (refused !== undefined && this.#options.release.release === '3.4') throw refused;
       const match = router.match(method, url.pathname);
       if (match.kind === 'not-found') throw new ApiError(404, `path ${url.pathname} was not found`);
       if (match.kind === 'method-not-allowed') {
@@ -129,7 +135,6 @@ export class ApiServer {
           headers: { Allow: match.allowed.join(',') },
         });
       }
-      const refused = authenticate(request.headers.authorization, users);
       if (refused !== undefined) throw refused;
       const answer = await match.handler({
         method,
@@ -145,17 +150,24 @@ export class ApiServer {
       send({
         status: failure.status,
         headers: failure.headers,
-        contentType: isRawError(failure) ? 'text/plain' : 'application/json',
+        // 3.2 and 3.3 label the raw endpoints' errors text/plain; 3.4 sends JSON as JSON (seen on v3.2.15, v3.4.2).
+        contentType: isRawError(failure) && this.#options.release.release !== '3.4' ? 'text/plain' : 'application/json',
         body: errorBody(failure),
       });
     }
   }
 
   /** False when the connection was gone and nothing was sent. */
-  #send(response: ServerResponse, answer: ApiResponse): boolean {
+  #send(response: ServerResponse, answer: ApiResponse, cors: boolean): boolean {
     if (response.headersSent || response.destroyed) return false;
     response.setHeader('Configuration-Version', String(this.#options.version()));
-    response.setHeader('Access-Control-Expose-Headers', 'Reload-ID, Configuration-Version');
+    if (cors) {
+      // rs/cors as configure_data_plane.go sets it up: only for a request with an Origin, the exposed
+      // names canonicalised by Go (Reload-Id); seen on dataplaneapi v3.2.15 and v3.4.2.
+      response.setHeader('Access-Control-Allow-Origin', '*');
+      response.setHeader('Access-Control-Allow-Credentials', 'true');
+      response.setHeader('Access-Control-Expose-Headers', 'Reload-Id, Configuration-Version');
+    }
     for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
     if (answer.body !== undefined && answer.contentType !== undefined) response.setHeader('Content-Type', answer.contentType);
     response.statusCode = answer.status;
