@@ -187,7 +187,12 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
   router.add(
     'GET',
     `${PREFIX}/maps/{name}`,
-    checked(['name'], async (request) => json(200, shown(await findMap(runtime, context.dirs.maps, resolve(request.params['name']!))))),
+    checked(['name'], async (request) => {
+      // Only the list names the storage file: handlers/map.go GetMapHandlerImpl returns the runtime map as
+      // client-native found it (seen on dataplaneapi v3.2.15 and v3.4.2).
+      const { storage_name: _listed, ...map } = shown(await findMap(runtime, context.dirs.maps, resolve(request.params['name']!)));
+      return json(200, map);
+    }),
   );
 
   router.add(
