@@ -7,6 +7,11 @@
  * for release 3.3 (v3.3.5, the chart's) unless `release` says otherwise
  * (release.ts).
  *
+ * Last compared with the real dataplaneapi v3.2.15 (HAProxy 3.2.26) and
+ * v3.4.2 (HAProxy 3.4.7) on 2026-11-28, by running the same contract
+ * against both (`npm run spec:real-dataplaneapi`, §11 lists what differed
+ * and was fixed here).
+ *
  *   const emulator = await startEmulator();
  *   // the controller's dataplane.baseDir / templateValues: emulator.baseDir,
  *   // its `stats socket` line: emulator.statsSocket (level admin)
