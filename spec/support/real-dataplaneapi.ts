@@ -124,13 +124,14 @@ export function dataplaneapiBinary(release: RealRelease): Promise<string> {
   return ciBinary('build-dataplaneapi', release);
 }
 
-async function pairedHAProxy(release: RealRelease): Promise<string> {
+/** HAProxy `minor` from .ci/provision-haproxy when the checkout has it, else haproxyBinary() (Debian's 2.6). */
+export async function haproxyOf(minor: string): Promise<string> {
   const provision = join(ROOT, '.ci', 'provision-haproxy');
   const present = await readFile(provision).then(
     () => true,
     () => false,
   );
-  return present ? ciBinary('provision-haproxy', release) : haproxyBinary();
+  return present ? ciBinary('provision-haproxy', minor) : haproxyBinary();
 }
 
 /** `HAProxy version 3.2.26-1 ...` → [3, 2] and the version word. */
@@ -149,7 +150,7 @@ function yamlString(value: string): string {
 export async function startRealDataplane(options: RealDataplaneOptions): Promise<RealDataplane> {
   if (process.getuid?.() !== 0 && options.pod !== undefined) throw new Error('a real Data Plane API standing for a pod runs in a private mount namespace: run the specs as root');
   const dpapi = options.dataplaneapi ?? (await dataplaneapiBinary(options.release));
-  const haproxy = options.haproxy ?? (await pairedHAProxy(options.release));
+  const haproxy = options.haproxy ?? (await haproxyOf(options.release));
   const { word: haproxyWord, atLeast27 } = await haproxyVersion(haproxy);
   const { stdout: dpapiVersion } = await run(dpapi, ['--version']);
   const credentials = DEFAULT_CREDENTIALS;
