@@ -134,7 +134,7 @@ export async function haproxyOf(minor: string): Promise<string> {
   return present ? ciBinary('provision-haproxy', minor) : haproxyBinary();
 }
 
-/** `HAProxy version 3.2.26-1 ...` → [3, 2] and the version word. */
+/** The version word of `HAProxy version 3.2.26-1 ...`, and whether it reloads through the master socket (2.7 on). */
 async function haproxyVersion(binary: string): Promise<{ word: string; atLeast27: boolean }> {
   const { stdout } = await run(binary, ['-v']);
   const match = /version (\d+)\.(\d+)(\S*)/.exec(stdout);
