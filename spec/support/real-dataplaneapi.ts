@@ -59,7 +59,7 @@ export interface RealDataplaneOptions {
   readonly release: RealRelease;
   /** The dataplaneapi binary. Default: .ci/build-dataplaneapi's for `release`. */
   readonly dataplaneapi?: string;
-  /** The HAProxy binary. Default: the paired minor from .ci/provision-haproxy when the checkout has it, else haproxyBinary(). */
+  /** The HAProxy binary. Default: the paired minor, from .ci/provision-haproxy. */
   readonly haproxy?: string;
   /** The pod layout to stand for (see the module comment): configurations name these paths. */
   readonly pod?: PodLayout;
@@ -124,14 +124,21 @@ export function dataplaneapiBinary(release: RealRelease): Promise<string> {
   return ciBinary('build-dataplaneapi', release);
 }
 
-/** HAProxy `minor` from .ci/provision-haproxy when the checkout has it, else haproxyBinary() (Debian's 2.6). */
+/**
+ * HAProxy `minor` from .ci/provision-haproxy; without that script only 2.6
+ * is at hand (haproxyBinary(), Debian's package). A release is never paired
+ * with 2.6 by default: its reload outcome cannot be trusted there
+ * (dataplane-haproxy26.real.ts).
+ */
 export async function haproxyOf(minor: string): Promise<string> {
   const provision = join(ROOT, '.ci', 'provision-haproxy');
   const present = await readFile(provision).then(
     () => true,
     () => false,
   );
-  return present ? ciBinary('provision-haproxy', minor) : haproxyBinary();
+  if (present) return ciBinary('provision-haproxy', minor);
+  if (minor === '2.6') return haproxyBinary();
+  throw new Error(`HAProxy ${minor}, which the real Data Plane API ${minor} is paired with, comes from .ci/provision-haproxy, and this checkout has none`);
 }
 
 /** The version word of `HAProxy version 3.2.26-1 ...`, and whether it reloads through the master socket (2.7 on). */
