@@ -76,8 +76,8 @@
  * keeps each line's text as posted where config-parser re-serialises
  * parameters (config-writer.ts); a 3.4 instance differs from a 3.3 one in
  * its path-pattern answers, its 401 (before routing, its own message) and
- * JSON raw errors (release.ts), not in the rest of 3.4's chi server (405
- * with Allow, 413). Behind HAProxy 2.6 the real DPAPI reloads with its
+ * JSON raw errors (release.ts), not in the rest of 3.4's chi server.
+ * Behind HAProxy 2.6 the real DPAPI reloads with its
  * reload_cmd and cannot tell whether HAProxy loaded the files; the emulator
  * reloads as it does from HAProxy 2.7 on, through the master, and reports
  * the outcome (docs/dataplane-api-contract.md §11).
