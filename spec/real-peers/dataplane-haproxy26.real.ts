@@ -6,15 +6,17 @@
  * (haproxy/reload_agent.go reloadHAProxy). What that means for a client,
  * pinned here because the emulator (which waits for the master's `show proc`)
  * does not show it: a reload HAProxy refuses is reported succeeded, and
- * force_reload answers 201 for it.
+ * force_reload answers 201 for it. And with `master_runtime` set, as the
+ * chart sets it, dataplaneapi sends runtime commands through the 2.6 master,
+ * where reading a backend's servers fails; through the stats socket it works.
  */
 import { expect } from 'chai';
 import { createServer } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { eventually } from '../support/eventually.ts';
-import { listenAnywhere } from '../support/ports.ts';
+import { listenAnywhere, reservePort } from '../support/ports.ts';
 import { haproxyOf, startRealDataplane, type RealDataplane } from '../support/real-dataplaneapi.ts';
-import { currentVersion, postRaw, waitReload } from '../support-contract/emulator-kit.ts';
+import { call, currentVersion, postRaw, waitReload } from '../support-contract/emulator-kit.ts';
 
 describe('the real dataplaneapi 3.4 in front of HAProxy 2.6 (reload_cmd)', function () {
   this.timeout(60_000);
@@ -62,5 +64,43 @@ describe('the real dataplaneapi 3.4 in front of HAProxy 2.6 (reload_cmd)', funct
       (info) => info.failed > before.failed,
       'the master to count the refused reload',
     );
+  });
+});
+
+describe('the real dataplaneapi 3.4 in front of HAProxy 2.6: runtime reads by the socket it is given', function () {
+  this.timeout(60_000);
+
+  /** A dataplaneapi on 2.6 serving backend `b` with server `s1`; the runtime servers of `b` as it answers them. */
+  async function runtimeServers(masterRuntime: boolean): Promise<{ status: number; body: string }> {
+    const real = await startRealDataplane({ release: '3.4', haproxy: await haproxyOf('2.6'), masterRuntime });
+    try {
+      const port = await reservePort();
+      const config = `${await readFile(real.configFile, 'utf8')}\nfrontend f\n  bind 127.0.0.1:${port}\n  default_backend b\n\nbackend b\n  balance roundrobin\n  server s1 127.0.0.1:1\n`;
+      const before = await real.processInfo();
+      const written = await postRaw(real, config, { version: String(await currentVersion(real)), force_reload: 'true' });
+      expect(written.status, written.text).to.equal(201);
+      // The reload is asynchronous behind 2.6 (above): wait for the new worker before asking its runtime.
+      await eventually(
+        () => real.processInfo(),
+        (info) => info.reloads > before.reloads && info.workers.every((worker) => !before.workers.some((old) => old.pid === worker.pid)),
+        'the new worker',
+      );
+      const reply = await call(real, 'GET', '/services/haproxy/runtime/backends/b/servers');
+      return { status: reply.status, body: reply.text };
+    } finally {
+      await real.stop();
+    }
+  }
+
+  it('fails to read a backend’s servers through the master socket (master_runtime, as in the chart)', async () => {
+    expect(await runtimeServers(true)).to.deep.equal({ status: 404, body: '{"code":404,"message":"no data for b: not found"}\n' });
+  });
+
+  it('reads them through the stats socket without master_runtime', async () => {
+    const { status, body } = await runtimeServers(false);
+    expect(status).to.equal(200);
+    const servers = JSON.parse(body) as Record<string, unknown>[];
+    expect(servers).to.have.length(1);
+    expect(servers[0]).to.include({ name: 's1', address: '127.0.0.1', port: 1, admin_state: 'ready' });
   });
 });

@@ -63,6 +63,13 @@ export interface RealDataplaneOptions {
   readonly haproxy?: string;
   /** The pod layout to stand for (see the module comment): configurations name these paths. */
   readonly pod?: PodLayout;
+  /**
+   * Whether dataplaneapi's configuration names the master socket as its
+   * `master_runtime` (as the chart's does). Default true. Without it
+   * dataplaneapi reaches HAProxy's runtime through the configuration's first
+   * stats socket and reloads with its reload_cmd whatever the HAProxy version.
+   */
+  readonly masterRuntime?: boolean;
   /** DPAPI's reload_delay, whole seconds (its unit). Default 1. */
   readonly reloadDelaySeconds?: number;
   /** Longest wait for a start or a stop. Default 30 s. */
@@ -223,8 +230,7 @@ haproxy:
   config_file: ${yamlString(configInside)}
   haproxy_bin: ${yamlString(haproxy)}
   master_worker_mode: true
-  master_runtime: ${yamlString(masterInside)}
-  reload:
+${options.masterRuntime === false ? '' : `  master_runtime: ${yamlString(masterInside)}\n`}  reload:
     reload_delay: ${options.reloadDelaySeconds ?? 1}
     reload_strategy: custom
     reload_cmd: ${yamlString(`/bin/sh ${reloadScript}`)}
@@ -315,7 +321,7 @@ exec ${dpapi} -f ${dpapiConfig}
     name: `dataplaneapi ${dpapiVersion
       .trim()
       .split('\n')[0]!
-      .replace(/^HAProxy Data Plane API /, '')} + HAProxy ${haproxyWord} (${atLeast27 ? 'master socket reload' : 'reload_cmd'})`,
+      .replace(/^HAProxy Data Plane API /, '')} + HAProxy ${haproxyWord} (${atLeast27 && options.masterRuntime !== false ? 'master socket reload' : 'reload_cmd'})`,
     url: `http://127.0.0.1:${proxyPort}/v3`,
     credentials,
     authorization,
