@@ -1,11 +1,16 @@
 # The controller image: the compiled controller on Node 24, its production dependencies, and the
-# haproxy it validates configurations with, of the same major.minor as the chart's HAProxy image.
+# haproxy it validates configurations with: the very binary of the chart's HAProxy image
+# (haproxytech/haproxy-debian, chart/values.yaml haproxy.image, which also bundles the Data Plane API).
 #
 #   docker build -t REGISTRY/haproxy-template-ic:VERSION .
 #
-# Debian bookworm ships HAProxy 2.6, the chart's HAProxy (haproxytech/haproxy-debian:2.6.x): the Node
-# image is pinned to bookworm so the distribution's haproxy stays on that minor version.
-ARG NODE_IMAGE=node:24-bookworm-slim
+# haproxytech/haproxy-debian 3.x builds on Debian trixie: the Node image is trixie too, so the copied
+# haproxy finds its libraries (installed below) at the versions it was built against.
+ARG NODE_IMAGE=node:24-trixie-slim
+# Kept equal to chart/values.yaml's haproxy.image (a spec checks it).
+ARG HAPROXY_IMAGE=haproxytech/haproxy-debian:3.2.26
+
+FROM ${HAPROXY_IMAGE} AS haproxy
 
 # npm ci: exactly what package-lock.json says (a spec keeps it in step with package.json).
 # --ignore-scripts: no production dependency has an install script, and the development-only node
@@ -25,12 +30,14 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
-# The HAProxy major.minor of the chart's HAProxy image; the build fails if Debian's differs.
-ARG HAPROXY_VERSION=2.6
+# The HAProxy major.minor of the chart's HAProxy image; the build fails if the copied binary's differs.
+ARG HAPROXY_VERSION=3.2
+COPY --from=haproxy /usr/local/sbin/haproxy /usr/sbin/haproxy
 # tini as PID 1 forwards SIGTERM to the controller (and its process group) and reaps the
-# haproxy -c processes validation starts.
+# haproxy -c processes validation starts. The libraries are the ones the haproxy image installs for
+# its binary (its Dockerfile's runtime apt-get line).
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy tini \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tini libssl3t64 zlib1g libpcre2-8-0 liblua5.4-0 libatomic1 libjemalloc2 \
     && rm -rf /var/lib/apt/lists/* \
     && haproxy -v | grep -q "version ${HAPROXY_VERSION}\." \
     && groupadd --system --gid 10001 controller \

@@ -13,15 +13,19 @@
  *     match with its own header (half of them) or its own query parameter
  *     and method (the other half) before its plain rule, and another one in
  *     BENCH_REQUEST_EVERY sets its own request header (a policy each):
- *     1,000 distinct condition sets and 1,000 policies at 10k routes.
+ *     1,000 distinct condition sets and 1,000 policies at 10k routes; and
+ *     50 Ingresses with external authentication (nginx auth-url, one policy):
+ *     each request first asks an auth service through the controller's Lua
+ *     action (lib/lua/external-auth.ts), which answers 200 with the X-Route
+ *     header the backend then gets (auth-response-headers).
  * Services' endpoints are a third HAProxy that answers every request itself
  * with the port it was reached on and the X-Route header it got, so every
  * response proves where the request was routed and what the policy did.
  *
  * Each round sends, over BENCH_REQUEST_CONNECTIONS keep-alive connections
  * for BENCH_REQUEST_SECONDS, requests to plain routes of the bare world,
- * then plain, header-matched, query-and-method-matched and policy routes of
- * the full world (the order rotates each round); it records requests per
+ * then plain, header-matched, query-and-method-matched, policy and
+ * external-auth routes of the full world (the order rotates each round); it records requests per
  * second, and the CPU time the serving HAProxy's threads spent per request
  * (from /proc: the load generator's own cost is not in it). Medians of
  * BENCH_REQUEST_ROUNDS rounds are printed as ratios to the bare world's
@@ -37,6 +41,7 @@ import { join } from 'node:path';
 import { defaultConfigPath } from '../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
 import type { ControllerConfig } from '../lib/config/types.ts';
+import { readCapabilities } from '../lib/haproxy/capabilities.ts';
 import { checkConfig, haproxyBinary } from '../lib/haproxy/check.ts';
 import type { KubeObject } from '../lib/pipeline/model.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
@@ -57,7 +62,7 @@ const HOSTS_PER_KIND = 50;
 const NAMESPACE = 'apps';
 const LOOPBACK = '127.0.0.1';
 
-type Kind = 'plain' | 'header' | 'query' | 'policy';
+type Kind = 'plain' | 'header' | 'query' | 'policy' | 'auth';
 
 /** Route i's kind in the full world (every route is plain in the bare one). */
 function kindOf(i: number): Kind {
@@ -67,7 +72,11 @@ function kindOf(i: number): Kind {
 }
 
 /** The Services: ten plain ones, one behind matched conditions, one behind policies; each reached on its own port of the answering HAProxy. */
-const SERVICES = [...Array.from({ length: 10 }, (_, n) => `plain-${n}`), 'matched', 'policy'] as const;
+const SERVICES = [...Array.from({ length: 10 }, (_, n) => `plain-${n}`), 'matched', 'policy', 'authed'] as const;
+/** The answering HAProxy's port for auth requests, beside the Services' ones. */
+const AUTH = 'auth-service';
+/** The X-Route value the auth service answers with, which the backend of an auth'd route must get. */
+const AUTH_USER = 'auth-user';
 const plainService = (i: number) => `plain-${i % 10}`;
 
 interface Ports {
@@ -104,10 +113,30 @@ function httpRoute(i: number, full: boolean): KubeObject {
   };
 }
 
+/** An Ingress whose requests ask the auth service first and pass its X-Route on to the backend. */
+function authedIngress(n: number, authPort: number): KubeObject {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: {
+      name: `auth-${n}`,
+      namespace: NAMESPACE,
+      uid: `uid-auth-${n}`,
+      resourceVersion: '1',
+      creationTimestamp: new Date(Date.UTC(2024, 0, 1) + n * 1000).toISOString(),
+      annotations: { 'nginx.ingress.kubernetes.io/auth-url': `http://${LOOPBACK}:${authPort}/auth`, 'nginx.ingress.kubernetes.io/auth-response-headers': 'X-Route' },
+    },
+    spec: {
+      ingressClassName: 'haproxy',
+      rules: [{ host: `auth-${n}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'authed', port: { number: 80 } } } }] } }],
+    },
+  };
+}
+
 function world(full: boolean, ports: Ports, backendPorts: ReadonlyMap<string, number>): Map<string, KubeObject[]> {
   const meta = (name: string) => ({ name, namespace: NAMESPACE, uid: `uid-${name}`, resourceVersion: '1' });
   return new Map([
-    ['ingresses', []],
+    ['ingresses', full ? Array.from({ length: HOSTS_PER_KIND }, (_, n) => authedIngress(n, backendPorts.get(AUTH)!)) : []],
     ['services', SERVICES.map((name) => ({ apiVersion: 'v1', kind: 'Service', metadata: meta(name), spec: { ports: [{ name: 'http', port: 80, targetPort: backendPorts.get(name) }] } }))],
     [
       'endpointslices',
@@ -129,7 +158,8 @@ function world(full: boolean, ports: Ports, backendPorts: ReadonlyMap<string, nu
           apiVersion: 'gateway.networking.k8s.io/v1',
           kind: 'Gateway',
           metadata: { ...meta('web'), generation: 1 },
-          spec: { gatewayClassName: 'haproxy', listeners: [{ name: 'http', port: ports.http, protocol: 'HTTP' }] },
+          // The port clients reach HAProxy on (gatewayApi.httpPort, 80 by default), not the loopback port it binds here.
+          spec: { gatewayClassName: 'haproxy', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
         },
       ],
     ],
@@ -150,6 +180,7 @@ async function serve(dir: string, configFile: string): Promise<Served> {
   if (!check.valid) throw new Error(`haproxy -c refuses ${configFile}:\n${check.output}`);
   const haproxy = new HAProxyProcess({
     binary: haproxyBinary(),
+    capabilities: await readCapabilities(),
     baseDir: dir,
     configFile,
     masterSocket: join(dir, 'master.sock'),
@@ -192,6 +223,9 @@ interface Probe {
 }
 
 function probes(kind: Kind, ports: ReadonlyMap<string, number>): Probe[] {
+  if (kind === 'auth') {
+    return Array.from({ length: HOSTS_PER_KIND }, (_, n) => ({ request: `GET /a HTTP/1.1\r\nHost: auth-${n}.example.com\r\n\r\n`, body: `${ports.get('authed')} ${AUTH_USER}` }));
+  }
   const indices = Array.from({ length: ROUTES }, (_, i) => i).filter((i) => kindOf(i) === kind);
   const step = Math.max(1, Math.floor(indices.length / HOSTS_PER_KIND));
   return indices
@@ -262,8 +296,9 @@ function load(port: number, list: readonly Probe[], seconds: number, connections
   return Promise.all(Array.from({ length: connections }, one)).then(() => count);
 }
 
-/** The answering HAProxy: one port per Service, each answering with its port and the X-Route header it got. */
+/** The answering HAProxy: one port per Service, each answering with its port and the X-Route header it got; and the auth service, answering 200 with an X-Route. */
 function answeringConfig(ports: ReadonlyMap<string, number>): string {
+  const services = [...ports].filter(([name]) => name !== AUTH);
   return [
     'global',
     '  maxconn 4000',
@@ -273,8 +308,11 @@ function answeringConfig(ports: ReadonlyMap<string, number>): string {
     '  timeout client 30s',
     '  timeout server 30s',
     'frontend answer',
-    ...[...ports.values()].map((port) => `  bind ${LOOPBACK}:${port}`),
+    ...services.map(([, port]) => `  bind ${LOOPBACK}:${port}`),
     '  http-request return status 200 content-type text/plain lf-string "%[dst_port] %[req.hdr(x-route)]"',
+    'frontend auth',
+    `  bind ${LOOPBACK}:${ports.get(AUTH)}`,
+    `  http-request return status 200 hdr X-Route ${AUTH_USER}`,
     '',
   ].join('\n');
 }
@@ -308,7 +346,7 @@ async function main(): Promise<void> {
   const running: HAProxyProcess[] = [];
   try {
     const backendPorts = new Map<string, number>();
-    for (const name of SERVICES) backendPorts.set(name, await reservePort(LOOPBACK));
+    for (const name of [...SERVICES, AUTH]) backendPorts.set(name, await reservePort(LOOPBACK));
     const answerDir = await mkdtemp(join(tmpdir(), 'haproxy-request-cost-answer-'));
     dirs.push(answerDir);
     await writeFile(join(answerDir, 'haproxy.cfg'), answeringConfig(backendPorts));
@@ -341,6 +379,7 @@ async function main(): Promise<void> {
       { name: 'full world: header match', served: full.served, port: full.ports.http, probes: probes('header', backendPorts) },
       { name: 'full world: query + method match', served: full.served, port: full.ports.http, probes: probes('query', backendPorts) },
       { name: 'full world: route policy', served: full.served, port: full.ports.http, probes: probes('policy', backendPorts) },
+      { name: 'full world: external auth', served: full.served, port: full.ports.http, probes: probes('auth', backendPorts) },
     ];
     // Warm-up: connections, caches and the answering HAProxy, before anything is timed.
     for (const one of cases) await load(one.port, one.probes, 0.2, CONNECTIONS);

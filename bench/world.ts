@@ -121,14 +121,14 @@ export function gatewayObject(): KubeObject {
  * already served), beside that Ingress. Every SETTINGS_EVERY-th route has a
  * request header filter (one of a few values, so policies are shared, as
  * annotations' are) and splits its traffic by weight between svc-i and the
- * next Service of its namespace (svc-(i + NAMESPACES), wrapping within
- * `size`), the way a canary would; `version` changes that weight, so
+ * next Service of its namespace (svc-(i + NAMESPACES), or the namespace's
+ * first past the end of `size`), the way a canary would; `version` changes that weight, so
  * alternating versions really change the routes.
  */
 export function httpRouteObject(i: number, size: number, version = 1): KubeObject {
   const backend = { name: `svc-${i}`, port: 80 };
   const special = i % SETTINGS_EVERY === 0;
-  const canary = (i + NAMESPACES) % size;
+  const canary = i + NAMESPACES < size ? i + NAMESPACES : i % NAMESPACES;
   const rule = special
     ? {
         matches: [{ path: { type: 'PathPrefix', value: '/' } }],

@@ -65,27 +65,41 @@ describe('package-lock.json', function () {
     expect(unpinned.map(([path]) => path)).to.deep.equal([]);
   });
 
-  it('is accepted by npm ci as it is (dry run, offline, empty cache): nothing missing, nothing out of step', async () => {
-    const directory = await mkdtemp(join(tmpdir(), 'lock-file-'));
-    try {
-      for (const file of ['package.json', 'package-lock.json']) await copyFile(join(projectRoot, file), join(directory, file));
-      // The npm running this suite when there is one (npm test sets npm_execpath), else the one on PATH.
-      const npm = process.env['npm_execpath'];
-      const [command, prefix] = npm !== undefined && npm.endsWith('.js') ? [process.execPath, [npm]] : ['npm', []];
-      const args = [...prefix, 'ci', '--dry-run', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--cache', join(directory, 'cache')];
-      const result = await new Promise<{ code: number; output: string }>((resolve) => {
-        execFile(command, args, { cwd: directory, timeout: 25_000 }, (error, stdout, stderr) => {
-          const code = (error as { code?: unknown } | null)?.code;
-          resolve({ code: typeof code === 'number' ? code : error ? 1 : 0, output: `${stdout}${stderr}` });
+  describe('npm ci on it, as on a fresh clone (dry run, offline, empty cache)', () => {
+    let result: { code: number; output: string };
+    before(async () => {
+      const directory = await mkdtemp(join(tmpdir(), 'lock-file-'));
+      try {
+        for (const file of ['package.json', 'package-lock.json']) await copyFile(join(projectRoot, file), join(directory, file));
+        // The npm running this suite when there is one (npm test sets npm_execpath), else the one on PATH.
+        const npm = process.env['npm_execpath'];
+        const [command, prefix] = npm !== undefined && npm.endsWith('.js') ? [process.execPath, [npm]] : ['npm', []];
+        // A dry run runs no script, but still lists the install scripts allowScripts does not cover.
+        const args = [...prefix, 'ci', '--dry-run', '--offline', '--no-audit', '--no-fund', '--cache', join(directory, 'cache')];
+        result = await new Promise((resolve) => {
+          execFile(command, args, { cwd: directory, timeout: 25_000 }, (error, stdout, stderr) => {
+            const code = (error as { code?: unknown } | null)?.code;
+            resolve({ code: typeof code === 'number' ? code : error ? 1 : 0, output: `${stdout}${stderr}` });
+          });
         });
-      });
+      } finally {
+        await rm(directory, { recursive: true, force: true });
+      }
+    });
+
+    it('accepts it as it is: nothing missing, nothing out of step', () => {
       const errors = result.output
         .split('\n')
         .filter((line) => line.startsWith('npm error'))
         .join('\n');
       expect(result.code, errors).to.equal(0);
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
+    });
+
+    // npm 11 runs a dependency's install script but warns unless package.json's allowScripts covers it
+    // (npm help install-scripts); the node package's preinstall links the Node 24 binary the scripts run.
+    it('prints no warning about an install script not covered by allowScripts', () => {
+      const warnings = result.output.split('\n').filter((line) => line.startsWith('npm warn install-scripts'));
+      expect(warnings).to.deep.equal([]);
+    });
   });
 });

@@ -1,6 +1,7 @@
-import { catchError, defer, EMPTY, from, mergeMap, take, tap, type Observable, type OperatorFunction } from 'rxjs';
+import { catchError, concat, defer, EMPTY, from, ignoreElements, mergeMap, take, tap, type Observable, type OperatorFunction } from 'rxjs';
 import type { CompiledPath, WatchedResource } from '../lib/config/types.ts';
 import { errorMessage } from '../lib/error-message.ts';
+import type { FirstSeen } from '../lib/kube/first-seen.ts';
 import { ManifestIndex } from '../lib/kube/manifest-index.ts';
 import type { ReadResult } from '../lib/kube/manifest-watchdog.ts';
 import type { FolderRead } from '../lib/kube/manifests.ts';
@@ -18,6 +19,16 @@ export interface ManifestEventsOptions<T> {
   readonly onRead?: (tick: T, result: ReadResult) => void;
   /** Merges a tick dropped while a read ran into the newer one that replaces it. */
   readonly fold?: (dropped: T, next: T) => T;
+  /** Objects without a creationTimestamp get the time they were first seen (local mode's host ownership). */
+  readonly firstSeen?: FirstSeenOptions;
+}
+
+export interface FirstSeenOptions {
+  /** Kept across configurations: the record outlives each index. */
+  readonly state: FirstSeen;
+  /** Stores the record (local mode: in the work dir), before what it stamped is emitted. */
+  readonly remember: (record: Readonly<Record<string, string>>) => Observable<unknown>;
+  readonly now: () => number;
 }
 
 /**
@@ -32,7 +43,7 @@ export interface ManifestEventsOptions<T> {
 export function manifestEvents<T>(options: ManifestEventsOptions<T>): OperatorFunction<T, ResourceEvent> {
   return (ticks) =>
     defer(() => {
-      const index = new ManifestIndex(options.resources, options.ignoreFields);
+      const index = new ManifestIndex(options.resources, options.ignoreFields, options.firstSeen?.state);
       let synced = false;
       let applied: string | undefined;
       let failure: string | undefined;
@@ -48,11 +59,11 @@ export function manifestEvents<T>(options: ManifestEventsOptions<T>): OperatorFu
               mergeMap((read) => {
                 if (read.fingerprint === applied) return EMPTY;
                 applied = read.fingerprint;
-                const { events, errors } = index.update(read.files);
+                const { events, errors, firstSeenChanged } = index.update(read.files, options.firstSeen?.now() ?? 0);
                 for (const error of errors) options.report({ type: 'resourceError', error });
-                if (synced) return from(events);
+                const emitted = synced ? events : [...events, ...options.resources.map((r): ResourceEvent => ({ type: 'synced', kind: r.name }))];
                 synced = true;
-                return from([...events, ...options.resources.map((r): ResourceEvent => ({ type: 'synced', kind: r.name }))]);
+                return firstSeenChanged && options.firstSeen ? concat(remembered(options.firstSeen, options.report), from(emitted)) : from(emitted);
               }),
               catchError((error: unknown) => {
                 const message = `manifests could not be read: ${errorMessage(error)}`;
@@ -66,4 +77,15 @@ export function manifestEvents<T>(options: ManifestEventsOptions<T>): OperatorFu
         ),
       );
     });
+}
+
+/** The first-seen record stored; a failure is reported and the objects served all the same (the order holds until a restart). */
+function remembered(firstSeen: FirstSeenOptions, report: Report): Observable<never> {
+  return defer(() => firstSeen.remember(firstSeen.state.record())).pipe(
+    ignoreElements(),
+    catchError((error: unknown) => {
+      report({ type: 'resourceError', error: `the order in which objects were first seen could not be stored: ${errorMessage(error)}` });
+      return EMPTY;
+    }),
+  );
 }

@@ -26,7 +26,7 @@ import type { WatchdogEvent } from '../lib/kube/manifest-watchdog.ts';
 import type { FolderRead } from '../lib/kube/manifests.ts';
 import type { ResourceEvent } from '../lib/pipeline/model.ts';
 import type { Report } from '../lib/pipeline/outcome.ts';
-import { manifestEvents } from './manifest-events.ts';
+import { manifestEvents, type FirstSeenOptions } from './manifest-events.ts';
 import type { WatchSignal } from './watch-path.ts';
 
 export interface ManifestSourceOptions {
@@ -47,6 +47,8 @@ export interface ManifestSourceOptions {
   readonly graceMs: number;
   readonly report: Report;
   readonly watchdog: (event: WatchdogEvent) => void;
+  /** Objects without a creationTimestamp get the time they were first seen (on the scheduler's clock). */
+  readonly firstSeen?: Omit<FirstSeenOptions, 'now'>;
   readonly scheduler?: SchedulerLike;
 }
 
@@ -107,6 +109,7 @@ export function manifestSource(options: ManifestSourceOptions): Observable<Resou
         ignoreFields: options.ignoreFields,
         read: options.read,
         report: options.report,
+        ...(options.firstSeen ? { firstSeen: { ...options.firstSeen, now: () => scheduler.now() } } : {}),
         // A re-read waiting behind a watch tick reads for the watch: what it finds was announced.
         fold: (dropped, next) => (dropped.cause === 'watch' ? { ...next, cause: 'watch' } : next),
         onRead: (tick, result) => {

@@ -1,4 +1,4 @@
-import { asyncScheduler, catchError, concatMap, defer, filter, forkJoin, from, map, merge, mergeMap, of, take, tap, timer, type Observable, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, catchError, concat, concatMap, defer, filter, first, forkJoin, from, map, merge, mergeMap, of, take, tap, timer, type Observable, type SchedulerLike } from 'rxjs';
 import type { WatchedResource } from '../lib/config/types.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import type { ResourceEvent } from '../lib/pipeline/model.ts';
@@ -20,6 +20,19 @@ export interface OptionalResourcesOptions {
 }
 
 /**
+ * The resource at the first of its versions (apiVersion, then each of
+ * fallbackApiVersions) that discovery says is served, or undefined when
+ * none is. An error of discovery for one version is the whole answer's.
+ */
+function servedVersion(resource: WatchedResource, served: OptionalResourcesOptions['served']): Observable<WatchedResource | undefined> {
+  const versions = [resource.apiVersion, ...(resource.fallbackApiVersions ?? [])];
+  const atVersion = (apiVersion: string): WatchedResource => (apiVersion === resource.apiVersion ? resource : { ...resource, apiVersion });
+  return concat(...versions.map((apiVersion) => defer(() => served(atVersion(apiVersion)).pipe(map((isServed) => (isServed ? atVersion(apiVersion) : undefined)))))).pipe(
+    first((found) => found !== undefined, undefined),
+  );
+}
+
+/**
  * Resource events for a configuration whose optional resources (a CRD's
  * kinds) may not be served: each is asked of discovery first; one not
  * served is not watched, its store is empty and synced at once, and the
@@ -29,6 +42,9 @@ export interface OptionalResourcesOptions {
  * again about each unserved resource until it serves it, which is then
  * watched; a recheck that fails counts as not served yet (the next one
  * asks again), so an API server away for a while adds no warning per try.
+ * A resource with fallbackApiVersions is watched at the first of its
+ * versions discovery serves (a CRD that moved a kind to a new version
+ * serves the old one only in older releases).
  */
 export function optionalResourceEvents(options: OptionalResourcesOptions): Observable<ResourceEvent> {
   const { resources, served, events, log, recheck } = options;
@@ -37,24 +53,26 @@ export function optionalResourceEvents(options: OptionalResourcesOptions): Obser
   return defer(() =>
     forkJoin(
       optional.map((resource) =>
-        served(resource).pipe(
+        servedVersion(resource, served).pipe(
+          map((version) => ({ resource, version })),
           catchError((error: unknown) => {
             log('warn', `watchedResources.${resource.name}: discovery of ${resource.apiVersion} ${resource.resource} failed (${errorMessage(error)}); watching it anyway`);
-            return of(true);
+            return of({ resource, version: resource });
           }),
-          map((isServed) => ({ resource, isServed })),
         ),
       ),
     ),
   ).pipe(
     mergeMap((answers) => {
-      const unserved = new Set(answers.filter((answer) => !answer.isServed).map((answer) => answer.resource));
+      const unserved = new Set(answers.filter((answer) => answer.version === undefined).map((answer) => answer.resource));
+      const versions = new Map(answers.map((answer) => [answer.resource, answer.version]));
       for (const resource of unserved) {
-        log('info', `watchedResources.${resource.name}: the API server does not serve ${resource.apiVersion} ${resource.resource} (is its CRD installed?); not watched, empty`);
+        log('info', `watchedResources.${resource.name}: the API server does not serve ${versionsOf(resource)} ${resource.resource} (is its CRD installed?); not watched, empty`);
       }
       const synced = [...unserved].map((resource): ResourceEvent => ({ type: 'synced', kind: resource.name }));
       const late = recheck ? [...unserved].map((resource) => servedLater(resource, options, recheck)) : [];
-      return merge(from(synced), events(resources.filter((resource) => !unserved.has(resource))), ...late);
+      const watched = resources.filter((resource) => !unserved.has(resource)).map((resource) => versions.get(resource) ?? resource);
+      return merge(from(synced), events(watched), ...late);
     }),
   );
 }
@@ -66,10 +84,16 @@ function servedLater(
   { everyMs, scheduler = asyncScheduler }: NonNullable<OptionalResourcesOptions['recheck']>,
 ): Observable<ResourceEvent> {
   return timer(everyMs, everyMs, scheduler).pipe(
-    concatMap(() => served(resource).pipe(catchError(() => of(false)))),
-    filter(Boolean),
+    concatMap(() => servedVersion(resource, served).pipe(catchError(() => of(undefined)))),
+    filter((version): version is WatchedResource => version !== undefined),
     take(1),
-    tap(() => log('info', `watchedResources.${resource.name}: the API server serves ${resource.apiVersion} ${resource.resource} now; watching it`)),
-    mergeMap(() => events([resource])),
+    tap((version) => log('info', `watchedResources.${resource.name}: the API server serves ${version.apiVersion} ${resource.resource} now; watching it`)),
+    mergeMap((version) => events([version])),
   );
+}
+
+/** The versions a resource may be served at, for messages: "a/v1" or "a/v1 (nor a/v1beta1)". */
+function versionsOf(resource: WatchedResource): string {
+  const fallbacks = resource.fallbackApiVersions ?? [];
+  return fallbacks.length === 0 ? resource.apiVersion : `${resource.apiVersion} (nor ${fallbacks.join(', ')})`;
 }

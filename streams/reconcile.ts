@@ -51,7 +51,7 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
       const refused = new Subject<Validated>();
       const triggers = events.pipe(
         resources({ watched: options.watched, report, scheduler }),
-        trigger({ debounceMs: settings.debounceMs, maxWaitMs: settings.maxWaitMs, scheduler }),
+        trigger({ debounceMs: settings.debounceMs, maxWaitMs: settings.maxWaitMs, leadingEdge: settings.leadingEdge, scheduler }),
         share(),
       );
       const again = refused.pipe(

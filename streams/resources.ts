@@ -2,6 +2,7 @@ import { asyncScheduler, defer, filter, map, startWith, type OperatorFunction, t
 import type { ChangeRef, ResourceEvent, Snapshot, WatchedType } from '../lib/pipeline/model.ts';
 import type { Report } from '../lib/pipeline/outcome.ts';
 import { IndexedStore } from '../lib/store/indexed-store.ts';
+import { onlyStatusChanged } from '../lib/store/status-only.ts';
 
 export interface ResourcesOptions {
   readonly watched: readonly WatchedType[];
@@ -22,6 +23,7 @@ export function resources(options: ResourcesOptions): OperatorFunction<ResourceE
     defer(() => {
       const stores = new Map(watched.map((type) => [type.kind, new IndexedStore(type.indexBy)]));
       const unsynced = new Set(stores.keys());
+      const ownStatus = new Set(watched.filter((type) => type.ownStatus).map((type) => type.kind));
       let revision = 0;
 
       const initialSnapshot = (): Snapshot => {
@@ -40,11 +42,14 @@ export function resources(options: ResourcesOptions): OperatorFunction<ResourceE
         const { namespace, name } = event.object.metadata;
         // After a reconnect an informer may re-add a known object or modify an
         // unknown one; the change is named by its effect on the store.
-        const known = store.get(namespace, name) !== undefined;
+        const stored = store.get(namespace, name);
         const changed = event.type === 'deleted' ? store.delete(event.object) : store.upsert(event.object);
         if (!changed || unsynced.size > 0) return undefined;
+        // The controller's own status writes come back as updates: stored (the status writers compare
+        // against them), but they change nothing a render reads, so rendering for them would be wasted.
+        if (stored !== undefined && event.type !== 'deleted' && ownStatus.has(event.kind) && onlyStatusChanged(stored, event.object)) return undefined;
         revision += 1;
-        const type: ChangeRef['type'] = event.type === 'deleted' ? 'deleted' : known ? 'modified' : 'added';
+        const type: ChangeRef['type'] = event.type === 'deleted' ? 'deleted' : stored !== undefined ? 'modified' : 'added';
         return { revision, stores, change: { kind: event.kind, type, namespace, name, at: scheduler.now() } };
       };
 

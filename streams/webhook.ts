@@ -1,17 +1,21 @@
 import { readFile } from 'node:fs/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { catchError, combineLatest, concatMap, defer, distinctUntilChanged, EMPTY, map, merge, Observable, of, retry, shareReplay, timer, type SchedulerLike } from 'rxjs';
+import { catchError, combineLatest, concatMap, defer, distinctUntilChanged, EMPTY, map, merge, Observable, of, shareReplay, type SchedulerLike } from 'rxjs';
 import { errorMessage } from '../lib/error-message.ts';
-import { certificateFromSecret, provideGeneratedCertificate } from '../lib/webhook/webhook-certificate.ts';
+import { provideGeneratedCertificate } from '../lib/webhook/webhook-certificate.ts';
 import { syncCaBundle } from '../lib/kube/webhook-configuration.ts';
+import type { KubeObject } from '../lib/pipeline/model.ts';
 import type { Logger } from '../lib/telemetry/logger.ts';
 import type { Observer } from '../lib/telemetry/observer.ts';
 import { AdmissionHandler, type AdmissionState } from '../lib/webhook/admission-handler.ts';
-import { generateCertificate, serviceDnsNames, unusableReason, type ServingCertificate } from '../lib/webhook/serving-certificate.ts';
+import { generateCertificate, serviceDnsNames, type ServingCertificate } from '../lib/webhook/serving-certificate.ts';
 import { WebhookServer } from '../lib/webhook/webhook-server.ts';
 import type { WebhookSettings } from '../lib/webhook/settings.ts';
 import type { StartInformer } from './informer-events.ts';
 import { watchedObjects } from './watched-objects.ts';
+import { caBundles } from './webhook-ca-bundle.ts';
+import { fileCertificates } from './webhook-file-certificates.ts';
+import { secretCertificates } from './webhook-secret-certificates.ts';
 
 /**
  * The validating admission webhook of a replica: an HTTPS server judging
@@ -48,84 +52,21 @@ export interface Webhook {
   stop(): Promise<void>;
 }
 
-const sameCertificate = (a: ServingCertificate, b: ServingCertificate) => a.cert === b.cert && a.key === b.key && a.ca === b.ca;
-
-function fileCertificates(
-  source: { readonly certFile: string; readonly keyFile: string },
-  everyMs: number,
-  log: Logger,
-  scheduler: SchedulerLike | undefined,
-): Observable<ServingCertificate> {
-  let failed: string | undefined;
-  return timer(0, everyMs, scheduler).pipe(
-    concatMap(() =>
-      defer(async () => {
-        const [cert, key] = await Promise.all([readFile(source.certFile, 'utf8'), readFile(source.keyFile, 'utf8')]);
-        const reason = unusableReason({ cert, key });
-        if (reason !== undefined) throw new Error(`${source.certFile} and ${source.keyFile} cannot serve: ${reason}`);
-        failed = undefined;
-        return { cert, key, ca: undefined };
-      }).pipe(
-        catchError((error: unknown) => {
-          // A rotation in progress may show a new certificate with the old key: said once, tried again at the next look.
-          const message = errorMessage(error);
-          if (message !== failed) log.warn(`webhook certificate files: ${message}`);
-          failed = message;
-          return EMPTY;
-        }),
-      ),
-    ),
-    distinctUntilChanged(sameCertificate),
-  );
-}
-
-function secretCertificates(options: WebhookOptions, source: { readonly name: string; readonly generate: boolean }, log: Logger): Observable<ServingCertificate> {
+function secretSource(options: WebhookOptions, source: { readonly name: string; readonly generate: boolean }, log: Logger): Observable<ServingCertificate> {
   const { namespace, kubeConfig, settings } = options;
-  const key = `${namespace}/${source.name}`;
-  const secrets = watchedObjects(
+  const dnsNames = serviceDnsNames(settings.service.namespace, settings.service.name);
+  return watchedObjects(
     options.start,
     { apiVersion: 'v1', kind: 'Secret', resource: 'secrets', namespace, fieldSelector: `metadata.name=${source.name}` },
     options.restarting('webhook-secret'),
-  );
-  let said: string | undefined;
-  const say = (message: string) => {
-    if (message !== said) log.warn(message);
-    said = message;
-  };
-  return combineLatest([secrets, timer(0, options.renewalCheckMs ?? 3_600_000, options.scheduler)]).pipe(
-    concatMap(([objects]) => {
-      const secret = objects.get(key);
-      const provide = source.generate
-        ? defer(() => provideGeneratedCertificate(kubeConfig, { namespace, name: source.name }, secret, serviceDnsNames(settings.service.namespace, settings.service.name))).pipe(
-            map((written) => {
-              if (written !== 'none') log.info(`webhook certificate ${written === 'created' ? 'generated into' : 'renewed in'} Secret ${key}`);
-              return written;
-            }),
-            catchError((error: unknown) => {
-              say(`webhook certificate not written to Secret ${key}: ${errorMessage(error)}`);
-              return of('none' as const);
-            }),
-          )
-        : of('none' as const);
-      return provide.pipe(
-        concatMap((written) => {
-          // What was just written comes back through the watch.
-          if (written !== 'none') return EMPTY;
-          if (secret === undefined) {
-            say(`webhook waits for Secret ${key} with its certificate`);
-            return EMPTY;
-          }
-          const held = certificateFromSecret(secret);
-          if ('problem' in held) {
-            say(`webhook certificate: Secret ${key} ${held.problem}`);
-            return EMPTY;
-          }
-          said = undefined;
-          return of(held);
-        }),
-      );
+  ).pipe(
+    secretCertificates({
+      key: `${namespace}/${source.name}`,
+      ...(source.generate ? { generate: (secret: KubeObject | undefined) => defer(() => provideGeneratedCertificate(kubeConfig, { namespace, name: source.name }, secret, dnsNames)) } : {}),
+      renewalCheckMs: options.renewalCheckMs ?? 3_600_000,
+      log,
+      ...(options.scheduler ? { scheduler: options.scheduler } : {}),
     }),
-    distinctUntilChanged(sameCertificate),
   );
 }
 
@@ -136,9 +77,15 @@ export function startWebhook(options: WebhookOptions): Webhook {
   const source = settings.certificate;
   const certificates = (
     source.kind === 'files'
-      ? fileCertificates(source, options.filePollMs ?? 10_000, log, options.scheduler)
+      ? fileCertificates({
+          ...source,
+          read: () => defer(async () => ({ cert: await readFile(source.certFile, 'utf8'), key: await readFile(source.keyFile, 'utf8') })),
+          everyMs: options.filePollMs ?? 10_000,
+          warn: (message) => log.warn(message),
+          ...(options.scheduler ? { scheduler: options.scheduler } : {}),
+        })
       : source.kind === 'secret'
-        ? secretCertificates(options, source, log)
+        ? secretSource(options, source, log)
         : defer(() => of<ServingCertificate>(generateCertificate({ dnsNames: serviceDnsNames(settings.service.namespace, settings.service.name) })))
   ).pipe(shareReplay({ bufferSize: 1, refCount: true }));
 
@@ -181,7 +128,7 @@ export function startWebhook(options: WebhookOptions): Webhook {
   );
 
   const configuration = settings.configuration;
-  const caBundles =
+  const bundles =
     configuration === undefined
       ? EMPTY
       : combineLatest([
@@ -200,22 +147,15 @@ export function startWebhook(options: WebhookOptions): Webhook {
             options.restarting('validatingwebhookconfigurations'),
           ),
         ]).pipe(
-          concatMap(([ca, found]) => {
-            if (ca === undefined || found.size === 0) return EMPTY;
-            return defer(() => syncCaBundle(options.kubeConfig, configuration, ca)).pipe(
-              retry({ count: 5, delay: (_error, attempt) => timer(Math.min(30_000, 1000 * 2 ** attempt), options.scheduler) }),
-              map((synced) => {
-                if (synced === 'patched') log.info(`caBundle of ValidatingWebhookConfiguration ${configuration} set to the webhook certificate's CA`);
-              }),
-              catchError((error: unknown) => {
-                log.warn(`caBundle of ValidatingWebhookConfiguration ${configuration} not set: ${errorMessage(error)}`);
-                return EMPTY;
-              }),
-            );
+          caBundles({
+            configuration,
+            sync: (ca) => defer(() => syncCaBundle(options.kubeConfig, configuration, ca)),
+            log,
+            ...(options.scheduler ? { scheduler: options.scheduler } : {}),
           }),
         );
 
-  const subscription = merge(serving, caBundles).subscribe();
+  const subscription = merge(serving, bundles).subscribe();
   return {
     listening,
     async stop() {

@@ -1,7 +1,7 @@
 import { isValid, parsePresent, type SettingRule } from './rule.ts';
 import type { RouteSettings } from './settings.ts';
 import { ignoreAll } from './shared-rules.ts';
-import { parseHeaderName } from './text-values.ts';
+import { parseHeaderName, parseRegex } from './text-values.ts';
 import { accept, parseBoolean, parseList, refuse, type Parsed } from './values.ts';
 
 /**
@@ -23,6 +23,14 @@ export function parseOrigins(value: string): Parsed<string[]> {
   );
 }
 
+/** Origins as parseOrigins reads them, or else one regular expression an origin matches. */
+function parseOriginsOrRegex(value: string): Parsed<string[] | { readonly pattern: string }> {
+  const origins = parseOrigins(value);
+  if (origins.ok) return origins;
+  const pattern = parseRegex(value.trim());
+  return pattern.ok ? accept({ pattern: pattern.value }) : refuse(`${origins.reason.replace('; regular expressions are not supported', '')}, or a regular expression: ${pattern.reason}`);
+}
+
 /** "*" or a comma-separated list of methods. */
 export function parseMethods(value: string): Parsed<string[]> {
   if (value.trim() === '*') return accept(['*']);
@@ -37,6 +45,14 @@ export function parseHeaderNames(value: string): Parsed<string[]> {
 
 export interface CorsDialect {
   readonly enable: string;
+  /**
+   * cors-allow-origin may be a regular expression, as haproxytech reads
+   * every value but "*" (`-m reg`, pkg/annotations/ingress/resSetCORS.go):
+   * a value that is not a list of origins is taken as one.
+   */
+  readonly originRegex?: boolean;
+  /** The annotation that has HAProxy answer preflights itself, when the family has one (else `defaults.respondToPreflight` holds). */
+  readonly respondToPreflight?: string;
   readonly maxAge: (value: string) => Parsed<number>;
   readonly defaults: Omit<Cors, 'maxAge'> & { readonly maxAge: number };
 }
@@ -44,27 +60,33 @@ export interface CorsDialect {
 const PARTS = ['cors-allow-origin', 'cors-allow-methods', 'cors-allow-headers', 'cors-allow-credentials', 'cors-max-age'];
 
 export function corsRule(dialect: CorsDialect): SettingRule {
+  const respond = dialect.respondToPreflight;
+  const parts = respond === undefined ? PARTS : [...PARTS, respond];
   return {
     setting: 'route.cors',
-    annotations: [dialect.enable, ...PARTS],
+    annotations: [dialect.enable, ...parts],
     read: (values) => {
       const { values: read, invalid } = parsePresent(values, {
         [dialect.enable]: parseBoolean,
-        'cors-allow-origin': parseOrigins,
+        'cors-allow-origin': dialect.originRegex === true ? parseOriginsOrRegex : parseOrigins,
         'cors-allow-methods': parseMethods,
         'cors-allow-headers': parseHeaderNames,
         'cors-allow-credentials': parseBoolean,
         'cors-max-age': dialect.maxAge,
+        ...(respond === undefined ? {} : { [respond]: parseBoolean }),
       } as const);
       if (!isValid(invalid)) return { invalid };
-      if (read[dialect.enable] !== true) return { ignored: ignoreAll(values, PARTS, `${dialect.enable} is not "true"`) };
+      if (read[dialect.enable] !== true) return { ignored: ignoreAll(values, parts, `${dialect.enable} is not "true"`) };
       const { defaults } = dialect;
+      const origin = read['cors-allow-origin'] as string[] | { readonly pattern: string } | undefined;
       const cors: Cors = {
-        allowOrigins: (read['cors-allow-origin'] as string[] | undefined) ?? defaults.allowOrigins,
+        allowOrigins: origin === undefined ? defaults.allowOrigins : 'pattern' in origin ? [] : origin,
+        ...(origin !== undefined && 'pattern' in origin ? { allowOriginPatterns: [origin.pattern] } : {}),
         allowMethods: (read['cors-allow-methods'] as string[] | undefined) ?? defaults.allowMethods,
         allowHeaders: (read['cors-allow-headers'] as string[] | undefined) ?? defaults.allowHeaders,
         allowCredentials: (read['cors-allow-credentials'] as boolean | undefined) ?? defaults.allowCredentials,
         maxAge: (read['cors-max-age'] as number | undefined) ?? defaults.maxAge,
+        respondToPreflight: (respond === undefined ? undefined : (read[respond] as boolean | undefined)) ?? defaults.respondToPreflight,
       };
       return { apply: (into) => (into.route.cors = cors) };
     },

@@ -1,9 +1,11 @@
 import { parseCidrList } from './addresses.ts';
 import { parseHaproxyBalance } from './balance.ts';
 import { corsRule } from './cors.ts';
+import { haproxyExternalAuthLeftOut } from './external-auth.ts';
+import { haproxyAccessSnippets } from './fail-closed.ts';
 import { balanceRule, basicAuthRule, hstsRule, ignoreAll, listRule, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
-import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type SettingRule } from './rule.ts';
-import { parseCookieName, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef } from './text-values.ts';
+import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type FamilyValues, type SettingRule } from './rule.ts';
+import { parseCookieName, parseHeaderName, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef } from './text-values.ts';
 import { accept, parseBoolean, parseDenyStatus, parseDuration, parseInteger, parseRedirectCode, refuse, type Parsed } from './values.ts';
 import type { RouteSettings } from './settings.ts';
 
@@ -73,20 +75,33 @@ const rateLimit: SettingRule = {
   },
 };
 
-/** A path, or "regex replacement"; haproxytech's several lines of rules are refused rather than half applied. */
+/**
+ * A path, or "regex replacement", or several such lines applied in turn,
+ * as haproxytech reads them (pkg/annotations/ingress/reqPathRewrite.go):
+ * a line of one word replaces the whole path.
+ */
 function parsePathRewrite(value: string): Parsed<NonNullable<RouteSettings['rewrite']>> {
   const lines = value.split('\n').filter((line) => line.trim() !== '');
-  if (lines.length > 1) return refuse('several rewrite lines are not supported: use one "regex replacement" or one path');
-  const parts = (lines[0] ?? '').trim().split(/\s+/);
-  if (parts.length === 1) {
-    const path = parsePath(parts[0]!);
-    return path.ok ? accept({ kind: 'full', path: path.value }) : path;
+  const rules: { pattern: string; replacement: string }[] = [];
+  for (const line of lines) {
+    const parts = line.trim().split(/\s+/);
+    if (parts.length > 2) return refuse('not a path rewrite: use a path, or a regular expression and its replacement separated by a space');
+    if (parts.length === 1) {
+      const path = parsePath(parts[0]!);
+      if (!path.ok) return path;
+      if (lines.length === 1) return accept({ kind: 'full', path: path.value });
+      const replacement = parseReplacement(path.value);
+      if (!replacement.ok) return replacement;
+      rules.push({ pattern: '^.*$', replacement: replacement.value });
+      continue;
+    }
+    const pattern = parseRegex(parts[0]!);
+    if (!pattern.ok) return pattern;
+    const replacement = parseReplacement(parts[1]!);
+    if (!replacement.ok) return replacement;
+    rules.push({ pattern: pattern.value, replacement: replacement.value });
   }
-  if (parts.length > 2) return refuse('not a path rewrite: use a path, or a regular expression and its replacement separated by a space');
-  const pattern = parseRegex(parts[0]!);
-  if (!pattern.ok) return pattern;
-  const replacement = parseReplacement(parts[1]!);
-  return replacement.ok ? accept({ kind: 'regex', pattern: pattern.value, replacement: replacement.value }) : replacement;
+  return rules.length === 0 ? refuse('is empty: expected a path, or a regular expression and its replacement') : accept({ kind: 'regex', rules });
 }
 
 /** request-redirect: the request's host (and port) replaced, the rest of its URL kept. */
@@ -127,6 +142,33 @@ const healthCheck: SettingRule = {
   },
 };
 
+const SOURCE_LISTS = ['allow-list', 'whitelist', 'deny-list', 'blacklist'];
+
+/**
+ * src-ip-header: the client's address from a header a load balancer in
+ * front sets. haproxytech makes it the request's source (`set-src`); here
+ * it is what the allow- and deny-lists judge, the only settings that read
+ * the source per route (rate and connection limits keep counting by the
+ * connection's address). Without a list it does nothing, and is ignored.
+ */
+const sourceHeader: SettingRule = {
+  setting: 'route.sourceHeader',
+  annotations: ['src-ip-header'],
+  read: (values) => {
+    const name = parseHeaderName(values('src-ip-header')!.trim());
+    if (!name.ok) return { invalid: { 'src-ip-header': name.reason } };
+    if (!SOURCE_LISTS.some((list) => values(list) !== undefined))
+      return { ignored: { 'src-ip-header': "no allow-list or deny-list on this Ingress reads the source: rate limits and logs keep the connection's address" } };
+    return { apply: (into) => (into.route.sourceHeader = name.value) };
+  },
+};
+
+/** Whether the servers are spoken to over TLS, as the protocol rule reads it: server-ssl "true", or a CA to verify them with. */
+function serverTls(values: FamilyValues): boolean {
+  const ssl = parseBoolean(values('server-ssl') ?? 'false');
+  return (ssl.ok && ssl.value) || values('server-ca') !== undefined;
+}
+
 export const haproxyFamily: AnnotationFamily = {
   prefix: 'haproxy.org/',
   rules: [
@@ -144,7 +186,7 @@ export const haproxyFamily: AnnotationFamily = {
     ),
     listRule('route.allow', ['allow-list', 'whitelist'], parseCidrList, (into, value) => (into.route.allow = value)),
     listRule('route.deny', ['deny-list', 'blacklist'], parseCidrList, (into, value) => (into.route.deny = value)),
-    hstsRule,
+    hstsRule(false),
     singleRule('backend.affinity', 'cookie-persistence', parseCookieName, (into, cookie) => (into.backend.affinity = { cookie })),
     basicAuth,
     rateLimit,
@@ -155,26 +197,34 @@ export const haproxyFamily: AnnotationFamily = {
     responseHeadersRule,
     corsRule({
       enable: 'cors-enable',
+      originRegex: true,
       maxAge: (value) => {
         const duration = parseDuration(value);
         return duration.ok ? accept(Math.ceil(duration.value / 1000)) : duration;
       },
-      defaults: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5 },
+      // haproxytech answers a preflight itself only with cors-respond-to-options: "true" (pkg/annotations/ingress/resSetCORS.go).
+      respondToPreflight: 'cors-respond-to-options',
+      defaults: { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], allowCredentials: false, maxAge: 5, respondToPreflight: false },
     }),
     healthCheck,
-    sslPassthroughRule,
+    // haproxytech's default is "true" (pkg/annotations/common/main.go): the template sends X-Forwarded-For already.
+    singleRule('route.withoutForwardedFor', 'forwarded-for', parseBoolean, (into, send) => {
+      if (!send) into.route.withoutForwardedFor = true;
+    }),
+    sslPassthroughRule(serverTls, 'server-ssl: "true"'),
+    haproxyAccessSnippets,
+    haproxyExternalAuthLeftOut,
+    sourceHeader,
   ],
   unsupported: (name) => UNSUPPORTED[name] ?? 'not supported by haproxy-template-ic (see docs/annotations.md)',
 };
 
 const frontendTimeout = 'applies to the frontend every route shares: set it in the template values, not per Ingress';
-const snippet = 'configuration snippets are not supported: raw HAProxy configuration from an object could add any directive';
+
+const CONFIGMAP_CLIENT_CA =
+  'a ConfigMap setting of haproxytech, which does not read it from an Ingress either (nothing is asked of clients there); per-host client certificates here: nginx.ingress.kubernetes.io/auth-tls-secret';
 
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  'backend-config-snippet': snippet,
-  'frontend-config-snippet': snippet,
-  'global-config-snippet': snippet,
-  'stats-config-snippet': snippet,
   'timeout-client': frontendTimeout,
   'timeout-client-fin': frontendTimeout,
   'timeout-http-request': frontendTimeout,
@@ -182,6 +232,9 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'timeout-queue': "not supported: HAProxy's default queue timeout (the connect timeout) applies",
   'ssl-redirect-port': "not supported: the redirect keeps the request's host and goes to the default HTTPS port",
   'server-crt': 'not supported: client certificates towards backends are not offered',
+  // haproxytech reads these from its ConfigMap only (pkg/handler/https.go, handleClientTLSAuth: k.ConfigMaps.Main), for every HTTPS host at once.
+  'client-ca': CONFIGMAP_CLIENT_CA,
+  'client-crt-optional': CONFIGMAP_CLIENT_CA,
   'send-proxy-protocol': 'not supported: servers are spoken to in plain HTTP or TLS',
   check: 'servers are checked when check-http or check-interval is set',
   'rate-limit-size': 'not supported: the controller sizes the rate tables',
@@ -189,8 +242,6 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'cookie-persistence-no-dynamic': "not supported: affinity cookies here are always dynamic (a hash of the server's address), never a fixed value per server",
   'request-capture': 'not supported: request captures change the log format every route shares',
   'request-capture-len': 'not supported: request captures change the log format every route shares',
-  'src-ip-header': "not supported: the source is the connection's address",
-  'forwarded-for': 'X-Forwarded-For is set as the template decides',
   'standalone-backend': 'not supported: backends are shared by Service and port',
   'route-acl': 'not supported: routing is by host and path',
   'scale-server-slots': 'not supported: servers follow the endpoints',

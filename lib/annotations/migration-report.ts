@@ -2,7 +2,7 @@ import { compareCodeUnits } from '../compare.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { readAuthUsers, type AuthUsers } from './auth-users.ts';
 import { readAnnotationSettings } from './read-settings.ts';
-import type { AnnotationOutcome, ReadSettings, SecretRef } from './settings.ts';
+import { excludesObject, type AnnotationOutcome, type ReadSettings, type SecretRef } from './settings.ts';
 
 /**
  * The migration report: what each Ingress's annotations will do under this
@@ -20,7 +20,16 @@ export interface IngressReport {
   /** Where it was read from (a manifest file and document), when known. */
   readonly source?: string;
   readonly settings: ReadSettings;
+  readonly notes?: IngressNotes;
   readonly auth?: { readonly secret: string; readonly users?: AuthUsers; readonly problem?: string };
+}
+
+/** What else keeps an Ingress from being served as ingress-nginx served it (lib/ingress/migration-notes.ts finds it). */
+export interface IngressNotes {
+  /** Why it is not served for its class. */
+  readonly class?: string;
+  /** Each host it shares with namespaces that may not share with its own, and what that does. */
+  readonly hosts: readonly string[];
 }
 
 export interface AnnotationCount {
@@ -28,6 +37,7 @@ export interface AnnotationCount {
   readonly honoured: number;
   readonly ignored: number;
   readonly invalid: number;
+  readonly 'left out': number;
 }
 
 export interface MigrationReport {
@@ -45,12 +55,19 @@ export function ingressSettings(ingress: KubeObject): ReadSettings {
   return readAnnotationSettings(ingress.metadata.annotations, { namespace: ingress.metadata.namespace ?? 'default', tls: Array.isArray(tls?.tls) && tls.tls.length > 0 });
 }
 
-export function migrationReport(ingresses: readonly { readonly object: KubeObject; readonly source?: string }[], secrets: ReadonlyMap<string, FetchedSecret>): MigrationReport {
+/** `notes`: per Ingress (namespace/name), what else a migrating user must know of it (lib/ingress/migration-notes.ts). */
+export function migrationReport(
+  ingresses: readonly { readonly object: KubeObject; readonly source?: string }[],
+  secrets: ReadonlyMap<string, FetchedSecret>,
+  notes: ReadonlyMap<string, IngressNotes> = new Map(),
+): MigrationReport {
   const reports = ingresses
     .map(({ object, source }): IngressReport => {
       const settings = ingressSettings(object);
       const secret = settings.route.basicAuth?.secret;
-      const report = { ingress: `${object.metadata.namespace ?? 'default'}/${object.metadata.name}`, ...(source === undefined ? {} : { source }), settings };
+      const key = `${object.metadata.namespace ?? 'default'}/${object.metadata.name}`;
+      const noted = notes.get(key);
+      const report = { ingress: key, ...(source === undefined ? {} : { source }), settings, ...(noted === undefined ? {} : { notes: noted }) };
       if (secret === undefined) return report;
       const fetched = secrets.get(secretKey(secret)) ?? { problem: 'not read' };
       return { ...report, auth: { secret: secretKey(secret), ...('problem' in fetched ? { problem: fetched.problem } : { users: readAuthUsers(fetched.data) }) } };
@@ -60,9 +77,9 @@ export function migrationReport(ingresses: readonly { readonly object: KubeObjec
 }
 
 function summarise(outcomes: readonly AnnotationOutcome[]): AnnotationCount[] {
-  const counts = new Map<string, { honoured: number; ignored: number; invalid: number }>();
+  const counts = new Map<string, { -readonly [K in Exclude<keyof AnnotationCount, 'annotation'>]: number }>();
   for (const outcome of outcomes) {
-    const count = counts.get(outcome.annotation) ?? { honoured: 0, ignored: 0, invalid: 0 };
+    const count = counts.get(outcome.annotation) ?? { honoured: 0, ignored: 0, invalid: 0, 'left out': 0 };
     count[outcome.status]++;
     counts.set(outcome.annotation, count);
   }
@@ -93,6 +110,10 @@ function authLines(auth: NonNullable<IngressReport['auth']>): string[] {
   return lines;
 }
 
+/** HSTS set by no annotation: ingress-nginx's default, which its family brings (lib/annotations/shared-rules.ts). */
+const HSTS_BY_DEFAULT =
+  '  default   Strict-Transport-Security on HTTPS answers, as ingress-nginx\'s ConfigMap default (hsts: "true"); nginx.ingress.kubernetes.io/hsts: "false" turns it off';
+
 /** The report as text: per Ingress, then the summary table. */
 export function formatMigrationReport(report: MigrationReport): string {
   const lines: string[] = [];
@@ -101,7 +122,12 @@ export function formatMigrationReport(report: MigrationReport): string {
     const { backend, route, outcomes } = ingress.settings;
     if (outcomes.length === 0) lines.push('  no haproxy.org/ or nginx.ingress.kubernetes.io/ annotations');
     lines.push(...outcomes.map(outcomeLine));
+    if (route.hsts !== undefined && !outcomes.some((outcome) => outcome.annotation.endsWith('/hsts'))) lines.push(HSTS_BY_DEFAULT);
     if (outcomes.some((outcome) => outcome.status === 'invalid')) lines.push('  excluded  an invalid annotation leaves this Ingress out (its routes are not served) until it is fixed');
+    else if (outcomes.some((outcome) => outcome.status === 'left out'))
+      lines.push('  excluded  this Ingress is left out (its routes are not served): an annotation asks for what cannot be served here');
+    if (ingress.notes?.class !== undefined) lines.push(`  class     ${ingress.notes.class}`);
+    lines.push(...(ingress.notes?.hosts ?? []).map((note) => `  host      ${note}`));
     if (ingress.auth !== undefined) lines.push(...authLines(ingress.auth));
     if (Object.keys(backend).length > 0) lines.push(`  backend settings: ${JSON.stringify(backend)}`);
     if (Object.keys(route).length > 0) lines.push(`  route settings: ${JSON.stringify(route)}`);
@@ -112,18 +138,23 @@ export function formatMigrationReport(report: MigrationReport): string {
 }
 
 function summaryTable(report: MigrationReport): string[] {
-  const total = report.summary.reduce((sum, count) => ({ honoured: sum.honoured + count.honoured, ignored: sum.ignored + count.ignored, invalid: sum.invalid + count.invalid }), {
-    honoured: 0,
-    ignored: 0,
-    invalid: 0,
-  });
+  const total = report.summary.reduce(
+    (sum, count) => ({
+      honoured: sum.honoured + count.honoured,
+      ignored: sum.ignored + count.ignored,
+      invalid: sum.invalid + count.invalid,
+      'left out': sum['left out'] + count['left out'],
+    }),
+    { honoured: 0, ignored: 0, invalid: 0, 'left out': 0 },
+  );
   const rows = [...report.summary, { annotation: 'total', ...total }];
   const width = Math.max('annotation'.length, ...rows.map((row) => row.annotation.length));
-  const row = (name: string, honoured: string | number, ignored: string | number, invalid: string | number) =>
-    `${name.padEnd(width)}  ${String(honoured).padStart(8)}  ${String(ignored).padStart(7)}  ${String(invalid).padStart(7)}`;
+  const row = (name: string, ...counts: readonly (string | number)[]) => `${name.padEnd(width)}${counts.map((count, i) => `  ${String(count).padStart([8, 7, 7, 8][i]!)}`).join('')}`;
+  const excluded = report.ingresses.filter((ingress) => ingress.settings.outcomes.some(excludesObject)).length;
+  const unserved = report.ingresses.filter((ingress) => ingress.notes?.class !== undefined).length;
   return [
-    `Summary: ${report.ingresses.length} Ingresses, by annotation`,
-    row('annotation', 'honoured', 'ignored', 'invalid'),
-    ...rows.map((count) => row(count.annotation, count.honoured, count.ignored, count.invalid)),
+    `Summary: ${report.ingresses.length} Ingresses (${unserved} not of the class served, ${excluded} left out by their annotations), by annotation`,
+    row('annotation', 'honoured', 'ignored', 'invalid', 'left out'),
+    ...rows.map((count) => row(count.annotation, count.honoured, count.ignored, count.invalid, count['left out'])),
   ];
 }

@@ -1,6 +1,10 @@
 import { parseCidrList } from './addresses.ts';
 import { parseNginxBalance, parseUpstreamHashBy } from './balance.ts';
 import { corsRule } from './cors.ts';
+import { NGINX_ANNOTATIONS, REMOVED_NGINX_ANNOTATIONS } from './nginx-names.ts';
+import { nginxClientCertificate } from './client-certificates.ts';
+import { nginxExternalAuthLeftOut, nginxExternalAuthRule } from './external-auth.ts';
+import { nginxAccessSnippets, nginxClientCertificates } from './fail-closed.ts';
 import { balanceOutcome, basicAuthRule, hstsRule, ignoreAll, listRule, refusedWhenTrue, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type RuleRead, type SettingRule } from './rule.ts';
 import type { BackendSettings, RedirectCode, RouteSettings } from './settings.ts';
@@ -111,20 +115,41 @@ const balance: SettingRule = {
   },
 };
 
+/** A cookie's lifetime in whole seconds (ingress-nginx's session-cookie-max-age and -expires). */
+const parseCookieSeconds = (value: string): Parsed<number> => parseInteger(value, 1, 2_147_483_647);
+
+/**
+ * Cookie affinity. ingress-nginx writes session-cookie-max-age as the
+ * cookie's Max-Age and session-cookie-expires as an Expires that many
+ * seconds ahead (rootfs/etc/nginx/lua/balancer/sticky.lua). HAProxy's
+ * cookie attributes are fixed text, so both are written as Max-Age, which
+ * browsers read before Expires: max-age when both are set.
+ */
 const affinity: SettingRule = {
   setting: 'backend.affinity',
-  annotations: ['affinity', 'session-cookie-name'],
+  annotations: ['affinity', 'session-cookie-name', 'session-cookie-max-age', 'session-cookie-expires'],
   read: (values) => {
     const { values: read, invalid } = parsePresent(values, {
       affinity: (value: string) => (value === 'cookie' ? accept(value) : refuse('not an affinity type: use "cookie"')),
       'session-cookie-name': parseCookieName,
+      'session-cookie-max-age': parseCookieSeconds,
+      'session-cookie-expires': parseCookieSeconds,
     });
     if (!isValid(invalid)) return { invalid };
-    if (read.affinity === undefined) return { ignored: { 'session-cookie-name': 'affinity is not "cookie"' } };
+    if (read.affinity === undefined) return { ignored: ignoreAll(values, ['session-cookie-name', 'session-cookie-max-age', 'session-cookie-expires'], 'affinity is not "cookie"') };
     const cookie = read['session-cookie-name'] ?? 'INGRESSCOOKIE';
-    return { apply: (into) => (into.backend.affinity = { cookie }) };
+    const maxAge = read['session-cookie-max-age'] ?? read['session-cookie-expires'];
+    return { apply: (into) => (into.backend.affinity = maxAge === undefined ? { cookie } : { cookie, maxAge }) };
   },
 };
+
+/**
+ * ingress-nginx sends its auth-realm as is, an empty realm when there is
+ * none (internal/ingress/annotations/auth/main.go reads it with no
+ * default); HAProxy cannot send an empty one, so the realm of
+ * ingress-nginx's own basic-auth example stands in for it.
+ */
+const NGINX_DEFAULT_REALM = 'Authentication Required';
 
 /**
  * Basic auth only: digest is refused, since serving the route without it
@@ -133,24 +158,39 @@ const affinity: SettingRule = {
  */
 const basicAuth = basicAuthRule(
   (value) => (value === 'basic' ? accept(value) : refuse(value === 'digest' ? 'digest authentication is not supported: use "basic"' : 'not an authentication type: use "basic"')),
-  '',
+  NGINX_DEFAULT_REALM,
   { 'auth-secret-type': (value) => (value === 'auth-file' || value === 'auth-map' ? accept(value) : refuse('not a Secret type: use "auth-file" or "auth-map"')) },
 );
 
-/** limit-rps (per second) or limit-rpm (per minute), answered 503 as ingress-nginx's limit-req-status-code default. */
+/** ingress-nginx's limit-burst-multiplier default (internal/ingress/annotations/ratelimit/main.go). */
+const BURST_MULTIPLIER = 5;
+
+/**
+ * limit-rps (per second) or limit-rpm (per minute), answered 503 as
+ * ingress-nginx's limit-req-status-code default. ingress-nginx lets a
+ * burst of rate x limit-burst-multiplier through at once (`limit_req ...
+ * burst=B nodelay`: B + 1 requests from a source at rest) and then the
+ * rate. HAProxy counts requests over a sliding period, so the period is
+ * the time the rate takes to make B + 1 requests, and B + 1 are allowed
+ * in it: the same burst, the same rate sustained.
+ */
 const rateLimit: SettingRule = {
   setting: 'route.rateLimit',
-  annotations: ['limit-rps', 'limit-rpm'],
-  read: (values) => {
+  annotations: ['limit-rps', 'limit-rpm', 'limit-burst-multiplier'],
+  read: (values): RuleRead => {
     const { values: read, invalid } = parsePresent(values, {
       'limit-rps': (value: string) => parseInteger(value, 1, 1_000_000_000),
       'limit-rpm': (value: string) => parseInteger(value, 1, 1_000_000_000),
+      'limit-burst-multiplier': (value: string) => parseInteger(value, 1, 1000),
     });
     if (!isValid(invalid)) return { invalid };
     const rps = read['limit-rps'];
-    const rate = rps === undefined ? { requests: read['limit-rpm']!, period: 60_000, status: 503 } : { requests: rps, period: 1000, status: 503 };
+    const [rate, period] = rps === undefined ? [read['limit-rpm'], 60_000] : [rps, 1000];
+    if (rate === undefined) return { ignored: { 'limit-burst-multiplier': 'limit-rps or limit-rpm is not set' } };
+    const requests = rate * (read['limit-burst-multiplier'] ?? BURST_MULTIPLIER) + 1;
+    const limit = { requests, period: Math.ceil((requests * period) / rate), status: 503 };
     return {
-      apply: (into) => (into.route.rateLimit = rate),
+      apply: (into) => (into.route.rateLimit = limit),
       ...(rps !== undefined && read['limit-rpm'] !== undefined ? { ignored: { 'limit-rpm': 'limit-rps is read instead: one rate per route' } } : {}),
     };
   },
@@ -243,7 +283,7 @@ export const nginxFamily: AnnotationFamily = {
     balance,
     listRule('route.allow', ['allowlist-source-range', 'whitelist-source-range'], parseCidrList, (into, value) => (into.route.allow = value)),
     listRule('route.deny', ['denylist-source-range'], parseCidrList, (into, value) => (into.route.deny = value)),
-    hstsRule,
+    hstsRule(true),
     affinity,
     basicAuth,
     rateLimit,
@@ -261,6 +301,7 @@ export const nginxFamily: AnnotationFamily = {
     singleRule('route.appRoot', 'app-root', parsePath, (into, path) => (into.route.appRoot = path)),
     redirect,
     singleRule('route.upstreamHost', 'upstream-vhost', parseHost, (into, host) => (into.route.upstreamHost = host)),
+    singleRule('route.forwardedPrefix', 'x-forwarded-prefix', parsePath, (into, prefix) => (into.route.forwardedPrefix = prefix)),
     requestHeadersRule,
     responseHeadersRule,
     corsRule({
@@ -272,25 +313,31 @@ export const nginxFamily: AnnotationFamily = {
         allowHeaders: ['DNT', 'Keep-Alive', 'User-Agent', 'X-Requested-With', 'If-Modified-Since', 'Cache-Control', 'Content-Type', 'Range', 'Authorization'],
         allowCredentials: true,
         maxAge: 1_728_000,
+        respondToPreflight: true,
       },
     }),
     canary,
-    sslPassthroughRule,
+    sslPassthroughRule((values) => /^(https|grpcs)$/i.test(values('backend-protocol') ?? ''), 'backend-protocol: HTTPS'),
+    nginxExternalAuthRule,
+    nginxExternalAuthLeftOut,
+    nginxClientCertificate,
+    nginxClientCertificates,
+    nginxAccessSnippets,
   ],
-  unsupported: (name) => UNSUPPORTED[name] ?? (name.startsWith('canary') ? CANARY : 'not supported by haproxy-template-ic (see docs/annotations.md)'),
+  unsupported: (name) => UNSUPPORTED[name] ?? (name.startsWith('canary') ? CANARY : notSupported(name)),
 };
 
-const snippet = 'snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read)';
 const CANARY = 'canary Ingresses are not supported (canary: "true" leaves the Ingress out)';
 
+/** An annotation no rule reads: unsupported here, or not one ingress-nginx reads either (a misspelling, or another controller's). */
+function notSupported(name: string): string {
+  if (NGINX_ANNOTATIONS.has(name)) return 'not supported by haproxy-template-ic (see docs/annotations.md)';
+  const removed = REMOVED_NGINX_ANNOTATIONS[name];
+  if (removed !== undefined) return `removed from ingress-nginx, which no longer reads it: use ${removed}`;
+  return 'not an ingress-nginx annotation: ingress-nginx does not read it either (check its name in the ingress-nginx annotations reference)';
+}
+
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  'configuration-snippet': snippet,
-  'server-snippet': snippet,
-  'stream-snippet': snippet,
-  'auth-snippet': snippet,
-  'modsecurity-snippet': snippet,
-  'auth-url': 'external authentication is not supported',
-  'auth-tls-secret': 'client certificate authentication is not supported',
   'enable-modsecurity': 'ModSecurity is an nginx module',
   'proxy-buffering': 'nginx buffer tuning has no HAProxy equivalent',
   'proxy-buffer-size': 'nginx buffer tuning has no HAProxy equivalent',
@@ -298,7 +345,6 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'proxy-next-upstream-timeout': 'not supported: HAProxy retries per its own retry settings',
   'proxy-next-upstream-tries': 'not supported: HAProxy retries per its own retry settings',
   'proxy-next-upstream': 'not supported: HAProxy retries per its own retry settings',
-  'limit-burst-multiplier': 'HAProxy counts requests over the period with no burst allowance: requests above the rate are refused at once',
   'limit-whitelist': 'not supported: every source is limited',
   'limit-rate': 'response bandwidth limits are not supported',
   'limit-rate-after': 'response bandwidth limits are not supported',
@@ -306,10 +352,19 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
   'cors-expose-headers': 'not supported: no Access-Control-Expose-Headers is sent',
   'affinity-mode': 'HAProxy keeps a client on its server while that server is up ("persistent"); there is no rebalancing mode',
   'session-cookie-path': 'not supported: the cookie is set for the path of the request',
-  'session-cookie-max-age': 'not supported: the cookie lasts for the browser session',
-  'session-cookie-expires': 'not supported: the cookie lasts for the browser session',
   'preserve-trailing-slash': "not supported: the HTTPS redirect keeps the request's path as it is",
-  'x-forwarded-prefix': 'not supported: no X-Forwarded-Prefix is sent',
   'proxy-http-version': 'not supported: HAProxy speaks HTTP/1.1 to servers unless backend-protocol says otherwise',
   'from-to-www-redirect': 'not supported: add the other host to the Ingress, or a permanent-redirect Ingress for it',
+};
+
+/**
+ * nginx.org/*: the annotations of F5's NGINX Ingress Controller, another
+ * controller than ingress-nginx. None is read here; the migration report
+ * names them, since an Ingress written for that controller is often taken
+ * for an ingress-nginx one.
+ */
+export const nginxIncFamily: AnnotationFamily = {
+  prefix: 'nginx.org/',
+  rules: [],
+  unsupported: () => 'an NGINX Inc. controller annotation (F5 NGINX Ingress Controller), not an ingress-nginx one: neither ingress-nginx nor haproxy-template-ic reads it',
 };

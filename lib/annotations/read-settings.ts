@@ -1,6 +1,6 @@
 import { compareCodeUnits } from '../compare.ts';
 import { haproxyFamily } from './haproxy-family.ts';
-import { nginxFamily } from './nginx-family.ts';
+import { nginxFamily, nginxIncFamily } from './nginx-family.ts';
 import type { AnnotationFamily, DraftSettings, FamilyValues, ReadContext, RuleRead } from './rule.ts';
 import type { AnnotationOutcome, ReadSettings } from './settings.ts';
 
@@ -10,9 +10,13 @@ export type { ReadContext } from './rule.ts';
  * The families in precedence order: when two spell the same setting on
  * one object, haproxy.org/ (this controller's own dialect) is read and the
  * other family's annotations for that setting are ignored, naming it.
- * haproxy.com/ is haproxytech's other spelling of the same annotations.
+ * haproxy.com/ is haproxytech's other spelling of the same annotations;
+ * nginx.org/ (another controller's) is only named, never read.
  */
-const FAMILIES: readonly AnnotationFamily[] = [haproxyFamily, { ...haproxyFamily, prefix: 'haproxy.com/' }, nginxFamily];
+/** The prefix of the settings of rules that only refuse or leave out (canary, ssl-passthrough, unservable authentication). */
+const REFUSAL = 'unsupported.';
+
+const FAMILIES: readonly AnnotationFamily[] = [haproxyFamily, { ...haproxyFamily, prefix: 'haproxy.com/' }, nginxFamily, nginxIncFamily];
 
 /**
  * Reads the settings an object's annotations ask for, both families
@@ -42,7 +46,8 @@ export function readAnnotationSettings(annotations: Readonly<Record<string, stri
       const present = rule.annotations.filter((name) => names.has(name));
       if (present.length === 0) continue;
       for (const name of present) read.add(name);
-      const owner = claimed.get(rule.setting);
+      // A refusal sets nothing to compete for: each family's is judged, so one spelling cannot hide another's access rule.
+      const owner = rule.setting.startsWith(REFUSAL) ? undefined : claimed.get(rule.setting);
       if (owner !== undefined) {
         for (const name of present) outcomes.push(ignored(family.prefix + name, values(name)!, `${owner} sets the same setting (${rule.setting}) on this object and takes precedence`));
         continue;
@@ -78,6 +83,8 @@ function outcome(annotation: string, value: string, setting: string, result: Rul
   const name = annotation.slice(annotation.indexOf('/') + 1);
   const invalid = result.invalid?.[name];
   if (invalid !== undefined) return { annotation, value, status: 'invalid', reason: invalid };
+  const leftOut = result.leftOut?.[name];
+  if (leftOut !== undefined) return { annotation, value, status: 'left out', reason: leftOut };
   const reason = result.ignored?.[name];
   if (reason !== undefined) return ignored(annotation, value, reason);
   return { annotation, value, status: 'honoured', setting };

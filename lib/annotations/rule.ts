@@ -27,11 +27,17 @@ export interface ReadContext {
 /** One family's annotation values on one object, by name within the family ("timeout-server"). */
 export type FamilyValues = (name: string) => string | undefined;
 
-/** What a rule made of the annotations it reads. An annotation neither invalid nor ignored is honoured. */
+/** What a rule made of the annotations it reads. An annotation neither invalid, left out nor ignored is honoured. */
 export interface RuleRead {
   /** Writes the setting; absent when the annotations leave HAProxy's default (a redirect turned off). */
   readonly apply?: (into: DraftSettings) => void;
   readonly invalid?: Readonly<Record<string, string>>;
+  /**
+   * Valid values asking for what cannot be served here, whose object served
+   * without it would be wrong or open (a canary, external authentication):
+   * the object is left out, as for an invalid value (fail closed).
+   */
+  readonly leftOut?: Readonly<Record<string, string>>;
   readonly ignored?: Readonly<Record<string, string>>;
 }
 

@@ -49,8 +49,12 @@ export interface BackendSettings {
     | { readonly algorithm: 'url_param'; readonly parameter: string };
   /** Per-server maxconn. */
   readonly serverMaxconn?: number;
-  /** Cookie affinity: the cookie HAProxy inserts to keep a client on one server. */
-  readonly affinity?: { readonly cookie: string };
+  /**
+   * Cookie affinity: the cookie HAProxy inserts to keep a client on one
+   * server; it lasts `maxAge` seconds when set (its Max-Age attribute),
+   * the browser session otherwise.
+   */
+  readonly affinity?: { readonly cookie: string; readonly maxAge?: number };
   readonly healthCheck?: { readonly path?: string; readonly interval?: Milliseconds };
 }
 
@@ -68,18 +72,53 @@ export interface RouteSettings {
   /** Source CIDRs (IPv4 or IPv6): outside `allow` (when set) or inside `deny`, 403. */
   readonly allow?: readonly string[];
   readonly deny?: readonly string[];
+  /**
+   * `allow` and `deny` judge the address in this request header (its last
+   * occurrence, as a load balancer in front appends it) instead of the
+   * connection's; a request without it is outside every list. A header name.
+   */
+  readonly sourceHeader?: string;
   /** Basic auth against the users of a Secret: 401 without valid credentials. */
   readonly basicAuth?: { readonly secret: SecretRef; readonly realm: string };
+  /** Client certificates asked for over TLS and checked against the CA of a Secret's ca.crt (see ClientCertificate). */
+  readonly clientCertificate?: ClientCertificate;
+  /**
+   * External authentication (ingress-nginx's auth-url): each request's
+   * headers are first sent to `url`; a 2xx lets it through with the auth
+   * answer's `responseHeaders`, 401 is answered 401 (or a redirect to
+   * `signin`), 403 is 403, anything else 500. `signin` and `requestRedirect`
+   * may hold the nginx variables of lib/lua/external-auth.ts, expanded per
+   * request; `signin` already carries its redirect parameter.
+   */
+  readonly externalAuth?: {
+    readonly url: string;
+    /** The auth request's method; the request's own when absent. */
+    readonly method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
+    readonly signin?: string;
+    /** Sent to the auth service as X-Auth-Request-Redirect. */
+    readonly requestRedirect: string;
+    readonly responseHeaders: readonly string[];
+    /** The auth answer's Set-Cookie on every answer to the client, not only on success (auth-always-set-cookie). */
+    readonly alwaysSetCookie: boolean;
+  };
   /** Per source address: above `requests` per `period`, answered `status`. */
   readonly rateLimit?: { readonly requests: number; readonly period: Milliseconds; readonly status: number };
   /** Concurrent connections per source address. */
   readonly connectionLimit?: number;
+  /**
+   * Neither X-Forwarded-For nor X-Real-IP is sent to the backend
+   * (haproxy.org's forwarded-for: "false"); absent, the template's
+   * forwarded headers apply.
+   */
+  readonly withoutForwardedFor?: true;
+  /** The X-Forwarded-Prefix header sent to the backend (nginx x-forwarded-prefix). */
+  readonly forwardedPrefix?: string;
   /** Request bodies above this many bytes answered 413. */
   readonly bodySizeLimit?: number;
   /**
    * The path the backend sees: the matched prefix replaced (`prefix`), the
-   * whole path replaced (`full`), a regular expression with captures
-   * (`regex`, haproxy.org's path-rewrite), or the route's own path read as
+   * whole path replaced (`full`), regular expressions with captures
+   * applied in turn (`regex`, haproxy.org's path-rewrite lines), or the route's own path read as
    * that regular expression (`route-path`, nginx's rewrite-target with
    * captures, which makes the path a regex: see `regexPath`).
    * A pattern or replacement is printable ASCII without space, `'`, `"`,
@@ -89,7 +128,7 @@ export interface RouteSettings {
   readonly rewrite?:
     | { readonly kind: 'prefix'; readonly replacement: string }
     | { readonly kind: 'full'; readonly path: string }
-    | { readonly kind: 'regex'; readonly pattern: string; readonly replacement: string }
+    | { readonly kind: 'regex'; readonly rules: readonly { readonly pattern: string; readonly replacement: string }[] }
     | { readonly kind: 'route-path'; readonly replacement: string };
   /**
    * The route's path is a case-insensitive regular expression matched
@@ -113,10 +152,11 @@ export interface RouteSettings {
   readonly requestHeaders?: { readonly set?: readonly HeaderAction[]; readonly add?: readonly HeaderAction[]; readonly remove?: readonly string[] };
   readonly responseHeaders?: { readonly set?: readonly HeaderAction[]; readonly add?: readonly HeaderAction[]; readonly remove?: readonly string[] };
   /**
-   * A copy of every request sent to another Service as well, its answer
-   * dropped (Gateway API RequestMirror); `percent` of requests when set.
+   * Copies of every request sent to other Services as well, their answers
+   * dropped (Gateway API RequestMirror, one per filter); `percent` of
+   * requests when set.
    */
-  readonly mirror?: { readonly namespace: string; readonly service: string; readonly port: number; readonly percent?: number };
+  readonly mirrors?: readonly { readonly namespace: string; readonly service: string; readonly port: number; readonly percent?: number }[];
   /**
    * Time limits of one route (Gateway API HTTPRoute timeouts): `request`
    * for the whole exchange with the client, `backendRequest` for each
@@ -138,18 +178,36 @@ export interface RouteSettings {
   readonly servedOver?: { readonly tls: boolean };
   readonly cors?: {
     readonly allowOrigins: readonly string[];
+    /** Regular expressions an allowed origin matches (haproxy.org's cors-allow-origin written as one), beside `allowOrigins`. */
+    readonly allowOriginPatterns?: readonly string[];
     readonly allowMethods: readonly string[];
     readonly allowHeaders: readonly string[];
     readonly allowCredentials: boolean;
     readonly maxAge?: number;
+    /**
+     * A preflight from an allowed origin answered 204 by HAProxy; when
+     * false it goes to the backend, whose answer gets the allow headers
+     * (haproxy.org without cors-respond-to-options: "true").
+     */
+    readonly respondToPreflight: boolean;
   };
 }
 
-/** One annotation as read: honoured (it set a setting), ignored (with why), or invalid (its object is excluded). */
+/**
+ * One annotation as read: honoured (it set a setting), ignored (with why),
+ * invalid (its object is excluded until the value is fixed), or left out
+ * (a valid value asking for what cannot be served here, so its object is
+ * excluded rather than served without it: fail closed).
+ */
 export type AnnotationOutcome =
   | { readonly annotation: string; readonly value: string; readonly status: 'honoured'; readonly setting: string }
   | { readonly annotation: string; readonly value: string; readonly status: 'ignored'; readonly reason: string }
-  | { readonly annotation: string; readonly value: string; readonly status: 'invalid'; readonly reason: string };
+  | { readonly annotation: string; readonly value: string; readonly status: 'invalid'; readonly reason: string }
+  | { readonly annotation: string; readonly value: string; readonly status: 'left out'; readonly reason: string };
+
+/** Whether an outcome keeps its object from being served. */
+export const excludesObject = (outcome: AnnotationOutcome): outcome is Extract<AnnotationOutcome, { status: 'invalid' | 'left out' }> =>
+  outcome.status === 'invalid' || outcome.status === 'left out';
 
 /** What one object's annotations ask for. */
 export interface ReadSettings {
@@ -157,4 +215,21 @@ export interface ReadSettings {
   readonly route: RouteSettings;
   /** One per annotation of a known family (haproxy.org/ and its alias haproxy.com/, nginx.ingress.kubernetes.io/), in name order. */
   readonly outcomes: readonly AnnotationOutcome[];
+}
+
+/**
+ * Client certificate authentication, as ingress-nginx's auth-tls-*: over
+ * TLS, the hosts of the routes ask for a client certificate checked
+ * against `ca`. `on`: a request without a valid one is refused (400, or a
+ * redirect to `errorPage`); `optional`: one without a certificate is
+ * served, one with an invalid certificate refused; `optional_no_ca`:
+ * nothing is refused, the backend is told the outcome.
+ */
+export interface ClientCertificate {
+  readonly ca: SecretRef;
+  readonly verify: 'on' | 'optional' | 'optional_no_ca';
+  /** The certificate sent to the backend in `ssl-client-cert` (URL-encoded PEM). */
+  readonly passCertificate: boolean;
+  /** Where a refused request is redirected (302) instead of answered 400. */
+  readonly errorPage?: string;
 }

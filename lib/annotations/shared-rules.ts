@@ -45,23 +45,36 @@ export function balanceOutcome(annotation: string, parsed: Parsed<BalanceRead>):
  * HSTS. Neither controller has it as an Ingress annotation (ingress-nginx
  * has it in its ConfigMap, with these names and defaults: a year, with
  * subdomains, no preload), so both families read the same names.
+ * `onByDefault`: ingress-nginx's ConfigMap has `hsts: "true"`, so an Ingress
+ * written for it gets HSTS on HTTPS unless `hsts` says "false" (read, and as
+ * the family's default on an Ingress with TLS); haproxytech sends none.
  */
-export const hstsRule: SettingRule = {
-  setting: 'route.hsts',
-  annotations: ['hsts', 'hsts-max-age', 'hsts-include-subdomains', 'hsts-preload'],
-  read: (values) => {
-    const { values: read, invalid } = parsePresent(values, {
-      hsts: parseBoolean,
-      'hsts-max-age': (value: string) => parseInteger(value, 0, 1_000_000_000),
-      'hsts-include-subdomains': parseBoolean,
-      'hsts-preload': parseBoolean,
-    });
-    if (!isValid(invalid)) return { invalid };
-    if (read.hsts !== true) return { ignored: ignoreAll(values, ['hsts-max-age', 'hsts-include-subdomains', 'hsts-preload'], 'hsts is not "true"') };
-    const hsts = { maxAge: read['hsts-max-age'] ?? 31_536_000, includeSubdomains: read['hsts-include-subdomains'] ?? true, preload: read['hsts-preload'] ?? false };
-    return { apply: (into) => (into.route.hsts = hsts) };
-  },
-};
+export function hstsRule(onByDefault: boolean): SettingRule {
+  return {
+    setting: 'route.hsts',
+    annotations: ['hsts', 'hsts-max-age', 'hsts-include-subdomains', 'hsts-preload'],
+    read: (values) => {
+      const { values: read, invalid } = parsePresent(values, {
+        hsts: parseBoolean,
+        'hsts-max-age': (value: string) => parseInteger(value, 0, 1_000_000_000),
+        'hsts-include-subdomains': parseBoolean,
+        'hsts-preload': parseBoolean,
+      });
+      if (!isValid(invalid)) return { invalid };
+      if ((read.hsts ?? onByDefault) !== true) return { ignored: ignoreAll(values, ['hsts-max-age', 'hsts-include-subdomains', 'hsts-preload'], 'hsts is not "true"') };
+      const hsts = {
+        maxAge: read['hsts-max-age'] ?? HSTS_DEFAULT.maxAge,
+        includeSubdomains: read['hsts-include-subdomains'] ?? HSTS_DEFAULT.includeSubdomains,
+        preload: read['hsts-preload'] ?? HSTS_DEFAULT.preload,
+      };
+      return { apply: (into) => (into.route.hsts = hsts) };
+    },
+    ...(onByDefault ? { absent: (context) => (context.tls === true ? { apply: (into) => (into.route.hsts = HSTS_DEFAULT) } : {}) } : {}),
+  };
+}
+
+/** ingress-nginx's ConfigMap defaults: hsts-max-age a year, hsts-include-subdomains true, hsts-preload false. */
+export const HSTS_DEFAULT = { maxAge: 31_536_000, includeSubdomains: true, preload: false } as const;
 
 /** The same reason for each of `names` that is present. */
 export function ignoreAll(values: FamilyValues, names: readonly string[], reason: string): Record<string, string> {
@@ -70,8 +83,12 @@ export function ignoreAll(values: FamilyValues, names: readonly string[], reason
 
 /**
  * Header lines as haproxy.org writes them: one header a line, its name,
- * a space and its value. Values are free text (parseFreeText): no "%", so
- * none of haproxytech's log-format expressions.
+ * a space and its value. A value in double quotes is the text between them,
+ * as haproxytech hands it to HAProxy (it quotes a value only when it is not
+ * quoted already: EnsureQuoted, pkg/annotations/common/main.go), so its
+ * documentation's `Cache-Control "no-store,no-cache,private"` sets
+ * no-store,no-cache,private. Values are free text (parseFreeText): no "%",
+ * so none of haproxytech's log-format expressions.
  */
 export function parseHeaderLines(value: string): Parsed<HeaderAction[]> {
   const headers: HeaderAction[] = [];
@@ -81,7 +98,8 @@ export function parseHeaderLines(value: string): Parsed<HeaderAction[]> {
     const name = parseHeaderName(space === -1 ? line : line.slice(0, space));
     if (!name.ok) return name;
     if (space === -1) return refuse(`header ${name.value} has no value: write "Name value", one header a line`);
-    const text = parseFreeText(line.slice(space).trim());
+    const written = line.slice(space).trim();
+    const text = parseFreeText(/^"[^"]*"$/.test(written) ? written.slice(1, -1) : written);
     if (!text.ok) return refuse(`the value of header ${name.value} ${text.reason}`);
     if (headers.some((header) => header.name.toLowerCase() === name.value.toLowerCase())) return refuse(`header ${name.value} is set twice`);
     headers.push({ name: name.value, value: text.value });
@@ -113,7 +131,8 @@ export function basicAuthRule(parseType: (value: string) => Parsed<string>, defa
       if (read['auth-type'] === undefined) return { ignored: ignoreAll(values, details, 'auth-type is not set') };
       const secret = read['auth-secret'];
       if (secret === undefined) return { invalid: { 'auth-type': 'needs auth-secret naming the Secret with the users' } };
-      const realm = read['auth-realm'] ?? defaultRealm;
+      // HAProxy refuses an empty realm ("missing realm value"): an empty auth-realm is the family's default too.
+      const realm = read['auth-realm'] || defaultRealm;
       return { apply: (into) => (into.route.basicAuth = { secret, realm }) };
     },
   };
@@ -122,23 +141,43 @@ export function basicAuthRule(parseType: (value: string) => Parsed<string>, defa
 /**
  * A feature that cannot be served here and whose object, served without
  * it, would be wrong (a canary taking its main Ingress's routes, a
- * passthrough backend sent plain HTTP): "true" leaves the object out,
- * "false" is ignored as the default it is.
+ * passthrough backend sent plain HTTP): "true" leaves the object out
+ * (`refusal`, or `served` when it says the object is served all the same,
+ * as the other controller would), "false" is ignored as the default it is.
  */
-export function refusedWhenTrue(annotation: string, refusal: string, otherwise: string): SettingRule {
+export function refusedWhenTrue(annotation: string, refusal: string, otherwise: string, served: (values: FamilyValues) => string | undefined = () => undefined): SettingRule {
   return {
     setting: `unsupported.${annotation}`,
     annotations: [annotation],
     read: (values) => {
       const parsed = parseBoolean(values(annotation)!);
       if (!parsed.ok) return { invalid: { [annotation]: parsed.reason } };
-      return parsed.value ? { invalid: { [annotation]: refusal } } : { ignored: { [annotation]: otherwise } };
+      if (!parsed.value) return { ignored: { [annotation]: otherwise } };
+      const instead = served(values);
+      return instead === undefined ? { leftOut: { [annotation]: refusal } } : { ignored: { [annotation]: instead } };
     },
   };
 }
 
-export const sslPassthroughRule = refusedWhenTrue(
-  'ssl-passthrough',
-  'TLS passthrough is not supported: HAProxy terminates TLS, and the backend would be sent plain HTTP, so this Ingress is left out',
-  'no passthrough: TLS is terminated by HAProxy',
-);
+/**
+ * ssl-passthrough hands the client's TLS connection to the backend
+ * unopened (ingress-nginx does so only when started with
+ * --enable-ssl-passthrough, off by default; without it the annotation does
+ * nothing and the Ingress is served terminated, re-encrypted when
+ * backend-protocol says HTTPS: internal/ingress/controller/nginx.go). Here
+ * HAProxy always terminates TLS: a backend the family's `reencrypts` says
+ * is spoken to over TLS is served that way, as ingress-nginx's default
+ * serves it; any other would be sent plain HTTP where it expects TLS, so
+ * its Ingress is left out.
+ */
+export function sslPassthroughRule(reencrypts: (values: FamilyValues) => boolean, tlsAnnotation: string): SettingRule {
+  return refusedWhenTrue(
+    'ssl-passthrough',
+    `TLS passthrough is not supported: HAProxy terminates TLS, and without ${tlsAnnotation} the backend, which expects the client's TLS, would be sent plain HTTP, so this Ingress is left out`,
+    'no passthrough: TLS is terminated by HAProxy',
+    (values) =>
+      reencrypts(values)
+        ? `TLS passthrough is not supported: HAProxy terminates TLS with the Ingress's certificate and re-encrypts to the backend (${tlsAnnotation}), as ingress-nginx does unless started with --enable-ssl-passthrough`
+        : undefined,
+  );
+}

@@ -4,7 +4,9 @@ import { errorMessage } from '../error-message.ts';
 import { kubeRequest, KubeRequestError } from '../kube/kube-request.ts';
 import { readManifests } from '../kube/manifests.ts';
 import type { KubeObject } from '../pipeline/model.ts';
+import { migrationNotes } from '../ingress/migration-notes.ts';
 import { UsageError } from './arguments.ts';
+import { loadConfigFile } from './load-config-file.ts';
 import type { CommandOutput } from './output.ts';
 
 export interface AnnotationsCommandOptions {
@@ -12,6 +14,8 @@ export interface AnnotationsCommandOptions {
   readonly kubeconfig?: string | undefined;
   /** Cluster only: one namespace instead of all. */
   readonly namespace?: string | undefined;
+  /** The controller configuration whose ingress.className and ingress.sharedHostNamespaces the report applies; the shipped one without. */
+  readonly config?: string | undefined;
 }
 
 /** A cluster that does not answer fails the command rather than hanging it. */
@@ -27,12 +31,21 @@ type ReadIngress = { readonly object: KubeObject; readonly source?: string };
 export async function annotationsCommand(options: AnnotationsCommandOptions, output: CommandOutput): Promise<number> {
   if ((options.manifests === undefined) === (options.kubeconfig === undefined)) throw new UsageError('annotations: give exactly one of --manifests and --kubeconfig');
   if (options.namespace !== undefined && options.kubeconfig === undefined) throw new UsageError('annotations: --namespace is for --kubeconfig');
+  const loaded = await loadConfigFile(options.config);
+  if (!loaded.ok) {
+    for (const error of loaded.errors) output.err(`error: ${error}\n`);
+    return 1;
+  }
   const read = options.manifests !== undefined ? await fromManifests(options.manifests) : await fromCluster(options.kubeconfig!, options.namespace);
   if ('errors' in read) {
     for (const error of read.errors) output.err(`error: ${error}\n`);
     return 1;
   }
-  output.out(formatMigrationReport(migrationReport(read.ingresses, read.secrets)));
+  const notes = migrationNotes(
+    read.ingresses.map((ingress) => ingress.object),
+    loaded.config.ingress,
+  );
+  output.out(formatMigrationReport(migrationReport(read.ingresses, read.secrets, notes)));
   return 0;
 }
 

@@ -2,7 +2,10 @@ import { resolve } from 'node:path';
 import type { KubeObject } from '../pipeline/model.ts';
 import { readManifests } from '../kube/manifests.ts';
 import { selectionFor } from '../kube/select.ts';
-import { refusedDirectives } from '../haproxy/check.ts';
+import { checkConfig, haproxyBinary, refusedDirectives } from '../haproxy/check.ts';
+import { readRefusal } from '../haproxy/refusal.ts';
+import { classNote, ingressKey } from '../ingress/migration-notes.ts';
+import { errorMessage } from '../error-message.ts';
 import { guardedDirectives } from '../config/guarded-directives.ts';
 import { createRenderer, RenderError } from '../render/renderer.ts';
 import { writeRenderedFiles } from '../render/write-files.ts';
@@ -61,8 +64,27 @@ export async function renderCommand(options: RenderCommandOptions, output: Comma
   }
   for (const problem of rendered.excluded) output.err(`excluded ${problem.object}: ${problem.field}: ${problem.message}\n`);
   for (const problem of rendered.warnings) output.err(`warning ${problem.object}: ${problem.field}: ${problem.message}\n`);
+  // Left out by the view model without a word: every ingress-nginx Ingress on a first run.
+  for (const { object } of read.manifests) {
+    const note = object.kind === 'Ingress' ? classNote(object, config.ingress.className) : undefined;
+    if (note !== undefined) output.err(`warning Ingress ${ingressKey(object)}: ${note}\n`);
+  }
   const configFile = await writeRenderedFiles(out, rendered.files, config.dataplane);
   const count = [rendered.files.maps, rendered.files.certificates, rendered.files.files].reduce((n, g) => n + Object.keys(g).length, 1);
-  output.out(`rendered ${count} files from ${read.manifests.length} manifests into ${out} (check with: haproxy -c -f ${configFile})\n`);
+  // What it wrote is what HAProxy would be given: a configuration HAProxy refuses is a failure, told in its own words.
+  const checked = await checkConfig(configFile, haproxyBinary(), { allowDirectives: config.allowDirectives }).catch((error: unknown) => ({
+    valid: false,
+    output: '',
+    unavailable: errorMessage(error),
+  }));
+  if (!checked.valid) {
+    if (checked.unavailable !== undefined) output.err(`error: the configuration written to ${out} could not be checked: ${checked.unavailable}\n`);
+    else {
+      const { message } = readRefusal({ output: checked.output, dir: out, files: rendered.files, origins: rendered.origins, dirs: config.dataplane });
+      output.err(`error: haproxy -c refuses the configuration written to ${out}:\n${message}\n`);
+    }
+    return 1;
+  }
+  output.out(`rendered ${count} files from ${read.manifests.length} manifests into ${out}, and haproxy -c accepts them (${configFile})\n`);
   return 0;
 }

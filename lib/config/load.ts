@@ -12,7 +12,7 @@ import { readDataplane, type DataplaneTimings } from './dataplane-reader.ts';
 import { guardedDirectives, isGuardedDirective, type GuardedDirective } from './guarded-directives.ts';
 import { defaultPipelineSettings, type PipelineSettings } from './pipeline-settings.ts';
 import { describe, formatPath, isMapping, Problems, type Path } from './problems.ts';
-import { fields, readDuration, readInteger, readList, readMapping, readMatching, readString, rules, withDefault, type Fields } from './readers.ts';
+import { fields, readBoolean, readDuration, readInteger, readList, readMapping, readMatching, readString, rules, withDefault, type Fields } from './readers.ts';
 import { defaultIgnoreFields, readIgnoreFields, readWatchedResources } from './resources-reader.ts';
 import { readTemplates } from './templates-reader.ts';
 import { readValidationTests, renderedFiles, type TestContext } from './validation-tests-reader.ts';
@@ -41,6 +41,7 @@ const rootFields = [
   'dataplane',
   'debounce',
   'maxWait',
+  'leadingEdge',
   'watchedResources',
   'ignoreFields',
   'ingress',
@@ -58,7 +59,8 @@ function readPipeline(problems: Problems, raw: Fields<(typeof rootFields)[number
   if (maxWaitMs < debounceMs && problems.clean(['debounce'], ['maxWait'])) {
     problems.add(['maxWait'], `must not be shorter than debounce (${debounceMs}ms), got ${maxWaitMs}ms`);
   }
-  return { debounceMs, maxWaitMs, ...timings, retry: defaultPipelineSettings.retry };
+  const leadingEdge = withDefault(raw.leadingEdge, ['leadingEdge'], defaultPipelineSettings.leadingEdge, (v, p) => readBoolean(problems, v, p));
+  return { debounceMs, maxWaitMs, leadingEdge, ...timings, retry: defaultPipelineSettings.retry };
 }
 
 function readConfig(problems: Problems, document: unknown): ControllerConfig {

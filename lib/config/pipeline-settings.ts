@@ -2,6 +2,8 @@
 export interface PipelineSettings {
   readonly debounceMs: number;
   readonly maxWaitMs: number;
+  /** Whether an idle controller renders a change at once, batching only what follows within the debounce. */
+  readonly leadingEdge: boolean;
   readonly minDeploymentIntervalMs: number;
   readonly driftCheckIntervalMs: number;
   readonly deployTimeoutMs: number;
@@ -20,6 +22,7 @@ export interface RetrySettings {
 export const defaultPipelineSettings: PipelineSettings = {
   debounceMs: 500,
   maxWaitMs: 5_000,
+  leadingEdge: true,
   minDeploymentIntervalMs: 2_000,
   driftCheckIntervalMs: 60_000,
   deployTimeoutMs: 30_000,

@@ -40,7 +40,19 @@ function readRelation(problems: Problems, name: string, value: unknown, at: Path
   return resource === undefined || keys === undefined ? undefined : { name, resource, keys };
 }
 
-const resourceFields = ['apiVersion', 'kind', 'resource', 'namespace', 'labelSelector', 'fieldSelector', 'indexBy', 'relations', 'validationWebhook', 'optional'] as const;
+const resourceFields = [
+  'apiVersion',
+  'kind',
+  'resource',
+  'namespace',
+  'labelSelector',
+  'fieldSelector',
+  'indexBy',
+  'relations',
+  'validationWebhook',
+  'optional',
+  'fallbackApiVersions',
+] as const;
 
 const defaultIndexBy = [compilePath('metadata.namespace'), compilePath('metadata.name')];
 
@@ -61,6 +73,8 @@ function readResource(problems: Problems, name: string, value: unknown, at: Path
     }
   }
   const relations = raw.relations === undefined ? [] : named(problems, raw.relations, within('relations'), rules.identifier);
+  const optional = withDefault(raw.optional, within('optional'), false, (v, p) => readBoolean(problems, v, p));
+  const fallbackApiVersions = raw.fallbackApiVersions === undefined ? [] : readFallbackApiVersions(problems, raw.fallbackApiVersions, within('fallbackApiVersions'), apiVersion, optional);
   return {
     name,
     apiVersion: apiVersion ?? '',
@@ -72,8 +86,25 @@ function readResource(problems: Problems, name: string, value: unknown, at: Path
     indexBy: withDefault(raw.indexBy, within('indexBy'), defaultIndexBy, (v, p) => readPaths(problems, v, p)),
     relations: relations.flatMap(([relation, item]) => readRelation(problems, relation, item, [...at, 'relations', relation]) ?? []),
     validationWebhook: withDefault(raw.validationWebhook, within('validationWebhook'), false, (v, p) => readBoolean(problems, v, p)),
-    ...(withDefault(raw.optional, within('optional'), false, (v, p) => readBoolean(problems, v, p)) ? { optional: true } : {}),
+    ...(optional ? { optional: true } : {}),
+    ...(fallbackApiVersions.length > 0 ? { fallbackApiVersions } : {}),
   };
+}
+
+const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
+
+/** Versions of the resource's own group, other than its apiVersion; only an optional resource is asked of discovery, so only it may have them. */
+function readFallbackApiVersions(problems: Problems, value: unknown, at: Path, apiVersion: string | undefined, optional: boolean): string[] {
+  if (!optional) problems.add(at, 'needs optional: true (discovery picks the version a cluster serves)');
+  return (readList(problems, value, at) ?? []).flatMap((item, index) => {
+    const version = readMatching(problems, item, [...at, index], rules.apiVersion);
+    if (version === undefined || apiVersion === undefined) return [];
+    if (groupOf(version) !== groupOf(apiVersion) || version === apiVersion) {
+      problems.add([...at, index], `${JSON.stringify(version)} is not another version of ${JSON.stringify(groupOf(apiVersion))}`);
+      return [];
+    }
+    return [version];
+  });
 }
 
 /** A relation looks up its target's index by a prefix of the target's keys, so it can use at most that many. */

@@ -2,7 +2,7 @@ import { formatPath, type Path, type Problems } from './problems.ts';
 import { fields, named, readMatching, readString, required, rules, type Rule } from './readers.ts';
 import { compileTemplate, TemplateError, type Template } from './template.ts';
 import type { Templates } from './types.ts';
-import { REQUEST_MIRROR_LUA_FILE } from '../lua/request-mirror.ts';
+import { CONTROLLER_LUA } from '../lua/controller-scripts.ts';
 
 /** `templates`: every template compiled, and every partial they use defined. */
 
@@ -49,10 +49,11 @@ export function readTemplates(problems: Problems, value: unknown, at: Path): Tem
     certificates: readTemplateMap(problems, raw?.certificates, [...at, 'certificates'], rules.fileName),
   };
   checkPartials(problems, templates, at);
-  // The controller writes its own Lua script under this name, which the directive guard lets lua-load name.
+  // The controller writes its own Lua scripts under these names, which the directive guard lets lua-load name.
   for (const group of ['maps', 'files', 'certificates'] as const) {
-    if (templates[group].has(REQUEST_MIRROR_LUA_FILE))
-      problems.add([...at, group, REQUEST_MIRROR_LUA_FILE], "is the name of the controller's own Lua script (RequestMirror), which no template may write");
+    for (const file of CONTROLLER_LUA.keys()) {
+      if (templates[group].has(file)) problems.add([...at, group, file], "is the name of one of the controller's own Lua scripts, which no template may write");
+    }
   }
   return templates;
 }

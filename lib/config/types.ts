@@ -95,6 +95,12 @@ export interface WatchedResource {
    * controller says so once instead of failing the watch again and again.
    */
   readonly optional?: boolean;
+  /**
+   * Older versions of the same group an optional resource may be served
+   * at instead, in order: a cluster watches the first version the API
+   * server serves (`apiVersion` first); manifests are read at any of them.
+   */
+  readonly fallbackApiVersions?: readonly string[];
 }
 
 /**

@@ -1,3 +1,4 @@
+import { compareCodeUnits } from '../compare.ts';
 import type { GatewayApiModel } from './gateway-api.ts';
 
 /**
@@ -8,6 +9,12 @@ import type { GatewayApiModel } from './gateway-api.ts';
  * no name to serve is not asked for: a crt-list line without SNI names
  * would answer for whatever names the certificate holds, another tenant's
  * too (the rule lib/ingress/ingress-reader.ts follows for TLS entries).
+ *
+ * A listener without a hostname serves every name (apis/v1/gateway_types.go
+ * Listener.Hostname: "all hostnames are matched"), so the certificate of the
+ * first such listener (by Gateway, then listener order) is instead the
+ * `fallback`: the one for names no other certificate lists, its routes'
+ * names among them.
  */
 export interface CertificateClaim {
   readonly namespace: string;
@@ -17,20 +24,29 @@ export interface CertificateClaim {
   /** Where it was asked, for messages: "Gateway ns/name", the certificateRefs field. */
   readonly object: string;
   readonly field: string;
+  /** The certificate for names no crt-list line lists (the first listener without a hostname's first certificateRef). */
+  readonly fallback: boolean;
 }
 
 export function certificateClaims(model: GatewayApiModel): CertificateClaim[] {
   const claims: CertificateClaim[] = [];
-  for (const outcome of model.gateways.values()) {
+  let fallback = false;
+  const outcomes = [...model.gateways.values()].filter((outcome) => outcome.served !== undefined);
+  outcomes.sort((a, b) => compareCodeUnits(a.served!.gateway.label, b.served!.gateway.label));
+  for (const outcome of outcomes) {
     for (const state of outcome.served?.listeners ?? []) {
       const { listener } = state;
       if (!state.serving || listener.protocol !== 'HTTPS') continue;
       const names = listener.hostname !== undefined ? [listener.hostname] : [...(outcome.attachedHostnames.get(listener.name) ?? [])].filter((host) => host !== '*');
-      if (names.length === 0) continue;
+      const isFallback: boolean = !fallback && listener.hostname === undefined && listener.certificateRefs.length > 0;
+      if (names.length === 0 && !isFallback) continue;
+      fallback ||= isFallback;
       const hosts = names.toSorted();
-      for (const ref of listener.certificateRefs) {
-        claims.push({ namespace: ref.namespace, secret: ref.name, hosts, object: outcome.served!.gateway.label, field: ref.field });
-      }
+      listener.certificateRefs.forEach((ref, index) => {
+        // The fallback answers every name no line lists: its routes' names need no line (nor a reload when one comes).
+        const first = isFallback && index === 0;
+        claims.push({ namespace: ref.namespace, secret: ref.name, hosts: first ? [] : hosts, object: outcome.served!.gateway.label, field: ref.field, fallback: first });
+      });
     }
   }
   return claims;

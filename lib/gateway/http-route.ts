@@ -16,7 +16,7 @@ import { checkDuration } from './values.ts';
  * and rules, every value checked for where it lands. Any fault leaves the
  * whole route out, named (its Accepted condition says why), as a faulty
  * Ingress is: a route half-served would route what its author did not write.
- * Whether its references resolve is settled later (route-resolution.ts),
+ * Whether its references resolve is settled later (resolveBackend, backend-refs.ts),
  * because an unresolved backend leaves the route served, answering 500.
  */
 
@@ -36,14 +36,14 @@ export interface RouteBackendRef {
   readonly weight: number;
   /** Per-backendRef filters: applied to requests sent to this backend alone. */
   readonly settings: RouteSettings;
-  readonly mirror: BackendReference | undefined;
+  readonly mirrors: readonly BackendReference[];
 }
 
 export interface RouteRule {
   readonly index: number;
   readonly matches: readonly RouteMatch[];
   readonly settings: RouteSettings;
-  readonly mirror: BackendReference | undefined;
+  readonly mirrors: readonly BackendReference[];
   readonly backends: readonly RouteBackendRef[];
 }
 
@@ -105,7 +105,7 @@ function readBackends(reader: FieldReader, value: unknown, field: string, namesp
     const reference = readBackendReference(reader, entry, at, namespace);
     const weight = absent(entry['weight']) ? 1 : reader.integer(entry['weight'], `${at}.weight`, 0, 1_000_000);
     const filters = readFilters(reader, entry['filters'], `${at}.filters`, namespace, matches);
-    if (reference && weight !== undefined) backends.push({ reference, weight, settings: filters.settings, mirror: filters.mirror });
+    if (reference && weight !== undefined) backends.push({ reference, weight, settings: filters.settings, mirrors: filters.mirrors });
   });
   return backends;
 }
@@ -123,7 +123,7 @@ function readRule(reader: FieldReader, value: unknown, index: number, namespace:
   const timeouts = readTimeouts(reader, value['timeouts'], `${field}.timeouts`);
   const backends = readBackends(reader, value['backendRefs'], `${field}.backendRefs`, namespace, read);
   if (read.length < matches.length) return undefined;
-  return { index, matches: read, settings: timeouts ? { ...filters.settings, timeouts } : filters.settings, mirror: filters.mirror, backends };
+  return { index, matches: read, settings: timeouts ? { ...filters.settings, timeouts } : filters.settings, mirrors: filters.mirrors, backends };
 }
 
 export function readHttpRoute(object: KubeObject): HttpRouteRead {

@@ -15,8 +15,8 @@ import { checkHeaderName, checkHeaderValue } from './values.ts';
  */
 export interface ReadFilters {
   readonly settings: RouteSettings;
-  /** The mirror's backend, resolved like a backendRef. */
-  readonly mirror: BackendReference | undefined;
+  /** The mirrors' backends, resolved like backendRefs. */
+  readonly mirrors: readonly BackendReference[];
 }
 
 const REDIRECT_CODES: readonly RedirectCode[] = [301, 302, 303, 307, 308];
@@ -106,14 +106,15 @@ function mirrorPercent(reader: FieldReader, value: Fields, field: string): numbe
 /** Reads a list of filters into settings; the problems are recorded on the reader. */
 export function readFilters(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[]): ReadFilters {
   const settings: { -readonly [K in keyof RouteSettings]: RouteSettings[K] } = {};
-  let mirror: BackendReference | undefined;
+  const mirrors: BackendReference[] = [];
   const seen = new Set<string>();
   reader.list(value, field).forEach((entry, index) => {
     const at = `${field}[${index}]`;
     if (!isFields(entry)) return reader.problem(at, 'is not an object');
     const type = entry['type'];
     if (typeof type !== 'string') return reader.problem(`${at}.type`, `${quote(type)} is not a filter type`);
-    if (seen.has(type)) return reader.problem(`${at}.type`, `${type} is given twice; one is served per rule`);
+    // The specification allows several RequestMirror filters (a copy to each), one of every other type.
+    if (seen.has(type) && type !== 'RequestMirror') return reader.problem(`${at}.type`, `${type} is given twice; one is served per rule`);
     seen.add(type);
     switch (type) {
       case 'RequestHeaderModifier':
@@ -137,9 +138,13 @@ export function readFilters(reader: FieldReader, value: unknown, field: string, 
         const spec = reader.fields(entry['requestMirror'], `${at}.requestMirror`);
         const target = reader.fields(spec?.['backendRef'], `${at}.requestMirror.backendRef`);
         if (spec === undefined || target === undefined) return reader.problem(`${at}.requestMirror.backendRef`, 'is missing');
-        mirror = readBackendReference(reader, target, `${at}.requestMirror.backendRef`, namespace);
+        const mirror = readBackendReference(reader, target, `${at}.requestMirror.backendRef`, namespace);
         const percent = mirrorPercent(reader, spec, `${at}.requestMirror`);
-        if (mirror?.port !== undefined) settings.mirror = { namespace: mirror.namespace, service: mirror.name, port: mirror.port, ...(percent === undefined ? {} : { percent }) };
+        if (mirror === undefined) return;
+        mirrors.push(mirror);
+        if (mirror.port !== undefined) {
+          settings.mirrors = [...(settings.mirrors ?? []), { namespace: mirror.namespace, service: mirror.name, port: mirror.port, ...(percent === undefined ? {} : { percent }) }];
+        }
         return;
       }
       default:
@@ -147,5 +152,5 @@ export function readFilters(reader: FieldReader, value: unknown, field: string, 
     }
   });
   if (seen.has('RequestRedirect') && seen.has('URLRewrite')) reader.problem(field, 'has both RequestRedirect and URLRewrite, which cannot be served together');
-  return { settings, mirror };
+  return { settings, mirrors };
 }

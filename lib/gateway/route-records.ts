@@ -1,7 +1,7 @@
 import type { RouteSettings } from '../annotations/settings.ts';
 import { CATCH_ALL_HOST, type RouteEntrypoint, type RouteHost, type RouteRecord, type WeightedBackend } from '../routing/route.ts';
 import type { AttachedListener } from './attachment.ts';
-import { resolveBackend, type BackendLookup, type Unresolved } from './backend-refs.ts';
+import { resolveBackend, type BackendLookup, type BackendReference, type Unresolved } from './backend-refs.ts';
 import type { HttpRoute, RouteRule } from './http-route.ts';
 
 /**
@@ -27,9 +27,21 @@ function entrypointOf(listener: AttachedListener): RouteEntrypoint {
   return { port: listener.state.listener.port, protocol: listener.state.listener.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP' };
 }
 
-function withoutMirror(settings: RouteSettings): RouteSettings {
-  const { mirror: _mirror, ...rest } = settings;
-  return rest;
+/** The settings without the mirrors whose backends do not resolve (`refused`): the others still get their copies. */
+function withoutMirrors(settings: RouteSettings, refused: readonly BackendReference[]): RouteSettings {
+  if (refused.length === 0) return settings;
+  const { mirrors, ...rest } = settings;
+  const kept = (mirrors ?? []).filter((mirror) => !refused.some((ref) => ref.namespace === mirror.namespace && ref.name === mirror.service && ref.port === mirror.port));
+  return kept.length > 0 ? { ...rest, mirrors: kept } : rest;
+}
+
+/** The mirrors whose backends do not resolve, their faults recorded. */
+function refusedMirrors(mirrors: readonly BackendReference[], namespace: string, lookup: BackendLookup, unresolved: Unresolved[]): BackendReference[] {
+  return mirrors.filter((mirror) => {
+    const fault = resolveBackend(mirror, namespace, lookup);
+    if (fault) unresolved.push(fault);
+    return fault !== undefined;
+  });
 }
 
 interface ResolvedRule {
@@ -39,14 +51,11 @@ interface ResolvedRule {
 }
 
 function resolveRule(route: HttpRoute, rule: RouteRule, lookup: BackendLookup, unresolved: Unresolved[]): ResolvedRule {
-  const mirrorFault = rule.mirror && resolveBackend(rule.mirror, route.namespace, lookup);
-  if (mirrorFault) unresolved.push(mirrorFault);
+  const refused = refusedMirrors(rule.mirrors, route.namespace, lookup, unresolved);
   const backends = rule.backends.map((backend): WeightedBackend => {
     const fault = resolveBackend(backend.reference, route.namespace, lookup);
     if (fault) unresolved.push(fault);
-    const backendMirrorFault = backend.mirror && resolveBackend(backend.mirror, route.namespace, lookup);
-    if (backendMirrorFault) unresolved.push(backendMirrorFault);
-    const settings = backendMirrorFault ? withoutMirror(backend.settings) : backend.settings;
+    const settings = withoutMirrors(backend.settings, refusedMirrors(backend.mirrors, route.namespace, lookup, unresolved));
     return {
       namespace: backend.reference.namespace,
       service: backend.reference.name,
@@ -56,7 +65,7 @@ function resolveRule(route: HttpRoute, rule: RouteRule, lookup: BackendLookup, u
       ...(Object.keys(settings).length > 0 ? { settings } : {}),
     };
   });
-  return { rule, settings: mirrorFault ? withoutMirror(rule.settings) : rule.settings, backends };
+  return { rule, settings: withoutMirrors(rule.settings, refused), backends };
 }
 
 /**

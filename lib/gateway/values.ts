@@ -11,7 +11,7 @@ import { unsafeWordReason } from '../escape.ts';
 
 const MAX_VALUE = 1024;
 
-/** RFC 7230 token characters that are also a safe word (lib/render/escape.ts), not leading with '-' or '!'. */
+/** RFC 7230 token characters that are also a safe word (lib/escape.ts), not leading with '-' or '!'. */
 const HEADER_NAME = /^[A-Za-z0-9][A-Za-z0-9!&*+\-._~]{0,255}$/;
 
 /** A header or query parameter name. */

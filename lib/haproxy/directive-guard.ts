@@ -1,6 +1,6 @@
 import { SECTION_KEYWORDS, tokenizeLine } from './config-parser.ts';
 import { guardedDirectives, type GuardedDirective } from '../config/guarded-directives.ts';
-import { REQUEST_MIRROR_LUA_FILE } from '../lua/request-mirror.ts';
+import { CONTROLLER_LUA } from '../lua/controller-scripts.ts';
 
 export interface GuardFinding {
   /** 1-based line of the rendered configuration. */
@@ -114,14 +114,14 @@ function filesRead(words: readonly string[]): { readonly path: string; readonly 
 }
 
 /**
- * `lua-load` of the controller's own script (lib/lua/request-mirror.ts), by a
+ * `lua-load` of one of the controller's own scripts (lib/lua/controller-scripts.ts), by a
  * path under the base directory: the renderer writes that file over any
  * other of its name and no template may render one, so it runs the
  * controller's code, never a template's.
  */
 function loadsControllerLua(words: readonly string[], base: string | undefined): boolean {
   const [first, path, extra] = words;
-  return first === 'lua-load' && path !== undefined && extra === undefined && base !== undefined && path.split('/').at(-1) === REQUEST_MIRROR_LUA_FILE && !outsideBase(path, base);
+  return first === 'lua-load' && path !== undefined && extra === undefined && base !== undefined && CONTROLLER_LUA.has(path.split('/').at(-1)!) && !outsideBase(path, base);
 }
 
 function servesFile(words: readonly string[]): boolean {

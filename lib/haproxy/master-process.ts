@@ -1,5 +1,5 @@
 /**
- * The HAProxy 2.6 master process of one work directory: started from
+ * The HAProxy master process of one work directory: started from
  * `haproxy.cfg` in master-worker mode, found again through its master
  * socket and pid file, asked `show proc`, stopped.
  *
@@ -21,6 +21,7 @@ import { mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../clock.ts';
 import { errorMessage } from '../error-message.ts';
+import { readCapabilities, type HaproxyCapabilities } from './capabilities.ts';
 import { haproxyBinary } from './check.ts';
 import { assertNoMasterRunning, pidFromFile } from './master-guard.ts';
 import { alertLines, isAlive, sendSignal, waitGone } from './processes.ts';
@@ -51,6 +52,7 @@ export class MasterProcess {
    * waits for that, so no zombie outlives stop().
    */
   #child: ChildProcess | undefined;
+  #capabilities: Promise<HaproxyCapabilities> | undefined;
 
   constructor(options: MasterProcessOptions) {
     this.workDir = options.workDir;
@@ -75,15 +77,29 @@ export class MasterProcess {
     return join(this.workDir, 'haproxy.pid');
   }
 
+  /** What the binary can do (its `haproxy -vv`), asked once. */
+  capabilities(): Promise<HaproxyCapabilities> {
+    // A failure is not kept: the binary may be installed meanwhile.
+    this.#capabilities ??= readCapabilities(this.binary).catch((error: unknown) => {
+      this.#capabilities = undefined;
+      throw error;
+    });
+    return this.#capabilities;
+  }
+
+  async #parse(text: string): Promise<ShowProc> {
+    return parseShowProc(text, await this.capabilities());
+  }
+
   /** `show proc`, for a master known to run. */
   async showProc(): Promise<ShowProc> {
-    return parseShowProc(await runtimeCommand(this.masterSocket, 'show proc', { timeoutMs: 5_000 }));
+    return this.#parse(await runtimeCommand(this.masterSocket, 'show proc', { timeoutMs: 5_000 }));
   }
 
   /** `show proc`, or undefined while the master does not answer. */
   async tryShowProc(): Promise<ShowProc | undefined> {
     try {
-      return parseShowProc(await runtimeCommand(this.masterSocket, 'show proc', { timeoutMs: 2_000, retryForMs: 0 }));
+      return await this.#parse(await runtimeCommand(this.masterSocket, 'show proc', { timeoutMs: 2_000, retryForMs: 0 }));
     } catch {
       return undefined;
     }
@@ -102,7 +118,7 @@ export class MasterProcess {
     const deadline = this.clock.now() + retryForMs;
     for (;;) {
       try {
-        return parseShowProc(await runtimeCommand(this.masterSocket, 'show proc', { timeoutMs: 10_000, retryForMs }));
+        return await this.#parse(await runtimeCommand(this.masterSocket, 'show proc', { timeoutMs: 10_000, retryForMs }));
       } catch (error) {
         if (error instanceof SocketUnavailableError) return undefined;
         if ((error as { code?: unknown }).code !== 'ECONNRESET' || this.clock.now() > deadline) throw error;
@@ -148,7 +164,10 @@ export class MasterProcess {
         throw new Error(`HAProxy failed to start: ${alertLines(output) || output || exit}`);
       }
       const info = await this.tryShowProc();
-      if (info !== undefined && info.workers[0] !== undefined) {
+      // From 3.1 `show proc` lists a worker as soon as it is forked, before it has read the configuration
+      // and bound its listeners (connections refused meanwhile, seen on 3.2); the master writes its pid
+      // file once the worker is ready, and the pid file is how the master is found again later.
+      if (info !== undefined && info.workers[0] !== undefined && (await this.pidFromFile()) === info.masterPid) {
         this.#child = child;
         return info;
       }

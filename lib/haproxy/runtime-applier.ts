@@ -73,9 +73,12 @@ export class RuntimeApplier {
 
   async #addServer(backend: string, server: ServerSpec): Promise<void> {
     const id = `${backend}/${server.name}`;
-    const words = ['add server', id, serverAddress(server.address, server.port), ...server.options];
+    // `enabled` is what `state ready` below does: 3.0+ refuses the keyword for a dynamic server
+    // (lib/haproxy/capabilities.ts), and a 2.6 server added with it takes no traffic.
+    const options = server.options.filter((option) => option !== 'enabled');
+    const words = ['add server', id, serverAddress(server.address, server.port), ...options];
     await this.#command(words.join(' '), (answer) => SERVER_ADDED.test(answer));
-    // 2.6 creates dynamic servers in maintenance with health checks off.
+    // Every version creates dynamic servers in maintenance with health checks off.
     if (!server.disabled) await this.#command(`set server ${id} state ready`, isEmpty);
     if (server.options.includes('check')) await this.#command(`enable health ${id}`, isEmpty);
   }

@@ -12,6 +12,12 @@
  * The master's counter grows on every reload attempt, `failed` on every
  * attempt the new configuration did not survive; a worker's counter is how
  * many reloads it has lived through (0 for the newest).
+ *
+ * From 3.1 a worker that outlived a refused reload is listed under
+ * "# old workers" while "# workers" stays empty (checked on 3.2.26 and
+ * 3.4.7; 3.0.11 still lists it under "# workers"): with
+ * `survivorListedAsOld` (lib/haproxy/capabilities.ts) the old workers that
+ * lived through the fewest reloads are read as the current ones then.
  */
 
 export interface ProcessEntry {
@@ -29,7 +35,11 @@ export interface ShowProc {
   readonly oldWorkers: readonly ProcessEntry[];
 }
 
-export function parseShowProc(text: string): ShowProc {
+export interface ShowProcReading {
+  readonly survivorListedAsOld?: boolean;
+}
+
+export function parseShowProc(text: string, reading: ShowProcReading = {}): ShowProc {
   let master: { pid: number; reloads: number; failed: number } | undefined;
   const workers: ProcessEntry[] = [];
   const oldWorkers: ProcessEntry[] = [];
@@ -60,6 +70,12 @@ export function parseShowProc(text: string): ShowProc {
   }
   if (master === undefined) {
     throw new Error(`not a "show proc" answer (no master line): ${JSON.stringify(text.slice(0, 200))}`);
+  }
+  if (reading.survivorListedAsOld === true && workers.length === 0 && oldWorkers.length > 0) {
+    const fewest = Math.min(...oldWorkers.map((worker) => worker.reloads));
+    const survivors = oldWorkers.filter((worker) => worker.reloads === fewest);
+    const older = oldWorkers.filter((worker) => worker.reloads !== fewest);
+    return { masterPid: master.pid, reloads: master.reloads, failed: master.failed, workers: survivors, oldWorkers: older };
   }
   return { masterPid: master.pid, reloads: master.reloads, failed: master.failed, workers, oldWorkers };
 }

@@ -3,7 +3,7 @@ import type { BackendSettings, ReadSettings } from '../annotations/settings.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
-import { olderFirst } from './order.ts';
+import { aheadBy, compareStanding } from '../routing/precedence.ts';
 import { NO_PROBLEMS, type BackendAsk } from './problems.ts';
 
 /**
@@ -88,7 +88,7 @@ export function settleBackendSettings(backend: string, users: Iterable<BackendUs
   for (const user of users) {
     if (Object.keys(user.settings).length === 0) continue;
     asking.push(user);
-    if (winner === undefined || olderFirst(user.place, winner.place) < 0) winner = user;
+    if (winner === undefined || compareStanding(user.place, winner.place) < 0) winner = user;
   }
   if (winner === undefined) return SETTLED_NONE;
   const settings = winner.settings;
@@ -102,7 +102,7 @@ export function settleBackendSettings(backend: string, users: Iterable<BackendUs
     warnings.push({
       object: user.label,
       field: SETTINGS_FIELD,
-      message: `backend ${backend} is served with the settings of older ${winner.label}, which differ from these in ${differing.join(', ')}`,
+      message: `backend ${backend} is served with the settings of ${aheadBy(winner.place, user.place, winner.label)}, which differ from these in ${differing.join(', ')}`,
     });
   }
   if (last !== undefined && last.settings === settings && isDeepStrictEqual(last.warnings, warnings)) return last;

@@ -1,6 +1,6 @@
 import type { Problem } from '../pipeline/model.ts';
 import type { IngressRead } from './ingress-reader.ts';
-import { olderFirst } from './order.ts';
+import { aheadBy, compareStanding } from '../routing/precedence.ts';
 import { NO_PROBLEMS } from './problems.ts';
 
 /**
@@ -25,7 +25,7 @@ export class DefaultBackends {
     let high = this.#reads.length;
     while (low < high) {
       const middle = (low + high) >> 1;
-      if (olderFirst(this.#reads[middle]!.place, read.place) < 0) low = middle + 1;
+      if (compareStanding(this.#reads[middle]!.place, read.place) < 0) low = middle + 1;
       else high = middle;
     }
     this.#reads.splice(low, 0, read);
@@ -66,7 +66,7 @@ export class DefaultBackends {
         const other = this.#reads[i]!.served!;
         const { backend: ref, field } = other.defaultBackend!;
         if (ref.name === backend) continue;
-        problems.push({ object: other.label, field, message: `not served: older ${served.label} sets the default backend ${backend}` });
+        problems.push({ object: other.label, field, message: `not served: ${aheadBy(first.place, this.#reads[i]!.place, served.label)} sets the default backend ${backend}` });
       }
     }
     this.warnings = problems.length > 0 ? problems : NO_PROBLEMS;

@@ -3,7 +3,7 @@ import { sourceOf } from '../pipeline/value-source.ts';
 import { CATCH_ALL_HOST, type IngressRead } from './ingress-reader.ts';
 import { quote } from './names.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
-import { olderFirst } from './order.ts';
+import { aheadBy, compareStanding } from '../routing/precedence.ts';
 import { NO_PROBLEMS } from './problems.ts';
 
 /**
@@ -106,7 +106,7 @@ export class HostOwnership {
     for (const host of hosts) {
       const claim = this.#hosts.get(host);
       if (!claim) continue;
-      if (Array.isArray(claim.claimers)) claim.claimers.sort((a, b) => olderFirst(a.place, b.place));
+      if (Array.isArray(claim.claimers)) claim.claimers.sort((a, b) => compareStanding(a.place, b.place));
       const claimers = Array.isArray(claim.claimers) ? claim.claimers : [claim.claimers];
       const before = claim.owner;
       const owner = this.#groupOfRead(claimers[0]!);
@@ -136,6 +136,13 @@ export class HostOwnership {
     return this.#hosts.get(host)?.owner;
   }
 
+  /** The claimed hosts another group than `group` holds (the catch-all, which no SNI name is, left out). */
+  hostsHeldOutside(group: string): string[] {
+    const held: string[] = [];
+    for (const [host, claim] of this.#hosts) if (claim.owner !== undefined && claim.owner !== group && host !== CATCH_ALL_HOST) held.push(host);
+    return held;
+  }
+
   /** The claimed hosts one label below `domain` (those `*.domain` covers): looked for only for wildcard certificates. */
   *hostsUnder(domain: string): Generator<string> {
     for (const host of this.#hosts.keys()) if (parentOf(host) === domain) yield host;
@@ -146,8 +153,9 @@ export class HostOwnership {
     const served = read.served!;
     let problems: Problem[] | undefined;
     const holder = (host: string) => {
-      const oldest = firstItem(this.#hosts.get(host)!.claimers).served!;
-      return `host ${quote(host)} belongs to namespace ${oldest.namespace}: older ${oldest.label} claims it`;
+      const first = firstItem(this.#hosts.get(host)!.claimers);
+      const oldest = first.served!;
+      return `host ${quote(host)} belongs to namespace ${oldest.namespace}: ${aheadBy(first.place, read.place, oldest.label)} claims it`;
     };
     for (const entry of served.hosts) {
       if (this.admitted(read, entry.host)) continue;

@@ -116,9 +116,13 @@ const EVERY_REQUEST = Object.freeze({ share: 1, of: 1 });
  * resolved ones. A refused backendRef of weight 0 asks for nothing. When
  * every backendRef has weight 0, none may have a request ("If weight is
  * set to 0, no traffic should be forwarded for this entry"): every request
- * is answered 500, as for backendRefs that are all invalid.
+ * is answered 500, as for backendRefs that are all invalid. A rule without
+ * backendRefs (omitted or an empty list) and without a redirect, the one
+ * filter that answers by itself, is answered 500 as well, never left out:
+ * its requests would fall through to a shorter match.
  */
 function withUnresolvedShare(record: RouteRecord): RouteRecord {
+  if (record.backends.length === 0 && record.settings.redirect === undefined) return { ...record, settings: { ...record.settings, unresolvedShare: EVERY_REQUEST } };
   const total = record.backends.reduce((sum, backend) => sum + backend.weight, 0);
   if (record.backends.length > 0 && total === 0) return { ...record, backends: [], settings: { ...record.settings, unresolvedShare: EVERY_REQUEST } };
   const refused = record.backends.filter((backend) => backend.refused !== undefined);
@@ -133,6 +137,9 @@ function withUnresolvedShare(record: RouteRecord): RouteRecord {
 
 /** What is said of the backendRefs of a record that do not resolve (their share is answered 500), or that all have weight 0. */
 function unresolvedWarnings(record: RouteRecord, label: string): Problem[] {
+  if (record.backends.length === 0 && record.settings.redirect === undefined) {
+    return [{ object: label, field: record.origin.field, message: `for host ${record.host.key}, every request is answered 500: it has no backendRefs and no RequestRedirect` }];
+  }
   if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) {
     return [{ object: label, field: record.origin.field, message: `for host ${record.host.key}, every request is answered 500: its backendRefs all have weight 0` }];
   }
@@ -213,13 +220,9 @@ export function readHttpRoute(routed: RoutedObject, content: string): HttpRouteR
     const host = record.host.key;
     if (!hosts.has(host)) hosts.set(host, Object.freeze(new HostItem(host, host.startsWith('*.'), source)));
     const conditions = routeConditions(record, source);
-    if (backend === NO_BACKEND && policy?.redirect === undefined && policy?.unresolved === undefined) {
-      warnings.push({ object: label, field, message: `not served for host ${record.host.key}: no backendRef and no redirect` });
-      continue;
-    }
     const claim = (map: RouteClaim['map'], path: string, fromExactPath: boolean, routeKey = `${host}${path}`): RouteClaim => {
       const line = Object.freeze(new RouteItem(routeKey, backend.name, policy, source));
-      return { map, key: routeKey, host, asked: backend, backend, fromExactPath, policy, conditions, field, ingress: key, label, place, index: routes.length, line };
+      return { map, key: routeKey, host, asked: backend, backend, fromExactPath, policy, conditions, field, ingress: key, label, place, rank: record, line };
     };
     if (record.path.kind === 'exact') {
       routes.push(claim('exact', record.path.value, true));

@@ -3,12 +3,15 @@ import { sourceOf } from '../pipeline/value-source.ts';
 import { HostItem, ModelSource, RouteItem } from './model-source.ts';
 import { isFields } from './fields.ts';
 import { checkHost, checkPath, checkRegexPath, describeObject, isDnsLabel, isDnsSubdomain, isPortName, isPortNumber, quote } from './names.ts';
-import { placeOf, type IngressPlace } from './order.ts';
+import { placeOf } from './order.ts';
+import type { Ranked, Standing } from '../routing/precedence.ts';
+import type { PathMatch, RouteHost } from '../routing/route.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import type { RouteConditions } from './route-conditions.ts';
 import type { BackendShare, HostEntry, Route } from './types.ts';
 import { readAnnotationSettings } from '../annotations/read-settings.ts';
-import type { ReadSettings } from '../annotations/settings.ts';
+import { ingressClassOf } from '../kube-syntax/ingress-class.ts';
+import { excludesObject, type ReadSettings } from '../annotations/settings.ts';
 import { withBackendSource } from './backend-settings.ts';
 import { escapeRegex, rewritesOwnPath, routePolicy, type RoutePolicy } from './route-policies.ts';
 
@@ -21,15 +24,15 @@ import { escapeRegex, rewritesOwnPath, routePolicy, type RoutePolicy } from './r
 /** The host key of rules without a host. */
 export const CATCH_ALL_HOST = '*';
 const CATCH_ALL_ENTRY: HostEntry = Object.freeze({ host: CATCH_ALL_HOST, wildcard: false });
-
-const CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
+const CATCH_ALL_RANK_HOST: RouteHost = Object.freeze({ key: CATCH_ALL_HOST, wildcard: 'none' });
+const NO_MATCHES: readonly never[] = Object.freeze([]);
 
 /** What one Ingress contributes, and its problems. */
 export interface IngressRead {
   /** Undefined when a problem leaves the whole Ingress out. */
   readonly served: ServedIngress | undefined;
   readonly problems: readonly Problem[];
-  readonly place: IngressPlace;
+  readonly place: Standing;
 }
 
 export interface BackendRef {
@@ -90,9 +93,10 @@ export interface RouteClaim {
   /** The Ingress asking, and its label for messages. */
   readonly ingress: KubeObject;
   readonly label: string;
-  /** Where the Ingress stands in conflicts, and where the claim stands among its claims: within one Ingress, the earlier path wins. */
-  readonly place: IngressPlace;
-  readonly index: number;
+  /** Where the Ingress stands in conflicts. */
+  readonly place: Standing;
+  /** What precedence reads of it (lib/routing/precedence.ts): its HTTPRoute record, or its Ingress path's host, path and place among the Ingress's claims. */
+  readonly rank: Ranked;
   /** The map line, made again only when `backend` changes: an unchanged route is the same object in every model. */
   line: Route;
 }
@@ -125,10 +129,7 @@ export interface ServedIngress {
 }
 
 export function servesClass(ingress: KubeObject, className: string): boolean {
-  const spec = ingress['spec'];
-  const fieldClass = isFields(spec) ? spec['ingressClassName'] : undefined;
-  if (fieldClass !== undefined && fieldClass !== null) return fieldClass === className;
-  return ingress.metadata.annotations?.[CLASS_ANNOTATION] === className;
+  return ingressClassOf(ingress) === className;
 }
 
 /** Reads an Ingress of the served class. */
@@ -145,10 +146,12 @@ class IngressReader {
   /** Problems that leave out only a TLS entry, not the whole Ingress. */
   readonly tlsProblems: Problem[] = [];
   readonly label: string;
-  readonly place: IngressPlace;
+  readonly place: Standing;
   readonly #ingress: KubeObject;
   readonly #namespace: string;
   #claims = 0;
+  /** The host of the rule being read, as precedence reads it. */
+  #rankHost: RouteHost = CATCH_ALL_RANK_HOST;
   #settings: ReadSettings | undefined;
   /** The policy of the Ingress's routes, made once (a rewrite of the route's own path makes one per path instead). */
   #policy: RoutePolicy | undefined;
@@ -187,7 +190,7 @@ class IngressReader {
     for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls, hosts);
     // An invalid value is never written: its Ingress is left out, named with the annotation.
     for (const outcome of settings.outcomes) {
-      if (outcome.status === 'invalid') this.#problem(`metadata.annotations['${outcome.annotation}']`, `${quote(outcome.value)}: ${outcome.reason}`);
+      if (excludesObject(outcome)) this.#problem(`metadata.annotations['${outcome.annotation}']`, `${quote(outcome.value)}: ${outcome.reason}`);
     }
     if (this.problems.length > 0) return undefined;
     const hostKeys = new Set<string>();
@@ -229,6 +232,7 @@ class IngressReader {
       hosts.push(Object.freeze(new HostItem(host.value.host, host.value.wildcard, this.#source(`${field}.host`))));
     }
     this.#hostKey = hostKey;
+    this.#rankHost = hostKey === CATCH_ALL_HOST ? CATCH_ALL_RANK_HOST : Object.freeze({ key: hostKey, wildcard: hostKey.startsWith('*.') ? 'one-label' : 'none' });
     const http = rule['http'];
     if (http === undefined || http === null) return;
     if (!isFields(http)) return this.#problem(`${field}.http`, 'is not an object');
@@ -263,19 +267,21 @@ class IngressReader {
     const source = this.#source(field);
     const policy = this.#policyOf(checked.value);
     if (pathType === 'Exact') {
-      routes.push(this.#claim('exact', hostKey + checked.value, backend, policy, true, field, source));
+      routes.push(this.#claim('exact', hostKey + checked.value, { kind: 'exact', value: checked.value }, backend, policy, true, field, source));
       return;
     }
     if (regex) {
       // Matched against "<host key><path>" from its start, case-insensitive as nginx's `location ~*`.
-      routes.push(this.#claim('regex', `(?i)^${escapeRegex(hostKey)}${checked.value}`, backend, policy, false, field, source));
+      routes.push(this.#claim('regex', `(?i)^${escapeRegex(hostKey)}${checked.value}`, { kind: 'regex', value: checked.value }, backend, policy, false, field, source));
       return;
     }
     let end = checked.value.length;
     while (end > 0 && checked.value.charCodeAt(end - 1) === 47) end--;
     const trimmed = checked.value.slice(0, end);
-    if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, backend, policy, false, field, source));
-    routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, backend, policy, false, field, source));
+    // Kept as lib/routing/route.ts keeps a prefix: without a trailing '/' but for the root.
+    const prefix: PathMatch = { kind: 'prefix', value: trimmed === '' ? '/' : trimmed };
+    if (trimmed !== '') routes.push(this.#claim('exact', hostKey + trimmed, prefix, backend, policy, false, field, source));
+    routes.push(this.#claim('prefix', `${hostKey}${trimmed}/`, prefix, backend, policy, false, field, source));
   }
 
   /** The policy of a path's routes: the Ingress's settings (and the path, for a rewrite of the route's own path). */
@@ -290,10 +296,12 @@ class IngressReader {
     return new ModelSource('Ingress', this.#ingress, field);
   }
 
-  #claim(map: RouteClaim['map'], key: string, backend: BackendRef, policy: RoutePolicy | undefined, fromExactPath: boolean, field: string, source: ValueSource): RouteClaim {
+  #claim(map: RouteClaim['map'], key: string, path: PathMatch, backend: BackendRef, policy: RoutePolicy | undefined, fromExactPath: boolean, field: string, source: ValueSource): RouteClaim {
     const line = Object.freeze(new RouteItem(key, backend.name, policy, source));
     const host = this.#hostKey;
-    return { map, key, host, asked: backend, backend, fromExactPath, policy, field, ingress: this.#ingress, label: this.label, place: this.place, index: this.#claims++, line };
+    // An Ingress's paths are its rules, in order (lib/routing/precedence.ts).
+    const rank: Ranked = { host: this.#rankHost, path, method: undefined, headers: NO_MATCHES, query: NO_MATCHES, origin: { ...this.place, rule: this.#claims++, match: 0 } };
+    return { map, key, host, asked: backend, backend, fromExactPath, policy, field, ingress: this.#ingress, label: this.label, place: this.place, rank, line };
   }
 
   /**

@@ -10,6 +10,8 @@ import type { ListenerCertificate, SecretUse } from './types.ts';
 export interface ListenerUses {
   readonly uses: readonly SecretUse[];
   readonly warnings: readonly Problem[];
+  /** The Secret of the certificate for names no crt-list line lists (see lib/gateway/certificates.ts), with its referrer. */
+  readonly fallback: Pick<SecretUse, 'namespace' | 'name' | 'referrers'> | undefined;
 }
 
 /**
@@ -45,6 +47,16 @@ export class ListenerSecretUses {
     }
   }
 
+  /**
+   * The hosts groups other than the HTTPRoutes' hold, as of the last settle:
+   * beside a fallback certificate, those no certificate of their own lists
+   * are refused rather than answered with it.
+   */
+  heldElsewhere(): string[] {
+    const group = this.#ownership.groupOf(HTTP_ROUTE_HOST_GROUP);
+    return this.#ownership.hostsHeldOutside(group);
+  }
+
   /** The uses for these claims, as of the last settle of host ownership: the last ones while nothing they depend on moved. */
   uses(claims: readonly ListenerCertificate[]): ListenerUses {
     const content = JSON.stringify(claims);
@@ -57,12 +69,18 @@ export class ListenerSecretUses {
     };
     const asked = new Set<string>();
     const warnings: Problem[] = [];
+    let fallback: ListenerUses['fallback'];
     const bySecret = new Map<string, { readonly namespace: string; readonly name: string; readonly hosts: Set<string>; readonly referrers: Referrers }>();
     for (const claim of claims) {
       const key = `${claim.namespace}/${claim.name}`;
       let use = bySecret.get(key);
       if (!use) bySecret.set(key, (use = { namespace: claim.namespace, name: claim.name, hosts: new Set(), referrers: new Referrers() }));
       let served = false;
+      if (claim.fallback && fallback === undefined) {
+        const referrers = new Referrers();
+        referrers.add(claim.label, claim.field);
+        fallback = { namespace: claim.namespace, name: claim.name, referrers };
+      }
       for (const host of claim.hosts) {
         asked.add(host);
         const owner = holder(host);
@@ -85,7 +103,7 @@ export class ListenerSecretUses {
       }
       uses.push({ namespace, name, hosts: [...hosts].sort(compareCodeUnits), excludedHosts: [...excluded].sort(compareCodeUnits), referrers });
     }
-    const result = { uses, warnings: warnings.length > 0 ? warnings : NO_PROBLEMS };
+    const result = { uses, warnings: warnings.length > 0 ? warnings : NO_PROBLEMS, fallback };
     this.#last = { content, hosts: asked, uses: result };
     return result;
   }

@@ -3,8 +3,8 @@ import type { BackendRef, RouteClaim } from './ingress-reader.ts';
 import type { RoutePolicy } from './route-policies.ts';
 
 /** The mirrors of a claim's policies: its own, or each share's of its choice (backend-choice.ts). */
-function mirrorsOf(claim: RouteClaim): NonNullable<RoutePolicy['mirror']>[] {
-  return backendUses(claim).flatMap(({ policy }) => (policy?.mirror === undefined ? [] : [policy.mirror]));
+function mirrorsOf(claim: RouteClaim): RoutePolicy['mirrors'][number][] {
+  return backendUses(claim).flatMap(({ policy }) => policy?.mirrors ?? []);
 }
 
 /**

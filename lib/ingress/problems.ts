@@ -1,7 +1,7 @@
 import type { Problem } from '../pipeline/model.ts';
 import { compareCodeUnits } from '../compare.ts';
 import type { BackendSettings } from '../annotations/settings.ts';
-import type { IngressPlace } from './order.ts';
+import type { Standing } from '../routing/precedence.ts';
 
 export const NO_PROBLEMS: readonly Problem[] = Object.freeze([]);
 
@@ -24,7 +24,7 @@ export class ProblemList {
 
 /** What an Ingress using a backend asks of it, and where it stands when Ingresses conflict. */
 export interface BackendAsk {
-  readonly place: IngressPlace;
+  readonly place: Standing;
   readonly settings: BackendSettings;
 }
 

@@ -3,8 +3,8 @@ import type { Problem } from '../pipeline/model.ts';
 import { sourceOf, withSource } from '../pipeline/value-source.ts';
 import type { RouteClaim } from './ingress-reader.ts';
 import { NO_PROBLEMS } from './problems.ts';
-import { claimOrder, conflictWarning } from './route-claims.ts';
-import { conditionsOrder, type RouteConditions } from './route-conditions.ts';
+import { conflictWarning, rankedOrder } from './route-claims.ts';
+import type { RouteConditions } from './route-conditions.ts';
 import type { Route } from './types.ts';
 
 /**
@@ -22,7 +22,7 @@ import type { Route } from './types.ts';
  *
  * Lines keep the regex map's order (longer expressions first); among the
  * lines of one expression and host, those with conditions come first, in
- * the specification's order (a method match, the most header matches, the
+ * precedence order (lib/routing/precedence.ts: a method match, the most header matches, the
  * most query parameter matches, the older object, the earlier rule), and
  * the line without conditions last. A line with the conditions of one
  * before it is never reached: it is left out, and its object told.
@@ -37,10 +37,6 @@ export interface RegexCandidates {
 }
 
 export const NO_REGEX_CANDIDATES: RegexCandidates = Object.freeze({ claims: Object.freeze([]), conditions: Object.freeze([]), warnings: NO_PROBLEMS });
-
-function candidateOrder(a: RouteClaim, b: RouteClaim): number {
-  return conditionsOrder(a.conditions, b.conditions) || claimOrder(a, b);
-}
 
 /** The regex claims among the claims with conditions, each expression's ranked, the unreachable ones told. */
 export function buildRegexCandidates(conditional: Iterable<RouteClaim>): RegexCandidates {
@@ -57,7 +53,7 @@ export function buildRegexCandidates(conditional: Iterable<RouteClaim>): RegexCa
   const warnings: Problem[] = [];
   for (const group of byKey.values()) {
     const reached = new Map<string, RouteClaim>();
-    for (const claim of group.sort(candidateOrder)) {
+    for (const claim of group.sort(rankedOrder)) {
       const first = reached.get(claim.conditions!.key);
       const warning = first && conflictWarning(first, claim, ', with the same header, query parameter and method matches,');
       if (warning) warnings.push(warning);
@@ -94,7 +90,7 @@ function line(route: Route, key: string): Route {
  */
 export function regexLines(plain: readonly Route[], candidates: RegexCandidates, order: (a: string, b: string) => number): readonly Route[] {
   if (candidates.claims.length === 0) return plain;
-  const ranked = [...candidates.claims].sort((a, b) => order(a.key, b.key) || candidateOrder(a, b));
+  const ranked = [...candidates.claims].sort((a, b) => order(a.key, b.key) || rankedOrder(a, b));
   const lines: Route[] = [];
   let next = 0;
   for (const route of plain) {

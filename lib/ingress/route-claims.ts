@@ -1,7 +1,7 @@
 import type { Problem } from '../pipeline/model.ts';
 import type { RouteClaim } from './ingress-reader.ts';
 import { quote } from './names.ts';
-import { olderFirst } from './order.ts';
+import { aheadBy, compareOrigins, comparePrecedence } from '../routing/precedence.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from './one-or-more.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import type { Route } from './types.ts';
@@ -12,20 +12,21 @@ import type { Route } from './types.ts';
  * they touched are settled again, so one changed Ingress costs as much as
  * its own claims, not as much as all of them.
  *
- * Conflicts: an Exact path beats the exact line of a Prefix path (as
- * Kubernetes ranks Exact over Prefix); then the older Ingress wins; within
- * one Ingress, the earlier path.
+ * Conflicts are settled by precedence (lib/routing/precedence.ts): an
+ * Exact path beats the exact line of a Prefix path; then the older object
+ * wins; within one object, the earlier path.
  */
 
 export type RouteMap = RouteClaim['map'];
 
-/** Ingress order, then spec order: the order in which a fresh build meets the claims. */
+/** Object order, then spec order: the order in which a fresh build meets the claims. */
 export function claimOrder(a: RouteClaim, b: RouteClaim): number {
-  return a === b ? 0 : olderFirst(a.place, b.place) || a.index - b.index;
+  return a === b ? 0 : compareOrigins(a.rank.origin, b.rank.origin);
 }
 
-function rankedOrder(a: RouteClaim, b: RouteClaim): number {
-  return a.fromExactPath === b.fromExactPath ? claimOrder(a, b) : a.fromExactPath ? -1 : 1;
+/** Precedence: which of the claims on one key serves it. */
+export function rankedOrder(a: RouteClaim, b: RouteClaim): number {
+  return a === b ? 0 : comparePrecedence(a.rank, b.rank);
 }
 
 /** The claims on one key of one map. */
@@ -167,7 +168,7 @@ export function conflictWarning(winner: RouteClaim, claim: RouteClaim, alike = '
   if (winner.fromExactPath !== claim.fromExactPath) return undefined;
   const sameBackend = winner.backend.name === claim.backend.name;
   if (sameBackend && winner.policy?.key === claim.policy?.key) return undefined;
-  const by = `${winner.ingress === claim.ingress ? `the earlier ${winner.field}` : `older ${winner.label}`}${alike}`;
+  const by = `${winner.ingress === claim.ingress ? `the earlier ${winner.field}` : aheadBy(winner.place, claim.place, winner.label)}${alike}`;
   return {
     object: claim.label,
     field: claim.field,

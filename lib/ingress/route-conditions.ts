@@ -62,16 +62,3 @@ export function routeConditions(record: RouteRecord, source: ValueSource): Route
   const digest = createHash('sha256').update(JSON.stringify(parts)).digest('hex');
   return new RouteConditions(`c${digest.slice(0, 16)}`, headers, query, method, servedOver, source);
 }
-
-/**
- * The specification's order among candidates of one path: a method match
- * first, then the most header matches, then the most query parameter
- * matches; negative when `a` comes first, 0 when they tie.
- */
-export function conditionsOrder(a: RouteConditions | undefined, b: RouteConditions | undefined): number {
-  const method = (a?.method === undefined ? 1 : 0) - (b?.method === undefined ? 1 : 0);
-  if (method !== 0) return method;
-  const headers = (b?.headers.length ?? 0) - (a?.headers.length ?? 0);
-  if (headers !== 0) return headers;
-  return (b?.query.length ?? 0) - (a?.query.length ?? 0);
-}

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { compareCodeUnits } from '../compare.ts';
 import type { RouteClaim } from './ingress-reader.ts';
 import { RouteItem } from './model-source.ts';
-import { conditionsOrder, type RouteConditions } from './route-conditions.ts';
-import { claimOrder, conflictWarning, type RouteClaims, type RouteMap } from './route-claims.ts';
+import type { RouteConditions } from './route-conditions.ts';
+import { claimOrder, conflictWarning, rankedOrder, type RouteClaims, type RouteMap } from './route-claims.ts';
 import type { Problem } from '../pipeline/model.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import { buildRegexCandidates, NO_REGEX_CANDIDATES, regexLines, type RegexCandidates } from './regex-candidates.ts';
@@ -15,10 +15,10 @@ import type { CandidateLine, Route } from './types.ts';
  * Candidate lists (docs/adr/0012-header-query-method-matches.md): where
  * claims with conditions (header, query parameter, method matches) hold a
  * path map key, its line names a list, `?<list id>`, instead of a backend.
- * The list ranks every candidate a request on that key may get as the
- * Gateway API ranks matches: an Exact path first, then a method match, the
- * most header matches, the most query parameter matches, then the older
- * object and the earlier rule. It is cut at the first candidate without
+ * The list ranks every candidate a request on that key may get by route
+ * precedence (lib/routing/precedence.ts): an Exact path first, then a
+ * method match, the most header matches, the most query parameter
+ * matches, then the older object and the earlier rule. It is cut at the first candidate without
  * conditions, the fallback. A prefix key's list goes on through the shorter
  * prefixes of its host (map_beg finds only the longest, and every shorter
  * line covering a request under `h/a/b/` covers `h/a/b/` itself); an exact
@@ -53,11 +53,6 @@ export const NO_LISTS: RouteLists = Object.freeze({
 
 /** The fallback of a list evaluated as the specification ranks: the candidates' ranks fit three digits below it. */
 const FALLBACK_RANK = 999;
-
-function candidateOrder(a: RouteClaim, b: RouteClaim): number {
-  if (a.fromExactPath !== b.fromExactPath) return a.fromExactPath ? -1 : 1;
-  return conditionsOrder(a.conditions, b.conditions) || claimOrder(a, b);
-}
 
 function lineValue(claim: RouteClaim): string {
   return `${claim.backend.name}${claim.policy ? `:${claim.policy.key}` : ''}`;
@@ -104,7 +99,7 @@ export function buildRouteLists(conditional: Iterable<RouteClaim>, winner: (map:
         const here = [...(level === key ? group : (byKey.prefix.get(level) ?? []))];
         const plain = winner(map, level);
         if (plain) here.push(plain);
-        here.sort(candidateOrder);
+        here.sort(rankedOrder);
         const cut = here.findIndex((claim) => claim.conditions === undefined);
         ranked.push(...(cut < 0 ? here : here.slice(0, cut)));
         if (cut >= 0) {

@@ -46,14 +46,25 @@ export interface HeaderActions {
 }
 
 /**
- * A redirect answered for every request of the route: to `location`, to
- * another scheme, or to the request's path on another scheme, host or port
- * (`prefix`: what it leaves undefined stays the request's).
+ * One `redirect prefix` line: the scheme written, the port after the host
+ * (undefined when it is the scheme's default, which Location leaves out),
+ * for every request or only those that came over plain HTTP or TLS.
+ */
+export interface RedirectLocation {
+  readonly scheme: 'http' | 'https';
+  readonly port: number | undefined;
+  readonly plainOnly: boolean;
+  readonly tlsOnly: boolean;
+}
+
+/**
+ * A redirect answered for every request of the route: to `location`, or to
+ * the request's path on another scheme, host or port (`prefix`: a host left
+ * undefined stays the request's, without the port of its Host header).
  */
 export type RedirectRule =
   | { readonly code: RedirectCode; readonly location: string }
-  | { readonly code: RedirectCode; readonly scheme: 'http' | 'https' }
-  | { readonly code: RedirectCode; readonly prefix: { readonly scheme: 'http' | 'https' | undefined; readonly host: string | undefined; readonly port: number | undefined } };
+  | { readonly code: RedirectCode; readonly prefix: { readonly host: string | undefined; readonly locations: readonly RedirectLocation[] } };
 
 /** The backend `<namespace>_<service>_<port>` requests are copied to, and which of them. */
 export interface MirrorRule {
@@ -77,8 +88,7 @@ export function greatestCommonDivisor(a: number, b: number): number {
 }
 
 /** A mirror of no request asks for nothing. */
-function mirrorRule(mirror: RouteSettings['mirror']): MirrorRule | undefined {
-  if (!mirror) return undefined;
+function mirrorRule(mirror: NonNullable<RouteSettings['mirrors']>[number]): MirrorRule | undefined {
   const { namespace, service, port } = mirror;
   const scaled = Math.min(Math.round(((mirror.percent ?? 100) * MIRROR_SCALE) / 100), MIRROR_SCALE);
   if (scaled <= 0) return undefined;
@@ -117,13 +127,26 @@ export class RoutePolicy extends Sourced {
   readonly serverTimeout: { readonly milliseconds: number } | undefined;
   /** Requests answered 500 (backendRefs that do not resolve): `share` of `of` at random when `partial`, else all. */
   readonly unresolved: { readonly share: number; readonly of: number; readonly partial: boolean } | undefined;
-  /** Requests copied to the backend of a Service port (Gateway API RequestMirror): all, or `share` in `of` at random when `partial`. */
-  readonly mirror: MirrorRule | undefined;
+  /** Requests copied to the backends of Service ports (Gateway API RequestMirror): each all, or `share` in `of` at random when `partial`. */
+  readonly mirrors: readonly MirrorRule[];
   readonly rewrites: readonly PathRewrite[];
   readonly requestHeaders: HeaderActions | undefined;
   readonly responseHeaders: HeaderActions | undefined;
   /** The userlist of basic auth: `auth_<namespace>_<secret>`. */
   readonly userlist: string | undefined;
+  /** Client certificate authentication (settings.clientCertificate), as the template's rules ask for it. */
+  readonly clientCertificate:
+    | {
+        /** Refused without a certificate (verify "on"). */
+        readonly required: boolean;
+        /** Refused with a certificate that fails verification ("on" and "optional"). */
+        readonly verified: boolean;
+        readonly errorPage: string | undefined;
+        readonly passCertificate: boolean;
+      }
+    | undefined;
+  /** The arguments of the external-auth action (lib/lua/external-auth.ts), "-" for one not set. */
+  readonly externalAuth: ExternalAuthRule | undefined;
   readonly cors:
     | {
         readonly anyOrigin: boolean;
@@ -135,6 +158,7 @@ export class RoutePolicy extends Sourced {
         readonly headers: string;
         readonly credentials: boolean;
         readonly maxAge: number | undefined;
+        readonly respondToPreflight: boolean;
       }
     | undefined;
 
@@ -154,21 +178,30 @@ export class RoutePolicy extends Sourced {
     this.serverTimeout = backendRequest === undefined ? undefined : Object.freeze({ milliseconds: backendRequest === 0 ? LONGEST_TIMEOUT : backendRequest });
     const unresolved = settings.unresolvedShare;
     this.unresolved = unresolved && { ...unresolved, partial: unresolved.share < unresolved.of };
-    this.mirror = mirrorRule(settings.mirror);
+    this.mirrors = Object.freeze((settings.mirrors ?? []).flatMap((mirror) => mirrorRule(mirror) ?? []));
     this.rewrites = pathRewrites(settings.rewrite, path);
     this.requestHeaders = headerActions(settings.requestHeaders);
     this.responseHeaders = headerActions(settings.responseHeaders);
     const auth = settings.basicAuth;
     this.userlist = auth && userlistName(auth.secret.namespace, auth.secret.name);
+    const client = settings.clientCertificate;
+    this.clientCertificate = client && {
+      required: client.verify === 'on',
+      verified: client.verify !== 'optional_no_ca',
+      errorPage: client.errorPage,
+      passCertificate: client.passCertificate,
+    };
+    this.externalAuth = externalAuthRule(settings.externalAuth);
     const cors = settings.cors;
     this.cors = cors && {
       anyOrigin: cors.allowOrigins.includes('*'),
       origins: cors.allowOrigins.filter((origin) => origin !== '*' && !origin.includes('*')),
-      originPatterns: cors.allowOrigins.filter((origin) => origin !== '*' && origin.includes('*')).map(originPattern),
+      originPatterns: [...cors.allowOrigins.filter((origin) => origin !== '*' && origin.includes('*')).map(originPattern), ...(cors.allowOriginPatterns ?? [])],
       methods: cors.allowMethods.join(', '),
       headers: cors.allowHeaders.join(', '),
       credentials: cors.allowCredentials,
       maxAge: cors.maxAge,
+      respondToPreflight: cors.respondToPreflight,
     };
     Object.freeze(this);
   }
@@ -178,6 +211,27 @@ export class RoutePolicy extends Sourced {
 function originPattern(origin: string): string {
   const [before, after] = origin.split('*.', 2) as [string, string];
   return `^${escapeRegex(before)}[A-Za-z0-9-]+\\.${escapeRegex(after)}$`;
+}
+
+export interface ExternalAuthRule {
+  readonly url: string;
+  readonly method: string;
+  readonly signin: string;
+  readonly requestRedirect: string;
+  readonly headers: string;
+  readonly alwaysSetCookie: boolean;
+}
+
+function externalAuthRule(auth: RouteSettings['externalAuth']): ExternalAuthRule | undefined {
+  if (!auth) return undefined;
+  return Object.freeze({
+    url: auth.url,
+    method: auth.method ?? '-',
+    signin: auth.signin ?? '-',
+    requestRedirect: auth.requestRedirect,
+    headers: auth.responseHeaders.length === 0 ? '-' : auth.responseHeaders.join(','),
+    alwaysSetCookie: auth.alwaysSetCookie,
+  });
 }
 
 /** The userlist a basic-auth Secret's users are written to. */
@@ -200,15 +254,27 @@ function headerActions(headers: RouteSettings['requestHeaders']): HeaderActions 
   });
 }
 
+const DEFAULT_PORTS = { http: 80, https: 443 } as const;
+
+function redirectLocation(scheme: 'http' | 'https', port: number | undefined, plainOnly: boolean, tlsOnly: boolean): RedirectLocation {
+  return Object.freeze({ scheme, port: port === DEFAULT_PORTS[scheme] ? undefined : port, plainOnly, tlsOnly });
+}
+
+/**
+ * The Gateway API's RequestRedirect (apis/v1/httproute_types.go
+ * HTTPRequestRedirectFilter.Port): without a port, a scheme's well-known
+ * port when a scheme is set, else the listener's, taken to be its scheme's
+ * default (a policy is shared by routes on every listener); never the port
+ * of the request's Host header. A port that is its scheme's default is left
+ * out of Location. Without a scheme the request's stays, and so does which
+ * port is its default: one line per scheme.
+ */
 function redirectRule(redirect: RouteSettings['redirect']): RedirectRule | undefined {
   if (!redirect) return undefined;
-  const { code } = redirect;
+  const { code, scheme, port } = redirect;
   if (redirect.location !== undefined) return { code, location: redirect.location };
-  // A new path is made by replace-path first: the prefix redirect writes the request's path as it is then.
-  if (redirect.host !== undefined || redirect.port !== undefined || redirect.path !== undefined) {
-    return { code, prefix: { scheme: redirect.scheme, host: redirect.host, port: redirect.port } };
-  }
-  return { code, scheme: redirect.scheme ?? 'https' };
+  const locations = scheme ? [redirectLocation(scheme, port, false, false)] : [redirectLocation('http', port, true, false), redirectLocation('https', port, false, true)];
+  return { code, prefix: Object.freeze({ host: redirect.host, locations: Object.freeze(locations) }) };
 }
 
 const REGEX_SPECIAL = /[.*+?^${}()|[\]\\]/g;
@@ -232,7 +298,7 @@ function pathRewrites(rewrite: RouteSettings['rewrite'] | NonNullable<RouteSetti
     case 'full':
       return Object.freeze([{ pattern: '^.*$', replacement: rewrite.path }]);
     case 'regex':
-      return Object.freeze([{ pattern: rewrite.pattern, replacement: rewrite.replacement }]);
+      return Object.freeze(rewrite.rules.map(({ pattern, replacement }) => ({ pattern, replacement })));
     case 'route-path':
       return Object.freeze([{ pattern: `(?i)^${path ?? '/'}`, replacement: rewrite.replacement }]);
     case 'prefix': {

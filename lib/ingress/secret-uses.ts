@@ -2,9 +2,10 @@ import { compareCodeUnits } from '../compare.ts';
 import { parentOf, type HostOwnership } from './host-ownership.ts';
 import type { IngressRead } from './ingress-reader.ts';
 import { ListenerSecretUses } from './listener-secret-uses.ts';
-import { olderFirst } from './order.ts';
+import { compareStanding } from '../routing/precedence.ts';
 import { Referrers } from './problems.ts';
 import type { SecretUse } from './types.ts';
+import type { SecretRef } from '../annotations/settings.ts';
 
 /**
  * The Secrets that served TLS entries name, and the SNI names each may be
@@ -83,12 +84,18 @@ export class SecretUses {
       // them: the order decides which field is named when two Ingresses share a label.
       const referrers = new Referrers();
       const hosts = new Set<string>();
-      for (const user of [...users].sort((a, b) => olderFirst(a.place, b.place))) {
+      // A host's client certificates are asked for on its crt-list line: the oldest Ingress asking decides.
+      const clientCas: Record<string, SecretRef> = {};
+      for (const user of [...users].sort((a, b) => compareStanding(a.place, b.place))) {
         const served = user.served!;
+        const clientCa = served.settings.route.clientCertificate?.ca;
         for (const tls of served.tls) {
           if (tls.secretName !== name) continue;
           const admitted = tls.hosts.filter((host) => this.#ownership.admitted(user, host));
-          for (const host of admitted) hosts.add(host);
+          for (const host of admitted) {
+            hosts.add(host);
+            if (clientCa !== undefined) clientCas[host] ??= clientCa;
+          }
           if (admitted.length > 0) referrers.add(served.label, tls.field);
         }
       }
@@ -104,7 +111,14 @@ export class SecretUses {
         if (!host.startsWith('*.')) continue;
         for (const below of this.#ownership.hostsUnder(host.slice(2))) if (this.#ownership.ownerOf(below) !== group) excluded.add(below);
       }
-      this.#uses.set(id, { namespace, name, hosts: [...hosts].sort(compareCodeUnits), excludedHosts: [...excluded].sort(compareCodeUnits), referrers });
+      this.#uses.set(id, {
+        namespace,
+        name,
+        hosts: [...hosts].sort(compareCodeUnits),
+        excludedHosts: [...excluded].sort(compareCodeUnits),
+        referrers,
+        ...(Object.keys(clientCas).length > 0 ? { clientCas } : {}),
+      });
     }
     this.#touched.clear();
     return Array.from(this.#uses.values());

@@ -1,5 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import type { BackendSettings, RouteSettings } from '../annotations/settings.ts';
+import type { BackendSettings, RouteSettings, SecretRef } from '../annotations/settings.ts';
 import type { RoutePolicy } from './route-policies.ts';
 import type { RouteConditions } from './route-conditions.ts';
 import type { RouteRecord } from '../routing/route.ts';
@@ -73,6 +73,10 @@ export interface SecretUse {
   /** Hosts its wildcards cover that belong to other namespaces: never to be served with it. Sorted. */
   readonly excludedHosts: readonly string[];
   readonly referrers: Referrers;
+  /** Per host of `hosts` whose Ingress asks for client certificates, the CA Secret they are checked against. */
+  readonly clientCas?: Readonly<Record<string, SecretRef>>;
+  /** The fallback certificate's own line (crt-list-lines.ts). */
+  readonly fallback?: boolean;
 }
 
 /** A TLS Secret an HTTPS listener serves, for these SNI names (sorted); `label` and `field` name the listener's certificateRefs entry. */
@@ -82,6 +86,8 @@ export interface ListenerCertificate {
   readonly hosts: readonly string[];
   readonly label: string;
   readonly field: string;
+  /** The certificate for names no crt-list line lists: an HTTPS listener's without a hostname (lib/gateway/certificates.ts). */
+  readonly fallback?: boolean;
 }
 
 /** One Service port's share of a split backend. */
@@ -147,6 +153,10 @@ export interface IngressModel {
   readonly serverTimeouts: boolean;
   /** True when a policy mirrors requests: the configuration then loads the controller's mirror script and has the mirror frontend. */
   readonly mirrors: boolean;
+  /** True when a policy limits request bodies: the configuration then loads the controller's body-limit filter for bodies without a Content-Length. */
+  readonly bodyLimits: boolean;
+  /** True when a policy asks an auth service first (external authentication): the configuration then loads the controller's external-auth action. */
+  readonly externalAuth: boolean;
   /**
    * The fields of a path map value the frontend reads to choose between
    * backendRefs with filters of their own (see backend-choice.ts), one per
@@ -157,8 +167,20 @@ export interface IngressModel {
   readonly userlists: readonly Userlist[];
   /** Sorted by name. */
   readonly backends: readonly Backend[];
-  /** Sorted by file. */
+  /** Sorted by file; a fallback certificate's line first, lines that refuse names last (crt-list-lines.ts). */
   readonly certificates: readonly Certificate[];
+  /** A certificate answers for names no line lists (an HTTPS listener without a hostname): the HTTPS bind goes without strict-sni. */
+  readonly fallbackCertificate: boolean;
+  /** Some crt-list line asks for client certificates: the HTTPS bind lets a failed one through to the routes, which refuse it. */
+  readonly clientCertificates: boolean;
+  /**
+   * Lines ask for client certificates against two CA files or more: TLS
+   * sessions are then never resumed, since a TLS 1.3 session resumed under
+   * another SNI name keeps the certificate another CA verified (measured on
+   * HAProxy 2.6: ssl_fc_sni is the new name, ssl_c_verify 0; 3.2 does not
+   * resume such a session itself, but which HAProxy runs is not known here).
+   */
+  readonly separateClientCas: boolean;
   /** The CA files backends verify their servers against (general files), sorted by file. */
   readonly caCertificates: readonly CaCertificate[];
   /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */
@@ -269,6 +291,16 @@ export interface Certificate {
   readonly excludedHosts: readonly string[];
   /** `<namespace>/<secret>`. */
   readonly secret: string;
+  /** The CA file client certificates for these hosts are checked against (`verify optional` on the line), if they are asked for. */
+  readonly clientCaFile?: string;
+  /** The line of the certificate for names no line lists: first in the crt-list, HAProxy's default certificate. */
+  readonly fallback?: boolean;
+  /**
+   * A line whose handshakes always fail (`hosts`: names a namespace holds
+   * that no certificate of its own lists, beside a fallback certificate):
+   * it allows TLS 1.0 alone, which HAProxy's OpenSSL refuses.
+   */
+  readonly refuses?: boolean;
 }
 
 /** A CA Secret's ca.crt, written as a general file (read only at start, so a change reloads). */

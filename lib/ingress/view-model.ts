@@ -5,7 +5,9 @@ import { ModelSource } from './model-source.ts';
 import { IngressAggregate, type ReadIngress } from './aggregate.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
 import { checkTlsSecret, type CheckedCa } from './certificates.ts';
+import { hostsByClientCa, resolveClientCas, type ClientCas } from './client-cas.ts';
 import { certificateFile } from './certificate-file.ts';
+import { crtListLines, FALLBACK_FILTER, withFallback } from './crt-list-lines.ts';
 import { readIngress, servesClass } from './ingress-reader.ts';
 import { describeObject } from './names.ts';
 import { compareCodeUnits } from '../compare.ts';
@@ -13,7 +15,7 @@ import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import type { ListenerUses } from './listener-secret-uses.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from './sorted-list.ts';
-import type { Certificate, HostEntry, IngressModel, IngressSources, SecretUse } from './types.ts';
+import type { CaCertificate, Certificate, HostEntry, IngressModel, IngressSources, SecretUse } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
 import { HttpRouteReadCache, readHttpRoutes, replacedRoutes } from './http-route-read-cache.ts';
 import { CHOICE_FIELDS } from './backend-choice.ts';
@@ -55,6 +57,7 @@ interface LastBuild {
   readonly secrets: readonly SecretUse[];
   readonly certificates: Certificates;
   readonly userlists: Userlists;
+  readonly clientCas: ClientCas;
   readonly excluded: MergedProblems;
   readonly warnings: MergedProblems;
   readonly model: IngressModel;
@@ -68,33 +71,11 @@ interface Certificates {
   readonly expiresAt: number;
 }
 
-/**
- * HAProxy 2.6 reads a crt-list line into a 64 KiB buffer ("line too long")
- * and takes at most 2048 words on it ("too many args"), the file name and
- * `[options]` included; a longer line fails the whole configuration. Lines
- * are kept well inside both, leaving room for the file's path.
- */
-const CRT_LINE_FILTERS = 1000;
-const CRT_LINE_CHARACTERS = 32_768;
-
-/** The SNI names split over crt-list lines, each line repeating the negative filters; undefined when those alone do not fit. */
-function crtListLines(hosts: readonly string[], excludedHosts: readonly string[]): (readonly string[])[] | undefined {
-  const excludedLength = excludedHosts.reduce((total, host) => total + host.length + 2, 0);
-  if (excludedHosts.length > CRT_LINE_FILTERS / 2 || excludedLength > CRT_LINE_CHARACTERS / 2) return undefined;
-  const lines: string[][] = [];
-  let line: string[] = [];
-  let length = excludedLength;
-  for (const host of hosts) {
-    if (line.length > 0 && (line.length + excludedHosts.length >= CRT_LINE_FILTERS || length + host.length + 1 > CRT_LINE_CHARACTERS)) {
-      lines.push(line);
-      line = [];
-      length = excludedLength;
-    }
-    line.push(host);
-    length += host.length + 1;
-  }
-  lines.push(line);
-  return lines;
+/** The Secrets the Ingresses' TLS entries name, then the listeners', then the fallback certificate's own line (crt-list-lines.ts). */
+function certificateUses(ingresses: readonly SecretUse[], listeners: ListenerUses): readonly SecretUse[] {
+  if (listeners.uses.length === 0 && listeners.fallback === undefined) return ingresses;
+  const fallback: SecretUse[] = listeners.fallback ? [{ ...listeners.fallback, hosts: [], excludedHosts: [FALLBACK_FILTER], fallback: true }] : [];
+  return [...ingresses, ...listeners.uses, ...fallback];
 }
 
 function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSources, cache: IngressModelCache, now: number): Certificates {
@@ -102,7 +83,7 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSour
   const warnings: Problem[] = [];
   const certificates: Certificate[] = [];
   let expiresAt = Number.POSITIVE_INFINITY;
-  for (const { namespace, name, hosts: sniHosts, excludedHosts, referrers } of secrets) {
+  for (const { namespace, name, hosts: sniHosts, excludedHosts, referrers, clientCas, fallback } of secrets) {
     const secretLabel = describeObject('Secret', namespace, name);
     const secret = sources.secret(namespace, name);
     if (!secret) {
@@ -119,8 +100,9 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSour
       excluded.push({ object: secretLabel, field: checked.field, message: `${checked.reason}; TLS entries using it left out` });
       continue;
     }
-    const lines = crtListLines(sniHosts, excludedHosts);
-    if (lines === undefined) {
+    const groups = hostsByClientCa(sniHosts, clientCas);
+    const lines = groups.map(({ hosts }) => crtListLines(hosts, excludedHosts));
+    if (lines.some((group) => group === undefined)) {
       excluded.push({
         object: secretLabel,
         field: 'data[tls.crt]',
@@ -131,7 +113,14 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSour
     expiresAt = Math.min(expiresAt, checked.notAfter);
     const source = new ModelSource('Secret', secret, 'data');
     const file = certificateFile(namespace, name);
-    for (const hosts of lines) certificates.push(withSource({ file, pem: checked.pem, hosts, excludedHosts, secret: `${namespace}/${name}` }, source));
+    const id = `${namespace}/${name}`;
+    for (const [index, { clientCaFile }] of groups.entries()) {
+      for (const hosts of lines[index]!) {
+        certificates.push(
+          withSource({ file, pem: checked.pem, hosts, excludedHosts, secret: id, ...(clientCaFile === undefined ? {} : { clientCaFile }), ...(fallback ? { fallback } : {}) }, source),
+        );
+      }
+    }
   }
   // Stable: the lines of one Secret keep their order.
   certificates.sort((a, b) => compareCodeUnits(a.file, b.file));
@@ -223,11 +212,12 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const certificates =
     last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets && last.listenerSecrets === listenerSecrets
       ? last.certificates
-      : resolveCertificates(listenerSecrets.uses.length === 0 ? aggregate.secrets : [...aggregate.secrets, ...listenerSecrets.uses], sources, cache, now);
+      : resolveCertificates(certificateUses(aggregate.secrets, listenerSecrets), sources, cache, now);
   const userlists = resolveUserlists(aggregate.policies, sources.secret, cache.userlists, last?.userlists);
+  const clientCas = keptClientCas(resolveClientCas(aggregate.policies, aggregate.secrets, sources.secret, cache.caSecrets, last?.clientCas), last?.clientCas);
   const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded, gatewayProblems], last?.excluded);
   const warnings = mergedProblems(
-    [aggregate.warnings, resolution.warnings, certificates.warnings, listenerSecrets.warnings, userlists.warnings, ...routes.map((route) => route.warnings)],
+    [aggregate.warnings, resolution.warnings, certificates.warnings, listenerSecrets.warnings, userlists.warnings, clientCas.warnings, ...routes.map((route) => route.warnings)],
     last?.warnings,
   );
   const served = suffixHosts(aggregate.hosts, wildcards, last?.model);
@@ -243,19 +233,25 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     conditions: aggregate.routeLines.conditions,
     policies: aggregate.policies,
     serverTimeouts: aggregate.policies.some((policy) => policy.serverTimeout !== undefined),
-    mirrors: aggregate.policies.some((policy) => policy.mirror !== undefined),
+    mirrors: aggregate.policies.some((policy) => policy.mirrors.length > 0),
+    bodyLimits: aggregate.policies.some((policy) => policy.settings.bodySizeLimit !== undefined),
+    externalAuth: aggregate.policies.some((policy) => policy.externalAuth !== undefined),
     choiceFields: routes.some((route) => route.choices) ? CHOICE_FIELDS : NO_CHOICE_FIELDS,
     userlists: userlists.userlists,
     backends: resolution.backends,
-    certificates: certificates.certificates,
-    caCertificates: resolution.caCertificates,
+    // Made each time: which hosts other groups hold moves without a certificate changing.
+    certificates: listenerSecrets.fallback ? withFallback(certificates.certificates, aggregate.secretUses.listeners.heldElsewhere()) : certificates.certificates,
+    fallbackCertificate: certificates.certificates.some((certificate) => certificate.fallback === true),
+    clientCertificates: certificates.certificates.some((certificate) => certificate.clientCaFile !== undefined),
+    separateClientCas: new Set(certificates.certificates.map((certificate) => certificate.clientCaFile).filter((file) => file !== undefined)).size > 1,
+    caCertificates: clientCas.files.length === 0 ? resolution.caCertificates : withClientCas(resolution.caCertificates, clientCas, last?.model),
     defaultBackend: aggregate.defaultBackend,
     excluded: excluded.merged,
     warnings: warnings.merged,
   };
   // A change that moved nothing (a new resourceVersion alone) leaves the model as it was.
   const model = last && sameModel(last.model, next) ? last.model : next;
-  cache.last = { className: sources.className, aggregate, resolution, ...kept, secrets: aggregate.secrets, certificates, userlists, excluded, warnings, model };
+  cache.last = { className: sources.className, aggregate, resolution, ...kept, secrets: aggregate.secrets, certificates, userlists, clientCas, excluded, warnings, model };
   return model;
 }
 
@@ -278,6 +274,17 @@ const NO_CHOICE_FIELDS: readonly number[] = Object.freeze([]);
 
 function sameProblems(a: readonly Problem[], b: readonly Problem[]): boolean {
   return a === b || (a.length === b.length && a.every((problem, i) => problem.object === b[i]!.object && problem.field === b[i]!.field && problem.message === b[i]!.message));
+}
+
+/** The same warnings as the last build's kept as they were, so the merged problems are too. */
+function keptClientCas(cas: ClientCas, last: ClientCas | undefined): ClientCas {
+  return last && cas.warnings !== last.warnings && sameProblems(cas.warnings, last.warnings) ? { ...cas, warnings: last.warnings } : cas;
+}
+
+/** The servers' CA files and the client CA files, sorted by file; the last model's list while it holds the same. */
+function withClientCas(servers: readonly CaCertificate[], cas: ClientCas, last: IngressModel | undefined): readonly CaCertificate[] {
+  const merged = [...servers, ...cas.files].sort((a, b) => compareCodeUnits(a.file, b.file));
+  return last && sameItems(last.caCertificates, merged) ? last.caCertificates : Object.freeze(merged);
 }
 
 function sameModel(a: IngressModel, b: IngressModel): boolean {

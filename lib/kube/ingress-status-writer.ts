@@ -3,16 +3,11 @@ import type { WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
 import { publishedAddresses, publishes } from './ingress-status.ts';
 import { kubeRequest } from './kube-request.ts';
+import { ingressClassOf } from '../kube-syntax/ingress-class.ts';
 import { objectPath } from './resource-path.ts';
 
-const CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
 /** Status writes in flight at once: enough to publish thousands of Ingresses in seconds, few enough not to flood the API. */
 const PARALLEL_WRITES = 8;
-
-function servedClass(ingress: KubeObject): unknown {
-  const spec = ingress['spec'] as { ingressClassName?: unknown } | undefined;
-  return spec?.ingressClassName ?? ingress.metadata.annotations?.[CLASS_ANNOTATION];
-}
 
 /**
  * Keeps `status.loadBalancer` of the Ingresses the controller serves equal
@@ -33,7 +28,7 @@ export class IngressStatusWriter {
     for (const resource of resources) {
       if (resource.kind !== 'Ingress') continue;
       for (const ingress of stores.get(resource.name)?.list() ?? []) {
-        if (servedClass(ingress) === className && !publishes(ingress, addresses)) stale.push({ resource, ingress });
+        if (ingressClassOf(ingress) === className && !publishes(ingress, addresses)) stale.push({ resource, ingress });
       }
     }
     let next = 0;

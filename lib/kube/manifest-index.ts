@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { CompiledPath, WatchedResource } from '../config/types.ts';
 import type { KubeObject, ResourceEvent } from '../pipeline/model.ts';
+import type { FirstSeen } from './first-seen.ts';
 import type { ManifestSet } from './manifests.ts';
 import { pluralOf } from '../kube-syntax/plural.ts';
 import { selectionFor, withoutIgnoredFields } from './select.ts';
@@ -40,7 +41,10 @@ function otherVersionOf(object: KubeObject, resources: readonly WatchedResource[
   const kind = object.kind;
   return resources.find(
     (resource) =>
-      groupOf(resource.apiVersion) === group && resource.apiVersion !== object.apiVersion && (resource.kind !== undefined ? resource.kind === kind : resource.resource === pluralOf(kind)),
+      groupOf(resource.apiVersion) === group &&
+      resource.apiVersion !== object.apiVersion &&
+      resource.fallbackApiVersions?.includes(String(object.apiVersion)) !== true &&
+      (resource.kind !== undefined ? resource.kind === kind : resource.resource === pluralOf(kind)),
   );
 }
 
@@ -48,21 +52,28 @@ function otherVersionOf(object: KubeObject, resources: readonly WatchedResource[
  * The objects a folder of manifests holds, per watched resource, as a
  * stream of informer-like events. Each update is a whole re-read; a file
  * that no longer parses keeps contributing what it held when it last did,
- * so a bad edit never takes objects (and traffic) away.
+ * so a bad edit never takes objects (and traffic) away. With `firstSeen`, an
+ * object without a creationTimestamp gets the time it was first seen as one
+ * (lib/kube/first-seen.ts).
  */
 export class ManifestIndex {
   readonly #resources: readonly { readonly resource: WatchedResource; readonly selects: (o: KubeObject) => boolean }[];
   readonly #ignoreFields: readonly CompiledPath[];
+  readonly #firstSeen: FirstSeen | undefined;
   #lastGood = new Map<string, ManifestSet['manifests']>();
   #objects = new Map<string, Map<string, KubeObject>>();
 
-  constructor(resources: readonly WatchedResource[], ignoreFields: readonly CompiledPath[]) {
+  constructor(resources: readonly WatchedResource[], ignoreFields: readonly CompiledPath[], firstSeen?: FirstSeen) {
     this.#resources = resources.map((resource) => ({ resource, selects: selectionFor(resource) }));
     this.#ignoreFields = ignoreFields;
+    this.#firstSeen = firstSeen;
   }
 
-  /** Applies a re-read of every file; returns the changes since the last one, and the problems found. */
-  update(files: ReadonlyMap<string, ManifestSet>): { events: ResourceEvent[]; errors: string[] } {
+  /**
+   * Applies a re-read of every file, made at `now`; returns the changes since
+   * the last one, the problems found, and whether the first-seen record changed.
+   */
+  update(files: ReadonlyMap<string, ManifestSet>, now = 0): { events: ResourceEvent[]; errors: string[]; firstSeenChanged: boolean } {
     const errors: string[] = [];
     const lastGood = new Map<string, ManifestSet['manifests']>();
     for (const [file, set] of files) {
@@ -91,7 +102,8 @@ export class ManifestIndex {
           const earlier = sources.get(id);
           if (earlier) errors.push(`${source}: ${candidate.kind} ${id} is also defined in ${earlier}; this one wins`);
           sources.set(id, source);
-          objects.set(id, withoutIgnoredFields(candidate, this.#ignoreFields));
+          const stamped = this.#firstSeen ? this.#firstSeen.stamp(`${resource.name} ${id}`, candidate, now) : candidate;
+          objects.set(id, withoutIgnoredFields(stamped, this.#ignoreFields));
         }
       }
       const before = this.#objects.get(resource.name) ?? new Map<string, KubeObject>();
@@ -104,6 +116,7 @@ export class ManifestIndex {
       next.set(resource.name, objects);
     }
     this.#objects = next;
+    const firstSeenChanged = this.#firstSeen?.endRead() ?? false;
     for (const manifests of lastGood.values()) {
       for (const { object, source } of manifests) {
         const watched = read.has(object)
@@ -118,6 +131,6 @@ export class ManifestIndex {
           );
       }
     }
-    return { events, errors };
+    return { events, errors, firstSeenChanged };
   }
 }

@@ -12,7 +12,7 @@ import { pluralOf } from '../kube-syntax/plural.ts';
 export function selectionFor(resource: WatchedResource): (object: KubeObject) => boolean {
   const labels = resource.labelSelector ? parseLabelSelector(resource.labelSelector) : undefined;
   return (object) =>
-    object.apiVersion === resource.apiVersion &&
+    (object.apiVersion === resource.apiVersion || resource.fallbackApiVersions?.includes(String(object.apiVersion)) === true) &&
     (resource.kind !== undefined ? object.kind === resource.kind : typeof object.kind === 'string' && pluralOf(object.kind) === resource.resource) &&
     (resource.namespace === undefined || object.metadata.namespace === resource.namespace) &&
     (labels === undefined || matchesLabels(labels, object.metadata.labels)) &&
@@ -29,7 +29,21 @@ export function withoutIgnoredFields(object: KubeObject, ignoreFields: readonly 
   return ignoreFields.reduce((stripped, path) => withoutPath(stripped, path), object);
 }
 
-/** The pipeline's view of a watched resource: its store name and index key extractors. */
+/**
+ * The resources whose status the controller writes, by API group and plural:
+ * Ingress status (lib/kube/ingress-status-writer.ts) and Gateway API status
+ * (lib/gateway/status-writer.ts). Nothing the shipped templates render
+ * reads their status.
+ */
+const statusWritten = new Set(['networking.k8s.io/ingresses', 'gateway.networking.k8s.io/gatewayclasses', 'gateway.networking.k8s.io/gateways', 'gateway.networking.k8s.io/httproutes']);
+
+/** Whether the controller writes the status of a watched resource's objects. */
+export function writesStatusOf(resource: Pick<WatchedResource, 'apiVersion' | 'resource'>): boolean {
+  const slash = resource.apiVersion.indexOf('/');
+  return slash > 0 && statusWritten.has(`${resource.apiVersion.slice(0, slash)}/${resource.resource}`);
+}
+
+/** The pipeline's view of a watched resource: its store name, index key extractors, and whether its status is the controller's. */
 export function watchedType(resource: WatchedResource): WatchedType {
-  return { kind: resource.name, indexBy: resource.indexBy.map((path) => path.get) };
+  return { kind: resource.name, indexBy: resource.indexBy.map((path) => path.get), ownStatus: writesStatusOf(resource) };
 }

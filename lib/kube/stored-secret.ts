@@ -13,6 +13,8 @@ import type { KubeObject } from '../pipeline/model.ts';
  *   prints it is taken, and stored canonical.
  * - Keys are what the API server validates (IsConfigMapKey,
  *   k8s.io/apimachinery validation.go): letters, digits, '-', '_', '.'.
+ * - A Secret without `type` is Opaque (SetDefaults_Secret, kubernetes
+ *   pkg/apis/core/v1/defaults.go), so a watch selecting type=Opaque finds it.
  * Values never appear in a message.
  */
 
@@ -36,7 +38,8 @@ export function storedSecret(object: KubeObject): StoredSecret {
   const stringData = object['stringData'] ?? {};
   if (!isMapping(data)) return refuse('data is not a mapping');
   if (!isMapping(stringData)) return refuse('stringData is not a mapping');
-  let changed = object['stringData'] !== undefined;
+  const untyped = object['type'] === undefined || object['type'] === null || object['type'] === '';
+  let changed = untyped || object['stringData'] !== undefined;
   const stored: Record<string, string> = {};
   for (const [field, values] of [
     ['data', data],
@@ -58,5 +61,8 @@ export function storedSecret(object: KubeObject): StoredSecret {
   }
   if (!changed) return { ok: true, object };
   const { stringData: _dropped, ...rest } = object;
-  return { ok: true, object: { ...rest, metadata: object.metadata, data: stored } };
+  return {
+    ok: true,
+    object: { ...rest, metadata: object.metadata, ...(untyped ? { type: 'Opaque' } : {}), ...(object['data'] === undefined && object['stringData'] === undefined ? {} : { data: stored }) },
+  };
 }

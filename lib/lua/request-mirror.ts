@@ -1,10 +1,7 @@
 /**
  * The controller's own Lua script: Gateway API RequestMirror on HAProxy
- * 2.6, which has no mirror of its own (decision record 0013). The renderer
- * writes it among the general files, over any template's, whenever the
- * configuration loads it; the directive guard lets `lua-load` name this
- * file and no other, and the configuration reader refuses a template of
- * this name, so a template can run this code and never its own.
+ * 2.6, which has no mirror of its own (decision record 0013). Written and
+ * guarded as the controller's other scripts are (lib/lua/controller-scripts.ts).
  *
  * `http-request lua.mirror <backend> <address>` sends a copy of the
  * request, as the rules before it left it (method, path and query, headers

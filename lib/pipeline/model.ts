@@ -196,6 +196,8 @@ export interface WatchedType {
   readonly kind: string;
   /** Composite index: each extractor yields one key part; lookups match a prefix of the parts. */
   readonly indexBy: readonly ((object: KubeObject) => string | undefined)[];
+  /** The controller writes these objects' status: an update that changes only the status is stored without a render. */
+  readonly ownStatus?: boolean;
 }
 
 /** What the fleet stages consume: the newest validated config, or the whole current endpoint set. */

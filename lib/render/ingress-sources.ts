@@ -144,7 +144,14 @@ export function routedObjects(model: GatewayApiModel, cache?: RouteSourcesCache)
     if (routed) httpRoutes.push(routed);
   }
   if (cache) cache.lastOutcomes = { outcomes, routed: routedList };
-  const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field }) => ({ namespace, name: secret, hosts, label: object, field }));
+  const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field, fallback }) => ({
+    namespace,
+    name: secret,
+    hosts,
+    label: object,
+    field,
+    ...(fallback ? { fallback } : {}),
+  }));
   return { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates };
 }
 

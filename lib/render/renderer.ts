@@ -1,17 +1,17 @@
 import type { ControllerConfig } from '../config/types.ts';
 import type { KubeObject, Problem, RenderedFiles, RenderOutput, StoreReader } from '../pipeline/model.ts';
 import { CompactOrigins, type FileOrigins } from './line-origins.ts';
-import type { IngressModel } from '../ingress/types.ts';
 import { buildIngressModel, IngressModelCache } from '../ingress/view-model.ts';
 import { ingressSources, RouteSourcesCache } from './ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
 import { LOG_FORMAT, QUOTED, SafeWriter, type Violation } from './safe-writer.ts';
+import type { TemplateView } from './template-view.ts';
 import type { Template } from '../config/template.ts';
 import { hideObjects } from '../pipeline/quarantine.ts';
-import { REQUEST_MIRROR_LUA, REQUEST_MIRROR_LUA_FILE } from '../lua/request-mirror.ts';
+import { CONTROLLER_LUA } from '../lua/controller-scripts.ts';
 
-/** A `lua-load` line naming the controller's request mirror script, which the directive guard lets through. */
-const LOADS_MIRROR_LUA = new RegExp(`^\\s*lua-load\\s+\\S*/${REQUEST_MIRROR_LUA_FILE.replace(/[.]/g, '\\.')}\\s*$`, 'm');
+/** A `lua-load` line naming a script of the controller's (the directive guard lets these through), with the file's name. */
+const LOADS_CONTROLLER_LUA = /^\s*lua-load\s+\S*\/([^/\s]+)\s*$/gm;
 
 export interface RenderRequest {
   readonly stores: ReadonlyMap<string, StoreReader>;
@@ -50,7 +50,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
   const routeSourcesCache = new RouteSourcesCache();
   const escape = Object.freeze({ logFormat: LOG_FORMAT, quoted: QUOTED });
 
-  const ingressModel = (stores: ReadonlyMap<string, StoreReader>): IngressModel | undefined => {
+  const ingressModel = (stores: ReadonlyMap<string, StoreReader>): TemplateView['ingress'] => {
     const sources = ingressSources(config, stores, routeSourcesCache);
     return sources ? buildIngressModel(sources, ingressCache) : undefined;
   };
@@ -69,7 +69,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
     const renderPass = () => {
       tracker.reset();
       writer.violations = [];
-      const view = {
+      const view: TemplateView = {
         templateValues: config.templateValues,
         paths,
         resources: createResourceViews({
@@ -123,8 +123,11 @@ export function createRenderer(config: ControllerConfig): Renderer {
       for (const certificate of ingress?.certificates ?? []) certificates[certificate.file] ??= certificate.pem;
       const general = { ...files.files };
       for (const ca of ingress?.caCertificates ?? []) general[ca.file] ??= ca.pem;
-      // Always the controller's own script, whatever else might stand under its name (see lib/lua/request-mirror.ts).
-      if (LOADS_MIRROR_LUA.test(files.config)) general[REQUEST_MIRROR_LUA_FILE] = REQUEST_MIRROR_LUA;
+      // Always the controller's own scripts, whatever else might stand under their names (see lib/lua/controller-scripts.ts).
+      for (const [, file] of files.config.matchAll(LOADS_CONTROLLER_LUA)) {
+        const script = CONTROLLER_LUA.get(file!);
+        if (script !== undefined) general[file!] = script;
+      }
       return {
         files: { ...files, certificates, files: general },
         excluded: [...(ingress?.excluded ?? []), ...excludedObjects.values()],

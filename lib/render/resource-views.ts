@@ -1,6 +1,7 @@
 import { compareCodeUnits } from '../compare.ts';
 import type { WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
+import type { TemplateView } from './template-view.ts';
 
 /** Where a string value a template reads comes from. */
 export interface Provenance {
@@ -134,7 +135,7 @@ export interface ResourceViewOptions {
  * string read and resolves the declared relations lazily through the
  * target's index. Lists and relations leave excluded objects out.
  */
-export function createResourceViews(options: ResourceViewOptions): Readonly<Record<string, readonly object[]>> {
+export function createResourceViews(options: ResourceViewOptions): TemplateView['resources'] {
   const byName = new Map(options.resources.map((resource) => [resource.name, resource]));
   const proxies = new WeakMap<object, object>();
   const lists = new Map<string, readonly object[]>();
@@ -213,5 +214,6 @@ export function createResourceViews(options: ResourceViewOptions): Readonly<Reco
       },
     });
   }
-  return resources;
+  // The proxies add what ResourceItem declares beyond the stored object's fields.
+  return resources as TemplateView['resources'];
 }

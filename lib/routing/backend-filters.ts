@@ -33,15 +33,13 @@ function composedHeaders(rule: HeaderChanges | undefined, own: HeaderChanges | u
  * undefined when they can. A policy rewrites the path once, from the
  * matched path: a backendRef replacing the matched prefix of a path its
  * rule already rewrote, or redirecting to a path made from it, would act
- * on a path the policy never sees. A policy has one mirror.
+ * on a path the policy never sees.
  */
 export function backendFiltersConflict(rule: RouteSettings, own: RouteSettings): string | undefined {
   // A rule's redirect answers every request itself: no request reaches a backendRef.
   if (rule.redirect !== undefined) return undefined;
   if (rule.rewrite !== undefined && own.rewrite?.kind === 'prefix') return "a backendRef's URLRewrite ReplacePrefixMatch under its rule's URLRewrite path";
   if (rule.rewrite !== undefined && own.redirect !== undefined) return "a backendRef's RequestRedirect under its rule's URLRewrite path";
-  // A policy copies a request to one mirror: the rule's copy of every request and the backendRef's of its own would be two.
-  if (rule.mirror !== undefined && own.mirror !== undefined) return "a backendRef's RequestMirror beside its rule's RequestMirror";
   return undefined;
 }
 
@@ -59,5 +57,7 @@ export function withBackendFilters(rule: RouteSettings, own: RouteSettings | und
     ...own,
     ...(requestHeaders ? { requestHeaders } : {}),
     ...(responseHeaders ? { responseHeaders } : {}),
+    // The rule's copies and the backendRef's own: a request sent to this backendRef makes each.
+    ...(rule.mirrors && own.mirrors ? { mirrors: [...rule.mirrors, ...own.mirrors] } : {}),
   };
 }

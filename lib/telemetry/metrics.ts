@@ -17,6 +17,8 @@ export interface MetricsOptions {
   readonly maxEndpointLabels?: number;
   /** The live stores, counted per watched type at each scrape. */
   readonly stores: () => ReadonlyMap<string, StoreReader> | undefined;
+  /** The registry to fill, a new one when absent: docs/reference/metrics.md is generated from a registry passed here. */
+  readonly registry?: Registry<RegistryContentType>;
 }
 
 export interface Exposition {
@@ -68,7 +70,7 @@ function boundedLabel(max: number): (endpoint: string) => string {
  * global one), named with the haproxy_template_ic_ prefix.
  */
 export function createMetrics(options: MetricsOptions): Metrics {
-  const registry = new Registry<RegistryContentType>();
+  const registry = options.registry ?? new Registry<RegistryContentType>();
   // Exemplars exist only in OpenMetrics; expose() converts for scrapers that ask for the Prometheus format.
   if (options.exemplars) registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
   collectDefaultMetrics({ register: registry, prefix: p });

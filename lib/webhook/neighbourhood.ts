@@ -1,5 +1,6 @@
 import { CATCH_ALL_HOST, readIngress, servesClass, type IngressRead } from '../ingress/ingress-reader.ts';
-import { olderFirst, placeOf } from '../ingress/order.ts';
+import { placeOf } from '../ingress/order.ts';
+import { compareStanding } from '../routing/precedence.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
 
 /**
@@ -145,7 +146,7 @@ export class IngressNeighbourhood {
     let oldest: KubeObject | undefined;
     for (const ingress of this.#byKey.get('default') ?? []) {
       if (sameName(ingress, object)) continue;
-      if (oldest === undefined || olderFirst(placeOf(ingress), placeOf(oldest)) < 0) oldest = ingress;
+      if (oldest === undefined || compareStanding(placeOf(ingress), placeOf(oldest)) < 0) oldest = ingress;
     }
     return oldest;
   }

@@ -265,7 +265,7 @@ describe('Helm chart', function () {
       const statefulSet = haproxyOf(chart);
       expect(statefulSet.spec.replicas).to.equal(2);
       const haproxy = container(statefulSet, 'haproxy');
-      expect(haproxy.image).to.equal('haproxytech/haproxy-debian:2.6.29');
+      expect(haproxy.image).to.equal('haproxytech/haproxy-debian:3.2.26');
       expect(haproxy.command).to.deep.equal(['/usr/local/sbin/haproxy', '-W', '-db', '-S', '/var/run/haproxy/master.sock,mode,600', '-f', '/etc/haproxy/haproxy.cfg']);
       expect(haproxy.ports?.map((p) => [p.name, p.containerPort])).to.deep.equal([
         ['http', 80],
@@ -281,7 +281,7 @@ describe('Helm chart', function () {
       const statefulSet = haproxyOf(chart);
       const haproxy = container(statefulSet, 'haproxy');
       const dataplane = container(statefulSet, 'dataplaneapi');
-      expect(dataplane.image).to.equal('haproxytech/haproxy-debian:2.6.29');
+      expect(dataplane.image).to.equal('haproxytech/haproxy-debian:3.2.26');
       expect(dataplane.ports).to.deep.equal([{ name: 'dataplane', containerPort: 5555, protocol: 'TCP' }]);
       expect(dataplane.readinessProbe?.tcpSocket).to.deep.equal({ port: 'dataplane' });
       expect(dataplane.resources).to.deep.equal({ requests: { cpu: '100m', memory: '128Mi' } });

@@ -72,6 +72,11 @@ export class RenderedChart {
   }
 }
 
+/** The manifests of `helm template` output. */
+export function renderedChart(stdout: string): RenderedChart {
+  return new RenderedChart(loadAll(stdout).filter((document): document is Manifest => document !== null && document !== undefined));
+}
+
 const renders = new Map<string, Promise<RenderedChart>>();
 
 /**
@@ -86,7 +91,7 @@ export function renderChart(values: object = {}, apiVersions: readonly string[] 
     const args = ['template', releaseName, chartDirectory, '--namespace', releaseNamespace, ...apiVersions.flatMap((version) => ['--api-versions', version])];
     render = helmWithValues(args, values).then((result) => {
       if (result.code !== 0) throw new Error(`helm template failed with ${JSON.stringify(values)}:\n${result.stderr}`);
-      return new RenderedChart(loadAll(result.stdout).filter((document): document is Manifest => document !== null && document !== undefined));
+      return renderedChart(result.stdout);
     });
     renders.set(key, render);
   }

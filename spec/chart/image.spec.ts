@@ -72,10 +72,11 @@ describe('the container image', function () {
   });
 
   describe('Dockerfile', () => {
-    it('builds in stages on Node 24 slim (Debian bookworm, whose haproxy is 2.6)', () => {
-      expect(dockerfile.stages.map((s) => s.name)).to.deep.equal(['build', 'production-dependencies', 'runtime']);
-      for (const s of dockerfile.stages) expect(s.from, s.name).to.equal('${NODE_IMAGE}');
-      expect(dockerfile.globalArgs['NODE_IMAGE']).to.match(/^node:24(\.\d+)*-bookworm-slim$/);
+    it('builds in stages on Node 24 slim (Debian trixie, the base of the HAProxy image it takes haproxy from)', () => {
+      expect(dockerfile.stages.map((s) => s.name)).to.deep.equal(['haproxy', 'build', 'production-dependencies', 'runtime']);
+      expect(stage(dockerfile, 'haproxy').from).to.equal('${HAPROXY_IMAGE}');
+      for (const node of dockerfile.stages.filter((candidate) => candidate.name !== 'haproxy')) expect(node.from, node.name).to.equal('${NODE_IMAGE}');
+      expect(dockerfile.globalArgs['NODE_IMAGE']).to.match(/^node:24(\.\d+)*-trixie-slim$/);
     });
 
     it('installs with npm ci (the lock file as it is, never npm install), production dependencies only for the image, and builds with npm run build', () => {
@@ -86,11 +87,17 @@ describe('the container image', function () {
       expect(runs(stage(dockerfile, 'build'))).to.include('npm run build');
     });
 
-    it('copies into the runtime the compiled controller, production node_modules, package.json and templates only', () => {
+    it('copies into the runtime the HAProxy image’s haproxy, the compiled controller, production node_modules, package.json and templates only', () => {
       const copies = stage(dockerfile, 'runtime')
         .instructions.filter((i) => i.keyword === 'COPY')
         .map((i) => i.text);
-      expect(copies).to.deep.equal(['--from=production-dependencies /app/node_modules node_modules', 'package.json ./', 'templates templates', '--from=build /build/dist dist']);
+      expect(copies).to.deep.equal([
+        '--from=haproxy /usr/local/sbin/haproxy /usr/sbin/haproxy',
+        '--from=production-dependencies /app/node_modules node_modules',
+        'package.json ./',
+        'templates templates',
+        '--from=build /build/dist dist',
+      ]);
     });
 
     it('copies nothing from the build context that .dockerignore leaves out', () => {
@@ -121,11 +128,12 @@ describe('the container image', function () {
         .map((i) => i.text)
         .join(' ');
       expect(env).to.include('TMPDIR=/tmp').and.include('HAPROXY_BIN=/usr/sbin/haproxy');
-      expect(runs(runtime).join('\n')).to.match(/apt-get install .*\bhaproxy\b.*\btini\b/);
+      expect(runs(runtime).join('\n')).to.match(/apt-get install .*\btini\b/);
     });
 
-    it('installs the haproxy major.minor of the chart HAProxy image, which the specs validate with too', async () => {
-      const values = load(await readFile(join(chartDirectory, 'values.yaml'), 'utf8')) as { haproxy: { image: { tag: string } } };
+    it('validates with the haproxy of the chart HAProxy image, whose major.minor the specs validate with too', async () => {
+      const values = load(await readFile(join(chartDirectory, 'values.yaml'), 'utf8')) as { haproxy: { image: { repository: string; tag: string } } };
+      expect(dockerfile.globalArgs['HAPROXY_IMAGE']).to.equal(`${values.haproxy.image.repository}:${values.haproxy.image.tag}`);
       const chartMinor = /^(\d+\.\d+)\./.exec(values.haproxy.image.tag)?.[1];
       const arg = stage(dockerfile, 'runtime').instructions.find((i) => i.keyword === 'ARG' && i.text.startsWith('HAPROXY_VERSION='));
       expect(arg?.text).to.equal(`HAPROXY_VERSION=${chartMinor}`);

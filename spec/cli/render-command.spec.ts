@@ -73,6 +73,62 @@ describe('render command', () => {
     expect(verdict.valid).to.equal(true);
   });
 
+  it('names each Ingress of another class, or of none, with the class served: they are not served', async () => {
+    const input = await mkdtemp(join(tmpdir(), 'render-in-'));
+    const out = await mkdtemp(join(tmpdir(), 'render-out-'));
+    await writeFile(
+      join(input, 'app.yaml'),
+      manifests
+        .replace('name: evil, namespace: default }\nspec:\n  ingressClassName: haproxy', 'name: old, namespace: default }\nspec:\n  ingressClassName: nginx')
+        .replace('"evil.example.com # comment"', 'old.example.com') +
+        '---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: { name: bare, namespace: web }\nspec: { rules: [ { host: bare.example.com } ] }\n',
+    );
+    const output = captured();
+    expect(await renderCommand({ manifests: input, out, config: undefined }, output)).to.equal(0);
+    expect(output.stderr).to.deep.equal([
+      'warning Ingress default/old: not served: its class is "nginx", and this controller serves class "haproxy" (ingress.className): set spec.ingressClassName: haproxy on it (or ingress.className: "nginx" in the controller configuration) to serve it\n',
+      'warning Ingress web/bare: not served: it has no class (no spec.ingressClassName or kubernetes.io/ingress.class), and this controller serves only class "haproxy" (ingress.className): set spec.ingressClassName: haproxy on it to serve it\n',
+    ]);
+    expect(await readFile(join(out, 'maps', 'host.map'), 'utf8')).to.equal('shop.example.com shop.example.com\n');
+  });
+
+  it("renders basic auth without auth-realm with each family's default realm, which haproxy -c accepts", async () => {
+    const input = await mkdtemp(join(tmpdir(), 'render-in-'));
+    const out = await mkdtemp(join(tmpdir(), 'render-out-'));
+    const users = (name: string, data: string) => `---\napiVersion: v1\nkind: Secret\nmetadata: { name: ${name}, namespace: default }\ntype: Opaque\ndata: { ${data} }\n`;
+    const hash = Buffer.from('bob:$5$salt$kpa26zwgX83BPSR8d7w93OIXbFt/d3UOTZaAu5vsTM6\n').toString('base64');
+    const secured = (annotations: string) =>
+      manifests.replace('metadata: { name: shop, namespace: default }', `metadata: { name: shop, namespace: default, annotations: { ${annotations} } }`);
+    await writeFile(
+      join(input, 'app.yaml'),
+      secured('nginx.ingress.kubernetes.io/auth-type: basic, nginx.ingress.kubernetes.io/auth-secret: htpasswd').replace('"evil.example.com # comment"', 'evil.example.com') +
+        users('htpasswd', `auth: ${hash}`),
+    );
+    const output = captured();
+    expect(await renderCommand({ manifests: input, out, config: undefined }, output), output.stderr.join('')).to.equal(0);
+    expect(await readFile(join(out, 'haproxy.cfg'), 'utf8')).to.include('http-request auth realm "Authentication Required" if');
+    await writeFile(
+      join(input, 'app.yaml'),
+      secured('haproxy.org/auth-type: basic-auth, haproxy.org/auth-secret: users').replace('"evil.example.com # comment"', 'evil.example.com') +
+        users('users', `bob: ${Buffer.from('$5$salt$kpa26zwgX83BPSR8d7w93OIXbFt/d3UOTZaAu5vsTM6').toString('base64')}`),
+    );
+    expect(await renderCommand({ manifests: input, out, config: undefined }, captured())).to.equal(0);
+    expect(await readFile(join(out, 'haproxy.cfg'), 'utf8')).to.include('http-request auth realm "Protected Content" if');
+  });
+
+  it("fails (exit 1) with HAProxy's alert when the configuration it wrote would not pass haproxy -c", async () => {
+    const input = await mkdtemp(join(tmpdir(), 'render-in-'));
+    const out = await mkdtemp(join(tmpdir(), 'render-out-'));
+    const configFile = join(await mkdtemp(join(tmpdir(), 'render-config-')), 'config.yaml');
+    await writeFile(configFile, 'watchedResources:\n  services: { apiVersion: v1, kind: Service }\ntemplates:\n  haproxyConfig: |\n    global\n      no-such-keyword 1\n');
+    const output = captured();
+    expect(await renderCommand({ manifests: input, out, config: configFile }, output)).to.equal(1);
+    const errors = output.stderr.join('');
+    expect(errors).to.match(new RegExp(`^error: haproxy -c refuses the configuration written to ${out}:\n`));
+    expect(errors).to.include('haproxy.cfg:2').and.include('no-such-keyword');
+    expect(output.stdout).to.deep.equal([]);
+  });
+
   it('refuses, writing nothing, a configuration with directives the guard refuses: haproxy -c on it would run them', async () => {
     const input = await mkdtemp(join(tmpdir(), 'render-in-'));
     const out = await mkdtemp(join(tmpdir(), 'render-out-'));

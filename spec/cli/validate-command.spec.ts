@@ -25,11 +25,13 @@ describe('validate command', () => {
       'default-backend',
       'injection-is-excluded',
       'route-settings',
+      'external-auth',
       'backend-settings',
+      'client-certificates',
     ]) {
       expect(output.text()).to.match(new RegExp(`^${test} +haproxy_valid +pass`, 'm'));
     }
-    expect(output.text()).to.match(/^\d+ passed, 0 failed \(\d+ assertions in 9 tests\)$/m);
+    expect(output.text()).to.match(/^\d+ passed, 0 failed \(\d+ assertions in 11 tests\)$/m);
   });
 
   it('prints failures in the table and exits non-zero', async () => {

@@ -18,7 +18,7 @@ import { eventually } from '../support/eventually.ts';
 import { reservePort } from '../support/ports.ts';
 import { startFakeApiServer, type FakeApiServer, type KubeObject } from '../support/fake-apiserver/index.ts';
 import { kubeTool } from '../support/kube-tools.ts';
-import { documents, service, slice, tlsSecret } from '../support/manifest-builders.ts';
+import { classIngress, documents, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { LEAF_CERT, UNRELATED_KEY } from '../support/tls-fixture.ts';
 import { httpGet, OutcomeLog, servedBy } from '../support/traffic.ts';
 
@@ -41,18 +41,6 @@ function run(command: string, args: readonly string[]): Promise<{ code: number; 
     execFile(command, args, { encoding: 'utf8' }, (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }));
   });
 }
-
-const ingressYaml = (name: string, host: string, path: string, className = 'haproxy', namespace = 'default', serviceName = 'web') => `apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: { name: ${name}, namespace: ${namespace} }
-spec:
-  ingressClassName: ${className}
-  rules:
-    - host: ${host}
-      http:
-        paths:
-          - { path: '${path}', pathType: Prefix, backend: { service: { name: ${serviceName}, port: { number: 80 } } } }
-`;
 
 describe('admission webhook: kubectl against the fake API server, two replicas serving it, a real HAProxy', function () {
   this.timeout(120_000);
@@ -154,7 +142,7 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
     const from = replicas[0]!.log.mark();
     const calls = () => replicas.reduce((sum, replica) => sum + replica.calls, 0);
     const before = calls();
-    const applied = await apply('good.yaml', ingressYaml('good', 'good.example.com', '/'));
+    const applied = await apply('good.yaml', classIngress('good', 'good.example.com', '/'));
     expect(applied).to.deep.include({ code: 0, stdout: 'ingress.networking.k8s.io/good created\n', stderr: '' });
     expect(calls()).to.equal(before + 1);
     await replicas[0]!.log.deployedOn(from, [`${NAMESPACE}/haproxy-0`]);
@@ -162,16 +150,16 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
   });
 
   it('refuses a bad Ingress at kubectl apply, naming the field, and it never reaches HAProxy', async () => {
-    const refused = await apply('bad.yaml', ingressYaml('bad', 'bad.example.com', '/shop"'));
+    const refused = await apply('bad.yaml', classIngress('bad', 'bad.example.com', '/shop"'));
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.include('Error from server (Forbidden): error when creating');
     expect(refused.stderr).to.include(
-      'ingresses.networking.k8s.io "bad" is forbidden: admission webhook "ingresses.networking.k8s.io.webhook.haproxy-template-ic.io" denied the request: spec.rules[0].http.paths[0].path: invalid path: "/shop\\"" has characters outside',
+      '.yaml": admission webhook "ingresses.networking.k8s.io.webhook.haproxy-template-ic.io" denied the request: spec.rules[0].http.paths[0].path: invalid path: "/shop\\"" has characters outside',
     );
     expect((await kubectl('get', 'ingress', 'bad', '-n', 'default')).stderr).to.include('ingresses.networking.k8s.io "bad" not found');
     // Another change deploys; the refused host is in no configuration either replica rendered, and HAProxy does not know it.
     const from = replicas[0]!.log.mark();
-    await apply('after.yaml', ingressYaml('after', 'after.example.com', '/'));
+    await apply('after.yaml', classIngress('after', 'after.example.com', '/'));
     await replicas[0]!.log.deployedOn(from, [`${NAMESPACE}/haproxy-0`]);
     await servedBy('after.example.com', [backend], [POD_ADDRESS], httpPort);
     expect(await httpGet(POD_ADDRESS, httpPort, 'bad.example.com', '/shop')).to.match(/^404 /);
@@ -180,28 +168,28 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
 
   it('leaves another class untouched: the API server never sends it, and it is stored as written', async () => {
     const callsBefore = replicas.reduce((sum, replica) => sum + replica.calls, 0);
-    const applied = await apply('nginx.yaml', ingressYaml('other', 'other.example.com', '/shop"', 'nginx'));
+    const applied = await apply('nginx.yaml', classIngress('other', 'other.example.com', '/shop"', 'nginx'));
     expect(applied).to.deep.include({ code: 0, stdout: 'ingress.networking.k8s.io/other created\n' });
     expect(replicas.reduce((sum, replica) => sum + replica.calls, 0)).to.equal(callsBefore);
   });
 
   it('admits with a warning kubectl prints what will be served otherwise than asked', async () => {
-    const applied = await apply('late.yaml', ingressYaml('late', 'good.example.com', '/', 'haproxy', 'default', 'legacy'));
+    const applied = await apply('late.yaml', classIngress('late', 'good.example.com', '/', 'haproxy', 'default', 'legacy'));
     expect(applied.code).to.equal(0);
     expect(applied.stderr).to.match(/^Warning: spec\.rules\[0\]\.http\.paths\[0\]: route "good\.example\.com\/" not served here: older Ingress default\/good/m);
   });
 
   it('refuses a host another namespace holds, naming the owner', async () => {
-    const refused = await apply('taken.yaml', ingressYaml('taken', 'good.example.com', '/', 'haproxy', 'kube-public'));
+    const refused = await apply('taken.yaml', classIngress('taken', 'good.example.com', '/', 'haproxy', 'kube-public'));
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.include('denied the request: spec.rules[0].host: host "good.example.com" belongs to namespace default');
   });
 
   it("refuses a TLS Secret an Ingress of the class uses when its key is not the certificate's", async () => {
-    await apply('tls-user.yaml', ingressYaml('secure', 'secure.example.com', '/').replace('  rules:', '  tls: [ { hosts: [secure.example.com], secretName: secure-tls } ]\n  rules:'));
+    await apply('tls-user.yaml', classIngress('secure', 'secure.example.com', '/').replace('  rules:', '  tls: [ { hosts: [secure.example.com], secretName: secure-tls } ]\n  rules:'));
     const refused = await apply('secure-tls.yaml', tlsSecret('secure-tls', LEAF_CERT, UNRELATED_KEY));
     expect(refused.code).to.equal(1);
-    expect(refused.stderr).to.include('secrets "secure-tls" is forbidden: admission webhook "secrets.core.webhook.haproxy-template-ic.io" denied the request: data[tls.key]: ');
+    expect(refused.stderr).to.include('.yaml": admission webhook "secrets.core.webhook.haproxy-template-ic.io" denied the request: data[tls.key]: ');
   });
 
   it('is served by every replica, and goes on judging when the leader stops', async () => {
@@ -209,7 +197,7 @@ describe('admission webhook: kubectl against the fake API server, two replicas s
     const leader = replicas[0]!;
     leader.up = false;
     await leader.mode.stop();
-    const refused = await apply('bad-again.yaml', ingressYaml('bad-again', 'bad.example.com', '/x y'));
+    const refused = await apply('bad-again.yaml', classIngress('bad-again', 'bad.example.com', '/x y'));
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.include('denied the request: spec.rules[0].http.paths[0].path: invalid path');
   });

@@ -337,7 +337,7 @@ describe('backend settings end to end', function () {
     const deployed = await harness.next(mark, 'deployed');
     expect(deployed.result.mode).to.equal('runtime');
     await harness.until('grow.example.com', '/', [first!.port, second!.port]);
-    // The added server only speaks HTTP/2 over TLS: it answers only because add server gave it `ssl verify none alpn h2`.
+    // The added server only speaks HTTP/2 over TLS: it answers only because add server gave it `ssl verify none sni str("") alpn h2`.
     const answers = new Set<string>();
     for (let i = 0; i < 6; i++) answers.add(await body('grow.example.com', '/z'));
     expect([...answers].sort()).to.deep.equal([`200 backend ${first!.port} HTTP/2.0 /z`, `200 backend ${second!.port} HTTP/2.0 /z`].sort());

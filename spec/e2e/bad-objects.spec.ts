@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { X509Certificate } from 'node:crypto';
 import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { eventually } from '../support/eventually.ts';
@@ -46,6 +48,26 @@ function perIngress(...rules: readonly (readonly [annotation: string, rule: stri
     `      {{/metadata.annotations.${annotation}}}`,
   ]);
   return (shipped) => shipped.replace(DEFAULT_BACKEND, ['      {{#resources.ingresses}}', ...lines, '      {{/resources.ingresses}}', DEFAULT_BACKEND].join('\n'));
+}
+
+/**
+ * The shipped configuration with a frontend of its own for each Ingress annotated `own-port`, bound on
+ * that port: a value of the object on a bind line, which `haproxy -c` accepts without binding and only a
+ * reload can find taken.
+ */
+function ownListener(shipped: string): string {
+  const frontend = [
+    '    {{#resources.ingresses}}',
+    '    {{#metadata.annotations.own-port}}',
+    '    frontend own-{{metadata.name}}',
+    '      bind 127.0.0.1:{{metadata.annotations.own-port}}',
+    '      http-request return status 200 content-type text/plain string own',
+    '    {{/metadata.annotations.own-port}}',
+    '    {{/resources.ingresses}}',
+    '',
+    '    frontend status',
+  ].join('\n');
+  return shipped.replace('    frontend status', frontend);
 }
 
 const problems = (outcome: { readonly excluded: readonly { object: string; field: string; message: string }[] }) => outcome.excluded.map((problem) => `${problem.object} ${problem.field}`);
@@ -193,6 +215,35 @@ describe('one bad object end to end', function () {
       'blocked.example.com answered 403',
       10_000,
     );
+  });
+
+  it('quarantines the object whose line HAProxy refused at reload (its port taken), with HAProxy’s own message; the others deploy', async () => {
+    const holder = createServer((socket) => socket.destroy());
+    const taken = await new Promise<number>((resolve) => holder.listen(0, '127.0.0.1', () => resolve((holder.address() as AddressInfo).port)));
+    try {
+      harness = await shop(3, ownListener);
+      const [, fresh, other] = harness.backends as [number, number, number];
+      const mark = harness.mark();
+      await harness.write(
+        'change.yaml',
+        docs(app('tenant-b', 'blocked', 'blocked.example.com', other, undefined, { annotations: { 'own-port': String(taken) } }), app('tenant-a', 'fresh', 'fresh.example.com', fresh)),
+      );
+      const quarantined = await harness.next(mark, 'quarantined');
+      expect(quarantined.by).to.equal('reload');
+      expect(quarantined.objects.map((p) => `${p.object} ${p.field}`)).to.deep.equal(['Ingress tenant-b/blocked metadata.annotations.own-port']);
+      // HAProxy's own words (2.6 and 3.x alike): the bind line's place, the frontend and the reason.
+      const failed = harness.log.since(mark).find((o) => o.type === 'deployFailed');
+      expect(failed?.error).to.match(
+        new RegExp(`\\[ALERT\\].*Binding \\[[^\\]]*haproxy\\.cfg:\\d+\\] for frontend own-blocked: .*cannot bind socket \\(Address already in use\\).*127\\.0\\.0\\.1:${taken}`),
+      );
+      expect(quarantined.objects[0]!.message).to.match(
+        new RegExp(`refused by HAProxy on local when it reloaded: haproxy\\.cfg:\\d+: for frontend own-blocked: .*cannot bind socket \\(Address already in use\\)`),
+      );
+      await harness.until('fresh.example.com', '/', [fresh]);
+      expect((await harness.get('blocked.example.com', '/')).status).to.equal(404);
+    } finally {
+      await new Promise<void>((resolve) => holder.close(() => resolve()));
+    }
   });
 
   it('4. refuses, before HAProxy runs, a template reading files or taking keywords from the environment; the last good configuration serves', async () => {

@@ -1,9 +1,10 @@
 /**
  * The controller (local mode with --dataplane-url, the shipped
  * configuration) against a Data Plane API standing for a pod, in front of a
- * real HAProxy: the emulator with the real API's behaviours (release 3.3,
- * the chart's: configuration written back by its parser, path patterns,
- * certificates described and written to storage only;
+ * real HAProxy: the emulator with the real API's behaviours (the release
+ * paired with the HAProxy in use, 3.2 on the chart's 3.2: configuration
+ * written back by its parser, path patterns, certificates described and
+ * written to storage only;
  * dataplane-acceptance.spec.ts) or a real dataplaneapi
  * (spec/real-peers/dataplane-acceptance.real.ts). Real HTTP and TLS through
  * it; reloads counted on HAProxy's master, writes at the API.
@@ -171,7 +172,7 @@ export function describeAcceptance(kind: PeerKind): void {
       await served('two.apps.example.com', [b]);
     });
 
-    it('a TLS Secret rotated: the new serial in a handshake within 5 s, no reload', async () => {
+    it('a TLS Secret rotated: the new serial in a handshake within 5 s, without a reload from Data Plane API 3.2 (runtime certificate endpoints)', async () => {
       expect(await servedSerial(pod.address, httpsPort, 'shop.example.com')).to.equal(serialOf(SELF_SIGNED_CERT));
       const before = await reloads();
       const text = await readFile(join(manifests, 'shop.yaml'), 'utf8');
@@ -183,7 +184,8 @@ export function describeAcceptance(kind: PeerKind): void {
         'the new serial',
         5_000,
       );
-      expect(await reloads()).to.equal(before);
+      // 3.0.23, paired with HAProxy 3.0, has no runtime certificate endpoints: the certificate goes in with a reload.
+      expect(await reloads()).to.equal(api.release.runtimeCertificates ? before : before + 1);
     });
   });
 }

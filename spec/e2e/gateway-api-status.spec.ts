@@ -1,11 +1,13 @@
 import { expect } from 'chai';
 import { firstValueFrom, filter } from 'rxjs';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
 import { haproxyPodWithShippedConfig, replicaOptions } from '../support/cluster-fixtures.ts';
 import type { Emulator } from '../support/dataplane-emulator/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { GATEWAY_API_TYPES } from '../support/fake-apiserver/gateway-api-types.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
+import { OutcomeLog } from '../support/traffic.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, referenceGrant, service } from '../lib/gateway/fixtures.ts';
 
 /**
@@ -33,6 +35,7 @@ describe('Gateway API status in a cluster with its CRDs', function () {
   let fake: FakeApiServer;
   let emulator: Emulator;
   let mode: ClusterMode;
+  let log: OutcomeLog;
 
   const conditions = (value: unknown) => ((value as { conditions?: Condition[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
   const routeConditions = (name: string, namespace = 'infra') => {
@@ -55,6 +58,7 @@ describe('Gateway API status in a cluster with its CRDs', function () {
     fake.create(gateway('gw', [httpListener('http', { hostname: '*.example.com', allowedRoutes: { namespaces: { from: 'All' } } })]));
     fake.create(service('infra', 'web'));
     mode = await startClusterMode(replicaOptions(fake, NAMESPACE, 'controller-a', { leaseMs: 3_000 }, { lease: undefined, publishService: { namespace: NAMESPACE, name: 'haproxy' } }));
+    log = new OutcomeLog(mode.outcomes);
     await firstValueFrom(mode.outcomes.pipe(filter((outcome) => outcome.type === 'deployed')));
   });
 
@@ -88,6 +92,21 @@ describe('Gateway API status in a cluster with its CRDs', function () {
     const attached = () =>
       (fake.get({ apiVersion: V1, kind: 'Gateway', namespace: 'infra', name: 'gw' })?.['status'] as { listeners?: { attachedRoutes: number }[] } | undefined)?.listeners?.[0]?.attachedRoutes;
     expect(await until(attached, 2, 'attached routes')).to.equal(2);
+  });
+
+  it('renders nothing for its own status writes: the HTTPRoute status it wrote comes back as a watch event and is only stored', async () => {
+    const from = log.mark();
+    fake.create(httpRoute('quiet', { parentRefs: [{ name: 'gw' }], hostnames: ['quiet.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }));
+    await until(() => routeConditions('quiet'), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs'], 'route quiet');
+    // One watch delivers the HTTPRoutes' events in order: once a route created after the status write is
+    // rendered, the status write's event has reached the controller too.
+    fake.create(httpRoute('after-status', { parentRefs: [{ name: 'gw' }], hostnames: ['after-status.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }));
+    type Rendered = Extract<Outcome, { type: 'rendered' }>;
+    const isRendered = (outcome: Outcome): outcome is Rendered => outcome.type === 'rendered';
+    const last = await log.waitFor(from, (o): o is Rendered => isRendered(o) && o.changes.refs.some((ref) => ref.name === 'after-status'), 'render of after-status');
+    const renders = log.since(from).filter(isRendered);
+    const changes = renders.slice(0, renders.indexOf(last) + 1).flatMap((r) => r.changes.refs.map((ref) => `${ref.type} ${ref.kind} ${ref.name}`));
+    expect(changes).to.deep.equal(['added httproutes quiet', 'added httproutes after-status']);
   });
 
   it('says PartiallyInvalid while a match of an accepted route is left out as not routed yet', async () => {

@@ -132,17 +132,17 @@ describe('local mode end to end', function () {
     expect((await harness.next(mark, 'resourceError')).error).to.match(/^broken\.yaml: /);
     await stillServing();
 
-    // A ReferenceGrant written at v1 where the shipped configuration watches v1beta1: not read, and the log says
+    // An HTTPRoute written at v1beta1 where the shipped configuration watches v1: not read, and the log says
     // which object, the version it has and the one to write.
     const lines = harness.lines.length;
-    await harness.write('grant.yaml', 'apiVersion: gateway.networking.k8s.io/v1\nkind: ReferenceGrant\nmetadata: {name: g, namespace: other}\nspec: {from: [], to: []}\n');
+    await harness.write('route.yaml', 'apiVersion: gateway.networking.k8s.io/v1beta1\nkind: HTTPRoute\nmetadata: {name: r, namespace: other}\nspec: {}\n');
     expect(
       await harness.line(
         lines,
-        /grant\.yaml#1: ReferenceGrant other\/g is gateway\.networking\.k8s\.io\/v1, but watchedResources\.referencegrants reads gateway\.networking\.k8s\.io\/v1beta1: not read \(write it as gateway\.networking\.k8s\.io\/v1beta1\)/,
+        /route\.yaml#1: HTTPRoute other\/r is gateway\.networking\.k8s\.io\/v1beta1, but watchedResources\.httproutes reads gateway\.networking\.k8s\.io\/v1: not read \(write it as gateway\.networking\.k8s\.io\/v1\)/,
       ),
     ).to.match(/"level":50/);
-    await harness.remove('grant.yaml');
+    await harness.remove('route.yaml');
 
     mark = harness.mark();
     await harness.write('evil.yaml', ingress('evil', 'evil.example.com # x', [['/', 'Prefix', 'web', { name: 'http' }]]));

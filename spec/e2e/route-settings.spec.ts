@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
+import { ask, EchoBackend, routed, seen, type Answer, type Seen } from '../support/echo-backend.ts';
 import { eventually } from '../support/eventually.ts';
 import { LocalHarness } from '../support/local-harness.ts';
-import { documents as docs, ingress, service, slice, tlsSecret } from '../support/manifest-builders.ts';
+import { documents as docs, service, slice, tlsSecret } from '../support/manifest-builders.ts';
 import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
 
 /**
@@ -14,112 +12,6 @@ import { LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
  * Location, headers) and what the backend sees (path, Host, headers), over
  * real HTTP and HTTPS.
  */
-
-interface Answer {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-}
-
-/** What the echo backend saw of a request. */
-interface Seen {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: IncomingHttpHeaders;
-}
-
-/** A backend answering with what it saw, as JSON; requests for /hold/... wait until released. */
-class EchoBackend {
-  readonly #server: Server;
-  #held: (() => void)[] = [];
-  #waiting: (() => void)[] = [];
-
-  private constructor(server: Server) {
-    this.#server = server;
-  }
-
-  static async start(): Promise<EchoBackend> {
-    const server = createServer();
-    const echo = new EchoBackend(server);
-    server.on('request', (req, res) => {
-      const answer = () => {
-        const what: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers };
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(what));
-      };
-      req.resume();
-      req.on('end', () => {
-        if (!req.url?.startsWith('/hold/')) return answer();
-        echo.#held.push(answer);
-        for (const waiter of echo.#waiting.splice(0)) waiter();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return echo;
-  }
-
-  get port(): number {
-    return (this.#server.address() as AddressInfo).port;
-  }
-
-  /** Resolves once a request is being held. */
-  holding(): Promise<void> {
-    return this.#held.length > 0 ? Promise.resolve() : new Promise((resolve) => this.#waiting.push(resolve));
-  }
-
-  release(): void {
-    for (const answer of this.#held.splice(0)) answer();
-  }
-
-  stop(): Promise<void> {
-    this.release();
-    this.#server.closeAllConnections();
-    return new Promise((resolve) => this.#server.close(() => resolve()));
-  }
-}
-
-interface Ask {
-  readonly method?: string;
-  readonly headers?: Record<string, string>;
-  readonly body?: string;
-  readonly tls?: boolean;
-}
-
-function ask(harness: LocalHarness, host: string, path: string, options: Ask = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const common = { host: '127.0.0.1', path, method: options.method ?? 'GET', headers: { host, ...options.headers }, agent: false as const };
-    const done = (res: import('node:http').IncomingMessage) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    };
-    const req = options.tls
-      ? httpsRequest({ ...common, port: harness.ports.https, servername: host, rejectUnauthorized: false }, done)
-      : request({ ...common, port: harness.ports.http }, done);
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
-
-/** What the backend saw of a request that reached it. */
-async function seen(harness: LocalHarness, host: string, path: string, options: Ask = {}): Promise<Seen> {
-  const answer = await ask(harness, host, path, options);
-  expect(answer.status, `${host}${path}: ${answer.body}`).to.equal(200);
-  return JSON.parse(answer.body) as Seen;
-}
-
-/** An Ingress for `host` with these annotations, every path to the echo Service. */
-function routed(name: string, host: string, annotations: Record<string, string>, paths: readonly string[] = ['/'], secretName?: string): string {
-  return ingress(
-    name,
-    host,
-    // Quoted: a regular expression's brackets would end a YAML flow mapping.
-    paths.map((path) => [JSON.stringify(path), 'Prefix', 'echo', { number: 80 }] as const),
-    secretName,
-    { annotations },
-  );
-}
 
 /** sha256crypt of "secret" (`openssl passwd -5 -salt salt secret`): a scheme the image's crypt(3) checks. */
 const BOB_HASH = '$5$salt$kpa26zwgX83BPSR8d7w93OIXbFt/d3UOTZaAu5vsTM6';
@@ -142,16 +34,21 @@ const rows: Record<string, string> = {
     routed('outside', 'outside.example.com', { [`${HAPROXY}allow-list`]: '10.0.0.0/8, 192.168.0.0/16' }),
     routed('inside', 'inside.example.com', { [`${NGINX}whitelist-source-range`]: '10.0.0.0/8,127.0.0.1/32' }),
     routed('denied', 'denied.example.com', { [`${HAPROXY}deny-list`]: '127.0.0.0/8' }),
+    // Behind a load balancer: the allow-list judges the address it appends to X-Client-IP (haproxytech's access-control test).
+    routed('behind-lb', 'behind-lb.example.com', { [`${HAPROXY}src-ip-header`]: 'X-Client-IP', [`${HAPROXY}allow-list`]: '192.168.2.0/24' }),
   ),
   'limits.yaml': docs(
     routed('rate', 'rate.example.com', { [`${HAPROXY}rate-limit-requests`]: '3', [`${HAPROXY}rate-limit-period`]: '1m', [`${HAPROXY}rate-limit-status-code`]: '429' }),
-    routed('rps', 'rps.example.com', { [`${NGINX}limit-rpm`]: '2' }),
+    // A burst of 2 x 1 on top of the request that finds the bucket empty.
+    routed('rps', 'rps.example.com', { [`${NGINX}limit-rpm`]: '2', [`${NGINX}limit-burst-multiplier`]: '1' }),
     routed('conns', 'conns.example.com', { [`${NGINX}limit-connections`]: '1' }),
     routed('body', 'body.example.com', { [`${NGINX}proxy-body-size`]: '1k' }),
   ),
   'paths.yaml': docs(
     routed('rewrite', 'rewrite.example.com', { [`${NGINX}rewrite-target`]: '/inner' }, ['/app']),
     routed('path-rewrite', 'path-rewrite.example.com', { [`${HAPROXY}path-rewrite`]: '^/api/(.*) /v2/\\1' }),
+    // haproxytech's documented example of several lines, applied in turn.
+    routed('path-rewrites', 'path-rewrites.example.com', { [`${HAPROXY}path-rewrite`]: '/foo/(.*) /\\1\n/bar/(.*) /baz/\\1\n' }),
     // ingress-nginx's classic: captures make the path a regular expression.
     routed('captures', 'captures.example.com', { [`${NGINX}rewrite-target`]: '/$2' }, ['/something(/|$)(.*)']),
     routed('regex', 'regex.example.com', { [`${NGINX}use-regex`]: 'true' }, ['/api/v[0-9]+/users']),
@@ -168,15 +65,30 @@ const rows: Record<string, string> = {
     // haproxy.org's format: one key per user.
     opaqueSecret('per-user', { bob: BOB_HASH }),
     routed('auth-keys', 'auth-keys.example.com', { [`${HAPROXY}auth-type`]: 'basic-auth', [`${HAPROXY}auth-secret`]: 'per-user' }),
+    // As many manifests write it: no type (the API server makes it Opaque), and no auth-realm.
+    opaqueSecret('untyped', { auth: `bob:${BOB_HASH}\n` }).replace('type: Opaque\n', ''),
+    routed('auth-untyped', 'auth-untyped.example.com', { [`${NGINX}auth-type`]: 'basic', [`${NGINX}auth-secret`]: 'untyped' }),
   ),
   'headers.yaml': docs(
     routed('vhost', 'vhost.example.com', { [`${NGINX}upstream-vhost`]: 'internal.example.com' }),
     routed('set-host', 'set-host.example.com', { [`${HAPROXY}set-host`]: 'other.internal' }),
+    // haproxytech's documented example: a double-quoted value is the text between the quotes.
+    routed('quoted', 'quoted.example.com', { [`${HAPROXY}response-set-header`]: 'Cache-Control "no-store,no-cache,private"\nStrict-Transport-Security "max-age=31536000"\n' }),
     routed('headers', 'headers.example.com', {
       [`${HAPROXY}request-set-header`]: "X-Tenant acme corp\nX-Quote it's #1",
       [`${HAPROXY}response-set-header`]: 'X-Frame-Options DENY',
     }),
-    routed('cors-wild', 'cors-wild.example.com', { [`${HAPROXY}cors-enable`]: 'true', [`${HAPROXY}cors-allow-origin`]: 'https://*.example.org' }),
+    routed('cors-wild', 'cors-wild.example.com', {
+      [`${HAPROXY}cors-enable`]: 'true',
+      [`${HAPROXY}cors-allow-origin`]: 'https://*.example.org',
+      [`${HAPROXY}cors-respond-to-options`]: 'true',
+    }),
+    // haproxytech's documented example: cors-allow-origin as a regular expression.
+    routed('cors-regex', 'cors-regex.example.com', {
+      [`${HAPROXY}cors-enable`]: 'true',
+      [`${HAPROXY}cors-allow-origin`]: '^https://(.+\\.)?(example-1\\.com|example-2\\.com)(:\\d{1,5})?$',
+      [`${HAPROXY}cors-respond-to-options`]: 'true',
+    }),
     routed('cors', 'cors.example.com', { [`${NGINX}enable-cors`]: 'true', [`${NGINX}cors-allow-origin`]: 'https://app.example.com', [`${NGINX}cors-max-age`]: '600' }),
   ),
 };
@@ -242,13 +154,21 @@ describe('route settings end to end', function () {
     expect((await seen(harness, 'inside.example.com', '/in')).url).to.equal('/in');
   });
 
-  it('answers the configured status above the rate per source: haproxy.org 429, nginx limit-rpm 503', async () => {
+  it("judges an allow-list by the src-ip-header's address (its last occurrence), and a request without that header as outside it", async () => {
+    expect((await seen(harness, 'behind-lb.example.com', '/', { headers: { 'x-client-ip': '192.168.2.7' } })).url).to.equal('/');
+    expect((await ask(harness, 'behind-lb.example.com', '/', { headers: { 'x-client-ip': '10.0.0.7' } })).status).to.equal(403);
+    expect((await ask(harness, 'behind-lb.example.com', '/')).status).to.equal(403);
+    // A client's own forged value comes first; the load balancer appends the real one.
+    expect((await ask(harness, 'behind-lb.example.com', '/', { headers: { 'x-client-ip': '192.168.2.7, 10.0.0.7' } })).status).to.equal(403);
+  });
+
+  it('answers the configured status above the rate and burst per source: haproxy.org 429, nginx limit-rpm 503', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await ask(harness, 'rate.example.com', '/')).status);
     expect(statuses).to.deep.equal([200, 200, 200, 429, 429]);
     const rpm: number[] = [];
-    for (let i = 0; i < 3; i++) rpm.push((await ask(harness, 'rps.example.com', '/')).status);
-    expect(rpm).to.deep.equal([200, 200, 503]);
+    for (let i = 0; i < 4; i++) rpm.push((await ask(harness, 'rps.example.com', '/')).status);
+    expect(rpm).to.deep.equal([200, 200, 200, 503]);
   });
 
   it('answers 503 to a source above its concurrent connections', async () => {
@@ -275,6 +195,8 @@ describe('route settings end to end', function () {
     expect((await seen(harness, 'rewrite.example.com', '/app/deep?q=1')).url).to.equal('/inner?q=1');
     expect((await seen(harness, 'path-rewrite.example.com', '/api/users/7')).url).to.equal('/v2/users/7');
     expect((await seen(harness, 'path-rewrite.example.com', '/other')).url).to.equal('/other');
+    expect((await seen(harness, 'path-rewrites.example.com', '/foo/bar/x')).url).to.equal('/baz/x');
+    expect((await seen(harness, 'path-rewrites.example.com', '/bar/y')).url).to.equal('/baz/y');
     expect((await seen(harness, 'captures.example.com', '/something/foo/bar?x=1')).url).to.equal('/foo/bar?x=1');
     expect((await seen(harness, 'captures.example.com', '/SOMETHING')).url).to.equal('/');
   });
@@ -310,6 +232,10 @@ describe('route settings end to end', function () {
     expect((await seen(harness, 'auth.example.com', '/in', { headers: credentials('bob', 'secret') })).url).to.equal('/in');
     expect((await ask(harness, 'auth-keys.example.com', '/')).status).to.equal(401);
     expect((await seen(harness, 'auth-keys.example.com', '/', { headers: credentials('bob', 'secret') })).url).to.equal('/');
+    // A Secret without type, an Ingress without auth-realm: ingress-nginx's default realm stands in for its empty one.
+    const untyped = await ask(harness, 'auth-untyped.example.com', '/');
+    expect([untyped.status, untyped.headers['www-authenticate']]).to.deep.equal([401, 'Basic realm="Authentication Required"']);
+    expect((await seen(harness, 'auth-untyped.example.com', '/', { headers: credentials('bob', 'secret') })).url).to.equal('/');
     // The userlist is in the rendered configuration, its hashes are not in the debug view of it.
     const debug = await harness.health('/debug/rendered');
     expect(debug.body).to.include('user bob password').and.not.include('kpa26zwgX83BPSR8d7w93OIXbFt');
@@ -325,6 +251,8 @@ describe('route settings end to end', function () {
     const backend = JSON.parse(answer.body) as Seen;
     expect([backend.headers['x-tenant'], backend.headers['x-quote']]).to.deep.equal(['acme corp', "it's #1"]);
     expect(answer.headers['x-frame-options']).to.equal('DENY');
+    const quoted = await ask(harness, 'quoted.example.com', '/');
+    expect([quoted.status, quoted.headers['cache-control'], quoted.headers['strict-transport-security']]).to.deep.equal([200, 'no-store,no-cache,private', 'max-age=31536000']);
   });
 
   it('answers a CORS preflight from an allowed origin itself, and adds the allow headers to the answers of actual requests', async () => {
@@ -349,6 +277,14 @@ describe('route settings end to end', function () {
       const refused = await asking(origin);
       expect([refused.status, refused.headers['access-control-allow-origin']], origin).to.deep.equal([200, undefined]);
     }
+    // A regular expression (haproxy.org): the origins it matches, echoed.
+    const matching = (origin: string) => ask(harness, 'cors-regex.example.com', '/', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+    for (const origin of ['https://example-1.com', 'https://app.example-2.com:8443']) {
+      const allowed = await matching(origin);
+      expect([allowed.status, allowed.headers['access-control-allow-origin']], origin).to.deep.equal([204, origin]);
+    }
+    const other = await matching('https://example-3.com');
+    expect([other.status, other.headers['access-control-allow-origin']]).to.deep.equal([200, undefined]);
   });
 
   it('adds a route whose settings a served route already has, and one without settings, without a reload', async () => {
@@ -391,5 +327,36 @@ describe('route settings end to end', function () {
     expect((await ask(harness, 'bad.example.com', '/')).status).to.equal(404);
     expect((await seen(harness, 'good.example.com', '/')).url).to.equal('/');
     expect((await seen(harness, 'inside.example.com', '/')).url).to.equal('/');
+  });
+
+  it('leaves out, fail closed, each Ingress whose authentication cannot be served, naming it, where it would otherwise answer anyone', async () => {
+    const mark = harness.mark();
+    await harness.write(
+      'unservable-auth.yaml',
+      docs(
+        routed('oauth', 'oauth.example.com', {
+          [`${NGINX}auth-url`]: 'https://auth.example.com/oauth2/auth',
+          [`${NGINX}auth-signin`]: 'https://auth.example.com/oauth2/start?rd=$escaped_request_uri',
+          // External authentication is served (spec/e2e/external-auth.spec.ts), but not with nginx configuration for its request.
+          [`${NGINX}auth-snippet`]: 'proxy_set_header X-Tenant acme;',
+        }),
+        // Client certificates are served (client-certificates.spec.ts), but for a match of the subject.
+        routed('mtls', 'mtls.example.com', { [`${NGINX}auth-tls-secret`]: 'default/ca', [`${NGINX}auth-tls-verify-client`]: 'on', [`${NGINX}auth-tls-match-cn`]: 'CN=client' }),
+        routed('snippet', 'snippet.example.com', { [`${NGINX}configuration-snippet`]: 'allow 10.0.0.0/8;\ndeny all;' }),
+        routed('open', 'open.example.com', { [`${NGINX}configuration-snippet`]: 'more_set_headers "X-Frame-Options: DENY";' }),
+      ),
+    );
+    const rendered = await harness.next(mark, 'rendered');
+    const named = rendered.excluded.map((problem) => `${problem.object} ${problem.field}`).filter((line) => !line.startsWith('Ingress default/bad '));
+    expect(named).to.deep.equal([
+      `Ingress default/mtls metadata.annotations['nginx.ingress.kubernetes.io/auth-tls-match-cn']`,
+      `Ingress default/oauth metadata.annotations['nginx.ingress.kubernetes.io/auth-snippet']`,
+      `Ingress default/snippet metadata.annotations['nginx.ingress.kubernetes.io/configuration-snippet']`,
+    ]);
+    expect(rendered.excluded.find((problem) => problem.field.includes('auth-snippet'))!.message).to.include('auth-snippet is nginx configuration, which HAProxy cannot read');
+    await harness.next(mark, 'deployed');
+    for (const host of ['oauth', 'mtls', 'snippet']) expect((await ask(harness, `${host}.example.com`, '/')).status, host).to.equal(404);
+    // A snippet without access rules is ignored, as before: that Ingress is served.
+    expect((await seen(harness, 'open.example.com', '/')).url).to.equal('/');
   });
 });

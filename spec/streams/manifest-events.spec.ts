@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { map, type Observable } from 'rxjs';
 import { loadControllerConfig } from '../../lib/config/load.ts';
+import { FirstSeen } from '../../lib/kube/first-seen.ts';
 import { parseManifests, type FolderRead } from '../../lib/kube/manifests.ts';
 import type { ResourceEvent } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
@@ -88,5 +89,40 @@ describe('manifestEvents stage', () => {
     });
     expect(reports.map((o) => (o.type === 'resourceError' ? o.error.split(':')[0] : o.type))).to.deep.equal(['app.yaml', 'manifests could not be read', 'manifests could not be read']);
     expect(results).to.deep.equal(['a same', 'b same', 'c failed', 'd failed', 'e same', 'f changed', 'g failed']);
+  });
+
+  it('stamps objects with the time they were first seen, stores the record before emitting them, and serves them when the store fails', () => {
+    const stored: Readonly<Record<string, string>>[] = [];
+    const reports: Outcome[] = [];
+    const events: ResourceEvent[] = [];
+    const scheduler = testScheduler();
+    scheduler.run(({ cold, hot, expectObservable }) => {
+      // 0: web first seen: the record is stored (2 frames), then web emitted. 10: api is new: the store fails
+      // at once, is reported, and api is emitted all the same. 20: web:81 adds nothing to the record: nothing stored.
+      const ticks = hot('   t 9ms t 9ms t 9ms |');
+      const api = web(80).replace('web', 'api');
+      const reads = [folder(web(80)), folder(`${web(80)}---\n${api}`), folder(`${web(81)}---\n${api}`)];
+      const source = () => cold('(r|)').pipe(map(() => reads.shift()!));
+      const stores = [cold('--(x|)'), cold<unknown>('#', undefined, new Error('EACCES: first-seen.json'))];
+      const remember = (record: Readonly<Record<string, string>>) => (stored.push(record), stores.shift()!);
+      const expected = '    --(as) 4ms b 9ms m 9ms |';
+      const stage = manifestEvents({
+        resources,
+        ignoreFields,
+        read: source,
+        report: (o) => void reports.push(o),
+        firstSeen: { state: new FirstSeen(), remember, now: () => scheduler.now() },
+      });
+      expectObservable(
+        ticks.pipe(
+          stage,
+          map((e) => (events.push(e), label(e))),
+        ),
+      ).toBe(expected, { a: 'added web', s: 'synced services', b: 'added api', m: 'modified web' });
+    });
+    expect(stored.map((r) => Object.keys(r))).to.deep.equal([['services default/web'], ['services default/api', 'services default/web']]);
+    expect(reports).to.deep.equal([{ type: 'resourceError', error: 'the order in which objects were first seen could not be stored: EACCES: first-seen.json' }]);
+    const stamps = events.flatMap((e) => (e.type === 'synced' ? [] : [`${e.object.metadata.name} ${String(e.object.metadata['creationTimestamp'])}`]));
+    expect(stamps).to.deep.equal(['web 1970-01-01T00:00:00.000Z', 'api 1970-01-01T00:00:00.010Z', 'web 1970-01-01T00:00:00.000Z']);
   });
 });

@@ -120,4 +120,58 @@ describe('optional resources stage', () => {
       expect(logged.map((line) => line.split(' ')[0])).to.deep.equal(['info', 'info']);
     });
   });
+
+  it('watches a resource with fallbackApiVersions at the first version discovery serves, asking in order', () => {
+    testScheduler().run(({ cold, expectObservable, flush }) => {
+      const grants: WatchedResource = { ...watched('referencegrants', true), fallbackApiVersions: ['gateway.networking.k8s.io/v1beta1'] };
+      const asked: string[] = [];
+      const watchedVersions: string[][] = [];
+      // v1 is not served (a Gateway API release before v1.5), v1beta1 is: asked one after the other.
+      const served = (resource: WatchedResource): Observable<boolean> => {
+        asked.push(resource.apiVersion);
+        return resource.apiVersion === 'gateway.networking.k8s.io/v1' ? cold('-(f|)', { f: false }) : cold('-(t|)', { t: true });
+      };
+      const events = (resources: readonly WatchedResource[]) => {
+        watchedVersions.push(resources.map((r) => `${r.name} ${r.apiVersion}`));
+        return cold('(a|)', { a: event('referencegrants') });
+      };
+      const result = optionalResourceEvents({ resources: [grants], served, events, log: () => undefined });
+      expectObservable(result).toBe('--(a|)', { a: event('referencegrants') });
+      flush();
+      expect(asked).to.deep.equal(['gateway.networking.k8s.io/v1', 'gateway.networking.k8s.io/v1beta1']);
+      expect(watchedVersions).to.deep.equal([['referencegrants gateway.networking.k8s.io/v1beta1']]);
+    });
+  });
+
+  it('watches a resource served at its apiVersion there, asking nothing of its fallbackApiVersions', () => {
+    testScheduler().run(({ cold, expectObservable, flush }) => {
+      const grants: WatchedResource = { ...watched('referencegrants', true), fallbackApiVersions: ['gateway.networking.k8s.io/v1beta1'] };
+      const asked: string[] = [];
+      const watchedVersions: string[] = [];
+      const served = (resource: WatchedResource): Observable<boolean> => (asked.push(resource.apiVersion), cold('-(t|)', { t: true }));
+      const events = (resources: readonly WatchedResource[]) => (watchedVersions.push(...resources.map((r) => r.apiVersion)), cold('(a|)', { a: event('referencegrants') }));
+      expectObservable(optionalResourceEvents({ resources: [grants], served, events, log: () => undefined })).toBe('-(a|)', { a: event('referencegrants') });
+      flush();
+      expect(asked).to.deep.equal(['gateway.networking.k8s.io/v1']);
+      expect(watchedVersions).to.deep.equal(['gateway.networking.k8s.io/v1']);
+    });
+  });
+
+  it("says which versions it asked for when none of a resource's versions is served", () => {
+    testScheduler().run(({ cold, expectObservable, flush }) => {
+      const grants: WatchedResource = { ...watched('referencegrants', true), fallbackApiVersions: ['gateway.networking.k8s.io/v1beta1'] };
+      const logged: string[] = [];
+      const events = () => cold<ResourceEvent>('|');
+      expectObservable(optionalResourceEvents({ resources: [grants], served: () => cold('(f|)', { f: false }), events, log: (level, line) => logged.push(`${level} ${line}`) })).toBe(
+        '(s|)',
+        {
+          s: { type: 'synced', kind: 'referencegrants' },
+        },
+      );
+      flush();
+      expect(logged).to.deep.equal([
+        'info watchedResources.referencegrants: the API server does not serve gateway.networking.k8s.io/v1 (nor gateway.networking.k8s.io/v1beta1) referencegrants (is its CRD installed?); not watched, empty',
+      ]);
+    });
+  });
 });

@@ -6,8 +6,8 @@ import { testScheduler } from '../support/marbles.ts';
 
 /**
  * Acceptance cases on the composed pipeline (controller over reconcile) with
- * the seed defaults (debounce 500 ms, max wait 5 s, minimum deployment
- * interval 2 s, deploy timeout 30 s, drift 60 s) on virtual time. Effects take
+ * the shipped defaults (leading edge, debounce 500 ms, max wait 5 s, minimum
+ * deployment interval 2 s, deploy timeout 30 s, drift 60 s) on virtual time. Effects take
  * fixed times: render 10 ms, validation 50 ms, deployment 20 ms.
  */
 
@@ -16,6 +16,8 @@ interface Scenario {
   readonly until: number;
   readonly script: (world: FakeWorld, at: (time: number, action: () => void) => void) => void;
   readonly candidates?: (at: (time: number, action: () => void) => void) => Observable<string>;
+  /** The controller configuration when `candidates` gives none: "default", or "trailing" for the seed's trailing debounce. */
+  readonly config?: string;
 }
 
 /** Runs the controller in a fresh world until `until`, then stops it; a timer left running fails the run. */
@@ -25,7 +27,7 @@ function play(scenario: Scenario): { world: FakeWorld; scheduler: TestScheduler 
   scheduler.run(() => {
     scheduler.maxFrames = scenario.until + 1;
     const at = (time: number, action: () => void) => void scheduler.schedule(action, time);
-    const candidates = scenario.candidates?.(at) ?? concat(of('default'), NEVER);
+    const candidates = scenario.candidates?.(at) ?? concat(of(scenario.config ?? 'default'), NEVER);
     const subscription = world.run(candidates).subscribe();
     scenario.script(world, at);
     at(scenario.until, () => subscription.unsubscribe());
@@ -36,14 +38,42 @@ function play(scenario: Scenario): { world: FakeWorld; scheduler: TestScheduler 
 const after = <T extends { at: number }>(entries: readonly T[], time: number) => entries.filter((e) => e.at >= time);
 const deploysTo = (world: FakeWorld, id: string) => world.of('deployed').filter((e) => e.outcome.endpoint === id);
 
+/** 50 changes 8 ms apart from 10 s, over three Ingresses: ports 9000 to 9049. */
+const burstOf50: Scenario['script'] = (w, at) => {
+  for (let i = 0; i < 50; i++) at(10_000 + i * 8, () => w.modify(`ing-${i % 3}`, 9000 + i));
+};
+
 describe('the composed pipeline', () => {
-  it('folds a burst of 50 changes within 400 ms into one render and one deploy per endpoint', () => {
+  it('renders the first change of a burst at once and folds the other 49 within 400 ms into one more render and deploy per endpoint', () => {
     const { world } = play({
       endpoints: ['a', 'b'],
       until: 20_000,
-      script: (w, at) => {
-        for (let i = 0; i < 50; i++) at(10_000 + i * 8, () => w.modify(`ing-${i % 3}`, 9000 + i));
-      },
+      script: burstOf50,
+    });
+    // The initial sync rendered once; the burst (10.000 s to 10.392 s) renders its first change on arrival
+    // and everything after it exactly once more, 500 ms after the last.
+    expect(world.renders).to.have.length(3);
+    const [leadingRender, burstRender] = after(world.renders, 10_000);
+    expect(leadingRender?.at).to.equal(10_000);
+    expect(leadingRender?.config).to.include(':9000').and.not.include(':9001');
+    expect(burstRender?.at).to.equal(10_392 + 500);
+    expect(burstRender?.config).to.include(':9049').and.include(':9048').and.include(':9047');
+    // Each endpoint gets exactly one deployment of each.
+    const burstDeploys = after(world.deployCalls, 10_000);
+    expect(burstDeploys.map((d) => [d.endpoint, d.revision])).to.have.deep.members([
+      ['a', leadingRender?.revision],
+      ['b', leadingRender?.revision],
+      ['a', burstRender?.revision],
+      ['b', burstRender?.revision],
+    ]);
+  });
+
+  it('with the trailing debounce, folds a burst of 50 changes within 400 ms into one render and one deploy per endpoint', () => {
+    const { world } = play({
+      endpoints: ['a', 'b'],
+      until: 20_000,
+      config: 'trailing',
+      script: burstOf50,
     });
     // The initial sync rendered once; the burst (10.000 s to 10.392 s) renders exactly once more.
     expect(world.renders).to.have.length(2);
@@ -170,8 +200,9 @@ describe('the composed pipeline', () => {
     });
     const quarantined = world.of('quarantined');
     expect(quarantined.map((e) => e.outcome.objects.map((p) => `${p.object} ${p.field}`))).to.deep.equal([['Ingress default/ing-0 spec.port']]);
-    // Rendered at 10.5 s (after the debounce), refused at 10.56 s, rendered again and accepted at 10.62 s.
-    expect(quarantined[0]).to.deep.include({ at: 10_620 });
+    // Both changes, made together, rendered at once at 10 s (the leading edge), refused at 10.06 s, rendered
+    // again and accepted at 10.12 s.
+    expect(quarantined[0]).to.deep.include({ at: 10_120 });
     expect(quarantined[0]!.outcome.validations).to.equal(2);
     const changeDeploys = after(world.deployCalls, 10_000).filter((d) => d.at < 20_000);
     expect(changeDeploys.map((d) => d.config)).to.deep.equal(['backend ing-1 :9001\nbackend ing-2 :8000']);

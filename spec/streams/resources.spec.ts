@@ -297,4 +297,79 @@ describe('resources', () => {
     // Read now, the first snapshot's stores show the newest state.
     expect(snapshots[0]!.stores.get('Service')?.get('default', 'web')?.metadata.resourceVersion).to.equal('2');
   });
+
+  describe('status written by the controller', () => {
+    const versioned = (kind: string, resourceVersion: string, host: string, address?: string): KubeObject =>
+      ({
+        kind,
+        metadata: { namespace: 'default', name: 'site', resourceVersion, generation: 1 },
+        spec: { host },
+        ...(address ? { status: { loadBalancer: { ingress: [{ ip: address }] } } } : {}),
+      }) as KubeObject;
+    const ownStatus: readonly WatchedType[] = [
+      { kind: 'Service', indexBy: [byNamespace] },
+      { kind: 'Ingress', indexBy: [byNamespace], ownStatus: true },
+    ];
+    const statusEvents: Record<string, ResourceEvent> = {
+      b: { type: 'added', kind: 'Ingress', object: versioned('Ingress', '1', 'a.example.com') },
+      S: { type: 'modified', kind: 'Ingress', object: versioned('Ingress', '2', 'a.example.com', '10.0.0.1') },
+      B: { type: 'modified', kind: 'Ingress', object: versioned('Ingress', '3', 'b.example.com', '10.0.0.1') },
+      v: { type: 'added', kind: 'Service', object: versioned('Service', '1', 'a.example.com') },
+      V: { type: 'modified', kind: 'Service', object: versioned('Service', '2', 'a.example.com', '10.0.0.9') },
+      s: { type: 'synced', kind: 'Service' },
+      i: { type: 'synced', kind: 'Ingress' },
+    };
+
+    it('stores an update that only changed the status of an own-status resource, without a snapshot', () => {
+      const { scheduler, stage } = harness(ownStatus);
+      scheduler.run(({ hot, expectObservable }) => {
+        // S (the Ingress's status written, resourceVersion 2) makes no snapshot; B (its spec changed) does,
+        // revision 2 and not 3: the status write was no change.
+        const source = hot('  v-b-s-i-S---B--|', statusEvents);
+        const expected = '    ------X-----Y--|';
+        expectObservable(source.pipe(stage, map(view))).toBe(expected, {
+          X: { revision: 1, change: undefined, contents: { Service: ['default/site@1'], Ingress: ['default/site@1'] } },
+          Y: {
+            revision: 2,
+            change: { kind: 'Ingress', type: 'modified', namespace: 'default', name: 'site', at: 12 },
+            contents: { Service: ['default/site@1'], Ingress: ['default/site@3'] },
+          },
+        });
+      });
+    });
+
+    it('keeps the status-only update in the store, for the next snapshot and the status writer to read', () => {
+      const { scheduler, stage } = harness(ownStatus);
+      scheduler.run(({ hot, expectObservable }) => {
+        // After S, the Service's own change V makes a snapshot whose Ingress is the one S delivered (@2).
+        const source = hot('  v-b-s-i-S---V--|', statusEvents);
+        const expected = '    ------X-----Y--|';
+        expectObservable(source.pipe(stage, map(view))).toBe(expected, {
+          X: { revision: 1, change: undefined, contents: { Service: ['default/site@1'], Ingress: ['default/site@1'] } },
+          Y: {
+            revision: 2,
+            change: { kind: 'Service', type: 'modified', namespace: 'default', name: 'site', at: 12 },
+            contents: { Service: ['default/site@2'], Ingress: ['default/site@2'] },
+          },
+        });
+      });
+    });
+
+    it('makes a snapshot of a status-only update of a resource whose status others write', () => {
+      const { scheduler, stage } = harness(ownStatus);
+      scheduler.run(({ hot, expectObservable }) => {
+        // V only changed the Service's status, but the controller does not write it: a template may read it.
+        const source = hot('  v-b-s-i-V--|', statusEvents);
+        const expected = '    ------X-Y--|';
+        expectObservable(source.pipe(stage, map(view))).toBe(expected, {
+          X: { revision: 1, change: undefined, contents: { Service: ['default/site@1'], Ingress: ['default/site@1'] } },
+          Y: {
+            revision: 2,
+            change: { kind: 'Service', type: 'modified', namespace: 'default', name: 'site', at: 8 },
+            contents: { Service: ['default/site@2'], Ingress: ['default/site@1'] },
+          },
+        });
+      });
+    });
+  });
 });

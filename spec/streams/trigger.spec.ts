@@ -1,11 +1,122 @@
+import { map, switchMap, timer } from 'rxjs';
 import { trigger } from '../../streams/trigger.ts';
 import { change, changes, snapshot } from '../support/pipeline-values.ts';
 import { testScheduler } from '../support/marbles.ts';
 
 // Marbles use debounce 3 and maxWait 10 frames in place of 500 ms and 5 s.
-const timing = { debounceMs: 3, maxWaitMs: 10 };
+const timing = { debounceMs: 3, maxWaitMs: 10, leadingEdge: false };
+const leading = { ...timing, leadingEdge: true };
 
-describe('trigger stage', () => {
+describe('trigger stage, leading edge', () => {
+  it('triggers a lone change at once when idle', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // Nothing triggered in the last 3 frames and nothing is pending: a goes out on the frame it came.
+      const c1 = change('a', 0);
+      const source = hot('  a-------|', { a: snapshot(1, c1) });
+      const expected = '    t-------|';
+      expectObservable(source.pipe(trigger(leading))).toBe(expected, {
+        t: { snapshot: snapshot(1, c1), changes: changes([c1]) },
+      });
+    });
+  });
+
+  it('folds the changes that arrive together into the leading trigger', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // a, b and c come in one turn (the documents of one manifest file, a relist): one trigger at 0
+      // naming all three, and nothing after it.
+      const [c1, c2, c3] = [change('a', 0), change('b', 0), change('c', 0)];
+      const source = hot('  (abc)----|', { a: snapshot(1, c1), b: snapshot(2, c2), c: snapshot(3, c3) });
+      const expected = '    t--------|';
+      expectObservable(source.pipe(trigger(leading))).toBe(expected, {
+        t: { snapshot: snapshot(3, c3), changes: changes([c1, c2, c3]) },
+      });
+    });
+  });
+
+  it('triggers the first change of a burst at once and folds the rest into one trigger after the quiet period', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // a triggers at 0; b and c come within the window and wait for 3 frames of quiet after c.
+      const [c1, c2, c3] = [change('a', 0), change('b', 2), change('c', 4)];
+      const source = hot('  a-b-c------|', { a: snapshot(1, c1), b: snapshot(2, c2), c: snapshot(3, c3) });
+      const expected = '    s------t---|';
+      expectObservable(source.pipe(trigger(leading))).toBe(expected, {
+        s: { snapshot: snapshot(1, c1), changes: changes([c1]) },
+        t: { snapshot: snapshot(3, c3), changes: changes([c2, c3]) },
+      });
+    });
+  });
+
+  it('is idle again once a window passes without a change after a trigger', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // The burst a, b ends with a trailing trigger at 5; d comes 3 frames later (a whole window of
+      // silence) and triggers at once; e, 2 frames after d, waits for the quiet period again.
+      const [c1, c2, c4, c5] = [change('a', 0), change('b', 2), change('d', 8), change('e', 10)];
+      const source = hot('  a-b-----d-e-----|', { a: snapshot(1, c1), b: snapshot(2, c2), d: snapshot(4, c4), e: snapshot(5, c5) });
+      const expected = '    s----t--u----v--|';
+      expectObservable(source.pipe(trigger(leading))).toBe(expected, {
+        s: { snapshot: snapshot(1, c1), changes: changes([c1]) },
+        t: { snapshot: snapshot(2, c2), changes: changes([c2]) },
+        u: { snapshot: snapshot(4, c4), changes: changes([c4]) },
+        v: { snapshot: snapshot(5, c5), changes: changes([c5]) },
+      });
+    });
+  });
+
+  it('keeps a change made while the render of a leading trigger runs from superseding that render', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // Downstream, the render stage is a switchMap: a trigger arriving while a render runs discards it.
+      // A render here takes 2 frames. a triggers at 0 and renders until 2; b at 1 comes during that
+      // render, inside the window, so it waits for quiet (trigger at 4, rendered at 6) and revision 1
+      // is delivered rather than discarded.
+      const renders = switchMap((t: { snapshot: { revision: number } }) => timer(2).pipe(map(() => t.snapshot.revision)));
+      const source = hot('  ab--------|', { a: snapshot(1, change('a', 0)), b: snapshot(2, change('b', 1)) });
+      const expected = '    --x---y---|';
+      expectObservable(source.pipe(trigger(leading), renders)).toBe(expected, { x: 1, y: 2 });
+    });
+  });
+
+  it('keeps the maximum wait under constant churn', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // A change every 2 frames: a triggers at once, then the window never sees 3 frames of quiet;
+      // the deadline anchored at a's trigger fires at 10 and the next one at 20.
+      const values = Object.fromEntries([...'abcdefghijk'].map((k, i) => [k, snapshot(i + 1, change(k, i * 2))]));
+      const source = hot('  a-b-c-d-e-f-g-h-i-j-k-|', values);
+      const expected = '    s---------x---------y-|';
+      const refs = (keys: string, from: number) => [...keys].map((k, i) => change(k, from + i * 2));
+      expectObservable(source.pipe(trigger(leading))).toBe(expected, {
+        s: { snapshot: values['a'], changes: changes(refs('a', 0)) },
+        x: { snapshot: values['f'], changes: changes(refs('bcdef', 2)) },
+        y: { snapshot: values['k'], changes: changes(refs('ghijk', 12)) },
+      });
+    });
+  });
+
+  it('triggers the initial sync at once', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // The initial-sync snapshot carries no change; an idle controller renders it without waiting.
+      const source = hot('  a-------|', { a: snapshot(1) });
+      const expected = '    t-------|';
+      expectObservable(source.pipe(trigger(leading))).toBe(expected, {
+        t: { snapshot: snapshot(1), changes: changes([], 0) },
+      });
+    });
+  });
+
+  it('delivers a change pending in the window when the source completes', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // a triggered at once; b waits in the window and is flushed by the completion at 2.
+      const [c1, c2] = [change('a', 0), change('b', 1)];
+      const source = hot('  ab|', { a: snapshot(1, c1), b: snapshot(2, c2) });
+      const expected = '    s-(t|)';
+      expectObservable(source.pipe(trigger(leading))).toBe(expected, {
+        s: { snapshot: snapshot(1, c1), changes: changes([c1]) },
+        t: { snapshot: snapshot(2, c2), changes: changes([c2]) },
+      });
+    });
+  });
+});
+
+describe('trigger stage, trailing edge (leadingEdge: false)', () => {
   it('emits a lone snapshot once the debounce time passed', () => {
     testScheduler().run(({ hot, expectObservable }) => {
       // The initial-sync snapshot has no change: it still triggers, debounced.

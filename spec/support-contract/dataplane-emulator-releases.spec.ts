@@ -5,11 +5,12 @@
  * config-parser writes it back, path-parameter patterns as each release answers
  * them, certificates described by metadata and written to storage only, the
  * runtime certificate endpoints, and the smaller points (add-server keywords,
- * SetServerAddr without a port). Real HTTP, a real HAProxy 2.6, real TLS.
+ * SetServerAddr without a port), the wire of the 3.4 rewrite. Real HTTP, a real HAProxy, real TLS.
  */
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import type { DataplaneClient } from '../../lib/dataplane/client.ts';
+import { runtimeCommand } from '../../lib/haproxy/runtime-socket.ts';
 import type { Emulator, Release } from '../support/dataplane-emulator/index.ts';
 import { servedSerial, serialOf } from '../support/tls-handshake.ts';
 import { CA_CERT, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
@@ -139,6 +140,7 @@ backend zeta
     after(closeAll);
 
     const cases: readonly { release: Release; status: number; code: number; message: RegExp }[] = [
+      { release: '3.0', status: 422, code: 605, message: /^parent_name in path should match / },
       { release: '3.2', status: 422, code: 605, message: /^parent_name in path should match '\^\[\^\\r\\n<>\*;\$#&\{\}"\]\+\$'$/ },
       { release: '3.3', status: 422, code: 605, message: /^parent_name in path should match / },
       { release: '3.4', status: 400, code: 400, message: /^parent_name in path: string doesn't match the regular expression / },
@@ -286,6 +288,41 @@ backend zeta
       const reply = await call(emulator, 'PUT', '/services/haproxy/storage/ssl_certificates/site.pem', { body: SECOND, contentType: 'text/plain' });
       expect(reply.status).to.equal(202);
     });
+  });
+
+  describe('the wire of the chi server (3.4) against go-swagger’s (3.0 to 3.3.5)', () => {
+    after(closeAll);
+
+    for (const release of ['3.2', '3.4'] as const) {
+      const chi = release === '3.4';
+      it(`${release}: ${chi ? '401 before 404, codes equal to statuses, JSON raw errors, text/plain raw bodies only' : '404 before 401, 6xx codes, raw errors as text/plain, a JSON string raw body taken'}`, async () => {
+        const emulator = await emulatorFor({ release });
+        const unknown = await call(emulator, 'GET', '/nowhere', { authorization: null });
+        expect(unknown.status).to.equal(chi ? 401 : 404);
+
+        const oneLine = await call(emulator, 'POST', RAW, { query: { skip_version: 'true' }, body: 'global', contentType: 'text/plain' });
+        expect(oneLine.status).to.equal(400);
+        expect(oneLine.headers.get('content-type')).to.equal(chi ? 'application/json' : 'text/plain');
+
+        const text = (await clientFor(emulator).getRawConfiguration()).text;
+        const asJson = await call(emulator, 'POST', RAW, { query: { skip_version: 'true', skip_reload: 'true' }, body: JSON.stringify(text), contentType: 'application/json' });
+        expect(asJson.status).to.equal(chi ? 415 : 201);
+
+        const boolean = await call(emulator, 'POST', RAW, { query: { skip_version: 'maybe' }, body: text, contentType: 'text/plain' });
+        expect(boolean.status).to.equal(422);
+        expect(errorOf(boolean).code).to.equal(chi ? 422 : 601);
+      });
+
+      it(`${release}: a certificate HAProxy loaded at runtime only is deleted with 202 and a reload${chi ? ' (the runtime delete names it as HAProxy does not)' : ''}`, async () => {
+        const emulator = await emulatorFor({ release });
+        const client = clientFor(emulator);
+        await client.createStorageFile('ssl_certificates', 'spare.pem', FIRST);
+        expect(await runtimeCommand(emulator.statsSocket, 'show ssl cert')).to.include(`${emulator.sslDir}/spare.pem`);
+        const reply = await call(emulator, 'DELETE', '/services/haproxy/storage/ssl_certificates/spare.pem');
+        expect(reply.status).to.equal(202);
+        expect(reply.headers.get('reload-id')).to.match(/^\d{4}-\d{2}-\d{2}-\d+$/);
+      });
+    }
   });
 
   describe('servers (§6a)', () => {

@@ -2,18 +2,21 @@
  * Contract tests of the Data Plane API v3 emulator (spec/support/dataplane-emulator):
  * the contract every Data Plane API peer passes (dataplane-contract.ts, which a real
  * dataplaneapi runs too), then what only the emulator does, in front of a real
- * HAProxy 2.6 (the `enabled` keyword DPAPI sends before HAProxy 3.0, a status
- * command, the exchanges hook, injected faults), and its pod isolation. The
+ * HAProxy (2.6 to 3.4, HAPROXY_BIN: the release paired with it, the `enabled`
+ * keyword DPAPI sends before HAProxy 3.0, a status command, the exchanges hook,
+ * injected faults), and its pod isolation. The
  * behaviours that differ between releases, and the raw configuration as the real
  * API writes it back, are in dataplane-emulator-releases.spec.ts.
  */
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import { DataplaneTimeout } from '../../lib/dataplane/errors.ts';
+import { readCapabilities } from '../../lib/haproxy/capabilities.ts';
 import { startEmulator } from '../support/dataplane-emulator/index.ts';
 import type { Emulator, Exchange } from '../support/dataplane-emulator/index.ts';
 import { writeBack } from '../support/dataplane-emulator/config-writer.ts';
 import { PodMapping } from '../support/dataplane-emulator/pod.ts';
+import { pairedRelease, releaseFeatures } from '../support/dataplane-emulator/release.ts';
 import { eventually } from '../support/eventually.ts';
 import { backend, call, clientFor, closeAll, currentVersion, emulatorFor, errorOf, get, md5, portHolder, postRaw, RAW, versionOf, waitReload } from './emulator-kit.ts';
 import type { DataplaneClient } from '../../lib/dataplane/client.ts';
@@ -26,7 +29,7 @@ const exchanges: Exchange[] = [];
 let emulator: Emulator;
 
 describeDataplaneContract(
-  'the emulator (3.3) in front of a real HAProxy 2.6',
+  'the emulator (paired with HAProxy) in front of a real HAProxy',
   async () => {
     // Long enough for two writes (each runs haproxy -c) to land inside one reload delay, even on a busy machine.
     emulator = await startEmulator({ reloadDelayMs: 400, onExchange: (exchange) => exchanges.push(exchange) });
@@ -36,17 +39,25 @@ describeDataplaneContract(
     afterEach(() => emulator?.faults.reset());
 
     describe('what only the emulator does', () => {
+      it('stands for the Data Plane API release paired with the HAProxy in use (3.2.15 with HAProxy 3.2)', async () => {
+        const paired = releaseFeatures(pairedRelease((await readCapabilities()).version));
+        expect((await shared.client().info()).api.version).to.equal(paired.version);
+        expect(emulator.release.release).to.equal(paired.release);
+      });
+
       it('answers /health from HAProxy’s master when DPAPI has a status command', async () => {
         const other = await emulatorFor({ statusCommand: true });
         expect(await clientFor(other).health()).to.deep.equal({ haproxy: 'up' });
       });
 
-      it('sends `enabled` for maintenance "disabled", as DPAPI does (§6): the server is ready at once', async () => {
-        // On 2.6.12 such a server never enters the load-balancing tree, and the backend balances
-        // nothing afterwards: it is added to a backend no test sends traffic to.
+      it('sends `enabled` for maintenance "disabled" where HAProxy takes it (before 3.0), as DPAPI does (§6)', async () => {
+        // On 2.6.12 such a server is ready at once but never enters the load-balancing tree, and the
+        // backend balances nothing afterwards: it is added to a backend no test sends traffic to. From
+        // 3.0 DPAPI leaves the keyword out, and the server starts in maintenance as any dynamic one.
+        const { dynamicServerEnabledKeyword } = await readCapabilities();
         const appC = await backend('app-c');
         await shared.client().addRuntimeServer('quirk', { name: 'q1', address: '127.0.0.1', port: appC, maintenance: 'disabled' });
-        expect(await shared.client().runtimeServer('quirk', 'q1')).to.deep.include({ admin_state: 'ready' });
+        expect(await shared.client().runtimeServer('quirk', 'q1')).to.deep.include({ admin_state: dynamicServerEnabledKeyword ? 'ready' : 'maint' });
         await shared.client().deleteRuntimeServer('quirk', 'q1');
       });
     });

@@ -531,6 +531,20 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
         code: 422,
         message: 'Ingress.networking.k8s.io "no-path-type" is invalid: spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified',
       });
+      // A rule's host is a DNS name, a wildcard one where it holds '*', never an address: validateIngressRules' words (kube-apiserver 1.34.4 answered the first so).
+      const withHost = (name: string, host: string) =>
+        rawCall(fake, 'POST', '/apis/networking.k8s.io/v1/namespaces/default/ingresses', {
+          metadata: { name },
+          spec: { rules: [{ host, http: { paths: [{ path: '/', pathType: 'Prefix', backend }] } }] },
+        });
+      expect((await withHost('commented', 'evil.example.com # x')).body).to.deep.include({
+        code: 422,
+        message: `Ingress.networking.k8s.io "commented" is invalid: spec.rules[0].host: Invalid value: "evil.example.com # x": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+      });
+      expect(String((await withHost('address', '10.0.0.1')).body['message'])).to.equal(
+        'Ingress.networking.k8s.io "address" is invalid: spec.rules[0].host: Invalid value: "10.0.0.1": must be a DNS name, not an IP address',
+      );
+      expect((await withHost('wildcard', '*.example.com')).status).to.equal(201);
     });
 
     it('stores nothing and notifies nobody for a write that changes nothing', async () => {
@@ -1206,14 +1220,17 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       expect(fake.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'default', name: 'web' })).to.not.equal(undefined);
     });
 
-    it('refuses what the webhook denies as 403 Forbidden, worded as ToStatusErr words it, and stores nothing', async () => {
+    it('refuses what the webhook denies as ToStatusErr words it (its status, the code raised to 400, no reason it did not give), and stores nothing', async () => {
       const { fake, networking } = await withWebhook((call) => deny(call, 'spec.rules[0].host: invalid host'));
       const { code, status } = await failure(networking.createNamespacedIngress({ namespace: 'default', body: ingress('web') }));
-      expect(code).to.equal(403);
-      expect(status).to.deep.include({
-        reason: 'Forbidden',
-        message: 'ingresses.networking.k8s.io "web" is forbidden: admission webhook "ingresses.check.example.com" denied the request: spec.rules[0].host: invalid host',
-        details: { name: 'web', group: 'networking.k8s.io', kind: 'ingresses' },
+      expect(code).to.equal(400);
+      expect(status).to.deep.equal({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'admission webhook "ingresses.check.example.com" denied the request: spec.rules[0].host: invalid host',
+        code: 400,
       });
       expect(fake.list('networking.k8s.io/v1', 'Ingress')).to.deep.equal([]);
     });
@@ -1258,7 +1275,8 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       const { code } = await failure(
         networking.createNamespacedIngress({ namespace: 'default', body: { ...ingress('judged'), spec: { ...ingress('x').spec, ingressClassName: 'haproxy' } } }),
       );
-      expect(code).to.equal(403);
+      // Denied with no code of the webhook's: ToStatusErr's 400.
+      expect(code).to.equal(400);
       expect(hook.calls).to.have.length(1);
     });
 
@@ -1331,8 +1349,9 @@ describe('fake Kubernetes API server (contract with client-node and kubectl)', (
       await writeFile(join(directory, 'good.yaml'), manifest('good'));
       const bad = await kubectl(fake, 'apply', '-f', join(directory, 'bad.yaml'));
       expect(bad.code).to.equal(1);
-      expect(bad.stderr).to.include('Error from server (Forbidden): error when creating');
-      expect(bad.stderr).to.include('ingresses.networking.k8s.io "bad" is forbidden: admission webhook "ingresses.check.example.com" denied the request: spec.rules[0].host: invalid host');
+      // No reason in the webhook's status, so none in the server's: kubectl names none.
+      expect(bad.stderr).to.include('Error from server: error when creating');
+      expect(bad.stderr).to.include(': admission webhook "ingresses.check.example.com" denied the request: spec.rules[0].host: invalid host');
       const good = await kubectl(fake, 'apply', '-f', join(directory, 'good.yaml'));
       expect(good.code).to.equal(0);
       expect(good.stderr).to.include('Warning: route not served here');

@@ -8,6 +8,7 @@ import type { ShowProc } from '../../lib/haproxy/show-proc.ts';
 import { startEmulator } from './dataplane-emulator/index.ts';
 import type { Credentials, EmulatorOptions, PodLayout } from './dataplane-emulator/index.ts';
 import type { RequestLog } from './dataplane-emulator/faults.ts';
+import type { ReleaseFeatures } from './dataplane-emulator/release.ts';
 import { startRealDataplane } from './real-dataplaneapi.ts';
 import type { RealRelease } from './real-dataplaneapi.ts';
 
@@ -15,6 +16,11 @@ export interface DataplanePeer {
   /** Base URL of the API: 'http://127.0.0.1:PORT/v3'. */
   readonly url: string;
   readonly credentials: Credentials;
+  /**
+   * The release the peer is, and what it does that others do not, as the
+   * emulator's release table records each real one (dataplane-emulator/release.ts).
+   */
+  readonly release: PeerRelease;
   /** The configuration's base directory as this process reaches it (maps/, ssl/, general/ below it). */
   readonly baseDir: string;
   readonly mapsDir: string;
@@ -30,17 +36,20 @@ export interface DataplanePeer {
   stop(): Promise<void>;
 }
 
+/** What the cases read of a peer's release. */
+export type PeerRelease = Pick<ReleaseFeatures, 'release' | 'runtimeCertificates' | 'chiWire'>;
+
 /** How a spec gets a peer: started fresh, standing for `pod` when given. */
 export interface PeerKind {
-  /** For test titles: `the emulator (3.3)`, `dataplaneapi 3.4`. */
+  /** For test titles: `the emulator (paired with HAProxy)`, `the emulator (3.1)`, `dataplaneapi 3.4`. */
   readonly name: string;
   start(pod?: PodLayout): Promise<DataplanePeer>;
 }
 
-/** The emulator with `options`, standing for `pod` when given. */
+/** The emulator with `options` (by default the release paired with the HAProxy in use), standing for `pod` when given. */
 export function emulatorPeer(options: EmulatorOptions = {}): PeerKind {
   return {
-    name: `the emulator (${options.release ?? '3.3'})`,
+    name: `the emulator (${options.release ?? 'paired with HAProxy'})`,
     start: (pod) => startEmulator(pod === undefined ? options : { ...options, pod }),
   };
 }

@@ -203,9 +203,10 @@ export function healthy(): Observable<DeployResult> {
   return timer(durations.deployMs).pipe(map((): DeployResult => ({ mode: 'runtime', operations: 1 })));
 }
 
-/** "default" is the seed settings; "fast-drift" checks drift every 10 s; anything else is rejected. */
+/** "default" is the shipped settings; "trailing" the seed's trailing debounce; "fast-drift" checks drift every 10 s; anything else is rejected. */
 function defaultLoad(raw: string): ConfigLoad<PipelineSettings> {
   if (raw === 'default') return { ok: true, config: defaultPipelineSettings };
+  if (raw === 'trailing') return { ok: true, config: { ...defaultPipelineSettings, leadingEdge: false } };
   if (raw === 'fast-drift') return { ok: true, config: { ...defaultPipelineSettings, driftCheckIntervalMs: 10_000 } };
   return { ok: false, errors: [`config ${raw}: debounce: "soon" is not a duration`] };
 }

@@ -46,6 +46,19 @@ spec:
 ${tls}${ruleList}`;
 }
 
+/** An Ingress of one rule with one Prefix path to port 80, of `className`: what the webhook specs apply and judge. */
+export const classIngress = (name: string, host: string, path: string, className = 'haproxy', namespace = 'default', serviceName = 'web') => `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: { name: ${name}, namespace: ${namespace} }
+spec:
+  ingressClassName: ${className}
+  rules:
+    - host: ${host}
+      http:
+        paths:
+          - { path: '${path}', pathType: Prefix, backend: { service: { name: ${serviceName}, port: { number: 80 } } } }
+`;
+
 export function service(name: string, ports: readonly { readonly name?: string; readonly port: number; readonly targetPort: string | number }[], namespace = 'default'): string {
   const list = ports.map((p) => `    - { ${p.name ? `name: ${p.name}, ` : ''}port: ${p.port}, targetPort: ${p.targetPort} }`).join('\n');
   return `apiVersion: v1\nkind: Service\nmetadata: { name: ${name}, namespace: ${namespace} }\nspec:\n  ports:\n${list}\n`;

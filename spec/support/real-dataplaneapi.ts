@@ -47,6 +47,7 @@ import type { ShowProc } from '../../lib/haproxy/show-proc.ts';
 import { bootstrapConfig } from './dataplane-emulator/index.ts';
 import type { Credentials, PodLayout } from './dataplane-emulator/index.ts';
 import { RequestLog } from './dataplane-emulator/faults.ts';
+import { releaseFeatures, type ReleaseFeatures } from './dataplane-emulator/release.ts';
 import { listenAnywhere, reservePort } from './ports.ts';
 
 const run = promisify(execFile);
@@ -92,7 +93,8 @@ export interface RealDataplane {
   /** The stats socket (level admin), as this process reaches it. */
   readonly statsSocket: string;
   readonly masterSocket: string;
-  readonly release: RealRelease;
+  /** The release, with what the emulator's release table records of it (dataplane-emulator/release.ts). */
+  readonly release: ReleaseFeatures;
   /** The bootstrap configuration's listener (answers 503). */
   readonly bootstrapPort: number;
   /** `<backups_dir>/haproxy.cfg.lkg`: where dataplaneapi keeps the last-known-good copy (haproxy/reload_agent.go setLkgPath). */
@@ -332,7 +334,7 @@ exec ${dpapi} -f ${dpapiConfig}
     generalDir: join(host.etc, 'general'),
     statsSocket: join(host.run, statsName),
     masterSocket,
-    release: options.release,
+    release: releaseFeatures(options.release),
     bootstrapPort,
     lkgFile: join(host.own, 'backups', 'haproxy.cfg.lkg'),
     reloadDelayMs: (options.reloadDelaySeconds ?? 1) * 1000,

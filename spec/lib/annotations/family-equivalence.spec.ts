@@ -35,7 +35,7 @@ const ONE_FAMILY: readonly { readonly annotations: Record<string, string>; reado
   },
   {
     annotations: { 'haproxy.org/path-rewrite': '/foo/(.*) /\\1' },
-    expected: { route: { rewrite: { kind: 'regex', pattern: '/foo/(.*)', replacement: '/\\1' } } },
+    expected: { route: { rewrite: { kind: 'regex', rules: [{ pattern: '/foo/(.*)', replacement: '/\\1' }] } } },
   },
 ];
 

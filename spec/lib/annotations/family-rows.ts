@@ -23,12 +23,13 @@ export const FAMILY_ROWS: readonly FamilyRow[] = [
   },
   {
     setting: 'redirect to HTTPS on a TLS Ingress',
-    haproxy: { 'ssl-redirect-code': '308' },
+    haproxy: { 'ssl-redirect-code': '308', hsts: 'true' },
     nginx: { 'ssl-redirect': 'true' },
     context: { tls: true },
-    expected: { route: { sslRedirect: { code: 308 } } },
+    // ingress-nginx's HSTS default comes with its family on a TLS Ingress; haproxy.org spells it out.
+    expected: { route: { sslRedirect: { code: 308 }, hsts: { maxAge: 31_536_000, includeSubdomains: true, preload: false } } },
   },
-  { setting: 'no redirect on a TLS Ingress', haproxy: { 'ssl-redirect': 'false' }, nginx: { 'ssl-redirect': 'false' }, context: { tls: true }, expected: {} },
+  { setting: 'no redirect on a TLS Ingress', haproxy: { 'ssl-redirect': 'false' }, nginx: { 'ssl-redirect': 'false', hsts: 'false' }, context: { tls: true }, expected: {} },
   { setting: 'server timeout', haproxy: { 'timeout-server': '2m' }, nginx: { 'proxy-read-timeout': '120' }, expected: { backend: { timeouts: { server: 120_000 } } } },
   { setting: 'connect timeout', haproxy: { 'timeout-connect': '3s' }, nginx: { 'proxy-connect-timeout': '3' }, expected: { backend: { timeouts: { connect: 3000 } } } },
   { setting: 'h1 in clear text', haproxy: { 'server-ssl': 'false' }, nginx: { 'backend-protocol': 'HTTP' }, expected: { backend: { protocol: { version: 'h1', tls: false } } } },
@@ -96,15 +97,17 @@ export const FAMILY_ROWS: readonly FamilyRow[] = [
   },
   {
     setting: 'rate limit per second',
-    haproxy: { 'rate-limit-requests': '10', 'rate-limit-status-code': '503' },
-    nginx: { 'limit-rps': '10' },
-    expected: { route: { rateLimit: { requests: 10, period: 1000, status: 503 } } },
+    haproxy: { 'rate-limit-requests': '11', 'rate-limit-period': '1100ms', 'rate-limit-status-code': '503' },
+    nginx: { 'limit-rps': '10', 'limit-burst-multiplier': '1' },
+    // ingress-nginx's burst of 10 plus the request that finds the bucket empty, over the time 10 per second take to make 11.
+    expected: { route: { rateLimit: { requests: 11, period: 1100, status: 503 } } },
   },
   {
     setting: 'rate limit per minute',
-    haproxy: { 'rate-limit-requests': '100', 'rate-limit-period': '1m', 'rate-limit-status-code': '503' },
+    haproxy: { 'rate-limit-requests': '501', 'rate-limit-period': '300600ms', 'rate-limit-status-code': '503' },
+    // limit-burst-multiplier's default, 5: a burst of 500.
     nginx: { 'limit-rpm': '100' },
-    expected: { route: { rateLimit: { requests: 100, period: 60_000, status: 503 } } },
+    expected: { route: { rateLimit: { requests: 501, period: 300_600, status: 503 } } },
   },
   { setting: 'whole path rewritten', haproxy: { 'path-rewrite': '/' }, nginx: { 'rewrite-target': '/' }, expected: { route: { rewrite: { kind: 'full', path: '/' } } } },
   { setting: 'upstream Host', haproxy: { 'set-host': 'api.internal' }, nginx: { 'upstream-vhost': 'api.internal' }, expected: { route: { upstreamHost: 'api.internal' } } },
@@ -133,6 +136,7 @@ export const FAMILY_ROWS: readonly FamilyRow[] = [
       'cors-allow-headers': 'Content-Type, Authorization',
       'cors-allow-credentials': 'true',
       'cors-max-age': '10m',
+      'cors-respond-to-options': 'true',
     },
     nginx: {
       'enable-cors': 'true',
@@ -143,7 +147,16 @@ export const FAMILY_ROWS: readonly FamilyRow[] = [
       'cors-max-age': '600',
     },
     expected: {
-      route: { cors: { allowOrigins: ['https://app.example.com'], allowMethods: ['GET', 'POST'], allowHeaders: ['Content-Type', 'Authorization'], allowCredentials: true, maxAge: 600 } },
+      route: {
+        cors: {
+          allowOrigins: ['https://app.example.com'],
+          allowMethods: ['GET', 'POST'],
+          allowHeaders: ['Content-Type', 'Authorization'],
+          allowCredentials: true,
+          maxAge: 600,
+          respondToPreflight: true,
+        },
+      },
     },
   },
 ];

@@ -32,9 +32,9 @@ describe('settings written as the vocabulary says, read by a real HAProxy', func
         'frontend fe',
         `  bind ${bind}`,
         `  http-request set-header ${header.name} "${header.value}"`,
-        `  http-request replace-path '${regex.kind === 'regex' ? regex.pattern : ''}' '${regex.replacement}' if { path_beg /foo/ }`,
+        `  http-request replace-path '${regex.kind === 'regex' ? regex.rules[0]!.pattern : ''}' '${regex.kind === 'regex' ? regex.rules[0]!.replacement : ''}' if { path_beg /foo/ }`,
         // nginx's rewrite-target with captures: the route's own path (here /app(/|$)(.*)) is the pattern.
-        `  http-request replace-path '^/app(/|$)(.*)' '${routePath.replacement}' if { path_beg /app }`,
+        `  http-request replace-path '^/app(/|$)(.*)' '${routePath.kind === 'route-path' ? routePath.replacement : ''}' if { path_beg /app }`,
         '  http-request return status 200 content-type text/plain lf-string "%[path] %[req.fhdr(x-policy)]"',
       ],
       async (port) => (await get(port, '/')).status === 200,

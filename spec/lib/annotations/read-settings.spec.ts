@@ -72,9 +72,16 @@ describe('readAnnotationSettings', () => {
   describe('HTTPS redirects', () => {
     it("redirects a TLS Ingress written for either controller by that controller's default: haproxy.org 302, ingress-nginx 308", () => {
       expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 302 } });
-      expect(readAnnotationSettings({ [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 308 } });
-      // Both families: haproxy.org's default wins, as its explicit settings do.
-      expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s', [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 302 } });
+      // ingress-nginx's HSTS default comes with its redirect.
+      expect(readAnnotationSettings({ [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({
+        sslRedirect: { code: 308 },
+        hsts: { maxAge: 31_536_000, includeSubdomains: true, preload: false },
+      });
+      // Both families: haproxy.org's default wins, as its explicit settings do; HSTS, which haproxytech has no default for, is ingress-nginx's.
+      expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s', [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({
+        sslRedirect: { code: 302 },
+        hsts: { maxAge: 31_536_000, includeSubdomains: true, preload: false },
+      });
     });
 
     it('leaves an Ingress written for neither controller, and one without TLS, unredirected', () => {
@@ -84,8 +91,8 @@ describe('readAnnotationSettings', () => {
     });
 
     it('reads an explicit "false" of either family over the other family\'s default', () => {
-      expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s', [`${N}ssl-redirect`]: 'false' }, { tls: true }).route).to.deep.equal({});
-      expect(readAnnotationSettings({ [`${H}ssl-redirect`]: 'false', [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({});
+      expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s', [`${N}ssl-redirect`]: 'false', [`${N}hsts`]: 'false' }, { tls: true }).route).to.deep.equal({});
+      expect(readAnnotationSettings({ [`${H}ssl-redirect`]: 'false', [`${H}hsts`]: 'false', [`${N}proxy-read-timeout`]: '5' }, { tls: true }).route).to.deep.equal({});
     });
 
     it('haproxy.org: ssl-redirect with its code, which alone means nothing without a redirect', () => {
@@ -100,8 +107,14 @@ describe('readAnnotationSettings', () => {
 
     it('nginx: ssl-redirect acts only on TLS Ingresses, force-ssl-redirect on any', () => {
       expect(readAnnotationSettings({ [`${N}force-ssl-redirect`]: 'true' }).route).to.deep.equal({ sslRedirect: { code: 308 } });
-      expect(readAnnotationSettings({ [`${N}ssl-redirect`]: 'true' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 308 } });
-      expect(readAnnotationSettings({ [`${N}force-ssl-redirect`]: 'false' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 308 } });
+      expect(readAnnotationSettings({ [`${N}ssl-redirect`]: 'true' }, { tls: true }).route).to.deep.equal({
+        sslRedirect: { code: 308 },
+        hsts: { maxAge: 31_536_000, includeSubdomains: true, preload: false },
+      });
+      expect(readAnnotationSettings({ [`${N}force-ssl-redirect`]: 'false' }, { tls: true }).route).to.deep.equal({
+        sslRedirect: { code: 308 },
+        hsts: { maxAge: 31_536_000, includeSubdomains: true, preload: false },
+      });
       const read = readAnnotationSettings({ [`${N}ssl-redirect`]: 'true' });
       expect(read.route).to.deep.equal({});
       expect(read.outcomes).to.deep.equal([
@@ -178,8 +191,11 @@ describe('readAnnotationSettings', () => {
 
   describe('annotations that mean something only with another', () => {
     const cases: [string, Record<string, string>, string][] = [
-      ['an HSTS detail without hsts', { [`${N}hsts-max-age`]: '60' }, 'hsts is not "true"'],
+      ['an HSTS detail without hsts', { [`${H}hsts-max-age`]: '60' }, 'hsts is not "true"'],
       ['a CORS detail without cors-enable', { [`${H}cors-allow-origin`]: '*' }, 'cors-enable is not "true"'],
+      ['a burst multiplier without a rate', { [`${N}limit-burst-multiplier`]: '3' }, 'limit-rps or limit-rpm is not set'],
+      ['a cookie lifetime without affinity', { [`${N}session-cookie-max-age`]: '3600' }, 'affinity is not "cookie"'],
+      ['cors-respond-to-options without cors-enable', { [`${H}cors-respond-to-options`]: 'true' }, 'cors-enable is not "true"'],
       ['a CORS detail without enable-cors', { [`${N}cors-max-age`]: '60' }, 'enable-cors is not "true"'],
       ['a rate period without a rate', { [`${H}rate-limit-period`]: '1m' }, 'rate-limit-requests is not set'],
       ['an auth Secret without auth-type', { [`${N}auth-secret`]: 'web/users' }, 'auth-type is not set'],
@@ -201,18 +217,6 @@ describe('readAnnotationSettings', () => {
     const cases: [string, Record<string, string>, string, string][] = [
       ['basic auth without a Secret', { [`${H}auth-type`]: 'basic-auth' }, `${H}auth-type`, 'needs auth-secret naming the Secret with the users'],
       ['digest auth', { [`${N}auth-type`]: 'digest', [`${N}auth-secret`]: 'users' }, `${N}auth-type`, 'digest authentication is not supported: use "basic"'],
-      [
-        'a canary Ingress',
-        { [`${N}canary`]: 'true', [`${N}canary-weight`]: '10' },
-        `${N}canary`,
-        'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes',
-      ],
-      [
-        'several rewrite lines',
-        { [`${H}path-rewrite`]: '/a/(.*) /\\1\n/b/(.*) /c/\\1' },
-        `${H}path-rewrite`,
-        'several rewrite lines are not supported: use one "regex replacement" or one path',
-      ],
       ['a health check with a method', { [`${H}check-http`]: 'HEAD /health' }, `${H}check-http`, 'a method (and version) is not supported: give the path alone, checked with GET'],
       ['a redirect with an nginx variable other than a trailing $request_uri', { [`${N}temporal-redirect`]: 'https://example.com/$uri' }, `${N}temporal-redirect`, 'not a URL: contains "$"'],
       ['a rewrite target that is not a path', { [`${N}rewrite-target`]: '/$1 x' }, `${N}rewrite-target`, 'not a rewrite target: contains " "'],
@@ -231,6 +235,124 @@ describe('readAnnotationSettings', () => {
     }
   });
 
+  describe('left out, fail closed: what cannot be served here and whose Ingress served without it would be open or wrong', () => {
+    const OPEN = 'served without it the route would be open to anyone, so this Ingress is left out';
+    const cases: [string, Record<string, string>, Record<string, string>][] = [
+      [
+        'a canary Ingress',
+        { [`${N}canary`]: 'true', [`${N}canary-weight`]: '10' },
+        { [`${N}canary`]: 'canary Ingresses are not supported: this Ingress is left out so that its main Ingress keeps its routes' },
+      ],
+      [
+        'external authentication with what it cannot serve: an auth-snippet, headers from a ConfigMap, a method the httpclient cannot send',
+        {
+          [`${N}auth-url`]: 'https://auth.example.com/oauth2/auth',
+          [`${N}auth-snippet`]: 'proxy_set_header X-Tenant acme;',
+          [`${N}auth-proxy-set-headers`]: 'auth/headers',
+          [`${N}auth-method`]: 'PATCH',
+        },
+        {
+          [`${N}auth-snippet`]: 'auth-snippet is nginx configuration, which HAProxy cannot read: served without it the auth service would judge another request, so this Ingress is left out',
+          [`${N}auth-proxy-set-headers`]: 'headers from a ConfigMap are not read: served without them the auth service would judge another request, so this Ingress is left out',
+          [`${N}auth-method`]:
+            'cannot be sent: HAProxy sends auth requests with GET, HEAD, POST, PUT or DELETE: served without it the route would be checked with another method, so this Ingress is left out',
+        },
+      ],
+      [
+        "client certificate authentication matching the certificate's subject (auth-tls-match-cn): the rest of auth-tls-* is served",
+        { [`${N}auth-tls-secret`]: 'default/ca', [`${N}auth-tls-verify-client`]: 'on', [`${N}auth-tls-match-cn`]: 'CN=client' },
+        { [`${N}auth-tls-match-cn`]: `matching the client certificate's subject is not supported: ${OPEN}` },
+      ],
+      [
+        'an access rule in an nginx snippet',
+        { [`${N}configuration-snippet`]: 'allow 10.0.0.0/8;\ndeny all;', [`${N}server-snippet`]: 'location /admin { auth_basic "Admin"; }' },
+        {
+          [`${N}configuration-snippet`]: `holds an access rule (allow), and snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read): ${OPEN}`,
+          [`${N}server-snippet`]: `holds an access rule (auth_basic), and snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read): ${OPEN}`,
+        },
+      ],
+      [
+        'a server-snippet answering 403 to some paths',
+        { [`${N}server-snippet`]: 'location ~ ^/api/solr/ {return 403;}' },
+        {
+          [`${N}server-snippet`]: `holds an access rule (return 403), and snippets are not supported: raw configuration from an object could add any directive (and it is nginx configuration, which HAProxy cannot read): ${OPEN}`,
+        },
+      ],
+      [
+        'an access rule in a haproxy.org snippet',
+        { [`${H}backend-config-snippet`]: 'http-request deny if !{ src 10.0.0.0/8 }' },
+        {
+          [`${H}backend-config-snippet`]: `holds an access rule (http-request deny), and configuration snippets are not supported: raw HAProxy configuration from an object could add any directive: ${OPEN}`,
+        },
+      ],
+      [
+        'TLS passthrough to a backend that would be sent plain HTTP',
+        { [`${N}ssl-passthrough`]: 'true' },
+        {
+          [`${N}ssl-passthrough`]:
+            "TLS passthrough is not supported: HAProxy terminates TLS, and without backend-protocol: HTTPS the backend, which expects the client's TLS, would be sent plain HTTP, so this Ingress is left out",
+        },
+      ],
+    ];
+    cases.push([
+      "an access rule under one spelling beside a harmless snippet under the other (each family's refusal is judged)",
+      { [`${H}backend-config-snippet`]: 'option forwardfor', 'haproxy.com/backend-config-snippet': 'http-request deny' },
+      {
+        'haproxy.com/backend-config-snippet': `holds an access rule (http-request deny), and configuration snippets are not supported: raw HAProxy configuration from an object could add any directive: ${OPEN}`,
+      },
+    ]);
+    for (const [what, annotations, leftOut] of cases) {
+      it(`leaves out ${what}, naming each annotation`, () => {
+        const read = readAnnotationSettings(annotations);
+        expect(Object.fromEntries(read.outcomes.filter((outcome) => outcome.status === 'left out').map((outcome) => [outcome.annotation, outcome.reason]))).to.deep.equal(leftOut);
+      });
+    }
+
+    const served: [string, Record<string, string>, string, string][] = [
+      ['a snippet without access rules', { [`${N}configuration-snippet`]: 'more_set_headers "X-Frame-Options: DENY";' }, `${N}configuration-snippet`, 'snippets are not supported'],
+      ['auth-signin without auth-url', { [`${N}auth-signin`]: 'https://auth.example.com/start' }, `${N}auth-signin`, 'auth-url is not set, so ingress-nginx does not use it either'],
+      [
+        'auth-tls-verify-client "off"',
+        { [`${N}auth-tls-secret`]: 'default/ca', [`${N}auth-tls-verify-client`]: 'off' },
+        `${N}auth-tls-secret`,
+        'auth-tls-verify-client is "off": no client certificate is asked for',
+      ],
+      [
+        'src-ip-header without a source list',
+        { [`${H}src-ip-header`]: 'X-Real-IP' },
+        `${H}src-ip-header`,
+        "no allow-list or deny-list on this Ingress reads the source: rate limits and logs keep the connection's address",
+      ],
+      [
+        "ssl-passthrough with backend-protocol HTTPS (Argo CD's documented setup): terminated and re-encrypted, as ingress-nginx serves it by default",
+        { [`${N}ssl-passthrough`]: 'true', [`${N}backend-protocol`]: 'HTTPS' },
+        `${N}ssl-passthrough`,
+        "TLS passthrough is not supported: HAProxy terminates TLS with the Ingress's certificate and re-encrypts to the backend (backend-protocol: HTTPS), as ingress-nginx does unless started with --enable-ssl-passthrough",
+      ],
+      [
+        'haproxy.org ssl-passthrough with server-ssl',
+        { [`${H}ssl-passthrough`]: 'true', [`${H}server-ssl`]: 'true' },
+        `${H}ssl-passthrough`,
+        'TLS passthrough is not supported: HAProxy terminates TLS with the Ingress\'s certificate and re-encrypts to the backend (server-ssl: "true"), as ingress-nginx does unless started with --enable-ssl-passthrough',
+      ],
+    ];
+    for (const [what, annotations, annotation, reason] of served) {
+      it(`serves ${what}, ignoring it with why`, () => {
+        const read = readAnnotationSettings(annotations);
+        expect(read.outcomes.filter((outcome) => outcome.status === 'left out' || outcome.status === 'invalid')).to.deep.equal([]);
+        expect(read.outcomes.find((outcome) => outcome.annotation === annotation)).to.deep.include({ status: 'ignored' });
+        expect((read.outcomes.find((outcome) => outcome.annotation === annotation) as { reason: string }).reason).to.include(reason);
+      });
+    }
+  });
+
+  it('haproxy.org: src-ip-header makes the allow- and deny-lists judge the address in that header', () => {
+    const read = readAnnotationSettings({ [`${H}src-ip-header`]: ' X-Client-IP', [`${H}allow-list`]: '192.168.2.0/24' });
+    expect(read.route).to.deep.equal({ allow: ['192.168.2.0/24'], sourceHeader: 'X-Client-IP' });
+    expect(read.outcomes.map((outcome) => outcome.status)).to.deep.equal(['honoured', 'honoured']);
+    expect(readAnnotationSettings({ [`${H}src-ip-header`]: 'X Y', [`${H}deny-list`]: '10.0.0.0/8' }).outcomes[1]).to.deep.include({ status: 'invalid' });
+  });
+
   it('nginx: proxy-body-size "0" lifts the limit (HAProxy\'s default), honoured', () => {
     const read = readAnnotationSettings({ [`${N}proxy-body-size`]: '0' });
     expect(read.route).to.deep.equal({});
@@ -241,23 +363,80 @@ describe('readAnnotationSettings', () => {
     expect(readAnnotationSettings({ [`${N}proxy-read-timeout`]: '30', [`${N}proxy-send-timeout`]: '90' }).backend).to.deep.equal({ timeouts: { server: 90_000 } });
   });
 
+  it('nginx: HSTS is on by default (ingress-nginx\'s ConfigMap), on a TLS Ingress, and hsts "false" turns it off with its details', () => {
+    const hsts = { maxAge: 31_536_000, includeSubdomains: true, preload: false };
+    expect(readAnnotationSettings({ [`${N}ssl-redirect`]: 'false' }, { tls: true }).route).to.deep.equal({ hsts });
+    expect(readAnnotationSettings({ [`${N}hsts-max-age`]: '600' }).route).to.deep.equal({ hsts: { ...hsts, maxAge: 600 } });
+    expect(readAnnotationSettings({ [`${H}timeout-server`]: '5s' }, { tls: true }).route).to.deep.equal({ sslRedirect: { code: 302 } });
+    const off = readAnnotationSettings({ [`${N}hsts`]: 'false', [`${N}hsts-max-age`]: '600', [`${N}ssl-redirect`]: 'false' }, { tls: true });
+    expect(off.route).to.deep.equal({});
+    expect(off.outcomes.find((outcome) => outcome.annotation === `${N}hsts-max-age`)).to.deep.include({ status: 'ignored', reason: 'hsts is not "true"' });
+  });
+
+  it('nginx: the affinity cookie lasts session-cookie-max-age seconds, else session-cookie-expires', () => {
+    const cookie = (more: Record<string, string>) => readAnnotationSettings({ [`${N}affinity`]: 'cookie', ...more }).backend;
+    expect(cookie({ [`${N}session-cookie-max-age`]: '172800', [`${N}session-cookie-expires`]: '60' })).to.deep.equal({ affinity: { cookie: 'INGRESSCOOKIE', maxAge: 172_800 } });
+    expect(cookie({ [`${N}session-cookie-expires`]: '60' })).to.deep.equal({ affinity: { cookie: 'INGRESSCOOKIE', maxAge: 60 } });
+    expect(readAnnotationSettings({ [`${N}affinity`]: 'cookie', [`${N}session-cookie-max-age`]: '1h' }).outcomes[1]).to.deep.include({ status: 'invalid' });
+  });
+
+  it('haproxy.org: forwarded-for "false" sends no client address; "true" is the default and sets nothing', () => {
+    expect(readAnnotationSettings({ [`${H}forwarded-for`]: 'false' }).route).to.deep.equal({ withoutForwardedFor: true });
+    const on = readAnnotationSettings({ [`${H}forwarded-for`]: 'true' });
+    expect(on.route).to.deep.equal({});
+    expect(on.outcomes[0]).to.deep.include({ status: 'honoured', setting: 'route.withoutForwardedFor' });
+  });
+
+  it('nginx: x-forwarded-prefix is the X-Forwarded-Prefix sent; captures are refused', () => {
+    expect(readAnnotationSettings({ [`${N}x-forwarded-prefix`]: '/shop' }).route).to.deep.equal({ forwardedPrefix: '/shop' });
+    expect(readAnnotationSettings({ [`${N}x-forwarded-prefix`]: '/$1' }).outcomes[0]).to.deep.include({ status: 'invalid' });
+  });
+
   it('nginx: limit-rps is read over limit-rpm', () => {
     const read = readAnnotationSettings({ [`${N}limit-rps`]: '5', [`${N}limit-rpm`]: '100' });
-    expect(read.route).to.deep.equal({ rateLimit: { requests: 5, period: 1000, status: 503 } });
+    // ingress-nginx's burst, 5 x 5, and the request that finds the bucket empty, over the time 5 per second take to make 26.
+    expect(read.route).to.deep.equal({ rateLimit: { requests: 26, period: 5200, status: 503 } });
     expect(read.outcomes[0]).to.deep.include({ annotation: `${N}limit-rpm`, status: 'ignored', reason: 'limit-rps is read instead: one rate per route' });
   });
 
   it('names a reason for every unsupported annotation, snippets included', () => {
-    const read = readAnnotationSettings({ [`${H}backend-config-snippet`]: 'http-request deny', [`${H}timeout-client`]: '5s', [`${N}made-up`]: 'x' });
+    const read = readAnnotationSettings({ [`${H}backend-config-snippet`]: 'option forwardfor', [`${H}timeout-client`]: '5s', [`${N}made-up`]: 'x' });
     expect(read.outcomes).to.deep.equal([
       {
         annotation: `${H}backend-config-snippet`,
-        value: 'http-request deny',
+        value: 'option forwardfor',
         status: 'ignored',
         reason: 'configuration snippets are not supported: raw HAProxy configuration from an object could add any directive',
       },
       { annotation: `${H}timeout-client`, value: '5s', status: 'ignored', reason: 'applies to the frontend every route shares: set it in the template values, not per Ingress' },
-      { annotation: `${N}made-up`, value: 'x', status: 'ignored', reason: 'not supported by haproxy-template-ic (see docs/annotations.md)' },
+      {
+        annotation: `${N}made-up`,
+        value: 'x',
+        status: 'ignored',
+        reason: 'not an ingress-nginx annotation: ingress-nginx does not read it either (check its name in the ingress-nginx annotations reference)',
+      },
     ]);
+  });
+
+  it("tells an annotation ingress-nginx does not read (another controller's, a removed one) from one it reads that is not supported here", () => {
+    const read = readAnnotationSettings({
+      [`${N}rate-limit`]: '100',
+      [`${N}rate-limit-window`]: '1m',
+      [`${N}client-max-body-size`]: '10m',
+      [`${N}secure-backends`]: 'true',
+      [`${N}proxy-buffering`]: 'on',
+      [`${N}mirror-target`]: 'http://copy',
+      'nginx.org/client-max-body-size': '10m',
+    });
+    const NOT_NGINX = 'not an ingress-nginx annotation: ingress-nginx does not read it either (check its name in the ingress-nginx annotations reference)';
+    expect(Object.fromEntries(read.outcomes.map((outcome) => [outcome.annotation, (outcome as { reason: string }).reason]))).to.deep.equal({
+      [`${N}client-max-body-size`]: NOT_NGINX,
+      [`${N}mirror-target`]: 'not supported by haproxy-template-ic (see docs/annotations.md)',
+      [`${N}proxy-buffering`]: 'nginx buffer tuning has no HAProxy equivalent',
+      [`${N}rate-limit`]: NOT_NGINX,
+      [`${N}rate-limit-window`]: NOT_NGINX,
+      [`${N}secure-backends`]: 'removed from ingress-nginx, which no longer reads it: use backend-protocol: "HTTPS"',
+      'nginx.org/client-max-body-size': 'an NGINX Inc. controller annotation (F5 NGINX Ingress Controller), not an ingress-nginx one: neither ingress-nginx nor haproxy-template-ic reads it',
+    });
   });
 });

@@ -55,11 +55,13 @@ describe('annotation structured value parsers', () => {
     );
   });
 
-  it('parseHeaderLines: one "Name value" a line, values free text', () => {
+  it('parseHeaderLines: one "Name value" a line, values free text, a double-quoted value without its quotes (as haproxytech hands it to HAProxy)', () => {
     parserTable(
       parseHeaderLines,
       [
         ['X-Team shop', [{ name: 'X-Team', value: 'shop' }]],
+        ['Cache-Control "no-store,no-cache,private"', [{ name: 'Cache-Control', value: 'no-store,no-cache,private' }]],
+        ['X-Empty ""', [{ name: 'X-Empty', value: '' }]],
         [
           'X-A  one two\n\nX-B 2\n',
           [
@@ -74,7 +76,7 @@ describe('annotation structured value parsers', () => {
         ['X-Team: shop', 'not a header name: use letters, digits, "-", "_" and "." (at most 128), starting with a letter or digit'],
         ['X-A 1\nx-a 2', 'header x-a is set twice'],
         ['X-Src %[src]', 'the value of header X-Src contains "%", which HAProxy would read inside a quoted string (admitted: printable ASCII except " \\ $ %)'],
-        ['X-A "quoted"', 'the value of header X-A contains "\\"", which HAProxy would read inside a quoted string (admitted: printable ASCII except " \\ $ %)'],
+        ['X-A say "hi"', 'the value of header X-A contains "\\"", which HAProxy would read inside a quoted string (admitted: printable ASCII except " \\ $ %)'],
       ],
     );
   });

@@ -19,6 +19,7 @@ dataplane:
   configFile: /usr/local/etc/haproxy/main.cfg
 debounce: 250ms
 maxWait: 1m30s
+leadingEdge: false
 watchedResources:
   ingresses:
     apiVersion: networking.k8s.io/v1
@@ -114,6 +115,7 @@ describe('loadControllerConfig', () => {
       expect(config.pipeline).to.deep.equal({
         debounceMs: 250,
         maxWaitMs: 90_000,
+        leadingEdge: false,
         minDeploymentIntervalMs: 3_000,
         driftCheckIntervalMs: 120_000,
         deployTimeoutMs: 45_000,
@@ -204,6 +206,7 @@ describe('loadControllerConfig', () => {
       configFile: '/etc/haproxy/haproxy.cfg',
     });
     expect(config.pipeline).to.deep.equal(defaultPipelineSettings);
+    expect(config.pipeline.leadingEdge).to.equal(true);
     expect(config.watchedResources).to.have.length(1);
     const [ingresses] = config.watchedResources;
     expect(ingresses).to.deep.include({
@@ -229,8 +232,9 @@ describe('loadControllerConfig', () => {
 
   it('reads the Gateway API controller name, listener ports and optional resources', () => {
     const config = loaded(
-      `${minimal.replace('Ingress }', 'Ingress }\n  routes: { apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, optional: true }')}gatewayApi: { controllerName: example.com/gateway, httpPort: 8080, httpsPort: 8443 }\n`,
+      `${minimal.replace('Ingress }', 'Ingress }\n  routes: { apiVersion: gateway.networking.k8s.io/v1, kind: HTTPRoute, optional: true, fallbackApiVersions: [gateway.networking.k8s.io/v1beta1] }')}gatewayApi: { controllerName: example.com/gateway, httpPort: 8080, httpsPort: 8443 }\n`,
     );
+    expect(config.watchedResources[1]!.fallbackApiVersions).to.deep.equal(['gateway.networking.k8s.io/v1beta1']);
     expect(config.gatewayApi).to.deep.equal({ controllerName: 'example.com/gateway', httpPort: 8080, httpsPort: 8443 });
     expect(config.watchedResources.map((resource) => [resource.name, resource.optional ?? false])).to.deep.equal([
       ['ingresses', false],
@@ -353,6 +357,7 @@ ${rest}`;
       ['a zero drift interval', `${minimal}dataplane: { driftCheckInterval: 0ms }\n`, ['dataplane.driftCheckInterval: must be longer than 0s']],
       ['a duration too long for a timer', `${minimal}dataplane: { driftCheckInterval: 600h }\n`, ['dataplane.driftCheckInterval: must be at most 596h']],
       ['maxWait below debounce', `${minimal}debounce: 2s\nmaxWait: 1s\n`, ['maxWait: must not be shorter than debounce (2000ms), got 1000ms']],
+      ['a leadingEdge that is not a boolean', `${minimal}leadingEdge: "yes"\n`, ['leadingEdge: must be true or false, got "yes"']],
       ['maxWait below the default debounce', `${minimal}maxWait: 100ms\n`, ['maxWait: must not be shorter than debounce (500ms), got 100ms']],
       // watchedResources
       ['a missing watchedResources', 'templates: { haproxyConfig: x }\n', ['watchedResources: required']],
@@ -443,6 +448,15 @@ ${rest}`;
         ['gatewayApi.httpPort: must be an integer from 1 to 65535', 'gatewayApi.httpsPort: must be an integer from 1 to 65535'],
       ],
       ['optional that is not a boolean', withResources('  ingresses: { apiVersion: v1, kind: Ingress, optional: maybe }'), ['watchedResources.ingresses.optional: must be true or false']],
+      [
+        'fallback versions of a resource that is not optional, or of another group',
+        withResources('  grants: { apiVersion: gateway.networking.k8s.io/v1, kind: ReferenceGrant, fallbackApiVersions: [example.com/v1beta1, gateway.networking.k8s.io/v1] }'),
+        [
+          'watchedResources.grants.fallbackApiVersions: needs optional: true (discovery picks the version a cluster serves)',
+          'watchedResources.grants.fallbackApiVersions[0]: "example.com/v1beta1" is not another version of "gateway.networking.k8s.io"',
+          'watchedResources.grants.fallbackApiVersions[1]: "gateway.networking.k8s.io/v1" is not another version of "gateway.networking.k8s.io"',
+        ],
+      ],
       // templates
       ['a missing templates section', 'watchedResources: { a: { apiVersion: v1, kind: A } }\n', ['templates: required']],
       ['a missing haproxyConfig', withTemplates('  maps: {}'), ['templates.haproxyConfig: required']],

@@ -2,7 +2,8 @@
  * The Data Plane API target under the convergence algorithm, against the
  * emulator with the real API's behaviours (written-back configuration, path
  * patterns, certificates described and written to storage only) in front of
- * a real HAProxy 2.6: the shared deploy target contract and the cases of an
+ * a real HAProxy (2.6 to 3.4, HAPROXY_BIN; the release paired with it unless
+ * a case names one): the shared deploy target contract and the cases of an
  * API in front of HAProxy (dataplane-world.ts, which a real dataplaneapi runs
  * too: spec/real-peers/), then what only the emulator can show (another
  * writer on cue, releases without runtime certificate endpoints, an instance
@@ -17,9 +18,9 @@ import { httpGet } from '../../support/traffic.ts';
 import { dataplaneCases, dataplaneWorld, describeDataplaneApiCases, removesWildcardHost } from './dataplane-world.ts';
 import { describeTargetContract, SECOND_CERTIFICATE } from './target-contract.ts';
 
-describeTargetContract('a HAProxy behind the Data Plane API (3.3, the chart’s)', async () => dataplaneWorld(await startEmulator()));
+describeTargetContract('a HAProxy behind the Data Plane API paired with it (3.2 on HAProxy 3.2, the chart’s)', async () => dataplaneWorld(await startEmulator()));
 
-describeDataplaneApiCases('the emulator (3.3)', () => startEmulator());
+describeDataplaneApiCases('the emulator (paired with HAProxy)', () => startEmulator());
 
 describe('Data Plane API target: what only the emulator shows', function () {
   this.timeout(30_000);

@@ -40,6 +40,7 @@ export async function dataplaneWorld<P extends DataplanePeer>(peer: P): Promise<
     other,
     baseDir: peer.baseDir,
     statsSocket: peer.statsSocket,
+    certificatesAtRuntime: peer.release.runtimeCertificates,
     controller: () => {
       const own = client();
       return Object.assign(new Converger({ target: new DataplaneTarget({ client: own, reloadPollMs: 25 }) }), { client: own });

@@ -43,6 +43,7 @@ async function localWorld(): Promise<ContractWorld & { readonly workDir: string 
     workDir,
     baseDir: workDir,
     statsSocket: join(workDir, 'stats.sock'),
+    certificatesAtRuntime: true,
     controller: () => new Converger({ target: new LocalTarget({ workDir, dirs }) }),
     reloads: async () => (await master.showProc()).reloads,
     markWrites: async () => {
@@ -150,6 +151,28 @@ describe('local target: a HAProxy of its own', function () {
     expect(result).to.include({ mode: 'reload', reloadReason: 'runtime update failed: map maps/spare.map is not loaded by the running HAProxy' });
     expect(messages.join('\n')).to.include('runtime update failed: map maps/spare.map is not loaded by the running HAProxy; reloading instead');
     expect((await target.processInfo()).reloads).to.equal(1);
+  });
+
+  it('health-checks a server added at runtime at once and drains it when it fails, without a reload', async () => {
+    await deploy(files(shape));
+    const reloads = (await target.processInfo()).reloads;
+    const dead = await reservePort();
+    const result = await deploy(files({ ...shape, backends: { web: [backends[0]!, dead] } }));
+    expect(result).to.include({ mode: 'runtime' });
+    // Every version leaves the checks of a server added at runtime off until `enable health`, which
+    // the applier sends for a line with `check`: nothing listens on the dead port, so it goes DOWN.
+    const status = async (server: string) => {
+      const row = (await runtimeCommand(world.statsSocket, 'show stat')).split('\n').find((line) => line.startsWith(`web,${server},`));
+      return row?.split(',')[17];
+    };
+    await eventually(
+      () => status(`s${dead}`),
+      (value) => value === 'DOWN',
+      `s${dead} marked DOWN by its health check`,
+      15_000,
+    );
+    for (let request = 0; request < 4; request++) expect(await httpGet('127.0.0.1', ports.http, 'a.test')).to.equal(`200 backend ${backends[0]} GET /`);
+    expect((await target.processInfo()).reloads).to.equal(reloads);
   });
 
   it('adopts an HAProxy already running on the work directory: a new controller finds nothing to do', async () => {

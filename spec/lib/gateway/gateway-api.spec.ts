@@ -184,7 +184,7 @@ describe('readGatewayApi', () => {
         readGatewayApi(sources({ gateways: [gateway('gw', [httpListener()])], routes: [mirroring(target)], services: [service('infra', 'web'), service('apps', 'shadow')], grants }));
       const missing = world({ name: 'gone', port: 8080 });
       expect(missing.routes.get('infra/web')!.unresolved.map((fault) => fault.reason)).to.deep.equal(['BackendNotFound']);
-      expect(missing.records.map((record) => [record.backends.map((backend) => backend.service), record.settings.mirror])).to.deep.equal([[['web'], undefined]]);
+      expect(missing.records.map((record) => [record.backends.map((backend) => backend.service), record.settings.mirrors])).to.deep.equal([[['web'], undefined]]);
       expect(
         world({ name: 'shadow', namespace: 'apps', port: 8080 })
           .routes.get('infra/web')!
@@ -193,7 +193,7 @@ describe('readGatewayApi', () => {
       const grant = referenceGrant('apps', [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'infra' }], [{ group: '', kind: 'Service' }]);
       const granted = world({ name: 'shadow', namespace: 'apps', port: 8080 }, [grant]);
       expect(granted.routes.get('infra/web')!.unresolved).to.deep.equal([]);
-      expect(granted.records[0]!.settings.mirror).to.deep.equal({ namespace: 'apps', service: 'shadow', port: 8080 });
+      expect(granted.records[0]!.settings.mirrors).to.deep.equal([{ namespace: 'apps', service: 'shadow', port: 8080 }]);
     });
 
     it('InvalidKind for a backend that is not a Service', () => {
@@ -277,17 +277,21 @@ describe('readGatewayApi', () => {
     const https = (name: string, extra: Record<string, unknown> = {}) =>
       httpListener(name, { port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: `${name}-cert` }] }, allowedRoutes: { namespaces: { from: 'All' } }, ...extra });
 
-    it("serves a listener's certificate for its hostname, or the hostnames of the routes attached to it, never without a name", () => {
+    it("serves a listener's certificate for its hostname; the first listener's without one for every other name, and a later one's for the hostnames of its routes, never without a name", () => {
       const model = readGatewayApi(
         sources({
-          gateways: [gateway('gw', [https('named', { hostname: '*.shop.example.com' }), https('open', { port: 8443 }), https('idle', { port: 9443 })])],
-          routes: [httpRoute('r', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'open' }], hostnames: ['b.example.com', 'a.example.com'] })],
-          secrets: ['named-cert', 'open-cert', 'idle-cert'].map((name) => tlsSecret('infra', name)),
+          gateways: [gateway('gw', [https('named', { hostname: '*.shop.example.com' }), https('open', { port: 8443 }), https('idle', { port: 9443 }), https('later', { port: 7443 })])],
+          routes: [
+            httpRoute('r', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'open' }], hostnames: ['b.example.com', 'a.example.com'] }),
+            httpRoute('s', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'later' }], hostnames: ['c.example.com'] }),
+          ],
+          secrets: ['named-cert', 'open-cert', 'idle-cert', 'later-cert'].map((name) => tlsSecret('infra', name)),
         }),
       );
       expect(certificateClaims(model)).to.deep.equal([
-        { namespace: 'infra', secret: 'named-cert', hosts: ['*.shop.example.com'], object: 'Gateway infra/gw', field: 'spec.listeners[0].tls.certificateRefs[0]' },
-        { namespace: 'infra', secret: 'open-cert', hosts: ['a.example.com', 'b.example.com'], object: 'Gateway infra/gw', field: 'spec.listeners[1].tls.certificateRefs[0]' },
+        { namespace: 'infra', secret: 'named-cert', hosts: ['*.shop.example.com'], object: 'Gateway infra/gw', field: 'spec.listeners[0].tls.certificateRefs[0]', fallback: false },
+        { namespace: 'infra', secret: 'open-cert', hosts: [], object: 'Gateway infra/gw', field: 'spec.listeners[1].tls.certificateRefs[0]', fallback: true },
+        { namespace: 'infra', secret: 'later-cert', hosts: ['c.example.com'], object: 'Gateway infra/gw', field: 'spec.listeners[3].tls.certificateRefs[0]', fallback: false },
       ]);
     });
   });
@@ -336,7 +340,7 @@ describe('readGatewayApi', () => {
         responseHeaders: { set: [], add: [], remove: ['Server'] },
         upstreamHost: 'internal.example.com',
         rewrite: { kind: 'prefix', replacement: '/v2' },
-        mirror: { namespace: 'infra', service: 'shadow', port: 8080, percent: 50 },
+        mirrors: [{ namespace: 'infra', service: 'shadow', port: 8080, percent: 50 }],
         timeouts: { request: 60_000, backendRequest: 1_500 },
       });
       expect(record!.backends.map((backend) => [backend.service, backend.weight, backend.settings?.requestHeaders?.set])).to.deep.equal([

@@ -99,7 +99,7 @@ describe('readHttpRoute', () => {
     const rule = read.route!.rules[0]!;
     expect(rule.matches[0]!.headers).to.deep.equal([{ name: 'x-env', kind: 'regex', value: '^(prod|stage)$' }]);
     expect(rule.matches[0]!.query).to.deep.equal([{ name: 'Debug', kind: 'exact', value: 'on' }]);
-    expect(rule.settings.mirror).to.deep.equal({ namespace: 'infra', service: 'shadow', port: 80, percent: 25 });
+    expect(rule.settings.mirrors).to.deep.equal([{ namespace: 'infra', service: 'shadow', port: 80, percent: 25 }]);
   });
 });
 

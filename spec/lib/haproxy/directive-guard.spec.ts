@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import { findGuardedDirectives } from '../../../lib/haproxy/directive-guard.ts';
+import { BODY_LIMIT_LUA_FILE } from '../../../lib/lua/body-limit.ts';
 import { REQUEST_MIRROR_LUA_FILE } from '../../../lib/lua/request-mirror.ts';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
@@ -8,11 +9,12 @@ import { createRenderer } from '../../../lib/render/renderer.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 
 describe('directive guard', () => {
-  it("lets lua-load name the controller's own request mirror script under the base directory, and no other Lua", () => {
+  it("lets lua-load name the controller's own scripts (request mirror, body limit) under the base directory, and no other Lua", () => {
     const config = [
       'global',
       '  default-path origin /etc/haproxy',
       `  lua-load general/${REQUEST_MIRROR_LUA_FILE}`,
+      `  lua-load general/${BODY_LIMIT_LUA_FILE}`,
       `  lua-load /etc/haproxy/general/${REQUEST_MIRROR_LUA_FILE}`,
       // No base directory to hold it, outside it, through "..", from a variable, another name, per thread, with more words.
       `  lua-load /tmp/${REQUEST_MIRROR_LUA_FILE}`,
@@ -23,13 +25,13 @@ describe('directive guard', () => {
       `  lua-load general/${REQUEST_MIRROR_LUA_FILE} extra`,
     ].join('\n');
     expect(findGuardedDirectives(config).map((f) => [f.line, f.directive])).to.deep.equal([
-      [5, 'lua-load'],
       [6, 'lua-load'],
-      [7, 'environment-variables'],
       [7, 'lua-load'],
+      [8, 'environment-variables'],
       [8, 'lua-load'],
-      [9, 'lua-load-per-thread'],
-      [10, 'lua-load'],
+      [9, 'lua-load'],
+      [10, 'lua-load-per-thread'],
+      [11, 'lua-load'],
     ]);
     const unbased = ['global', `  lua-load general/${REQUEST_MIRROR_LUA_FILE}`].join('\n');
     expect(findGuardedDirectives(unbased).map((f) => f.directive)).to.deep.equal(['lua-load']);

@@ -79,11 +79,12 @@ describe('planning an endpoint added to backends with settings', () => {
     if (plan.kind !== 'runtime') throw new Error(`expected a runtime plan, got ${JSON.stringify(plan)}`);
     const added = plan.operations.flatMap((operation) => (operation.type === 'addServer' ? [`${operation.backend} ${operation.server.options.join(' ')}`] : []));
     expect(added).to.deep.equal([
-      'default_h2_80 check ssl verify none alpn h2',
+      // `sni str("")` as HAProxy's parser reads it: no SNI on any version (the template says why).
+      'default_h2_80 check ssl verify none sni str() alpn h2',
       'default_h2c_80 check proto h2 check-proto h2',
       'default_hashed_80 check',
       'default_limited_80 check inter 500 maxconn 5',
-      'default_verified_80 check ssl verify required ca-file general/default_ca__ca.pem',
+      'default_verified_80 check ssl verify required ca-file general/default_ca__ca.pem sni str()',
     ]);
   });
 

@@ -21,6 +21,23 @@ describe('parseShowProc', () => {
     });
   });
 
+  it('reads the worker that outlived a refused reload, which 3.1+ lists under old workers, as the current one', () => {
+    // Captured from 3.4.7 after a reload refused (a port taken), with a worker of an earlier reload still draining.
+    const text =
+      '#<PID>          <type>          <reloads>       <uptime>        <version>      \n' +
+      '4333            master          2 [failed: 1]   0d00h00m04s     3.4.7-1        \n' +
+      '# workers\n' +
+      '# old workers\n' +
+      '4341            worker          1               0d00h00m04s     3.4.7-1        \n' +
+      '4290            worker          2               0d00h00m09s     3.4.7-1        \n\n';
+    expect(parseShowProc(text, { survivorListedAsOld: true })).to.deep.include({
+      workers: [{ pid: 4341, reloads: 1 }],
+      oldWorkers: [{ pid: 4290, reloads: 2 }],
+    });
+    // Read as 2.6 and 3.0 list it, nothing serves: the capability decides (lib/haproxy/capabilities.ts).
+    expect(parseShowProc(text).workers).to.deep.equal([]);
+  });
+
   it('rejects an answer without a master line', () => {
     expect(() => parseShowProc('Unknown command.\n')).to.throw(/not a "show proc" answer/);
   });

@@ -136,7 +136,19 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const model = build({ routes: [route] });
     expect(lines(model).prefix).to.deep.equal(['shop.example.com/api/ infra_api_9090:policy', 'shop.example.com/old/ :policy']);
     expect(model.policies.map((policy) => ({ set: policy.requestHeaders?.set, redirect: policy.redirect }))).to.have.deep.members([
-      { set: undefined, redirect: { code: 301, prefix: { scheme: undefined, host: 'new.example.com', port: undefined } } },
+      {
+        set: undefined,
+        redirect: {
+          code: 301,
+          prefix: {
+            host: 'new.example.com',
+            locations: [
+              { scheme: 'http', port: undefined, plainOnly: true, tlsOnly: false },
+              { scheme: 'https', port: undefined, plainOnly: false, tlsOnly: true },
+            ],
+          },
+        },
+      },
       { set: [{ name: 'X-Tenant', value: 'acme' }], redirect: undefined },
     ]);
     expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090']);
@@ -155,7 +167,16 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const model = build({ routes: [route] });
     const policyOf = (key: string) => model.policies.find((policy) => policy.key === model.prefixRoutes.find((line) => line.key === key)!.policy)!;
     expect(policyOf('shop.example.com/old/')).to.deep.include({
-      redirect: { code: 301, prefix: { scheme: undefined, host: undefined, port: undefined } },
+      redirect: {
+        code: 301,
+        prefix: {
+          host: undefined,
+          locations: [
+            { scheme: 'http', port: undefined, plainOnly: true, tlsOnly: false },
+            { scheme: 'https', port: undefined, plainOnly: false, tlsOnly: true },
+          ],
+        },
+      },
       redirectRewrites: [{ pattern: '^/old(/.*)?$', replacement: '/new\\1' }],
     });
     expect(policyOf('shop.example.com/gone/').redirectRewrites).to.deep.equal([{ pattern: '^.*$', replacement: '/here' }]);
@@ -211,14 +232,14 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.mirrors).to.equal(true);
     expect(model.warnings).to.deep.equal([]);
     expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_web_8080:policy']);
-    expect(model.policies.map((policy) => policy.mirror)).to.deep.equal([{ backend: 'infra_api_9090', namespace: 'infra', service: 'api', port: 9090, share: 1, of: 1, partial: false }]);
+    expect(model.policies.map((policy) => policy.mirrors)).to.deep.equal([[{ backend: 'infra_api_9090', namespace: 'infra', service: 'api', port: 9090, share: 1, of: 1, partial: false }]]);
     // The mirror's backend has the Service's servers, though no route sends requests there.
     expect(model.backends.map((backend) => [backend.name, backend.servers.map((server) => server.address)])).to.deep.equal([
       ['infra_api_9090', ['10.0.0.2']],
       ['infra_web_8080', ['10.0.0.1']],
     ]);
     expect(buildIngressModel(worldSources({ routes: [mirrored()] }))).to.deep.equal(model);
-    const shareOf = (built: IngressModel) => built.policies.map((policy) => policy.mirror && [policy.mirror.share, policy.mirror.of, policy.mirror.partial]);
+    const shareOf = (built: IngressModel) => built.policies.flatMap((policy) => policy.mirrors.map((mirror) => [mirror.share, mirror.of, mirror.partial]));
     expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ percent: 50 })] }), cache))).to.deep.equal([[1, 2, true]]);
     // A fraction to a millionth; its denominator is 100 unless given.
     expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ fraction: { numerator: 1, denominator: 3 } })] }), cache))).to.deep.equal([[333_333, 1_000_000, true]]);
@@ -347,7 +368,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(build({ routes: [] }).choiceFields).to.deep.equal([]);
   });
 
-  it("leaves out a match whose backendRef's filters cannot be served with its rule's: a rewrite of a rewritten path, a second mirror", () => {
+  it("leaves out a match whose backendRef's filters cannot be served with its rule's (a rewrite of a rewritten path), and serves a backendRef's mirror beside its rule's", () => {
     const mirror = { type: 'RequestMirror', requestMirror: { backendRef: { name: 'api', port: 9090 } } };
     const route = httpRoute('shop', {
       ...parent,
@@ -363,11 +384,12 @@ describe('HTTPRoutes in the Ingress view model', () => {
       ],
     });
     const model = build({ routes: [route] });
-    expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_web_8080']);
+    expect(lines(model).prefix).to.deep.equal(['shop.example.com/copy/ infra_web_8080:policy', 'shop.example.com/ infra_web_8080']);
     expect(model.warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
       "spec.rules[0].matches[0]: not served for host shop.example.com: a backendRef's URLRewrite ReplacePrefixMatch under its rule's URLRewrite path not routed yet",
-      "spec.rules[1].matches[0]: not served for host shop.example.com: a backendRef's RequestMirror beside its rule's RequestMirror not routed yet",
     ]);
+    // The rule's copy and the backendRef's own: two copies of each request.
+    expect(model.policies.map((policy) => policy.mirrors.map((copy) => copy.backend))).to.deep.equal([['infra_api_9090', 'infra_api_9090']]);
   });
 
   it("serves a backendRef's own RequestMirror in the policy of that backendRef's requests alone, keeping the mirror's backend", () => {
@@ -390,7 +412,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.warnings).to.deep.equal([]);
     expect(model.mirrors).to.equal(true);
     // One policy mirrors, which both the single backendRef and the split's first share use; the split's other share has none.
-    expect(model.policies.map((policy) => policy.mirror?.backend)).to.deep.equal(['infra_api_9090']);
+    expect(model.policies.map((policy) => policy.mirrors.map((copy) => copy.backend))).to.deep.equal([['infra_api_9090']]);
     expect(lines(model).prefix).to.deep.equal([`split.example.com/ ${model.prefixRoutes[0]!.backend}`, 'one.example.com/ infra_web_8080:policy']);
     expect(model.prefixRoutes[0]!.backend).to.match(/^~2~1@infra_web_8080:p[0-9a-f]+~2@infra_web_8080$/);
     expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090', 'infra_web_8080']);
@@ -632,6 +654,37 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090', 'infra_web_8080']);
   });
 
+  it('serves a key two HTTPRoutes of one age ask for from the first by "{namespace}/{name}" as one string: a-b/r before a/r', () => {
+    const ab = service('web', [{ port: 8080 }], 'a-b');
+    const a = service('web', [{ port: 8080 }], 'a');
+    const routeIn = (namespace: string) =>
+      httpRoute(
+        'r',
+        {
+          ...parent,
+          parentRefs: [{ name: 'gw', namespace: 'infra' }],
+          hostnames: ['shop.example.com'],
+          rules: [{ matches: [match('PathPrefix', '/')], backendRefs: [{ name: 'web', port: 8080 }] }],
+        },
+        namespace,
+      );
+    for (const routes of [
+      [routeIn('a'), routeIn('a-b')],
+      [routeIn('a-b'), routeIn('a')],
+    ]) {
+      const model = build({ routes, services: [a, ab] });
+      expect(lines(model).prefix).to.deep.equal(['shop.example.com/ a-b_web_8080']);
+      // (Both backends have no servers, said apart.)
+      expect(model.warnings.filter((problem) => problem.message.includes('not served here'))).to.deep.equal([
+        {
+          object: 'HTTPRoute a/r',
+          field: 'spec.rules[0].matches[0]',
+          message: 'route "shop.example.com/" not served here: HTTPRoute a-b/r, as old and first by namespace/name, sends it to backend a-b_web_8080',
+        },
+      ]);
+    }
+  });
+
   it('settles a key an Ingress and an HTTPRoute sharing a host both ask for as Ingresses do: Exact first, then the older object', () => {
     const older = ingress('old', { namespace: 'infra', created: '2020-01-01T00:00:00Z', rules: [rule('shop.example.com', path('/a', 'web', 'http'), path('/b', 'web', 'http'))] });
     const route = httpRoute('shop', {
@@ -710,14 +763,34 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(second.suffixLookups).to.equal(first.suffixLookups);
   });
 
-  it("serves an HTTPS listener's certificate on a crt-list line for its hostname, or for its routes' hostnames", () => {
+  it("serves an HTTPS listener's certificate on a crt-list line for its hostname; one without a hostname's first, as the fallback, and refuses the names Ingress namespaces hold without a certificate", () => {
     const route = httpRoute('shop', { ...parent, hostnames: ['shop.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
     const model = readGatewayApi(
       gatewaySources({ gateways: [gateway('gw', [https('named', { hostname: 'secure.example.com' }), https('any', {})])], routes: [route], services: [web], secrets: [secret] }),
     );
+    const held = [
+      ingress('held', { namespace: 'infra', rules: [rule('held.example.com', path('/', 'web', 'http')), rule('*.wild.example.com', path('/', 'web', 'http'))] }),
+      ingress('own', { namespace: 'infra', tls: [{ hosts: ['own.example.com'], secretName: 'secure-tls' }], rules: [rule('own.example.com', path('/', 'web', 'http'))] }),
+    ];
+    const crtLines = (built: IngressModel) => built.certificates.map((certificate) => [certificate.file, certificate.hosts, certificate.excludedHosts, certificate.refuses ?? false]);
     const built = buildIngressModel({ ...sources({ services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
-    expect(built.certificates.map((certificate) => [certificate.file, certificate.hosts])).to.deep.equal([['infra_secure-tls.pem', ['secure.example.com', 'shop.example.com']]]);
+    expect(crtLines(built)).to.deep.equal([
+      ['infra_secure-tls.pem', [], ['fallback-certificate.invalid'], false],
+      ['infra_secure-tls.pem', ['secure.example.com'], [], false],
+    ]);
+    expect(built.fallbackCertificate).to.equal(true);
     expect(built.excluded).to.deep.equal([]);
+    const withIngresses = buildIngressModel({ ...sources({ ingresses: held, services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
+    expect(crtLines(withIngresses)).to.deep.equal([
+      ['infra_secure-tls.pem', [], ['fallback-certificate.invalid'], false],
+      ['infra_secure-tls.pem', ['own.example.com'], [], false],
+      ['infra_secure-tls.pem', ['secure.example.com'], [], false],
+      ['infra_secure-tls.pem', ['*.wild.example.com', 'held.example.com'], [], true],
+    ]);
+    // Without a listener lacking a hostname: no fallback, strict-sni.
+    const named = readGatewayApi(gatewaySources({ gateways: [gateway('gw', [https('named', { hostname: 'secure.example.com' })])], routes: [route], services: [web], secrets: [secret] }));
+    const strict = buildIngressModel({ ...sources({ ingresses: held, services: [web], slices, secrets: [secret] }), ...routedObjects(named) });
+    expect([strict.fallbackCertificate, strict.certificates.some((certificate) => certificate.refuses)]).to.deep.equal([false, false]);
   });
 
   describe('HTTP and HTTPS listeners', () => {
@@ -847,7 +920,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
       seen.unserved += fresh.warnings.filter((problem) => problem.message.includes('not routed yet')).length;
       seen.unresolved += fresh.warnings.filter((problem) => problem.message.includes('is answered 500')).length;
       seen.lists += fresh.candidates.length;
-      seen.mirrors += fresh.policies.filter((policy) => policy.mirror !== undefined).length;
+      seen.mirrors += fresh.policies.filter((policy) => policy.mirrors.length > 0).length;
       seen.choices += fresh.prefixRoutes.filter((route) => route.backend.startsWith('~')).length;
     }
     for (const [what, count] of Object.entries(seen)) expect(count, what).to.be.above(0);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { ModelSource } from '../../../lib/ingress/model-source.ts';
-import { conditionsOrder, routeConditions, type RouteConditions } from '../../../lib/ingress/route-conditions.ts';
+import { routeConditions, type RouteConditions } from '../../../lib/ingress/route-conditions.ts';
+import { compareMatches } from '../../../lib/routing/precedence.ts';
 import type { RouteRecord, ValueMatch } from '../../../lib/routing/route.ts';
 
 /**
@@ -8,6 +9,10 @@ import type { RouteRecord, ValueMatch } from '../../../lib/routing/route.ts';
  * and method matches, so a route with conditions some served route has
  * costs map lines only; and the specification's order among them.
  */
+
+/** The precedence of candidates by their conditions (lib/routing/precedence.ts), none counting as no matches. */
+const conditionsOrder = (a: RouteConditions | undefined, b: RouteConditions | undefined) =>
+  compareMatches(a ?? { method: undefined, headers: [], query: [] }, b ?? { method: undefined, headers: [], query: [] });
 
 const source = new ModelSource('HTTPRoute', { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r', namespace: 'default' } }, 'spec.rules[0].matches[0]');
 

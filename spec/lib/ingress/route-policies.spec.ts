@@ -71,6 +71,24 @@ describe('route policies', () => {
     expect(routePolicy({ rewrite: { kind: 'prefix', replacement: '/new/' } }, '/a.b/', source)!.rewrites).to.deep.equal([{ pattern: '^/a\\.b(/.*)?$', replacement: '/new\\1' }]);
   });
 
+  it("gives external authentication the action's arguments, '-' for one not set, and loads the action only while a policy asks for it", () => {
+    const source = new ModelSource('Ingress', routed('x', 'x.example.com'), 'metadata.annotations');
+    const auth: RouteSettings['externalAuth'] = { url: 'http://auth.example.com/check', requestRedirect: '$request_uri', responseHeaders: [], alwaysSetCookie: false };
+    expect(routePolicy({ externalAuth: auth }, '/', source)!.externalAuth).to.deep.equal({
+      url: 'http://auth.example.com/check',
+      method: '-',
+      signin: '-',
+      requestRedirect: '$request_uri',
+      headers: '-',
+      alwaysSetCookie: false,
+    });
+    const full = { ...auth, method: 'POST' as const, signin: 'https://auth.example.com/start?rd=$request_uri', responseHeaders: ['X-User', 'X-Email'], alwaysSetCookie: true };
+    expect(routePolicy({ externalAuth: full }, '/', source)!.externalAuth).to.deep.include({ method: 'POST', signin: full.signin, headers: 'X-User,X-Email', alwaysSetCookie: true });
+    const annotated = { 'nginx.ingress.kubernetes.io/auth-url': 'http://auth.example.com/check' };
+    expect(build([routed('a', 'a.example.com', annotated)]).externalAuth).to.equal(true);
+    expect(build([routed('a', 'a.example.com', redirect301)]).externalAuth).to.equal(false);
+  });
+
   it('lists a policy once while any served route uses it, and keeps the list when a route with an existing policy comes or goes', () => {
     const cache = new IngressModelCache();
     const [a, b] = [routed('a', 'a.example.com', redirect301), routed('b', 'b.example.com', redirect301)];

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
+import { FirstSeen } from '../../../lib/kube/first-seen.ts';
 import { ManifestIndex } from '../../../lib/kube/manifest-index.ts';
 import { parseManifests } from '../../../lib/kube/manifests.ts';
 
@@ -47,7 +48,7 @@ describe('manifest index', () => {
     ]);
   });
 
-  it('names an object written at another version of a watched kind, which it does not read, and reads the watched version', async () => {
+  it('names an object written at another version of a watched kind, which it does not read, and reads the watched versions', async () => {
     const shipped = loadControllerConfig(await readFile(defaultConfigPath(), 'utf8'));
     if (!shipped.ok) throw new Error(shipped.errors.join('\n'));
     const index = new ManifestIndex(shipped.config.watchedResources, shipped.config.ignoreFields);
@@ -55,10 +56,12 @@ describe('manifest index', () => {
       `apiVersion: gateway.networking.k8s.io/${version}\nkind: ReferenceGrant\nmetadata: {name: ${name}, namespace: apps}\nspec: {from: [], to: []}\n`;
     // A Deployment is no watched kind at any version: ignored without a word, as any other unwatched object.
     const deployment = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n';
-    const result = index.update(files({ 'grants.yaml': `${grant('v1', 'new')}---\n${grant('v1beta1', 'old')}---\n${deployment}` }));
-    expect(summary(result.events)).to.deep.equal(['added referencegrants apps/old']);
+    const route = 'apiVersion: gateway.networking.k8s.io/v1beta1\nkind: HTTPRoute\nmetadata: {name: old, namespace: apps}\nspec: {}\n';
+    // ReferenceGrants at v1 and at v1beta1 (its fallbackApiVersions) alike.
+    const result = index.update(files({ 'grants.yaml': `${grant('v1', 'new')}---\n${grant('v1beta1', 'old')}---\n${deployment}---\n${route}` }));
+    expect(summary(result.events)).to.deep.equal(['added referencegrants apps/new', 'added referencegrants apps/old']);
     expect(result.errors).to.deep.equal([
-      'grants.yaml#1: ReferenceGrant apps/new is gateway.networking.k8s.io/v1, but watchedResources.referencegrants reads gateway.networking.k8s.io/v1beta1: not read (write it as gateway.networking.k8s.io/v1beta1)',
+      'grants.yaml#4: HTTPRoute apps/old is gateway.networking.k8s.io/v1beta1, but watchedResources.httproutes reads gateway.networking.k8s.io/v1: not read (write it as gateway.networking.k8s.io/v1)',
     ]);
   });
 
@@ -84,5 +87,19 @@ describe('manifest index', () => {
     const index = new ManifestIndex(watchedResources, ignoreFields);
     index.update(files({ 'a.yaml': service('web', 80, ', managedFields: [{manager: a}]') }));
     expect(index.update(files({ 'a.yaml': service('web', 80, ', managedFields: [{manager: b}]') })).events).to.deep.equal([]);
+  });
+
+  it('gives objects without a creationTimestamp the time they were first seen, across indexes (a new configuration), and says when the record changed', () => {
+    const seen = new FirstSeen();
+    const first = new ManifestIndex(watchedResources, ignoreFields, seen).update(files({ 'a.yaml': service('web') }), Date.parse('2026-01-01T00:00:00Z'));
+    expect(first.firstSeenChanged).to.equal(true);
+    expect(first.events.map((e) => ('object' in e ? e.object.metadata['creationTimestamp'] : undefined))).to.deep.equal(['2026-01-01T00:00:00.000Z']);
+    const again = new ManifestIndex(watchedResources, ignoreFields, seen);
+    const later = again.update(files({ 'a.yaml': service('web'), 'b.yaml': service('api', 80, ', creationTimestamp: "2020-01-01T00:00:00Z"') }), Date.parse('2026-02-01T00:00:00Z'));
+    expect(later.firstSeenChanged, 'web known, api has its own').to.equal(false);
+    expect(later.events.map((e) => ('object' in e ? `${e.object.metadata.name} ${String(e.object.metadata['creationTimestamp'])}` : e.type))).to.deep.equal([
+      'web 2026-01-01T00:00:00.000Z',
+      'api 2020-01-01T00:00:00Z',
+    ]);
   });
 });

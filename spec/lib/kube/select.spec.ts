@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import type { ControllerConfig } from '../../../lib/config/types.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { selectionFor, watchedType, withoutIgnoredFields } from '../../../lib/kube/select.ts';
+import { selectionFor, watchedType, withoutIgnoredFields, writesStatusOf } from '../../../lib/kube/select.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 
 const loaded = loadControllerConfig(`
@@ -71,5 +71,21 @@ describe('selecting objects for a watched resource', () => {
     expect([...stores.keys()]).to.deep.equal(['ingresses', 'widgets']);
     expect(stores.get('ingresses')?.lookup('prod', 'web')).to.have.length(1);
     expect(watchedType(ingresses).kind).to.equal('ingresses');
+  });
+
+  it('marks the resources whose status the controller writes, by API group and plural, whatever the version', () => {
+    expect(watchedType(ingresses).ownStatus).to.equal(true);
+    expect(watchedType(widgets).ownStatus).to.equal(false);
+    const written = (apiVersion: string, resource: string) => writesStatusOf({ apiVersion, resource });
+    expect(
+      [
+        ['networking.k8s.io/v1', 'ingresses'],
+        ['gateway.networking.k8s.io/v1', 'gatewayclasses'],
+        ['gateway.networking.k8s.io/v1beta1', 'gateways'],
+        ['gateway.networking.k8s.io/v1', 'httproutes'],
+      ].map(([version, plural]) => written(version!, plural!)),
+    ).to.deep.equal([true, true, true, true]);
+    // Services' status is the cloud's (a template may read a load balancer's address); a core v1 kind has no group.
+    expect([written('v1', 'services'), written('gateway.networking.k8s.io/v1beta1', 'referencegrants'), written('example.com/v1', 'ingresses')]).to.deep.equal([false, false, false]);
   });
 });

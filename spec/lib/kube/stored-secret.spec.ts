@@ -28,6 +28,13 @@ describe('storedSecret', () => {
     expect((storedSecret(object) as { object: KubeObject }).object).to.equal(object);
   });
 
+  it('types a Secret written without type as Opaque, as the API server defaults it (a type=Opaque watch must find it)', () => {
+    const { type: _none, ...untyped } = secret({ data: { auth: 'Ym9i' } });
+    expect(storedSecret(untyped)).to.deep.equal({ ok: true, object: { ...untyped, type: 'Opaque' } });
+    const { type: _also, ...empty } = secret({});
+    expect(storedSecret(empty)).to.deep.equal({ ok: true, object: { ...empty, type: 'Opaque' } });
+  });
+
   it('refuses invalid base64, naming the object and key but never the value', () => {
     for (const value of ['not base64!', 'YWJj ZA==', 'YWJjZA', 'YW=Jj']) {
       const stored = storedSecret(secret({ data: { 'tls.key': value } }));

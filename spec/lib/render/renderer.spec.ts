@@ -7,7 +7,7 @@ import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { createRenderer, RenderError } from '../../../lib/render/renderer.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { refusedDirectives } from '../../../lib/haproxy/check.ts';
-import { REQUEST_MIRROR_LUA, REQUEST_MIRROR_LUA_FILE } from '../../../lib/lua/request-mirror.ts';
+import { CONTROLLER_LUA } from '../../../lib/lua/controller-scripts.ts';
 
 /** A configuration over a custom resource, with a relation to Services. */
 function configWith(haproxyConfig: string, extra = ''): ControllerConfig {
@@ -236,23 +236,26 @@ describe('renderer exclusions and the Ingress view model', () => {
   });
 });
 
-describe("renderer and the controller's request mirror script", () => {
-  const loads = `global\n  default-path origin /etc/haproxy\n  lua-load {{paths.general}}/${REQUEST_MIRROR_LUA_FILE}`;
+describe("renderer and the controller's own Lua scripts", () => {
+  for (const [file, script] of CONTROLLER_LUA) {
+    const loads = `global\n  default-path origin /etc/haproxy\n  lua-load {{paths.general}}/${file}`;
 
-  it('writes the script among the general files exactly when the configuration loads it, and never as a template writes it', () => {
-    expect(render(configWith('global'), []).files.files).to.not.have.property(REQUEST_MIRROR_LUA_FILE);
-    const output = render(configWith(loads, '  files:\n    other.lua: |\n      os.execute("id")\n'), []);
-    expect(output.files.files[REQUEST_MIRROR_LUA_FILE]).to.equal(REQUEST_MIRROR_LUA);
-    // The template's own Lua is a file like any other, which the guard lets no lua-load name.
-    expect(refusedDirectives(`${output.files.config}\n  lua-load general/other.lua`).map((finding) => finding.text)).to.deep.equal(['lua-load general/other.lua']);
-    expect(refusedDirectives(output.files.config)).to.deep.equal([]);
-  });
+    it(`writes ${file} among the general files exactly when the configuration loads it, and never as a template writes it`, () => {
+      expect(render(configWith('global'), []).files.files).to.not.have.property(file);
+      const output = render(configWith(loads, '  files:\n    other.lua: |\n      os.execute("id")\n'), []);
+      expect(output.files.files[file]).to.equal(script);
+      expect(Object.keys(output.files.files).filter((name) => CONTROLLER_LUA.has(name))).to.deep.equal([file]);
+      // The template's own Lua is a file like any other, which the guard lets no lua-load name.
+      expect(refusedDirectives(`${output.files.config}\n  lua-load general/other.lua`).map((finding) => finding.text)).to.deep.equal(['lua-load general/other.lua']);
+      expect(refusedDirectives(output.files.config)).to.deep.equal([]);
+    });
 
-  it('refuses a template of the script name in any group of files', () => {
-    for (const group of ['files', 'maps', 'certificates']) {
-      const loaded = loadControllerConfig(`templates:\n  haproxyConfig: global\n  ${group}:\n    ${REQUEST_MIRROR_LUA_FILE}: "-- another script"\n`);
-      expect(loaded.ok, group).to.equal(false);
-      if (!loaded.ok) expect(loaded.errors.join('\n')).to.include(`templates.${group}.${REQUEST_MIRROR_LUA_FILE}: is the name of the controller's own Lua script`);
-    }
-  });
+    it(`refuses a template named ${file} in any group of files`, () => {
+      for (const group of ['files', 'maps', 'certificates']) {
+        const loaded = loadControllerConfig(`templates:\n  haproxyConfig: global\n  ${group}:\n    ${file}: "-- another script"\n`);
+        expect(loaded.ok, group).to.equal(false);
+        if (!loaded.ok) expect(loaded.errors.join('\n')).to.include(`templates.${group}.${file}: is the name of one of the controller's own Lua scripts`);
+      }
+    });
+  }
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { comparePrecedence, inPrecedenceOrder } from '../../../lib/routing/precedence.ts';
+import { aheadBy, comparePrecedence, compareStanding, inPrecedenceOrder } from '../../../lib/routing/precedence.ts';
 import type { PathMatch, RouteHost, RouteRecord, ValueMatch } from '../../../lib/routing/route.ts';
 
 interface Shape {
@@ -62,6 +62,8 @@ const cases: readonly { readonly rule: string; readonly first: Shape; readonly s
   { rule: 'The oldest Route based on creation timestamp', first: { age: 1, namespace: 'z' }, second: { age: 2, namespace: 'a' } },
   { rule: 'a Route without a creation timestamp counts as newest', first: { age: 5 }, second: { age: Number.POSITIVE_INFINITY } },
   { rule: 'The Route appearing first in alphabetical order by "{namespace}/{name}"', first: { namespace: 'a', name: 'z' }, second: { namespace: 'b', name: 'a' } },
+  // One string, not namespace then name: '-' (0x2d) sorts before '/' (0x2f), so "a-b/r" comes before "a/r".
+  { rule: '"{namespace}/{name}" as one string: a-b/r before a/r', first: { namespace: 'a-b', name: 'r' }, second: { namespace: 'a', name: 'r' } },
   { rule: 'alphabetical by "{namespace}/{name}" within a namespace', first: { name: 'a', rule: 3 }, second: { name: 'b', rule: 0 } },
   { rule: 'the FIRST matching rule (in list order)', first: { rule: 0, match: 5 }, second: { rule: 1, match: 0 } },
   { rule: 'the first match of a rule', first: { match: 0 }, second: { match: 1 } },
@@ -95,6 +97,22 @@ describe('route precedence', () => {
     expect(served('/match/prefix/one/any')).to.equal(5);
     expect(served('/match/prefix/any')).to.equal(4);
     expect(served('/match/any')).to.equal(3);
+  });
+
+  it('orders objects of one age by "{namespace}/{name}" as one string, for Ingresses and every other conflict too', () => {
+    const standing = (namespace: string, name: string, age = 0) => ({ namespace, name, age });
+    expect(compareStanding(standing('a-b', 'r'), standing('a', 'r'))).to.be.below(0);
+    expect(compareStanding(standing('a', 'r'), standing('a-b', 'r'))).to.be.above(0);
+    expect(compareStanding(standing('a', 'r'), standing('a', 's'))).to.be.below(0);
+    expect(compareStanding(standing('z', 'z', 1), standing('a', 'a', 2))).to.be.below(0);
+    const unstamped = Number.POSITIVE_INFINITY;
+    expect(compareStanding(standing('a', 'r', unstamped), standing('b', 'r', unstamped))).to.be.below(0);
+    expect(compareStanding(standing('a', 'r'), standing('a', 'r'))).to.equal(0);
+  });
+
+  it('names the object ahead as older, or, of the same age, as first by namespace/name', () => {
+    expect(aheadBy({ namespace: 'a', name: 'r', age: 1 }, { namespace: 'b', name: 'r', age: 2 }, 'HTTPRoute a/r')).to.equal('older HTTPRoute a/r');
+    expect(aheadBy({ namespace: 'a-b', name: 'r', age: 1 }, { namespace: 'a', name: 'r', age: 1 }, 'HTTPRoute a-b/r')).to.equal('HTTPRoute a-b/r, as old and first by namespace/name,');
   });
 
   it('is a total order: the same routes in any order sort the same', () => {

@@ -181,7 +181,11 @@ export class ConfigStore implements LastKnownGood {
       const version = options.skipVersion ? (fileVersion(body) ?? this.#version) : this.#version + 1;
       const text = writeBack(stripHeader(body));
       const transaction = randomUUID();
-      await this.#check(join(this.#transactionDir, `${basename(this.configFile)}.${transaction}`), withHeader(this.#pod === undefined ? text : this.#pod.toHAProxy(text), version), transaction);
+      await this.#check(
+        join(this.#transactionDir, `${basename(this.configFile)}.${transaction}`),
+        withHeader(this.#pod === undefined ? text : this.#pod.toHAProxy(text), version),
+        transaction,
+      );
       await this.#commit(text, version);
     });
   }

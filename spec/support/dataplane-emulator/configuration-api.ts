@@ -2,6 +2,7 @@
  * Service endpoints: /info, /health, discovery, the configuration version,
  * the raw configuration (§3) and the reloads (§2).
  */
+import type { ReleaseFeatures } from './release.ts';
 import type { EmulatorContext } from './context.ts';
 import { fileChecksum } from './config-store.ts';
 import { ApiError, booleanParam, integerParam, json, mediaType, text } from './http-kit.ts';
@@ -12,7 +13,7 @@ import { runtimeFailure } from './runtime-socket.ts';
 
 const SERVICE = '/v3/services/haproxy';
 
-/** Raw endpoint errors of 3.2 are JSON text sent as text/plain (§3, §8). */
+/** Raw endpoint errors of go-swagger releases (3.0 to 3.3.5) are JSON text sent as text/plain (§3, §8); 3.4 sends application/json. */
 class RawError extends ApiError {}
 
 export function registerConfigurationRoutes(router: Router, context: EmulatorContext, startedAt: Date): void {
@@ -114,7 +115,7 @@ export function isRawError(error: unknown): boolean {
 /** POST /configuration/raw, the cases of §3's table in DPAPI's order. */
 async function postRaw(request: ApiRequest, context: EmulatorContext): Promise<ApiResponse> {
   const { store, agent } = context;
-  const body = rawBody(request);
+  const body = rawBody(request, context.release);
   if (body.length > 0 && !body.includes('\n')) {
     throw new ApiError(400, 'invalid configuration: no newline character found');
   }
@@ -156,11 +157,11 @@ async function postRaw(request: ApiRequest, context: EmulatorContext): Promise<A
  * The configuration text: text/plain (or no type); 3.2 also accepted a JSON
  * string by accident (§3), 3.4 refuses anything but text/plain.
  */
-function rawBody(request: ApiRequest): string {
+function rawBody(request: ApiRequest, release: ReleaseFeatures): string {
   const type = mediaType(request);
   const raw = request.body.toString('utf8');
   if (type === '' || type === 'text/plain') return raw;
-  if (type === 'application/json') {
+  if (type === 'application/json' && !release.chiWire) {
     try {
       const value: unknown = JSON.parse(raw);
       if (typeof value === 'string') return value;

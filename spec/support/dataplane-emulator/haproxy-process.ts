@@ -1,15 +1,22 @@
 /**
- * The real HAProxy 2.6 behind one emulated instance, in master-worker mode
- * (`-W -S master.sock`), in the foreground with its output in haproxy.log:
- * 2.6's master CLI `reload` answers nothing (§9), so the outcome comes from
- * `show proc` and the reason of a failure (say "cannot bind socket", which
- * `haproxy -c` never sees) from the master's log lines, as LocalTarget does.
+ * The real HAProxy behind one emulated instance, in master-worker mode
+ * (`-W -S master.sock`), in the foreground with its output in haproxy.log.
+ * From 2.7 DPAPI reloads through the master socket and takes its answer:
+ * `Success=1|0`, then the startup log, which is the reload's response
+ * (haproxy/reload_agent.go reloadHAProxy at v3.2.15, the master socket used
+ * when canUseMasterSocketReload in configure_data_plane.go). 2.6's master
+ * CLI `reload` answers nothing (§9; DPAPI runs its reload_cmd there), so the
+ * outcome comes from `show proc` and the reason of a failure (say "cannot
+ * bind socket", which `haproxy -c` never sees) from the master's log lines,
+ * as LocalTarget does.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { open, readFile, rm, stat } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { HaproxyCapabilities } from '../../../lib/haproxy/capabilities.ts';
+import { readReloadAnswer } from '../../../lib/haproxy/master-reload.ts';
 import { alertLines, sendSignal, waitGone } from '../../../lib/haproxy/processes.ts';
 import { runtimeCommand } from '../../../lib/haproxy/runtime-socket.ts';
 import { parseShowProc } from '../../../lib/haproxy/show-proc.ts';
@@ -17,6 +24,8 @@ import type { ShowProc } from '../../../lib/haproxy/show-proc.ts';
 
 export interface HAProxyProcessOptions {
   readonly binary: string;
+  /** What that binary can do (lib/haproxy/capabilities.ts). */
+  readonly capabilities: HaproxyCapabilities;
   readonly baseDir: string;
   readonly configFile: string;
   readonly masterSocket: string;
@@ -45,6 +54,10 @@ export class HAProxyProcess {
 
   constructor(options: HAProxyProcessOptions) {
     this.#options = options;
+  }
+
+  get capabilities(): HaproxyCapabilities {
+    return this.#options.capabilities;
   }
 
   /** Starts the master on the config file and waits for its first worker. */
@@ -81,7 +94,8 @@ export class HAProxyProcess {
         throw new Error(`HAProxy failed to start: ${alertLines(output) || output || exit}`);
       }
       const info = await this.tryShowProc();
-      if (info !== undefined && info.workers.length > 0) return info;
+      // From 3.1 `show proc` lists a worker before it has bound its listeners (master-process.ts): the pid file says it is ready.
+      if (info !== undefined && info.workers.length > 0 && (await this.#pidFileNames(info.masterPid))) return info;
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
         this.#forget();
@@ -96,7 +110,7 @@ export class HAProxyProcess {
     const deadline = Date.now() + 5_000;
     for (;;) {
       try {
-        return parseShowProc(await runtimeCommand(this.#options.masterSocket, 'show proc', { timeoutMs: 5_000 }));
+        return parseShowProc(await runtimeCommand(this.#options.masterSocket, 'show proc', { timeoutMs: 5_000 }), this.capabilities);
       } catch (error) {
         if ((error as { code?: unknown }).code !== 'ECONNRESET' || Date.now() > deadline) throw error;
         await delay(POLL_MS);
@@ -107,7 +121,7 @@ export class HAProxyProcess {
   /** `show proc`, or undefined while the master does not answer. */
   async tryShowProc(): Promise<ShowProc | undefined> {
     try {
-      return parseShowProc(await runtimeCommand(this.#options.masterSocket, 'show proc', { timeoutMs: 2_000, retryForMs: 0 }));
+      return parseShowProc(await runtimeCommand(this.#options.masterSocket, 'show proc', { timeoutMs: 2_000, retryForMs: 0 }), this.capabilities);
     } catch {
       return undefined;
     }
@@ -130,14 +144,18 @@ export class HAProxyProcess {
       (stats) => stats.size,
       () => 0,
     );
+    const synchronous = this.capabilities.synchronousReload;
+    let answer = '';
     try {
-      await runtimeCommand(masterSocket, 'reload', { timeoutMs: 5_000 });
+      answer = await runtimeCommand(masterSocket, 'reload', { timeoutMs: synchronous ? timeoutMs : 5_000 });
     } catch (error) {
       // The re-executing master may cut the connection that asked for the reload: it is under way.
       if ((error as { code?: unknown }).code !== 'ECONNRESET') {
         return { ok: false, response: `master CLI reload failed: ${(error as Error).message}` };
       }
     }
+    const reported = synchronous ? readReloadAnswer(answer) : undefined;
+    if (reported !== undefined) return { ok: reported.loaded, response: reported.log };
     const oldWorkers = new Set(before.workers.map((worker) => worker.pid));
     const deadline = Date.now() + timeoutMs;
     let outcome: boolean | undefined;
@@ -179,6 +197,10 @@ export class HAProxyProcess {
       await once(child, 'exit', { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
     }
     this.#forget();
+  }
+
+  async #pidFileNames(pid: number): Promise<boolean> {
+    return Number((await readFile(this.#options.pidFile, 'utf8').catch(() => '')).trim()) === pid;
   }
 
   #forget(): void {

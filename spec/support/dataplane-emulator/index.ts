@@ -2,10 +2,10 @@
  * An emulated HAProxy Data Plane API v3 instance for tests, following the
  * real dataplaneapi and client-native source as docs/dataplane-api-contract.md
  * records it (§ numbers below refer to it; each module names the real files
- * it follows): a node:http server on 127.0.0.1 in front of a REAL HAProxy 2.6
- * in master-worker mode, in a temporary base directory of its own. It stands
- * for release 3.3 (v3.3.5, the chart's) unless `release` says otherwise
- * (release.ts).
+ * it follows): a node:http server on 127.0.0.1 in front of a REAL HAProxy
+ * (2.6 to 3.4) in master-worker mode, in a temporary base directory of its
+ * own. It stands for the release paired with that HAProxy (3.2 with 3.2, the
+ * chart's) unless `release` says otherwise (release.ts).
  *
  * Last compared with the real dataplaneapi v3.2.15 (HAProxy 3.2.26) and
  * v3.4.2 (HAProxy 3.4.7) on 2026-11-28, by running the same contract
@@ -74,17 +74,16 @@
  * ranks the keywords of global, defaults, frontend, backend and listen it
  * lists (others keep their posted order at the end of their section) and
  * keeps each line's text as posted where config-parser re-serialises
- * parameters (config-writer.ts); a 3.4 instance differs from a 3.3 one in
- * its path-pattern answers, its 401 (before routing, its own message) and
- * JSON raw errors (release.ts), not in the rest of 3.4's chi server.
- * Behind HAProxy 2.6 the real DPAPI reloads with its
- * reload_cmd and cannot tell whether HAProxy loaded the files; the emulator
- * reloads as it does from HAProxy 2.7 on, through the master, and reports
- * the outcome (docs/dataplane-api-contract.md §11).
+ * parameters (config-writer.ts); a 3.4 instance caps request bodies at the
+ * emulator's 64 MiB, not DPAPI 3.4's 1 GiB. Behind HAProxy 2.6 the real
+ * DPAPI reloads with its reload_cmd and cannot tell whether HAProxy loaded
+ * the files; the emulator reloads as it does from HAProxy 2.7 on, through
+ * the master, and reports the outcome (docs/dataplane-api-contract.md §11).
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readCapabilities } from '../../../lib/haproxy/capabilities.ts';
 import { haproxyBinary } from '../../../lib/haproxy/check.ts';
 import type { ShowProc } from '../../../lib/haproxy/show-proc.ts';
 import { reservePort } from '../ports.ts';
@@ -96,7 +95,7 @@ import { Faults, RequestLog } from './faults.ts';
 import { HAProxyProcess } from './haproxy-process.ts';
 import { checkPodLayout, IDENTITY, PodMapping } from './pod.ts';
 import type { PodLayout } from './pod.ts';
-import { releaseFeatures } from './release.ts';
+import { pairedRelease, releaseFeatures, type ReleaseFeatures } from './release.ts';
 import type { Release } from './release.ts';
 import { ReloadAgent } from './reload-agent.ts';
 import { Router } from './router.ts';
@@ -148,8 +147,9 @@ export interface EmulatorOptions {
   /**
    * The release whose behaviour differences the instance shows (release.ts):
    * path-parameter patterns (3.2 and 3.3: 422 code 605, 3.4: 400, 3.1:
-   * none), runtime certificate endpoints (3.2 on). Default 3.3, the release
-   * the chart's HAProxy image bundles (v3.3.5).
+   * none), runtime certificate endpoints (3.2 on), the chi wire (3.4).
+   * Default: the release paired with the HAProxy it fronts (pairedRelease in
+   * release.ts: 3.2 on HAProxy 3.2, the chart's).
    */
   readonly release?: Release;
   /**
@@ -162,6 +162,8 @@ export interface EmulatorOptions {
 export interface Emulator {
   /** Base URL of the API: 'http://127.0.0.1:PORT/v3'. */
   readonly url: string;
+  /** The release the instance stands for, and what it does differently (release.ts). */
+  readonly release: ReleaseFeatures;
   readonly port: number;
   readonly credentials: Credentials;
   /** `Basic <base64>` for the credentials, ready for an Authorization header. */
@@ -186,8 +188,6 @@ export interface Emulator {
   /** The pod layout this instance stands for, when started with one. */
   readonly pod: PodLayout | undefined;
   readonly reloadDelayMs: number;
-  /** The release whose behaviours it shows (release.ts). */
-  readonly release: Release;
   /** The last-known-good copy of the configuration, `<configFile>.lkg` (DPAPI without backups_dir). */
   readonly lkgFile: string;
   /** Every HTTP request received (method, path, query), for call counting. */
@@ -244,6 +244,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const timeoutMs = options.timeoutMs ?? 10_000;
   // Checked before anything is created: nothing to clean up when the options are wrong.
   if (options.pod !== undefined) checkPodLayout(options.pod);
+  const capabilities = await readCapabilities(binary);
   const podAddress = options.pod?.address ?? '127.0.0.1';
   const bootstrapPort = await reservePort(podAddress);
 
@@ -269,6 +270,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   });
   const haproxy = new HAProxyProcess({
     binary,
+    capabilities,
     baseDir: base,
     configFile,
     masterSocket,
@@ -284,7 +286,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     runtime: new RuntimeSocket(statsSocket),
     haproxy,
     paths: pod ?? IDENTITY,
-    release: releaseFeatures(options.release ?? '3.3'),
+    release: releaseFeatures(options.release ?? pairedRelease(capabilities.version)),
     statusCommand: options.statusCommand ?? false,
   };
 
@@ -335,6 +337,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   let stopped: Promise<void> | undefined;
   return {
     url: `http://${options.listen?.host ?? '127.0.0.1'}:${port}/v3`,
+    release: context.release,
     port,
     credentials,
     authorization: `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString('base64')}`,
@@ -349,7 +352,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     podAddress,
     pod: options.pod,
     reloadDelayMs,
-    release: context.release.release,
     lkgFile: agent.lkgFile,
     requests,
     faults,

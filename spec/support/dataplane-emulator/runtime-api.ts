@@ -5,6 +5,7 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative } from 'node:path';
+import type { HaproxyCapabilities } from '../../../lib/haproxy/capabilities.ts';
 import type { EmulatorContext } from './context.ts';
 import { ApiError, booleanParam, empty, enumField, integerField, json, jsonBody, stringField } from './http-kit.ts';
 import type { ApiRequest, ApiResponse } from './http-kit.ts';
@@ -150,7 +151,7 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
       // Exactly the command DPAPI sends (§6), with its consequences on HAProxy 2.6.12: a server
       // added with `enabled` is marked ready but left out of the load-balancing tree and takes no
       // traffic; a client that wants traffic adds it in maintenance and then makes it ready.
-      await runtime.execute(`add server ${backend}/${name}${addServerArguments(body)}`);
+      await runtime.execute(`add server ${backend}/${name}${addServerArguments(body, context.haproxy.capabilities)}`);
       return json(201, body);
     }),
   );
@@ -422,7 +423,7 @@ const INTEGER_KEYWORDS: readonly (readonly [string, string])[] = [
 ];
 
 /** ` <addr>[:port] <keywords>` of `add server` for a runtime_add_server body (§6). */
-function addServerArguments(raw: Record<string, unknown>): string {
+function addServerArguments(raw: Record<string, unknown>, haproxy: Pick<HaproxyCapabilities, 'dynamicServerEnabledKeyword'>): string {
   // The model mixes `-` and `_` in field names: both spellings are read.
   const body = Object.fromEntries(Object.entries(raw).map(([key, value]) => [key.replaceAll('-', '_'), value]));
   const words: string[] = [];
@@ -441,11 +442,11 @@ function addServerArguments(raw: Record<string, unknown>): string {
   if (body['allow_0rtt'] === true) words.push('allow-0rtt');
   if (body['ssl_reuse'] === 'disabled') words.push('no-ssl-reuse');
   if (body['tls_tickets'] === 'disabled') words.push('no-tls-tickets');
-  // SerializeRuntimeAddServer (v3.3.5 handlers/runtime_server.go): maintenance "enabled" is the
-  // `disabled` keyword; "disabled" appends `enabled`, for HAProxy before 3.0 only, where dynamic servers
-  // would otherwise start in maintenance.
+  // SerializeRuntimeAddServer (v3.2.15 handlers/runtime_server.go, v3.4.2
+  // handlers/runtime/servers/servers.go): maintenance "enabled" is the `disabled` keyword; "disabled"
+  // appends `enabled` only when HAProxy is older than 3.0, which refuses it for dynamic servers.
   if (body['maintenance'] === 'enabled') words.push('disabled');
-  if (body['maintenance'] === 'disabled') words.push('enabled');
+  if (body['maintenance'] === 'disabled' && haproxy.dynamicServerEnabledKeyword) words.push('enabled');
   const proxyOptions = body['proxy_v2_options'];
   if (Array.isArray(proxyOptions) && proxyOptions.length > 0) words.push('proxy-v2-options', proxyOptions.join(','));
   return ` ${words.join(' ')}`;

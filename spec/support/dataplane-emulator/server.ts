@@ -4,8 +4,10 @@
  * and the headers DPAPI puts on every response (Configuration-Version, §2;
  * CORS exposure, §1).
  *
- * Order, as go-swagger (3.2) does it: an unknown path is a 404 before any
- * authentication (3.4 answers 401 first), then Basic auth, then the handler.
+ * Order, as go-swagger (3.0 to 3.3.5) does it: an unknown path is a 404
+ * before any authentication, then Basic auth, then the handler; the chi
+ * server of 3.4 authenticates first (release.ts), so an unknown path without
+ * credentials answers 401.
  * Faults come first of all: they stand for a broken process or network.
  */
 import { createServer } from 'node:http';
@@ -27,8 +29,8 @@ const MAX_BODY_BYTES = 64 * 1024 * 1024;
 export interface ApiServerOptions {
   readonly router: Router;
   readonly users: readonly Credentials[];
-  /** 3.4 checks credentials before routing (401 before 404) and words a missing header its own way (release.ts). */
-  readonly release: Pick<ReleaseFeatures, 'release' | 'missingCredentials'>;
+  /** The 3.4 wire (release.ts chiWire): auth before routing, `code` = status, raw errors as JSON; a missing header's 401 words. */
+  readonly release: Pick<ReleaseFeatures, 'chiWire' | 'missingCredentials'>;
   readonly faults: Faults;
   readonly requests: RequestLog;
   /** The parser's configuration version, read when each response goes out. */
@@ -127,7 +129,7 @@ export class ApiServer {
         throw new ApiError(decision.status, `emulated fault: this request was made to fail with ${decision.status}`);
       }
       const refused = authenticate(request.headers.authorization, users, this.#options.release.missingCredentials);
-      if (refused !== undefined && this.#options.release.release === '3.4') throw refused;
+      if (refused !== undefined && this.#options.release.chiWire) throw refused;
       const match = router.match(method, url.pathname);
       if (match.kind === 'not-found') throw new ApiError(404, `path ${url.pathname} was not found`);
       if (match.kind === 'method-not-allowed') {
@@ -146,12 +148,14 @@ export class ApiServer {
       });
       send(answer);
     } catch (error) {
-      const failure = error instanceof ApiError ? error : new ApiError(500, (error as Error).message ?? String(error));
+      const caught = error instanceof ApiError ? error : new ApiError(500, (error as Error).message ?? String(error));
+      // The chi server writes every error with its status as the code (handlers/middleware/middleware.go writeError).
+      const failure = this.#options.release.chiWire && caught.code !== caught.status ? new ApiError(caught.status, caught.message, { headers: caught.headers }) : caught;
       send({
         status: failure.status,
         headers: failure.headers,
-        // 3.2 and 3.3 label the raw endpoints' errors text/plain; 3.4 sends JSON as JSON (seen on v3.2.15, v3.4.2).
-        contentType: isRawError(failure) && this.#options.release.release !== '3.4' ? 'text/plain' : 'application/json',
+        // go-swagger labels the raw endpoints' errors text/plain; 3.4 sends JSON as JSON (seen on v3.2.15, v3.4.2).
+        contentType: isRawError(caught) && !this.#options.release.chiWire ? 'text/plain' : 'application/json',
         body: errorBody(failure),
       });
     }

@@ -24,10 +24,10 @@
  *   timeout or a non-2xx answer is a failure to call the webhook, which
  *   the failurePolicy (default Fail) decides: Ignore admits, Fail answers
  *   500 "Internal error occurred: failed calling webhook ...";
- * - a denial (errors/statuserror.go ToStatusErr): code 403 unless the
- *   webhook gave one, reason Forbidden, message
- *   `<resource.group> "<name>" is forbidden: admission webhook "<webhook>"
- *   denied the request: <message>`;
+ * - a denial (errors/statuserror.go ToStatusErr): the webhook's status,
+ *   code 400 unless it gave one of 400 or more, its reason (none unless
+ *   given), message `admission webhook "<webhook>" denied the request:
+ *   <message>`;
  * - every webhook that applies is called at once; the first error wins;
  *   the warnings of every answer go back as `Warning: 299 - "..."`
  *   headers, which kubectl prints.
@@ -45,7 +45,7 @@ import { isJsonObject } from './json-values.ts';
 import { metadataOf } from './object-meta.ts';
 import type { Registry } from './registry.ts';
 import type { KubeObject, ResourceType } from './resource-types.ts';
-import { StatusError, badRequest, qualifiedResource, serverError } from './status.ts';
+import { StatusError, badRequest, qualifiedResource, serverError, type StatusDetails } from './status.ts';
 
 export type AdmissionOperation = 'CREATE' | 'UPDATE';
 
@@ -246,21 +246,23 @@ export class ValidatingAdmission {
     }
     const warnings = Array.isArray(response['warnings']) ? response['warnings'].filter((warning): warning is string => typeof warning === 'string') : [];
     if (response['allowed'] === true) return { warnings, failure: undefined };
-    return { warnings, failure: this.#denial(hook, attributes, isJsonObject(response['status']) ? response['status'] : {}) };
+    return { warnings, failure: this.#denial(hook, isJsonObject(response['status']) ? response['status'] : {}) };
   }
 
-  /** ToStatusErr: the webhook's status, code 403 and reason Forbidden unless it says otherwise, the message prefixed. */
-  #denial(hook: Webhook, attributes: AdmissionAttributes, result: Record<string, unknown>): StatusError {
-    const code = typeof result['code'] === 'number' && result['code'] !== 0 ? result['code'] : 403;
+  /**
+   * ToStatusErr (k8s.io/apiserver pkg/admission/plugin/webhook/errors/statuserror.go), which the
+   * validating dispatcher returns as it is: the webhook's own status, its code raised to 400 when below,
+   * its reason as given (none when it gave none), its message prefixed with who denied; no
+   * `<resource> "<name>" is forbidden:` of the server's own (seen against kube-apiserver 1.34.4).
+   */
+  #denial(hook: Webhook, result: Record<string, unknown>): StatusError {
+    const given = typeof result['code'] === 'number' ? result['code'] : 0;
     const message = typeof result['message'] === 'string' ? result['message'] : '';
-    const reasonGiven = typeof result['reason'] === 'string' ? result['reason'] : '';
+    const reason = typeof result['reason'] === 'string' ? result['reason'] : '';
     const deniedBy = `admission webhook "${hook.name}" denied the request`;
-    const explained = message !== '' ? `${deniedBy}: ${message}` : reasonGiven !== '' ? `${deniedBy}: ${reasonGiven}` : `${deniedBy} without explanation`;
-    const name = attributes.name === '' ? 'Unknown' : attributes.name;
-    const prefix = code === 500 ? 'Internal error occurred' : `${qualifiedResource(attributes.type)} "${name}" is forbidden`;
-    const reason = reasonGiven !== '' ? reasonGiven : code === 500 ? 'InternalError' : 'Forbidden';
-    const details = code === 500 ? { causes: [{ message: explained }] } : { name, ...(attributes.type.group === '' ? {} : { group: attributes.type.group }), kind: attributes.type.plural };
-    return new StatusError(code, reason, `${prefix}: ${explained}`, details);
+    const explained = message !== '' ? `${deniedBy}: ${message}` : reason !== '' ? `${deniedBy}: ${reason}` : `${deniedBy} without explanation`;
+    const details = isJsonObject(result['details']) ? (result['details'] as StatusDetails) : undefined;
+    return new StatusError(given < 400 ? 400 : given, reason, explained, details);
   }
 
   #post(hook: Webhook, review: unknown): Promise<unknown> {

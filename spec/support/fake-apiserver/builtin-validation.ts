@@ -3,12 +3,13 @@
  * (events.k8s.io/v1 Events, coordination.k8s.io/v1 Leases), after
  * Kubernetes' pkg/apis/core/validation/events.go and the Lease validation,
  * so a controller bug shows up as the 422 a cluster would answer; and the
- * Ingress path rules every test fixture must meet.
+ * Ingress host and path rules every test fixture must meet.
  *
  * Event field paths are those of the server's internal Event type, as the
  * real messages name them: `regarding` is `involvedObject`, `note` is
  * `message`, the `deprecated*` fields lose their prefix.
  */
+import { isIP } from 'node:net';
 import { checkLabelKey, isDnsSubdomain } from '../../../lib/kube-syntax/label-selector.ts';
 import type { KubeObject } from './resource-types.ts';
 import type { FieldError } from './status.ts';
@@ -141,11 +142,32 @@ export function validateLease(lease: KubeObject): FieldError[] {
 
 const PATH_TYPES = ['Exact', 'ImplementationSpecific', 'Prefix'];
 
-/** networking.k8s.io/v1 Ingress paths: a pathType is required, and Exact or Prefix paths are absolute. */
+// k8s.io/apimachinery pkg/util/validation/validation.go: IsDNS1123Subdomain and IsWildcardDNS1123Subdomain, their formats and messages.
+const DNS1123_SUBDOMAIN = '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*';
+const WILDCARD_DNS1123_SUBDOMAIN = `\\*\\.${DNS1123_SUBDOMAIN}`;
+const DNS1123_SUBDOMAIN_MESSAGE = `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '${DNS1123_SUBDOMAIN}')`;
+const WILDCARD_MESSAGE = `a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is '${WILDCARD_DNS1123_SUBDOMAIN}')`;
+
+/**
+ * An Ingress rule's host, as validateIngressRules (kubernetes pkg/apis/networking/validation/validation.go)
+ * checks it: no IP address, and a DNS-1123 subdomain, or a wildcard one where it holds a '*'.
+ */
+function hostErrors(host: unknown, field: string): FieldError[] {
+  if (typeof host !== 'string' || host === '') return [];
+  const invalid = (detail: string): FieldError => ({ field, type: 'FieldValueInvalid', value: host, detail });
+  const errors = isIP(host) === 0 ? [] : [invalid('must be a DNS name, not an IP address')];
+  const [format, message] = host.includes('*') ? [WILDCARD_DNS1123_SUBDOMAIN, WILDCARD_MESSAGE] : [DNS1123_SUBDOMAIN, DNS1123_SUBDOMAIN_MESSAGE];
+  if (host.length > 253) errors.push(invalid('must be no more than 253 characters'));
+  if (!new RegExp(`^${format}$`).test(host)) errors.push(invalid(message));
+  return errors;
+}
+
+/** networking.k8s.io/v1 Ingress rules: hosts are DNS names; a pathType is required, and Exact or Prefix paths are absolute. */
 export function validateIngress(ingress: KubeObject): FieldError[] {
   const errors: FieldError[] = [];
   const rules = record(ingress['spec'])['rules'];
   (Array.isArray(rules) ? rules : []).forEach((rule: unknown, ruleIndex) => {
+    errors.push(...hostErrors(record(rule)['host'], `spec.rules[${ruleIndex}].host`));
     const paths = record(record(record(rule)['http']))['paths'];
     (Array.isArray(paths) ? paths : []).forEach((entry: unknown, pathIndex) => {
       const at = `spec.rules[${ruleIndex}].http.paths[${pathIndex}]`;

@@ -61,7 +61,15 @@
  * patch without Go patch metadata (see patch.ts); validation messages name
  * fields as the real ones do but are worded by the fake; a resourceVersion
  * the server has not reached is refused at once (the real one waits up to
- * 3 s first).
+ * 3 s first). Loopback addresses in EndpointSlices are let through (the
+ * specs' backends live on loopback; a real server refuses them:
+ * ValidateEndpointIP in kubernetes pkg/apis/core/validation/validation.go);
+ * no RBAC (a just-restarted real server denies for a moment what it allows
+ * once its informers have synced), no 429 while starting.
+ *
+ * Last compared with kube-apiserver v1.34.4 (.ci/build-kube-peers), against
+ * which spec/e2e/real-apiserver*.spec.ts run the cluster-mode and webhook
+ * scenarios of the specs that use this fake.
  *
  * The in-process API (create, update, get, ...) writes through the same
  * rules as HTTP except admission (namespaces and webhooks), so tests can set

@@ -57,7 +57,8 @@ export class StatusError extends Error {
       metadata: {},
       status: 'Failure',
       message: this.message,
-      reason: this.reason,
+      // Omitted when empty, as metav1.Status's omitempty does (a webhook's denial may carry none).
+      ...(this.reason === '' ? {} : { reason: this.reason }),
       ...(this.details === undefined ? {} : { details: this.details }),
       code: this.code,
     };

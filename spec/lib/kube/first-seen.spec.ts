@@ -1,0 +1,46 @@
+import { expect } from 'chai';
+import { FirstSeen } from '../../../lib/kube/first-seen.ts';
+import type { KubeObject } from '../../../lib/pipeline/model.ts';
+
+const object = (name: string, creationTimestamp?: string): KubeObject => ({ kind: 'Ingress', metadata: { name, namespace: 'shop', ...(creationTimestamp ? { creationTimestamp } : {}) } });
+const stampOf = (o: KubeObject) => o.metadata['creationTimestamp'];
+
+describe('first seen', () => {
+  it('stamps an object without a creationTimestamp with the time it was first seen, and keeps that time on later reads', () => {
+    const seen = new FirstSeen();
+    expect(stampOf(seen.stamp('ingresses shop/web', object('web'), Date.parse('2026-01-01T00:00:00Z')))).to.equal('2026-01-01T00:00:00.000Z');
+    expect(seen.endRead()).to.equal(true);
+    expect(stampOf(seen.stamp('ingresses shop/web', object('web'), Date.parse('2026-02-01T00:00:00Z')))).to.equal('2026-01-01T00:00:00.000Z');
+    expect(seen.endRead(), 'nothing new').to.equal(false);
+  });
+
+  it('leaves a creationTimestamp the manifest carries as it is, and records nothing for it', () => {
+    const seen = new FirstSeen();
+    const own = object('web', '2020-01-01T00:00:00Z');
+    expect(seen.stamp('ingresses shop/web', own, Date.parse('2026-01-01T00:00:00Z'))).to.equal(own);
+    expect(seen.endRead()).to.equal(false);
+    expect(seen.record()).to.deep.equal({});
+  });
+
+  it('forgets an object that went: read again later, it is new', () => {
+    const seen = new FirstSeen();
+    seen.stamp('ingresses shop/web', object('web'), 1_000);
+    seen.stamp('ingresses shop/api', object('api'), 1_000);
+    seen.endRead();
+    seen.stamp('ingresses shop/web', object('web'), 2_000);
+    expect(seen.endRead(), 'api went').to.equal(true);
+    expect(seen.record()).to.deep.equal({ 'ingresses shop/web': '1970-01-01T00:00:01.000Z' });
+    expect(stampOf(seen.stamp('ingresses shop/api', object('api'), 3_000))).to.equal('1970-01-01T00:00:03.000Z');
+  });
+
+  it('starts from a stored record, so a restart keeps the order; a record that is not one counts as empty', () => {
+    const stored = new FirstSeen();
+    stored.stamp('ingresses shop/web', object('web'), 1_000);
+    stored.endRead();
+    const again = FirstSeen.parse(JSON.stringify(stored.record()));
+    expect(stampOf(again.stamp('ingresses shop/web', object('web'), 9_000))).to.equal('1970-01-01T00:00:01.000Z');
+    for (const text of [undefined, '', 'not json', '[1]', '{"ingresses shop/web": 5}', '{"ingresses shop/web": "yesterday"}']) {
+      expect(FirstSeen.parse(text).record(), String(text)).to.deep.equal({});
+    }
+  });
+});
