@@ -16,6 +16,9 @@ import type { Emulator, EmulatorOptions } from '../support/dataplane-emulator/in
 import { eventually } from '../support/eventually.ts';
 import { listenAnywhere } from '../support/ports.ts';
 
+/** What the kit's calls use of an instance: the emulator's or a real dataplaneapi's (dataplane-contract.ts). */
+export type KitPeer = Pick<Emulator, 'url' | 'credentials' | 'authorization' | 'baseDir' | 'statsSocket'>;
+
 /** Everything a test started, closed in after hooks even when the test failed. */
 export const closers: (() => Promise<unknown>)[] = [];
 
@@ -37,7 +40,7 @@ export async function emulatorFor(options: EmulatorOptions = {}): Promise<Emulat
   return emulator;
 }
 
-export function clientFor(emulator: Emulator, timeoutMs = 10_000): DataplaneClient {
+export function clientFor(emulator: KitPeer, timeoutMs = 10_000): DataplaneClient {
   const client = new DataplaneClient({
     url: emulator.url,
     username: emulator.credentials.user,
@@ -102,7 +105,7 @@ export interface CallOptions {
 }
 
 /** A raw HTTP call, for exact statuses and headers. `path` is relative to /v3. */
-export async function call(emulator: Emulator, method: string, path: string, options: CallOptions = {}): Promise<Reply> {
+export async function call(emulator: KitPeer, method: string, path: string, options: CallOptions = {}): Promise<Reply> {
   const query = new URLSearchParams(options.query ?? {}).toString();
   const headers: Record<string, string> = { ...options.headers };
   const authorization = options.authorization === undefined ? emulator.authorization : options.authorization;
@@ -130,23 +133,23 @@ export function versionOf(reply: Reply): number {
 
 export const RAW = '/services/haproxy/configuration/raw';
 
-export async function postRaw(emulator: Emulator, body: string, query: Readonly<Record<string, string>>, headers: Readonly<Record<string, string>> = {}): Promise<Reply> {
+export async function postRaw(emulator: KitPeer, body: string, query: Readonly<Record<string, string>>, headers: Readonly<Record<string, string>> = {}): Promise<Reply> {
   return call(emulator, 'POST', RAW, { body, query, contentType: 'text/plain', headers });
 }
 
-export async function currentVersion(emulator: Emulator): Promise<number> {
+export async function currentVersion(emulator: KitPeer): Promise<number> {
   const reply = await call(emulator, 'GET', '/services/haproxy/configuration/version');
   expect(reply.status).to.equal(200);
   return JSON.parse(reply.text) as number;
 }
 
 /** Writes `text` and reloads synchronously (force_reload, §3: 201). */
-export async function deploy(emulator: Emulator, text: string): Promise<void> {
+export async function deploy(emulator: KitPeer, text: string): Promise<void> {
   const reply = await postRaw(emulator, text, { version: String(await currentVersion(emulator)), force_reload: 'true' });
   expect(reply.status, reply.text).to.equal(201);
 }
 
-export async function waitReload(emulator: Emulator, id: string): Promise<{ id: string; status: string; response: string }> {
+export async function waitReload(emulator: KitPeer, id: string): Promise<{ id: string; status: string; response: string }> {
   return eventually(
     async () =>
       JSON.parse((await call(emulator, 'GET', `/services/haproxy/reloads/${id}`)).text) as {
@@ -160,7 +163,7 @@ export async function waitReload(emulator: Emulator, id: string): Promise<{ id: 
 }
 
 /** `show servers state` weight of a server, from the stats socket. */
-export async function liveWeight(emulator: Emulator, server: string): Promise<string> {
+export async function liveWeight(emulator: KitPeer, server: string): Promise<string> {
   return (await runtimeCommand(emulator.statsSocket, `get weight ${server}`)).trim();
 }
 
@@ -168,7 +171,7 @@ export function md5(text: string): string {
   return createHash('md5').update(text).digest('hex');
 }
 
-export function configText(emulator: Emulator, sections: string): string {
+export function configText(emulator: KitPeer, sections: string): string {
   return `global
   default-path origin ${emulator.baseDir}
   stats socket ${emulator.statsSocket} mode 600 level admin expose-fd listeners

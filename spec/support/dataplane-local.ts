@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startBackends } from '../../examples/backends.ts';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import { startLocalMode, type LocalMode, type LocalModeOptions } from '../../streams/local-mode.ts';
-import { startEmulator, type Emulator } from './dataplane-emulator/index.ts';
+import { emulatorPeer, type DataplanePeer, type PeerKind } from './dataplane-peer.ts';
 import { reservePort } from './ports.ts';
 import { OutcomeLog, servedBy, type Deployed } from './traffic.ts';
 
@@ -20,7 +20,7 @@ export const DATAPLANE_POD = { baseDir: '/etc/haproxy', statsSocket: '/var/run/h
  */
 /** Quiet local mode on loopback reading `manifests`, deploying through the emulator's Data Plane API. */
 export function throughEmulator(options: {
-  readonly emulator: Emulator;
+  readonly emulator: Pick<DataplanePeer, 'url' | 'credentials'>;
   readonly manifests: string;
   readonly configPath: string;
   readonly workDir: string;
@@ -46,7 +46,8 @@ export function throughEmulator(options: {
 }
 
 export class DataplaneLocal {
-  readonly emulator: Emulator;
+  /** The Data Plane API standing for the pod: the emulator unless `start` was given another kind. */
+  readonly emulator: DataplanePeer;
   readonly mode: LocalMode;
   readonly log: OutcomeLog;
   readonly httpPort: number;
@@ -54,7 +55,7 @@ export class DataplaneLocal {
   readonly #manifests: string;
   readonly #stopBackends: () => Promise<void>;
 
-  private constructor(parts: { emulator: Emulator; mode: LocalMode; httpPort: number; backends: readonly number[]; manifests: string; stopBackends: () => Promise<void> }) {
+  private constructor(parts: { emulator: DataplanePeer; mode: LocalMode; httpPort: number; backends: readonly number[]; manifests: string; stopBackends: () => Promise<void> }) {
     this.emulator = parts.emulator;
     this.mode = parts.mode;
     this.httpPort = parts.httpPort;
@@ -64,9 +65,14 @@ export class DataplaneLocal {
     this.log = new OutcomeLog(this.mode.outcomes);
   }
 
-  /** `manifests(backends)`: the manifest files by name, given the backends' ports. */
-  static async start(backendCount: number, manifests: (backends: readonly number[]) => Record<string, string>, name = 'dataplane-local-'): Promise<DataplaneLocal> {
-    const emulator = await startEmulator({ pod: DATAPLANE_POD });
+  /** `manifests(backends)`: the manifest files by name, given the backends' ports; `kind`: the Data Plane API (default the emulator). */
+  static async start(
+    backendCount: number,
+    manifests: (backends: readonly number[]) => Record<string, string>,
+    name = 'dataplane-local-',
+    kind: PeerKind = emulatorPeer(),
+  ): Promise<DataplaneLocal> {
+    const emulator = await kind.start(DATAPLANE_POD);
     const [httpPort, httpsPort, statusPort] = [await reservePort(DATAPLANE_POD.address), await reservePort(DATAPLANE_POD.address), await reservePort(DATAPLANE_POD.address)];
     const backends = await startBackends(Array<number>(backendCount).fill(0));
     const dir = await mkdtemp(join(tmpdir(), name));

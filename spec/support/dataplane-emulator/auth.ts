@@ -14,17 +14,17 @@ const CHALLENGE = { 'WWW-Authenticate': 'Basic realm="API"' };
 
 /**
  * Undefined when the request may pass, else the 401 to answer. Messages (§1):
- * no or unreadable header → go-openapi's "unauthenticated for invalid
- * credentials" (3.4 says "missing or invalid authorization"); wrong user or
+ * no or unreadable header → `missing`: go-openapi's "unauthenticated for
+ * invalid credentials" (3.4 says "missing or invalid authorization"); wrong user or
  * password → "unauthorized"; no user configured → "no configured users".
  */
-export function authenticate(header: string | undefined, users: readonly Credentials[]): ApiError | undefined {
+export function authenticate(header: string | undefined, users: readonly Credentials[], missing = 'unauthenticated for invalid credentials'): ApiError | undefined {
   if (users.length === 0) return new ApiError(401, 'no configured users', { headers: CHALLENGE });
   const match = /^Basic\s+(\S+)\s*$/i.exec(header ?? '');
   const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : undefined;
   const colon = decoded?.indexOf(':') ?? -1;
   if (decoded === undefined || colon < 0) {
-    return new ApiError(401, 'unauthenticated for invalid credentials', { headers: CHALLENGE });
+    return new ApiError(401, missing, { headers: CHALLENGE });
   }
   const user = decoded.slice(0, colon);
   const password = decoded.slice(colon + 1);

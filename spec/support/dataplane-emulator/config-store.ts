@@ -25,18 +25,23 @@ import type { PathView } from './pod.ts';
 import type { LastKnownGood } from './reload-agent.ts';
 import { checkCandidate } from './validation.ts';
 
-/** The comment lines DPAPI writes under the metadata lines. */
-export const MANAGED_COMMENTS: readonly string[] = ['# Dataplaneapi managed File', '# changing file directly can cause a conflict if dataplaneapi is running'];
+/**
+ * Comment lines DPAPI v2 wrote under the metadata lines. 3.x writes none (no
+ * such text in client-native v6; the files dataplaneapi v3.2.15 and v3.4.2
+ * wrote, checked): a file that has them came from an older release, and they
+ * are dropped like the metadata.
+ */
+const MANAGED_COMMENTS: readonly string[] = ['# Dataplaneapi managed File', '# changing file directly can cause a conflict if dataplaneapi is running'];
 
 const METADATA = /^# _(md5hash|version|cluster_version)=/;
 
 /**
  * The file as DPAPI writes it: `# _md5hash=` (md5 of everything after that
- * line, config-parser's StringWithHash), `# _version=N`, the two comments,
- * then the configuration.
+ * line, config-parser's StringWithHash), `# _version=N`, then the
+ * configuration.
  */
 export function withHeader(body: string, version: number): string {
-  const content = `# _version=${version}\n${MANAGED_COMMENTS.join('\n')}\n${body}`;
+  const content = `# _version=${version}\n${body}`;
   return `# _md5hash=${md5(content)}\n${content}`;
 }
 
@@ -123,10 +128,18 @@ export class ConfigStore implements LastKnownGood {
     return this.#parsed.replace(/^# _md5hash=.*\n/, '');
   }
 
-  /** Writes `body` as version 1 without validation: the emulated DPAPI (re)starting on a bootstrap file. */
+  /**
+   * The emulated DPAPI (re)starting on a bootstrap file it never wrote: shown
+   * as it is, without header or checksum, as version 1, until the first write
+   * (what dataplaneapi v3.2.15 and v3.4.2 answer to a raw GET then, checked).
+   */
   reset(body: string): Promise<void> {
     return this.#serialize(async () => {
-      await this.#commit(stripHeader(body), 1);
+      const text = stripHeader(body);
+      await this.#replaceFile(this.#pod === undefined ? text : this.#pod.toHAProxy(text));
+      this.#version = 1;
+      this.#parsed = text;
+      this.#shown = text;
     });
   }
 
@@ -167,7 +180,12 @@ export class ConfigStore implements LastKnownGood {
       }
       const version = options.skipVersion ? (fileVersion(body) ?? this.#version) : this.#version + 1;
       const text = writeBack(stripHeader(body));
-      await this.#check(join(this.#transactionDir, `${basename(this.configFile)}.${randomUUID()}`), withHeader(this.#pod === undefined ? text : this.#pod.toHAProxy(text), version));
+      const transaction = randomUUID();
+      await this.#check(
+        join(this.#transactionDir, `${basename(this.configFile)}.${transaction}`),
+        withHeader(this.#pod === undefined ? text : this.#pod.toHAProxy(text), version),
+        transaction,
+      );
       await this.#commit(text, version);
     });
   }
@@ -218,10 +236,11 @@ export class ConfigStore implements LastKnownGood {
     });
   }
 
-  async #check(file: string, content: string): Promise<void> {
+  /** `transaction`: the implicit transaction's id, which a refusal names (only_validate runs without one). */
+  async #check(file: string, content: string, transaction?: string): Promise<void> {
     await writeFile(file, content);
     try {
-      const problem = await checkCandidate(this.#binary, file);
+      const problem = await checkCandidate(this.#binary, file, transaction);
       if (problem !== undefined) throw new ApiError(400, `validation error: ${problem}`);
     } finally {
       await rm(file, { force: true });

@@ -76,7 +76,7 @@ export function registerConfigurationRoutes(router: Router, context: EmulatorCon
 
   router.add('GET', `${SERVICE}/configuration/raw`, async () => {
     const content = await store.read();
-    return text(200, content, { 'Configuration-Checksum': fileChecksum(content) });
+    return text(200, content, checksumHeader(content));
   });
 
   router.add('POST', `${SERVICE}/configuration/raw`, async (request) => {
@@ -93,11 +93,18 @@ export function registerConfigurationRoutes(router: Router, context: EmulatorCon
   router.add('GET', `${SERVICE}/reloads`, () => json(200, agent.list()));
 
   router.add('GET', `${SERVICE}/reloads/{id}`, (request) => {
+    context.release.checkReloadId(request);
     const id = request.params['id']!;
     const reload = agent.get(id);
     if (reload === undefined) throw new ApiError(404, `Reload with ID ${id} does not exist`);
     return json(200, reload);
   });
+}
+
+/** Configuration-Checksum, the file's `# _md5hash=`: none for a file DPAPI has not written yet (§3). */
+function checksumHeader(content: string): Record<string, string> {
+  const checksum = fileChecksum(content);
+  return checksum === '' ? {} : { 'Configuration-Checksum': checksum };
 }
 
 /** Whether an error should go out as text/plain JSON, the 3.2 raw endpoints' way. */
@@ -122,7 +129,7 @@ async function postRaw(request: ApiRequest, context: EmulatorContext): Promise<A
     await store.validateOnly(body);
     // 202 with the configuration on disk, not the posted one (§3).
     const current = await store.read();
-    return text(202, current, { 'Configuration-Checksum': fileChecksum(current) });
+    return text(202, current, checksumHeader(current));
   }
 
   await store.write(body, { version, skipVersion });

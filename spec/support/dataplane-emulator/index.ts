@@ -7,6 +7,11 @@
  * own. It stands for the release paired with that HAProxy (3.2 with 3.2, the
  * chart's) unless `release` says otherwise (release.ts).
  *
+ * Last compared with the real dataplaneapi v3.2.15 (HAProxy 3.2.26) and
+ * v3.4.2 (HAProxy 3.4.7) on 2026-11-28, by running the same contract
+ * against both (`npm run spec:real-dataplaneapi`, §11 lists what differed
+ * and was fixed here).
+ *
  *   const emulator = await startEmulator();
  *   // the controller's dataplane.baseDir / templateValues: emulator.baseDir,
  *   // its `stats socket` line: emulator.statsSocket (level admin)
@@ -70,7 +75,10 @@
  * lists (others keep their posted order at the end of their section) and
  * keeps each line's text as posted where config-parser re-serialises
  * parameters (config-writer.ts); a 3.4 instance caps request bodies at the
- * emulator's 64 MiB, not DPAPI 3.4's 1 GiB.
+ * emulator's 64 MiB, not DPAPI 3.4's 1 GiB. Behind HAProxy 2.6 the real
+ * DPAPI reloads with its reload_cmd and cannot tell whether HAProxy loaded
+ * the files; the emulator reloads as it does from HAProxy 2.7 on, through
+ * the master, and reports the outcome (docs/dataplane-api-contract.md §11).
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -180,6 +188,8 @@ export interface Emulator {
   /** The pod layout this instance stands for, when started with one. */
   readonly pod: PodLayout | undefined;
   readonly reloadDelayMs: number;
+  /** The last-known-good copy of the configuration, `<configFile>.lkg` (DPAPI without backups_dir). */
+  readonly lkgFile: string;
   /** Every HTTP request received (method, path, query), for call counting. */
   readonly requests: RequestLog;
   /** Injected failures: failNext, delayResponses, hang, reset. */
@@ -292,10 +302,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const server = new ApiServer({
     router,
     users: [credentials],
+    release: context.release,
     faults,
     requests,
     version: () => store.version,
-    chiWire: context.release.chiWire,
     ...(options.onExchange === undefined ? {} : { onExchange: options.onExchange }),
   });
 
@@ -343,6 +353,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     podAddress,
     pod: options.pod,
     reloadDelayMs,
+    lkgFile: agent.lkgFile,
     requests,
     faults,
     processInfo: () => haproxy.showProc(),

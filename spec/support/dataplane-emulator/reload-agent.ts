@@ -13,7 +13,8 @@
 import type { ReloadOutcome } from './haproxy-process.ts';
 
 export interface Reload {
-  readonly id: string;
+  /** Missing for a pending reload asked for while none runs (see get()). */
+  readonly id?: string;
   readonly status: 'failed' | 'in_progress' | 'succeeded';
   readonly response?: string;
   readonly reload_timestamp?: number;
@@ -133,13 +134,16 @@ export class ReloadAgent {
 
   /** GET /reloads/{id} (§2); undefined answers 404. An id older than the last success is reported succeeded. */
   get(id: string): Reload | undefined {
-    if (id === this.#current || id === this.#next) return { id, status: 'in_progress' };
+    if (id === this.#current) return { id, status: 'in_progress' };
+    // DPAPI answers the pending one with the id of the reload under way, so none when none runs
+    // (haproxy/reload_agent.go GetReload: `ID: ra.cache.current` for `ra.cache.next == id`, at v3.2.15 and v3.4.2).
+    if (id === this.#next) return this.#current === undefined ? { status: 'in_progress' } : { id: this.#current, status: 'in_progress' };
     const failed = this.#failed.get(id);
     if (failed !== undefined) return failed;
     const success = this.#lastSuccess;
     if (success === undefined) return undefined;
     if (success.id === id) return success;
-    const last = parseId(success.id);
+    const last = parseId(success.id ?? '');
     const asked = parseId(id);
     if (last === undefined || asked === undefined) return undefined;
     // DPAPI compares the dates, then (whatever the dates) the indexes.

@@ -188,7 +188,12 @@ export function registerRuntimeRoutes(router: Router, context: EmulatorContext):
   router.add(
     'GET',
     `${PREFIX}/maps/{name}`,
-    checked(['name'], async (request) => json(200, shown(await findMap(runtime, context.dirs.maps, resolve(request.params['name']!))))),
+    checked(['name'], async (request) => {
+      // Only the list names the storage file: handlers/map.go GetMapHandlerImpl returns the runtime map as
+      // client-native found it (seen on dataplaneapi v3.2.15 and v3.4.2).
+      const { storage_name: _listed, ...map } = shown(await findMap(runtime, context.dirs.maps, resolve(request.params['name']!)));
+      return json(200, map);
+    }),
   );
 
   router.add(
@@ -328,9 +333,18 @@ async function serverStates(runtime: RuntimeSocket, backend: string): Promise<Se
   return servers;
 }
 
+/**
+ * One server's state; 404 `no data for <backend>/<server>: not found` for an
+ * unknown server or backend (client-native v6.2 runtime/runtime_client.go
+ * GetServerState; the answer of dataplaneapi v3.2.15 and v3.4.2, checked).
+ */
 async function oneServer(runtime: RuntimeSocket, backend: string, name: string): Promise<ServerState> {
-  const server = (await serverStates(runtime, backend)).find((entry) => entry.name === name);
-  if (server === undefined) throw new ApiError(404, `Runtime server ${name} not found in backend ${backend}`);
+  const missing = new ApiError(404, `no data for ${backend}/${name}: not found`);
+  const states = await serverStates(runtime, backend).catch((error: unknown) => {
+    throw error instanceof ApiError && error.status === 404 ? missing : error;
+  });
+  const server = states.find((entry) => entry.name === name);
+  if (server === undefined) throw missing;
   return server;
 }
 

@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { authenticate } from './auth.ts';
 import type { Credentials } from './auth.ts';
+import type { ReleaseFeatures } from './release.ts';
 import { isRawError } from './configuration-api.ts';
 import type { Faults, RecordedRequest, RequestLog } from './faults.ts';
 import { ApiError, errorBody } from './http-kit.ts';
@@ -28,12 +29,12 @@ const MAX_BODY_BYTES = 64 * 1024 * 1024;
 export interface ApiServerOptions {
   readonly router: Router;
   readonly users: readonly Credentials[];
+  /** The 3.4 wire (release.ts chiWire): auth before routing, `code` = status, raw errors as JSON; a missing header's 401 words. */
+  readonly release: Pick<ReleaseFeatures, 'chiWire' | 'missingCredentials'>;
   readonly faults: Faults;
   readonly requests: RequestLog;
   /** The parser's configuration version, read when each response goes out. */
   readonly version: () => number;
-  /** The 3.4 wire (release.ts): auth before routing, `code` = status, raw errors as JSON. */
-  readonly chiWire: boolean;
   readonly onExchange?: (exchange: Exchange) => void;
 }
 
@@ -105,8 +106,9 @@ export class ApiServer {
       return;
     }
     let body: Buffer = Buffer.alloc(0);
+    const cors = request.headers.origin !== undefined;
     const send = (answer: ApiResponse): void => {
-      if (!this.#send(response, answer)) return;
+      if (!this.#send(response, answer, cors)) return;
       this.#options.onExchange?.({
         method,
         path: record.path,
@@ -126,8 +128,8 @@ export class ApiServer {
       if (decision.kind === 'fail') {
         throw new ApiError(decision.status, `emulated fault: this request was made to fail with ${decision.status}`);
       }
-      const refused = authenticate(request.headers.authorization, users);
-      if (refused !== undefined && this.#options.chiWire) throw refused;
+      const refused = authenticate(request.headers.authorization, users, this.#options.release.missingCredentials);
+      if (refused !== undefined && this.#options.release.chiWire) throw refused;
       const match = router.match(method, url.pathname);
       if (match.kind === 'not-found') throw new ApiError(404, `path ${url.pathname} was not found`);
       if (match.kind === 'method-not-allowed') {
@@ -148,21 +150,28 @@ export class ApiServer {
     } catch (error) {
       const caught = error instanceof ApiError ? error : new ApiError(500, (error as Error).message ?? String(error));
       // The chi server writes every error with its status as the code (handlers/middleware/middleware.go writeError).
-      const failure = this.#options.chiWire && caught.code !== caught.status ? new ApiError(caught.status, caught.message, { headers: caught.headers }) : caught;
+      const failure = this.#options.release.chiWire && caught.code !== caught.status ? new ApiError(caught.status, caught.message, { headers: caught.headers }) : caught;
       send({
         status: failure.status,
         headers: failure.headers,
-        contentType: isRawError(caught) && !this.#options.chiWire ? 'text/plain' : 'application/json',
+        // go-swagger labels the raw endpoints' errors text/plain; 3.4 sends JSON as JSON (seen on v3.2.15, v3.4.2).
+        contentType: isRawError(caught) && !this.#options.release.chiWire ? 'text/plain' : 'application/json',
         body: errorBody(failure),
       });
     }
   }
 
   /** False when the connection was gone and nothing was sent. */
-  #send(response: ServerResponse, answer: ApiResponse): boolean {
+  #send(response: ServerResponse, answer: ApiResponse, cors: boolean): boolean {
     if (response.headersSent || response.destroyed) return false;
     response.setHeader('Configuration-Version', String(this.#options.version()));
-    response.setHeader('Access-Control-Expose-Headers', 'Reload-ID, Configuration-Version');
+    if (cors) {
+      // rs/cors as configure_data_plane.go sets it up: only for a request with an Origin, the exposed
+      // names canonicalised by Go (Reload-Id); seen on dataplaneapi v3.2.15 and v3.4.2.
+      response.setHeader('Access-Control-Allow-Origin', '*');
+      response.setHeader('Access-Control-Allow-Credentials', 'true');
+      response.setHeader('Access-Control-Expose-Headers', 'Reload-Id, Configuration-Version');
+    }
     for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
     if (answer.body !== undefined && answer.contentType !== undefined) response.setHeader('Content-Type', answer.contentType);
     response.statusCode = answer.status;

@@ -52,10 +52,12 @@ export function registerStorageRoutes(router: Router, context: EmulatorContext):
       if (kind !== ssl) return empty(204);
       // 3.2 answers a certificate delete 202 + Reload-Id (204 with skip_reload/force_reload). 3.4 first asks
       // HAProxy to drop it at runtime and answers 204 when it did (DeleteStorageSSLCertificate, v3.4.2
-      // handlers/storage/ssl_certificates/ssl_certificates.go).
+      // handlers/storage/ssl_certificates/ssl_certificates.go), but names it by its storage name
+      // (DeleteCertEntry(name)) where HAProxy knows a certificate by the path it loaded it from: so 202 and
+      // a reload there too (seen on dataplaneapi v3.4.2, a certificate it had pushed at runtime).
       const reloading = booleanParam(request.query, 'skip_reload') || booleanParam(request.query, 'force_reload');
       if (context.release.chiWire && !reloading) {
-        const dropped = await context.runtime.execute(`del ssl cert ${file}`).then(
+        const dropped = await context.runtime.execute(`del ssl cert ${request.params['name']!}`).then(
           () => true,
           () => false,
         );

@@ -7,9 +7,10 @@ import { execFile } from 'node:child_process';
 /**
  * Runs `haproxy -W -f <file> -c` (master-worker mode adds `-W`, §3) and
  * returns undefined when it exits 0, else DPAPI's message without the
- * `validation error: ` prefix: `exit status N: <details>`.
+ * `validation error: ` prefix: `exit status N: <details>`, the details
+ * naming `transaction` when the check runs in one.
  */
-export function checkCandidate(binary: string, file: string): Promise<string | undefined> {
+export function checkCandidate(binary: string, file: string, transaction?: string): Promise<string | undefined> {
   // DPAPI removes these from the environment of the check (client-native configuration/check.go).
   const env = { ...process.env };
   for (const name of ['HAPROXY_STARTUPLOGS_FD', 'HAPROXY_MWORKER_WAIT_ONLY', 'HAPROXY_PROCESSES']) delete env[name];
@@ -21,7 +22,7 @@ export function checkCandidate(binary: string, file: string): Promise<string | u
         // Not an exit status: the binary is missing or was killed; never a pass.
         return reject(new Error(`could not run ${binary} -c: ${error.message}`));
       }
-      resolve(`exit status ${code}: ${parseCheckError(stderr)}`);
+      resolve(`exit status ${code}: ${parseCheckError(stderr, transaction)}`);
     });
   });
 }
@@ -33,10 +34,13 @@ export function checkCandidate(binary: string, file: string): Promise<string | u
  * joined with spaces (`msg="..."`). HAProxy 2.6 puts `config` in the second
  * field, so 2.6 always takes the `msg=` branch (§3). The two filters are
  * case-sensitive and miss 2.6's capitalised summary lines, which therefore
- * appear in the message, as with the real DPAPI.
+ * appear in the message, as with the real DPAPI. A check inside a
+ * transaction (every raw POST but only_validate) starts with
+ * `err transactionId=<id> ` on a line of its own (client-native v6.2
+ * configuration/check.go; seen from dataplaneapi v3.2.15 and v3.4.2).
  */
-export function parseCheckError(stderr: string): string {
-  const details: string[] = [];
+export function parseCheckError(stderr: string, transaction?: string): string {
+  const details: string[] = transaction === undefined || transaction === '' ? [] : [`err transactionId=${transaction} `];
   for (const raw of stderr.split('\n')) {
     const line = raw.trim();
     if (!line.startsWith('[ALERT]')) continue;
