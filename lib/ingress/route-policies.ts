@@ -147,6 +147,8 @@ export class RoutePolicy extends Sourced {
     | undefined;
   /** The arguments of the external-auth action (lib/lua/external-auth.ts), "-" for one not set. */
   readonly externalAuth: ExternalAuthRule | undefined;
+  /** The arguments of the gateway-auth action (Gateway API ExternalAuth, lib/lua/external-auth.ts), "-" for a list not set. */
+  readonly gatewayExternalAuth: GatewayAuthRule | undefined;
   readonly cors:
     | {
         readonly anyOrigin: boolean;
@@ -192,6 +194,7 @@ export class RoutePolicy extends Sourced {
       passCertificate: client.passCertificate,
     };
     this.externalAuth = externalAuthRule(settings.externalAuth);
+    this.gatewayExternalAuth = gatewayAuthRule(settings.gatewayExternalAuth);
     const cors = settings.cors;
     this.cors = cors && {
       anyOrigin: cors.allowOrigins.includes('*'),
@@ -231,6 +234,34 @@ function externalAuthRule(auth: RouteSettings['externalAuth']): ExternalAuthRule
     requestRedirect: auth.requestRedirect,
     headers: auth.responseHeaders.length === 0 ? '-' : auth.responseHeaders.join(','),
     alwaysSetCookie: auth.alwaysSetCookie,
+  });
+}
+
+export interface GatewayAuthRule {
+  /** The backend of the auth Service's port, reached through the internal external-auth frontend. */
+  readonly backend: string;
+  readonly namespace: string;
+  readonly service: string;
+  readonly port: number;
+  readonly path: string;
+  readonly requestHeaders: string;
+  readonly responseHeaders: string;
+  /** The Service cannot be used (settings.gatewayExternalAuth.refused): every request answered 500. */
+  readonly refused: boolean;
+}
+
+function gatewayAuthRule(auth: RouteSettings['gatewayExternalAuth']): GatewayAuthRule | undefined {
+  if (!auth) return undefined;
+  const { namespace, service, port } = auth;
+  return Object.freeze({
+    backend: `${namespace}_${service}_${port}`,
+    namespace,
+    service,
+    port,
+    path: auth.path === '' ? '-' : auth.path,
+    requestHeaders: auth.allowedHeaders.length === 0 ? '-' : auth.allowedHeaders.join(','),
+    responseHeaders: auth.allowedResponseHeaders.length === 0 ? '-' : auth.allowedResponseHeaders.join(','),
+    refused: auth.refused !== undefined,
   });
 }
 
