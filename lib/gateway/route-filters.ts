@@ -121,7 +121,12 @@ function headerNames(reader: FieldReader, value: unknown, field: string): string
  * are refused by name, since served without them the auth service would judge
  * another request than its author meant.
  */
-function externalAuth(reader: FieldReader, value: Fields | undefined, field: string, namespace: string): { settings: RouteSettings['gatewayExternalAuth']; service: BackendReference | undefined } {
+function externalAuth(
+  reader: FieldReader,
+  value: Fields | undefined,
+  field: string,
+  namespace: string,
+): { settings: RouteSettings['gatewayExternalAuth']; service: BackendReference | undefined } {
   const none = { settings: undefined, service: undefined };
   if (value === undefined) return none;
   const protocol = value['protocol'];
@@ -134,7 +139,8 @@ function externalAuth(reader: FieldReader, value: Fields | undefined, field: str
     return none;
   }
   const body = reader.fields(value['forwardBody'], `${field}.forwardBody`);
-  if (body !== undefined && !absent(body['maxSize']) && body['maxSize'] !== 0) reader.problem(`${field}.forwardBody.maxSize`, 'forwarding the body to the auth service is not supported: only its headers are sent');
+  if (body !== undefined && !absent(body['maxSize']) && body['maxSize'] !== 0)
+    reader.problem(`${field}.forwardBody.maxSize`, 'forwarding the body to the auth service is not supported: only its headers are sent');
   const target = reader.fields(value['backendRef'], `${field}.backendRef`);
   if (target === undefined) {
     reader.problem(`${field}.backendRef`, 'is missing');
@@ -201,7 +207,10 @@ export function readFilters(reader: FieldReader, value: unknown, field: string, 
         return;
       }
       default:
-        reader.problem(`${at}.type`, `${quote(type)} filters are not supported (RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite, RequestMirror and ExternalAuth are)`);
+        reader.problem(
+          `${at}.type`,
+          `${quote(type)} filters are not supported (RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite, RequestMirror and ExternalAuth are)`,
+        );
     }
   });
   if (seen.has('RequestRedirect') && seen.has('URLRewrite')) reader.problem(field, 'has both RequestRedirect and URLRewrite, which cannot be served together');

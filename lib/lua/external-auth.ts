@@ -34,8 +34,10 @@
  * filter's http.allowedHeaders says. A 200 lets the request go on with the
  * auth answer's `<response-headers>` (its every header but the connection's
  * and body's own when `-`) replacing the request's own; any other answer is
- * returned to the client as the auth service gave it; none within the
- * timeout (four tries, as above) is 500: the filter fails closed.
+ * returned to the client as the auth service gave it (a silent one's is
+ * HAProxy's 504 from the auth backend); none at all is 500: the filter
+ * fails closed within four tries of the timeout, as above. A 5xx or no
+ * answer is logged with the time it took.
  */
 
 /** The script's file name among the general files; no template may render a file of this name. */
@@ -206,10 +208,12 @@ core.register_action('gateway-auth', { 'http-req' }, function(txn, timeout, back
     end
     return
   end
+  if status == 0 or status >= 500 then
+    -- A failed auth service is the operator's to see: logged with what it answered (0: no answer) and how long it took.
+    txn:log(core.warning, string.format('external auth %s failed: status %d after %d ms%s', backend, status, elapsed(started), ok and '' or (': ' .. tostring(response))))
+  end
   if status == 0 then
-    -- A failed auth service is the operator's to see: logged with how long it took.
-    txn:log(core.warning, string.format('external auth %s failed: no answer after %d ms%s', backend, elapsed(started), ok and '' or (': ' .. tostring(response))))
-    local reply = txn:reply({ status = 500, headers = { ['content-type'] = { 'text/plain' }, ['cache-control'] = { 'no-store' } }, body = '500 Internal Server Error\n' })
+    local reply = txn:reply({ status = 500, headers = { ['content-type'] = { 'text/plain' }, ['cache-control'] = { 'no-store' } }, body = '500 Internal Server Error\\n' })
     return txn:done(reply)
   end
   local reply = txn:reply({ status = status, body = response.body or '' })
