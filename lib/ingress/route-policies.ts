@@ -3,6 +3,7 @@ import type { HeaderAction, RedirectCode, RouteSettings } from '../annotations/s
 import type { ValueSource } from '../pipeline/model.ts';
 import { Sourced } from '../pipeline/value-source.ts';
 import { compareCodeUnits } from '../compare.ts';
+import { externalAuthRule, gatewayAuthRule, type ExternalAuthRule, type GatewayAuthRule } from './auth-rules.ts';
 import { sameItems } from './sorted-list.ts';
 
 /**
@@ -214,55 +215,6 @@ export class RoutePolicy extends Sourced {
 function originPattern(origin: string): string {
   const [before, after] = origin.split('*.', 2) as [string, string];
   return `^${escapeRegex(before)}[A-Za-z0-9-]+\\.${escapeRegex(after)}$`;
-}
-
-export interface ExternalAuthRule {
-  readonly url: string;
-  readonly method: string;
-  readonly signin: string;
-  readonly requestRedirect: string;
-  readonly headers: string;
-  readonly alwaysSetCookie: boolean;
-}
-
-function externalAuthRule(auth: RouteSettings['externalAuth']): ExternalAuthRule | undefined {
-  if (!auth) return undefined;
-  return Object.freeze({
-    url: auth.url,
-    method: auth.method ?? '-',
-    signin: auth.signin ?? '-',
-    requestRedirect: auth.requestRedirect,
-    headers: auth.responseHeaders.length === 0 ? '-' : auth.responseHeaders.join(','),
-    alwaysSetCookie: auth.alwaysSetCookie,
-  });
-}
-
-export interface GatewayAuthRule {
-  /** The backend of the auth Service's port, reached through the internal external-auth frontend. */
-  readonly backend: string;
-  readonly namespace: string;
-  readonly service: string;
-  readonly port: number;
-  readonly path: string;
-  readonly requestHeaders: string;
-  readonly responseHeaders: string;
-  /** The Service cannot be used (settings.gatewayExternalAuth.refused): every request answered 500. */
-  readonly refused: boolean;
-}
-
-function gatewayAuthRule(auth: RouteSettings['gatewayExternalAuth']): GatewayAuthRule | undefined {
-  if (!auth) return undefined;
-  const { namespace, service, port } = auth;
-  return Object.freeze({
-    backend: `${namespace}_${service}_${port}`,
-    namespace,
-    service,
-    port,
-    path: auth.path === '' ? '-' : auth.path,
-    requestHeaders: auth.allowedHeaders.length === 0 ? '-' : auth.allowedHeaders.join(','),
-    responseHeaders: auth.allowedResponseHeaders.length === 0 ? '-' : auth.allowedResponseHeaders.join(','),
-    refused: auth.refused !== undefined,
-  });
 }
 
 /** The userlist a basic-auth Secret's users are written to. */
