@@ -27,6 +27,7 @@ const viewSources = [
   'lib/ingress/types.ts',
   'lib/ingress/route-policies.ts',
   'lib/ingress/route-conditions.ts',
+  'lib/ingress/auth-rules.ts',
   'lib/annotations/settings.ts',
   'lib/pipeline/model.ts',
 ];

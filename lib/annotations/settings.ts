@@ -101,6 +101,25 @@ export interface RouteSettings {
     /** The auth answer's Set-Cookie on every answer to the client, not only on success (auth-always-set-cookie). */
     readonly alwaysSetCookie: boolean;
   };
+  /**
+   * Gateway API's HTTPRoute ExternalAuth filter (protocol HTTP): each
+   * request's method, `path` followed by its own path, and its headers
+   * named in `allowedHeaders` (with Host, Authorization and Content-Length
+   * always) are sent to a Service port; its 200 lets the request through
+   * with the auth answer's `allowedResponseHeaders` (every header of the
+   * answer when empty), any other answer is returned to the client, no
+   * answer is 500. `refused` names why the Service cannot be used (every
+   * request then answered 500: the filter fails closed).
+   */
+  readonly gatewayExternalAuth?: {
+    readonly namespace: string;
+    readonly service: string;
+    readonly port: number;
+    readonly path: string;
+    readonly allowedHeaders: readonly string[];
+    readonly allowedResponseHeaders: readonly string[];
+    readonly refused?: string;
+  };
   /** Per source address: above `requests` per `period`, answered `status`. */
   readonly rateLimit?: { readonly requests: number; readonly period: Milliseconds; readonly status: number };
   /** Concurrent connections per source address. */

@@ -44,6 +44,8 @@ export interface RouteRule {
   readonly matches: readonly RouteMatch[];
   readonly settings: RouteSettings;
   readonly mirrors: readonly BackendReference[];
+  /** The ExternalAuth filter's Service, when the rule has one. */
+  readonly authService: BackendReference | undefined;
   readonly backends: readonly RouteBackendRef[];
 }
 
@@ -105,6 +107,8 @@ function readBackends(reader: FieldReader, value: unknown, field: string, namesp
     const reference = readBackendReference(reader, entry, at, namespace);
     const weight = absent(entry['weight']) ? 1 : reader.integer(entry['weight'], `${at}.weight`, 0, 1_000_000);
     const filters = readFilters(reader, entry['filters'], `${at}.filters`, namespace, matches);
+    // The specification gives ExternalAuth support in rules alone, not in backendRefs.
+    if (filters.authService !== undefined || filters.settings.gatewayExternalAuth !== undefined) reader.problem(`${at}.filters`, 'ExternalAuth is a filter of a rule, not of a backendRef');
     if (reference && weight !== undefined) backends.push({ reference, weight, settings: filters.settings, mirrors: filters.mirrors });
   });
   return backends;
@@ -123,7 +127,7 @@ function readRule(reader: FieldReader, value: unknown, index: number, namespace:
   const timeouts = readTimeouts(reader, value['timeouts'], `${field}.timeouts`);
   const backends = readBackends(reader, value['backendRefs'], `${field}.backendRefs`, namespace, read);
   if (read.length < matches.length) return undefined;
-  return { index, matches: read, settings: timeouts ? { ...filters.settings, timeouts } : filters.settings, mirrors: filters.mirrors, backends };
+  return { index, matches: read, settings: timeouts ? { ...filters.settings, timeouts } : filters.settings, mirrors: filters.mirrors, authService: filters.authService, backends };
 }
 
 export function readHttpRoute(object: KubeObject): HttpRouteRead {

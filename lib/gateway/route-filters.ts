@@ -9,7 +9,8 @@ import { checkHeaderName, checkHeaderValue } from './values.ts';
 /**
  * HTTPRoute filters (apis/v1/httproute_types.go HTTPRouteFilter) in the
  * shared settings vocabulary: RequestHeaderModifier, ResponseHeaderModifier,
- * RequestRedirect, URLRewrite and RequestMirror. Any other type (CORS and
+ * RequestRedirect, URLRewrite, RequestMirror and ExternalAuth (protocol HTTP,
+ * experimental channel). Any other type (CORS and
  * ExtensionRef among them) is refused by name rather than ignored: a route
  * served without a filter it asks for would do something its author did not write.
  */
@@ -17,6 +18,8 @@ export interface ReadFilters {
   readonly settings: RouteSettings;
   /** The mirrors' backends, resolved like backendRefs. */
   readonly mirrors: readonly BackendReference[];
+  /** The ExternalAuth filter's Service, resolved like backendRefs. */
+  readonly authService: BackendReference | undefined;
 }
 
 const REDIRECT_CODES: readonly RedirectCode[] = [301, 302, 303, 307, 308];
@@ -103,10 +106,60 @@ function mirrorPercent(reader: FieldReader, value: Fields, field: string): numbe
   return (numerator / denominator) * 100;
 }
 
+function headerNames(reader: FieldReader, value: unknown, field: string): string[] {
+  const names: string[] = [];
+  reader.list(value, field).forEach((name, index) => {
+    const checked = reader.take(checkHeaderName(name), `${field}[${index}]`);
+    if (checked !== undefined) names.push(checked.toLowerCase());
+  });
+  return names;
+}
+
+/**
+ * The ExternalAuth filter (apis/v1/httproute_types.go HTTPExternalAuthFilter):
+ * protocol HTTP is served; GRPC (Envoy's ext_authz protobufs) and forwardBody
+ * are refused by name, since served without them the auth service would judge
+ * another request than its author meant.
+ */
+function externalAuth(
+  reader: FieldReader,
+  value: Fields | undefined,
+  field: string,
+  namespace: string,
+): { settings: RouteSettings['gatewayExternalAuth']; service: BackendReference | undefined } {
+  const none = { settings: undefined, service: undefined };
+  if (value === undefined) return none;
+  const protocol = value['protocol'];
+  if (protocol === 'GRPC') {
+    reader.problem(`${field}.protocol`, 'GRPC (the ext_authz protocol) is not supported: only HTTP auth services are');
+    return none;
+  }
+  if (protocol !== 'HTTP') {
+    reader.problem(`${field}.protocol`, `${quote(protocol)} is not HTTP or GRPC`);
+    return none;
+  }
+  const body = reader.fields(value['forwardBody'], `${field}.forwardBody`);
+  if (body !== undefined && !absent(body['maxSize']) && body['maxSize'] !== 0)
+    reader.problem(`${field}.forwardBody.maxSize`, 'forwarding the body to the auth service is not supported: only its headers are sent');
+  const target = reader.fields(value['backendRef'], `${field}.backendRef`);
+  if (target === undefined) {
+    reader.problem(`${field}.backendRef`, 'is missing');
+    return none;
+  }
+  const service = readBackendReference(reader, target, `${field}.backendRef`, namespace);
+  const http = reader.fields(value['http'], `${field}.http`);
+  const path = absent(http?.['path']) || http?.['path'] === '' ? '' : reader.take(checkPath(http?.['path']), `${field}.http.path`);
+  const allowedHeaders = headerNames(reader, http?.['allowedHeaders'], `${field}.http.allowedHeaders`);
+  const allowedResponseHeaders = headerNames(reader, http?.['allowedResponseHeaders'], `${field}.http.allowedResponseHeaders`);
+  if (service?.port === undefined || path === undefined) return { settings: undefined, service };
+  return { settings: { namespace: service.namespace, service: service.name, port: service.port, path, allowedHeaders, allowedResponseHeaders }, service };
+}
+
 /** Reads a list of filters into settings; the problems are recorded on the reader. */
 export function readFilters(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[]): ReadFilters {
   const settings: { -readonly [K in keyof RouteSettings]: RouteSettings[K] } = {};
   const mirrors: BackendReference[] = [];
+  let authService: BackendReference | undefined;
   const seen = new Set<string>();
   reader.list(value, field).forEach((entry, index) => {
     const at = `${field}[${index}]`;
@@ -147,10 +200,19 @@ export function readFilters(reader: FieldReader, value: unknown, field: string, 
         }
         return;
       }
+      case 'ExternalAuth': {
+        const auth = externalAuth(reader, reader.fields(entry['externalAuth'], `${at}.externalAuth`), `${at}.externalAuth`, namespace);
+        authService = auth.service;
+        if (auth.settings) settings.gatewayExternalAuth = auth.settings;
+        return;
+      }
       default:
-        reader.problem(`${at}.type`, `${quote(type)} filters are not supported (RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite and RequestMirror are)`);
+        reader.problem(
+          `${at}.type`,
+          `${quote(type)} filters are not supported (RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite, RequestMirror and ExternalAuth are)`,
+        );
     }
   });
   if (seen.has('RequestRedirect') && seen.has('URLRewrite')) reader.problem(field, 'has both RequestRedirect and URLRewrite, which cannot be served together');
-  return { settings, mirrors };
+  return { settings, mirrors, authService };
 }

@@ -9,7 +9,9 @@ import type { HttpRoute, RouteRule } from './http-route.ts';
  * record per hostname it is served for, rule and match, on every listener
  * it attached to. A backend that does not resolve keeps its share of the
  * requests, answered 500, as the specification asks; a mirror that does
- * not resolve is dropped (a copy has nobody to wait for its answer).
+ * not resolve is dropped (a copy has nobody to wait for its answer); an
+ * ExternalAuth Service that does not resolve has every request of the rule
+ * answered 500 (the filter fails closed).
  */
 
 export interface TranslatedRoute {
@@ -44,6 +46,16 @@ function refusedMirrors(mirrors: readonly BackendReference[], namespace: string,
   });
 }
 
+/** The rule's settings with its ExternalAuth Service refused when it does not resolve, the fault recorded. */
+function withAuthResolved(settings: RouteSettings, rule: RouteRule, namespace: string, lookup: BackendLookup, unresolved: Unresolved[]): RouteSettings {
+  const auth = settings.gatewayExternalAuth;
+  if (auth === undefined || rule.authService === undefined) return settings;
+  const fault = resolveBackend(rule.authService, namespace, lookup);
+  if (fault === undefined) return settings;
+  unresolved.push(fault);
+  return { ...settings, gatewayExternalAuth: { ...auth, refused: fault.message } };
+}
+
 interface ResolvedRule {
   readonly rule: RouteRule;
   readonly settings: RouteSettings;
@@ -65,7 +77,7 @@ function resolveRule(route: HttpRoute, rule: RouteRule, lookup: BackendLookup, u
       ...(Object.keys(settings).length > 0 ? { settings } : {}),
     };
   });
-  return { rule, settings: withoutMirrors(rule.settings, refused), backends };
+  return { rule, settings: withAuthResolved(withoutMirrors(rule.settings, refused), rule, route.namespace, lookup, unresolved), backends };
 }
 
 /**

@@ -2,17 +2,23 @@ import { backendUses } from './backend-choice.ts';
 import type { BackendRef, RouteClaim } from './ingress-reader.ts';
 import type { RoutePolicy } from './route-policies.ts';
 
-/** The mirrors of a claim's policies: its own, or each share's of its choice (backend-choice.ts). */
-function mirrorsOf(claim: RouteClaim): RoutePolicy['mirrors'][number][] {
-  return backendUses(claim).flatMap(({ policy }) => policy?.mirrors ?? []);
+type ServicePort = Pick<RoutePolicy['mirrors'][number], 'backend' | 'namespace' | 'service' | 'port'>;
+
+/** The mirrors and usable auth Services of a claim's policies: its own, or each share's of its choice (backend-choice.ts). */
+function mirrorsOf(claim: RouteClaim): ServicePort[] {
+  return backendUses(claim).flatMap(({ policy }): ServicePort[] => {
+    const auth = policy?.gatewayExternalAuth;
+    return [...(policy?.mirrors ?? []), ...(auth && !auth.refused ? [auth] : [])];
+  });
 }
 
 /**
  * The backends requests are mirrored to (Gateway API RequestMirror: the
  * route policy's mirror, see route-policies.ts, or the policy of each share
- * of a backendRef choice, backend-choice.ts), counted per policy of a
- * winning claim: a mirror's Service port has a backend while some served route copies
- * requests to it, whether or not a route sends requests there itself, so
+ * of a backendRef choice, backend-choice.ts) and the auth Services asked
+ * first (Gateway API ExternalAuth), counted per policy of a winning claim:
+ * such a Service port has a backend while some served route copies requests
+ * to it or asks it, whether or not a route sends requests there itself, so
  * its servers follow the EndpointSlices as every backend's do.
  */
 export class MirrorBackends {

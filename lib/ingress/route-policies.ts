@@ -3,6 +3,7 @@ import type { HeaderAction, RedirectCode, RouteSettings } from '../annotations/s
 import type { ValueSource } from '../pipeline/model.ts';
 import { Sourced } from '../pipeline/value-source.ts';
 import { compareCodeUnits } from '../compare.ts';
+import { externalAuthRule, gatewayAuthRule, type ExternalAuthRule, type GatewayAuthRule } from './auth-rules.ts';
 import { sameItems } from './sorted-list.ts';
 
 /**
@@ -147,6 +148,8 @@ export class RoutePolicy extends Sourced {
     | undefined;
   /** The arguments of the external-auth action (lib/lua/external-auth.ts), "-" for one not set. */
   readonly externalAuth: ExternalAuthRule | undefined;
+  /** The arguments of the gateway-auth action (Gateway API ExternalAuth, lib/lua/external-auth.ts), "-" for a list not set. */
+  readonly gatewayExternalAuth: GatewayAuthRule | undefined;
   readonly cors:
     | {
         readonly anyOrigin: boolean;
@@ -192,6 +195,7 @@ export class RoutePolicy extends Sourced {
       passCertificate: client.passCertificate,
     };
     this.externalAuth = externalAuthRule(settings.externalAuth);
+    this.gatewayExternalAuth = gatewayAuthRule(settings.gatewayExternalAuth);
     const cors = settings.cors;
     this.cors = cors && {
       anyOrigin: cors.allowOrigins.includes('*'),
@@ -211,27 +215,6 @@ export class RoutePolicy extends Sourced {
 function originPattern(origin: string): string {
   const [before, after] = origin.split('*.', 2) as [string, string];
   return `^${escapeRegex(before)}[A-Za-z0-9-]+\\.${escapeRegex(after)}$`;
-}
-
-export interface ExternalAuthRule {
-  readonly url: string;
-  readonly method: string;
-  readonly signin: string;
-  readonly requestRedirect: string;
-  readonly headers: string;
-  readonly alwaysSetCookie: boolean;
-}
-
-function externalAuthRule(auth: RouteSettings['externalAuth']): ExternalAuthRule | undefined {
-  if (!auth) return undefined;
-  return Object.freeze({
-    url: auth.url,
-    method: auth.method ?? '-',
-    signin: auth.signin ?? '-',
-    requestRedirect: auth.requestRedirect,
-    headers: auth.responseHeaders.length === 0 ? '-' : auth.responseHeaders.join(','),
-    alwaysSetCookie: auth.alwaysSetCookie,
-  });
 }
 
 /** The userlist a basic-auth Secret's users are written to. */

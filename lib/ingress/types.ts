@@ -157,6 +157,8 @@ export interface IngressModel {
   readonly bodyLimits: boolean;
   /** True when a policy asks an auth service first (external authentication): the configuration then loads the controller's external-auth action. */
   readonly externalAuth: boolean;
+  /** True when a policy asks an auth Service (Gateway API ExternalAuth): the configuration then has the internal external-auth frontend. */
+  readonly authServices: boolean;
   /**
    * The fields of a path map value the frontend reads to choose between
    * backendRefs with filters of their own (see backend-choice.ts), one per

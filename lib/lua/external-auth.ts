@@ -20,10 +20,31 @@
  * variables of `EXTERNAL_AUTH_VARIABLES`, expanded per request, with
  * each "%" written "%%" by the template's log-format escaping (undone
  * here). `-` stands for an argument not set.
+ *
+ * `http-request lua.gateway-auth <timeout> <backend> <address> <path> <request-headers> <response-headers>`
+ * serves Gateway API's ExternalAuth filter (protocol HTTP,
+ * apis/v1/httproute_types.go HTTPExternalAuthFilter). The auth request
+ * goes to `<address>`, the configuration's internal external-auth frontend,
+ * which hands it to `<backend>`, the auth Service port's backend, whose
+ * servers follow the EndpointSlices (the httpclient alone could not resolve
+ * a cluster Service). It carries the request's method (one the httpclient
+ * cannot send goes as GET, X-Forwarded-Method naming it), `<path>` followed
+ * by the request's path and query, its Host and Authorization and the
+ * headers of `<request-headers>`, and no body (Content-Length 0), as the
+ * filter's http.allowedHeaders says. A 200 lets the request go on with the
+ * auth answer's `<response-headers>` (its every header but the connection's
+ * and body's own when `-`) replacing the request's own; any other answer is
+ * returned to the client as the auth service gave it (a silent one's is
+ * HAProxy's 504 from the auth backend); none at all is 500: the filter
+ * fails closed within four tries of the timeout, as above. A 5xx or no
+ * answer is logged with the time it took.
  */
 
 /** The script's file name among the general files; no template may render a file of this name. */
 export const EXTERNAL_AUTH_LUA_FILE = 'haproxy-template-ic-external-auth.lua';
+
+/** The request header naming the auth Service's backend on the way to the internal external-auth frontend; never copied from a client. */
+const EXTERNAL_AUTH_BACKEND_HEADER = 'x-haproxy-template-ic-auth-backend';
 
 /** The transaction variable holding the auth answer's Set-Cookie, added to the client's answer by the route's rules. */
 const EXTERNAL_AUTH_COOKIE_VAR = 'txn.external_auth_cookie';
@@ -134,4 +155,73 @@ core.register_action('external-auth', { 'http-req' }, function(txn, timeout, url
   reply:set_body(reply.status .. ' ' .. reasons[reply.status] .. '\\n')
   txn:done(reply)
 end, 7)
+
+-- Gateway API ExternalAuth: neither sent to the auth service nor copied from its answer, being the connection's
+-- and the body's own (the auth request has no body).
+local framing = {
+  ['host'] = true, ['content-length'] = true, ['transfer-encoding'] = true, ['connection'] = true,
+  ['keep-alive'] = true, ['proxy-connection'] = true, ['te'] = true, ['trailer'] = true, ['upgrade'] = true,
+  ['expect'] = true, ['${EXTERNAL_AUTH_BACKEND_HEADER}'] = true,
+}
+
+local function listed(names)
+  local set = {}
+  if names ~= '-' then for name in names:gmatch('[^,]+') do set[name] = true end end
+  return set
+end
+
+core.register_action('gateway-auth', { 'http-req' }, function(txn, timeout, backend, address, path, allowed, answered)
+  local started = core.now()
+  local wanted = listed(allowed)
+  wanted['authorization'] = true
+  local headers = {}
+  for name, values in pairs(txn.http:req_get_headers()) do
+    if wanted[name] and not framing[name] then
+      local copy = {}
+      for i = 0, #values do copy[#copy + 1] = values[i] end
+      headers[name] = copy
+    end
+  end
+  local host = txn.f:req_hdr('host') or backend
+  local verb = txn.f:method()
+  headers['host'] = { host }
+  headers['content-length'] = { '0' }
+  headers['x-forwarded-method'] = { verb }
+  headers['${EXTERNAL_AUTH_BACKEND_HEADER}'] = { backend }
+  local prefix = path == '-' and '' or (path:gsub('%%%%', '%%'))
+  local client = core.httpclient()
+  local ok, response = pcall(client[senders[verb] or 'get'], client, {
+    url = 'http://' .. host .. prefix .. (txn.f:pathq() or '/'), dst = address, headers = headers, timeout = tonumber(timeout),
+  })
+  local status = ok and response.status or 0
+  if status == 200 then
+    local copied = listed(answered)
+    for name, values in pairs(response.headers or {}) do
+      if (answered == '-' or copied[name]) and not framing[name] then
+        txn.http:req_set_header(name, values[0])
+        for i = 1, #values do txn.http:req_add_header(name, values[i]) end
+      end
+    end
+    -- A header the answer lacks is removed, so a client cannot send its own in the auth service's name.
+    for name in pairs(copied) do
+      if not (response.headers and response.headers[name]) then txn.http:req_del_header(name) end
+    end
+    return
+  end
+  if status == 0 or status >= 500 then
+    -- A failed auth service is the operator's to see: logged with what it answered (0: no answer) and how long it took.
+    txn:log(core.warning, string.format('external auth %s failed: status %d after %d ms%s', backend, status, elapsed(started), ok and '' or (': ' .. tostring(response))))
+  end
+  if status == 0 then
+    local reply = txn:reply({ status = 500, headers = { ['content-type'] = { 'text/plain' }, ['cache-control'] = { 'no-store' } }, body = '500 Internal Server Error\\n' })
+    return txn:done(reply)
+  end
+  local reply = txn:reply({ status = status, body = response.body or '' })
+  for name, values in pairs(response.headers or {}) do
+    if not framing[name] then
+      for i = 0, #values do reply:add_header(name, values[i]) end
+    end
+  end
+  txn:done(reply)
+end, 6)
 `;

@@ -9,6 +9,10 @@ import type { AddressInfo } from 'node:net';
  * carrying a valid session cookie, 401 Unauthorized for one without; it
  * never sees the request's body. Other paths stand for other services:
  * /forbidden answers 403, /broken 502, /slow never answers until stopped.
+ * Started with `success: 200` it answers a valid session 200 instead, as
+ * Gateway API's ExternalAuth filter asks of an HTTP auth service
+ * (apis/v1/httproute_types.go HTTPExternalAuthFilter: any other code is a
+ * failure); oauth2-proxy's 202 would be one.
  */
 
 export const SESSION_COOKIE = '_oauth2_proxy';
@@ -31,7 +35,7 @@ export class AuthService {
     this.#server = server;
   }
 
-  static async start(): Promise<AuthService> {
+  static async start(options: { readonly success?: number } = {}): Promise<AuthService> {
     const server = createServer();
     const service = new AuthService(server);
     server.on('request', (req, res) => {
@@ -46,7 +50,7 @@ export class AuthService {
         const session = /(?:^|;\s*)_oauth2_proxy=([^;]*)/.exec(req.headers.cookie ?? '')?.[1];
         if (session !== VALID_SESSION) return void res.writeHead(401, { 'www-authenticate': 'Bearer realm="stand-in"' }).end();
         res
-          .writeHead(202, {
+          .writeHead(options.success ?? 202, {
             'x-auth-request-user': 'alice',
             'x-auth-request-email': 'alice@example.com',
             'set-cookie': `${SESSION_COOKIE}=${VALID_SESSION}; Path=/; HttpOnly`,

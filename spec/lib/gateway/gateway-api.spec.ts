@@ -196,6 +196,26 @@ describe('readGatewayApi', () => {
       expect(granted.records[0]!.settings.mirrors).to.deep.equal([{ namespace: 'apps', service: 'shadow', port: 8080 }]);
     });
 
+    it("resolves an ExternalAuth filter's backendRef as a backendRef: refused without a grant (every request then 500), served with one", () => {
+      const asking = httpRoute('web', {
+        parentRefs,
+        rules: [
+          { filters: [{ type: 'ExternalAuth', externalAuth: { protocol: 'HTTP', backendRef: { name: 'auth', namespace: 'apps', port: 80 } } }], backendRefs: [{ name: 'web', port: 8080 }] },
+        ],
+      });
+      const world = (grants: KubeObject[] = []) =>
+        readGatewayApi(sources({ gateways: [gateway('gw', [httpListener()])], routes: [asking], services: [service('infra', 'web'), service('apps', 'auth')], grants }));
+      const refused = world();
+      expect(refused.routes.get('infra/web')!.unresolved.map((fault) => fault.reason)).to.deep.equal(['RefNotPermitted']);
+      expect(refused.records[0]!.settings.gatewayExternalAuth)
+        .to.have.property('refused')
+        .that.matches(/externalAuth\.backendRef: Service apps\/auth is in another namespace/);
+      const grant = referenceGrant('apps', [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute', namespace: 'infra' }], [{ group: '', kind: 'Service' }]);
+      const granted = world([grant]);
+      expect(granted.routes.get('infra/web')!.unresolved).to.deep.equal([]);
+      expect(granted.records[0]!.settings.gatewayExternalAuth).to.not.have.property('refused');
+    });
+
     it('InvalidKind for a backend that is not a Service', () => {
       const model = readGatewayApi(
         sources({ gateways: [gateway('gw', [httpListener()])], routes: [httpRoute('web', { parentRefs, rules: [{ backendRefs: [{ group: 'example.com', kind: 'Bucket', name: 'b' }] }] })] }),

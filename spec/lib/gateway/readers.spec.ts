@@ -103,6 +103,49 @@ describe('readHttpRoute', () => {
   });
 });
 
+describe('readHttpRoute ExternalAuth', () => {
+  const withAuth = (externalAuth: Record<string, unknown>, where: 'rule' | 'backend' = 'rule') => {
+    const filters = [{ type: 'ExternalAuth', externalAuth }];
+    return readHttpRoute(
+      httpRoute('r', { parentRefs, rules: [where === 'rule' ? { filters, backendRefs: [{ name: 'web', port: 80 }] } : { backendRefs: [{ name: 'web', port: 80, filters }] }] }),
+    );
+  };
+
+  it('reads an HTTP filter: its Service port, path prefix and header names (lowercased)', () => {
+    const read = withAuth({
+      protocol: 'HTTP',
+      backendRef: { name: 'auth', port: 4180 },
+      http: { path: '/oauth2/auth', allowedHeaders: ['Cookie'], allowedResponseHeaders: ['X-Auth-Request-User'] },
+      forwardBody: { maxSize: 0 },
+    });
+    expect(read.problems).to.deep.equal([]);
+    const rule = read.route!.rules[0]!;
+    expect(rule.settings.gatewayExternalAuth).to.deep.equal({
+      namespace: 'infra',
+      service: 'auth',
+      port: 4180,
+      path: '/oauth2/auth',
+      allowedHeaders: ['cookie'],
+      allowedResponseHeaders: ['x-auth-request-user'],
+    });
+    expect(rule.authService).to.include({ namespace: 'infra', name: 'auth', port: 4180, field: 'spec.rules[0].filters[0].externalAuth.backendRef' });
+    expect(withAuth({ protocol: 'HTTP', backendRef: { name: 'auth', port: 80 } }).route!.rules[0]!.settings.gatewayExternalAuth).to.include({ path: '' });
+  });
+
+  it('refuses GRPC, a forwarded body, a path or header name that could leave its place, and the filter on a backendRef, naming the field', () => {
+    expect(fields(withAuth({ protocol: 'GRPC', backendRef: { name: 'auth', port: 80 } }))).to.deep.equal(['spec.rules[0].filters[0].externalAuth.protocol']);
+    expect(fields(withAuth({ protocol: 'HTTP', backendRef: { name: 'auth', port: 80 }, forwardBody: { maxSize: 1024 } }))).to.deep.equal([
+      'spec.rules[0].filters[0].externalAuth.forwardBody.maxSize',
+    ]);
+    expect(fields(withAuth({ protocol: 'HTTP', backendRef: { name: 'auth', port: 80 }, http: { path: '/a b', allowedHeaders: ['x y'] } }))).to.deep.equal([
+      'spec.rules[0].filters[0].externalAuth.http.path',
+      'spec.rules[0].filters[0].externalAuth.http.allowedHeaders[0]',
+    ]);
+    expect(fields(withAuth({ protocol: 'HTTP' }))).to.deep.equal(['spec.rules[0].filters[0].externalAuth.backendRef']);
+    expect(fields(withAuth({ protocol: 'HTTP', backendRef: { name: 'auth', port: 80 } }, 'backend'))).to.deep.equal(['spec.rules[0].backendRefs[0].filters']);
+  });
+});
+
 describe('readGateway', () => {
   it('reads listeners with their defaults: routes from the same namespace, HTTPRoute kinds', () => {
     const read = readGateway(gateway('gw', [httpListener()]));

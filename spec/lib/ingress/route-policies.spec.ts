@@ -89,6 +89,28 @@ describe('route policies', () => {
     expect(build([routed('a', 'a.example.com', redirect301)]).externalAuth).to.equal(false);
   });
 
+  it("gives Gateway API ExternalAuth the gateway-auth action's arguments: the auth Service port's backend, '-' for a list or path not set", () => {
+    const source = new ModelSource('Ingress', routed('x', 'x.example.com'), 'metadata.annotations');
+    const auth: RouteSettings['gatewayExternalAuth'] = { namespace: 'apps', service: 'auth', port: 80, path: '', allowedHeaders: [], allowedResponseHeaders: [] };
+    expect(routePolicy({ gatewayExternalAuth: auth }, '/', source)!.gatewayExternalAuth).to.deep.equal({
+      backend: 'apps_auth_80',
+      namespace: 'apps',
+      service: 'auth',
+      port: 80,
+      path: '-',
+      requestHeaders: '-',
+      responseHeaders: '-',
+      refused: false,
+    });
+    const full = { ...auth, path: '/check', allowedHeaders: ['cookie', 'x-id'], allowedResponseHeaders: ['x-user'], refused: 'no grant' };
+    expect(routePolicy({ gatewayExternalAuth: full }, '/', source)!.gatewayExternalAuth).to.deep.include({
+      path: '/check',
+      requestHeaders: 'cookie,x-id',
+      responseHeaders: 'x-user',
+      refused: true,
+    });
+  });
+
   it('lists a policy once while any served route uses it, and keeps the list when a route with an existing policy comes or goes', () => {
     const cache = new IngressModelCache();
     const [a, b] = [routed('a', 'a.example.com', redirect301), routed('b', 'b.example.com', redirect301)];
