@@ -2,7 +2,6 @@
 # newer suite than the system's, unpacked beside the system into a private prefix, its binary pointed at that
 # prefix's loader and libraries with patchelf. --force-rpath writes an RPATH, which (unlike a RUNPATH) also
 # applies to the libraries' own dependencies, so the binary runs directly.
-# (.ci/provision-haproxy on the issue-25 branch does the same steps inline; it can source this file.)
 
 debian_prefix_say() { echo "${DEBIAN_PREFIX_TOOL:-provision}: $*" >&2; }
 
