@@ -173,7 +173,7 @@ the types below has that type's names under it (\`{{ingress.backends}}\` is a li
 so \`{{#ingress.backends}}{{name}}{{/ingress.backends}}\` writes every backend's name). \`[]\` in a name
 marks a list, which a Mustache section iterates; \`<key>\` a name chosen by the configuration or the
 object. A type \`... | undefined\` or an optional name may be absent: a section over it renders nothing.
-How values are checked where they are written: [Writing templates](../../README.md#writing-templates).
+How values are checked where they are written: [Writing templates](../guides/templates.md).
 
 ## The context
 

@@ -12,7 +12,7 @@ const ROUNDS = 60;
 /**
  * A manifest folder replaced by a copy of itself (`mv folder folder.bak &&
  * cp -r folder.bak folder`), then a new Ingress written into the copy: the
- * README promises a second or two. A miss was seen once in five tries;
+ * docs/guides/local-mode.md promises a second or two. A miss was seen once in five tries;
  * chokidar alone missed 2 of 60 (docs/manifest-watching.md). The case is
  * repeated 60 times, the new file written 0 to 21 ms after the copy (where
  * chokidar's misses were), each served within 2 s as measured by the awaited
