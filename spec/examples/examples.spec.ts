@@ -51,7 +51,9 @@ describe('the examples (examples/README.md)', () => {
     const { stderr, file } = await rendered(join(examples, 'manifests'));
     expect(stderr).to.equal('');
     expect(await file('maps/path-prefix.map')).to.equal('shop.example.com/api/ default_api_8080\nshop.example.com/ default_web_80\n*/blog/ default_blog_80\n');
-    expect(await file('haproxy.cfg')).to.include('server srv-127.0.0.1-18081 127.0.0.1:18081 check').and.include('server srv-127.0.0.1-18082 127.0.0.1:18082 check');
+    expect(await file('haproxy.cfg'))
+      .to.include('server srv-127.0.0.1-18081 127.0.0.1:18081 check')
+      .and.include('server srv-127.0.0.1-18082 127.0.0.1:18082 check');
   });
 
   it('gateway-api (`npm run demo -- gateway-api`): the HTTPRoute, with one request in ten of /api to the canary', async () => {
