@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { annotationsCommand } from '../../lib/cli/annotations-command.ts';
 import type { CommandOutput } from '../../lib/cli/output.ts';
 import { renderCommand } from '../../lib/cli/render-command.ts';
+import { validateCommand } from '../../lib/cli/validate-command.ts';
 import { checkConfig } from '../../lib/haproxy/check.ts';
 
 /**
@@ -111,5 +112,9 @@ describe('the examples (examples/README.md)', () => {
     // The object's % doubled: HAProxy's log-format sends it as one %.
     expect(config).to.include('http-request redirect location "https://shop.example.com/sale?discount=50%%25" code 302 if { var(txn.host) -m str sale.example.com }');
     expect(config).to.not.include('evil');
+    // Its own validationTests, as `validate --config` runs them.
+    const validated = captured();
+    expect(await validateCommand({ config: join(folder, 'config.yaml') }, validated), validated.stdout.join('')).to.equal(0);
+    expect(validated.stdout.join('')).to.include('4 passed, 0 failed (4 assertions in 2 tests)');
   });
 });
