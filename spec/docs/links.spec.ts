@@ -89,7 +89,7 @@ function namedInComments(source: string): string[] {
     .filter((name) => !name.includes('*'));
 }
 
-const docs = async () => ['README.md', 'CONTRIBUTING.md', 'chart/README.md', ...(await filesUnder('docs', '.md'))];
+const docs = async () => ['README.md', 'CONTRIBUTING.md', 'chart/README.md', ...(await filesUnder('docs', '.md')), ...(await filesUnder('examples', '.md'))];
 
 describe('the docs', () => {
   let texts: Map<string, string>;
