@@ -315,7 +315,8 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
   });
 
   it('keeps its view equal to the API through an API server restart whose etcd history was compacted meanwhile, retrying what the restarted server denied at first', async () => {
-    const auditBefore = (await cluster.plane.audit()).length;
+    // Whole milliseconds, as the audit's timestamps are read: nothing of this case is received before it.
+    const startedAt = Date.now() - 1;
     const listsBefore = (await cluster.plane.audit()).filter((event) => event.verb === 'list' && event.user.username.startsWith('system:serviceaccount:')).length;
     // Changes the informers see, then the server goes away, etcd moves on and forgets the history the watches would resume from.
     await apply('one.yaml', route('one', 'one.example.com', 'web'));
@@ -343,14 +344,21 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     const controllerView = async (mode: ClusterMode, store: string) =>
       ((await firstValueFrom(mode.state)).stores?.get(store)?.list() ?? []).map((o) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
     // A restarted API server serves before its RBAC informers have synced and denies what it allows a moment later
-    // (seen here at every restart); every request so refused was made again, and allowed.
-    const since = (await cluster.plane.audit()).slice(auditBefore).filter((event) => event.user.username === serviceAccountUser());
+    // (seen here at every restart); every request so refused is made again, and allowed. A watch allowed again is
+    // audited as started long before it completes, and an informer retries after a backoff: wait for it.
     const request = (event: AuditEvent) =>
       `${event.verb} ${event.objectRef?.apiGroup ?? ''}/${event.objectRef?.resource ?? ''}/${event.objectRef?.namespace ?? ''}/${event.objectRef?.name ?? ''}`;
-    const refusedThenAllowed = since.flatMap((event, i) =>
-      event.responseStatus?.code === 403 ? [[request(event), since.slice(i + 1).some((later) => request(later) === request(event) && later.responseStatus?.code !== 403)] as const] : [],
-    );
-    expect(refusedThenAllowed.filter(([, allowed]) => !allowed)).to.deep.equal([]);
+    const neverAllowedAgain = async () => {
+      const since = (await cluster.plane.audit(['ResponseStarted', 'ResponseComplete'])).filter(
+        (event) => event.user.username === serviceAccountUser() && Date.parse(event.requestReceivedTimestamp) >= startedAt,
+      );
+      const received = (event: AuditEvent) => Date.parse(event.requestReceivedTimestamp);
+      return since
+        .filter((event) => event.stage === 'ResponseComplete' && event.responseStatus?.code === 403)
+        .filter((event) => !since.some((later) => request(later) === request(event) && later.responseStatus?.code !== 403 && received(later) >= received(event)))
+        .map(request);
+    };
+    expect(await eventually(neverAllowedAgain, (left) => left.length === 0, 'every refused request made again and allowed', 60_000)).to.deep.equal([]);
     for (const { mode, name } of replicas) {
       for (const [store, resource] of [
         ['ingresses', 'ingresses.networking.k8s.io'],

@@ -519,13 +519,13 @@ egressSelections:
   }
 
   /** Every request the audit log recorded as completed so far. */
-  async audit(): Promise<AuditEvent[]> {
+  async audit(stages: readonly string[] = ['ResponseComplete']): Promise<AuditEvent[]> {
     const text = existsSync(this.#auditLog) ? await readFile(this.#auditLog, 'utf8') : '';
     return text
       .split('\n')
       .filter((line) => line.trim() !== '')
       .map((line) => JSON.parse(line) as AuditEvent)
-      .filter((event) => event.stage === 'ResponseComplete');
+      .filter((event) => stages.includes(event.stage));
   }
 
   /** etcd's current revision (the API server's resourceVersion). */
