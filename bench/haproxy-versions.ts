@@ -145,9 +145,16 @@ async function main(): Promise<void> {
   const reloads = Number(process.env['BENCH_HAPROXY_RELOADS'] ?? 3);
   const loaded = shippedConfig();
   const rows: VersionRow[] = [];
-  for (const version of versions) {
-    const binary = await provisionedBinary(version);
-    for (const size of sizes) rows.push(await measureVersion(loaded.config, version, binary, size, { checks: 3, reloads }));
+  // HAProxyProcess leaves its child unreferenced (it is made for mocha, which keeps the process alive): a
+  // referenced timer keeps this script alive while a master is stopped, as bench/request-cost.ts does.
+  const alive = setInterval(() => undefined, 1_000);
+  try {
+    for (const version of versions) {
+      const binary = await provisionedBinary(version);
+      for (const size of sizes) rows.push(await measureVersion(loaded.config, version, binary, size, { checks: 3, reloads }));
+    }
+  } finally {
+    clearInterval(alive);
   }
   process.stdout.write(`HAProxy versions: haproxy -c and reload (request to new worker serving), medians\n${versionTable(rows)}\n`);
 }
