@@ -1,0 +1,27 @@
+import { Observable, ReplaySubject, Subject, type SubjectLike } from 'rxjs';
+import { EventReplay } from '../../lib/pipeline/event-replay.ts';
+import type { ResourceEvent } from '../../lib/pipeline/model.ts';
+
+/** A subject of resource events that tells each new subscriber what was said before it came (see EventReplay). */
+export function replayingEvents(): SubjectLike<ResourceEvent> {
+  const replay = new EventReplay();
+  const live = new Subject<ResourceEvent>();
+  const replayed = new Observable<ResourceEvent>((subscriber) => {
+    for (const event of replay.events()) subscriber.next(event);
+    return live.subscribe(subscriber);
+  });
+  return {
+    next: (event) => {
+      replay.apply(event);
+      live.next(event);
+    },
+    error: (error: unknown) => live.error(error),
+    complete: () => live.complete(),
+    subscribe: (observer) => replayed.subscribe(observer),
+  };
+}
+
+/** A subject of whole sets that tells each new subscriber the last one. */
+export function replayingLast<T>(): SubjectLike<T> {
+  return new ReplaySubject<T>(1);
+}
