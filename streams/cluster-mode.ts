@@ -15,6 +15,7 @@ import {
   mergeMap,
   of,
   shareReplay,
+  Subject,
   tap,
   timer,
   withLatestFrom,
@@ -35,6 +36,7 @@ import { IngressStatusWriter } from '../lib/kube/ingress-status-writer.ts';
 import { LeaseLock } from '../lib/kube/lease-lock.ts';
 import { outcomeEvents } from '../lib/kube/outcome-events.ts';
 import { podEndpoint } from '../lib/kube/pod-endpoints.ts';
+import { watchKey } from '../lib/kube/select.ts';
 import { servesResource } from '../lib/kube/served-resource.ts';
 import type { Endpoint, KubeObject } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
@@ -42,8 +44,10 @@ import type { LogSettings } from '../lib/telemetry/logger.ts';
 import { startObserver, type Observer } from '../lib/telemetry/observer.ts';
 import { gatewayStatusWrites } from './gateway-status.ts';
 import { informerEvents, type StartInformer } from './informer-events.ts';
+import { kept, type KeptWatches } from './kept.ts';
 import { optionalResourceEvents } from './optional-resources.ts';
 import { leadership } from './leadership.ts';
+import { replayingEvents, replayingLast } from './operators/replaying.ts';
 import { serialLatest } from './operators/serial-latest.ts';
 import { buildPipeline, type ModeParts, type PipelineState } from './pipeline.ts';
 import { watchedObjects } from './watched-objects.ts';
@@ -92,6 +96,8 @@ export interface ClusterModeOptions {
   readonly rediscoverEveryMs?: number;
   /** Wall-clock time for what the controller writes (status conditions' lastTransitionTime); real time by default. */
   readonly clock?: Clock;
+  /** How long a watch the last controller configuration had waits for the next one to take it over (see kept.ts); 30 s by default. */
+  readonly keepWatchesMs?: number;
 }
 
 export interface ClusterMode {
@@ -149,6 +155,10 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   const inNamespace = (resource: string) => ({ apiVersion: 'v1', kind: resource === 'configmaps' ? 'ConfigMap' : 'Secret', resource, namespace });
   const byName = (objects: ReadonlyMap<string, KubeObject>) => new Map([...objects.values()].map((object) => [object.metadata.name, object]));
   const leading = new BehaviorSubject<boolean>(options.lease === undefined);
+  // A controller configuration edit keeps every watch the next configuration has too: no LIST again.
+  const watches: KeptWatches = new Map();
+  const released = new Subject<void>();
+  const keepWatchesMs = options.keepWatchesMs ?? 30_000;
 
   const candidates = combineLatest([watchedObjects(start, inNamespace('configmaps'), restarting('configmaps')), watchedObjects(start, inNamespace('secrets'), restarting('secrets'))]).pipe(
     map(([configMaps, secrets]) => controllerCandidate(options.configMap, options.credentialsSecret, byName(configMaps), byName(secrets))),
@@ -166,7 +176,9 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
 
   const parts = ({ config, candidate }: Loaded): ModeParts => {
     const fleet = discoveredFleet({ username: candidate.username, password: candidate.password, tls: options.dataplaneTls });
-    const pods = watchedObjects(start, { apiVersion: 'v1', kind: 'Pod', resource: 'pods', namespace, labelSelector: labelSelector(config.podSelector.matchLabels) }, restarting('pods')).pipe(
+    const podSelector = labelSelector(config.podSelector.matchLabels);
+    const pods = watchedObjects(start, { apiVersion: 'v1', kind: 'Pod', resource: 'pods', namespace, labelSelector: podSelector }, restarting('pods')).pipe(
+      kept({ key: `pods ${podSelector}`, kept: watches, connector: replayingLast<ReadonlyMap<string, KubeObject>>, graceMs: keepWatchesMs, released }),
       map((found) =>
         [...found.values()]
           .map((pod) => podEndpoint(pod, { scheme: config.dataplane.scheme, port: config.dataplane.port, container: options.dataplaneContainer }))
@@ -193,13 +205,18 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
           served: (resource) => defer(() => servesResource(kubeConfig, resource.apiVersion, resource.resource)),
           log: (level, line) => observer.logger.child({ stage: 'kubernetes' })[level](line),
           recheck: { everyMs: options.rediscoverEveryMs ?? 60_000 },
+          // One informer per resource, each kept by what it watches, so the next configuration takes over those it has too.
           events: (resources) =>
-            informerEvents({
-              resources,
-              ignoreFields: config.ignoreFields,
-              start,
-              restarting: (resource, reason, delayMs) => restarting(resource)(reason, delayMs),
-            }),
+            merge(
+              ...resources.map((resource) =>
+                informerEvents({
+                  resources: [resource],
+                  ignoreFields: config.ignoreFields,
+                  start,
+                  restarting: (name, reason, delayMs) => restarting(name)(reason, delayMs),
+                }).pipe(kept({ key: `resource ${watchKey(resource, config.ignoreFields)}`, kept: watches, connector: replayingEvents, graceMs: keepWatchesMs, released })),
+              ),
+            ),
         }),
       ended: () => void fleet.stop(),
     };
@@ -355,6 +372,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     stop: async () => {
       observer.beginShutdown();
       subscription.unsubscribe();
+      released.next();
       await webhook?.stop();
       leading.next(false);
       recorder.close();

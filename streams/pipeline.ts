@@ -8,7 +8,8 @@ import type { RuntimeOperation } from '../lib/haproxy/plan-types.ts';
 import { watchedType } from '../lib/kube/select.ts';
 import type { Endpoint, ResourceEvent, StoreReader } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Outcome, Report } from '../lib/pipeline/outcome.ts';
-import { createRenderer } from '../lib/render/renderer.ts';
+import { cacheInputs } from '../lib/render/cache-inputs.ts';
+import { createRenderer, newRendererCaches, type RendererCaches } from '../lib/render/renderer.ts';
 import type { Observer } from '../lib/telemetry/observer.ts';
 import { controller } from './controller.ts';
 import { reconcile } from './reconcile.ts';
@@ -93,19 +94,26 @@ const idle = { candidate: undefined, config: undefined, fleet: undefined, stores
  * candidates and, per configuration, its resource events, endpoints and
  * fleet (informers, HAProxy pods and their Data Plane APIs in a cluster; a
  * folder of manifests and a HAProxy on this machine, or Data Plane APIs,
- * locally). Nothing runs before `start`.
+ * locally). Nothing runs before `start`. A configuration that reads the
+ * stores as the last one did takes over its renderer's caches (see
+ * cache-inputs.ts), so an edit of the templates renders anew only what they
+ * make of the objects, not the view model of every object.
  */
 export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>): Pipeline<Raw> {
   const state = new BehaviorSubject<PipelineState<Raw>>(idle);
   const update = (change: Partial<PipelineState<Raw>>) => state.next({ ...state.value, ...change });
   const outcomes = new Subject<Outcome>();
+  // The renderer caches of the configuration last in force, for the next one when they hold for it.
+  let kept: { readonly inputs: string; readonly caches: RendererCaches } | undefined;
 
   const pipelineOf = (loaded: Loaded, report: Report): Observable<DeployOutcome> =>
     defer(() => {
       const parts = options.parts(loaded);
       const { config, fleet } = parts;
       update({ config, fleet, stores: undefined, rendered: undefined });
-      const renderer = createRenderer(config);
+      const inputs = cacheInputs(config);
+      if (kept?.inputs !== inputs) kept = { inputs, caches: newRendererCaches() };
+      const renderer = createRenderer(config, kept.caches);
       const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
       return parts.events(report).pipe(
         reconcile({

@@ -33,6 +33,16 @@ export type { RenderOutput };
 
 export type Renderer = (request: RenderRequest) => RenderOutput;
 
+/** What a renderer keeps per object from one render to the next. */
+export interface RendererCaches {
+  readonly ingress: IngressModelCache;
+  readonly routeSources: RouteSourcesCache;
+}
+
+export function newRendererCaches(): RendererCaches {
+  return { ingress: new IngressModelCache(), routeSources: new RouteSourcesCache() };
+}
+
 function describe(violation: Violation): string {
   return `${violation.template}: line ${violation.line}: ${violation.tag}: value ${violation.reason}`;
 }
@@ -41,15 +51,16 @@ function describe(violation: Violation): string {
  * Renders every template of a configuration. A value from a Kubernetes
  * object that is unsafe where a template puts it excludes that object: the
  * render runs again without it, until a pass is clean, so one bad object
- * never takes the rest of the configuration down with it.
+ * never takes the rest of the configuration down with it. `caches` may come
+ * from the renderer of an earlier configuration they hold for (see
+ * cache-inputs.ts).
  */
-export function createRenderer(config: ControllerConfig): Renderer {
+export function createRenderer(config: ControllerConfig, caches: RendererCaches = newRendererCaches()): Renderer {
   const { templates, dataplane } = config;
   const partials = Object.fromEntries([...templates.partials].map(([name, template]) => [name, template.source]));
   const tracker = new AccessTracker();
   const writer = new SafeWriter(tracker);
-  const ingressCache = new IngressModelCache();
-  const routeSourcesCache = new RouteSourcesCache();
+  const { ingress: ingressCache, routeSources: routeSourcesCache } = caches;
   const escape = Object.freeze({ logFormat: LOG_FORMAT, quoted: QUOTED });
 
   const ingressModel = (stores: ReadonlyMap<string, StoreReader>): TemplateView['ingress'] => {
