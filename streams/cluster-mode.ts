@@ -26,7 +26,7 @@ import type { CommandOutput } from '../lib/cli/output.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
 import type { ConfigLoad, ControllerConfig } from '../lib/config/types.ts';
 import type { DataplaneTlsOptions } from '../lib/dataplane/tls.ts';
-import { discoveredFleet } from '../lib/deploy/dataplane-fleet.ts';
+import { discoveredFleet, type DiscoveredFleet } from '../lib/deploy/dataplane-fleet.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { controllerCandidate, sameCandidate, type ControllerCandidate } from '../lib/kube/controller-candidate.ts';
 import { EventRecorder, type EventSubject } from '../lib/kube/event-recorder.ts';
@@ -174,8 +174,19 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     return { ok: true, config: { config: loaded.config, candidate } };
   };
 
+  // Kept while the credentials stay: it knows what each HAProxy runs, so the next configuration's first
+  // deployment reads nothing back first, and one still in progress finishes rather than being cut off.
+  let keptFleet: { readonly access: string; readonly fleet: DiscoveredFleet } | undefined;
+  const fleetFor = (candidate: ControllerCandidate): DiscoveredFleet => {
+    const access = JSON.stringify([candidate.username, candidate.password]);
+    if (keptFleet?.access === access) return keptFleet.fleet;
+    void keptFleet?.fleet.stop();
+    keptFleet = { access, fleet: discoveredFleet({ username: candidate.username, password: candidate.password, tls: options.dataplaneTls }) };
+    return keptFleet.fleet;
+  };
+
   const parts = ({ config, candidate }: Loaded): ModeParts => {
-    const fleet = discoveredFleet({ username: candidate.username, password: candidate.password, tls: options.dataplaneTls });
+    const fleet = fleetFor(candidate);
     const podSelector = labelSelector(config.podSelector.matchLabels);
     const pods = watchedObjects(start, { apiVersion: 'v1', kind: 'Pod', resource: 'pods', namespace, labelSelector: podSelector }, restarting('pods')).pipe(
       kept({ key: `pods ${podSelector}`, kept: watches, connector: replayingLast<ReadonlyMap<string, KubeObject>>, graceMs: keepWatchesMs, released }),
@@ -218,7 +229,6 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
               ),
             ),
         }),
-      ended: () => void fleet.stop(),
     };
   };
 
@@ -373,6 +383,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
       observer.beginShutdown();
       subscription.unsubscribe();
       released.next();
+      await keptFleet?.fleet.stop();
       await webhook?.stop();
       leading.next(false);
       recorder.close();

@@ -1,4 +1,4 @@
-import { BehaviorSubject, defer, finalize, of, Subject, Subscription, tap, type Observable } from 'rxjs';
+import { BehaviorSubject, defer, of, Subject, Subscription, tap, type Observable } from 'rxjs';
 import type { PipelineSettings } from '../lib/config/pipeline-settings.ts';
 import type { ConfigLoad, ControllerConfig } from '../lib/config/types.ts';
 import type { Fleet } from '../lib/deploy/fleet.ts';
@@ -56,8 +56,6 @@ export interface ModeParts {
   readonly exactConfigLines?: boolean;
   /** Runtime operations the endpoints may still turn into a reload (see reconcile.ts); every map update by default. */
   readonly mayReload?: (operation: RuntimeOperation) => boolean;
-  /** This configuration's pipeline ended: replaced by the next one's, or stopped. */
-  readonly ended?: () => void;
 }
 
 export interface PipelineOptions<Raw, Loaded> {
@@ -135,7 +133,6 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
           exactConfigLines: parts.exactConfigLines ?? false,
           ...(parts.mayReload === undefined ? {} : { mayReload: parts.mayReload }),
         }),
-        finalize(() => parts.ended?.()),
       );
     });
 
