@@ -205,7 +205,9 @@ for (const size of SIZES) {
 out(`Controller configuration edits: PATCH of the ConfigMap to deployment, medians of ${EDITS} template edits, against references from the same run:`);
 out('the cold start (process start to first deployment: every resource listed, every object rendered the first time), the first render, and `haproxy -c`');
 out('');
-out('| ingresses | cold start ms | template edit ms | / cold start | of it, deployment ms | controller ms | render ms | / first render | / haproxy -c | LISTs | resource added ms | its LISTs |');
+out(
+  '| ingresses | cold start ms | template edit ms | / cold start | of it, deployment ms | controller ms | render ms | / first render | / haproxy -c | LISTs | resource added ms | its LISTs |',
+);
 out('|---|---|---|---|---|---|---|---|---|---|---|---|');
 const medianOf = (row: Row, pick: (edit: Edit) => number) => median(row.templateEdits.map(pick));
 for (const row of rows) {
