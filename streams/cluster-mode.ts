@@ -96,7 +96,7 @@ export interface ClusterModeOptions {
   readonly rediscoverEveryMs?: number;
   /** Wall-clock time for what the controller writes (status conditions' lastTransitionTime); real time by default. */
   readonly clock?: Clock;
-  /** How long a watch the last controller configuration had waits for the next one to take it over (see kept.ts); 30 s by default. */
+  /** How long a watch (and the stores) the last controller configuration had waits for the next one to take it over (see kept.ts); 30 s by default. */
   readonly keepWatchesMs?: number;
 }
 
@@ -233,7 +233,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   };
 
   // Built before the observer reads its state; nothing of it runs before it is started.
-  const pipeline = buildPipeline({ candidates, load, parts });
+  const pipeline = buildPipeline({ candidates, load, parts, keepStoresMs: keepWatchesMs });
   const observer = await startObserver({
     health: { host: options.bindAddress, port: options.healthPort },
     metrics: { host: options.bindAddress, port: options.metricsPort },

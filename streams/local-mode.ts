@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { TracerProvider } from '@opentelemetry/api';
-import { catchError, concat, concatWith, debounceTime, defer, EMPTY, filter, merge, NEVER, of, retry, Subject, tap, timer, type Observable } from 'rxjs';
+import { catchError, concat, concatWith, debounceTime, defer, EMPTY, filter, merge, NEVER, of, retry, tap, timer, type Observable } from 'rxjs';
 import { loadControllerConfig } from '../lib/config/load.ts';
 import type { RetrySettings } from '../lib/config/pipeline-settings.ts';
 import type { ConfigLoad, ControllerConfig } from '../lib/config/types.ts';
@@ -14,13 +14,10 @@ import type { LocalTarget } from '../lib/deploy/local-target.ts';
 import { FirstSeen } from '../lib/kube/first-seen.ts';
 import { ManifestWatchdog } from '../lib/kube/manifest-watchdog.ts';
 import { ManifestFolder } from '../lib/kube/manifests.ts';
-import { watchKey } from '../lib/kube/select.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
 import type { Logger, LogSettings } from '../lib/telemetry/logger.ts';
 import { startObserver, type Observer } from '../lib/telemetry/observer.ts';
-import { kept, type KeptWatches } from './kept.ts';
 import { manifestSource } from './manifest-source.ts';
-import { replayingEvents } from './operators/replaying.ts';
 import { serialLatest } from './operators/serial-latest.ts';
 import { buildPipeline, type ModeParts, type PipelineFleet, type PipelineState } from './pipeline.ts';
 import { HAPROXY_RUNNING, superviseLocalHaproxy } from './supervise-master.ts';
@@ -49,8 +46,6 @@ export interface LocalModeOptions {
   readonly retry?: RetrySettings;
   /** Work without progress for this long fails /healthz; 5 minutes when absent. */
   readonly stallAfterMs?: number;
-  /** How long the manifest source of the last controller configuration waits for the next one to take it over (see kept.ts); 30 s when absent. */
-  readonly keepWatchesMs?: number;
   /** Where logs go; JSON lines at level info to `output` when absent. */
   readonly log?: LogSettings;
   /** Set up by the entry point when traces are wanted; nothing is traced without it. */
@@ -134,9 +129,6 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       await writeFile(`${firstSeenFile}.new`, `${JSON.stringify(record, undefined, 1)}\n`);
       await rename(`${firstSeenFile}.new`, firstSeenFile);
     });
-  // A controller configuration edit that watches the same resources keeps the folder's objects as read.
-  const watches: KeptWatches = new Map();
-  const released = new Subject<void>();
   const parts = (config: ControllerConfig): ModeParts => ({
     config,
     fleet,
@@ -164,15 +156,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
           observer.metrics.manifestWatchRestarted();
           resourcesLog.warn(`the watch of ${manifestDir} missed a change the periodic re-read found; watching it anew`);
         },
-      }).pipe(
-        kept({
-          key: JSON.stringify(config.watchedResources.map((resource) => watchKey(resource, config.ignoreFields))),
-          kept: watches,
-          connector: replayingEvents,
-          graceMs: options.keepWatchesMs ?? 30_000,
-          released,
-        }),
-      ),
+      }),
     endpoints: concat(of(fleet.endpoints), NEVER),
     ...(options.retry ? { settings: { ...config.pipeline, retry: options.retry } } : {}),
     // A HAProxy on this machine runs haproxy.cfg as rendered; the Data Plane API rewrites it.
@@ -242,7 +226,6 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
       observer.beginShutdown();
       // Not started again while it stops, or after the controller let go of it.
       subscription.unsubscribe();
-      released.next();
       if (local && keepHaproxy) {
         const pid = await local.master.pid();
         log.info(`leaving HAProxy${pid === undefined ? '' : ` master ${pid}`} running in ${workDir}: a controller started on the same --work-dir attaches to it`);

@@ -5,14 +5,17 @@ import type { Fleet } from '../lib/deploy/fleet.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { Validator } from '../lib/haproxy/validator.ts';
 import type { RuntimeOperation } from '../lib/haproxy/plan-types.ts';
-import { watchedType } from '../lib/kube/select.ts';
+import { storesKey, watchedType } from '../lib/kube/select.ts';
 import type { Endpoint, ResourceEvent, StoreReader } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Outcome, Report } from '../lib/pipeline/outcome.ts';
 import { cacheInputs } from '../lib/render/cache-inputs.ts';
 import { createRenderer, newRendererCaches, type RendererCaches } from '../lib/render/renderer.ts';
 import type { Observer } from '../lib/telemetry/observer.ts';
 import { controller } from './controller.ts';
+import { kept, type KeptWatches } from './kept.ts';
+import { replayingStores } from './operators/replaying.ts';
 import { reconcile } from './reconcile.ts';
+import { resources } from './resources.ts';
 
 /** A fleet, and what it keeps per endpoint when it keeps anything (a Data Plane API endpoint's convergence status). */
 export interface PipelineFleet extends Fleet {
@@ -65,6 +68,8 @@ export interface PipelineOptions<Raw, Loaded> {
   readonly load: (raw: Raw) => ConfigLoad<Loaded>;
   /** The mode's parts for a valid configuration; called when its pipeline starts. */
   readonly parts: (loaded: Loaded) => ModeParts;
+  /** How long the stores of the last configuration wait for the next one to take them over (see kept.ts); 30 s by default. */
+  readonly keepStoresMs?: number;
 }
 
 export interface Pipeline<Raw> {
@@ -102,7 +107,10 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
   const update = (change: Partial<PipelineState<Raw>>) => state.next({ ...state.value, ...change });
   const outcomes = new Subject<Outcome>();
   // The renderer caches of the configuration last in force, for the next one when they hold for it.
-  let kept: { readonly inputs: string; readonly caches: RendererCaches } | undefined;
+  let caching: { readonly inputs: string; readonly caches: RendererCaches } | undefined;
+  // The stores (with the watches that fill them), for the next configuration when it watches the same.
+  const keptStores: KeptWatches = new Map();
+  const released = new Subject<void>();
 
   const pipelineOf = (loaded: Loaded, report: Report): Observable<DeployOutcome> =>
     defer(() => {
@@ -110,12 +118,29 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
       const { config, fleet } = parts;
       update({ config, fleet, stores: undefined, rendered: undefined });
       const inputs = cacheInputs(config);
-      if (kept?.inputs !== inputs) kept = { inputs, caches: newRendererCaches() };
-      const renderer = createRenderer(config, kept.caches);
+      if (caching?.inputs !== inputs) caching = { inputs, caches: newRendererCaches() };
+      const renderer = createRenderer(config, caching.caches);
       const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
-      return parts.events(report).pipe(
+      const reported: Report = (outcome) => {
+        if (outcome.type === 'synced') update({ stores: outcome.stores });
+        report(outcome);
+      };
+      const watched = config.watchedResources.map(watchedType);
+      return parts.events(reported).pipe(
         reconcile({
-          watched: config.watchedResources.map(watchedType),
+          watched,
+          // A configuration that watches what the last one did takes over its stores, listed and up to date.
+          snapshots: (events) =>
+            events.pipe(
+              resources({ watched, report: reported }),
+              kept({
+                key: storesKey(config.watchedResources, config.ignoreFields),
+                kept: keptStores,
+                connector: () => replayingStores((last) => reported({ type: 'synced', revision: last.revision, kinds: [...last.stores.keys()], stores: last.stores, kept: true })),
+                graceMs: options.keepStoresMs ?? 30_000,
+                released,
+              }),
+            ),
           settings: parts.settings ?? config.pipeline,
           endpoints: parts.endpoints.pipe(tap((endpoints) => update({ endpoints }))),
           ...(parts.members === undefined ? {} : { members: parts.members }),
@@ -126,10 +151,7 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
             }),
           validate: (rendered) => defer(() => validator.validate(rendered)),
           deploy: (request) => defer(() => fleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
-          report: (outcome) => {
-            if (outcome.type === 'synced') update({ stores: outcome.stores });
-            report(outcome);
-          },
+          report: reported,
           exactConfigLines: parts.exactConfigLines ?? false,
           ...(parts.mayReload === undefined ? {} : { mayReload: parts.mayReload }),
         }),
@@ -169,6 +191,8 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
           complete: () => observer.pipelineStopped('the configuration source ended'),
         }),
       );
+      // Stopped, the pipeline hands its stores to nobody: their watches stop now.
+      subscription.add(() => released.next());
       return subscription;
     },
   };

@@ -69,3 +69,8 @@ export function watchKey(resource: WatchedResource, ignoreFields: readonly Compi
     ignoreFields.map((path) => path.source),
   ]);
 }
+
+/** What a set of stores holds and how it is indexed, as a string: equal strings, stores one configuration can hand to the next. */
+export function storesKey(resources: readonly WatchedResource[], ignoreFields: readonly CompiledPath[]): string {
+  return JSON.stringify(resources.map((resource) => [watchKey(resource, ignoreFields), resource.indexBy.map((path) => path.source)]));
+}

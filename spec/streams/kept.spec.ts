@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { NEVER } from 'rxjs';
-import type { KubeObject, ResourceEvent } from '../../lib/pipeline/model.ts';
+import type { KubeObject, ResourceEvent, Snapshot } from '../../lib/pipeline/model.ts';
 import { kept, type KeptWatches } from '../../streams/kept.ts';
-import { replayingEvents, replayingLast } from '../../streams/operators/replaying.ts';
+import { replayingEvents, replayingLast, replayingStores } from '../../streams/operators/replaying.ts';
+import { change, snapshot } from '../support/pipeline-values.ts';
 import { testScheduler } from '../support/marbles.ts';
 
 // Marbles use a grace of 3 frames. Two subscriptions in one frame stand for switchMap handing over
@@ -54,6 +55,20 @@ describe('kept stage', () => {
       expectObservable(watch, '^----!').toBe('      x-y-s', events);
       expectObservable(watch, '----------^--!').toBe('----------(Xs)', events);
     });
+  });
+
+  it('hands the stores to the next pipeline as its initial snapshot, with nothing changed, and says so', () => {
+    const handedOver: number[] = [];
+    testScheduler().run(({ hot, expectObservable }) => {
+      // The stores reach revision 2 under the first pipeline, which leaves at 3. The next one comes at 5:
+      // it is handed revision 2 as its initial snapshot (no change of its own: the configuration changed,
+      // nothing in the stores), told once, then follows on with revision 3.
+      const source = hot('-a-b----c-', { a: snapshot(1), b: snapshot(2, change('b', 3)), c: snapshot(3, change('c', 8)) });
+      const watch = source.pipe(kept({ key: 'stores', kept: new Map(), connector: () => replayingStores((last) => handedOver.push(last.revision)), graceMs: 3, released: NEVER }));
+      expectObservable(watch, '^--!').toBe('       -a-', { a: snapshot(1) });
+      expectObservable(watch, '-----^----!').toBe('-----b--c-', { b: snapshot(2), c: snapshot(3, change('c', 8)) } satisfies Record<string, Snapshot>);
+    });
+    expect(handedOver).to.deep.equal([2]);
   });
 
   it('stops a watch nobody reads at once when the mode stops, and forgets it', () => {

@@ -1,6 +1,6 @@
 import { Observable, ReplaySubject, Subject, type SubjectLike } from 'rxjs';
 import { EventReplay } from '../../lib/pipeline/event-replay.ts';
-import type { ResourceEvent } from '../../lib/pipeline/model.ts';
+import type { ResourceEvent, Snapshot } from '../../lib/pipeline/model.ts';
 
 /** A subject of resource events that tells each new subscriber what was said before it came (see EventReplay). */
 export function replayingEvents(): SubjectLike<ResourceEvent> {
@@ -24,4 +24,32 @@ export function replayingEvents(): SubjectLike<ResourceEvent> {
 /** A subject of whole sets that tells each new subscriber the last one. */
 export function replayingLast<T>(): SubjectLike<T> {
   return new ReplaySubject<T>(1);
+}
+
+/**
+ * A subject of store snapshots that hands the stores to each subscriber that
+ * comes after the first snapshot (the next controller configuration's
+ * pipeline): `handedOver` is told, then the subscriber gets the last
+ * snapshot as the initial one of its stores (no change of its own: nothing
+ * changed, the configuration did).
+ */
+export function replayingStores(handedOver: (snapshot: Snapshot) => void): SubjectLike<Snapshot> {
+  let last: Snapshot | undefined;
+  const live = new Subject<Snapshot>();
+  const replayed = new Observable<Snapshot>((subscriber) => {
+    if (last !== undefined) {
+      handedOver(last);
+      subscriber.next({ ...last, change: undefined });
+    }
+    return live.subscribe(subscriber);
+  });
+  return {
+    next: (snapshot) => {
+      last = snapshot;
+      live.next(snapshot);
+    },
+    error: (error: unknown) => live.error(error),
+    complete: () => live.complete(),
+    subscribe: (observer) => replayed.subscribe(observer),
+  };
 }

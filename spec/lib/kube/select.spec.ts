@@ -97,7 +97,7 @@ describe('the key of a watch, kept across controller configurations', () => {
     return result.config;
   };
   const base = '  ingresses:\n    apiVersion: networking.k8s.io/v1\n    kind: Ingress\n    labelSelector: team=web\n';
-  const keyOf = (config: ControllerConfig) => watchKey(config.watchedResources[0]!, config.ignoreFields);
+  const keyOf = (edited: ControllerConfig) => watchKey(edited.watchedResources[0]!, edited.ignoreFields);
 
   it('is the same for a resource whose events would be the same: relations, index keys and the webhook play no part', () => {
     const same = reload(`${base}    indexBy: [metadata.name]\n    validationWebhook: true\n`);
