@@ -96,8 +96,6 @@ export interface ClusterModeOptions {
   readonly rediscoverEveryMs?: number;
   /** Wall-clock time for what the controller writes (status conditions' lastTransitionTime); real time by default. */
   readonly clock?: Clock;
-  /** How long a watch (and the stores) the last controller configuration had waits for the next one to take it over (see kept.ts); 30 s by default. */
-  readonly keepWatchesMs?: number;
 }
 
 export interface ClusterMode {
@@ -119,6 +117,14 @@ interface Loaded {
   readonly config: ControllerConfig;
   readonly candidate: ControllerCandidate;
 }
+
+/**
+ * How long a watch the last controller configuration had waits for the next
+ * one to take it over (see kept.ts): the next asks for it once discovery has
+ * answered about its optional resources, which takes an API server round
+ * trip or a few.
+ */
+const KEEP_WATCHES_MS = 30_000;
 
 function labelSelector(matchLabels: Readonly<Record<string, string>>): string {
   return Object.entries(matchLabels)
@@ -158,7 +164,6 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   // A controller configuration edit keeps every watch the next configuration has too: no LIST again.
   const watches: KeptWatches = new Map();
   const released = new Subject<void>();
-  const keepWatchesMs = options.keepWatchesMs ?? 30_000;
 
   const candidates = combineLatest([watchedObjects(start, inNamespace('configmaps'), restarting('configmaps')), watchedObjects(start, inNamespace('secrets'), restarting('secrets'))]).pipe(
     map(([configMaps, secrets]) => controllerCandidate(options.configMap, options.credentialsSecret, byName(configMaps), byName(secrets))),
@@ -189,7 +194,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     const fleet = fleetFor(candidate);
     const podSelector = labelSelector(config.podSelector.matchLabels);
     const pods = watchedObjects(start, { apiVersion: 'v1', kind: 'Pod', resource: 'pods', namespace, labelSelector: podSelector }, restarting('pods')).pipe(
-      kept({ key: `pods ${podSelector}`, kept: watches, connector: replayingLast<ReadonlyMap<string, KubeObject>>, graceMs: keepWatchesMs, released }),
+      kept({ key: `pods ${podSelector}`, kept: watches, connector: replayingLast<ReadonlyMap<string, KubeObject>>, graceMs: KEEP_WATCHES_MS, released }),
       map((found) =>
         [...found.values()]
           .map((pod) => podEndpoint(pod, { scheme: config.dataplane.scheme, port: config.dataplane.port, container: options.dataplaneContainer }))
@@ -225,7 +230,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
                   ignoreFields: config.ignoreFields,
                   start,
                   restarting: (name, reason, delayMs) => restarting(name)(reason, delayMs),
-                }).pipe(kept({ key: `resource ${watchKey(resource, config.ignoreFields)}`, kept: watches, connector: replayingEvents, graceMs: keepWatchesMs, released })),
+                }).pipe(kept({ key: `resource ${watchKey(resource, config.ignoreFields)}`, kept: watches, connector: replayingEvents, graceMs: KEEP_WATCHES_MS, released })),
               ),
             ),
         }),
@@ -233,7 +238,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   };
 
   // Built before the observer reads its state; nothing of it runs before it is started.
-  const pipeline = buildPipeline({ candidates, load, parts, keepStoresMs: keepWatchesMs });
+  const pipeline = buildPipeline({ candidates, load, parts });
   const observer = await startObserver({
     health: { host: options.bindAddress, port: options.healthPort },
     metrics: { host: options.bindAddress, port: options.metricsPort },

@@ -68,8 +68,6 @@ export interface PipelineOptions<Raw, Loaded> {
   readonly load: (raw: Raw) => ConfigLoad<Loaded>;
   /** The mode's parts for a valid configuration; called when its pipeline starts. */
   readonly parts: (loaded: Loaded) => ModeParts;
-  /** How long the stores of the last configuration wait for the next one to take them over (see kept.ts); 30 s by default. */
-  readonly keepStoresMs?: number;
 }
 
 export interface Pipeline<Raw> {
@@ -87,6 +85,14 @@ export interface Pipeline<Raw> {
    */
   start(observer: Observer, sides?: Readonly<Record<string, Observable<unknown>>>): Subscription;
 }
+
+/**
+ * How long the stores of the last configuration wait for the next one to
+ * take them over (see kept.ts). The next pipeline starts as the last one
+ * stops, so it asks at once; when it watches something else, two sets of
+ * stores live only this long.
+ */
+const KEEP_STORES_MS = 1_000;
 
 const idle = { candidate: undefined, config: undefined, fleet: undefined, stores: undefined, rendered: undefined, endpoints: [] };
 
@@ -137,7 +143,7 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
                 key: storesKey(config.watchedResources, config.ignoreFields),
                 kept: keptStores,
                 connector: () => replayingStores((last) => reported({ type: 'synced', revision: last.revision, kinds: [...last.stores.keys()], stores: last.stores, kept: true })),
-                graceMs: options.keepStoresMs ?? 30_000,
+                graceMs: KEEP_STORES_MS,
                 released,
               }),
             ),
