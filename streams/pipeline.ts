@@ -103,10 +103,11 @@ const idle = { candidate: undefined, config: undefined, fleet: undefined, stores
  * candidates and, per configuration, its resource events, endpoints and
  * fleet (informers, HAProxy pods and their Data Plane APIs in a cluster; a
  * folder of manifests and a HAProxy on this machine, or Data Plane APIs,
- * locally). Nothing runs before `start`. A configuration that reads the
- * stores as the last one did takes over its renderer's caches (see
- * cache-inputs.ts), so an edit of the templates renders anew only what they
- * make of the objects, not the view model of every object.
+ * locally). Nothing runs before `start`. A configuration that watches what
+ * the last one did takes over its stores, with the watches that keep them
+ * (kept.ts), and one that reads them as the last one did takes over its
+ * renderer's caches (cache-inputs.ts): an edit of the templates lists
+ * nothing and renders anew only what the templates make of the objects.
  */
 export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>): Pipeline<Raw> {
   const state = new BehaviorSubject<PipelineState<Raw>>(idle);

@@ -95,4 +95,17 @@ describe('renderer caches across a controller configuration edit', () => {
     expect(later.files).to.deep.equal(fresh().files);
     expect(JSON.stringify(later.files)).to.contain('10.0.9.9');
   });
+
+  it('taken over with stores built anew (kept stores that failed and were listed again), render what a fresh renderer renders', () => {
+    const objects = new Map([
+      ['ingresses', Array.from({ length: 6 }, (_, i) => ingress(i))],
+      ['services', Array.from({ length: 6 }, (_, i) => service(i))],
+      ['endpointslices', Array.from({ length: 6 }, (_, i) => slice(i, `10.0.0.${i + 1}`))],
+    ]);
+    const caches = newRendererCaches();
+    createRenderer(config, caches)({ stores: buildStores(config.watchedResources, objects, config.ignoreFields) });
+    const next = edited('timeout client 30s', 'timeout client 31s');
+    const rebuilt = buildStores(next.watchedResources, new Map([...objects, ['ingresses', objects.get('ingresses')!.slice(1)]]), next.ignoreFields);
+    expect(createRenderer(next, caches)({ stores: rebuilt }).files).to.deep.equal(createRenderer(next)({ stores: rebuilt }).files);
+  });
 });
