@@ -24,11 +24,11 @@ export const referenceDirectory = 'docs/reference';
 /** The files declaring what a template reads, starting with TemplateView; a type they name that none declares fails the generator. */
 const viewSources = [
   'lib/render/template-view.ts',
-  'lib/ingress/types.ts',
-  'lib/ingress/route-policies.ts',
-  'lib/ingress/route-conditions.ts',
-  'lib/ingress/auth-rules.ts',
-  'lib/annotations/settings.ts',
+  'lib/map-model/types.ts',
+  'lib/map-model/route-policies.ts',
+  'lib/map-model/route-conditions.ts',
+  'lib/map-model/auth-rules.ts',
+  'lib/routing/settings.ts',
   'lib/pipeline/model.ts',
 ];
 
@@ -257,7 +257,7 @@ function annotationsPage(byName: ReadonlyMap<string, Declaration>): string {
     );
     return `## ${title}\n\n${table(['annotation', 'value', 'setting', 'what the setting does'], rows)}\n`;
   };
-  return `${generated('the rule tables of `lib/annotations/haproxy-family.ts` and `lib/annotations/nginx-family.ts`, and the doc comments of `lib/annotations/settings.ts`')}# Annotations
+  return `${generated('the rule tables of `lib/annotations/haproxy-family.ts` and `lib/annotations/nginx-family.ts`, and the doc comments of `lib/routing/settings.ts`')}# Annotations
 
 Every annotation a rule reads, by family: the values it takes, in the words the reader uses for a value it
 refuses (the annotation set alone on an Ingress with TLS; some only mean something with another), the

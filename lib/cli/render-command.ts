@@ -4,7 +4,7 @@ import { readManifests } from '../kube/manifests.ts';
 import { selectionFor } from '../kube/select.ts';
 import { checkConfig, haproxyBinary, refusedDirectives } from '../haproxy/check.ts';
 import { readRefusal } from '../haproxy/refusal.ts';
-import { classNote, ingressKey } from '../ingress/migration-notes.ts';
+import { classNote, ingressKey } from './migration-notes.ts';
 import { errorMessage } from '../error-message.ts';
 import { guardedDirectives } from '../config/guarded-directives.ts';
 import { createRenderer, RenderError } from '../render/renderer.ts';

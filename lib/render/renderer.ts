@@ -1,8 +1,8 @@
 import type { ControllerConfig } from '../config/types.ts';
 import type { KubeObject, Peer, Problem, RenderedFiles, RenderOutput, StoreReader } from '../pipeline/model.ts';
 import { CompactOrigins, type FileOrigins } from './line-origins.ts';
-import { buildIngressModel, IngressModelCache } from '../ingress/view-model.ts';
-import { ingressSources, RouteSourcesCache } from './ingress-sources.ts';
+import { buildIngressModel, IngressModelCache } from '../map-model/view-model.ts';
+import { ingressSources, RouteSourcesCache } from '../routing-view/ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
 import { LOG_FORMAT, QUOTED, SafeWriter, type Violation } from './safe-writer.ts';
 import type { TemplateView } from './template-view.ts';

@@ -1,4 +1,4 @@
-import type { IngressModel } from '../ingress/types.ts';
+import type { IngressModel } from '../map-model/types.ts';
 import type { Peer } from '../pipeline/model.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
-import { ingressResources, ingressSources } from '../render/ingress-sources.ts';
+import { ingressResources, ingressSources } from '../routing-view/ingress-sources.ts';
 import { createRenderer, type RenderOutput } from '../render/renderer.ts';
 import { buildStores } from '../store/build-stores.ts';
 import type { IngressNeighbourhood } from './neighbourhood.ts';

@@ -6,7 +6,7 @@ import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../lib/config/load.ts';
 import type { ControllerConfig } from '../../lib/config/types.ts';
 import { checkConfig } from '../../lib/haproxy/check.ts';
-import { describeObject } from '../../lib/ingress/names.ts';
+import { describeObject } from '../../lib/object-fields/names.ts';
 import { selectionFor } from '../../lib/kube/select.ts';
 import type { KubeObject, Problem } from '../../lib/pipeline/model.ts';
 import { createRenderer, type Renderer, type RenderOutput } from '../../lib/render/renderer.ts';

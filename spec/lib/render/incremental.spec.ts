@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/ingress/view-model.ts';
+import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { ingressSources } from '../../../lib/render/ingress-sources.ts';
+import { ingressSources } from '../../../lib/routing-view/ingress-sources.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 

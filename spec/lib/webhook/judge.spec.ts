@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import type { ControllerConfig, WatchedResource } from '../../../lib/config/types.ts';
-import { describeObject } from '../../../lib/ingress/names.ts';
+import { describeObject } from '../../../lib/object-fields/names.ts';
 import type { KubeObject, Problem } from '../../../lib/pipeline/model.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
