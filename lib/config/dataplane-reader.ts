@@ -1,7 +1,8 @@
 import { posix } from 'node:path';
 import { defaultPipelineSettings, type PipelineSettings } from './pipeline-settings.ts';
 import { describe, type Path, type Problems } from './problems.ts';
-import { fields, readDuration, readInteger, readMatching, readPositiveDuration, rules, withDefault, type Fields, type Reader } from './readers.ts';
+import { fields, readDuration, readInteger, readMatching, readPositiveDuration, withDefault, type Fields, type Reader } from './readers.ts';
+import { rules } from './rules.ts';
 import type { DataplaneSettings } from './types.ts';
 
 /** `dataplane`: where HAProxy keeps its files and how the controller reaches and paces its Data Plane API. */

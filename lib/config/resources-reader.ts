@@ -3,7 +3,8 @@ import { parseLabelSelector } from '../kube-syntax/label-selector.ts';
 import { pluralOf } from '../kube-syntax/plural.ts';
 import { compilePath } from './json-path.ts';
 import { isMapping, type Path, type Problems } from './problems.ts';
-import { fields, named, readBoolean, readList, readMatching, readPath, readPaths, readString, required, rules, withDefault } from './readers.ts';
+import { fields, named, readBoolean, readList, readMatching, readPath, readPaths, readString, required, withDefault } from './readers.ts';
+import { rules } from './rules.ts';
 import type { CompiledPath, FieldSelector, Relation, WatchedResource } from './types.ts';
 
 /** `watchedResources` and `ignoreFields`: what the controller watches and what it drops from each object. */

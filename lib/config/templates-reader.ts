@@ -1,5 +1,6 @@
 import { formatPath, type Path, type Problems } from './problems.ts';
-import { fields, named, readMatching, readString, required, rules, type Rule } from './readers.ts';
+import { fields, named, readMatching, readString, required } from './readers.ts';
+import { rules, type Rule } from './rules.ts';
 import { compileTemplate, TemplateError, type Template } from './template.ts';
 import type { Templates } from './types.ts';
 import { CONTROLLER_LUA } from '../lua/controller-scripts.ts';

@@ -1,7 +1,8 @@
 import { errorMessage } from '../error-message.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { describe, formatPath, isMapping, type Mapping, type Path, type Problems } from './problems.ts';
-import { fields, named, readInteger, readList, readMapping, readMatching, readString, required, rules, withDefault } from './readers.ts';
+import { fields, named, readInteger, readList, readMapping, readMatching, readString, required, withDefault } from './readers.ts';
+import { rules } from './rules.ts';
 import type { Assertion, DataplaneSettings, Templates, ValidationTest, WatchedResource } from './types.ts';
 
 /** `validationTests`: their fixtures as objects of the watched resources, their assertions on files the templates render. */
