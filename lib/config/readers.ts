@@ -116,11 +116,6 @@ export function readDuration(problems: Problems, value: unknown, path: Path, pos
   return undefined;
 }
 
-/** For intervals and timeouts, where zero would mean a busy loop or an instant failure. */
-export function readPositiveDuration(problems: Problems, value: unknown, path: Path): number | undefined {
-  return readDuration(problems, value, path, true);
-}
-
 export function readPath(problems: Problems, value: unknown, at: Path): CompiledPath | undefined {
   const source = readString(problems, value, at);
   if (source === undefined) return undefined;
