@@ -90,11 +90,12 @@ export function named(problems: Problems, value: unknown, path: Path, rule: Rule
  * Timers in Node.js fire at once when set beyond 2^31 - 1 ms, which would
  * turn a long interval into a busy loop; 596h is just below that.
  */
-const longestDurationMs = 596 * 3_600_000;
+export const longestDuration = '596h';
+const longestDurationMs = parseDuration(longestDuration);
 
 function durationLimitProblem(milliseconds: number, positive: boolean): string | undefined {
   if (positive && milliseconds === 0) return 'must be longer than 0s';
-  if (milliseconds > longestDurationMs) return 'must be at most 596h';
+  if (milliseconds > longestDurationMs) return `must be at most ${longestDuration}`;
   return undefined;
 }
 

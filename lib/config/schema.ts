@@ -32,6 +32,7 @@ const templateGroup = (what: string, name: Rule, example: Record<string, string>
     kind: 'named',
     name,
     item: template(`The template of one ${what}.`),
+    default: {},
     description: `${what.charAt(0).toUpperCase()}${what.slice(1)}s by name, each a template.`,
     example,
   }) as const;
@@ -141,6 +142,7 @@ export const controllerConfigSchema = section(
           relations: {
             kind: 'named',
             name: rules.identifier,
+            default: {},
             description:
               "Each object gets a property of this name listing the objects of another watched resource whose index keys equal `keys` evaluated on it, looked up lazily through that resource's index. A relation may not be named `apiVersion`, `kind`, `metadata`, `spec` or `status`.",
             item: section(
@@ -248,6 +250,7 @@ export const controllerConfigSchema = section(
               item: { kind: 'mapping', description: 'A Kubernetes object; `metadata.name` required, `apiVersion` and `kind` default to the watched resource.' },
               description: 'The objects.',
             },
+            default: {},
             description: 'The objects the test renders, by watched resource name.',
             example: { ingresses: [{ metadata: { name: 'shop', namespace: 'default' }, spec: {} }] },
           },
