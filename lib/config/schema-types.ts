@@ -86,11 +86,11 @@ export interface MappingSetting extends Documented {
 }
 
 /** A mapping whose `type` decides which of `fields` it takes. */
-export interface VariantsSetting<Fields extends SettingFields = SettingFields> extends Documented {
+export interface VariantsSetting<Fields extends SettingFields = SettingFields, Type extends string = string> extends Documented {
   readonly kind: 'variants';
   readonly fields: Fields;
   /** By value of `type`: the other fields it takes. */
-  readonly variants: Readonly<Record<string, readonly (keyof Fields & string)[]>>;
+  readonly variants: Readonly<Record<Type, readonly (keyof Fields & string)[]>>;
 }
 
 export type Setting =
@@ -124,10 +124,10 @@ export function section<const Fields extends SettingFields>(fields: Fields, docu
   return { kind: 'section', fields, ...documented };
 }
 
-export function variants<const Fields extends SettingFields>(
+export function variants<const Fields extends SettingFields, const Type extends string>(
   fields: Fields,
-  byType: Readonly<Record<string, readonly (keyof Fields & string)[]>>,
+  byType: Readonly<Record<Type, readonly (keyof Fields & string)[]>>,
   documented: Documented,
-): VariantsSetting<Fields> {
+): VariantsSetting<Fields, Type> {
   return { kind: 'variants', fields, variants: byType, ...documented };
 }

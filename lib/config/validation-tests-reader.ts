@@ -110,7 +110,7 @@ const assertionTypes = Object.keys(assertionSchema.variants) as AssertionType[];
 type AssertionType = Assertion['type'];
 
 /** The type decides which fields belong. */
-const assertionFields = (type: AssertionType): readonly string[] => ['type', ...assertionSchema.variants[type]!];
+const assertionFields = (type: AssertionType): readonly string[] => ['type', ...assertionSchema.variants[type]];
 
 const mainFile = assertionSetting.target.default;
 
