@@ -3,6 +3,7 @@
  * written from the schema the loader reads settings by
  * (lib/config/schema.ts), so neither can say what the loader does not do.
  */
+import { runDefaults } from '../lib/cli/run-settings.ts';
 import { longestDuration } from '../lib/config/readers.ts';
 import { controllerConfigSchema } from '../lib/config/schema.ts';
 import type { Setting } from '../lib/config/schema-types.ts';
@@ -117,7 +118,7 @@ Durations are Go-style: \`500ms\`, \`2s\`, \`1m30s\`. An assertion's \`type\` is
 ${Object.keys(types.variants).map(code).join(', ')} and decides which other fields it takes.
 How the settings work together, with examples: [Controller configuration](../configuration.md).
 
-The controller's own ports (health \`8080\`, metrics \`9090\`, admission webhook \`9443\`) are flags of
+The controller's own ports (health \`${runDefaults.healthPort}\`, metrics \`${runDefaults.metricsPort}\`, admission webhook \`${runDefaults.webhookPort}\`) are flags of
 \`run\`: see [Command line](cli.md#run).
 
 For editors: [controller-config.schema.json](controller-config.schema.json) is the same schema as a JSON
