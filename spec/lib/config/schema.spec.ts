@@ -71,7 +71,7 @@ const mappings: readonly (readonly [string, Path, readonly string[]])[] = [
   ['gatewayApi', ['gatewayApi'], Object.keys(schema.gatewayApi.fields)],
   ['templates', ['templates'], Object.keys(schema.templates.fields)],
   ['validationTests[]', ['validationTests', 0], Object.keys(test)],
-  ...Object.entries(test.assertions.item.variants).map(([type, fields], i) => ['validationTests[].assertions[]', ['validationTests', 0, 'assertions', i], ['type', ...fields]] as const),
+  ...Object.values(test.assertions.item.variants).map((fields, i) => ['validationTests[].assertions[]', ['validationTests', 0, 'assertions', i], ['type', ...fields]] as const),
 ];
 
 /** The settings the loaded configuration keeps as `pipeline`, not under their own names. */
