@@ -1,12 +1,14 @@
 /**
  * Every setting of the controller configuration, declared once: its type,
  * default, limits, meaning and an example. The loader (load.ts and the
- * section readers) takes the fields each mapping accepts, the defaults and
- * the limits from here; `npm run docs:reference` writes the reference
+ * section readers) takes from here the fields each mapping accepts, the
+ * defaults, and the type, range, rule or allowed values of each single
+ * value (setting-reader.ts); `npm run docs:reference` writes the reference
  * (docs/reference/configuration.md) and a JSON Schema for editors from it.
- * Checks that relate settings to one another (maxWait against debounce,
- * distinct storage directories, relations against indexBy) stay in the
- * readers; their descriptions here say so.
+ * The readers keep the checks that relate settings to one another (maxWait
+ * against debounce, distinct storage directories, relations against
+ * indexBy) and their own messages for an empty list or mapping; the
+ * descriptions and minItems here state them.
  */
 import { checkLabelKey } from '../kube-syntax/label-selector.ts';
 import { guardedDirectives } from './guarded-directives.ts';
