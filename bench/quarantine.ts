@@ -26,6 +26,7 @@ import type { KubeObject, Snapshot, Trigger, Validated } from '../lib/pipeline/m
 import type { Outcome } from '../lib/pipeline/outcome.ts';
 import { Quarantine } from '../lib/pipeline/quarantine.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
+import { routingViews } from '../lib/routing-view/routing-view.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
 import { render } from '../streams/render.ts';
 import { validate } from '../streams/validate.ts';
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
   );
   const ingressStore = stores.get('ingresses')!;
 
-  const renderer = createRenderer(config);
+  const renderer = createRenderer(config, routingViews);
   const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
   const counts = { renders: 0, validations: 0 };
   const renderEffect = (snapshot: Snapshot) =>
