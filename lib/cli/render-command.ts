@@ -65,6 +65,7 @@ export async function renderCommand(options: RenderCommandOptions, output: Comma
   }
   for (const problem of rendered.excluded) output.err(`excluded ${problem.object}: ${problem.field}: ${problem.message}\n`);
   for (const problem of rendered.warnings) output.err(`warning ${problem.object}: ${problem.field}: ${problem.message}\n`);
+  for (const line of rendered.deprecations ?? []) output.err(`deprecated: ${line}\n`);
   // Left out by the view model without a word: every ingress-nginx Ingress on a first run.
   for (const { object } of read.manifests) {
     const note = object.kind === 'Ingress' ? classNote(object, config.ingress.className) : undefined;

@@ -3,10 +3,9 @@ import type { RenderContext } from '../render/template-view.ts';
 
 /**
  * What a template can read: the context every template of a configuration
- * renders with, the renderer's own names and the routing view
- * (routing-view.ts). docs/reference/template-view.md is generated from
- * these declarations and the ones they name, doc comments included
- * (`npm run docs:reference`).
+ * renders with, the renderer's own names, then the routing view's.
+ * docs/reference/template-view.md is generated from these declarations and
+ * the ones they name, doc comments included (`npm run docs:reference`).
  */
 export interface TemplateView extends RenderContext {
   /**
