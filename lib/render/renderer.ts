@@ -73,10 +73,10 @@ export function createRenderer(config: ControllerConfig, views: RendererViews): 
   const deprecatedNames = deprecated.size > 0 ? new DeprecatedNames(deprecated) : undefined;
   const tracker = new AccessTracker();
   const writer = new SafeWriter(tracker, deprecatedNames);
-  const providers = Object.entries(views.views).map(([name, provider]) => ({ name, provide: provider(config) }));
+  const providers = Object.entries(views.views).map(([name, provider]) => ({ name, view: provider(config) }));
   const escape = Object.freeze({ logFormat: LOG_FORMAT, quoted: QUOTED });
 
-  const provide = (stores: ReadonlyMap<string, StoreReader>): readonly ProvidedView[] => providers.map(({ provide }) => provide(stores));
+  const provide = (stores: ReadonlyMap<string, StoreReader>): readonly ProvidedView[] => providers.map(({ view }) => view(stores));
   const namedViews = (provided: readonly ProvidedView[]): Record<string, unknown> => {
     const named: Record<string, unknown> = {};
     providers.forEach(({ name }, index) => (named[name] = provided[index]!.value));
