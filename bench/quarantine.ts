@@ -62,7 +62,8 @@ function withAnnotation(object: KubeObject, status: string, version: number): Ku
 
 async function main(): Promise<void> {
   const shipped = readFileSync(defaultConfigPath(), 'utf8');
-  const loaded = loadControllerConfig(shipped.replace('      default_backend {{#ingress.defaultBackend}}', `${denyLine}\n      default_backend {{#ingress.defaultBackend}}`));
+  // The routing view under either name: `ingress` is its old one.
+  const loaded = loadControllerConfig(shipped.replace(/^ {6}default_backend \{\{#(?:routes|ingress)\.defaultBackend\}\}/m, (line) => `${denyLine}\n${line}`));
   if (!loaded.ok) throw new Error(`the benchmark's configuration does not load:\n${loaded.errors.join('\n')}`);
   const { config } = loaded;
   const range = Array.from({ length: SIZE }, (_, i) => i);

@@ -146,7 +146,7 @@ describe('incremental rendering', () => {
     const custom = loadControllerConfig(
       readFileSync(defaultConfigPath(), 'utf8').replace(
         /\n  haproxyConfig: \|\n(    .*\n|\n)*?(?=\n  maps:)/,
-        '\n  haproxyConfig: |\n    {{#ingress.backends}}\n    backend {{name}} {{paths.base}}\n    {{/ingress.backends}}\n',
+        '\n  haproxyConfig: |\n    {{#routes.backends}}\n    backend {{name}} {{paths.base}}\n    {{/routes.backends}}\n',
       ),
     );
     if (!custom.ok) throw new Error(custom.errors.join('\n'));

@@ -213,9 +213,10 @@ describe('renderer exclusions and the Ingress view model', () => {
   it('leaves an Ingress excluded for a value of a template line out of the view model too: its routes go with it', async () => {
     const shipped = await readFile(defaultConfigPath(), 'utf8');
     const loaded = loadControllerConfig(
+      // The routing view under either name: `ingress` is its old one.
       shipped.replace(
-        '      default_backend {{#ingress.defaultBackend}}',
-        '      {{#resources.ingresses}}\n      http-response set-header X-Team {{metadata.annotations.team}} if { var(txn.host) -m str {{spec.rules.0.host}} }\n      {{/resources.ingresses}}\n      default_backend {{#ingress.defaultBackend}}',
+        /^ {6}default_backend \{\{#(?:routes|ingress)\.defaultBackend\}\}/m,
+        (line) => `      {{#resources.ingresses}}\n      http-response set-header X-Team {{metadata.annotations.team}} if { var(txn.host) -m str {{spec.rules.0.host}} }\n      {{/resources.ingresses}}\n${line}`,
       ),
     );
     if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
