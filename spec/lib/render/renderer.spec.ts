@@ -216,7 +216,8 @@ describe('renderer exclusions and the Ingress view model', () => {
       // The routing view under either name: `ingress` is its old one.
       shipped.replace(
         /^ {6}default_backend \{\{#(?:routes|ingress)\.defaultBackend\}\}/m,
-        (line) => `      {{#resources.ingresses}}\n      http-response set-header X-Team {{metadata.annotations.team}} if { var(txn.host) -m str {{spec.rules.0.host}} }\n      {{/resources.ingresses}}\n${line}`,
+        (line) =>
+          `      {{#resources.ingresses}}\n      http-response set-header X-Team {{metadata.annotations.team}} if { var(txn.host) -m str {{spec.rules.0.host}} }\n      {{/resources.ingresses}}\n${line}`,
       ),
     );
     if (!loaded.ok) throw new Error(loaded.errors.join('\n'));

@@ -29,11 +29,7 @@ watchedResources:
 templateValues:
   item: { ingress: from-the-item }
 templates:
-  haproxyConfig: |
-${haproxyConfig
-  .split('\n')
-  .map((line) => `    ${line}`)
-  .join('\n')}
+  haproxyConfig: ${JSON.stringify(`${haproxyConfig}\n`)}
 ${partials}`;
   const loaded = loadControllerConfig(text);
   if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
