@@ -34,9 +34,9 @@ export interface RendererViews {
   /** Each view by the name templates read it under. */
   readonly views: Readonly<Record<string, ViewProvider>>;
   /**
-   * Old names of views, each to the view's name: a template reading an old
-   * name reads that view, and the renderer's output says so once per
-   * template (RenderOutput.deprecations).
+   * Old names of views, each to the view's name, kept for one release: a
+   * template reading an old name reads that view, and the renderer's output
+   * says so once per template (RenderOutput.deprecations).
    */
   readonly deprecatedNames?: Readonly<Record<string, string>>;
 }
