@@ -27,6 +27,7 @@ export const referenceDirectory = 'docs/reference';
 
 /** The files declaring what a template reads, starting with TemplateView; a type they name that none declares fails the generator. */
 const viewSources = [
+  'lib/routing-view/template-view.ts',
   'lib/render/template-view.ts',
   'lib/map-model/types.ts',
   'lib/map-model/route-policies.ts',
@@ -166,8 +167,8 @@ function templateViewPage(byName: ReadonlyMap<string, Declaration>): string {
 
 Every name a template can read, with its type as the code declares it and its meaning from the
 declaration's doc comment. The names at the top are the template's context; a name whose type is one of
-the types below has that type's names under it (\`{{ingress.backends}}\` is a list of [Backend](#backend),
-so \`{{#ingress.backends}}{{name}}{{/ingress.backends}}\` writes every backend's name). \`[]\` in a name
+the types below has that type's names under it (\`{{routes.backends}}\` is a list of [Backend](#backend),
+so \`{{#routes.backends}}{{name}}{{/routes.backends}}\` writes every backend's name). \`[]\` in a name
 marks a list, which a Mustache section iterates; \`<key>\` a name chosen by the configuration or the
 object. A type \`... | undefined\` or an optional name may be absent: a section over it renders nothing.
 How values are checked where they are written: [Writing templates](../guides/templates.md).

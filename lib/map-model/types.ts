@@ -41,13 +41,13 @@ export interface IngressSources {
    * since the last build with the same cache, the servers and certificates
    * of that build are reused as they are.
    */
-  readonly versions?: readonly number[];
+  readonly versions?: StoreVersions;
   /**
    * The Services and EndpointSlices changed since the given store versions,
    * or undefined when the stores cannot tell: lets a build resolve only the
    * backends of the Services that changed.
    */
-  readonly changedSince?: (versions: readonly number[]) => readonly KubeObject[] | undefined;
+  readonly changedSince?: (versions: StoreVersions) => readonly KubeObject[] | undefined;
   /** The time certificates are checked for expiry at, in milliseconds since the epoch; now by default. */
   readonly now?: number;
   /** The HTTPRoutes routed beside the Ingresses, translated (lib/gateway/translate-http-route.ts). */
@@ -58,6 +58,14 @@ export interface IngressSources {
   readonly gatewayCertificates?: readonly ListenerCertificate[];
   /** Namespaces whose Ingresses may share hosts with one another (`*`: all); otherwise a host is its first claimer's namespace's alone. */
   readonly sharedHostNamespaces?: readonly string[];
+}
+
+/** The versions of the stores a build reads beside the Ingresses', by role: -1 for a store not watched. */
+export interface StoreVersions {
+  readonly services: number;
+  readonly endpointSlices: number;
+  /** Every watched Secret store's, in the order their lookups go: Secrets matter to certificates and userlists alone. */
+  readonly secrets: readonly number[];
 }
 
 /** A Secret named by TLS entries, and what they ask of it. */

@@ -15,7 +15,7 @@ import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import type { ListenerUses } from './listener-secret-uses.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from '../collections/sorted-list.ts';
-import type { CaCertificate, Certificate, HostEntry, IngressModel, IngressSources, SecretUse } from './types.ts';
+import type { CaCertificate, Certificate, HostEntry, IngressModel, IngressSources, SecretUse, StoreVersions } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
 import { readRoutes, replacedRoutes, RouteReadCache } from './route-reads.ts';
 import { CHOICE_FIELDS } from './backend-choice.ts';
@@ -47,7 +47,7 @@ interface LastBuild {
   /** The Ingress list and store version the aggregate is in line with. */
   readonly ingresses: readonly KubeObject[];
   readonly ingressVersion: number | undefined;
-  readonly versions: readonly number[] | undefined;
+  readonly versions: StoreVersions | undefined;
   /** The keys of the HTTPRoutes the aggregate holds, and the Gateway API's problems, as of this build. */
   readonly routeKeys: readonly KubeObject[];
   readonly gatewayProblems: readonly Problem[];
@@ -160,7 +160,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
 
   const versions = sources.versions;
   const lastVersions = sameStores ? last!.versions : undefined;
-  const othersUnchanged = lastVersions !== undefined && versions !== undefined && sameItems(lastVersions, versions);
+  const othersUnchanged = lastVersions !== undefined && versions !== undefined && sameVersions(lastVersions, versions);
   let touched: ReadonlySet<string> | undefined;
   if (othersUnchanged) touched = new Set();
   else if (lastVersions !== undefined && sources.changedSince) {
@@ -211,8 +211,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     return last.model;
   }
 
-  // The versions after the Services' and EndpointSlices' are the Secret stores' (see ingress-sources.ts).
-  const secretsChanged = !othersUnchanged && (lastVersions === undefined || versions === undefined || !sameItems(lastVersions.slice(2), versions.slice(2)));
+  const secretsChanged = !othersUnchanged && (lastVersions === undefined || versions === undefined || !sameItems(lastVersions.secrets, versions.secrets));
   resolution.update(aggregate, changes.backends, touched, secretsChanged, sources, cache);
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
   const certificates =
@@ -278,6 +277,10 @@ function suffixHosts(hosts: readonly HostEntry[], wildcards: ReadonlySet<string>
 
 const NO_HOSTS: readonly HostEntry[] = Object.freeze([]);
 const NO_CHOICE_FIELDS: readonly number[] = Object.freeze([]);
+
+function sameVersions(a: StoreVersions, b: StoreVersions): boolean {
+  return a.services === b.services && a.endpointSlices === b.endpointSlices && sameItems(a.secrets, b.secrets);
+}
 
 function sameProblems(a: readonly Problem[], b: readonly Problem[]): boolean {
   return a === b || (a.length === b.length && a.every((problem, i) => problem.object === b[i]!.object && problem.field === b[i]!.field && problem.message === b[i]!.message));

@@ -77,17 +77,20 @@ export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<str
       }
       return undefined;
     },
-    versions: [store(services), sliceStore, ...secretStores].map((reader) => reader?.version ?? -1),
+    versions: {
+      services: store(services)?.version ?? -1,
+      endpointSlices: sliceStore?.version ?? -1,
+      secrets: secretStores.map((reader) => reader?.version ?? -1),
+    },
+    // Secrets only matter to certificates and userlists, which are always looked at again when their versions move.
     changedSince: (versions) => {
       const changed: KubeObject[] = [];
-      const watched = [store(services), sliceStore, ...secretStores];
-      for (let i = 0; i < watched.length; i++) {
-        const reader = watched[i];
-        const since = versions[i];
+      for (const [reader, since] of [
+        [store(services), versions.services],
+        [sliceStore, versions.endpointSlices],
+      ] as const) {
         if (!reader) continue;
-        if (since === undefined || !reader.changesSince) return undefined;
-        // Secrets only matter to certificates and userlists, which are always looked at again.
-        if (i >= 2) continue;
+        if (!reader.changesSince) return undefined;
         const objects = reader.changesSince(since);
         if (objects === undefined) return undefined;
         changed.push(...objects);

@@ -8,6 +8,7 @@ import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/vie
 import { ModelSource } from '../../../lib/map-model/model-source.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
+import { routingViews } from '../../../lib/routing-view/routing-view.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { endpointSlice, ingress, path, rule, service, sources } from '../ingress/fixtures.ts';
 
@@ -142,7 +143,7 @@ describe('route policies', () => {
     const loaded = loadControllerConfig(await readFile(defaultConfigPath(), 'utf8'));
     if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
     const { config } = loaded;
-    const render = createRenderer(config);
+    const render = createRenderer(config, routingViews);
     const at = (ingresses: readonly KubeObject[]) =>
       render({
         stores: buildStores(
