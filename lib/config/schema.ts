@@ -193,7 +193,7 @@ export const controllerConfigSchema = section(
     },
     ingress: section(
       {
-        className: { kind: 'string', rule: rules.dnsSubdomain, default: 'haproxy', description: 'The Ingress class the typed Ingress view model serves.' },
+        className: { kind: 'string', rule: rules.dnsSubdomain, default: 'haproxy', description: 'The Ingress class the routing view (`routes` in templates) serves: Ingresses of another class are not translated.' },
         sharedHostNamespaces: {
           kind: 'list',
           item: { kind: 'string', rule: rules.dnsLabel, description: 'A namespace, or `*` alone for every namespace.' },
@@ -203,7 +203,7 @@ export const controllerConfigSchema = section(
           example: ['shop', 'shop-staging'],
         },
       },
-      { description: 'The Ingress view model of the shipped templates.' },
+      { description: 'How the Ingress translator reads Ingresses for the routing view of the shipped templates.' },
     ),
     gatewayApi: section(
       {
@@ -224,8 +224,8 @@ export const controllerConfigSchema = section(
     templates: section(
       {
         haproxyConfig: { ...template("The template of HAProxy's configuration file; not empty."), required: true },
-        partials: templateGroup('partial', rules.partial, { backends: '{{#ingress.backends}}backend {{name}}\n{{/ingress.backends}}' }),
-        maps: templateGroup('map file', rules.fileName, { 'host.map': '{{#ingress.hosts}}{{name}} {{backend}}\n{{/ingress.hosts}}' }),
+        partials: templateGroup('partial', rules.partial, { backends: '{{#routes.backends}}backend {{name}}\n{{/routes.backends}}' }),
+        maps: templateGroup('map file', rules.fileName, { 'host.map': '{{#routes.hosts}}{{name}} {{backend}}\n{{/routes.hosts}}' }),
         files: templateGroup('general file', rules.fileName, { '503.http': 'HTTP/1.0 503 Service Unavailable\r\n\r\n' }),
         certificates: templateGroup('certificate file', rules.fileName, { 'default.pem': '{{templateValues.defaultCertificate}}' }),
       },
