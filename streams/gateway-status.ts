@@ -7,7 +7,7 @@ import { GatewayApiMemo, readGatewayApi } from '../lib/gateway/gateway-api.ts';
 import { GatewayStatusWriter, statusWrites, type StatusWrite } from '../lib/gateway/status-writer.ts';
 import type { Deployment } from '../lib/gateway/status.ts';
 import { storeSources, watchesGatewayApi } from '../lib/gateway/store-sources.ts';
-import { leftOutMatches, type LeftOutCache } from '../lib/render/left-out-matches.ts';
+import { leftOutMatches, type LeftOutCache } from '../lib/routing-view/left-out-matches.ts';
 import { publishedAddresses } from '../lib/kube/ingress-status.ts';
 import type { KubeObject, StoreReader } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';

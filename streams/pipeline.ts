@@ -9,7 +9,9 @@ import { storesKey, watchedType } from '../lib/kube/select.ts';
 import type { Endpoint, ResourceEvent, StoreReader } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Outcome, Report } from '../lib/pipeline/outcome.ts';
 import { cacheInputs } from '../lib/render/cache-inputs.ts';
-import { createRenderer, newRendererCaches, type RendererCaches } from '../lib/render/renderer.ts';
+import { keptViews } from '../lib/render/kept-views.ts';
+import { createRenderer } from '../lib/render/renderer.ts';
+import { routingViews } from '../lib/routing-view/routing-view.ts';
 import type { Observer } from '../lib/telemetry/observer.ts';
 import { controller } from './controller.ts';
 import { kept, type KeptWatches } from './kept.ts';
@@ -106,15 +108,16 @@ const idle = { candidate: undefined, config: undefined, fleet: undefined, stores
  * locally). Nothing runs before `start`. A configuration that watches what
  * the last one did takes over its stores, with the watches that keep them
  * (kept.ts), and one that reads them as the last one did takes over its
- * renderer's caches (cache-inputs.ts): an edit of the templates lists
- * nothing and renders anew only what the templates make of the objects.
+ * renderer's views with their caches (kept-views.ts, cache-inputs.ts): an
+ * edit of the templates lists nothing and renders anew only what the
+ * templates make of the objects.
  */
 export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>): Pipeline<Raw> {
   const state = new BehaviorSubject<PipelineState<Raw>>(idle);
   const update = (change: Partial<PipelineState<Raw>>) => state.next({ ...state.value, ...change });
   const outcomes = new Subject<Outcome>();
-  // The renderer caches of the configuration last in force, for the next one when they hold for it.
-  let caching: { readonly inputs: string; readonly caches: RendererCaches } | undefined;
+  // The views of the configuration last in force, with their caches, for the next one when they hold for it.
+  const views = keptViews(routingViews, cacheInputs);
   // The stores (with the watches that fill them), for the next configuration when it watches the same.
   const keptStores: KeptWatches = new Map();
   const released = new Subject<void>();
@@ -124,9 +127,7 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
       const parts = options.parts(loaded);
       const { config, fleet } = parts;
       update({ config, fleet, stores: undefined, rendered: undefined });
-      const inputs = cacheInputs(config);
-      if (caching?.inputs !== inputs) caching = { inputs, caches: newRendererCaches() };
-      const renderer = createRenderer(config, caching.caches);
+      const renderer = createRenderer(config, views);
       const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
       const reported: Report = (outcome) => {
         if (outcome.type === 'synced') update({ stores: outcome.stores });

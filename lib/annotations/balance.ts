@@ -1,4 +1,4 @@
-import type { BackendSettings } from './settings.ts';
+import type { BackendSettings } from '../routing/settings.ts';
 import { parseHeaderName } from './text-values.ts';
 import { accept, refuse, type Parsed } from './values.ts';
 

@@ -1,6 +1,6 @@
 import type { FamilyValues, RuleRead, SettingRule } from './rule.ts';
 import { isValid, parsePresent } from './rule.ts';
-import type { ClientCertificate } from './settings.ts';
+import type { ClientCertificate } from '../routing/settings.ts';
 import { ignoreAll } from './shared-rules.ts';
 import { parseSecretRef, parseUrl } from './text-values.ts';
 import { accept, parseBoolean, parseInteger, refuse, type Parsed } from './values.ts';

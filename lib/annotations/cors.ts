@@ -1,5 +1,5 @@
 import { isValid, parsePresent, type SettingRule } from './rule.ts';
-import type { RouteSettings } from './settings.ts';
+import type { RouteSettings } from '../routing/settings.ts';
 import { ignoreAll } from './shared-rules.ts';
 import { parseHeaderName, parseRegex } from './text-values.ts';
 import { accept, parseBoolean, parseList, refuse, type Parsed } from './values.ts';

@@ -1,7 +1,7 @@
 import { EXTERNAL_AUTH_VARIABLES } from '../lua/external-auth.ts';
 import { failClosedRule } from './fail-closed.ts';
 import { isValid, parsePresent, type RuleRead, type SettingRule } from './rule.ts';
-import type { RouteSettings } from './settings.ts';
+import type { RouteSettings } from '../routing/settings.ts';
 import { ignoreAll } from './shared-rules.ts';
 import { parseUrl } from './text-values.ts';
 import { accept, parseBoolean, refuse, type Parsed } from './values.ts';

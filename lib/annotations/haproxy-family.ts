@@ -7,7 +7,7 @@ import { balanceRule, basicAuthRule, hstsRule, ignoreAll, listRule, requestHeade
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type FamilyValues, type SettingRule } from './rule.ts';
 import { parseCookieName, parseHeaderName, parseHost, parsePath, parseRegex, parseReplacement, parseSecretRef } from './text-values.ts';
 import { accept, parseBoolean, parseDenyStatus, parseDuration, parseInteger, parseRedirectCode, refuse, type Parsed } from './values.ts';
-import type { RouteSettings } from './settings.ts';
+import type { RouteSettings } from '../routing/settings.ts';
 
 /**
  * haproxy.org/* annotations (haproxytech's kubernetes-ingress), as that

@@ -2,7 +2,8 @@ import { compareCodeUnits } from '../compare.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { readAuthUsers, type AuthUsers } from './auth-users.ts';
 import { readAnnotationSettings } from './read-settings.ts';
-import { excludesObject, type AnnotationOutcome, type ReadSettings, type SecretRef } from './settings.ts';
+import { type SecretRef } from '../routing/settings.ts';
+import { excludesObject, type AnnotationOutcome, type ReadSettings } from './outcomes.ts';
 
 /**
  * The migration report: what each Ingress's annotations will do under this
@@ -24,7 +25,7 @@ export interface IngressReport {
   readonly auth?: { readonly secret: string; readonly users?: AuthUsers; readonly problem?: string };
 }
 
-/** What else keeps an Ingress from being served as ingress-nginx served it (lib/ingress/migration-notes.ts finds it). */
+/** What else keeps an Ingress from being served as ingress-nginx served it (lib/cli/migration-notes.ts finds it). */
 export interface IngressNotes {
   /** Why it is not served for its class. */
   readonly class?: string;
@@ -55,7 +56,7 @@ export function ingressSettings(ingress: KubeObject): ReadSettings {
   return readAnnotationSettings(ingress.metadata.annotations, { namespace: ingress.metadata.namespace ?? 'default', tls: Array.isArray(tls?.tls) && tls.tls.length > 0 });
 }
 
-/** `notes`: per Ingress (namespace/name), what else a migrating user must know of it (lib/ingress/migration-notes.ts). */
+/** `notes`: per Ingress (namespace/name), what else a migrating user must know of it (lib/cli/migration-notes.ts). */
 export function migrationReport(
   ingresses: readonly { readonly object: KubeObject; readonly source?: string }[],
   secrets: ReadonlyMap<string, FetchedSecret>,

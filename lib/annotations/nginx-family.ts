@@ -7,7 +7,7 @@ import { nginxExternalAuthLeftOut, nginxExternalAuthRule } from './external-auth
 import { nginxAccessSnippets, nginxClientCertificates } from './fail-closed.ts';
 import { balanceOutcome, basicAuthRule, hstsRule, ignoreAll, listRule, refusedWhenTrue, requestHeadersRule, responseHeadersRule, sslPassthroughRule } from './shared-rules.ts';
 import { isValid, parsePresent, setBackendTimeout, singleRule, type AnnotationFamily, type RuleRead, type SettingRule } from './rule.ts';
-import type { BackendSettings, RedirectCode, RouteSettings } from './settings.ts';
+import type { BackendSettings, RedirectCode, RouteSettings } from '../routing/settings.ts';
 import { parseCookieName, parseHost, parsePath, parseSecretRef, parseUrl } from './text-values.ts';
 import { accept, parseBoolean, parseInteger, parseRedirectCode, parseSeconds, parseSize, refuse, type Parsed } from './values.ts';
 

@@ -2,7 +2,7 @@ import { compareCodeUnits } from '../compare.ts';
 import { haproxyFamily } from './haproxy-family.ts';
 import { nginxFamily, nginxIncFamily } from './nginx-family.ts';
 import type { AnnotationFamily, DraftSettings, FamilyValues, ReadContext, RuleRead } from './rule.ts';
-import type { AnnotationOutcome, ReadSettings } from './settings.ts';
+import type { AnnotationOutcome, ReadSettings } from './outcomes.ts';
 
 export type { ReadContext } from './rule.ts';
 

@@ -1,4 +1,4 @@
-import type { BackendSettings, RouteSettings } from './settings.ts';
+import type { BackendSettings, RouteSettings } from '../routing/settings.ts';
 import type { Parsed } from './values.ts';
 
 /**

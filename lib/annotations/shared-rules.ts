@@ -1,6 +1,6 @@
 import type { BalanceRead } from './balance.ts';
 import { isValid, parsePresent, singleRule, type DraftSettings, type FamilyValues, type SettingRule } from './rule.ts';
-import type { HeaderAction } from './settings.ts';
+import type { HeaderAction } from '../routing/settings.ts';
 import { parseFreeText, parseHeaderName, parseSecretRef } from './text-values.ts';
 import { accept, parseBoolean, parseInteger, refuse, type Parsed } from './values.ts';
 

@@ -1,5 +1,5 @@
 import { unsafeWordReason } from '../escape.ts';
-import type { SecretRef } from './settings.ts';
+import type { SecretRef } from '../routing/settings.ts';
 import { accept, refuse, type Parsed } from './values.ts';
 
 /**

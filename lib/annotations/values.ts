@@ -1,4 +1,4 @@
-import type { Milliseconds, RedirectCode } from './settings.ts';
+import type { Milliseconds, RedirectCode } from '../routing/settings.ts';
 
 /**
  * The value formats annotations are written in, each parsed strictly into a

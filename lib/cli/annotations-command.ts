@@ -4,7 +4,7 @@ import { errorMessage } from '../error-message.ts';
 import { kubeRequest, KubeRequestError } from '../kube/kube-request.ts';
 import { readManifests } from '../kube/manifests.ts';
 import type { KubeObject } from '../pipeline/model.ts';
-import { migrationNotes } from '../ingress/migration-notes.ts';
+import { migrationNotes } from './migration-notes.ts';
 import { UsageError } from './arguments.ts';
 import { loadConfigFile } from './load-config-file.ts';
 import type { CommandOutput } from './output.ts';

@@ -1,5 +1,5 @@
-import type { Fields } from '../ingress/fields.ts';
-import { describeObject, isPortNumber, quote } from '../ingress/names.ts';
+import type { Fields } from '../object-fields/fields.ts';
+import { describeObject, isPortNumber, quote } from '../object-fields/names.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { groupKindText, HTTP_ROUTE, SERVICE, sameGroupKind, type GroupKind } from './api.ts';
 import { absent, type FieldReader } from './field-reader.ts';

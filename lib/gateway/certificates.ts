@@ -8,7 +8,7 @@ import type { GatewayApiModel } from './gateway-api.ts';
  * of the hostnames its attached routes are served for. A certificate with
  * no name to serve is not asked for: a crt-list line without SNI names
  * would answer for whatever names the certificate holds, another tenant's
- * too (the rule lib/ingress/ingress-reader.ts follows for TLS entries).
+ * too (the rule lib/ingress/translate-ingress.ts follows for TLS entries).
  *
  * A listener without a hostname serves every name (apis/v1/gateway_types.go
  * Listener.Hostname: "all hostnames are matched"), so the certificate of the

@@ -1,4 +1,4 @@
-import { isFields } from '../ingress/fields.ts';
+import { isFields } from '../object-fields/fields.ts';
 
 /**
  * metav1.Condition as Gateway API status carries it, and the rule

@@ -1,6 +1,6 @@
 import type { Problem } from '../pipeline/model.ts';
-import { isFields, type Fields } from '../ingress/fields.ts';
-import { isDnsLabel, isDnsSubdomain, quote, type Checked } from '../ingress/names.ts';
+import { isFields, type Fields } from '../object-fields/fields.ts';
+import { isDnsLabel, isDnsSubdomain, quote, type Checked } from '../object-fields/names.ts';
 import { GATEWAY_GROUP, type GroupKind } from './api.ts';
 
 /**

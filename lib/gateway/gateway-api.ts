@@ -7,7 +7,7 @@ import { readGateway } from './gateway.ts';
 import { readGatewayClasses, type GatewayClassRead } from './gateway-class.ts';
 import { readHttpRoute, type HttpRouteRead, type ParentRef } from './http-route.ts';
 import { resolveListeners, type Frontend, type ListenerState } from './listeners.ts';
-import { sameItems } from '../ingress/sorted-list.ts';
+import { sameItems } from '../collections/sorted-list.ts';
 import { readReferenceGrants } from './reference-grants.ts';
 import { translateRoute } from './route-records.ts';
 

@@ -1,5 +1,5 @@
 import { absent } from './field-reader.ts';
-import { isFields } from '../ingress/fields.ts';
+import { isFields } from '../object-fields/fields.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 
 /**

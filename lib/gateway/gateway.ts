@@ -1,5 +1,5 @@
-import { isFields, type Fields } from '../ingress/fields.ts';
-import { describeObject, isDnsLabel, isDnsSubdomain, isPortNumber, quote } from '../ingress/names.ts';
+import { isFields, type Fields } from '../object-fields/fields.ts';
+import { describeObject, isDnsLabel, isDnsSubdomain, isPortNumber, quote } from '../object-fields/names.ts';
 import type { LabelSelector } from '../kube-syntax/label-selector.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { GATEWAY_GROUP, KINDS, SECRET, type GroupKind } from './api.ts';

@@ -1,4 +1,4 @@
-import { checkHost, quote, type Checked } from '../ingress/names.ts';
+import { checkHost, quote, type Checked } from '../object-fields/names.ts';
 
 /**
  * Gateway API hostnames (listeners' `hostname`, HTTPRoutes' `hostnames`):

@@ -1,7 +1,7 @@
-import type { RouteSettings } from '../annotations/settings.ts';
-import { isFields, type Fields } from '../ingress/fields.ts';
-import { describeObject, isDnsLabel, isPortNumber, quote } from '../ingress/names.ts';
-import { placeOf } from '../ingress/order.ts';
+import type { RouteSettings } from '../routing/settings.ts';
+import { isFields, type Fields } from '../object-fields/fields.ts';
+import { describeObject, isDnsLabel, isPortNumber, quote } from '../object-fields/names.ts';
+import { placeOf } from '../routing/order.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { KINDS, type GroupKind } from './api.ts';
 import { readBackendReference, type BackendReference } from './backend-refs.ts';

@@ -1,5 +1,5 @@
-import { isFields } from '../ingress/fields.ts';
-import { quote } from '../ingress/names.ts';
+import { isFields } from '../object-fields/fields.ts';
+import { quote } from '../object-fields/names.ts';
 import { checkLabelKey, checkLabelValue, type LabelRequirement, type LabelSelector } from '../kube-syntax/label-selector.ts';
 import type { FieldReader } from './field-reader.ts';
 

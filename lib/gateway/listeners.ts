@@ -1,4 +1,4 @@
-import { isFields } from '../ingress/fields.ts';
+import { isFields } from '../object-fields/fields.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { GATEWAY } from './api.ts';
 import type { Gateway, Listener, ListenerFault } from './gateway.ts';

@@ -1,6 +1,6 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import { describeObject } from '../ingress/names.ts';
-import { isFields } from '../ingress/fields.ts';
+import { describeObject } from '../object-fields/names.ts';
+import { isFields } from '../object-fields/fields.ts';
 import { KINDS, sameGroupKind, type GroupKind } from './api.ts';
 import { FieldReader } from './field-reader.ts';
 

@@ -1,6 +1,6 @@
-import type { HeaderAction, RedirectCode, RouteSettings } from '../annotations/settings.ts';
-import { isFields, type Fields } from '../ingress/fields.ts';
-import { checkHost, checkPath, isPortNumber, quote } from '../ingress/names.ts';
+import type { HeaderAction, RedirectCode, RouteSettings } from '../routing/settings.ts';
+import { isFields, type Fields } from '../object-fields/fields.ts';
+import { checkHost, checkPath, isPortNumber, quote } from '../object-fields/names.ts';
 import { readBackendReference, type BackendReference } from './backend-refs.ts';
 import { absent, type FieldReader } from './field-reader.ts';
 import type { RouteMatch } from './route-matches.ts';

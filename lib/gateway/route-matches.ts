@@ -1,5 +1,5 @@
-import { isFields } from '../ingress/fields.ts';
-import { checkPath, quote, type Checked } from '../ingress/names.ts';
+import { isFields } from '../object-fields/fields.ts';
+import { checkPath, quote, type Checked } from '../object-fields/names.ts';
 import { compareCodeUnits } from '../compare.ts';
 import type { PathMatch, ValueMatch } from '../routing/route.ts';
 import { absent, type FieldReader } from './field-reader.ts';

@@ -1,4 +1,4 @@
-import type { RouteSettings } from '../annotations/settings.ts';
+import type { RouteSettings } from '../routing/settings.ts';
 import { CATCH_ALL_HOST, type RouteEntrypoint, type RouteHost, type RouteRecord, type WeightedBackend } from '../routing/route.ts';
 import type { AttachedListener } from './attachment.ts';
 import { resolveBackend, type BackendLookup, type BackendReference, type Unresolved } from './backend-refs.ts';

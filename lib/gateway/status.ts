@@ -1,5 +1,5 @@
-import { isFields } from '../ingress/fields.ts';
-import { leftOutMessage, type LeftOutMatch } from '../ingress/http-route-reads.ts';
+import { isFields } from '../object-fields/fields.ts';
+import { leftOutMessage, type LeftOutMatch } from '../routing/translated.ts';
 import type { LoadBalancerIngress } from '../kube/ingress-status.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { desired, generationOf, withTransitions, type DesiredCondition } from './conditions.ts';

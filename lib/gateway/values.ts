@@ -1,9 +1,9 @@
-import { quote, type Checked } from '../ingress/names.ts';
+import { quote, type Checked } from '../object-fields/names.ts';
 import { unsafeWordReason } from '../escape.ts';
 
 /**
  * Checks of the Gateway API values that reach HAProxy beyond names, hosts
- * and paths (lib/ingress/names.ts has those): header and query parameter
+ * and paths (lib/object-fields/names.ts has those): header and query parameter
  * names, header values, match values and regular expressions, durations.
  * Each is an allow-list, so a value that passes cannot end its line, start a
  * comment or break out of the quotes or word it is written in.
@@ -24,7 +24,7 @@ export function checkHeaderName(value: unknown): Checked<string> {
  * A header value HAProxy writes in a double-quoted log-format string:
  * printable ASCII, without the quote and backslash that would end or escape
  * the string and the '$' that starts an environment variable inside one.
- * '%' is kept: templates double it (lib/annotations/settings.ts HeaderAction).
+ * '%' is kept: templates double it (lib/routing/settings.ts HeaderAction).
  */
 export function checkHeaderValue(value: unknown): Checked<string> {
   if (typeof value !== 'string') return { ok: false, reason: `must be a string, not ${quote(value)}` };

@@ -1,14 +1,14 @@
 import type { ControllerConfig } from '../config/types.ts';
 
 /**
- * What of a configuration a renderer's caches (RendererCaches in
- * renderer.ts: the Ingress view model's and the Gateway API routes', kept
- * per object) depend on, as a string. Two configurations with the same
- * string read the stores the same way (the same watched resources, Ingress
- * class, host sharing, Gateway API settings and directories), so the caches
- * of the one's renderer hold for the other's. The templates, their values
- * and the pipeline's timings play no part in them: an edit of those keeps
- * the caches.
+ * What of a configuration the routing view reads (lib/routing-view/: the
+ * watched resources, the Ingress class and host sharing, the Gateway API
+ * settings) and what shapes the objects and files it works on (ignored
+ * fields, directories), as a string. Two configurations with the same
+ * string get the same routing view, so the one's view, with its per-object
+ * caches, serves the other's renderer (see kept-views.ts). The templates,
+ * their values and the pipeline's timings play no part in it: an edit of
+ * those keeps the caches.
  */
 export function cacheInputs(config: ControllerConfig): string {
   const { ingress, gatewayApi, dataplane, watchedResources, ignoreFields } = config;

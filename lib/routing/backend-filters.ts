@@ -1,4 +1,4 @@
-import type { RouteSettings } from '../annotations/settings.ts';
+import type { RouteSettings } from './settings.ts';
 
 /**
  * A backendRef's own filters (Gateway API HTTPBackendRef.filters) act on

@@ -51,7 +51,7 @@ export interface Standing {
   readonly name: string;
 }
 
-/** What precedence reads of a route: a RouteRecord is one; an Ingress path's map lines carry one (ingress-reader.ts). */
+/** What precedence reads of a route: a RouteRecord is one, which a route's map lines carry (lib/map-model/claims.ts). */
 export interface Ranked {
   readonly host: RouteHost;
   readonly path: PathMatch;

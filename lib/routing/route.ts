@@ -1,4 +1,4 @@
-import type { RouteSettings } from '../annotations/settings.ts';
+import type { RouteSettings } from './settings.ts';
 
 /**
  * One routing model for every API that asks HAProxy to route HTTP: a route
@@ -7,15 +7,11 @@ import type { RouteSettings } from '../annotations/settings.ts';
  * backends) with what happens on the way (RouteSettings).
  *
  * Every string here already passed the check for where it lands (see
- * lib/ingress/names.ts and lib/escape.ts): builders of routes refuse
+ * lib/object-fields/names.ts and lib/escape.ts): builders of routes refuse
  * a value, with a Problem, rather than put it here unchecked.
  */
 
-/**
- * The host key of routes for any host: the same key Ingress rules without
- * a host use (lib/ingress/ingress-reader.ts CATCH_ALL_HOST), so both APIs
- * share one host map line.
- */
+/** The host key of routes for any host (Ingress rules without a host, HTTPRoutes without hostnames): both APIs share one host map line. */
 export const CATCH_ALL_HOST = '*';
 
 /**
@@ -33,9 +29,16 @@ export interface RouteHost {
 /**
  * Exact: the path and nothing else. Prefix: the path element by element
  * (`/a` covers `/a`, `/a/` and `/a/b`, not `/ab`), stored without a
- * trailing '/' except for the root. Regex: a PCRE that HAProxy compiled.
+ * trailing '/' except for the root. Regex: a PCRE that HAProxy compiled,
+ * matching the whole path case-sensitively (Gateway API's
+ * RegularExpression); with `dialect: 'nginx'`, as ingress-nginx reads an
+ * Ingress path under use-regex (`location ~*`): case-insensitively, from
+ * the path's start, the rest of the path free.
  */
-export type PathMatch = { readonly kind: 'exact'; readonly value: string } | { readonly kind: 'prefix'; readonly value: string } | { readonly kind: 'regex'; readonly value: string };
+export type PathMatch =
+  | { readonly kind: 'exact'; readonly value: string }
+  | { readonly kind: 'prefix'; readonly value: string }
+  | { readonly kind: 'regex'; readonly value: string; readonly dialect?: 'nginx' };
 
 /** A header or query parameter match: the whole value, or a regular expression on it. */
 export interface ValueMatch {
@@ -48,7 +51,8 @@ export interface ValueMatch {
 export interface WeightedBackend {
   readonly namespace: string;
   readonly service: string;
-  readonly port: number;
+  /** The Service port's number; or its name, which an Ingress may give, resolved against the Service by the map model. */
+  readonly port: number | string;
   /** Relative share of the requests (0 means none); the shares of one route need not add up to anything. */
   readonly weight: number;
   /**
@@ -73,6 +77,8 @@ export interface RouteOrigin {
   readonly match: number;
   /** The field the route was read from, for messages. */
   readonly field: string;
+  /** The field its settings were read from, when not `field` (an Ingress's annotations). */
+  readonly settingsField?: string;
 }
 
 /** A listener a route is served on: its frontend is picked by port and protocol. */

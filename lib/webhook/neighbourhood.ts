@@ -1,5 +1,8 @@
-import { CATCH_ALL_HOST, readIngress, servesClass, type IngressRead } from '../ingress/ingress-reader.ts';
-import { placeOf } from '../ingress/order.ts';
+import { claimsOf } from '../map-model/claims.ts';
+import { type ObjectClaims } from '../map-model/claim-types.ts';
+import { servesClass, translateIngress } from '../ingress/translate-ingress.ts';
+import { CATCH_ALL_HOST } from '../routing/route.ts';
+import { placeOf } from '../routing/order.ts';
 import { compareStanding } from '../routing/precedence.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
 
@@ -34,7 +37,7 @@ function hostKeys(host: string, into: Set<Key>): void {
 }
 
 /** The keys an Ingress is filed under, from the pipeline's own reading of it. */
-function keysOf(read: IngressRead): Set<Key> {
+function keysOf(read: ObjectClaims): Set<Key> {
   const keys = new Set<Key>();
   const served = read.served;
   if (!served) return keys;
@@ -84,7 +87,7 @@ export class IngressNeighbourhood {
   readonly #byKey = new Map<Key, Set<KubeObject>>();
   readonly #filed = new Map<KubeObject, readonly Key[]>();
   /** Reads of Ingresses, kept while the object lives: a rebuild reads nothing again. */
-  readonly #reads = new WeakMap<KubeObject, IngressRead | undefined>();
+  readonly #reads = new WeakMap<KubeObject, ObjectClaims | undefined>();
   #store: StoreReader | undefined;
   #version = -1;
 
@@ -93,9 +96,9 @@ export class IngressNeighbourhood {
   }
 
   /** The pipeline's reading of an Ingress of the class; undefined for another class. */
-  read(ingress: KubeObject): IngressRead | undefined {
+  read(ingress: KubeObject): ObjectClaims | undefined {
     if (this.#reads.has(ingress)) return this.#reads.get(ingress);
-    const read = servesClass(ingress, this.#className) ? readIngress(ingress) : undefined;
+    const read = servesClass(ingress, this.#className) ? claimsOf(translateIngress(ingress)).read : undefined;
     this.#reads.set(ingress, read);
     return read;
   }

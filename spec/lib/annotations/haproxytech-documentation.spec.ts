@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { readAnnotationSettings } from '../../../lib/annotations/read-settings.ts';
-import type { BackendSettings, RouteSettings } from '../../../lib/annotations/settings.ts';
+import type { BackendSettings, RouteSettings } from '../../../lib/routing/settings.ts';
 
 /**
  * Every haproxy.org/ annotation this controller reads, with the example

@@ -5,7 +5,7 @@ import { get, startHaproxy, type RunningHaproxy } from './haproxy-fixture.ts';
 /**
  * The settings vocabulary promises templates that a rewrite's pattern and
  * replacement are literal inside single quotes, and a header value inside
- * double quotes (lib/annotations/settings.ts). Checked with a real HAProxy:
+ * double quotes (lib/routing/settings.ts). Checked with a real HAProxy:
  * values read from annotations, written that way, do what they say, with
  * the characters that mean something elsewhere (`#`, `'`, braces, `\1`)
  * taken literally.

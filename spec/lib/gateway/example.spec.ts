@@ -5,8 +5,8 @@ import { DEFAULT_CONTROLLER_NAME } from '../../../lib/gateway/api.ts';
 import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
 import { parseManifests } from '../../../lib/kube/manifests.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { buildIngressModel } from '../../../lib/ingress/view-model.ts';
-import { routedObjects } from '../../../lib/render/ingress-sources.ts';
+import { buildIngressModel } from '../../../lib/map-model/view-model.ts';
+import { routedObjects } from '../../../lib/routing-view/ingress-sources.ts';
 import { sources } from '../ingress/fixtures.ts';
 
 describe('the Gateway API example (examples/gateway-api/shop.yaml)', () => {

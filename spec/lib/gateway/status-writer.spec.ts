@@ -5,7 +5,7 @@ import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
 import { GatewayStatusWriter, statusWrites } from '../../../lib/gateway/status-writer.ts';
 import type { Deployment } from '../../../lib/gateway/status.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { leftOutMatches } from '../../../lib/render/left-out-matches.ts';
+import { leftOutMatches } from '../../../lib/routing-view/left-out-matches.ts';
 import { GATEWAY_API_TYPES } from '../../support/fake-apiserver/gateway-api-types.ts';
 import { startFakeApiServer, type FakeApiServer } from '../../support/fake-apiserver/index.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, referenceGrant, service } from './fixtures.ts';

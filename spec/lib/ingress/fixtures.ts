@@ -1,5 +1,6 @@
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import type { IngressSources } from '../../../lib/ingress/types.ts';
+import type { IngressSources } from '../../../lib/map-model/types.ts';
+import { ingressTranslator } from '../../../lib/ingress/translate-ingress.ts';
 import { base64 } from '../../support/tls-fixture.ts';
 
 /** Builders for the Kubernetes objects the Ingress view model reads, shaped as the API serves them. */
@@ -147,6 +148,7 @@ export function sources(world: World): IngressSources {
     objects?.find((object) => object.metadata.namespace === namespace && object.metadata.name === name);
   return {
     className: world.className ?? 'haproxy',
+    translate: ingressTranslator(world.className ?? 'haproxy'),
     ingresses: world.ingresses ?? [],
     service: (namespace, name) => find(world.services, namespace, name),
     endpointSlices: (namespace, name) => (world.slices ?? []).filter((slice) => slice.metadata.namespace === namespace && slice.metadata.labels?.['kubernetes.io/service-name'] === name),

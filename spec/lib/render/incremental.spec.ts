@@ -2,10 +2,11 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/ingress/view-model.ts';
+import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { ingressSources } from '../../../lib/render/ingress-sources.ts';
+import { ingressSources } from '../../../lib/routing-view/ingress-sources.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
+import { routingViews } from '../../../lib/routing-view/routing-view.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 
 /**
@@ -117,14 +118,14 @@ describe('incremental rendering', () => {
 
   it('renders the same files and line origins as a fresh renderer after every change', () => {
     const stores = world();
-    const render = createRenderer(config);
+    const render = createRenderer(config, routingViews);
     render({ stores, baseDir: '/tmp/a' });
     for (const change of changes(11)) {
       const store = stores.get(change.resource)!;
       if ('object' in change) store.upsert(change.object);
       else store.delete(change.delete);
       const reused = render({ stores, baseDir: '/tmp/a' });
-      const fresh = createRenderer(config)({ stores, baseDir: '/tmp/a' });
+      const fresh = createRenderer(config, routingViews)({ stores, baseDir: '/tmp/a' });
       expect(reused.files).to.deep.equal(fresh.files);
       expect([...reused.origins]).to.deep.equal([...fresh.origins]);
       expect(reused.warnings).to.deep.equal(fresh.warnings);
@@ -133,24 +134,24 @@ describe('incremental rendering', () => {
 
   it('does not reuse output that depends on the base directory when it changes', () => {
     const stores = world();
-    const render = createRenderer(config);
+    const render = createRenderer(config, routingViews);
     const a = render({ stores, baseDir: '/tmp/a' });
     const b = render({ stores, baseDir: '/tmp/b' });
     expect(a.files.config).to.include('default-path origin /tmp/a');
     expect(b.files.config).to.include('default-path origin /tmp/b');
-    expect(b.files).to.deep.equal(createRenderer(config)({ stores, baseDir: '/tmp/b' }).files);
+    expect(b.files).to.deep.equal(createRenderer(config, routingViews)({ stores, baseDir: '/tmp/b' }).files);
   });
 
   it('re-renders reused section items when a root value they read changes', () => {
     const custom = loadControllerConfig(
       readFileSync(defaultConfigPath(), 'utf8').replace(
         /\n  haproxyConfig: \|\n(    .*\n|\n)*?(?=\n  maps:)/,
-        '\n  haproxyConfig: |\n    {{#ingress.backends}}\n    backend {{name}} {{paths.base}}\n    {{/ingress.backends}}\n',
+        '\n  haproxyConfig: |\n    {{#routes.backends}}\n    backend {{name}} {{paths.base}}\n    {{/routes.backends}}\n',
       ),
     );
     if (!custom.ok) throw new Error(custom.errors.join('\n'));
     const stores = world();
-    const render = createRenderer(custom.config);
+    const render = createRenderer(custom.config, routingViews);
     render({ stores, baseDir: '/tmp/a' });
     render({ stores, baseDir: '/tmp/a' });
     expect(render({ stores, baseDir: '/tmp/a' }).files.config).to.match(/^backend default_svc-0_80 \/tmp\/a$/m);

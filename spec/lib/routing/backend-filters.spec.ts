@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { RouteSettings } from '../../../lib/annotations/settings.ts';
+import type { RouteSettings } from '../../../lib/routing/settings.ts';
 import { backendFiltersConflict, withBackendFilters } from '../../../lib/routing/backend-filters.ts';
 
 /**

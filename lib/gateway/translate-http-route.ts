@@ -1,0 +1,147 @@
+import type { KubeObject, Problem } from '../pipeline/model.ts';
+import type { RouteRecord } from '../routing/route.ts';
+import { describeObject } from '../object-fields/names.ts';
+import { placeOf } from '../routing/order.ts';
+import { unserved } from '../routing/capabilities.ts';
+import { inLowestTerms } from '../routing/shares.ts';
+import { HTTP_ROUTE_HOST_GROUP, leftOutMessage, type LeftOutMatch, type ObjectSettings, type TranslatedHost, type TranslatedObject } from '../routing/translated.ts';
+
+/**
+ * The Gateway API translator's last step: the route records of one
+ * HTTPRoute (route-records.ts, in precedence order) as the routes it is
+ * served as. A record the controller cannot route yet
+ * (lib/routing/capabilities.ts) is left out with a warning naming its
+ * match, which its status reads, never served as something else. A
+ * backendRef that does not resolve keeps its share of the requests,
+ * answered 500 (the route setting unresolvedShare), with a warning naming
+ * it; backendRefs all of weight 0, and a rule without backendRefs or a
+ * redirect, answer every request 500 the same way.
+ *
+ * Hosts: HTTPRoutes share hosts with one another (their Gateway's
+ * listeners say who may attach, for which hostnames), so they form one
+ * group in host ownership (HTTP_ROUTE_HOST_GROUP): a host is served by the
+ * HTTPRoutes or by the Ingresses of one namespace, whichever claimed it
+ * first, unless every namespace shares hosts.
+ */
+
+const NO_LEFT_OUT: readonly LeftOutMatch[] = Object.freeze([]);
+const NO_PROBLEMS: readonly Problem[] = Object.freeze([]);
+
+const NO_SETTINGS: ObjectSettings = Object.freeze({ backend: Object.freeze({}), route: Object.freeze({}) });
+
+/** Every request answered 500: what routes whose backendRefs all fail, or all have weight 0, share. */
+const EVERY_REQUEST = Object.freeze({ share: 1, of: 1 });
+
+/**
+ * A record whose backendRefs do not all resolve, as the specification
+ * serves it: the refused ones' share of the requests answered 500 (a route
+ * setting, so its policy says it), the rest split by weight between the
+ * resolved ones. A refused backendRef of weight 0 asks for nothing. When
+ * every backendRef has weight 0, none may have a request ("If weight is
+ * set to 0, no traffic should be forwarded for this entry"): every request
+ * is answered 500, as for backendRefs that are all invalid. A rule without
+ * backendRefs (omitted or an empty list) and without a redirect, the one
+ * filter that answers by itself, is answered 500 as well, never left out:
+ * its requests would fall through to a shorter match.
+ */
+function withUnresolvedShare(record: RouteRecord): RouteRecord {
+  if (record.backends.length === 0 && record.settings.redirect === undefined) return { ...record, settings: { ...record.settings, unresolvedShare: EVERY_REQUEST } };
+  const total = record.backends.reduce((sum, backend) => sum + backend.weight, 0);
+  if (record.backends.length > 0 && total === 0) return { ...record, backends: [], settings: { ...record.settings, unresolvedShare: EVERY_REQUEST } };
+  const refused = record.backends.filter((backend) => backend.refused !== undefined);
+  if (refused.length === 0) return record;
+  const share = refused.reduce((sum, backend) => sum + backend.weight, 0);
+  const backends = record.backends.filter((backend) => backend.refused === undefined);
+  if (share === 0) return { ...record, backends };
+  const unresolvedShare = inLowestTerms(share, total);
+  return { ...record, backends: share === total ? [] : backends, settings: { ...record.settings, unresolvedShare } };
+}
+
+/** What is said of the backendRefs of a record that do not resolve (their share is answered 500), or that all have weight 0. */
+function unresolvedWarnings(record: RouteRecord, label: string): Problem[] {
+  if (record.backends.length === 0 && record.settings.redirect === undefined) {
+    return [{ object: label, field: record.origin.field, message: `for host ${record.host.key}, every request is answered 500: it has no backendRefs and no RequestRedirect` }];
+  }
+  if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) {
+    return [{ object: label, field: record.origin.field, message: `for host ${record.host.key}, every request is answered 500: its backendRefs all have weight 0` }];
+  }
+  return record.backends
+    .filter((backend) => backend.refused !== undefined && backend.weight > 0)
+    .map((backend) => ({
+      object: label,
+      field: record.origin.field,
+      message: `for host ${record.host.key}, the share of its backendRef to ${backend.namespace}/${backend.service} is answered 500: ${backend.refused}`,
+    }));
+}
+
+/**
+ * map_reg lines have no candidate lists: a regular expression path on one
+ * protocol alone says so in its policy (servedOver), not as a condition.
+ */
+function servedOverOfRegex(record: RouteRecord): RouteRecord {
+  if (record.path.kind !== 'regex' || record.onlyOver === undefined) return record;
+  return { ...record, settings: { ...record.settings, servedOver: { tls: record.onlyOver === 'HTTPS' } }, onlyOver: undefined };
+}
+
+/** The records of an HTTPRoute and the object, as the gateway model judged them (gateway-api.ts RouteOutcome). */
+export interface RoutedObject {
+  readonly object: KubeObject;
+  readonly records: readonly RouteRecord[];
+}
+
+/**
+ * An HTTPRoute's translation. The key it is known by is a stand-in object,
+ * made anew with each translation: one translated again (its Gateway,
+ * Services or grants changed its records) is another object to the map
+ * model, one whose records stayed the same keeps its translation
+ * (translation-cache.ts).
+ */
+export function translateHttpRoute(routed: RoutedObject): TranslatedObject {
+  const { object } = routed;
+  const label = describeObject('HTTPRoute', object.metadata.namespace, object.metadata.name);
+  const key: KubeObject = Object.freeze({ apiVersion: object.apiVersion, kind: object.kind, metadata: object.metadata });
+  const hosts = new Map<string, TranslatedHost>();
+  const routes: RouteRecord[] = [];
+  const warnings: Problem[] = [];
+  const leftOut: LeftOutMatch[] = [];
+  for (const asked of routed.records) {
+    const field = asked.origin.field;
+    const reason = unserved(asked);
+    if (reason !== undefined) {
+      const match: LeftOutMatch = { object: label, field, host: asked.host.key, reason };
+      leftOut.push(match);
+      warnings.push({ object: label, field, message: leftOutMessage(match) });
+      continue;
+    }
+    warnings.push(...unresolvedWarnings(asked, label));
+    const record = servedOverOfRegex(withUnresolvedShare(asked));
+    const host = record.host.key;
+    // A Gateway API wildcard covers any number of labels; the map model looks up those below one in host-suffix.map.
+    if (!hosts.has(host)) hosts.set(host, Object.freeze({ key: host, wildcard: record.host.wildcard, field }));
+    routes.push(record);
+  }
+  return {
+    key,
+    object,
+    kind: 'HTTPRoute',
+    label,
+    place: placeOf(object),
+    problems: NO_PROBLEMS,
+    warnings: warnings.length > 0 ? warnings : NO_PROBLEMS,
+    leftOut: leftOut.length > 0 ? leftOut : NO_LEFT_OUT,
+    served: {
+      namespace: String(object.metadata.namespace ?? ''),
+      hostGroup: HTTP_ROUTE_HOST_GROUP,
+      hosts: [...hosts.values()],
+      routes,
+      defaultBackend: undefined,
+      tls: [],
+      settings: NO_SETTINGS,
+    },
+  };
+}
+
+/** The content of a route's records: what decides whether it is read again. */
+export function recordsContent(records: readonly RouteRecord[]): string {
+  return JSON.stringify(records);
+}

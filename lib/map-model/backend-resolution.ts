@@ -1,0 +1,223 @@
+import type { KubeObject, Problem } from '../pipeline/model.ts';
+import type { IngressAggregate } from './aggregate.ts';
+import { NO_BACKEND, serviceKey } from './backend-names.ts';
+import { compareCodeUnits } from '../compare.ts';
+import { NO_PROBLEMS, ProblemList } from './problems.ts';
+import { resolveBackend, type ServerCache } from './servers.ts';
+import { patchSorted } from '../collections/sorted-list.ts';
+import type { Backend, CaCertificate, IngressSources } from './types.ts';
+import type { SecretRef } from '../routing/settings.ts';
+import { checkCaSecret } from './certificates.ts';
+import { BackendSettingsTable } from './backend-settings.ts';
+import { describeObject } from '../object-fields/names.ts';
+import { sourceOf, withSource } from '../pipeline/value-source.ts';
+
+/**
+ * The backends the Ingresses use, with their servers, kept by name from one
+ * build to the next: a build resolves again only the backends that are new
+ * or whose Service or EndpointSlices changed, and reports again the issue of
+ * a backend whose users changed, and makes again the Backend of one whose
+ * settings changed (its servers stay). Everything else stays as it was.
+ */
+
+const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+/** What a backend without servers, or with endpoints left out, adds to the model's problems. */
+interface Trouble {
+  /** Why it has no servers, when that is a configuration fault. */
+  readonly issue: string | undefined;
+  /** The issue, reported on every Ingress that uses the backend. */
+  readonly warnings: readonly Problem[];
+  /** Endpoints left out. */
+  readonly excluded: readonly Problem[];
+}
+
+export class BackendResolution {
+  /** Sorted by name; frozen, like the lists patched from it. */
+  backends: readonly Backend[] = Object.freeze([]);
+  /** What the backends' problems add to the model, sorted. */
+  excluded: readonly Problem[] = NO_PROBLEMS;
+  warnings: readonly Problem[] = NO_PROBLEMS;
+  /** The CA files the backends verify their servers against, sorted by file, each once. */
+  caCertificates: readonly CaCertificate[] = Object.freeze([]);
+
+  /** Per backend verifying its servers against a CA Secret, its CA file; undefined while the Secret is unusable. */
+  readonly #cas = new Map<string, CaCertificate | undefined>();
+  readonly #byName = new Map<string, Backend>();
+  /** What each backend's users ask of it, settled (see backend-settings.ts). */
+  readonly #settings = new BackendSettingsTable();
+  /** The troubles of the few backends that have some. */
+  readonly #troubles = new Map<string, Trouble>();
+  /**
+   * Backend names by "namespace/service": what a changed Service or slice
+   * touches. Made when first asked for (a cold start never needs it), then
+   * kept up to date.
+   */
+  #byService: Map<string, string[]> | undefined;
+
+  /**
+   * Brings the backends in line with the aggregate. `changed`: backends that
+   * came, went or changed users since the last update; `touched`: the
+   * Services ("namespace/name") whose Service or slices changed, or
+   * undefined when the stores cannot tell (then every backend is resolved
+   * again, which the per-object caches keep cheap); `secretsChanged`: the
+   * Secrets may have changed, so backends verifying against a CA Secret
+   * are resolved again.
+   */
+  update(aggregate: IngressAggregate, changed: ReadonlySet<string>, touched: ReadonlySet<string> | undefined, secretsChanged: boolean, sources: IngressSources, cache: ServerCache): void {
+    const everything = touched === undefined;
+    const again = new Set<string>(secretsChanged ? this.#cas.keys() : []);
+    // A backend's users move only with the backends the aggregate names, a re-read Ingress's included.
+    let problemsMoved = false;
+    for (const name of changed) problemsMoved = this.#settings.settle(name, aggregate.referrers(name).asks()) || problemsMoved;
+    if (touched !== undefined && touched.size > 0) {
+      const byService = this.#servicesIndex();
+      for (const service of touched) for (const name of byService.get(service) ?? []) again.add(name);
+    }
+    /** Backends whose Backend object changed; each name is settled once. */
+    const moved: string[] = [];
+    let casMoved = false;
+    const settle = (name: string) => {
+      const before = this.#byName.get(name);
+      // A route its policy answers (a redirect) names no backend (see claims.ts).
+      const ref = name === NO_BACKEND.name ? undefined : aggregate.backend(name);
+      if (!ref) {
+        if (!before) return;
+        this.#byName.delete(name);
+        this.#index(before, name, false);
+        moved.push(name);
+        problemsMoved = this.#troubles.delete(name) || problemsMoved;
+        casMoved = this.#cas.delete(name) || casMoved;
+        return;
+      }
+      const settings = this.#settings.get(name);
+      if (before && !everything && !again.has(name) && before.settings === settings && before.split === ref.split) {
+        // Only its users changed: its issue, if any, is theirs to hear now.
+        const trouble = this.#troubles.get(name);
+        if (trouble?.issue !== undefined) {
+          this.#troubles.set(name, { ...trouble, warnings: issueWarnings(name, trouble.issue, aggregate) });
+          problemsMoved = true;
+        }
+        return;
+      }
+      let { backend, resolved } = resolveBackend(ref, settings, sources, cache);
+      const verifyCa = backend.transport?.caFile === undefined ? undefined : settings.protocol!.verifyCa!;
+      if (verifyCa !== undefined || this.#cas.has(name)) {
+        const ca = verifyCa && caOf(verifyCa, backend.transport!.caFile!, sources, cache);
+        const file = ca !== undefined && 'file' in ca ? ca : undefined;
+        if (verifyCa === undefined) this.#cas.delete(name);
+        else this.#cas.set(name, file);
+        casMoved = true;
+        if (ca !== undefined && !('file' in ca)) {
+          // Unverifiable servers are not served: HAProxy gets none rather than ones it cannot trust.
+          backend = Object.freeze(withSource({ ...backend, servers: Object.freeze([]) }, sourceOf(backend)!));
+          resolved = { servers: backend.servers, issue: ca.issue, problems: resolved.problems };
+          if (before && before.servers.length === 0 && before.transport === backend.transport && before.settings === backend.settings) backend = before;
+        }
+      }
+      if (backend !== before) {
+        this.#byName.set(name, backend);
+        if (before) this.#index(before, name, false);
+        this.#index(backend, name, true);
+        moved.push(name);
+      }
+      const { issue, problems } = resolved;
+      if (issue !== undefined || problems.length > 0) {
+        const excluded = new ProblemList();
+        excluded.addAll(problems);
+        this.#troubles.set(name, { issue, warnings: issueWarnings(name, issue, aggregate), excluded: excluded.sorted() });
+        problemsMoved = true;
+      } else {
+        problemsMoved = this.#troubles.delete(name) || problemsMoved;
+      }
+    };
+    for (const name of changed) settle(name);
+    for (const name of everything ? aggregate.backendNames() : again) if (!changed.has(name)) settle(name);
+    this.backends = patchSorted(
+      this.backends,
+      moved,
+      (name) => this.#byName.get(name),
+      () => this.#byName.values(),
+      (backend) => backend.name,
+      compareCodeUnits,
+    );
+    if (casMoved) {
+      const byFile = new Map<string, CaCertificate>();
+      for (const ca of this.#cas.values()) if (ca !== undefined) byFile.set(ca.file, ca);
+      this.caCertificates = Object.freeze([...byFile.values()].sort((a, b) => compareCodeUnits(a.file, b.file)));
+    }
+    if (problemsMoved) {
+      const excluded = new ProblemList();
+      const warnings = new ProblemList();
+      for (const trouble of this.#troubles.values()) {
+        excluded.addAll(trouble.excluded);
+        warnings.addAll(trouble.warnings);
+      }
+      for (const conflicts of this.#settings.warnings()) warnings.addAll(conflicts);
+      this.excluded = excluded.sorted();
+      this.warnings = warnings.sorted();
+    }
+  }
+
+  #servicesIndex(): Map<string, string[]> {
+    if (!this.#byService) {
+      this.#byService = new Map();
+      for (const [name, backend] of this.#byName) this.#index(backend, name, true);
+    }
+    return this.#byService;
+  }
+
+  #index(backend: Backend, name: string, used: boolean): void {
+    const byService = this.#byService;
+    if (!byService) return;
+    // A split backend is touched by each of its Services.
+    const keys = backend.split ? backend.split.map((share) => serviceKey(share.namespace, share.service)) : [serviceKey(backend.namespace, backend.service)];
+    for (const key of keys) {
+      const names = byService.get(key);
+      if (used) {
+        if (names) names.push(name);
+        else byService.set(key, [name]);
+      } else if (names) {
+        if (names.length === 1) byService.delete(key);
+        else names.splice(names.indexOf(name), 1);
+      }
+    }
+  }
+}
+
+/** The CA file of a Secret, or why its servers cannot be verified. */
+function caOf(ref: SecretRef, file: string, sources: IngressSources, cache: ServerCache): CaCertificate | { readonly issue: string } {
+  const label = describeObject('Secret', ref.namespace, ref.name);
+  const secret = sources.secret(ref.namespace, ref.name);
+  if (!secret) return { issue: `the CA ${label} to verify its servers with is not found` };
+  let checked = cache.caSecrets.get(secret);
+  if (!checked) cache.caSecrets.set(secret, (checked = checkCaSecret(secret)));
+  if (!checked.ok) return { issue: `the CA ${label} to verify its servers with is unusable: ${checked.field} ${checked.reason}` };
+  return Object.freeze({ file, pem: checked.pem });
+}
+
+/** A backend without servers is reported on every Ingress that uses it. */
+function issueWarnings(backend: string, issue: string | undefined, aggregate: IngressAggregate): readonly Problem[] {
+  if (issue === undefined) return NO_PROBLEMS;
+  return aggregate
+    .referrers(backend)
+    .entries()
+    .map(([label, field]) => ({ object: label, field, message: `backend ${backend} has no servers: ${issue}` }));
+}
+
+/** The Services ("namespace/name") a changed Service or EndpointSlice belongs to. */
+export function touchedServices(changed: readonly KubeObject[]): Set<string> {
+  const services = new Set<string>();
+  for (const object of changed) {
+    const namespace = object.metadata.namespace ?? '';
+    const owner = object.metadata.labels?.[SERVICE_NAME_LABEL];
+    if (object.kind === 'EndpointSlice') {
+      if (owner !== undefined) services.add(serviceKey(namespace, owner));
+    } else {
+      // A Service (or an object of unknown kind: counted as both, to be safe).
+      services.add(serviceKey(namespace, object.metadata.name));
+      if (owner !== undefined) services.add(serviceKey(namespace, owner));
+    }
+  }
+  return services;
+}

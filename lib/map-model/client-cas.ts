@@ -1,0 +1,117 @@
+import type { SecretRef } from '../routing/settings.ts';
+import { compareCodeUnits } from '../compare.ts';
+import type { KubeObject, Problem } from '../pipeline/model.ts';
+import { sourceOf } from '../pipeline/value-source.ts';
+import { checkCaSecret, type CheckedCa } from './certificates.ts';
+import { describeObject } from '../object-fields/names.ts';
+import { NO_PROBLEMS } from './problems.ts';
+import type { RoutePolicy } from './route-policies.ts';
+import { caCertificateFile } from './transport.ts';
+import type { CaCertificate, SecretUse } from './types.ts';
+
+/**
+ * The CA files client certificates are checked against: one per Secret a
+ * route policy's client certificate authentication, or a crt-list line,
+ * names. A Secret missing or unusable (no ca.crt, one HAProxy's OpenSSL
+ * refuses, a ca.crl this controller does not apply) gets NOBODY's
+ * certificate instead, whose key was never kept: every client certificate
+ * then fails, so the routes refuse rather than serve without the check
+ * (fail closed), and a warning names the Ingress.
+ */
+
+/** A self-signed CA whose private key was discarded when it was made: it verifies no certificate. */
+const NOBODY = `-----BEGIN CERTIFICATE-----
+MIIB2TCCAX+gAwIBAgIUDcpK4lzlYWoS4Pp5DiyVvPLoUg8wCgYIKoZIzj0EAwIw
+QTE/MD0GA1UEAww2aGFwcm94eS10ZW1wbGF0ZS1pYyB1bnVzYWJsZSBjbGllbnQg
+Q0EgKG5vIGtleSBleGlzdHMpMCAXDTI2MTEyODA1MzUzNloYDzIxMjYxMTA0MDUz
+NTM2WjBBMT8wPQYDVQQDDDZoYXByb3h5LXRlbXBsYXRlLWljIHVudXNhYmxlIGNs
+aWVudCBDQSAobm8ga2V5IGV4aXN0cykwWTATBgcqhkjOPQIBBggqhkjOPQMBBwNC
+AAQW8nn5cdmiQNCstNw35WBk/PRgD0gpFC07YEKMj/StF2Tj3kUFmh58xcy+cgWn
+8XoYHkYtwahSQqlUEf00riXPo1MwUTAdBgNVHQ4EFgQUYI/mfHHAH18KQd78F/2y
+F3rvgXYwHwYDVR0jBBgwFoAUYI/mfHHAH18KQd78F/2yF3rvgXYwDwYDVR0TAQH/
+BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiEA6AvWDQC5k1bRp1Vq9X1d5HS7NXtr
+149DEJgUp42BZqcCICoEGr3o2Umj7Wrvj9SZNyPndM7RBikLnNMs6UaZo+vL
+-----END CERTIFICATE-----
+`;
+
+/**
+ * The general file a client CA is written to: apart from the same Secret's
+ * file for verifying servers (caCertificateFile), which holds its real
+ * ca.crt where this one may hold NOBODY's.
+ */
+export function clientCaFileOf(ref: SecretRef): string {
+  return caCertificateFile(ref).replace(/__ca\.pem$/, '__client-ca.pem');
+}
+
+export interface ClientCas {
+  /** Sorted by file. */
+  readonly files: readonly CaCertificate[];
+  readonly warnings: readonly Problem[];
+}
+
+const NONE: ClientCas = Object.freeze({ files: Object.freeze([]), warnings: NO_PROBLEMS });
+
+const REFUSES = 'its client certificate authentication refuses every certificate';
+
+export function resolveClientCas(
+  policies: readonly RoutePolicy[],
+  uses: readonly SecretUse[],
+  secret: (namespace: string, name: string) => KubeObject | undefined,
+  cache: WeakMap<KubeObject, CheckedCa>,
+  last: ClientCas = NONE,
+): ClientCas {
+  /** Per file, its Secret and the policy asking for it (the first), whose object a warning names. */
+  const wanted = new Map<string, { readonly ref: SecretRef; readonly policy: RoutePolicy | undefined }>();
+  for (const policy of policies) {
+    const ref = policy.settings.clientCertificate?.ca;
+    if (ref !== undefined && !wanted.has(clientCaFileOf(ref))) wanted.set(clientCaFileOf(ref), { ref, policy });
+  }
+  for (const use of uses) for (const ref of Object.values(use.clientCas ?? {})) if (!wanted.has(clientCaFileOf(ref))) wanted.set(clientCaFileOf(ref), { ref, policy: undefined });
+  if (wanted.size === 0) return NONE;
+  const files: CaCertificate[] = [];
+  const warnings: Problem[] = [];
+  for (const [file, { ref, policy }] of [...wanted].sort(([a], [b]) => compareCodeUnits(a, b))) {
+    const label = describeObject('Secret', ref.namespace, ref.name);
+    const found = secret(ref.namespace, ref.name);
+    let why: string | undefined;
+    if (!found) why = `${label} not found`;
+    else {
+      let checked = cache.get(found);
+      if (!checked) cache.set(found, (checked = checkCaSecret(found)));
+      if (!checked.ok) why = `${label} ${checked.field} ${checked.reason}`;
+      else if (hasCrl(found)) why = `${label} holds a ca.crl, and revocation lists are not applied`;
+      else files.push(Object.freeze({ file, pem: checked.pem }));
+    }
+    if (why === undefined) continue;
+    files.push(Object.freeze({ file, pem: NOBODY }));
+    const asking = policy && sourceOf(policy);
+    warnings.push({ object: asking?.label ?? label, field: asking?.field ?? '', message: `${why}: ${REFUSES}` });
+  }
+  return {
+    files: sameFiles(last.files, files) ? last.files : Object.freeze(files),
+    warnings: warnings.length === 0 ? NO_PROBLEMS : warnings,
+  };
+}
+
+function hasCrl(secret: KubeObject): boolean {
+  const data = secret['data'];
+  return typeof data === 'object' && data !== null && typeof (data as Record<string, unknown>)['ca.crl'] === 'string';
+}
+
+function sameFiles(before: readonly CaCertificate[], after: readonly CaCertificate[]): boolean {
+  return before.length === after.length && after.every((ca, i) => ca.file === before[i]!.file && ca.pem === before[i]!.pem);
+}
+
+/** The SNI names of a Secret grouped by the CA file their client certificates are checked against (none first), each group a crt-list line's options. */
+export function hostsByClientCa(hosts: readonly string[], clientCas: SecretUse['clientCas']): readonly { readonly clientCaFile: string | undefined; readonly hosts: readonly string[] }[] {
+  if (clientCas === undefined) return [{ clientCaFile: undefined, hosts }];
+  const groups = new Map<string | undefined, string[]>([[undefined, []]]);
+  for (const host of hosts) {
+    const ref = clientCas[host];
+    const file = ref && clientCaFileOf(ref);
+    const group = groups.get(file);
+    if (group) group.push(host);
+    else groups.set(file, [host]);
+  }
+  return [...groups].filter(([, group]) => group.length > 0).map(([file, group]) => ({ clientCaFile: file, hosts: group }));
+}

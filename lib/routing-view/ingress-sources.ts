@@ -1,0 +1,169 @@
+import type { ControllerConfig, WatchedResource } from '../config/types.ts';
+import type { KubeObject, StoreReader } from '../pipeline/model.ts';
+import type { IngressSources } from '../map-model/types.ts';
+import type { TranslatedObject } from '../routing/translated.ts';
+import { ingressTranslator } from '../ingress/translate-ingress.ts';
+import { translateHttpRoute } from '../gateway/translate-http-route.ts';
+import { TranslationCache } from '../gateway/translation-cache.ts';
+import { certificateClaims } from '../gateway/certificates.ts';
+import { GatewayApiMemo, readGatewayApi, type GatewayApiModel, type RouteOutcome } from '../gateway/gateway-api.ts';
+import { storeSources, watchesGatewayApi } from '../gateway/store-sources.ts';
+
+const serviceNameLabel = 'kubernetes.io/service-name';
+
+function isKind(resource: WatchedResource, kind: string, plural: string): boolean {
+  return resource.kind === kind || resource.resource === plural;
+}
+
+/** True when the store is indexed by namespace, then the EndpointSlice's service label. */
+function indexedByService(resource: WatchedResource): boolean {
+  const [first, second] = resource.indexBy.map((path) => path.segments.join('\u0000'));
+  return first === ['metadata', 'namespace'].join('\u0000') && second === ['metadata', 'labels', serviceNameLabel].join('\u0000');
+}
+
+/** The watched resources the Ingress view model reads, by their role. */
+export interface IngressResources {
+  readonly ingresses: WatchedResource | undefined;
+  readonly services: WatchedResource | undefined;
+  readonly slices: WatchedResource | undefined;
+  readonly secrets: WatchedResource | undefined;
+}
+
+export function ingressResources(config: ControllerConfig): IngressResources {
+  const find = (kind: string, plural: string) => config.watchedResources.find((r) => isKind(r, kind, plural));
+  return { ingresses: find('Ingress', 'ingresses'), services: find('Service', 'services'), slices: find('EndpointSlice', 'endpointslices'), secrets: find('Secret', 'secrets') };
+}
+
+/**
+ * Connects the typed Ingress view model to the watched stores, when the
+ * configuration watches Ingresses, Services and EndpointSlices (Secrets are
+ * optional: without them TLS entries are reported missing). Lookups go
+ * through the indexes when the configuration indexes the way the model
+ * asks, and fall back to a scan otherwise.
+ */
+export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, cache?: RouteSourcesCache): IngressSources | undefined {
+  const { ingresses, services, slices, secrets } = ingressResources(config);
+  if (!ingresses || !services || !slices) return undefined;
+  const store = (resource: WatchedResource | undefined) => (resource ? stores.get(resource.name) : undefined);
+  // TLS Secrets first, then every other watched Secret resource (basic auth's Opaque Secrets).
+  const secretStores = [secrets, ...config.watchedResources.filter((resource) => resource !== secrets && isKind(resource, 'Secret', 'secrets'))].map(store);
+  const ingressStore = store(ingresses);
+  const sliceStore = store(slices);
+  const byIndex = indexedByService(slices);
+  const changesSince = ingressStore?.changesSince?.bind(ingressStore);
+  return {
+    ...gatewayRoutes(config, stores, cache),
+    className: config.ingress.className,
+    translate: ingressTranslator(config.ingress.className),
+    sharedHostNamespaces: config.ingress.sharedHostNamespaces,
+    ingresses: ingressStore?.list() ?? [],
+    stores: [ingressStore, store(services), sliceStore, ...secretStores],
+    ingressChanges: ingressStore &&
+      changesSince && {
+        version: ingressStore.version,
+        since: changesSince,
+        current: (ingress) => ingressStore.get(ingress.metadata.namespace, ingress.metadata.name),
+      },
+    service: (namespace, name) => store(services)?.get(namespace, name),
+    endpointSlices: (namespace, service): readonly KubeObject[] => {
+      if (!sliceStore) return [];
+      if (byIndex) return sliceStore.lookup(namespace, service);
+      return sliceStore.list().filter((slice) => slice.metadata.namespace === namespace && slice.metadata.labels?.[serviceNameLabel] === service);
+    },
+    secret: (namespace, name) => {
+      for (const reader of secretStores) {
+        const found = reader?.get(namespace, name);
+        if (found) return found;
+      }
+      return undefined;
+    },
+    versions: {
+      services: store(services)?.version ?? -1,
+      endpointSlices: sliceStore?.version ?? -1,
+      secrets: secretStores.map((reader) => reader?.version ?? -1),
+    },
+    // Secrets only matter to certificates and userlists, which are always looked at again when their versions move.
+    changedSince: (versions) => {
+      const changed: KubeObject[] = [];
+      for (const [reader, since] of [
+        [store(services), versions.services],
+        [sliceStore, versions.endpointSlices],
+      ] as const) {
+        if (!reader) continue;
+        if (!reader.changesSince) return undefined;
+        const objects = reader.changesSince(since);
+        if (objects === undefined) return undefined;
+        changed.push(...objects);
+      }
+      return changed;
+    },
+  };
+}
+
+/**
+ * What one build of the sources leaves for the next, so that 10k HTTPRoutes
+ * are not judged and translated again at every render: the Gateway API
+ * model's memo, and each HTTPRoute's translation, kept while its records
+ * are the same (so the map model sees the same translation and reads the
+ * route no further).
+ */
+export class RouteSourcesCache {
+  readonly gatewayApi = new GatewayApiMemo();
+  readonly translations = new TranslationCache();
+  last: { readonly model: GatewayApiModel; readonly routed: GatewayRoutes } | undefined;
+  /** The last model's route outcomes in order, and the translation each gave (none without records). */
+  lastOutcomes: { readonly outcomes: readonly RouteOutcome[]; readonly translated: readonly (TranslatedObject | undefined)[] } | undefined;
+}
+
+type GatewayRoutes = Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates'>;
+
+/**
+ * The HTTPRoutes this controller's Gateways accept, translated, and the
+ * Gateway API's problems; nothing when the configuration watches no
+ * Gateway API kind. What an HTTPRoute is served as depends on its
+ * Gateways, grants and Services: with a cache, only the HTTPRoutes that
+ * changed are judged and translated again while those stay the same.
+ */
+function gatewayRoutes(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, cache: RouteSourcesCache | undefined): GatewayRoutes {
+  if (!watchesGatewayApi(config.watchedResources)) return {};
+  const model = readGatewayApi(storeSources(stores, config.watchedResources, config.gatewayApi), cache?.gatewayApi);
+  if (cache?.last?.model === model) return cache.last.routed;
+  const routed = routedObjects(model, cache);
+  if (cache) cache.last = { model, routed };
+  return routed;
+}
+
+/**
+ * Each HTTPRoute's translation (its records in precedence order), and the
+ * model's problems. A cache keeps the last translation of each while its
+ * records are the same; an outcome in the same place as in the last model
+ * is not looked up at all.
+ */
+export function routedObjects(model: GatewayApiModel, cache?: RouteSourcesCache): GatewayRoutes {
+  const httpRoutes: TranslatedObject[] = [];
+  const previous = cache?.lastOutcomes;
+  const outcomes: RouteOutcome[] = [];
+  const translatedList: (TranslatedObject | undefined)[] = [];
+  for (const outcome of model.routes.values()) {
+    const at = outcomes.length;
+    const translated = previous?.outcomes[at] === outcome ? previous.translated[at] : translation(outcome, cache?.translations);
+    outcomes.push(outcome);
+    translatedList.push(translated);
+    if (translated) httpRoutes.push(translated);
+  }
+  if (cache) cache.lastOutcomes = { outcomes, translated: translatedList };
+  const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field, fallback }) => ({
+    namespace,
+    name: secret,
+    hosts,
+    label: object,
+    field,
+    ...(fallback ? { fallback } : {}),
+  }));
+  return { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates };
+}
+
+function translation(outcome: RouteOutcome, kept: TranslationCache | undefined): TranslatedObject | undefined {
+  if (outcome.records.length === 0) return undefined;
+  return kept ? kept.translation(outcome) : translateHttpRoute(outcome);
+}
