@@ -71,6 +71,18 @@ describe('kept stage', () => {
     expect(handedOver).to.deep.equal([2]);
   });
 
+  it('hands over the newest stores once the next pipeline has subscribed, never a snapshot twice', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // The next pipeline subscribes at 5, in the frame revision 3 comes: the hand-over waits for the
+      // scheduler (until the whole pipeline has subscribed), so it hands over revision 3, once, and
+      // goes on with revision 4.
+      const source = hot('-a---c-d-', { a: snapshot(1), c: snapshot(3, change('c', 5)), d: snapshot(4, change('d', 7)) });
+      const watch = source.pipe(kept({ key: 'stores', kept: new Map(), connector: () => replayingStores(() => undefined), graceMs: 3, released: NEVER }));
+      expectObservable(watch, '^--!').toBe('     -a-', { a: snapshot(1) });
+      expectObservable(watch, '-----^---!').toBe('-----c-d-', { c: snapshot(3), d: snapshot(4, change('d', 7)) } satisfies Record<string, Snapshot>);
+    });
+  });
+
   it('stops a watch nobody reads at once when the mode stops, and forgets it', () => {
     const watches: KeptWatches = new Map();
     testScheduler().run(({ hot, expectObservable, expectSubscriptions }) => {

@@ -1,4 +1,4 @@
-import { Observable, ReplaySubject, Subject, type SubjectLike } from 'rxjs';
+import { asapScheduler, Observable, ReplaySubject, Subject, Subscription, type SchedulerLike, type SubjectLike } from 'rxjs';
 import { EventReplay } from '../../lib/pipeline/event-replay.ts';
 import type { ResourceEvent, Snapshot } from '../../lib/pipeline/model.ts';
 
@@ -29,19 +29,27 @@ export function replayingLast<T>(): SubjectLike<T> {
 /**
  * A subject of store snapshots that hands the stores to each subscriber that
  * comes after the first snapshot (the next controller configuration's
- * pipeline): `handedOver` is told, then the subscriber gets the last
+ * pipeline): `handedOver` is told, then the subscriber gets the newest
  * snapshot as the initial one of its stores (no change of its own: nothing
- * changed, the configuration did).
+ * changed, the configuration did), and the live ones after it. The hand-over
+ * waits for `scheduler` (the microtask queue by default: before any watch
+ * event can come), as a first list would come after the whole pipeline has
+ * subscribed, the fleet's members included, which its first render reads.
  */
-export function replayingStores(handedOver: (snapshot: Snapshot) => void): SubjectLike<Snapshot> {
+export function replayingStores(handedOver: (snapshot: Snapshot) => void, scheduler: SchedulerLike = asapScheduler): SubjectLike<Snapshot> {
   let last: Snapshot | undefined;
   const live = new Subject<Snapshot>();
   const replayed = new Observable<Snapshot>((subscriber) => {
-    if (last !== undefined) {
-      handedOver(last);
-      subscriber.next({ ...last, change: undefined });
-    }
-    return live.subscribe(subscriber);
+    if (last === undefined) return live.subscribe(subscriber);
+    const subscription = new Subscription();
+    subscription.add(
+      scheduler.schedule(() => {
+        handedOver(last!);
+        subscriber.next({ ...last!, change: undefined });
+        subscription.add(live.subscribe(subscriber));
+      }),
+    );
+    return subscription;
   });
   return {
     next: (snapshot) => {
