@@ -29,6 +29,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { defaultConfigPath, packageRoot } from '../lib/cli/package-root.ts';
+import { metricPrefix } from '../lib/telemetry/metrics.ts';
 import { Notifier } from '../spec/support/notifier.ts';
 import { createControllerObjects, createHaproxyPod } from '../spec/support/cluster-fixtures.ts';
 import { startEmulator } from '../spec/support/dataplane-emulator/index.ts';
@@ -47,14 +48,13 @@ const TARGET_MS = 1_000;
 const POD_ADDRESS = '127.0.0.9';
 const NAMESPACE = 'haproxy';
 const DEPLOYED = /deployed revision \d+ to haproxy\/haproxy-0/;
-const PREFIX = 'haproxy_template_ic_';
 
 /** The sums of the controller's render and validation histograms, in ms. */
 async function effortMs(metricsPort: number): Promise<{ readonly render: number; readonly validate: number }> {
   const exposition = parseExposition(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(), { openMetrics: false });
   return {
-    render: histogramTotals(exposition, `${PREFIX}render_duration_seconds`).sum * 1000,
-    validate: histogramTotals(exposition, `${PREFIX}validation_duration_seconds`, { result: 'valid' }).sum * 1000,
+    render: histogramTotals(exposition, `${metricPrefix}render_duration_seconds`).sum * 1000,
+    validate: histogramTotals(exposition, `${metricPrefix}validation_duration_seconds`, { result: 'valid' }).sum * 1000,
   };
 }
 
