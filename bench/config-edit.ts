@@ -3,7 +3,7 @@
  * serves BENCH_CONFIG_EDIT_SIZES (10k) Ingresses, each with a Service and an
  * EndpointSlice (bench/world.ts), one HAProxy pod is a Data Plane API
  * emulator with a real HAProxy, and `haproxy-template-ic run` starts as its
- * own process, as in bench/cold-start.ts. Once it has deployed, the ConfigMap
+ * own process, as in bench/cold-start.ts (bench/cluster-world.ts). Once it has deployed, the ConfigMap
  * is edited BENCH_CONFIG_EDITS (5) times, each edit a template change
  * (`timeout client`), each made once the last is deployed; then once more
  * adding a watched resource (every ConfigMap), which must list that resource
@@ -24,20 +24,13 @@
  * Run with `npm run bench` (or `node bench/config-edit.ts`; BENCH_VERBOSE=1
  * shows the controller's log).
  */
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { defaultConfigPath, packageRoot } from '../lib/cli/package-root.ts';
 import { metricPrefix } from '../lib/telemetry/metrics.ts';
+import type { FakeApiServer } from '../spec/support/fake-apiserver/index.ts';
 import { Notifier } from '../spec/support/notifier.ts';
-import { createControllerObjects, createHaproxyPod } from '../spec/support/cluster-fixtures.ts';
-import { startEmulator } from '../spec/support/dataplane-emulator/index.ts';
-import { startFakeApiServer, type FakeApiServer } from '../spec/support/fake-apiserver/index.ts';
 import { reservePort } from '../spec/support/ports.ts';
 import { histogramTotals, parseExposition } from '../spec/support/prometheus-text.ts';
+import { NAMESPACE, POD, replaced, startClusterWorld, startController } from './cluster-world.ts';
 import { median } from './timing.ts';
-import { endpointSliceObject, ingressObject, NAMESPACES, serviceObject } from './world.ts';
 
 const SIZES = process.env['BENCH_CONFIG_EDIT_SIZES']?.split(',').map(Number) ?? [10_000];
 const EDITS = Number(process.env['BENCH_CONFIG_EDITS'] ?? 5);
@@ -45,9 +38,7 @@ if (SIZES.some((size) => !Number.isInteger(size) || size < 1) || !Number.isInteg
   throw new Error('BENCH_CONFIG_EDIT_SIZES must list positive integers and BENCH_CONFIG_EDITS be a positive integer');
 }
 const TARGET_MS = 1_000;
-const POD_ADDRESS = '127.0.0.9';
-const NAMESPACE = 'haproxy';
-const DEPLOYED = /deployed revision \d+ to haproxy\/haproxy-0/;
+const DEPLOYED = new RegExp(`deployed revision \\d+ to ${POD}`);
 
 /** The sums of the controller's render and validation histograms, in ms. */
 async function effortMs(metricsPort: number): Promise<{ readonly render: number; readonly validate: number }> {
@@ -77,21 +68,9 @@ interface Row {
   readonly resourceAdded: Edit;
 }
 
-/** The shipped configuration with the bench's ports, and `timeout client` of `seconds`. */
-function configText(ports: { readonly http: number; readonly https: number; readonly status: number; readonly dataplane: number }): (seconds: number, extra?: string) => string {
-  const shipped = readFileSync(defaultConfigPath(), 'utf8');
-  let text = shipped;
-  const replace = (from: string | RegExp, to: string) => {
-    if (!text.match(from)) throw new Error(`the shipped configuration no longer has ${String(from)}`);
-    text = text.replace(from, to);
-  };
-  replace('  httpPort: 80\n', `  httpPort: ${ports.http}\n`);
-  replace('  httpsPort: 443\n', `  httpsPort: ${ports.https}\n`);
-  replace('  statusPort: 8404\n', `  statusPort: ${ports.status}\n`);
-  replace('  port: 5555\n', `  port: ${ports.dataplane}\n`);
-  replace('timeout client 30s', 'timeout client TIMEOUT');
-  replace(/^ignoreFields:/m, 'EXTRAignoreFields:');
-  const base = text;
+/** The configuration as the world lays it out, with `timeout client` of `seconds` and `extra` watched resources. */
+function variants(config: string): (seconds: number, extra?: string) => string {
+  const base = replaced(replaced(config, 'timeout client 30s', 'timeout client TIMEOUT'), /^ignoreFields:/m, 'EXTRAignoreFields:');
   return (seconds, extra = '') => base.replace('timeout client TIMEOUT', `timeout client ${seconds}s`).replace('EXTRAignoreFields:', `${extra}ignoreFields:`);
 }
 
@@ -110,64 +89,28 @@ function listsSince(fake: FakeApiServer, at: number): string[] {
 }
 
 async function measure(size: number): Promise<Row> {
-  const fake = await startFakeApiServer({ historyLimit: 100 });
-  const dataplanePort = await reservePort(POD_ADDRESS);
-  const emulator = await startEmulator({
-    pod: { baseDir: '/etc/haproxy', statsSocket: '/var/run/haproxy/admin.sock', address: POD_ADDRESS },
-    listen: { host: POD_ADDRESS, port: dataplanePort },
+  let config: (seconds: number, extra?: string) => string = () => '';
+  const world = await startClusterWorld(size, (laidOut) => {
+    config = variants(laidOut);
+    return config(30);
   });
+  const { fake } = world;
   try {
-    const config = configText({ http: await reservePort(POD_ADDRESS), https: await reservePort(POD_ADDRESS), status: await reservePort(POD_ADDRESS), dataplane: dataplanePort });
-    for (let n = 0; n < NAMESPACES; n++) fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${n}` } });
-    const strip = (object: ReturnType<typeof ingressObject>) => ({ ...object, metadata: { ...object.metadata, uid: undefined, resourceVersion: undefined } });
-    for (let i = 0; i < size; i++) {
-      fake.create(strip(ingressObject(i)));
-      fake.create(strip(serviceObject(i)));
-      fake.create(strip(endpointSliceObject(i, 1, 1)));
-    }
-    const { user, password } = emulator.credentials;
-    createControllerObjects(fake, NAMESPACE, { config: config(30), secret: 'haproxy-template-ic-credentials', username: user, password });
-    createHaproxyPod(fake, NAMESPACE, 'haproxy-0', POD_ADDRESS);
-
-    const metricsPort = await reservePort();
-    const started = process.hrtime.bigint();
-    const controller = spawn(
-      process.execPath,
-      [
-        join(packageRoot(), 'streams', 'main.ts'),
-        'run',
-        '--kubeconfig',
-        fake.kubeconfigPath,
-        '--namespace',
-        NAMESPACE,
-        '--identity',
-        'bench',
-        '--no-leader-election',
-        '--bind-address',
-        '127.0.0.1',
-        '--health-port',
-        String(await reservePort()),
-        '--metrics-port',
-        String(metricsPort),
-        '--webhook-port',
-        String(await reservePort()),
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const errors: string[] = [];
-    createInterface({ input: controller.stderr }).on('line', (line) => errors.push(line));
     let deployments = 0;
     let lastDeployMs = 0;
     const deployed = new Notifier();
-    createInterface({ input: controller.stdout }).on('line', (line) => {
-      if (process.env['BENCH_VERBOSE']) process.stderr.write(`${line}\n`);
-      if (DEPLOYED.test(line)) {
+    const metricsPort = await reservePort();
+    const started = process.hrtime.bigint();
+    const controller = await startController(world, {
+      metricsPort,
+      line: (line) => {
+        if (!DEPLOYED.test(line)) return;
         lastDeployMs = Number((JSON.parse(line) as { durationMs: number }).durationMs);
         deployments += 1;
         deployed.changed();
-      }
+      },
     });
-    const exited = new Promise<never>((_, reject) => controller.once('exit', (code) => reject(new Error(`the controller exited (${code}):\n${errors.join('\n')}`))));
+    const exited = new Promise<never>((_, reject) => controller.process.once('exit', (code) => reject(new Error(`the controller exited (${code}):\n${controller.errors.join('\n')}`))));
     // Its exit at the end, once stopped, is no failure of a race already won.
     exited.catch(() => undefined);
     /** Resolves at the next deployment after `count` of them, with the time since `from`. */
@@ -175,7 +118,7 @@ async function measure(size: number): Promise<Row> {
       Promise.race([
         deployed.until(
           () => (deployments > count ? Number(process.hrtime.bigint() - from) / 1e6 : undefined),
-          () => `deployment ${count + 1} (${errors.join('\n')})`,
+          () => `deployment ${count + 1} (${controller.errors.join('\n')})`,
           120_000,
         ),
         exited,
@@ -198,12 +141,10 @@ async function measure(size: number): Promise<Row> {
       const resourceAdded = await edit(config(30 + EDITS + 1, '  allconfigmaps:\n    apiVersion: v1\n    kind: ConfigMap\n\n'));
       return { size, coldStartMs, coldRenderMs, templateEdits, resourceAdded };
     } finally {
-      controller.kill('SIGTERM');
-      await new Promise((resolve) => controller.once('exit', resolve));
+      await controller.stop();
     }
   } finally {
-    await emulator.stop();
-    await fake.close();
+    await world.close();
   }
 }
 
