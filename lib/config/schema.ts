@@ -193,7 +193,12 @@ export const controllerConfigSchema = section(
     },
     ingress: section(
       {
-        className: { kind: 'string', rule: rules.dnsSubdomain, default: 'haproxy', description: 'The Ingress class the routing view (`routes` in templates) serves: Ingresses of another class are not translated.' },
+        className: {
+          kind: 'string',
+          rule: rules.dnsSubdomain,
+          default: 'haproxy',
+          description: 'The Ingress class the routing view (`routes` in templates) serves: Ingresses of another class are not translated.',
+        },
         sharedHostNamespaces: {
           kind: 'list',
           item: { kind: 'string', rule: rules.dnsLabel, description: 'A namespace, or `*` alone for every namespace.' },

@@ -6,7 +6,7 @@ import type { TranslatedObject } from '../routing/translated.ts';
 import type { Referrers } from './problems.ts';
 
 /**
- * The view model the shipped templates render (built by view-model.ts): HTTP
+ * The view model the shipped templates render (built by build-model.ts): HTTP
  * routing by a host map, then an exact-path map and a prefix-path map keyed
  * by host key and path; and what it is built from.
  *
@@ -17,7 +17,7 @@ import type { Referrers } from './problems.ts';
  * rest is still built: one bad Ingress never takes the others down.
  */
 
-export interface IngressSources {
+export interface MapModelSources {
   /** Ingress class to serve (default "haproxy"). */
   readonly className: string;
   readonly ingresses: readonly KubeObject[];
@@ -117,7 +117,7 @@ export interface SuffixLookup {
   readonly more: readonly number[];
 }
 
-export interface IngressModel {
+export interface MapModel {
   /** host.map lines: every distinct host key, sorted. */
   readonly hosts: readonly HostEntry[];
   /**

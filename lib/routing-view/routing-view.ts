@@ -1,6 +1,6 @@
-import { buildIngressModel, IngressModelCache } from '../map-model/view-model.ts';
+import { buildMapModel, MapModelCache } from '../map-model/build-model.ts';
 import type { RendererViews, ViewProvider } from '../render/views.ts';
-import { ingressSources, RouteSourcesCache } from './ingress-sources.ts';
+import { mapModelSources, RouteSourcesCache } from './model-sources.ts';
 import type { TemplateView } from './template-view.ts';
 
 /**
@@ -12,11 +12,11 @@ import type { TemplateView } from './template-view.ts';
  */
 export const routingView: ViewProvider<TemplateView['routes']> = (config) => {
   const routeSources = new RouteSourcesCache();
-  const models = new IngressModelCache();
+  const models = new MapModelCache();
   return (stores) => {
-    const sources = ingressSources(config, stores, routeSources);
+    const sources = mapModelSources(config, stores, routeSources);
     if (sources === undefined) return { value: undefined };
-    const model = buildIngressModel(sources, models);
+    const model = buildMapModel(sources, models);
     return { value: model, certificates: model.certificates, generalFiles: model.caCertificates, excluded: model.excluded, warnings: model.warnings };
   };
 };

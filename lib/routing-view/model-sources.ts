@@ -1,6 +1,6 @@
 import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
-import type { IngressSources } from '../map-model/types.ts';
+import type { MapModelSources } from '../map-model/types.ts';
 import type { TranslatedObject } from '../routing/translated.ts';
 import { ingressTranslator } from '../ingress/translate-ingress.ts';
 import { translateHttpRoute } from '../gateway/translate-http-route.ts';
@@ -41,7 +41,7 @@ export function ingressResources(config: ControllerConfig): IngressResources {
  * through the indexes when the configuration indexes the way the model
  * asks, and fall back to a scan otherwise.
  */
-export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, cache?: RouteSourcesCache): IngressSources | undefined {
+export function mapModelSources(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, cache?: RouteSourcesCache): MapModelSources | undefined {
   const { ingresses, services, slices, secrets } = ingressResources(config);
   if (!ingresses || !services || !slices) return undefined;
   const store = (resource: WatchedResource | undefined) => (resource ? stores.get(resource.name) : undefined);
@@ -115,7 +115,7 @@ export class RouteSourcesCache {
   lastOutcomes: { readonly outcomes: readonly RouteOutcome[]; readonly translated: readonly (TranslatedObject | undefined)[] } | undefined;
 }
 
-type GatewayRoutes = Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates'>;
+type GatewayRoutes = Pick<MapModelSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates'>;
 
 /**
  * The HTTPRoutes this controller's Gateways accept, translated, and the
