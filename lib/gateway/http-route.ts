@@ -49,7 +49,10 @@ export interface RouteRule {
   readonly backends: readonly RouteBackendRef[];
 }
 
+/** A route of any HTTP kind (HTTPRoute, GRPCRoute), read: what attaching and translating it need. */
 export interface HttpRoute {
+  /** KINDS.httpRoute or KINDS.grpcRoute: which listeners admit it, and how messages and records name it. */
+  readonly kind: string;
   readonly object: KubeObject;
   readonly label: string;
   readonly namespace: string;
@@ -70,7 +73,7 @@ export interface HttpRouteRead {
   readonly problems: readonly Problem[];
 }
 
-function readParents(reader: FieldReader, value: unknown, namespace: string): ParentRef[] {
+export function readParents(reader: FieldReader, value: unknown, namespace: string): ParentRef[] {
   const parents: ParentRef[] = [];
   reader.list(value, 'spec.parentRefs').forEach((entry, index) => {
     const field = `spec.parentRefs[${index}]`;
@@ -99,14 +102,14 @@ function readTimeouts(reader: FieldReader, value: unknown, field: string): Route
   return { ...(request === undefined ? {} : { request }), ...(backendRequest === undefined ? {} : { backendRequest }) };
 }
 
-function readBackends(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[]): RouteBackendRef[] {
+export function readBackends(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[], filterTypes?: readonly string[]): RouteBackendRef[] {
   const backends: RouteBackendRef[] = [];
   reader.list(value, field).forEach((entry, index) => {
     const at = `${field}[${index}]`;
     if (!isFields(entry)) return reader.problem(at, 'is not an object');
     const reference = readBackendReference(reader, entry, at, namespace);
     const weight = absent(entry['weight']) ? 1 : reader.integer(entry['weight'], `${at}.weight`, 0, 1_000_000);
-    const filters = readFilters(reader, entry['filters'], `${at}.filters`, namespace, matches);
+    const filters = readFilters(reader, entry['filters'], `${at}.filters`, namespace, matches, filterTypes);
     // The specification gives ExternalAuth support in rules alone, not in backendRefs.
     if (filters.authService !== undefined || filters.settings.gatewayExternalAuth !== undefined) reader.problem(`${at}.filters`, 'ExternalAuth is a filter of a rule, not of a backendRef');
     if (reference && weight !== undefined) backends.push({ reference, weight, settings: filters.settings, mirrors: filters.mirrors });
@@ -130,9 +133,13 @@ function readRule(reader: FieldReader, value: unknown, index: number, namespace:
   return { index, matches: read, settings: timeouts ? { ...filters.settings, timeouts } : filters.settings, mirrors: filters.mirrors, authService: filters.authService, backends };
 }
 
-export function readHttpRoute(object: KubeObject): HttpRouteRead {
+/** How the rules of one kind of route are read: an HTTPRoute's here, a GRPCRoute's in grpc-route.ts. */
+export type RuleReader = (reader: FieldReader, value: unknown, index: number, namespace: string) => RouteRule | undefined;
+
+/** Reads a route of `kind`: parents and hostnames as every HTTP kind has them, its rules by `readRule`. */
+export function readRouteObject(object: KubeObject, kind: string, readRuleOf: RuleReader): HttpRouteRead {
   const { namespace, name } = object.metadata;
-  const reader = new FieldReader(describeObject(KINDS.httpRoute, namespace, name));
+  const reader = new FieldReader(describeObject(kind, namespace, name));
   const ownNamespace = isDnsLabel(namespace) ? namespace : '';
   if (ownNamespace === '') reader.problem('metadata.namespace', `${quote(namespace)} is not a namespace name`);
   const spec = isFields(object['spec']) ? object['spec'] : {};
@@ -142,12 +149,13 @@ export function readHttpRoute(object: KubeObject): HttpRouteRead {
     const checked = reader.take(checkHostname(hostname), `spec.hostnames[${index}]`);
     if (checked !== undefined) hostnames.add(checked);
   });
-  // An absent rules list is one rule matching every path, with no backend (the CRD's default).
+  // An absent rules list is one rule matching every request, with no backend (the CRD's default).
   const listed = absent(spec['rules']) ? [{}] : reader.list(spec['rules'], 'spec.rules');
-  const rules = listed.map((rule, index) => readRule(reader, rule, index, ownNamespace));
+  const rules = listed.map((rule, index) => readRuleOf(reader, rule, index, ownNamespace));
   const label = reader.label;
   if (reader.problems.length > 0) return { label, parents, route: undefined, problems: reader.problems };
   const route: HttpRoute = {
+    kind,
     object,
     label,
     namespace: ownNamespace,
@@ -158,4 +166,8 @@ export function readHttpRoute(object: KubeObject): HttpRouteRead {
     rules: rules as RouteRule[],
   };
   return { label, parents, route, problems: [] };
+}
+
+export function readHttpRoute(object: KubeObject): HttpRouteRead {
+  return readRouteObject(object, KINDS.httpRoute, readRule);
 }

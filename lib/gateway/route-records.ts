@@ -122,7 +122,7 @@ export function translateRoute(route: HttpRoute, attached: readonly AttachedList
           settings,
           entrypoints: sortedEntrypoints,
           ...(only ? { onlyOver: only } : {}),
-          origin: { kind: 'HTTPRoute', namespace: route.namespace, name: route.name, age: route.age, rule: rule.index, match: index, field: `spec.rules[${rule.index}].matches[${index}]` },
+          origin: { kind: route.kind, namespace: route.namespace, name: route.name, age: route.age, rule: rule.index, match: index, field: `spec.rules[${rule.index}].matches[${index}]` },
         });
       });
     }
