@@ -1,0 +1,195 @@
+import { expect } from 'chai';
+import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
+import { readGrpcRoute } from '../../../lib/gateway/grpc-route.ts';
+import { statusWrites } from '../../../lib/gateway/status-writer.ts';
+import { translateHttpRoute } from '../../../lib/gateway/translate-http-route.ts';
+import type { KubeObject } from '../../../lib/pipeline/model.ts';
+import { inPrecedenceOrder } from '../../../lib/routing/precedence.ts';
+import { gateway, grpcRoute, httpListener, httpRoute, service, sources, toService } from './fixtures.ts';
+
+const parentRefs = [{ name: 'gw', namespace: 'infra' }];
+const services = [service('infra', 'grpc'), service('infra', 'grpc-v2')];
+
+/** The route's matches as it reads them: path, and the header matches. */
+function matchesOf(object: KubeObject) {
+  const read = readGrpcRoute(object);
+  expect(read.problems).to.deep.equal([]);
+  return read.route!.rules.flatMap((rule) => rule.matches.map((match) => ({ path: match.path, headers: match.headers })));
+}
+
+function problemsOf(spec: Record<string, unknown>) {
+  return readGrpcRoute(grpcRoute('g', { parentRefs, ...spec })).problems.map((problem) => `${problem.field}: ${problem.message}`);
+}
+
+describe('GRPCRoute', () => {
+  describe('matches, as the paths gRPC calls are (POST /<service>/<method>)', () => {
+    it('reads a service and a method as an Exact path, a service alone as a prefix of its path element, no method match as every call', () => {
+      const route = grpcRoute('g', {
+        parentRefs,
+        rules: [
+          { matches: [{ method: { service: 'shop.v1.Cart', method: 'Add' } }, { method: { service: 'shop.v1.Cart' } }] },
+          { matches: [{ headers: [{ name: 'X-Version', value: '2' }] }] },
+          {},
+        ],
+      });
+      expect(matchesOf(route)).to.deep.equal([
+        { path: { kind: 'exact', value: '/shop.v1.Cart/Add' }, headers: [] },
+        { path: { kind: 'prefix', value: '/shop.v1.Cart' }, headers: [] },
+        { path: { kind: 'prefix', value: '/' }, headers: [{ name: 'x-version', kind: 'exact', value: '2' }] },
+        { path: { kind: 'prefix', value: '/' }, headers: [] },
+      ]);
+    });
+
+    it('reads a method of any service, and RegularExpression matches, as regular expressions over the whole path', () => {
+      const route = grpcRoute('g', {
+        parentRefs,
+        rules: [
+          {
+            matches: [
+              { method: { method: 'Check' } },
+              { method: { type: 'RegularExpression', service: 'shop\\.v[0-9]+\\.Cart', method: 'Add|Remove' } },
+              { method: { type: 'RegularExpression', method: 'Get.*' }, headers: [{ type: 'RegularExpression', name: 'tenant', value: 'a|b' }] },
+            ],
+          },
+        ],
+      });
+      expect(matchesOf(route)).to.deep.equal([
+        { path: { kind: 'regex', value: '/[^/]+/Check' }, headers: [] },
+        { path: { kind: 'regex', value: '/(?:shop\\.v[0-9]+\\.Cart)/(?:Add|Remove)' }, headers: [] },
+        { path: { kind: 'regex', value: '/(?:[^/]+)/(?:Get.*)' }, headers: [{ name: 'tenant', kind: 'regex', value: 'a|b' }] },
+      ]);
+    });
+
+    it('refuses, by field, a method match naming nothing, Exact names gRPC does not allow, and filters a GRPCRoute has not', () => {
+      expect(
+        problemsOf({
+          rules: [
+            { matches: [{ method: { type: 'Exact' } }, { method: { service: 'shop/v1' } }, { method: { service: 'shop', method: 'a b' } }] },
+            { filters: [{ type: 'URLRewrite', urlRewrite: { hostname: 'a.example' } }], backendRefs: [{ name: 'grpc', port: 8080 }] },
+          ],
+        }),
+      ).to.deep.equal([
+        'spec.rules[0].matches[0].method: names neither a service nor a method',
+        'spec.rules[0].matches[1].method.service: "shop/v1" is not a gRPC service name (matching ^\\.?[a-z_][a-z_0-9]*(\\.[a-z_][a-z_0-9]*)*$)',
+        'spec.rules[0].matches[2].method.method: "a b" is not a gRPC method name (matching ^[A-Za-z_][A-Za-z_0-9]*$)',
+        'spec.rules[1].filters[0].type: "URLRewrite" filters are not supported (RequestHeaderModifier, ResponseHeaderModifier, RequestMirror are)',
+      ]);
+    });
+
+    it('reads header modifiers, mirrors and weighted backendRefs as an HTTPRoute does', () => {
+      const read = readGrpcRoute(
+        grpcRoute('g', {
+          parentRefs,
+          rules: [
+            {
+              filters: [
+                { type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'x-env', value: 'prod' }] } },
+                { type: 'RequestMirror', requestMirror: { backendRef: { name: 'grpc-v2', port: 8080 } } },
+              ],
+              backendRefs: [
+                { name: 'grpc', port: 8080, weight: 3 },
+                { name: 'grpc-v2', port: 8080, weight: 1 },
+              ],
+            },
+          ],
+        }),
+      );
+      const rule = read.route!.rules[0]!;
+      expect(rule.settings).to.deep.equal({
+        requestHeaders: { set: [{ name: 'x-env', value: 'prod' }], add: [], remove: [] },
+        mirrors: [{ namespace: 'infra', service: 'grpc-v2', port: 8080 }],
+      });
+      expect(rule.backends.map((backend) => [backend.reference.name, backend.weight])).to.deep.equal([
+        ['grpc', 3],
+        ['grpc-v2', 1],
+      ]);
+    });
+  });
+
+  describe('beside HTTPRoutes in the Gateway API model', () => {
+    it('attaches to the listeners HTTPRoutes attach to, its records named after it, keyed apart from an HTTPRoute of the same name', () => {
+      const model = readGatewayApi(
+        sources({
+          gateways: [gateway('gw', [httpListener()])],
+          routes: [httpRoute('web', { parentRefs, hostnames: ['shop.example'], rules: [toService('grpc')] })],
+          grpcRoutes: [grpcRoute('web', { parentRefs, hostnames: ['api.example'], rules: [{ matches: [{ method: { service: 'shop.Cart', method: 'Add' } }], ...toService('grpc') }] })],
+          services,
+        }),
+      );
+      expect([...model.routes.keys()]).to.deep.equal(['infra/web', 'GRPCRoute infra/web']);
+      const outcome = model.routes.get('GRPCRoute infra/web')!;
+      expect(outcome.parents.map((parent) => parent.acceptance.accepted)).to.deep.equal([true]);
+      expect(outcome.records.map((record) => [record.host.key, record.path.value, record.origin.kind, record.origin.field])).to.deep.equal([
+        ['api.example', '/shop.Cart/Add', 'GRPCRoute', 'spec.rules[0].matches[0]'],
+      ]);
+      expect(model.gateways.get('infra/gw')!.attachedRoutes.get('http')).to.equal(2);
+    });
+
+    it('is not accepted by a listener that admits HTTPRoutes alone', () => {
+      const listener = httpListener('http', { allowedRoutes: { kinds: [{ kind: 'HTTPRoute' }] } });
+      const model = readGatewayApi(sources({ gateways: [gateway('gw', [listener])], grpcRoutes: [grpcRoute('g', { parentRefs, rules: [toService('grpc')] })], services }));
+      expect(model.routes.get('GRPCRoute infra/g')!.parents.map((parent) => parent.acceptance)).to.deep.equal([
+        { accepted: false, reason: 'NotAllowedByListeners', message: 'no listener of Gateway infra/gw admits GRPCRoutes from namespace infra' },
+      ]);
+    });
+
+    it('is translated with HTTP/2 in clear text to its backends, and its status is written to grpcroutes', () => {
+      const model = readGatewayApi(
+        sources({
+          gateways: [gateway('gw', [httpListener()])],
+          grpcRoutes: [
+            grpcRoute('g', {
+              parentRefs,
+              rules: [
+                {
+                  backendRefs: [
+                    { name: 'grpc', port: 8080 },
+                    { name: 'missing', port: 8080 },
+                  ],
+                },
+              ],
+            }),
+          ],
+          services,
+        }),
+      );
+      const outcome = model.routes.get('GRPCRoute infra/g')!;
+      const translated = translateHttpRoute(outcome);
+      expect(translated.label).to.equal('GRPCRoute infra/g');
+      expect(translated.served!.settings.backend).to.deep.equal({ protocol: { version: 'h2c', tls: false } });
+      expect(translated.served!.routes[0]!.settings.unresolvedShare).to.deep.equal({ share: 1, of: 2 });
+      const writes = statusWrites({ model, controllerName: 'haproxy-template-ic.io/gateway-controller', addresses: [], deployment: 'deployed', now: 0 });
+      const write = writes.find((candidate) => candidate.object === outcome.object)!;
+      expect(write.resource).to.equal('grpcroutes');
+      const conditions = (write.status['parents'] as { conditions: { type: string; status: string; reason: string }[] }[])[0]!.conditions;
+      expect(conditions.map(({ type, status, reason }) => [type, status, reason])).to.deep.equal([
+        ['Accepted', 'True', 'Accepted'],
+        ['ResolvedRefs', 'False', 'BackendNotFound'],
+      ]);
+    });
+
+    it('ranks a service and method before a regular expression, and that before a service alone, the longer service first', () => {
+      const model = readGatewayApi(
+        sources({
+          gateways: [gateway('gw', [httpListener()])],
+          grpcRoutes: [
+            grpcRoute('g', {
+              parentRefs,
+              rules: [
+                { matches: [{ method: { service: 'shop' } }, { method: { service: 'shop.v1' } }], ...toService('grpc') },
+                { matches: [{ method: { type: 'RegularExpression', method: 'Get.*' } }, { method: { service: 'shop', method: 'Get' } }], ...toService('grpc') },
+              ],
+            }),
+          ],
+          services,
+        }),
+      );
+      expect(inPrecedenceOrder(model.records).map((record) => `${record.path.kind} ${record.path.value}`)).to.deep.equal([
+        'exact /shop/Get',
+        'regex /(?:[^/]+)/(?:Get.*)',
+        'prefix /shop.v1',
+        'prefix /shop',
+      ]);
+    });
+  });
+});
