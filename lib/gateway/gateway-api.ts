@@ -10,6 +10,9 @@ import { KINDS } from './api.ts';
 import { readHttpRoute, type HttpRouteRead, type ParentRef } from './http-route.ts';
 import { resolveListeners, type Frontend, type ListenerState } from './listeners.ts';
 import { sameItems } from '../collections/sorted-list.ts';
+import { describeObject } from '../object-fields/names.ts';
+import { placeOf } from '../routing/order.ts';
+import { kindConflicts } from './kind-conflicts.ts';
 import { readReferenceGrants } from './reference-grants.ts';
 import { translateRoute } from './route-records.ts';
 
@@ -132,6 +135,8 @@ export class GatewayApiMemo {
         /** The objects of each of ROUTE_KINDS, in its order. */
         readonly routeLists: readonly (readonly KubeObject[])[];
         readonly gateways: GatewaysRead;
+        /** The routes a route of the other kind keeps from a listener: judged again at every read. */
+        readonly refused: ReadonlySet<KubeObject>;
         /** Per route, its outcome; null for one that is not this controller's. */
         readonly routes: WeakMap<KubeObject, RouteWork | null>;
         readonly model: GatewayApiModel;
@@ -190,7 +195,18 @@ function readGateways(sources: GatewayApiSources): GatewaysRead {
   return { classes, grants, excluded, served, protocols, gateways };
 }
 
-function judgeRoute(kind: string, object: KubeObject, read: HttpRouteRead, sources: GatewayApiSources, gateways: GatewaysRead): RouteWork | null {
+/**
+ * One route judged against the Gateways; `refused`: the listeners a route
+ * of the other kind keeps it from (kind-conflicts.ts), each with why.
+ */
+function judgeRoute(
+  kind: string,
+  object: KubeObject,
+  read: HttpRouteRead,
+  sources: GatewayApiSources,
+  gateways: GatewaysRead,
+  refused?: ReadonlyMap<ListenerState, string>,
+): RouteWork | null {
   const ours = read.parents.flatMap((parent) => {
     const gateway = gatewayOf(parent, gateways.served);
     return gateway ? [{ parent, gateway }] : [];
@@ -203,15 +219,23 @@ function judgeRoute(kind: string, object: KubeObject, read: HttpRouteRead, sourc
   const parents: ParentOutcome[] = [];
   const attachments: RouteWork['attachments'][number][] = [];
   for (const { parent, gateway } of ours) {
-    const acceptance: Acceptance = route
+    let acceptance: Acceptance = route
       ? attach(route, parent, gateway, sources.namespace)
       : { accepted: false, reason: 'UnsupportedValue', message: read.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ') };
+    if (acceptance.accepted && refused) acceptance = withoutRefused(acceptance.listeners, refused);
     parents.push({ parent, acceptance });
     if (acceptance.accepted) attachments.push({ gateway: `${gateway.gateway.namespace}/${gateway.gateway.name}`, listeners: acceptance.listeners });
   }
   const attached = attachments.flatMap((attachment) => attachment.listeners);
   const translated = route ? translateRoute(route, attached, { service: sources.service, grants: gateways.grants }, gateways.protocols) : { records: [], unresolved: [] };
   return { outcome: { kind, object, parents, unresolved: translated.unresolved, records: inPrecedenceOrder(translated.records) }, problems: read.problems, attachments };
+}
+
+/** An acceptance on `listeners` less the `refused` ones: not accepted, saying why, when none is left. */
+function withoutRefused(listeners: readonly AttachedListener[], refused: ReadonlyMap<ListenerState, string>): Acceptance {
+  const kept = listeners.filter((listener) => !refused.has(listener.state));
+  if (kept.length > 0) return { accepted: true, listeners: kept };
+  return { accepted: false, reason: 'NotAllowedByListeners', message: listeners.map((listener) => refused.get(listener.state)!).join('; ') };
 }
 
 /** The route's work: kept while the object and everything else are the same. */
@@ -281,7 +305,7 @@ function patchedModel(last: NonNullable<GatewayApiMemo['last']>, sources: Gatewa
       const old = before[i]!;
       const object = now[i]!;
       if (old === object) continue;
-      if (++replaced > PATCHED_AT_MOST || keyOf(old) !== keyOf(object)) return undefined;
+      if (++replaced > PATCHED_AT_MOST || keyOf(old) !== keyOf(object) || last.refused.has(old) || placeOf(old).age !== placeOf(object).age) return undefined;
       const was = last.routes.get(old);
       const work = workOf(kind, object, sources, last.gateways, last.routes, memo);
       if (was === undefined || (was === null) !== (work === null)) return undefined;
@@ -322,27 +346,47 @@ export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo
     attachedHostnames.set(keyOf(object), hostnames);
     gateways.set(keyOf(object), { object, served, problems, attachedRoutes: counts, attachedHostnames: hostnames });
   }
-  const routes = new Map<string, RouteOutcome>();
+  const works: { readonly kind: RouteKind; readonly object: KubeObject; work: RouteWork }[] = [];
   for (const [k, kind] of ROUTE_KINDS.entries()) {
     for (const object of lists[k]!) {
       const work = workOf(kind, object, sources, gatewaysRead, cache, memo);
-      if (work === null) continue;
-      excluded.push(...work.problems);
-      const counted = new Set<ListenerState>();
-      for (const { gateway, listeners } of work.attachments) {
-        const counts = attachedCounts.get(gateway)!;
-        const hostnames = attachedHostnames.get(gateway)!;
-        for (const listener of listeners) {
-          for (const hostname of listener.hostnames) hostnames.get(listener.state.listener.name)?.add(hostname);
-          if (counted.has(listener.state)) continue;
-          counted.add(listener.state);
-          counts.set(listener.state.listener.name, (counts.get(listener.state.listener.name) ?? 0) + 1);
-        }
-      }
-      routes.set(routeKey(kind.kind, object), work.outcome);
+      if (work !== null) works.push({ kind, object, work });
     }
   }
+  const refused = new Set<KubeObject>();
+  if (lists.filter((list) => list.length > 0).length > 1) {
+    const attached = works.map(({ kind, object, work }) => ({
+      kind: kind.kind,
+      standing: placeOf(object),
+      label: describeObject(kind.kind, object.metadata.namespace, object.metadata.name),
+      listeners: work.attachments.flatMap((attachment) => attachment.listeners),
+    }));
+    const conflicts = kindConflicts(attached);
+    attached.forEach((route, i) => {
+      const listeners = conflicts.get(route);
+      if (listeners === undefined) return;
+      const entry = works[i]!;
+      refused.add(entry.object);
+      entry.work = judgeRoute(entry.kind.kind, entry.object, memo?.reads.get(entry.object) ?? entry.kind.read(entry.object), sources, gatewaysRead, listeners)!;
+    });
+  }
+  const routes = new Map<string, RouteOutcome>();
+  for (const { kind, object, work } of works) {
+    excluded.push(...work.problems);
+    const counted = new Set<ListenerState>();
+    for (const { gateway, listeners } of work.attachments) {
+      const counts = attachedCounts.get(gateway)!;
+      const hostnames = attachedHostnames.get(gateway)!;
+      for (const listener of listeners) {
+        for (const hostname of listener.hostnames) hostnames.get(listener.state.listener.name)?.add(hostname);
+        if (counted.has(listener.state)) continue;
+        counted.add(listener.state);
+        counts.set(listener.state.listener.name, (counts.get(listener.state.listener.name) ?? 0) + 1);
+      }
+    }
+    routes.set(routeKey(kind.kind, object), work.outcome);
+  }
   const model = modelOf(gatewaysRead.classes, gateways, routes, excluded);
-  if (memo) memo.last = sources.context ? { context: sources.context, routeLists: lists, gateways: gatewaysRead, routes: cache, model } : undefined;
+  if (memo) memo.last = sources.context ? { context: sources.context, routeLists: lists, gateways: gatewaysRead, refused, routes: cache, model } : undefined;
   return model;
 }

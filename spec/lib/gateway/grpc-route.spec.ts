@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
+import { GatewayApiMemo, readGatewayApi, type GatewayApiSources } from '../../../lib/gateway/gateway-api.ts';
 import { readGrpcRoute } from '../../../lib/gateway/grpc-route.ts';
 import { statusWrites } from '../../../lib/gateway/status-writer.ts';
 import { translateHttpRoute } from '../../../lib/gateway/translate-http-route.ts';
@@ -190,6 +190,54 @@ describe('GRPCRoute', () => {
         'prefix /shop.v1',
         'prefix /shop',
       ]);
+    });
+  });
+
+  describe('sharing a hostname on a listener with an HTTPRoute (GRPCRouteSpec.Hostnames)', () => {
+    const http = (hostnames: string[], created: string, name = 'web') => httpRoute(name, { parentRefs, hostnames, rules: [toService('grpc')] }, 'infra', created);
+    const grpc = (hostnames: string[], created: string, name = 'api') => grpcRoute(name, { parentRefs, hostnames, rules: [toService('grpc')] }, 'infra', created);
+    const read = (routes: KubeObject[], grpcRoutes: KubeObject[]) => readGatewayApi(sources({ gateways: [gateway('gw', [httpListener()])], routes, grpcRoutes, services }));
+    const accepted = (model: ReturnType<typeof read>, key: string) => model.routes.get(key)!.parents.map((parent) => parent.acceptance.accepted);
+
+    it('accepts the older of the two where their hostnames meet, the other not accepted there, with why, and without records', () => {
+      const model = read([http(['shop.example'], '2026-01-01T00:00:00Z')], [grpc(['shop.example'], '2026-02-01T00:00:00Z')]);
+      expect(accepted(model, 'infra/web')).to.deep.equal([true]);
+      expect(model.routes.get('GRPCRoute infra/api')!.parents.map((parent) => parent.acceptance)).to.deep.equal([
+        {
+          accepted: false,
+          reason: 'NotAllowedByListeners',
+          message: 'listener http serves older HTTPRoute infra/web for hostname shop.example: of an HTTPRoute and a GRPCRoute sharing a hostname on a listener, one is accepted',
+        },
+      ]);
+      expect(model.routes.get('GRPCRoute infra/api')!.records).to.deep.equal([]);
+      expect(model.gateways.get('infra/gw')!.attachedRoutes.get('http')).to.equal(1);
+    });
+
+    it('lets a GRPCRoute keep a hostname an HTTPRoute asks for later, and a wildcard or no hostname meets every name below it', () => {
+      expect(accepted(read([http(['shop.example'], '2026-02-01T00:00:00Z')], [grpc(['shop.example'], '2026-01-01T00:00:00Z')]), 'infra/web')).to.deep.equal([false]);
+      expect(accepted(read([http(['*.example'], '2026-01-01T00:00:00Z')], [grpc(['api.shop.example'], '2026-02-01T00:00:00Z')]), 'GRPCRoute infra/api')).to.deep.equal([false]);
+      expect(accepted(read([http(['a.example'], '2026-01-01T00:00:00Z')], [grpc([], '2026-02-01T00:00:00Z')]), 'GRPCRoute infra/api')).to.deep.equal([false]);
+      expect(accepted(read([http(['a.example'], '2026-01-01T00:00:00Z')], [grpc(['b.example'], '2026-02-01T00:00:00Z')]), 'GRPCRoute infra/api')).to.deep.equal([true]);
+    });
+
+    it('settles a tie of creation times by "{namespace}/{name}"', () => {
+      const model = read([http(['shop.example'], '2026-01-01T00:00:00Z', 'b')], [grpc(['shop.example'], '2026-01-01T00:00:00Z', 'a')]);
+      expect([accepted(model, 'infra/b'), accepted(model, 'GRPCRoute infra/a')]).to.deep.equal([[false], [true]]);
+    });
+
+    it('gives a memo read after either route changed what a fresh read gives', () => {
+      const memo = new GatewayApiMemo();
+      const grpcRoutes = [grpc(['shop.example'], '2026-02-01T00:00:00Z')];
+      const withHttp = (route: KubeObject): GatewayApiSources => ({ ...sources({ gateways: [gateway('gw', [httpListener()])], routes: [route], grpcRoutes, services }), context: ['same'] });
+      readGatewayApi(withHttp(http(['shop.example'], '2026-01-01T00:00:00Z')), memo);
+      // The HTTPRoute replaced by one of other rules, on the same hostname: patched in place, the GRPCRoute still refused.
+      const other = httpRoute('web', { parentRefs, hostnames: ['shop.example'], rules: [toService('grpc-v2')] }, 'infra', '2026-01-01T00:00:00Z');
+      const patched = readGatewayApi(withHttp(other), memo);
+      expect(patched.routes.get('infra/web')!.records[0]!.backends[0]!.service).to.equal('grpc-v2');
+      expect(accepted(patched, 'GRPCRoute infra/api')).to.deep.equal([false]);
+      expect(accepted(readGatewayApi(withHttp(http(['other.example'], '2026-01-01T00:00:00Z')), memo), 'GRPCRoute infra/api')).to.deep.equal([true]);
+      const fresh = readGatewayApi({ ...withHttp(other), context: undefined });
+      expect(accepted(fresh, 'GRPCRoute infra/api')).to.deep.equal([false]);
     });
   });
 });
