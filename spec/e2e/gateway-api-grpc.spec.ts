@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { eventually } from '../support/eventually.ts';
 import { ShopBackend, ShopClient, type CallResult } from '../support/grpc-shop.ts';
 import { LocalHarness } from '../support/local-harness.ts';
-import { documents as docs, gateway, service, slice } from '../support/manifest-builders.ts';
+import { documents as docs, gateway, service, slice, tlsSecret } from '../support/manifest-builders.ts';
+import { CA_CERT, LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
 
 /**
  * GRPCRoutes routed end to end: a local-mode controller reads a Gateway
@@ -10,7 +11,8 @@ import { documents as docs, gateway, service, slice } from '../support/manifest-
  * cleartext HTTP/2 with prior knowledge) calls through a real HAProxy's
  * plain HTTP listener to real gRPC servers, which HAProxy speaks h2c to:
  * service and method matches, a header match, a request header filter,
- * weights, and a new GRPCRoute served without a reload.
+ * weights, a new GRPCRoute served without a reload, and gRPC over TLS to an
+ * HTTPS listener (h2 by ALPN).
  */
 
 /** gRPC status codes (grpc/doc/statuscodes.md): HTTP 404 from a proxy is UNIMPLEMENTED (grpc/doc/http-grpc-status-mapping.md). */
@@ -63,8 +65,8 @@ describe('Gateway API GRPCRoute end to end (real gRPC client and servers)', func
   let b: ShopBackend;
   const clients: ShopClient[] = [];
 
-  async function client(authority: string): Promise<ShopClient> {
-    const made = await ShopClient.connect(`127.0.0.1:${harness.ports.http}`, authority);
+  async function client(authority: string, tls = false): Promise<ShopClient> {
+    const made = tls ? await ShopClient.connect(`127.0.0.1:${harness.ports.https}`, authority, CA_CERT) : await ShopClient.connect(`127.0.0.1:${harness.ports.http}`, authority);
     clients.push(made);
     return made;
   }
@@ -76,7 +78,11 @@ describe('Gateway API GRPCRoute end to end (real gRPC client and servers)', func
     await harness.write(
       'services.yaml',
       docs(
-        gateway('{ name: http, port: 80, protocol: HTTP }'),
+        gateway(
+          '{ name: http, port: 80, protocol: HTTP }',
+          '{ name: https, port: 443, protocol: HTTPS, hostname: shop.example.com, tls: { mode: Terminate, certificateRefs: [ { name: shop-tls } ] } }',
+        ),
+        tlsSecret('shop-tls', LEAF_CERT, LEAF_KEY),
         service('grpc-a', [{ port: 80, targetPort: a.port }]),
         slice('grpc-a-1', 'grpc-a', undefined, a.port),
         service('grpc-b', [{ port: 80, targetPort: b.port }]),
@@ -151,5 +157,19 @@ describe('Gateway API GRPCRoute end to end (real gRPC client and servers)', func
     expect(backendOf(answer)).to.equal('b');
     expect(backendOf(await added.call('Stock', 'Get'))).to.equal(`code ${UNIMPLEMENTED}`);
     expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it('serves gRPC over TLS on an HTTPS listener: HAProxy offers h2 by ALPN on its HTTPS bind', async () => {
+    const mark = harness.mark();
+    await harness.write('secure.yaml', grpcRoute('secure', 'shop.example.com', `    - ${to('grpc-a')}\n`));
+    await harness.next(mark, 'deployed');
+    const secure = await client('shop.example.com', true);
+    const answer = await eventually(
+      () => secure.call('Stock', 'Get'),
+      (result) => result.ok,
+      'the GRPCRoute over TLS to be served',
+      10_000,
+    );
+    expect(answer.ok && answer.answer).to.deep.include({ backend: 'a', path: '/shop.v1.Stock/Get' });
   });
 });

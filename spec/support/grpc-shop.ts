@@ -11,6 +11,7 @@ import {
   type ServerUnaryCall,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { Buffer } from 'node:buffer';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,7 +112,10 @@ export type CallResult = { readonly ok: true; readonly answer: Answer } | { read
 /**
  * A client of both services through `address` (HAProxy's plain HTTP
  * port), sending `authority` as :authority, which HAProxy reads as the
- * Host: cleartext HTTP/2 with prior knowledge, as grpc-js always connects.
+ * Host: cleartext HTTP/2 with prior knowledge, as grpc-js connects without
+ * TLS. With `tlsCa`, over TLS to HAProxy's HTTPS port instead, `authority`
+ * as SNI, the server's chain verified against that CA: grpc-js asks for h2
+ * by ALPN and refuses a server that does not choose it.
  */
 export class ShopClient {
   readonly #clients: Readonly<Record<'Cart' | 'Stock', Client>>;
@@ -120,12 +124,14 @@ export class ShopClient {
     this.#clients = clients;
   }
 
-  static async connect(address: string, authority: string): Promise<ShopClient> {
+  static async connect(address: string, authority: string, tlsCa?: string): Promise<ShopClient> {
     const shop = await loadShop();
-    const options = { 'grpc.default_authority': authority };
+    const options = { 'grpc.default_authority': authority, ...(tlsCa === undefined ? {} : { 'grpc.ssl_target_name_override': authority }) };
+    // The spec CA's leaf names its host in the subject alone: the chain is what is checked.
+    const channel = () => (tlsCa === undefined ? credentials.createInsecure() : credentials.createSsl(Buffer.from(tlsCa), null, null, { checkServerIdentity: () => undefined }));
     return new ShopClient({
-      Cart: new shop.shop.v1.Cart(address, credentials.createInsecure(), options),
-      Stock: new shop.shop.v1.Stock(address, credentials.createInsecure(), options),
+      Cart: new shop.shop.v1.Cart(address, channel(), options),
+      Stock: new shop.shop.v1.Stock(address, channel(), options),
     });
   }
 
