@@ -4,8 +4,7 @@ import type { KubeObject } from '../pipeline/model.ts';
 import type { PathMatch } from '../routing/route.ts';
 import { KINDS } from './api.ts';
 import { absent, type FieldReader } from './field-reader.ts';
-import { readBackends, readRouteObject, type HttpRouteRead, type RouteRule } from './http-route.ts';
-import { readFilters } from './route-filters.ts';
+import { readRouteObject, ruleReader, type HttpRouteRead } from './http-route.ts';
 import { DEFAULT_MATCH, readValueMatches, type RouteMatch } from './route-matches.ts';
 import { checkRegex } from './values.ts';
 
@@ -79,20 +78,7 @@ function readGrpcMatch(reader: FieldReader, value: unknown, field: string): Rout
   return { path, headers, query: [], method: undefined };
 }
 
-function readGrpcRule(reader: FieldReader, value: unknown, index: number, namespace: string): RouteRule | undefined {
-  const field = `spec.rules[${index}]`;
-  if (!isFields(value)) {
-    reader.problem(field, 'is not an object');
-    return undefined;
-  }
-  const listed = reader.list(value['matches'], `${field}.matches`);
-  const matches = listed.length === 0 ? [DEFAULT_MATCH] : listed.map((match, i) => readGrpcMatch(reader, match, `${field}.matches[${i}]`));
-  const read = matches.filter((match): match is RouteMatch => match !== undefined);
-  const filters = readFilters(reader, value['filters'], `${field}.filters`, namespace, read, GRPC_ROUTE_FILTERS);
-  const backends = readBackends(reader, value['backendRefs'], `${field}.backendRefs`, namespace, read, GRPC_ROUTE_FILTERS);
-  if (read.length < matches.length) return undefined;
-  return { index, matches: read, settings: filters.settings, mirrors: filters.mirrors, authService: undefined, backends };
-}
+const readGrpcRule = ruleReader({ readMatch: readGrpcMatch, filterTypes: GRPC_ROUTE_FILTERS, timeouts: false });
 
 export function readGrpcRoute(object: KubeObject): HttpRouteRead {
   return readRouteObject(object, KINDS.grpcRoute, readGrpcRule);

@@ -7,7 +7,7 @@ import { KINDS, type GroupKind } from './api.ts';
 import { readBackendReference, type BackendReference } from './backend-refs.ts';
 import { absent, FieldReader, GATEWAY_DEFAULTS } from './field-reader.ts';
 import { checkHostname } from './hostnames.ts';
-import { readFilters } from './route-filters.ts';
+import { HTTP_ROUTE_FILTERS, readFilters } from './route-filters.ts';
 import { DEFAULT_MATCH, readMatch, type RouteMatch } from './route-matches.ts';
 import { checkDuration } from './values.ts';
 
@@ -73,7 +73,7 @@ export interface HttpRouteRead {
   readonly problems: readonly Problem[];
 }
 
-export function readParents(reader: FieldReader, value: unknown, namespace: string): ParentRef[] {
+function readParents(reader: FieldReader, value: unknown, namespace: string): ParentRef[] {
   const parents: ParentRef[] = [];
   reader.list(value, 'spec.parentRefs').forEach((entry, index) => {
     const field = `spec.parentRefs[${index}]`;
@@ -102,7 +102,7 @@ function readTimeouts(reader: FieldReader, value: unknown, field: string): Route
   return { ...(request === undefined ? {} : { request }), ...(backendRequest === undefined ? {} : { backendRequest }) };
 }
 
-export function readBackends(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[], filterTypes?: readonly string[]): RouteBackendRef[] {
+function readBackends(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[], filterTypes: readonly string[]): RouteBackendRef[] {
   const backends: RouteBackendRef[] = [];
   reader.list(value, field).forEach((entry, index) => {
     const at = `${field}[${index}]`;
@@ -117,21 +117,33 @@ export function readBackends(reader: FieldReader, value: unknown, field: string,
   return backends;
 }
 
-function readRule(reader: FieldReader, value: unknown, index: number, namespace: string): RouteRule | undefined {
-  const field = `spec.rules[${index}]`;
-  if (!isFields(value)) {
-    reader.problem(field, 'is not an object');
-    return undefined;
-  }
-  const listed = reader.list(value['matches'], `${field}.matches`);
-  const matches = listed.length === 0 ? [DEFAULT_MATCH] : listed.map((match, i) => readMatch(reader, match, `${field}.matches[${i}]`));
-  const read = matches.filter((match): match is RouteMatch => match !== undefined);
-  const filters = readFilters(reader, value['filters'], `${field}.filters`, namespace, read);
-  const timeouts = readTimeouts(reader, value['timeouts'], `${field}.timeouts`);
-  const backends = readBackends(reader, value['backendRefs'], `${field}.backendRefs`, namespace, read);
-  if (read.length < matches.length) return undefined;
-  return { index, matches: read, settings: timeouts ? { ...filters.settings, timeouts } : filters.settings, mirrors: filters.mirrors, authService: filters.authService, backends };
+/** How one kind's rules differ: how a match is read, the filter types it has, and whether it has timeouts (an HTTPRoute's). */
+export interface RuleKind {
+  readonly readMatch: (reader: FieldReader, value: unknown, field: string) => RouteMatch | undefined;
+  readonly filterTypes: readonly string[];
+  readonly timeouts: boolean;
 }
+
+/** The rule reader of a kind: matches, filters, timeouts and backendRefs, every fault recorded by field. */
+export function ruleReader(kind: RuleKind): RuleReader {
+  return (reader, value, index, namespace) => {
+    const field = `spec.rules[${index}]`;
+    if (!isFields(value)) {
+      reader.problem(field, 'is not an object');
+      return undefined;
+    }
+    const listed = reader.list(value['matches'], `${field}.matches`);
+    const matches = listed.length === 0 ? [DEFAULT_MATCH] : listed.map((match, i) => kind.readMatch(reader, match, `${field}.matches[${i}]`));
+    const read = matches.filter((match): match is RouteMatch => match !== undefined);
+    const filters = readFilters(reader, value['filters'], `${field}.filters`, namespace, read, kind.filterTypes);
+    const timeouts = kind.timeouts ? readTimeouts(reader, value['timeouts'], `${field}.timeouts`) : undefined;
+    const backends = readBackends(reader, value['backendRefs'], `${field}.backendRefs`, namespace, read, kind.filterTypes);
+    if (read.length < matches.length) return undefined;
+    return { index, matches: read, settings: timeouts ? { ...filters.settings, timeouts } : filters.settings, mirrors: filters.mirrors, authService: filters.authService, backends };
+  };
+}
+
+const readRule = ruleReader({ readMatch, filterTypes: HTTP_ROUTE_FILTERS, timeouts: true });
 
 /** How the rules of one kind of route are read: an HTTPRoute's here, a GRPCRoute's in grpc-route.ts. */
 export type RuleReader = (reader: FieldReader, value: unknown, index: number, namespace: string) => RouteRule | undefined;

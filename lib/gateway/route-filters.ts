@@ -163,14 +163,7 @@ export const HTTP_ROUTE_FILTERS: readonly string[] = ['RequestHeaderModifier', '
  * reader. `types`: the filter types the route's kind has (a GRPCRoute has
  * fewer); any other is refused by name.
  */
-export function readFilters(
-  reader: FieldReader,
-  value: unknown,
-  field: string,
-  namespace: string,
-  matches: readonly RouteMatch[],
-  types: readonly string[] = HTTP_ROUTE_FILTERS,
-): ReadFilters {
+export function readFilters(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[], types: readonly string[]): ReadFilters {
   const settings: { -readonly [K in keyof RouteSettings]: RouteSettings[K] } = {};
   const mirrors: BackendReference[] = [];
   let authService: BackendReference | undefined;

@@ -10,6 +10,9 @@ import { gateway, grpcRoute, httpListener, httpRoute, service, sources, toServic
 const parentRefs = [{ name: 'gw', namespace: 'infra' }];
 const services = [service('infra', 'grpc'), service('infra', 'grpc-v2')];
 
+/** The model of a Gateway with one HTTP listener, these routes, and the two Services. */
+const modelWith = (grpcRoutes: KubeObject[], routes: KubeObject[] = []) => readGatewayApi(sources({ gateways: [gateway('gw', [httpListener()])], routes, grpcRoutes, services }));
+
 /** The route's matches as it reads them: path, and the header matches. */
 function matchesOf(object: KubeObject) {
   const read = readGrpcRoute(object);
@@ -134,25 +137,19 @@ describe('GRPCRoute', () => {
     });
 
     it('is translated with HTTP/2 in clear text to its backends, and its status is written to grpcroutes', () => {
-      const model = readGatewayApi(
-        sources({
-          gateways: [gateway('gw', [httpListener()])],
-          grpcRoutes: [
-            grpcRoute('g', {
-              parentRefs,
-              rules: [
-                {
-                  backendRefs: [
-                    { name: 'grpc', port: 8080 },
-                    { name: 'missing', port: 8080 },
-                  ],
-                },
+      const model = modelWith([
+        grpcRoute('g', {
+          parentRefs,
+          rules: [
+            {
+              backendRefs: [
+                { name: 'grpc', port: 8080 },
+                { name: 'missing', port: 8080 },
               ],
-            }),
+            },
           ],
-          services,
         }),
-      );
+      ]);
       const outcome = model.routes.get('GRPCRoute infra/g')!;
       const translated = translateHttpRoute(outcome);
       expect(translated.label).to.equal('GRPCRoute infra/g');
@@ -169,21 +166,15 @@ describe('GRPCRoute', () => {
     });
 
     it('ranks a service and method before a regular expression, and that before a service alone, the longer service first', () => {
-      const model = readGatewayApi(
-        sources({
-          gateways: [gateway('gw', [httpListener()])],
-          grpcRoutes: [
-            grpcRoute('g', {
-              parentRefs,
-              rules: [
-                { matches: [{ method: { service: 'shop' } }, { method: { service: 'shop.v1' } }], ...toService('grpc') },
-                { matches: [{ method: { type: 'RegularExpression', method: 'Get.*' } }, { method: { service: 'shop', method: 'Get' } }], ...toService('grpc') },
-              ],
-            }),
+      const model = modelWith([
+        grpcRoute('g', {
+          parentRefs,
+          rules: [
+            { matches: [{ method: { service: 'shop' } }, { method: { service: 'shop.v1' } }], ...toService('grpc') },
+            { matches: [{ method: { type: 'RegularExpression', method: 'Get.*' } }, { method: { service: 'shop', method: 'Get' } }], ...toService('grpc') },
           ],
-          services,
         }),
-      );
+      ]);
       expect(inPrecedenceOrder(model.records).map((record) => `${record.path.kind} ${record.path.value}`)).to.deep.equal([
         'exact /shop/Get',
         'regex /(?:[^/]+)/(?:Get.*)',
@@ -196,7 +187,7 @@ describe('GRPCRoute', () => {
   describe('sharing a hostname on a listener with an HTTPRoute (GRPCRouteSpec.Hostnames)', () => {
     const http = (hostnames: string[], created: string, name = 'web') => httpRoute(name, { parentRefs, hostnames, rules: [toService('grpc')] }, 'infra', created);
     const grpc = (hostnames: string[], created: string, name = 'api') => grpcRoute(name, { parentRefs, hostnames, rules: [toService('grpc')] }, 'infra', created);
-    const read = (routes: KubeObject[], grpcRoutes: KubeObject[]) => readGatewayApi(sources({ gateways: [gateway('gw', [httpListener()])], routes, grpcRoutes, services }));
+    const read = (routes: KubeObject[], grpcRoutes: KubeObject[]) => modelWith(grpcRoutes, routes);
     const accepted = (model: ReturnType<typeof read>, key: string) => model.routes.get(key)!.parents.map((parent) => parent.acceptance.accepted);
 
     it('accepts the older of the two where their hostnames meet, the other not accepted there, with why, and without records', () => {
