@@ -5,7 +5,7 @@ import { statusWrites } from '../../../lib/gateway/status-writer.ts';
 import { translateHttpRoute } from '../../../lib/gateway/translate-http-route.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { inPrecedenceOrder } from '../../../lib/routing/precedence.ts';
-import { gateway, grpcRoute, httpListener, httpRoute, service, sources, toService } from './fixtures.ts';
+import { gateway, grpcRoute, httpListener, httpRoute, referenceGrant, service, sources, toService } from './fixtures.ts';
 
 const parentRefs = [{ name: 'gw', namespace: 'infra' }];
 const services = [service('infra', 'grpc'), service('infra', 'grpc-v2')];
@@ -163,6 +163,19 @@ describe('GRPCRoute', () => {
         ['Accepted', 'True', 'Accepted'],
         ['ResolvedRefs', 'False', 'BackendNotFound'],
       ]);
+    });
+
+    it('resolves a backendRef to another namespace with a ReferenceGrant from GRPCRoutes, not with one from HTTPRoutes alone', () => {
+      const route = grpcRoute('g', { parentRefs, rules: [{ backendRefs: [{ name: 'web', namespace: 'apps', port: 8080 }] }] });
+      const grantFrom = (kind: string) => referenceGrant('apps', [{ group: 'gateway.networking.k8s.io', kind, namespace: 'infra' }], [{ group: '', kind: 'Service' }]);
+      const unresolved = (grants: KubeObject[]) =>
+        readGatewayApi(sources({ gateways: [gateway('gw', [httpListener()])], grpcRoutes: [route], grants, services: [service('apps', 'web')] }))
+          .routes.get('GRPCRoute infra/g')!
+          .unresolved.map((fault) => `${fault.reason}: ${fault.message}`);
+      expect(unresolved([grantFrom('HTTPRoute')])).to.deep.equal([
+        'RefNotPermitted: spec.rules[0].backendRefs[0]: Service apps/web is in another namespace, and no ReferenceGrant there allows GRPCRoutes of infra to use it',
+      ]);
+      expect(unresolved([grantFrom('GRPCRoute')])).to.deep.equal([]);
     });
 
     it('ranks a service and method before a regular expression, and that before a service alone, the longer service first', () => {
