@@ -84,7 +84,7 @@ function servedOverOfRegex(record: RouteRecord): RouteRecord {
   return { ...record, settings: { ...record.settings, servedOver: { tls: record.onlyOver === 'HTTPS' } }, onlyOver: undefined };
 }
 
-/** The records of an HTTPRoute and the object, as the gateway model judged them (gateway-api.ts RouteOutcome). */
+/** The records of an HTTPRoute or a GRPCRoute and the object, as the gateway model judged them (gateway-api.ts RouteOutcome). */
 export interface RoutedObject {
   /** KINDS.httpRoute or KINDS.grpcRoute. */
   readonly kind: string;
