@@ -14,15 +14,18 @@ import type { ResourceTypeDefinition } from './resource-types.ts';
 
 const group = 'gateway.networking.k8s.io';
 
-const kinds: readonly (Omit<ResourceTypeDefinition, 'group' | 'version'> & { readonly storageVersion: string; readonly versions?: readonly string[] })[] = [
+const kinds: readonly (Omit<ResourceTypeDefinition, 'group' | 'version'> & { readonly storageVersion: string })[] = [
   { kind: 'GatewayClass', plural: 'gatewayclasses', namespaced: false, statusSubresource: true, shortNames: ['gc'], storageVersion: 'v1' },
   { kind: 'Gateway', plural: 'gateways', namespaced: true, statusSubresource: true, shortNames: ['gtw'], storageVersion: 'v1' },
   { kind: 'HTTPRoute', plural: 'httproutes', namespaced: true, statusSubresource: true, storageVersion: 'v1' },
-  { kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true, statusSubresource: true, storageVersion: 'v1', versions: ['v1'] },
+  { kind: 'GRPCRoute', plural: 'grpcroutes', namespaced: true, statusSubresource: true, storageVersion: 'v1' },
   { kind: 'ReferenceGrant', plural: 'referencegrants', namespaced: true, shortNames: ['refgrant'], storageVersion: 'v1beta1' },
 ];
 
+/** The kinds whose CRD serves v1 alone. */
+const V1_ALONE: ReadonlySet<string> = new Set(['GRPCRoute']);
+
 /** v1 first: discovery's preferred version of the group is the first it lists. */
 export const GATEWAY_API_TYPES: readonly ResourceTypeDefinition[] = ['v1', 'v1beta1'].flatMap((version) =>
-  kinds.filter((kind) => (kind.versions ?? [version]).includes(version)).map(({ versions: _, ...kind }) => ({ group, version, ...kind })),
+  kinds.filter((kind) => version === 'v1' || !V1_ALONE.has(kind.kind)).map((kind) => ({ group, version, ...kind })),
 );
