@@ -62,7 +62,10 @@ export interface GatewayRead {
   readonly problems: readonly Problem[];
 }
 
-const SERVED_KINDS: readonly GroupKind[] = [{ group: GATEWAY_GROUP, kind: KINDS.httpRoute }];
+const SERVED_KINDS: readonly GroupKind[] = [
+  { group: GATEWAY_GROUP, kind: KINDS.httpRoute },
+  { group: GATEWAY_GROUP, kind: KINDS.grpcRoute },
+];
 const PROTOCOLS = ['HTTP', 'HTTPS'];
 
 function readKinds(reader: FieldReader, value: unknown, field: string, faults: ListenerFault[]): GroupKind[] {
@@ -77,7 +80,7 @@ function readKinds(reader: FieldReader, value: unknown, field: string, faults: L
     if (served) kinds.push(served);
     else refused.push(`${field}[${index}] ${quote(kind)}`);
   });
-  if (refused.length > 0) faults.push({ condition: 'ResolvedRefs', reason: 'InvalidRouteKinds', message: `route kinds not served: ${refused.join(', ')} (HTTPRoute is)` });
+  if (refused.length > 0) faults.push({ condition: 'ResolvedRefs', reason: 'InvalidRouteKinds', message: `route kinds not served: ${refused.join(', ')} (HTTPRoute and GRPCRoute are)` });
   return kinds;
 }
 

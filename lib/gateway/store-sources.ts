@@ -13,8 +13,8 @@ export function watchesGatewayApi(resources: readonly WatchedResource[]): boolea
  * whatever the configuration names them: the Gateway API kinds in the
  * gateway.networking.k8s.io group, Services, Secrets and Namespaces in
  * the core group. A kind not watched reads as none (a Namespace selector
- * then admits no namespace). The context is every store but the HTTPRoutes'
- * and its version, with the controller name: what a memo's HTTPRoute
+ * then admits no namespace). The context is every store but the routes'
+ * and its version, with the controller name: what a memo's route
  * outcomes depend on.
  */
 export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], settings: ControllerConfig['gatewayApi']): GatewayApiSources {
@@ -23,7 +23,9 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     const resource = resources.find((candidate) => candidate.kind === kind && (group === '' ? !candidate.apiVersion.includes('/') : candidate.apiVersion.startsWith(`${group}/`)));
     return resource && stores.get(resource.name);
   };
-  const [classes, gateways, routes, grants] = [KINDS.gatewayClass, KINDS.gateway, KINDS.httpRoute, KINDS.referenceGrant].map((kind) => store(GATEWAY_GROUP, kind));
+  const [classes, gateways, routes, grpcRoutes, grants] = [KINDS.gatewayClass, KINDS.gateway, KINDS.httpRoute, KINDS.grpcRoute, KINDS.referenceGrant].map((kind) =>
+    store(GATEWAY_GROUP, kind),
+  );
   const [services, secrets, namespaces] = ['Service', 'Secret', 'Namespace'].map((kind) => store('', kind));
   const others = [classes, gateways, grants, services, secrets, namespaces];
   return {
@@ -35,6 +37,7 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     gatewayClasses: classes?.list() ?? [],
     gateways: gateways?.list() ?? [],
     httpRoutes: routes?.list() ?? [],
+    grpcRoutes: grpcRoutes?.list() ?? [],
     referenceGrants: grants?.list() ?? [],
     service: (namespace, name) => services?.get(namespace, name),
     secret: (namespace, name) => secrets?.get(namespace, name),
