@@ -300,9 +300,10 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     statusWriter && publish
       ? combineLatest([publishedService, merge(of(undefined), pipeline.outcomes.pipe(filter((outcome) => outcome.type === 'deployed'))), leading]).pipe(
           withLatestFrom(pipeline.state),
-          filter(([[, , leader], { rendered, config }]) => leader && rendered !== undefined && config !== undefined),
-          serialLatest(([[service], { rendered, config }]) =>
-            defer(() => statusWriter.sync(rendered!, config!.watchedResources, config!.ingress.className, service)).pipe(
+          filter(([[, , leader], { routing }]) => leader && routing !== undefined),
+          // The Ingresses the last render's translation took as its class's, each as stored now (lib/routing-view/routing-outcome.ts).
+          serialLatest(([[service], { routing }]) =>
+            defer(() => statusWriter.sync(routing!.servedIngresses(), service)).pipe(
               tap((written) => {
                 if (written > 0) kubeLog.info(`ingress status: ${written} Ingress(es) now publish ${publish.namespace}/${publish.name}`);
               }),

@@ -8,6 +8,12 @@ export function watchesGatewayApi(resources: readonly WatchedResource[]): boolea
   return resources.some((resource) => resource.apiVersion.startsWith(`${GATEWAY_GROUP}/`));
 }
 
+/** The store of a kind of a group ('' for the core group), whatever the configuration names it; none when the kind is not watched. */
+export function storeOf(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], group: string, kind: string): StoreReader | undefined {
+  const resource = resources.find((candidate) => candidate.kind === kind && (group === '' ? !candidate.apiVersion.includes('/') : candidate.apiVersion.startsWith(`${group}/`)));
+  return resource && stores.get(resource.name);
+}
+
 /**
  * The Gateway API sources from the watched stores, found by group and kind
  * whatever the configuration names them: the Gateway API kinds in the
@@ -19,10 +25,7 @@ export function watchesGatewayApi(resources: readonly WatchedResource[]): boolea
  */
 export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], settings: ControllerConfig['gatewayApi']): GatewayApiSources {
   const { controllerName, httpPort, httpsPort } = settings;
-  const store = (group: string, kind: string): StoreReader | undefined => {
-    const resource = resources.find((candidate) => candidate.kind === kind && (group === '' ? !candidate.apiVersion.includes('/') : candidate.apiVersion.startsWith(`${group}/`)));
-    return resource && stores.get(resource.name);
-  };
+  const store = (group: string, kind: string) => storeOf(stores, resources, group, kind);
   const [classes, gateways, routes, grpcRoutes, grants] = [KINDS.gatewayClass, KINDS.gateway, KINDS.httpRoute, KINDS.grpcRoute, KINDS.referenceGrant].map((kind) =>
     store(GATEWAY_GROUP, kind),
   );
