@@ -57,7 +57,7 @@ describe('gateway status stage', () => {
       };
       // f: a follower's input; r: nothing rendered yet; l: the leader's.
       const source = hot('f-r-l------|', { f: input(false), r: { ...input(true), routing: undefined }, l: input(true) });
-      const expected = '   ------n----|';
+      const expected = '  ------n----|';
       expectObservable(source.pipe(gatewayStatus({ write, now: () => 0, warn: () => undefined }))).toBe(expected, { n: 2 });
     });
   });
@@ -72,7 +72,7 @@ describe('gateway status stage', () => {
       };
       // a starts a round; b and c arrive while it runs: c replaces b.
       const source = hot('a-b-c--------|', { a: input(true, 'pending'), b: input(true, 'failed'), c: input(true, 'deployed') });
-      const expected = '   ----n---m----|';
+      const expected = '  ----n---m----|';
       expectObservable(source.pipe(gatewayStatus({ write, now: () => 0, warn: () => undefined }))).toBe(expected, { n: 2, m: 2 });
       flush();
       // The Gateway's Programmed condition follows the inputs run: a's pending deployment, then c's done one; b never ran.
@@ -86,7 +86,7 @@ describe('gateway status stage', () => {
       let calls = 0;
       const write = (writes: readonly StatusWrite[]): Observable<number> => (calls++ === 0 ? throwError(() => new Error('409 Conflict')) : cold('(n|)', { n: writes.length }));
       const source = hot('a--b--|', { a: input(true), b: input(true) });
-      const expected = '   ---n--|';
+      const expected = '  ---n--|';
       expectObservable(source.pipe(gatewayStatus({ write, now: () => 0, warn: (line) => warnings.push(line) }))).toBe(expected, { n: 2 });
       flush();
       expect(warnings).to.deep.equal(['gateway API status not written: 409 Conflict']);
