@@ -45,6 +45,8 @@ export class RoutingOutcome {
   readonly #ingresses: readonly { readonly resource: WatchedResource; readonly listed: readonly KubeObject[] }[];
   readonly #gateway: GatewayTranslation | undefined;
   #leftOut: ReadonlyMap<KubeObject, LeftOut> | undefined;
+  /** The store of each Gateway API kind status is written on, found once. */
+  readonly #gatewayStores = new Map<StatusWrite['resource'], StoreReader | undefined>();
 
   constructor(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, gateway: GatewayTranslation | undefined) {
     this.#config = config;
@@ -65,8 +67,10 @@ export class RoutingOutcome {
   }
 
   /** A Gateway API object of the model as stored now, or undefined for one to leave alone (see the class). */
-  readonly currentGatewayObject = (resource: StatusWrite['resource'], object: KubeObject): KubeObject | undefined =>
-    storedNow(object, storeOf(this.#stores, this.#config.watchedResources, GATEWAY_GROUP, GATEWAY_KINDS[resource]));
+  readonly currentGatewayObject = (resource: StatusWrite['resource'], object: KubeObject): KubeObject | undefined => {
+    if (!this.#gatewayStores.has(resource)) this.#gatewayStores.set(resource, storeOf(this.#stores, this.#config.watchedResources, GATEWAY_GROUP, GATEWAY_KINDS[resource]));
+    return storedNow(object, this.#gatewayStores.get(resource));
+  };
 
   /** The Ingresses of the class served (the translator's rule, translate-ingress.ts servesClass) as the render was given them, each as stored now. */
   servedIngresses(): ServedIngress[] {
