@@ -122,8 +122,7 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
               update({ rendered: snapshot.stores });
               // The translation goes to the state, not down the pipeline: a configuration kept for deploying keeps no model alive.
               const { outcomes: translated, ...output } = renderer({ stores: snapshot.stores, peers: snapshot.peers ?? [] });
-              const routing = translated?.['routes'];
-              update({ routing: routing instanceof RoutingOutcome ? routing : undefined });
+              update({ routing: Object.values(translated ?? {}).find((outcome) => outcome instanceof RoutingOutcome) });
               return of(output);
             }),
           validate: (rendered) => defer(() => validator.validate(rendered)),

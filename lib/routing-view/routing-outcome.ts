@@ -11,7 +11,7 @@ import type { TranslatedObject } from '../routing/translated.ts';
 import { onlyStatusChanged } from '../store/status-only.ts';
 import { leftOutMatches } from './left-out-matches.ts';
 
-/** The Gateway API model one render read, and each of its HTTPRoute outcomes (in the model's order) with the translation it gave. */
+/** The Gateway API model one render read, and each of its route outcomes (HTTPRoutes, GRPCRoutes, in the model's order) with the translation it gave. */
 export interface GatewayTranslation {
   readonly model: GatewayApiModel;
   readonly outcomes: readonly RouteOutcome[];
@@ -60,7 +60,7 @@ export class RoutingOutcome {
     return this.#gateway?.model;
   }
 
-  /** What the translation left out of each HTTPRoute as not routed yet, by the route as the model holds it. */
+  /** What the translation left out of each route as not routed yet, by the route as the model holds it. */
   get leftOut(): ReadonlyMap<KubeObject, LeftOut> {
     this.#leftOut ??= this.#gateway ? leftOutMatches(this.#gateway) : new Map();
     return this.#leftOut;
