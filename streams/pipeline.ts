@@ -34,8 +34,6 @@ export interface PipelineState<Raw> {
   readonly fleet: PipelineFleet | undefined;
   /** The resource stores of the configuration in force, live; undefined until every watched type has listed. */
   readonly stores: ReadonlyMap<string, StoreReader> | undefined;
-  /** The stores as the last render saw them (objects in quarantine left out): what HAProxy is given. */
-  readonly rendered: ReadonlyMap<string, StoreReader> | undefined;
   /** What the last render's routing translation made of those stores: what the status side streams read. */
   readonly routing: RoutingOutcome | undefined;
   /** The endpoints deployed to now. */
@@ -88,7 +86,7 @@ export interface Pipeline<Raw> {
   start(observer: Observer, sides?: Readonly<Record<string, Observable<unknown>>>): Subscription;
 }
 
-const idle = { candidate: undefined, config: undefined, fleet: undefined, stores: undefined, rendered: undefined, routing: undefined, endpoints: [] };
+const idle = { candidate: undefined, config: undefined, fleet: undefined, stores: undefined, routing: undefined, endpoints: [] };
 
 /**
  * The pipeline of either mode: the controller stage (a new pipeline per
@@ -108,7 +106,7 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
     defer(() => {
       const parts = options.parts(loaded);
       const { config, fleet } = parts;
-      update({ config, fleet, stores: undefined, rendered: undefined, routing: undefined });
+      update({ config, fleet, stores: undefined, routing: undefined });
       const renderer = createRenderer(config, routingViews);
       const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
       return parts.events(report).pipe(
@@ -119,7 +117,6 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
           ...(parts.members === undefined ? {} : { members: parts.members }),
           render: (snapshot) =>
             defer(() => {
-              update({ rendered: snapshot.stores });
               // The translation goes to the state, not down the pipeline: a configuration kept for deploying keeps no model alive.
               const { outcomes: translated, ...output } = renderer({ stores: snapshot.stores, peers: snapshot.peers ?? [] });
               update({ routing: Object.values(translated ?? {}).find((outcome) => outcome instanceof RoutingOutcome) });

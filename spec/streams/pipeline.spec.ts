@@ -112,12 +112,6 @@ describe('buildPipeline', function () {
           ?.list()
           .map((o) => o.metadata.name),
       ).to.deep.equal(['web']);
-      expect(
-        state.rendered
-          ?.get('services')
-          ?.list()
-          .map((o) => o.metadata.name),
-      ).to.deep.equal(['web']);
       // What the render's routing translation made of those stores, for the status side streams.
       expect(state.routing).to.be.instanceOf(RoutingOutcome);
       expect(deployed).to.have.length(1);
