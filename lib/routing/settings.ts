@@ -201,7 +201,18 @@ export interface RouteSettings {
     readonly allowOriginPatterns?: readonly string[];
     readonly allowMethods: readonly string[];
     readonly allowHeaders: readonly string[];
+    /** Response headers scripts may read (Access-Control-Expose-Headers); none when absent. */
+    readonly exposeHeaders?: readonly string[];
     readonly allowCredentials: boolean;
+    /**
+     * With `allowCredentials`, a `*` in `allowOrigins`, `allowMethods`,
+     * `allowHeaders` or `exposeHeaders` is answered with the request's own
+     * origin, method or headers, or the response's header names, never `*`
+     * (Gateway API's CORS filter, apis/v1/httproute_types.go HTTPCORSFilter,
+     * as the Fetch standard reads `*` literally for credentialed requests);
+     * absent, `*` is sent as it is (ingress-nginx and haproxy.org do).
+     */
+    readonly echoWildcards?: true;
     readonly maxAge?: number;
     /**
      * A preflight from an allowed origin answered 204 by HAProxy; when

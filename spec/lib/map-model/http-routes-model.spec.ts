@@ -213,6 +213,62 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.warnings).to.deep.equal([]);
   });
 
+  it('serves a CORS filter as its policy\'s CORS rule: wildcards answered "*" without credentials, echoed with them, and wildcard origins as patterns', () => {
+    const cors = (prefix: string, filter: Record<string, unknown>) => ({
+      matches: [match('PathPrefix', prefix)],
+      filters: [{ type: 'CORS', cors: filter }],
+      backendRefs: [{ name: 'web', port: 8080 }],
+    });
+    const route = httpRoute('cors', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        cors('/open', { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], exposeHeaders: ['*'] }),
+        cors('/credentialed', { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], exposeHeaders: ['*'], allowCredentials: true }),
+        cors('/listed', { allowOrigins: ['https://a.example', 'https://*.b.example'], allowMethods: ['GET'], exposeHeaders: ['x-a', 'x-b'], maxAge: 60 }),
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(model.warnings).to.deep.equal([]);
+    const policyOf = (key: string) => model.policies.find((policy) => policy.key === model.prefixRoutes.find((line) => line.key === key)!.policy)!.cors;
+    const flags = (key: string) => {
+      const { anyOrigin, echoAnyOrigin, methods, echoMethods, headers, echoHeaders, exposeHeaders, exposeResponseNames, credentials, maxAge } = policyOf(key)!;
+      return { anyOrigin, echoAnyOrigin, methods, echoMethods, headers, echoHeaders, exposeHeaders, exposeResponseNames, credentials, maxAge };
+    };
+    expect(flags('shop.example.com/open/')).to.deep.equal({
+      anyOrigin: true,
+      echoAnyOrigin: false,
+      methods: '*',
+      echoMethods: false,
+      headers: '*',
+      echoHeaders: false,
+      exposeHeaders: '*',
+      exposeResponseNames: false,
+      credentials: false,
+      maxAge: 5,
+    });
+    expect(flags('shop.example.com/credentialed/')).to.deep.equal({
+      anyOrigin: false,
+      echoAnyOrigin: true,
+      methods: '',
+      echoMethods: true,
+      headers: '',
+      echoHeaders: true,
+      exposeHeaders: '',
+      exposeResponseNames: true,
+      credentials: true,
+      maxAge: 5,
+    });
+    expect(policyOf('shop.example.com/listed/')).to.deep.include({
+      origins: ['https://a.example', 'https://a.example:443'],
+      originPatterns: ['^https://([A-Za-z0-9-]+\\.)+b\\.example(:443)?$'],
+      methods: 'GET',
+      exposeHeaders: 'x-a, x-b',
+      maxAge: 60,
+      respondToPreflight: true,
+    });
+  });
+
   it("serves a RequestMirror as its policy's mirror, with a backend for the mirror's Service port while a served route mirrors to it", () => {
     const mirrored = (share?: { percent: number } | { fraction: { numerator: number; denominator?: number } }) =>
       httpRoute('mirrored', {
