@@ -25,6 +25,15 @@ export interface SecretRef {
   readonly name: string;
 }
 
+/**
+ * Where client certificates' CAs are read from: a Secret's `ca.crt`
+ * (base64, as Secrets hold data), or with `configMap` a ConfigMap's (the
+ * PEM itself; Gateway API caCertificateRefs).
+ */
+export interface CaRef extends SecretRef {
+  readonly configMap?: true;
+}
+
 export type RedirectCode = 301 | 302 | 303 | 307 | 308;
 
 export interface BackendSettings {
@@ -232,7 +241,7 @@ export interface RouteSettings {
  * nothing is refused, the backend is told the outcome.
  */
 export interface ClientCertificate {
-  readonly ca: SecretRef;
+  readonly ca: CaRef;
   readonly verify: 'on' | 'optional' | 'optional_no_ca';
   /** The certificate sent to the backend in `ssl-client-cert` (URL-encoded PEM). */
   readonly passCertificate: boolean;
