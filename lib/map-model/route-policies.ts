@@ -139,6 +139,8 @@ export class RoutePolicy extends Sourced {
         readonly verified: boolean;
         readonly errorPage: string | undefined;
         readonly passCertificate: boolean;
+        /** Plain HTTP requests are not refused for want of a certificate. */
+        readonly overTlsOnly: boolean;
       }
     | undefined;
   /** The arguments of the external-auth action (lib/lua/external-auth.ts), "-" for one not set. */
@@ -199,6 +201,7 @@ export class RoutePolicy extends Sourced {
       verified: client.verify !== 'optional_no_ca',
       errorPage: client.errorPage,
       passCertificate: client.passCertificate,
+      overTlsOnly: client.overTlsOnly === true,
     };
     this.externalAuth = externalAuthRule(settings.externalAuth);
     this.gatewayExternalAuth = gatewayAuthRule(settings.gatewayExternalAuth);

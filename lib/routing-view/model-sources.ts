@@ -49,6 +49,8 @@ export function mapModelSources(config: ControllerConfig, stores: ReadonlyMap<st
   const secretStores = [secrets, ...config.watchedResources.filter((resource) => resource !== secrets && isKind(resource, 'Secret', 'secrets'))].map(store);
   const ingressStore = store(ingresses);
   const sliceStore = store(slices);
+  // Like the Secrets, ConfigMaps matter to certificates (Gateway listeners' client CAs) alone.
+  const configMapStore = store(config.watchedResources.find((resource) => isKind(resource, 'ConfigMap', 'configmaps')));
   const byIndex = indexedByService(slices);
   const changesSince = ingressStore?.changesSince?.bind(ingressStore);
   return {
@@ -57,7 +59,7 @@ export function mapModelSources(config: ControllerConfig, stores: ReadonlyMap<st
     translate: ingressTranslator(config.ingress.className),
     sharedHostNamespaces: config.ingress.sharedHostNamespaces,
     ingresses: ingressStore?.list() ?? [],
-    stores: [ingressStore, store(services), sliceStore, ...secretStores],
+    stores: [ingressStore, store(services), sliceStore, ...secretStores, configMapStore],
     ingressChanges: ingressStore &&
       changesSince && {
         version: ingressStore.version,
@@ -77,12 +79,14 @@ export function mapModelSources(config: ControllerConfig, stores: ReadonlyMap<st
       }
       return undefined;
     },
+    configMap: (namespace, name) => configMapStore?.get(namespace, name),
     versions: {
       services: store(services)?.version ?? -1,
       endpointSlices: sliceStore?.version ?? -1,
       secrets: secretStores.map((reader) => reader?.version ?? -1),
+      configMaps: configMapStore?.version ?? -1,
     },
-    // Secrets only matter to certificates and userlists, which are always looked at again when their versions move.
+    // Secrets and ConfigMaps only matter to certificates, client CAs and userlists, which are always looked at again when their versions move.
     changedSince: (versions) => {
       const changed: KubeObject[] = [];
       for (const [reader, since] of [
@@ -152,13 +156,14 @@ export function routedObjects(model: GatewayApiModel, cache?: RouteSourcesCache)
     if (translated) httpRoutes.push(translated);
   }
   if (cache) cache.lastOutcomes = { outcomes, translated: translatedList };
-  const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field, fallback }) => ({
+  const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field, fallback, clientCa }) => ({
     namespace,
     name: secret,
     hosts,
     label: object,
     field,
     ...(fallback ? { fallback } : {}),
+    ...(clientCa ? { clientCa } : {}),
   }));
   return { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates };
 }

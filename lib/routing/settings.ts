@@ -233,7 +233,8 @@ export interface RouteSettings {
 }
 
 /**
- * Client certificate authentication, as ingress-nginx's auth-tls-*: over
+ * Client certificate authentication, as ingress-nginx's auth-tls-* (and
+ * a Gateway listener's AllowValidOnly validation asks of its routes): over
  * TLS, the hosts of the routes ask for a client certificate checked
  * against `ca`. `on`: a request without a valid one is refused (400, or a
  * redirect to `errorPage`); `optional`: one without a certificate is
@@ -247,4 +248,9 @@ export interface ClientCertificate {
   readonly passCertificate: boolean;
   /** Where a refused request is redirected (302) instead of answered 400. */
   readonly errorPage?: string;
+  /**
+   * Only requests over TLS are asked for a certificate (a Gateway listener's
+   * validation: the route may be served on an HTTP listener too).
+   */
+  readonly overTlsOnly?: true;
 }
