@@ -1,6 +1,6 @@
 import { compareCodeUnits } from '../compare.ts';
 import type { GatewayApiModel } from './gateway-api.ts';
-import type { ListenerState } from './listeners.ts';
+import type { CaRef } from '../routing/settings.ts';
 
 /**
  * The certificates HTTPS listeners ask HAProxy to serve: each Secret a
@@ -28,7 +28,7 @@ export interface CertificateClaim {
   /** The certificate for names no crt-list line lists (the first listener without a hostname's first certificateRef). */
   readonly fallback: boolean;
   /** The listener's client certificate validation: the handshake refused without a valid certificate (`required`) or not. */
-  readonly clientCa?: { readonly ca: NonNullable<ListenerState['clientCa']>['ca']; readonly verify: 'required' | 'optional' };
+  readonly clientCa?: { readonly ca: CaRef; readonly verify: 'required' | 'optional' };
 }
 
 export function certificateClaims(model: GatewayApiModel): CertificateClaim[] {
