@@ -35,6 +35,8 @@ export interface GatewayApiSources {
   readonly referenceGrants: readonly KubeObject[];
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
   readonly secret: (namespace: string, name: string) => KubeObject | undefined;
+  /** ConfigMaps holding CA certificates (caCertificateRefs); none when not watched. */
+  readonly configMap?: (namespace: string, name: string) => KubeObject | undefined;
   readonly namespace: (name: string) => KubeObject | undefined;
   /** The frontends the template declares; undefined admits every listener port. */
   readonly frontends?: readonly Frontend[];
@@ -183,7 +185,10 @@ function readGateways(sources: GatewayApiSources): GatewaysRead {
     excluded.push(...problems);
     let servedGateway: ServedGateway | undefined;
     if (read.gateway && gatewayClass.refusal === undefined) {
-      servedGateway = { gateway: read.gateway, listeners: resolveListeners(read.gateway, { secret: sources.secret, grants, frontends: sources.frontends }) };
+      servedGateway = {
+        gateway: read.gateway,
+        listeners: resolveListeners(read.gateway, { secret: sources.secret, ...(sources.configMap ? { configMap: sources.configMap } : {}), grants, frontends: sources.frontends }),
+      };
       served.set(keyOf(object), servedGateway);
       for (const state of servedGateway.listeners) {
         if (state.serving) protocols.add(state.listener.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP');

@@ -17,10 +17,11 @@ export function storeOf(stores: ReadonlyMap<string, StoreReader>, resources: rea
 /**
  * The Gateway API sources from the watched stores, found by group and kind
  * whatever the configuration names them: the Gateway API kinds in the
- * gateway.networking.k8s.io group, Services, Secrets and Namespaces in
- * the core group. A kind not watched reads as none (a Namespace selector
- * then admits no namespace). The context is every store but the routes'
- * and its version, with the controller name: what a memo's route
+ * gateway.networking.k8s.io group, Services, Secrets (of every watch),
+ * Namespaces and ConfigMaps in the core group. A kind not watched reads as
+ * none (a Namespace selector then admits no namespace). The context is
+ * every store but the routes' and its version, with the controller name:
+ * what a memo's route
  * outcomes depend on.
  */
 export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], settings: ControllerConfig['gatewayApi']): GatewayApiSources {
@@ -29,8 +30,10 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
   const [classes, gateways, routes, grpcRoutes, grants] = [KINDS.gatewayClass, KINDS.gateway, KINDS.httpRoute, KINDS.grpcRoute, KINDS.referenceGrant].map((kind) =>
     store(GATEWAY_GROUP, kind),
   );
-  const [services, secrets, namespaces] = ['Service', 'Secret', 'Namespace'].map((kind) => store('', kind));
-  const others = [classes, gateways, grants, services, secrets, namespaces];
+  const [services, namespaces, configMaps] = ['Service', 'Namespace', 'ConfigMap'].map((kind) => store('', kind));
+  // Every Secret watch: TLS Secrets for certificateRefs, and the Opaque ones CA certificates are usually kept in.
+  const secrets = resources.filter((resource) => resource.kind === 'Secret' && !resource.apiVersion.includes('/')).map((resource) => stores.get(resource.name));
+  const others = [classes, gateways, grants, services, ...secrets, namespaces, configMaps];
   return {
     controllerName,
     frontends: [
@@ -43,7 +46,14 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     grpcRoutes: grpcRoutes?.list() ?? [],
     referenceGrants: grants?.list() ?? [],
     service: (namespace, name) => services?.get(namespace, name),
-    secret: (namespace, name) => secrets?.get(namespace, name),
+    secret: (namespace, name) => {
+      for (const reader of secrets) {
+        const found = reader?.get(namespace, name);
+        if (found) return found;
+      }
+      return undefined;
+    },
+    configMap: (namespace, name) => configMaps?.get(namespace, name),
     namespace: (name) => namespaces?.get(undefined, name),
     context: [controllerName, httpPort, httpsPort, ...others, ...others.map((reader) => reader?.version)],
   };

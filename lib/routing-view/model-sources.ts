@@ -69,6 +69,8 @@ function sourcesWith(config: ControllerConfig, stores: ReadonlyMap<string, Store
   const secretStores = [secrets, ...config.watchedResources.filter((resource) => resource !== secrets && isKind(resource, 'Secret', 'secrets'))].map(store);
   const ingressStore = store(ingresses);
   const sliceStore = store(slices);
+  // Like the Secrets, ConfigMaps matter to certificates (Gateway listeners' client CAs) alone.
+  const configMapStore = store(config.watchedResources.find((resource) => isKind(resource, 'ConfigMap', 'configmaps')));
   const byIndex = indexedByService(slices);
   const changesSince = ingressStore?.changesSince?.bind(ingressStore);
   return {
@@ -77,7 +79,7 @@ function sourcesWith(config: ControllerConfig, stores: ReadonlyMap<string, Store
     translate: ingressTranslator(config.ingress.className),
     sharedHostNamespaces: config.ingress.sharedHostNamespaces,
     ingresses: ingressStore?.list() ?? [],
-    stores: [ingressStore, store(services), sliceStore, ...secretStores],
+    stores: [ingressStore, store(services), sliceStore, ...secretStores, configMapStore],
     ingressChanges: ingressStore &&
       changesSince && {
         version: ingressStore.version,
@@ -97,12 +99,14 @@ function sourcesWith(config: ControllerConfig, stores: ReadonlyMap<string, Store
       }
       return undefined;
     },
+    configMap: (namespace, name) => configMapStore?.get(namespace, name),
     versions: {
       services: store(services)?.version ?? -1,
       endpointSlices: sliceStore?.version ?? -1,
       secrets: secretStores.map((reader) => reader?.version ?? -1),
+      configMaps: configMapStore?.version ?? -1,
     },
-    // Secrets only matter to certificates and userlists, which are always looked at again when their versions move.
+    // Secrets and ConfigMaps only matter to certificates, client CAs and userlists, which are always looked at again when their versions move.
     changedSince: (versions) => {
       const changed: KubeObject[] = [];
       for (const [reader, since] of [
@@ -179,13 +183,14 @@ export function translateRoutes(model: GatewayApiModel, cache?: RouteSourcesCach
     translatedList.push(translated);
     if (translated) httpRoutes.push(translated);
   }
-  const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field, fallback }) => ({
+  const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field, fallback, clientCa }) => ({
     namespace,
     name: secret,
     hosts,
     label: object,
     field,
     ...(fallback ? { fallback } : {}),
+    ...(clientCa ? { clientCa } : {}),
   }));
   return { model, outcomes, translated: translatedList, routed: { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates } };
 }

@@ -216,6 +216,7 @@ describe('observer', () => {
       'grpcroutes',
       'referencegrants',
       'namespaces',
+      'configmaps',
     ]);
     expect(config.controller.templates.haproxyConfig).to.include('global');
 
