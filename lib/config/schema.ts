@@ -193,7 +193,12 @@ export const controllerConfigSchema = section(
     },
     ingress: section(
       {
-        className: { kind: 'string', rule: rules.dnsSubdomain, default: 'haproxy', description: 'The Ingress class the routing view (`routes` in templates) serves: Ingresses of another class are not translated.' },
+        className: {
+          kind: 'string',
+          rule: rules.dnsSubdomain,
+          default: 'haproxy',
+          description: 'The Ingress class the routing view (`routes` in templates) serves: Ingresses of another class are not translated.',
+        },
         sharedHostNamespaces: {
           kind: 'list',
           item: { kind: 'string', rule: rules.dnsLabel, description: 'A namespace, or `*` alone for every namespace.' },
@@ -211,7 +216,7 @@ export const controllerConfigSchema = section(
           kind: 'string',
           rule: rules.controllerName,
           default: 'haproxy-template-ic.io/gateway-controller',
-          description: 'The `spec.controllerName` of the GatewayClasses whose Gateways and HTTPRoutes this controller reads and writes status to.',
+          description: 'The `spec.controllerName` of the GatewayClasses whose Gateways, HTTPRoutes and GRPCRoutes this controller reads and writes status to.',
         },
         httpPort: port(
           "The Gateway listener port served by the shipped frontend's HTTP bind: the port clients reach HAProxy on (its Service's, whatever port HAProxy binds in its pod). A listener on another port, or of the other protocol on one of these, is `Accepted=False` with `PortUnavailable` and serves nothing.",

@@ -14,6 +14,7 @@ export const KINDS = {
   gatewayClass: 'GatewayClass',
   gateway: 'Gateway',
   httpRoute: 'HTTPRoute',
+  grpcRoute: 'GRPCRoute',
   referenceGrant: 'ReferenceGrant',
 } as const;
 
@@ -25,7 +26,6 @@ export interface GroupKind {
 
 export const SERVICE: GroupKind = { group: '', kind: 'Service' };
 export const SECRET: GroupKind = { group: '', kind: 'Secret' };
-export const HTTP_ROUTE: GroupKind = { group: GATEWAY_GROUP, kind: KINDS.httpRoute };
 export const GATEWAY: GroupKind = { group: GATEWAY_GROUP, kind: KINDS.gateway };
 
 export function sameGroupKind(a: GroupKind, b: GroupKind): boolean {

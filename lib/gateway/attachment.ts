@@ -1,6 +1,6 @@
 import { matchesLabels } from '../kube-syntax/label-selector.ts';
 import type { KubeObject } from '../pipeline/model.ts';
-import { GATEWAY, HTTP_ROUTE, sameGroupKind } from './api.ts';
+import { GATEWAY, GATEWAY_GROUP, sameGroupKind } from './api.ts';
 import type { Gateway } from './gateway.ts';
 import { hostnamesOn } from './hostnames.ts';
 import type { HttpRoute, ParentRef } from './http-route.ts';
@@ -38,7 +38,7 @@ export function gatewayOf(parent: ParentRef, gateways: ReadonlyMap<string, Serve
 }
 
 function admits(state: ListenerState, gateway: Gateway, route: HttpRoute, namespace: (name: string) => KubeObject | undefined): boolean {
-  if (!state.listener.kinds.some((kind) => sameGroupKind(kind, HTTP_ROUTE))) return false;
+  if (!state.listener.kinds.some((kind) => sameGroupKind(kind, { group: GATEWAY_GROUP, kind: route.kind }))) return false;
   const { from, selector } = state.listener.namespaces;
   if (from === 'All') return true;
   if (from === 'Same') return route.namespace === gateway.namespace;
@@ -57,7 +57,7 @@ export function attach(route: HttpRoute, parent: ParentRef, served: ServedGatewa
     const listeners = `listener of ${served.gateway.label}${which ? ` with ${which}` : ''}`;
     // A listener that is not served (its port, protocol or certificates refused) admits nothing: its own conditions say why.
     const message = selected.some((state) => state.serving)
-      ? `no ${listeners} admits HTTPRoutes from namespace ${route.namespace}`
+      ? `no ${listeners} admits ${route.kind}s from namespace ${route.namespace}`
       : `no ${listeners} is served: see the Gateway's listener conditions`;
     return { accepted: false, reason: 'NotAllowedByListeners', message };
   }

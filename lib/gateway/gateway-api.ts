@@ -5,9 +5,14 @@ import { attach, gatewayOf, type Acceptance, type AttachedListener, type ServedG
 import type { Unresolved } from './backend-refs.ts';
 import { readGateway } from './gateway.ts';
 import { readGatewayClasses, type GatewayClassRead } from './gateway-class.ts';
+import { readGrpcRoute } from './grpc-route.ts';
+import { KINDS } from './api.ts';
 import { readHttpRoute, type HttpRouteRead, type ParentRef } from './http-route.ts';
 import { resolveListeners, type Frontend, type ListenerState } from './listeners.ts';
 import { sameItems } from '../collections/sorted-list.ts';
+import { describeObject } from '../object-fields/names.ts';
+import { placeOf } from '../routing/order.ts';
+import { kindConflicts } from './kind-conflicts.ts';
 import { readReferenceGrants } from './reference-grants.ts';
 import { translateRoute } from './route-records.ts';
 
@@ -25,16 +30,20 @@ export interface GatewayApiSources {
   readonly gatewayClasses: readonly KubeObject[];
   readonly gateways: readonly KubeObject[];
   readonly httpRoutes: readonly KubeObject[];
+  /** None when GRPCRoutes are not watched (their CRD not served). */
+  readonly grpcRoutes?: readonly KubeObject[];
   readonly referenceGrants: readonly KubeObject[];
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
   readonly secret: (namespace: string, name: string) => KubeObject | undefined;
+  /** ConfigMaps holding CA certificates (caCertificateRefs); none when not watched. */
+  readonly configMap?: (namespace: string, name: string) => KubeObject | undefined;
   readonly namespace: (name: string) => KubeObject | undefined;
   /** The frontends the template declares; undefined admits every listener port. */
   readonly frontends?: readonly Frontend[];
   /**
-   * What identifies every source but the HTTPRoutes (the stores read and
+   * What identifies every source but the routes (the stores read and
    * their versions): equal to the last read's, it lets a memo keep the
-   * Gateways and each unchanged HTTPRoute's outcome. Undefined: nothing is kept.
+   * Gateways and each unchanged route's outcome. Undefined: nothing is kept.
    */
   readonly context?: readonly unknown[];
 }
@@ -57,6 +66,8 @@ export interface ParentOutcome {
 }
 
 export interface RouteOutcome {
+  /** KINDS.httpRoute or KINDS.grpcRoute. */
+  readonly kind: string;
   readonly object: KubeObject;
   readonly parents: readonly ParentOutcome[];
   readonly unresolved: readonly Unresolved[];
@@ -69,9 +80,10 @@ export interface GatewayApiModel {
   /** By namespace/name. */
   readonly gateways: ReadonlyMap<string, GatewayOutcome>;
   /**
-   * By namespace/name: every HTTPRoute naming at least one served Gateway,
-   * and every other one whose status still carries this controller's entries
-   * (it named a served Gateway once): with no parents, so they are removed.
+   * By routeKey: every HTTPRoute and GRPCRoute naming at least one served
+   * Gateway, and every other one whose status still carries this
+   * controller's entries (it named a served Gateway once): with no parents,
+   * so they are removed.
    */
   readonly routes: ReadonlyMap<string, RouteOutcome>;
   /** In precedence order (lib/routing/precedence.ts). */
@@ -81,6 +93,27 @@ export interface GatewayApiModel {
 }
 
 const keyOf = (object: { readonly metadata: { readonly namespace?: string; readonly name: string } }) => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+
+/** How the model's routes are keyed: namespace/name for an HTTPRoute, the kind before it for any other kind. */
+export function routeKey(kind: string, object: KubeObject): string {
+  return kind === KINDS.httpRoute ? keyOf(object) : `${kind} ${keyOf(object)}`;
+}
+
+/** The route kinds of the model, each with its reader and where the sources hold its objects. */
+interface RouteKind {
+  readonly kind: string;
+  readonly read: (object: KubeObject) => HttpRouteRead;
+  readonly objects: (sources: GatewayApiSources) => readonly KubeObject[];
+}
+
+const NO_OBJECTS: readonly KubeObject[] = Object.freeze([]);
+
+const ROUTE_KINDS: readonly RouteKind[] = [
+  { kind: KINDS.httpRoute, read: readHttpRoute, objects: (sources) => sources.httpRoutes },
+  { kind: KINDS.grpcRoute, read: readGrpcRoute, objects: (sources) => sources.grpcRoutes ?? NO_OBJECTS },
+];
+
+const routeLists = (sources: GatewayApiSources) => ROUTE_KINDS.map((kind) => kind.objects(sources));
 
 function carriesEntryOf(route: KubeObject, controllerName: string): boolean {
   const parents = (route['status'] as { parents?: unknown } | undefined)?.parents;
@@ -96,14 +129,17 @@ function carriesEntryOf(route: KubeObject, controllerName: string): boolean {
  * kept only while the sources' `context` is the same.
  */
 export class GatewayApiMemo {
-  /** Each HTTPRoute's read: a function of the object alone. */
+  /** Each route's read: a function of the object alone. */
   readonly reads = new WeakMap<KubeObject, HttpRouteRead>();
   last:
     | {
         readonly context: readonly unknown[];
-        readonly httpRoutes: readonly KubeObject[];
+        /** The objects of each of ROUTE_KINDS, in its order. */
+        readonly routeLists: readonly (readonly KubeObject[])[];
         readonly gateways: GatewaysRead;
-        /** Per HTTPRoute, its outcome; null for one that is not this controller's. */
+        /** The routes a route of the other kind keeps from a listener: judged again at every read. */
+        readonly refused: ReadonlySet<KubeObject>;
+        /** Per route, its outcome; null for one that is not this controller's. */
         readonly routes: WeakMap<KubeObject, RouteWork | null>;
         readonly model: GatewayApiModel;
       }
@@ -149,7 +185,10 @@ function readGateways(sources: GatewayApiSources): GatewaysRead {
     excluded.push(...problems);
     let servedGateway: ServedGateway | undefined;
     if (read.gateway && gatewayClass.refusal === undefined) {
-      servedGateway = { gateway: read.gateway, listeners: resolveListeners(read.gateway, { secret: sources.secret, grants, frontends: sources.frontends }) };
+      servedGateway = {
+        gateway: read.gateway,
+        listeners: resolveListeners(read.gateway, { secret: sources.secret, ...(sources.configMap ? { configMap: sources.configMap } : {}), grants, frontends: sources.frontends }),
+      };
       served.set(keyOf(object), servedGateway);
       for (const state of servedGateway.listeners) {
         if (state.serving) protocols.add(state.listener.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP');
@@ -161,32 +200,52 @@ function readGateways(sources: GatewayApiSources): GatewaysRead {
   return { classes, grants, excluded, served, protocols, gateways };
 }
 
-function judgeRoute(object: KubeObject, read: HttpRouteRead, sources: GatewayApiSources, gateways: GatewaysRead): RouteWork | null {
+/**
+ * One route judged against the Gateways; `refused`: the listeners a route
+ * of the other kind keeps it from (kind-conflicts.ts), each with why.
+ */
+function judgeRoute(
+  kind: string,
+  object: KubeObject,
+  read: HttpRouteRead,
+  sources: GatewayApiSources,
+  gateways: GatewaysRead,
+  refused?: ReadonlyMap<ListenerState, string>,
+): RouteWork | null {
   const ours = read.parents.flatMap((parent) => {
     const gateway = gatewayOf(parent, gateways.served);
     return gateway ? [{ parent, gateway }] : [];
   });
   if (ours.length === 0) {
     if (!carriesEntryOf(object, sources.controllerName)) return null;
-    return { outcome: { object, parents: [], unresolved: [], records: [] }, problems: [], attachments: [] };
+    return { outcome: { kind, object, parents: [], unresolved: [], records: [] }, problems: [], attachments: [] };
   }
   const route = read.route;
   const parents: ParentOutcome[] = [];
   const attachments: RouteWork['attachments'][number][] = [];
   for (const { parent, gateway } of ours) {
-    const acceptance: Acceptance = route
+    let acceptance: Acceptance = route
       ? attach(route, parent, gateway, sources.namespace)
       : { accepted: false, reason: 'UnsupportedValue', message: read.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ') };
+    if (acceptance.accepted && refused) acceptance = withoutRefused(acceptance.listeners, refused);
     parents.push({ parent, acceptance });
     if (acceptance.accepted) attachments.push({ gateway: `${gateway.gateway.namespace}/${gateway.gateway.name}`, listeners: acceptance.listeners });
   }
   const attached = attachments.flatMap((attachment) => attachment.listeners);
   const translated = route ? translateRoute(route, attached, { service: sources.service, grants: gateways.grants }, gateways.protocols) : { records: [], unresolved: [] };
-  return { outcome: { object, parents, unresolved: translated.unresolved, records: inPrecedenceOrder(translated.records) }, problems: read.problems, attachments };
+  return { outcome: { kind, object, parents, unresolved: translated.unresolved, records: inPrecedenceOrder(translated.records) }, problems: read.problems, attachments };
 }
 
-/** The HTTPRoute's work: kept while the object and everything else are the same. */
+/** An acceptance on `listeners` less the `refused` ones: not accepted, saying why, when none is left. */
+function withoutRefused(listeners: readonly AttachedListener[], refused: ReadonlyMap<ListenerState, string>): Acceptance {
+  const kept = listeners.filter((listener) => !refused.has(listener.state));
+  if (kept.length > 0) return { accepted: true, listeners: kept };
+  return { accepted: false, reason: 'NotAllowedByListeners', message: listeners.map((listener) => refused.get(listener.state)!).join('; ') };
+}
+
+/** The route's work: kept while the object and everything else are the same. */
 function workOf(
+  kind: RouteKind,
   object: KubeObject,
   sources: GatewayApiSources,
   gatewaysRead: GatewaysRead,
@@ -197,10 +256,10 @@ function workOf(
   if (work === undefined) {
     let routeRead = memo?.reads.get(object);
     if (routeRead === undefined) {
-      routeRead = readHttpRoute(object);
+      routeRead = kind.read(object);
       memo?.reads.set(object, routeRead);
     }
-    work = judgeRoute(object, routeRead, sources, gatewaysRead);
+    work = judgeRoute(kind.kind, object, routeRead, sources, gatewaysRead);
     cache.set(object, work);
   }
   return work;
@@ -230,50 +289,53 @@ const sameAttachments = (a: RouteWork['attachments'], b: RouteWork['attachments'
       attachment.listeners.every((listener, j) => listener.state === b[i]!.listeners[j]!.state && sameItems(listener.hostnames, b[i]!.listeners[j]!.hostnames)),
   );
 
-/** Past this many replaced HTTPRoutes, reading them all costs about what patching does. */
+/** Past this many replaced routes, reading them all costs about what patching does. */
 const PATCHED_AT_MOST = 64;
 
 /**
- * The last model with a few HTTPRoutes replaced where they stand (the
- * stores replace a changed object in its place): each judged again, the
- * rest kept. Undefined where routes came or went, or where a replaced one
+ * The last model with a few routes replaced where they stand (the stores
+ * replace a changed object in its place): each judged again, the rest
+ * kept. Undefined where routes came or went, or where a replaced one
  * attaches differently or has problems (the Gateways' counts and the
  * excluded list would change): then everything is read again.
  */
 function patchedModel(last: NonNullable<GatewayApiMemo['last']>, sources: GatewayApiSources, memo: GatewayApiMemo): GatewayApiModel | undefined {
-  const before = last.httpRoutes;
-  const now = sources.httpRoutes;
-  if (before.length !== now.length) return undefined;
   let routes: Map<string, RouteOutcome> | undefined;
   let replaced = 0;
-  for (let i = 0; i < now.length; i++) {
-    const old = before[i]!;
-    const object = now[i]!;
-    if (old === object) continue;
-    if (++replaced > PATCHED_AT_MOST || keyOf(old) !== keyOf(object)) return undefined;
-    const was = last.routes.get(old);
-    const work = workOf(object, sources, last.gateways, last.routes, memo);
-    if (was === undefined || (was === null) !== (work === null)) return undefined;
-    if (was === null || work === null) continue;
-    if (was.problems.length > 0 || work.problems.length > 0 || !sameAttachments(was.attachments, work.attachments)) return undefined;
-    routes ??= new Map(last.model.routes);
-    routes.set(keyOf(object), work.outcome);
+  for (const [k, kind] of ROUTE_KINDS.entries()) {
+    const before = last.routeLists[k]!;
+    const now = kind.objects(sources);
+    if (before.length !== now.length) return undefined;
+    for (let i = 0; i < now.length; i++) {
+      const old = before[i]!;
+      const object = now[i]!;
+      if (old === object) continue;
+      if (++replaced > PATCHED_AT_MOST || keyOf(old) !== keyOf(object) || last.refused.has(old) || placeOf(old).age !== placeOf(object).age) return undefined;
+      const was = last.routes.get(old);
+      const work = workOf(kind, object, sources, last.gateways, last.routes, memo);
+      if (was === undefined || (was === null) !== (work === null)) return undefined;
+      if (was === null || work === null) continue;
+      if (was.problems.length > 0 || work.problems.length > 0 || !sameAttachments(was.attachments, work.attachments)) return undefined;
+      routes ??= new Map(last.model.routes);
+      routes.set(routeKey(kind.kind, object), work.outcome);
+    }
   }
   return modelOf(last.model.classes, last.model.gateways, routes ?? last.model.routes, last.model.excluded);
 }
 
 /**
  * Reads the model. With a memo and a `context` in the sources, a read after
- * only HTTPRoutes changed judges only the changed ones again (and after a
+ * only routes changed judges only the changed ones again (and after a
  * few were replaced, keeps the rest of the model), and a read after nothing
  * changed returns the last model.
  */
 export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo): GatewayApiModel {
   const last = memo?.last && sources.context && sameItems(memo.last.context, sources.context) ? memo.last : undefined;
-  if (last && last.httpRoutes === sources.httpRoutes) return last.model;
+  const lists = routeLists(sources);
+  if (last && sameItems(last.routeLists, lists)) return last.model;
   const patched = last && patchedModel(last, sources, memo!);
   if (patched) {
-    memo!.last = { ...last, httpRoutes: sources.httpRoutes, model: patched };
+    memo!.last = { ...last, routeLists: lists, model: patched };
     return patched;
   }
   const gatewaysRead = last?.gateways ?? readGateways(sources);
@@ -289,10 +351,32 @@ export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo
     attachedHostnames.set(keyOf(object), hostnames);
     gateways.set(keyOf(object), { object, served, problems, attachedRoutes: counts, attachedHostnames: hostnames });
   }
+  const works: { readonly kind: RouteKind; readonly object: KubeObject; work: RouteWork }[] = [];
+  for (const [k, kind] of ROUTE_KINDS.entries()) {
+    for (const object of lists[k]!) {
+      const work = workOf(kind, object, sources, gatewaysRead, cache, memo);
+      if (work !== null) works.push({ kind, object, work });
+    }
+  }
+  const refused = new Set<KubeObject>();
+  if (lists.filter((list) => list.length > 0).length > 1) {
+    const attached = works.map(({ kind, object, work }) => ({
+      kind: kind.kind,
+      standing: placeOf(object),
+      label: describeObject(kind.kind, object.metadata.namespace, object.metadata.name),
+      listeners: work.attachments.flatMap((attachment) => attachment.listeners),
+    }));
+    const conflicts = kindConflicts(attached);
+    attached.forEach((route, i) => {
+      const listeners = conflicts.get(route);
+      if (listeners === undefined) return;
+      const entry = works[i]!;
+      refused.add(entry.object);
+      entry.work = judgeRoute(entry.kind.kind, entry.object, memo?.reads.get(entry.object) ?? entry.kind.read(entry.object), sources, gatewaysRead, listeners)!;
+    });
+  }
   const routes = new Map<string, RouteOutcome>();
-  for (const object of sources.httpRoutes) {
-    const work = workOf(object, sources, gatewaysRead, cache, memo);
-    if (work === null) continue;
+  for (const { kind, object, work } of works) {
     excluded.push(...work.problems);
     const counted = new Set<ListenerState>();
     for (const { gateway, listeners } of work.attachments) {
@@ -305,9 +389,9 @@ export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo
         counts.set(listener.state.listener.name, (counts.get(listener.state.listener.name) ?? 0) + 1);
       }
     }
-    routes.set(keyOf(object), work.outcome);
+    routes.set(routeKey(kind.kind, object), work.outcome);
   }
   const model = modelOf(gatewaysRead.classes, gateways, routes, excluded);
-  if (memo) memo.last = sources.context ? { context: sources.context, httpRoutes: sources.httpRoutes, gateways: gatewaysRead, routes: cache, model } : undefined;
+  if (memo) memo.last = sources.context ? { context: sources.context, routeLists: lists, gateways: gatewaysRead, refused, routes: cache, model } : undefined;
   return model;
 }

@@ -5,13 +5,14 @@ import { readBackendReference, type BackendReference } from './backend-refs.ts';
 import { absent, type FieldReader } from './field-reader.ts';
 import type { RouteMatch } from './route-matches.ts';
 import { checkHeaderName, checkHeaderValue } from './values.ts';
+import { readCorsFilter } from './cors-filter.ts';
 
 /**
  * HTTPRoute filters (apis/v1/httproute_types.go HTTPRouteFilter) in the
  * shared settings vocabulary: RequestHeaderModifier, ResponseHeaderModifier,
- * RequestRedirect, URLRewrite, RequestMirror and ExternalAuth (protocol HTTP,
- * experimental channel). Any other type (CORS and
- * ExtensionRef among them) is refused by name rather than ignored: a route
+ * RequestRedirect, URLRewrite, RequestMirror, CORS (cors-filter.ts) and
+ * ExternalAuth (protocol HTTP, experimental channel). Any other type
+ * (ExtensionRef among them) is refused by name rather than ignored: a route
  * served without a filter it asks for would do something its author did not write.
  */
 export interface ReadFilters {
@@ -155,8 +156,15 @@ function externalAuth(
   return { settings: { namespace: service.namespace, service: service.name, port: service.port, path, allowedHeaders, allowedResponseHeaders }, service };
 }
 
-/** Reads a list of filters into settings; the problems are recorded on the reader. */
-export function readFilters(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[]): ReadFilters {
+/** Every filter type an HTTPRoute may have served. */
+export const HTTP_ROUTE_FILTERS: readonly string[] = ['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestRedirect', 'URLRewrite', 'RequestMirror', 'CORS', 'ExternalAuth'];
+
+/**
+ * Reads a list of filters into settings; the problems are recorded on the
+ * reader. `types`: the filter types the route's kind has (a GRPCRoute has
+ * fewer); any other is refused by name.
+ */
+export function readFilters(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[], types: readonly string[]): ReadFilters {
   const settings: { -readonly [K in keyof RouteSettings]: RouteSettings[K] } = {};
   const mirrors: BackendReference[] = [];
   let authService: BackendReference | undefined;
@@ -169,6 +177,7 @@ export function readFilters(reader: FieldReader, value: unknown, field: string, 
     // The specification allows several RequestMirror filters (a copy to each), one of every other type.
     if (seen.has(type) && type !== 'RequestMirror') return reader.problem(`${at}.type`, `${type} is given twice; one is served per rule`);
     seen.add(type);
+    if (!types.includes(type)) return reader.problem(`${at}.type`, `${quote(type)} filters are not supported (${types.join(', ')} are)`);
     switch (type) {
       case 'RequestHeaderModifier':
         settings.requestHeaders = headerModifier(reader, reader.fields(entry['requestHeaderModifier'], `${at}.requestHeaderModifier`), `${at}.requestHeaderModifier`);
@@ -200,17 +209,17 @@ export function readFilters(reader: FieldReader, value: unknown, field: string, 
         }
         return;
       }
+      case 'CORS': {
+        const cors = readCorsFilter(reader, reader.fields(entry['cors'], `${at}.cors`), `${at}.cors`);
+        if (cors) settings.cors = cors;
+        return;
+      }
       case 'ExternalAuth': {
         const auth = externalAuth(reader, reader.fields(entry['externalAuth'], `${at}.externalAuth`), `${at}.externalAuth`, namespace);
         authService = auth.service;
         if (auth.settings) settings.gatewayExternalAuth = auth.settings;
         return;
       }
-      default:
-        reader.problem(
-          `${at}.type`,
-          `${quote(type)} filters are not supported (RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite, RequestMirror and ExternalAuth are)`,
-        );
     }
   });
   if (seen.has('RequestRedirect') && seen.has('URLRewrite')) reader.problem(field, 'has both RequestRedirect and URLRewrite, which cannot be served together');

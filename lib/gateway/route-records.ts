@@ -1,7 +1,7 @@
 import type { RouteSettings } from '../routing/settings.ts';
 import { CATCH_ALL_HOST, type RouteEntrypoint, type RouteHost, type RouteRecord, type WeightedBackend } from '../routing/route.ts';
 import type { AttachedListener } from './attachment.ts';
-import { resolveBackend, type BackendLookup, type BackendReference, type Unresolved } from './backend-refs.ts';
+import { resolveBackend, type BackendLookup, type BackendReference, type Referrer, type Unresolved } from './backend-refs.ts';
 import type { HttpRoute, RouteRule } from './http-route.ts';
 
 /**
@@ -25,6 +25,19 @@ function hostOf(hostname: string): RouteHost {
   return { key: hostname, wildcard: hostname.startsWith('*.') ? 'suffix' : 'none' };
 }
 
+/**
+ * What a host's records ask of client certificates: those of the first
+ * HTTPS listener leading to it that accepts only valid ones. Its crt-list
+ * line already refuses a handshake without one; the routes refuse too, for
+ * a request that came through another name's line (SNI and Host differ:
+ * 421) or through a bind that lets failed certificates by for the lines
+ * of other listeners or Ingresses (400).
+ */
+function clientCertificateOf(listeners: readonly AttachedListener[]): RouteSettings['clientCertificate'] {
+  const clientCa = listeners.find((listener) => listener.state.clientCa?.mode === 'AllowValidOnly')?.state.clientCa;
+  return clientCa && { ca: clientCa.ca, verify: 'on', passCertificate: false, overTlsOnly: true };
+}
+
 function entrypointOf(listener: AttachedListener): RouteEntrypoint {
   return { port: listener.state.listener.port, protocol: listener.state.listener.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP' };
 }
@@ -38,19 +51,19 @@ function withoutMirrors(settings: RouteSettings, refused: readonly BackendRefere
 }
 
 /** The mirrors whose backends do not resolve, their faults recorded. */
-function refusedMirrors(mirrors: readonly BackendReference[], namespace: string, lookup: BackendLookup, unresolved: Unresolved[]): BackendReference[] {
+function refusedMirrors(mirrors: readonly BackendReference[], route: Referrer, lookup: BackendLookup, unresolved: Unresolved[]): BackendReference[] {
   return mirrors.filter((mirror) => {
-    const fault = resolveBackend(mirror, namespace, lookup);
+    const fault = resolveBackend(mirror, route, lookup);
     if (fault) unresolved.push(fault);
     return fault !== undefined;
   });
 }
 
 /** The rule's settings with its ExternalAuth Service refused when it does not resolve, the fault recorded. */
-function withAuthResolved(settings: RouteSettings, rule: RouteRule, namespace: string, lookup: BackendLookup, unresolved: Unresolved[]): RouteSettings {
+function withAuthResolved(settings: RouteSettings, rule: RouteRule, route: Referrer, lookup: BackendLookup, unresolved: Unresolved[]): RouteSettings {
   const auth = settings.gatewayExternalAuth;
   if (auth === undefined || rule.authService === undefined) return settings;
-  const fault = resolveBackend(rule.authService, namespace, lookup);
+  const fault = resolveBackend(rule.authService, route, lookup);
   if (fault === undefined) return settings;
   unresolved.push(fault);
   return { ...settings, gatewayExternalAuth: { ...auth, refused: fault.message } };
@@ -63,11 +76,11 @@ interface ResolvedRule {
 }
 
 function resolveRule(route: HttpRoute, rule: RouteRule, lookup: BackendLookup, unresolved: Unresolved[]): ResolvedRule {
-  const refused = refusedMirrors(rule.mirrors, route.namespace, lookup, unresolved);
+  const refused = refusedMirrors(rule.mirrors, route, lookup, unresolved);
   const backends = rule.backends.map((backend): WeightedBackend => {
-    const fault = resolveBackend(backend.reference, route.namespace, lookup);
+    const fault = resolveBackend(backend.reference, route, lookup);
     if (fault) unresolved.push(fault);
-    const settings = withoutMirrors(backend.settings, refusedMirrors(backend.mirrors, route.namespace, lookup, unresolved));
+    const settings = withoutMirrors(backend.settings, refusedMirrors(backend.mirrors, route, lookup, unresolved));
     return {
       namespace: backend.reference.namespace,
       service: backend.reference.name,
@@ -77,7 +90,7 @@ function resolveRule(route: HttpRoute, rule: RouteRule, lookup: BackendLookup, u
       ...(Object.keys(settings).length > 0 ? { settings } : {}),
     };
   });
-  return { rule, settings: withAuthResolved(withoutMirrors(rule.settings, refused), rule, route.namespace, lookup, unresolved), backends };
+  return { rule, settings: withAuthResolved(withoutMirrors(rule.settings, refused), rule, route, lookup, unresolved), backends };
 }
 
 /**
@@ -97,12 +110,14 @@ export function translateRoute(route: HttpRoute, attached: readonly AttachedList
   const rules = route.rules.map((rule) => resolveRule(route, rule, lookup, unresolved));
   // One record per host, rule and match, served on every entrypoint that leads to it.
   const entrypoints = new Map<string, Map<string, RouteEntrypoint>>();
+  const listenersOf = new Map<string, AttachedListener[]>();
   for (const listener of attached) {
     for (const hostname of listener.hostnames) {
       const entry = entrypoints.get(hostname) ?? new Map<string, RouteEntrypoint>();
       const entrypoint = entrypointOf(listener);
       entry.set(`${entrypoint.protocol}:${entrypoint.port}`, entrypoint);
       entrypoints.set(hostname, entry);
+      listenersOf.set(hostname, [...(listenersOf.get(hostname) ?? []), listener]);
     }
   }
   const records: RouteRecord[] = [];
@@ -110,7 +125,9 @@ export function translateRoute(route: HttpRoute, attached: readonly AttachedList
     const host = hostOf(hostname);
     const sortedEntrypoints = [...entrypointsOf.values()].sort((a, b) => a.port - b.port || (a.protocol < b.protocol ? -1 : 1));
     const only = onlyOver(sortedEntrypoints, served);
-    for (const { rule, settings, backends } of rules) {
+    const clientCertificate = clientCertificateOf(listenersOf.get(hostname) ?? []);
+    for (const { rule, settings: ruleSettings, backends } of rules) {
+      const settings = clientCertificate ? { ...ruleSettings, clientCertificate } : ruleSettings;
       rule.matches.forEach((match, index) => {
         records.push({
           host,
@@ -122,7 +139,7 @@ export function translateRoute(route: HttpRoute, attached: readonly AttachedList
           settings,
           entrypoints: sortedEntrypoints,
           ...(only ? { onlyOver: only } : {}),
-          origin: { kind: 'HTTPRoute', namespace: route.namespace, name: route.name, age: route.age, rule: rule.index, match: index, field: `spec.rules[${rule.index}].matches[${index}]` },
+          origin: { kind: route.kind, namespace: route.namespace, name: route.name, age: route.age, rule: rule.index, match: index, field: `spec.rules[${rule.index}].matches[${index}]` },
         });
       });
     }

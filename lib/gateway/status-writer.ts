@@ -4,7 +4,7 @@ import { kubeRequest } from '../kube/kube-request.ts';
 import { objectPath } from '../kube/resource-path.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { errorMessage } from '../error-message.ts';
-import { GATEWAY_GROUP } from './api.ts';
+import { GATEWAY_GROUP, KINDS } from './api.ts';
 import { conditionTime } from './conditions.ts';
 import type { GatewayApiModel } from './gateway-api.ts';
 import { gatewayClassStatus, gatewayStatus, httpRouteStatus, NOTHING_LEFT_OUT, type Deployment, type LeftOut } from './status.ts';
@@ -14,7 +14,7 @@ const API_VERSION = `${GATEWAY_GROUP}/v1`;
 const PARALLEL_WRITES = 8;
 
 export interface StatusWrite {
-  readonly resource: 'gatewayclasses' | 'gateways' | 'httproutes';
+  readonly resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'grpcroutes';
   readonly object: KubeObject;
   readonly status: Readonly<Record<string, unknown>>;
 }
@@ -26,20 +26,36 @@ export interface StatusInputs {
   readonly addresses: readonly LoadBalancerIngress[];
   readonly deployment: Deployment;
   readonly now: number;
-  /** What the routing model left out of each HTTPRoute as not routed yet; none when absent. */
+  /** What the routing model left out of each route as not routed yet; none when absent. */
   readonly leftOut?: ReadonlyMap<KubeObject, LeftOut>;
+  /**
+   * An object of the model as stored now, whose status a write replaces
+   * (other controllers' entries kept, its resourceVersion carried), or
+   * undefined for one not to write now. Each object as the model read it
+   * when absent.
+   */
+  readonly current?: (resource: StatusWrite['resource'], object: KubeObject) => KubeObject | undefined;
 }
 
 /** The writes that would bring every object's status to what the model says: only those whose status differs. */
-export function statusWrites({ model, controllerName, addresses, deployment, now, leftOut }: StatusInputs): StatusWrite[] {
+export function statusWrites({ model, controllerName, addresses, deployment, now, leftOut, current = (_, object) => object }: StatusInputs): StatusWrite[] {
   const time = conditionTime(now);
   const writes: StatusWrite[] = [];
-  const add = (resource: StatusWrite['resource'], object: KubeObject, status: Readonly<Record<string, unknown>>) => {
+  const add = (resource: StatusWrite['resource'], read: KubeObject, statusOf: (object: KubeObject) => Readonly<Record<string, unknown>>) => {
+    const object = current(resource, read);
+    if (object === undefined) return;
+    const status = statusOf(object);
     if (JSON.stringify(object['status'] ?? {}) !== JSON.stringify(status)) writes.push({ resource, object, status });
   };
-  for (const read of model.classes.values()) add('gatewayclasses', read.object, gatewayClassStatus(read.object, read, time));
-  for (const outcome of model.gateways.values()) add('gateways', outcome.object, gatewayStatus(outcome, addresses, deployment, time));
-  for (const outcome of model.routes.values()) add('httproutes', outcome.object, httpRouteStatus(outcome, controllerName, time, leftOut?.get(outcome.object) ?? NOTHING_LEFT_OUT));
+  for (const read of model.classes.values()) add('gatewayclasses', read.object, (object) => gatewayClassStatus(object, read, time));
+  for (const outcome of model.gateways.values())
+    add('gateways', outcome.object, (object) => gatewayStatus(object === outcome.object ? outcome : { ...outcome, object }, addresses, deployment, time));
+  for (const outcome of model.routes.values()) {
+    const left = leftOut?.get(outcome.object) ?? NOTHING_LEFT_OUT;
+    add(outcome.kind === KINDS.grpcRoute ? 'grpcroutes' : 'httproutes', outcome.object, (object) =>
+      httpRouteStatus(object === outcome.object ? outcome : { ...outcome, object }, controllerName, time, left),
+    );
+  }
   return writes;
 }
 

@@ -1,4 +1,4 @@
-import type { IngressModel } from '../map-model/types.ts';
+import type { MapModel } from '../map-model/types.ts';
 import type { RenderContext } from '../render/template-view.ts';
 
 /**
@@ -13,7 +13,7 @@ export interface TemplateView extends RenderContext {
    * Ingresses, Services and EndpointSlices are watched, with the accepted
    * HTTPRoutes' routes when Gateway API kinds are watched too.
    */
-  readonly routes: IngressModel | undefined;
+  readonly routes: MapModel | undefined;
   /** `routes` under its old name, for one more release: a template reading it has a deprecation line in the log. */
-  readonly ingress: IngressModel | undefined;
+  readonly ingress: MapModel | undefined;
 }

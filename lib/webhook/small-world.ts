@@ -1,6 +1,6 @@
 import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
-import { ingressResources, ingressSources } from '../routing-view/ingress-sources.ts';
+import { ingressResources, mapModelSources } from '../routing-view/model-sources.ts';
 import { createRenderer, type RenderOutput } from '../render/renderer.ts';
 import { routingViews } from '../routing-view/routing-view.ts';
 import { buildStores } from '../store/build-stores.ts';
@@ -34,7 +34,7 @@ export function smallWorld(config: ControllerConfig, stores: ReadonlyMap<string,
   };
   put(resource, proposed);
 
-  const sources = ingressSources(config, stores);
+  const sources = mapModelSources(config, stores);
   if (sources && roles.ingresses) {
     const role = resource === roles.ingresses ? 'ingress' : resource === roles.secrets ? 'secret' : resource === roles.services ? 'service' : undefined;
     const ingresses = role === undefined ? [] : neighbourhood.neighboursOf(proposed, role);

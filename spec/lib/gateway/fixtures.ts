@@ -20,6 +20,10 @@ export function httpRoute(name: string, spec: Record<string, unknown>, namespace
   return { apiVersion: API_VERSION, kind: 'HTTPRoute', metadata: { namespace, name, generation: 1, creationTimestamp: created }, spec };
 }
 
+export function grpcRoute(name: string, spec: Record<string, unknown>, namespace = 'infra', created = '2026-01-01T00:00:00Z'): KubeObject {
+  return { apiVersion: API_VERSION, kind: 'GRPCRoute', metadata: { namespace, name, generation: 1, creationTimestamp: created }, spec };
+}
+
 export function referenceGrant(namespace: string, from: Record<string, unknown>[], to: Record<string, unknown>[], name = 'grant'): KubeObject {
   return { apiVersion: `${GATEWAY_GROUP}/v1beta1`, kind: 'ReferenceGrant', metadata: { namespace, name }, spec: { from, to } };
 }
@@ -32,6 +36,11 @@ export function tlsSecret(namespace: string, name: string): KubeObject {
   return { apiVersion: 'v1', kind: 'Secret', metadata: { namespace, name }, type: 'kubernetes.io/tls', data: { 'tls.crt': 'Y3J0', 'tls.key': 'a2V5' } };
 }
 
+/** A ConfigMap with a CA certificate under ca.crt (any PEM block: the Gateway API reader checks no more). */
+export function caConfigMap(namespace: string, name: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name }, data: { 'ca.crt': '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n' } };
+}
+
 export function namespaceObject(name: string, labels: Record<string, string> = {}): KubeObject {
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } };
 }
@@ -41,10 +50,12 @@ export function sources(objects: {
   readonly classes?: readonly KubeObject[];
   readonly gateways?: readonly KubeObject[];
   readonly routes?: readonly KubeObject[];
+  readonly grpcRoutes?: readonly KubeObject[];
   readonly grants?: readonly KubeObject[];
   readonly services?: readonly KubeObject[];
   readonly secrets?: readonly KubeObject[];
   readonly namespaces?: readonly KubeObject[];
+  readonly configMaps?: readonly KubeObject[];
 }): GatewayApiSources {
   const find = (list: readonly KubeObject[] | undefined) => (namespace: string, name: string) =>
     list?.find((object) => object.metadata.namespace === namespace && object.metadata.name === name);
@@ -53,9 +64,11 @@ export function sources(objects: {
     gatewayClasses: objects.classes ?? [gatewayClass()],
     gateways: objects.gateways ?? [],
     httpRoutes: objects.routes ?? [],
+    ...(objects.grpcRoutes ? { grpcRoutes: objects.grpcRoutes } : {}),
     referenceGrants: objects.grants ?? [],
     service: find(objects.services),
     secret: find(objects.secrets),
+    configMap: find(objects.configMaps),
     namespace: (name) => objects.namespaces?.find((object) => object.metadata.name === name),
   };
 }

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
+import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { ingressSources } from '../../../lib/routing-view/ingress-sources.ts';
+import { mapModelSources } from '../../../lib/routing-view/model-sources.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
 import { routingViews } from '../../../lib/routing-view/routing-view.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
@@ -90,25 +90,25 @@ function* changes(seed: number): Generator<Change> {
 describe('incremental rendering', () => {
   it('gives the same view model as a fresh build after every change, reusing what did not change', () => {
     const stores = world();
-    const cache = new IngressModelCache();
-    const first = buildIngressModel(ingressSources(config, stores)!, cache);
-    expect(buildIngressModel(ingressSources(config, stores)!, cache)).to.equal(first);
+    const cache = new MapModelCache();
+    const first = buildMapModel(mapModelSources(config, stores)!, cache);
+    expect(buildMapModel(mapModelSources(config, stores)!, cache)).to.equal(first);
     for (const change of changes(7)) {
       const store = stores.get(change.resource)!;
       if ('object' in change) store.upsert(change.object);
       else store.delete(change.delete);
-      const reused = buildIngressModel(ingressSources(config, stores)!, cache);
-      const fresh = buildIngressModel(ingressSources(config, stores)!);
+      const reused = buildMapModel(mapModelSources(config, stores)!, cache);
+      const fresh = buildMapModel(mapModelSources(config, stores)!);
       expect(reused).to.deep.equal(fresh);
     }
   });
 
   it('keeps unchanged lists and items as the same objects when one endpoint moves', () => {
     const stores = world();
-    const cache = new IngressModelCache();
-    const before = buildIngressModel(ingressSources(config, stores)!, cache);
+    const cache = new MapModelCache();
+    const before = buildMapModel(mapModelSources(config, stores)!, cache);
     stores.get('endpointslices')!.upsert(slice(1, ['10.0.1.9']));
-    const after = buildIngressModel(ingressSources(config, stores)!, cache);
+    const after = buildMapModel(mapModelSources(config, stores)!, cache);
     expect(after.hosts).to.equal(before.hosts);
     expect(after.prefixRoutes).to.equal(before.prefixRoutes);
     expect(after.backends).to.not.equal(before.backends);

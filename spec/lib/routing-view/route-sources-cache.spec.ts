@@ -4,10 +4,9 @@ import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import { GatewayApiMemo, readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
 import { storeSources } from '../../../lib/gateway/store-sources.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
+import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { ingressSources, RouteSourcesCache } from '../../../lib/routing-view/ingress-sources.ts';
-import { leftOutMatches, type LeftOutCache } from '../../../lib/routing-view/left-out-matches.ts';
+import { mapModelSources, RouteSourcesCache, routingSources } from '../../../lib/routing-view/model-sources.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, namespaceObject, referenceGrant } from '../gateway/fixtures.ts';
 import { endpointSlice, service } from '../ingress/fixtures.ts';
@@ -198,24 +197,24 @@ describe('the Gateway API model kept between renders', () => {
   it('keeps the routed objects of unchanged HTTPRoutes, and the view model built from them is the one built from nothing', () => {
     const stores = world();
     const cache = new RouteSourcesCache();
-    const modelCache = new IngressModelCache();
-    const first = ingressSources(config, stores, cache)!;
-    buildIngressModel(first, modelCache);
+    const modelCache = new MapModelCache();
+    const first = mapModelSources(config, stores, cache)!;
+    buildMapModel(first, modelCache);
     changes[0]!.change(stores);
-    const second = ingressSources(config, stores, cache)!;
+    const second = mapModelSources(config, stores, cache)!;
     const routed = (sources: typeof first, name: string) => sources.httpRoutes!.find((entry) => entry.object.metadata.name === name);
     expect(routed(second, 'shop')).to.equal(routed(first, 'shop'));
     expect(routed(second, 'canary')).to.not.equal(routed(first, 'canary'));
-    const built = buildIngressModel(second, modelCache);
-    expect(built).to.deep.equal(buildIngressModel(ingressSources(config, stores)!));
+    const built = buildMapModel(second, modelCache);
+    expect(built).to.deep.equal(buildMapModel(mapModelSources(config, stores)!));
     expect(built.backends.find((backend) => backend.name.endsWith('_split'))!.servers.map((server) => server.weight)).to.deep.equal(['256', '256']);
   });
 
   it('builds the view model a build from nothing builds after each HTTPRoute change, whether the route was read again in place or routes came and went', () => {
     const stores = world();
     const cache = new RouteSourcesCache();
-    const modelCache = new IngressModelCache();
-    buildIngressModel(ingressSources(config, stores, cache)!, modelCache);
+    const modelCache = new MapModelCache();
+    buildMapModel(mapModelSources(config, stores, cache)!, modelCache);
     const routes = stores.get('httproutes')!;
     const suffixes: string[][] = [];
     const steps: readonly (() => unknown)[] = [
@@ -231,32 +230,38 @@ describe('the Gateway API model kept between renders', () => {
     ];
     for (const step of steps) {
       step();
-      const built = buildIngressModel(ingressSources(config, stores, cache)!, modelCache);
-      expect(built).to.deep.equal(buildIngressModel(ingressSources(config, stores)!));
+      const built = buildMapModel(mapModelSources(config, stores, cache)!, modelCache);
+      expect(built).to.deep.equal(buildMapModel(mapModelSources(config, stores)!));
       suffixes.push(built.suffixHosts.map((host) => host.host));
     }
     expect(suffixes.filter((hosts) => hosts.length > 0)).to.deep.equal([['*.canary.example.org']]);
   });
 
-  it('reads the matches left out of a route again only when its records change', () => {
+  it('gives the matches left out of a route as the render translated it: the same while its records are, keyed by the route as stored', () => {
     const stores = world();
     const unroutable = { matches: [{ path: { type: 'RegularExpression', value: '/a#b' } }], backendRefs: [{ name: 'web', port: 8080 }] };
-    const partly = (rules: readonly unknown[], version: string) => {
+    const partly = (rules: readonly unknown[], version: string, status?: object) => {
       const object = httpRoute('partly', { ...parent, hostnames: ['partly.example.com'], rules }, 'apps');
-      return { ...object, metadata: { ...object.metadata, resourceVersion: version } };
+      return { ...object, metadata: { ...object.metadata, resourceVersion: version }, ...(status ? { status } : {}) };
     };
-    stores.get('httproutes')!.upsert(partly([{ backendRefs: [{ name: 'web', port: 8080 }] }, unroutable], '1'));
-    const memo = new GatewayApiMemo();
-    const kept: LeftOutCache = new WeakMap();
-    const first = leftOutMatches(read(stores, memo), kept);
-    const found = [...first.values()];
+    const routes = stores.get('httproutes')!;
+    routes.upsert(partly([{ backendRefs: [{ name: 'web', port: 8080 }] }, unroutable], '1'));
+    const cache = new RouteSourcesCache();
+    const leftOut = () => routingSources(config, stores, cache).outcome.leftOut;
+    const found = [...leftOut().values()];
     expect(found.map((left) => left.all)).to.deep.equal([false]);
     expect(found[0]!.matches.map((match) => [match.field, match.reason])).to.deep.equal([['spec.rules[1].matches[0]', "a RegularExpression path with '#', '%' or '`'"]]);
-    // Another route changes: this one's records are the same ones, and so is what was found.
+    // Another route changes: this one's translation is the same one, and so is what it left out.
     changes[0]!.change(stores);
-    expect([...leftOutMatches(read(stores, memo), kept).values()][0]).to.equal(found[0]);
+    expect([...leftOut().values()][0]!.matches).to.equal(found[0]!.matches);
+    // Its own status written: what it left out is found by the route as stored now, not by the version first translated.
+    const written = partly([{ backendRefs: [{ name: 'web', port: 8080 }] }, unroutable], '2', { parents: [] });
+    routes.upsert(written);
+    const afterStatus = leftOut();
+    expect([...afterStatus.keys()]).to.deep.equal([written]);
+    expect(afterStatus.get(written)!.matches).to.deep.equal(found[0]!.matches);
     // Fixed: nothing left out.
-    stores.get('httproutes')!.upsert(partly([{ backendRefs: [{ name: 'web', port: 8080 }] }], '2'));
-    expect(leftOutMatches(read(stores, memo), kept).size).to.equal(0);
+    routes.upsert(partly([{ backendRefs: [{ name: 'web', port: 8080 }] }], '3'));
+    expect(leftOut().size).to.equal(0);
   });
 });

@@ -213,8 +213,10 @@ describe('observer', () => {
       'gatewayclasses',
       'gateways',
       'httproutes',
+      'grpcroutes',
       'referencegrants',
       'namespaces',
+      'configmaps',
     ]);
     expect(config.controller.templates.haproxyConfig).to.include('global');
 

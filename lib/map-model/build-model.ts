@@ -2,7 +2,7 @@ import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { suffixLookups } from './suffix-lookups.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
-import { IngressAggregate, type ReadIngress } from './aggregate.ts';
+import { RouteAggregate, type ReadClaims } from './aggregate.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
 import { checkTlsSecret, type CheckedCa } from './certificates.ts';
 import { hostsByClientCa, resolveClientCas, type ClientCas } from './client-cas.ts';
@@ -15,7 +15,7 @@ import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import type { ListenerUses } from './listener-secret-uses.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from '../collections/sorted-list.ts';
-import type { CaCertificate, Certificate, HostEntry, IngressModel, IngressSources, SecretUse, StoreVersions } from './types.ts';
+import type { CaCertificate, Certificate, HostEntry, MapModel, MapModelSources, SecretUse, StoreVersions } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
 import { readRoutes, replacedRoutes, RouteReadCache } from './route-reads.ts';
 import { CHOICE_FIELDS } from './backend-choice.ts';
@@ -27,7 +27,7 @@ import { CHOICE_FIELDS } from './backend-choice.ts';
  * the stores take their entries with them; and the aggregate and backends,
  * which a build updates with what changed since the last one.
  */
-export class IngressModelCache implements ServerCache {
+export class MapModelCache implements ServerCache {
   readonly slices = new WeakMap<KubeObject, SliceEntry>();
   readonly secrets = new WeakMap<KubeObject, ReturnType<typeof checkTlsSecret>>();
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
@@ -41,7 +41,7 @@ export class IngressModelCache implements ServerCache {
 interface LastBuild {
   readonly className: string;
   /** Updated in place by every build. */
-  readonly aggregate: IngressAggregate;
+  readonly aggregate: RouteAggregate;
   readonly resolution: BackendResolution;
   readonly stores: readonly unknown[] | undefined;
   /** The Ingress list and store version the aggregate is in line with. */
@@ -60,7 +60,7 @@ interface LastBuild {
   readonly clientCas: ClientCas;
   readonly excluded: MergedProblems;
   readonly warnings: MergedProblems;
-  readonly model: IngressModel;
+  readonly model: MapModel;
 }
 
 interface Certificates {
@@ -78,12 +78,13 @@ function certificateUses(ingresses: readonly SecretUse[], listeners: ListenerUse
   return [...ingresses, ...listeners.uses, ...fallback];
 }
 
-function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSources, cache: IngressModelCache, now: number): Certificates {
+function resolveCertificates(secrets: readonly SecretUse[], sources: MapModelSources, cache: MapModelCache, now: number): Certificates {
   const excluded: Problem[] = [];
   const warnings: Problem[] = [];
   const certificates: Certificate[] = [];
   let expiresAt = Number.POSITIVE_INFINITY;
-  for (const { namespace, name, hosts: sniHosts, excludedHosts, referrers, clientCas, fallback } of secrets) {
+  for (const use of secrets) {
+    const { namespace, name, excludedHosts, referrers, fallback } = use;
     const secretLabel = describeObject('Secret', namespace, name);
     const secret = sources.secret(namespace, name);
     if (!secret) {
@@ -100,7 +101,7 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSour
       excluded.push({ object: secretLabel, field: checked.field, message: `${checked.reason}; TLS entries using it left out` });
       continue;
     }
-    const groups = hostsByClientCa(sniHosts, clientCas);
+    const groups = hostsByClientCa(use);
     const lines = groups.map(({ hosts }) => crtListLines(hosts, excludedHosts));
     if (lines.some((group) => group === undefined)) {
       excluded.push({
@@ -114,11 +115,10 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSour
     const source = new ModelSource('Secret', secret, 'data');
     const file = certificateFile(namespace, name);
     const id = `${namespace}/${name}`;
-    for (const [index, { clientCaFile }] of groups.entries()) {
+    for (const [index, { clientCaFile, clientVerify }] of groups.entries()) {
+      const client = clientCaFile === undefined ? {} : { clientCaFile, clientVerify };
       for (const hosts of lines[index]!) {
-        certificates.push(
-          withSource({ file, pem: checked.pem, hosts, excludedHosts, secret: id, ...(clientCaFile === undefined ? {} : { clientCaFile }), ...(fallback ? { fallback } : {}) }, source),
-        );
+        certificates.push(withSource({ file, pem: checked.pem, hosts, excludedHosts, secret: id, ...client, ...(fallback ? { fallback } : {}) }, source));
       }
     }
   }
@@ -148,13 +148,13 @@ function mergedProblems(parts: readonly (readonly Problem[])[], last: MergedProb
  * and settles only the hosts, routes and backends they touch, and resolves
  * only the backends whose Service or EndpointSlices changed.
  */
-export function buildIngressModel(sources: IngressSources, cache: IngressModelCache = new IngressModelCache()): IngressModel {
+export function buildMapModel(sources: MapModelSources, cache: MapModelCache = new MapModelCache()): MapModel {
   const sharing = sources.sharedHostNamespaces ?? [];
   const last = cache.last?.className === sources.className && cache.last.aggregate.sharesHostsAs(sharing) ? cache.last : undefined;
   // The aggregate and backends are updated in place: should that fail half
   // way, the next build must start afresh rather than from a half-made state.
   cache.last = undefined;
-  const aggregate = last?.aggregate ?? new IngressAggregate(sharing);
+  const aggregate = last?.aggregate ?? new RouteAggregate(sharing);
   const resolution = last?.resolution ?? new BackendResolution();
   const sameStores = last?.stores !== undefined && sources.stores !== undefined && sameItems(last.stores, sources.stores);
 
@@ -174,7 +174,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   const { reads: routes, wildcards } = readRoutes(sources.httpRoutes ?? [], cache.httpRoutes);
   const routeKeys = routes.map((route) => route.key);
   const routesMoved = !sameItems(last?.routeKeys ?? [], routeKeys);
-  const read: ReadIngress = (ingress) => {
+  const read: ReadClaims = (ingress) => {
     const route = cache.httpRoutes.byKey.get(ingress);
     if (route !== undefined) return route;
     const translated = sources.translate(ingress);
@@ -219,14 +219,17 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
       ? last.certificates
       : resolveCertificates(certificateUses(aggregate.secrets, listenerSecrets), sources, cache, now);
   const userlists = resolveUserlists(aggregate.policies, sources.secret, cache.userlists, last?.userlists);
-  const clientCas = keptClientCas(resolveClientCas(aggregate.policies, aggregate.secrets, sources.secret, cache.caSecrets, last?.clientCas), last?.clientCas);
+  const clientCas = keptClientCas(
+    resolveClientCas(aggregate.policies, [...aggregate.secrets, ...certificateUses([], listenerSecrets)], sources, cache.caSecrets, last?.clientCas),
+    last?.clientCas,
+  );
   const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded, gatewayProblems], last?.excluded);
   const warnings = mergedProblems(
     [aggregate.warnings, resolution.warnings, certificates.warnings, listenerSecrets.warnings, userlists.warnings, clientCas.warnings, ...routes.map((route) => route.warnings)],
     last?.warnings,
   );
   const served = suffixHosts(aggregate.hosts, wildcards, last?.model);
-  const next: IngressModel = {
+  const next: MapModel = {
     hosts: aggregate.hosts,
     suffixHosts: served,
     suffixLookups: suffixLookups(served, last?.model.suffixLookups),
@@ -248,7 +251,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     // Made each time: which hosts other groups hold moves without a certificate changing.
     certificates: listenerSecrets.fallback ? withFallback(certificates.certificates, aggregate.secretUses.listeners.heldElsewhere()) : certificates.certificates,
     fallbackCertificate: certificates.certificates.some((certificate) => certificate.fallback === true),
-    clientCertificates: certificates.certificates.some((certificate) => certificate.clientCaFile !== undefined),
+    clientCertificates: certificates.certificates.some((certificate) => certificate.clientVerify === 'optional'),
     separateClientCas: new Set(certificates.certificates.map((certificate) => certificate.clientCaFile).filter((file) => file !== undefined)).size > 1,
     caCertificates: clientCas.files.length === 0 ? resolution.caCertificates : withClientCas(resolution.caCertificates, clientCas, last?.model),
     defaultBackend: aggregate.defaultBackend,
@@ -262,7 +265,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
 }
 
 /** The served wildcard hosts an HTTPRoute claims; the last list while it holds the same hosts. */
-function suffixHosts(hosts: readonly HostEntry[], wildcards: ReadonlySet<string>, last: IngressModel | undefined): readonly HostEntry[] {
+function suffixHosts(hosts: readonly HostEntry[], wildcards: ReadonlySet<string>, last: MapModel | undefined): readonly HostEntry[] {
   const list = wildcards.size === 0 ? NO_HOSTS : hosts.filter((host) => host.wildcard && wildcards.has(host.host));
   return last &&
     sameItems(
@@ -279,7 +282,7 @@ const NO_HOSTS: readonly HostEntry[] = Object.freeze([]);
 const NO_CHOICE_FIELDS: readonly number[] = Object.freeze([]);
 
 function sameVersions(a: StoreVersions, b: StoreVersions): boolean {
-  return a.services === b.services && a.endpointSlices === b.endpointSlices && sameItems(a.secrets, b.secrets);
+  return a.services === b.services && a.endpointSlices === b.endpointSlices && sameItems(a.secrets, b.secrets) && a.configMaps === b.configMaps;
 }
 
 function sameProblems(a: readonly Problem[], b: readonly Problem[]): boolean {
@@ -292,11 +295,11 @@ function keptClientCas(cas: ClientCas, last: ClientCas | undefined): ClientCas {
 }
 
 /** The servers' CA files and the client CA files, sorted by file; the last model's list while it holds the same. */
-function withClientCas(servers: readonly CaCertificate[], cas: ClientCas, last: IngressModel | undefined): readonly CaCertificate[] {
+function withClientCas(servers: readonly CaCertificate[], cas: ClientCas, last: MapModel | undefined): readonly CaCertificate[] {
   const merged = [...servers, ...cas.files].sort((a, b) => compareCodeUnits(a.file, b.file));
   return last && sameItems(last.caCertificates, merged) ? last.caCertificates : Object.freeze(merged);
 }
 
-function sameModel(a: IngressModel, b: IngressModel): boolean {
-  return (Object.keys(a) as (keyof IngressModel)[]).every((key) => a[key] === b[key]);
+function sameModel(a: MapModel, b: MapModel): boolean {
+  return (Object.keys(a) as (keyof MapModel)[]).every((key) => a[key] === b[key]);
 }
