@@ -1,6 +1,6 @@
 import type { Problem } from '../pipeline/model.ts';
 import { CATCH_ALL_HOST, type RouteRecord, type WeightedBackend } from '../routing/route.ts';
-import type { TranslatedObject } from '../routing/translated.ts';
+import type { ServedRoutes, TranslatedObject } from '../routing/translated.ts';
 import { withBackendFilters } from '../routing/backend-filters.ts';
 import { backendChoice, type BackendUse } from './backend-choice.ts';
 import { NO_BACKEND } from './backend-names.ts';
@@ -85,48 +85,82 @@ function regexKey(host: string, path: Extract<RouteRecord['path'], { kind: 'rege
   return `^${escapeRegex(host)}(?:${path.value})$`;
 }
 
+/** One claim of a record: a map line under `key`, to `backend` with `policy`. */
+function claimOf(
+  translated: TranslatedObject,
+  record: RouteRecord,
+  use: BackendUse,
+  conditions: RouteClaim['conditions'],
+  source: ModelSource,
+  map: RouteClaim['map'],
+  key: string,
+  fromExactPath: boolean,
+): RouteClaim {
+  const { backend, policy } = use;
+  const line = Object.freeze(new RouteItem(key, backend.name, policy, source));
+  const { label, place } = translated;
+  return {
+    map,
+    key,
+    host: record.host.key,
+    asked: backend,
+    backend,
+    fromExactPath,
+    policy,
+    conditions,
+    field: record.origin.field,
+    ingress: translated.key,
+    label,
+    place,
+    rank: record,
+    line,
+  };
+}
+
+/** Every host key an object claims, by rules or TLS entries, each once. */
+function hostKeysOf(hosts: readonly HostEntry[], tls: ServedRoutes['tls']): readonly string[] {
+  // Most objects name one host and no TLS entry: no set for them.
+  if (hosts.length === 1 && tls.length === 0) return [hosts[0]!.host];
+  const keys = new Set<string>();
+  for (const host of hosts) keys.add(host.host);
+  for (const claim of tls) for (const host of claim.hosts) keys.add(host);
+  return [...keys];
+}
+
 /** The claims of one translated object. */
 export function claimsOf(translated: TranslatedObject): ClaimsOutcome {
-  const { key, object, kind, label, place, served } = translated;
+  const { object, kind, label, place, served } = translated;
   if (served === undefined) return { read: { served: undefined, problems: translated.problems, place }, warnings: NO_PROBLEMS };
-  const sources = new Map<string, ModelSource>();
-  const sourceOf = (field: string): ModelSource => {
-    let source = sources.get(field);
-    if (source === undefined) sources.set(field, (source = new ModelSource(kind, object, field)));
-    return source;
-  };
-  const hosts: HostEntry[] = served.hosts.map((host) => (host.field === undefined ? CATCH_ALL_ENTRY : Object.freeze(new HostItem(host.key, host.wildcard !== 'none', sourceOf(host.field)))));
+  const hosts: HostEntry[] = served.hosts.map((host) =>
+    host.field === undefined ? CATCH_ALL_ENTRY : Object.freeze(new HostItem(host.key, host.wildcard !== 'none', new ModelSource(kind, object, host.field))),
+  );
   const routes: RouteClaim[] = [];
   const warnings: Problem[] = [];
   const policies = new PolicyMaker();
+  // The object-wide settings' source, made once for all its routes.
+  let settingsSource: ModelSource | undefined;
   for (const record of served.routes) {
     const { field, settingsField } = record.origin;
-    const source = sourceOf(field);
-    const route = routeOf(record, settingsField === undefined ? source : sourceOf(settingsField), policies);
+    // The lines of one record share their source.
+    const source = new ModelSource(kind, object, field);
+    if (settingsField !== undefined) settingsSource ??= new ModelSource(kind, object, settingsField);
+    const route = routeOf(record, settingsField === undefined ? source : settingsSource!, policies);
     if ('reason' in route) {
       warnings.push({ object: label, field, message: `not served for host ${record.host.key}: ${route.reason} not routed yet` });
       continue;
     }
-    const { backend, policy } = route;
     const host = record.host.key;
     const conditions = routeConditions(record, source);
-    const claim = (map: RouteClaim['map'], routeKey: string, fromExactPath: boolean): RouteClaim => {
-      const line = Object.freeze(new RouteItem(routeKey, backend.name, policy, source));
-      return { map, key: routeKey, host, asked: backend, backend, fromExactPath, policy, conditions, field, ingress: key, label, place, rank: record, line };
-    };
     const path = record.path;
-    if (path.kind === 'exact') routes.push(claim('exact', host + path.value, true));
-    else if (path.kind === 'regex') routes.push(claim('regex', regexKey(host, path), false));
+    if (path.kind === 'exact') routes.push(claimOf(translated, record, route, conditions, source, 'exact', host + path.value, true));
+    else if (path.kind === 'regex') routes.push(claimOf(translated, record, route, conditions, source, 'regex', regexKey(host, path), false));
     else {
       // Element-wise (lib/routing/route.ts keeps a prefix without a trailing '/'): an exact line and a prefix line.
       const trimmed = path.value === '/' ? '' : path.value;
-      if (trimmed !== '') routes.push(claim('exact', host + trimmed, false));
-      routes.push(claim('prefix', `${host}${trimmed}/`, false));
+      if (trimmed !== '') routes.push(claimOf(translated, record, route, conditions, source, 'exact', host + trimmed, false));
+      routes.push(claimOf(translated, record, route, conditions, source, 'prefix', `${host}${trimmed}/`, false));
     }
   }
-  const hostKeys = new Set<string>();
-  for (const host of hosts) hostKeys.add(host.host);
-  for (const claim of served.tls) for (const host of claim.hosts) hostKeys.add(host);
   const defaultBackend = served.defaultBackend && serviceBackend(served.defaultBackend.backend);
   return {
     read: {
@@ -137,7 +171,7 @@ export function claimsOf(translated: TranslatedObject): ClaimsOutcome {
         namespace: served.namespace,
         ...(served.hostGroup === undefined ? {} : { hostGroup: served.hostGroup }),
         hosts,
-        hostKeys: [...hostKeys],
+        hostKeys: hostKeysOf(hosts, served.tls),
         routes,
         defaultBackend: defaultBackend && { asked: defaultBackend, backend: defaultBackend, field: served.defaultBackend!.field },
         tls: served.tls,
