@@ -1,6 +1,6 @@
 import { matchesLabels } from '../kube-syntax/label-selector.ts';
 import type { KubeObject } from '../pipeline/model.ts';
-import { GATEWAY, HTTP_ROUTE, sameGroupKind } from './api.ts';
+import { GATEWAY, HTTP_ROUTE, sameGroupKind, type GroupKind } from './api.ts';
 import type { Gateway } from './gateway.ts';
 import { hostnamesOn } from './hostnames.ts';
 import type { HttpRoute, ParentRef } from './http-route.ts';
@@ -25,6 +25,18 @@ export type Acceptance =
   | { readonly accepted: true; readonly listeners: readonly AttachedListener[] }
   | { readonly accepted: false; readonly reason: 'NoMatchingParent' | 'NotAllowedByListeners' | 'NoMatchingListenerHostname' | 'UnsupportedValue'; readonly message: string };
 
+/** A route's standing with one of its parentRefs to a served Gateway. */
+export interface ParentOutcome {
+  readonly parent: ParentRef;
+  readonly acceptance: Acceptance;
+}
+
+/** Whether a route's status carries an entry of this controller's: it named a served Gateway once, and its entries are to be removed. */
+export function carriesEntryOf(route: KubeObject, controllerName: string): boolean {
+  const parents = (route['status'] as { parents?: unknown } | undefined)?.parents;
+  return Array.isArray(parents) && parents.some((entry) => (entry as { controllerName?: unknown } | null)?.controllerName === controllerName);
+}
+
 /** A Gateway of this controller, with its listeners judged. */
 export interface ServedGateway {
   readonly gateway: Gateway;
@@ -37,8 +49,11 @@ export function gatewayOf(parent: ParentRef, gateways: ReadonlyMap<string, Serve
   return gateways.get(`${parent.namespace}/${parent.name}`);
 }
 
-function admits(state: ListenerState, gateway: Gateway, route: HttpRoute, namespace: (name: string) => KubeObject | undefined): boolean {
-  if (!state.listener.kinds.some((kind) => sameGroupKind(kind, HTTP_ROUTE))) return false;
+/** What attaching reads of a route of any kind. */
+export type AttachingRoute = Pick<HttpRoute, 'namespace' | 'hostnames'>;
+
+function admits(state: ListenerState, gateway: Gateway, route: AttachingRoute, kind: GroupKind, namespace: (name: string) => KubeObject | undefined): boolean {
+  if (!state.listener.kinds.some((listed) => sameGroupKind(listed, kind))) return false;
   const { from, selector } = state.listener.namespaces;
   if (from === 'All') return true;
   if (from === 'Same') return route.namespace === gateway.namespace;
@@ -46,18 +61,18 @@ function admits(state: ListenerState, gateway: Gateway, route: HttpRoute, namesp
   return false;
 }
 
-export function attach(route: HttpRoute, parent: ParentRef, served: ServedGateway, namespace: (name: string) => KubeObject | undefined): Acceptance {
+export function attach(route: AttachingRoute, parent: ParentRef, served: ServedGateway, namespace: (name: string) => KubeObject | undefined, kind: GroupKind = HTTP_ROUTE): Acceptance {
   const selected = served.listeners.filter(
     (state) => (parent.sectionName === undefined || state.listener.name === parent.sectionName) && (parent.port === undefined || state.listener.port === parent.port),
   );
   const which = [parent.sectionName && `sectionName ${parent.sectionName}`, parent.port && `port ${parent.port}`].filter(Boolean).join(' and ');
   if (selected.length === 0) return { accepted: false, reason: 'NoMatchingParent', message: `${served.gateway.label} has no listener with ${which}` };
-  const allowed = selected.filter((state) => state.serving && admits(state, served.gateway, route, namespace));
+  const allowed = selected.filter((state) => state.serving && admits(state, served.gateway, route, kind, namespace));
   if (allowed.length === 0) {
     const listeners = `listener of ${served.gateway.label}${which ? ` with ${which}` : ''}`;
     // A listener that is not served (its port, protocol or certificates refused) admits nothing: its own conditions say why.
     const message = selected.some((state) => state.serving)
-      ? `no ${listeners} admits HTTPRoutes from namespace ${route.namespace}`
+      ? `no ${listeners} admits ${kind.kind}s from namespace ${route.namespace}`
       : `no ${listeners} is served: see the Gateway's listener conditions`;
     return { accepted: false, reason: 'NotAllowedByListeners', message };
   }

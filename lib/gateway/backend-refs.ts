@@ -49,13 +49,13 @@ export interface BackendLookup {
 }
 
 /** Undefined when the reference resolves to a Service this route may use. */
-export function resolveBackend(reference: BackendReference, routeNamespace: string, lookup: BackendLookup): Unresolved | undefined {
+export function resolveBackend(reference: BackendReference, routeNamespace: string, lookup: BackendLookup, from: GroupKind = HTTP_ROUTE): Unresolved | undefined {
   const target = describeObject(groupKindText(reference), reference.namespace, reference.name);
   if (!sameGroupKind(reference, SERVICE)) {
     return { reason: 'InvalidKind', message: `${reference.field}: ${target}: only Services (group "", kind Service) can be backends` };
   }
-  if (!lookup.grants.permits({ ...HTTP_ROUTE, namespace: routeNamespace }, { ...reference, name: reference.name })) {
-    return { reason: 'RefNotPermitted', message: `${reference.field}: ${target} is in another namespace, and no ReferenceGrant there allows HTTPRoutes of ${routeNamespace} to use it` };
+  if (!lookup.grants.permits({ ...from, namespace: routeNamespace }, { ...reference, name: reference.name })) {
+    return { reason: 'RefNotPermitted', message: `${reference.field}: ${target} is in another namespace, and no ReferenceGrant there allows ${from.kind}s of ${routeNamespace} to use it` };
   }
   if (lookup.service(reference.namespace, reference.name) === undefined) {
     return { reason: 'BackendNotFound', message: `${reference.field}: ${target} does not exist` };

@@ -1,11 +1,16 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import { inPrecedenceOrder } from '../routing/precedence.ts';
+import { inL4PrecedenceOrder, inPrecedenceOrder } from '../routing/precedence.ts';
 import type { RouteEntrypoint, RouteRecord } from '../routing/route.ts';
-import { attach, gatewayOf, type Acceptance, type AttachedListener, type ServedGateway } from './attachment.ts';
+import type { L4Routing } from '../routing/l4-route.ts';
+import { TCP_ROUTE, TLS_ROUTE, type GroupKind } from './api.ts';
+import { attach, carriesEntryOf, gatewayOf, type Acceptance, type AttachedListener, type ParentOutcome, type ServedGateway } from './attachment.ts';
+export type { ParentOutcome } from './attachment.ts';
+export type { L4RouteOutcome } from './l4-route.ts';
 import type { Unresolved } from './backend-refs.ts';
+import { judgeL4Route, l4Listeners, readL4Route, type L4RouteOutcome, type L4RouteRead } from './l4-route.ts';
 import { readGateway } from './gateway.ts';
 import { readGatewayClasses, type GatewayClassRead } from './gateway-class.ts';
-import { readHttpRoute, type HttpRouteRead, type ParentRef } from './http-route.ts';
+import { readHttpRoute, type HttpRouteRead } from './http-route.ts';
 import { resolveListeners, type Frontend, type ListenerState } from './listeners.ts';
 import { sameItems } from '../collections/sorted-list.ts';
 import { readReferenceGrants } from './reference-grants.ts';
@@ -25,6 +30,9 @@ export interface GatewayApiSources {
   readonly gatewayClasses: readonly KubeObject[];
   readonly gateways: readonly KubeObject[];
   readonly httpRoutes: readonly KubeObject[];
+  /** TLSRoutes and TCPRoutes (none when their CRDs are not served). */
+  readonly tlsRoutes?: readonly KubeObject[];
+  readonly tcpRoutes?: readonly KubeObject[];
   readonly referenceGrants: readonly KubeObject[];
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
   readonly secret: (namespace: string, name: string) => KubeObject | undefined;
@@ -50,12 +58,6 @@ export interface GatewayOutcome {
   readonly attachedHostnames: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
-/** An HTTPRoute's standing with one of its parentRefs to a served Gateway. */
-export interface ParentOutcome {
-  readonly parent: ParentRef;
-  readonly acceptance: Acceptance;
-}
-
 export interface RouteOutcome {
   readonly object: KubeObject;
   readonly parents: readonly ParentOutcome[];
@@ -76,16 +78,15 @@ export interface GatewayApiModel {
   readonly routes: ReadonlyMap<string, RouteOutcome>;
   /** In precedence order (lib/routing/precedence.ts). */
   readonly records: readonly RouteRecord[];
+  /** By `<Kind> namespace/name`: the TLSRoutes and TCPRoutes, as `routes` holds the HTTPRoutes. */
+  readonly l4Routes: ReadonlyMap<string, L4RouteOutcome>;
+  /** The layer-4 listeners and routes, for the map model. */
+  readonly l4: L4Routing;
   /** Objects and listeners left out, with why. */
   readonly excluded: readonly Problem[];
 }
 
 const keyOf = (object: { readonly metadata: { readonly namespace?: string; readonly name: string } }) => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
-
-function carriesEntryOf(route: KubeObject, controllerName: string): boolean {
-  const parents = (route['status'] as { parents?: unknown } | undefined)?.parents;
-  return Array.isArray(parents) && parents.some((entry) => (entry as { controllerName?: unknown } | null)?.controllerName === controllerName);
-}
 
 /**
  * What one read leaves for the next. Stores replace an object when it
@@ -105,10 +106,17 @@ export class GatewayApiMemo {
         readonly gateways: GatewaysRead;
         /** Per HTTPRoute, its outcome; null for one that is not this controller's. */
         readonly routes: WeakMap<KubeObject, RouteWork | null>;
-        readonly model: GatewayApiModel;
+        readonly model: HttpModel;
       }
     | undefined;
+  /** Each TLSRoute's and TCPRoute's read: a function of the object alone. */
+  readonly l4Reads = new WeakMap<KubeObject, L4RouteRead>();
+  /** The last model with its layer-4 part, kept while the HTTP part and the TLSRoute and TCPRoute lists are the same. */
+  lastL4: { readonly key: readonly unknown[]; readonly model: GatewayApiModel } | undefined;
 }
+
+/** The model but its layer-4 part. */
+type HttpModel = Omit<GatewayApiModel, 'l4Routes' | 'l4'>;
 
 /** The GatewayClasses, grants and Gateways, judged: everything an HTTPRoute is judged against. */
 interface GatewaysRead {
@@ -152,7 +160,8 @@ function readGateways(sources: GatewayApiSources): GatewaysRead {
       servedGateway = { gateway: read.gateway, listeners: resolveListeners(read.gateway, { secret: sources.secret, grants, frontends: sources.frontends }) };
       served.set(keyOf(object), servedGateway);
       for (const state of servedGateway.listeners) {
-        if (state.serving) protocols.add(state.listener.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP');
+        const { protocol } = state.listener;
+        if (state.serving && (protocol === 'HTTP' || protocol === 'HTTPS')) protocols.add(protocol);
         for (const fault of state.faults) excluded.push({ object: read.label, field: `spec.listeners[${state.listener.index}]`, message: `${fault.reason}: ${fault.message}` });
       }
     }
@@ -207,7 +216,7 @@ function workOf(
 }
 
 /** The model's parts, its records sorted only when asked for (the renderer reads each route's own). */
-function modelOf(classes: GatewayApiModel['classes'], gateways: GatewayApiModel['gateways'], routes: ReadonlyMap<string, RouteOutcome>, excluded: readonly Problem[]): GatewayApiModel {
+function modelOf(classes: GatewayApiModel['classes'], gateways: GatewayApiModel['gateways'], routes: ReadonlyMap<string, RouteOutcome>, excluded: readonly Problem[]): HttpModel {
   let records: readonly RouteRecord[] | undefined;
   return {
     classes,
@@ -240,7 +249,7 @@ const PATCHED_AT_MOST = 64;
  * attaches differently or has problems (the Gateways' counts and the
  * excluded list would change): then everything is read again.
  */
-function patchedModel(last: NonNullable<GatewayApiMemo['last']>, sources: GatewayApiSources, memo: GatewayApiMemo): GatewayApiModel | undefined {
+function patchedModel(last: NonNullable<GatewayApiMemo['last']>, sources: GatewayApiSources, memo: GatewayApiMemo): HttpModel | undefined {
   const before = last.httpRoutes;
   const now = sources.httpRoutes;
   if (before.length !== now.length) return undefined;
@@ -268,13 +277,13 @@ function patchedModel(last: NonNullable<GatewayApiMemo['last']>, sources: Gatewa
  * few were replaced, keeps the rest of the model), and a read after nothing
  * changed returns the last model.
  */
-export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo): GatewayApiModel {
+function readHttpPart(sources: GatewayApiSources, memo?: GatewayApiMemo): { readonly model: HttpModel; readonly gateways: GatewaysRead } {
   const last = memo?.last && sources.context && sameItems(memo.last.context, sources.context) ? memo.last : undefined;
-  if (last && last.httpRoutes === sources.httpRoutes) return last.model;
+  if (last && last.httpRoutes === sources.httpRoutes) return { model: last.model, gateways: last.gateways };
   const patched = last && patchedModel(last, sources, memo!);
   if (patched) {
     memo!.last = { ...last, httpRoutes: sources.httpRoutes, model: patched };
-    return patched;
+    return { model: patched, gateways: last.gateways };
   }
   const gatewaysRead = last?.gateways ?? readGateways(sources);
   const cache = last?.routes ?? new WeakMap<KubeObject, RouteWork | null>();
@@ -309,5 +318,74 @@ export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo
   }
   const model = modelOf(gatewaysRead.classes, gateways, routes, excluded);
   if (memo) memo.last = sources.context ? { context: sources.context, httpRoutes: sources.httpRoutes, gateways: gatewaysRead, routes: cache, model } : undefined;
+  return { model, gateways: gatewaysRead };
+}
+
+/**
+ * Reads the model: the HTTP part (readHttpPart), then the TLSRoutes and
+ * TCPRoutes against the same Gateways. The layer-4 part is read again
+ * whenever the HTTP part or a TLSRoute or TCPRoute list changed (they are
+ * few beside HTTPRoutes; each one's read is kept while its object is).
+ */
+export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo): GatewayApiModel {
+  const { model: http, gateways } = readHttpPart(sources, memo);
+  const key = [http, sources.tlsRoutes, sources.tcpRoutes];
+  if (memo?.lastL4 && sameItems(memo.lastL4.key, key)) return memo.lastL4.model;
+  const model = withL4Part(http, gateways, sources, memo);
+  if (memo) memo.lastL4 = { key, model };
   return model;
+}
+
+function withL4Part(http: HttpModel, gatewaysRead: GatewaysRead, sources: GatewayApiSources, memo: GatewayApiMemo | undefined): GatewayApiModel {
+  const lookup = { service: sources.service, grants: gatewaysRead.grants };
+  const l4Routes = new Map<string, L4RouteOutcome>();
+  const excluded: Problem[] = [];
+  /** Routes attached, by Gateway, then listener name. */
+  const counts = new Map<string, Map<string, number>>();
+  const lists: [GroupKind, readonly KubeObject[]][] = [
+    [TLS_ROUTE, sources.tlsRoutes ?? []],
+    [TCP_ROUTE, sources.tcpRoutes ?? []],
+  ];
+  for (const [kind, objects] of lists) {
+    for (const object of objects) {
+      let read = memo?.l4Reads.get(object);
+      if (read === undefined) {
+        read = readL4Route(object, kind);
+        memo?.l4Reads.set(object, read);
+      }
+      const outcome = judgeL4Route(object, kind, read, { controllerName: sources.controllerName, namespace: sources.namespace, served: gatewaysRead.served, lookup }, counts);
+      if (outcome === undefined) continue;
+      excluded.push(...read.problems);
+      l4Routes.set(`${kind.kind} ${keyOf(object)}`, outcome);
+    }
+  }
+  const gateways = counts.size === 0 ? http.gateways : withCounts(http.gateways, counts);
+  const l4: L4Routing = {
+    listeners: l4Listeners(gatewaysRead.served.values()),
+    routes: inL4PrecedenceOrder(Array.from(l4Routes.values(), (outcome) => outcome.records).flat()),
+  };
+  return {
+    classes: http.classes,
+    gateways,
+    routes: http.routes,
+    get records() {
+      return http.records;
+    },
+    l4Routes,
+    l4,
+    excluded: excluded.length === 0 ? http.excluded : [...http.excluded, ...excluded],
+  };
+}
+
+/** The Gateways' outcomes with the layer-4 routes counted on their listeners (layer-4 listeners admit no HTTPRoute, so no count is counted twice). */
+function withCounts(gateways: ReadonlyMap<string, GatewayOutcome>, counts: ReadonlyMap<string, ReadonlyMap<string, number>>): ReadonlyMap<string, GatewayOutcome> {
+  const merged = new Map(gateways);
+  for (const [key, byListener] of counts) {
+    const outcome = gateways.get(key);
+    if (outcome === undefined) continue;
+    const attachedRoutes = new Map(outcome.attachedRoutes);
+    for (const [listener, count] of byListener) attachedRoutes.set(listener, (attachedRoutes.get(listener) ?? 0) + count);
+    merged.set(key, { ...outcome, attachedRoutes });
+  }
+  return merged;
 }

@@ -70,7 +70,7 @@ export interface HttpRouteRead {
   readonly problems: readonly Problem[];
 }
 
-function readParents(reader: FieldReader, value: unknown, namespace: string): ParentRef[] {
+export function readParents(reader: FieldReader, value: unknown, namespace: string): ParentRef[] {
   const parents: ParentRef[] = [];
   reader.list(value, 'spec.parentRefs').forEach((entry, index) => {
     const field = `spec.parentRefs[${index}]`;

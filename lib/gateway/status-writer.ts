@@ -7,14 +7,14 @@ import { errorMessage } from '../error-message.ts';
 import { GATEWAY_GROUP } from './api.ts';
 import { conditionTime } from './conditions.ts';
 import type { GatewayApiModel } from './gateway-api.ts';
-import { gatewayClassStatus, gatewayStatus, httpRouteStatus, NOTHING_LEFT_OUT, type Deployment, type LeftOut } from './status.ts';
+import { gatewayClassStatus, gatewayStatus, NOTHING_LEFT_OUT, routeStatus, type Deployment, type LeftOut } from './status.ts';
 
 const API_VERSION = `${GATEWAY_GROUP}/v1`;
 /** Status writes in flight at once, as for Ingress status (lib/kube/ingress-status-writer.ts). */
 const PARALLEL_WRITES = 8;
 
 export interface StatusWrite {
-  readonly resource: 'gatewayclasses' | 'gateways' | 'httproutes';
+  readonly resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'tlsroutes' | 'tcproutes';
   readonly object: KubeObject;
   readonly status: Readonly<Record<string, unknown>>;
 }
@@ -39,7 +39,8 @@ export function statusWrites({ model, controllerName, addresses, deployment, now
   };
   for (const read of model.classes.values()) add('gatewayclasses', read.object, gatewayClassStatus(read.object, read, time));
   for (const outcome of model.gateways.values()) add('gateways', outcome.object, gatewayStatus(outcome, addresses, deployment, time));
-  for (const outcome of model.routes.values()) add('httproutes', outcome.object, httpRouteStatus(outcome, controllerName, time, leftOut?.get(outcome.object) ?? NOTHING_LEFT_OUT));
+  for (const outcome of model.routes.values()) add('httproutes', outcome.object, routeStatus(outcome, controllerName, time, leftOut?.get(outcome.object) ?? NOTHING_LEFT_OUT));
+  for (const outcome of model.l4Routes.values()) add(outcome.kind.kind === 'TLSRoute' ? 'tlsroutes' : 'tcproutes', outcome.object, routeStatus(outcome, controllerName, time));
   return writes;
 }
 

@@ -23,7 +23,9 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     const resource = resources.find((candidate) => candidate.kind === kind && (group === '' ? !candidate.apiVersion.includes('/') : candidate.apiVersion.startsWith(`${group}/`)));
     return resource && stores.get(resource.name);
   };
-  const [classes, gateways, routes, grants] = [KINDS.gatewayClass, KINDS.gateway, KINDS.httpRoute, KINDS.referenceGrant].map((kind) => store(GATEWAY_GROUP, kind));
+  const [classes, gateways, routes, grants, tlsRoutes, tcpRoutes] = [KINDS.gatewayClass, KINDS.gateway, KINDS.httpRoute, KINDS.referenceGrant, KINDS.tlsRoute, KINDS.tcpRoute].map((kind) =>
+    store(GATEWAY_GROUP, kind),
+  );
   const [services, secrets, namespaces] = ['Service', 'Secret', 'Namespace'].map((kind) => store('', kind));
   const others = [classes, gateways, grants, services, secrets, namespaces];
   return {
@@ -35,6 +37,8 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     gatewayClasses: classes?.list() ?? [],
     gateways: gateways?.list() ?? [],
     httpRoutes: routes?.list() ?? [],
+    tlsRoutes: tlsRoutes?.list() ?? [],
+    tcpRoutes: tcpRoutes?.list() ?? [],
     referenceGrants: grants?.list() ?? [],
     service: (namespace, name) => services?.get(namespace, name),
     secret: (namespace, name) => secrets?.get(namespace, name),

@@ -35,7 +35,14 @@ export function withoutIgnoredFields(object: KubeObject, ignoreFields: readonly 
  * (lib/gateway/status-writer.ts). Nothing the shipped templates render
  * reads their status.
  */
-const statusWritten = new Set(['networking.k8s.io/ingresses', 'gateway.networking.k8s.io/gatewayclasses', 'gateway.networking.k8s.io/gateways', 'gateway.networking.k8s.io/httproutes']);
+const statusWritten = new Set([
+  'networking.k8s.io/ingresses',
+  'gateway.networking.k8s.io/gatewayclasses',
+  'gateway.networking.k8s.io/gateways',
+  'gateway.networking.k8s.io/httproutes',
+  'gateway.networking.k8s.io/tlsroutes',
+  'gateway.networking.k8s.io/tcproutes',
+]);
 
 /** Whether the controller writes the status of a watched resource's objects. */
 export function writesStatusOf(resource: Pick<WatchedResource, 'apiVersion' | 'resource'>): boolean {

@@ -15,10 +15,12 @@ import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import type { ListenerUses } from './listener-secret-uses.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from '../collections/sorted-list.ts';
-import type { CaCertificate, Certificate, HostEntry, IngressModel, IngressSources, SecretUse } from './types.ts';
+import type { CaCertificate, Certificate, HostEntry, IngressModel, IngressSources, L4Model, SecretUse } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
 import { readRoutes, replacedRoutes, RouteReadCache } from './route-reads.ts';
 import { CHOICE_FIELDS } from './backend-choice.ts';
+import { buildL4Model, type L4Last } from './l4-model.ts';
+import { NO_L4_ROUTING } from '../routing/l4-route.ts';
 
 /**
  * What one build leaves for the next: results computed from one object are
@@ -36,7 +38,13 @@ export class IngressModelCache implements ServerCache {
   readonly httpRoutes = new RouteReadCache();
   /** The state of the last build, for the next to start from. */
   last: LastBuild | undefined;
+  /** The last layer-4 part, and the last model with it (kept while both parts are the same). */
+  l4: L4Last | undefined;
+  combined: { readonly http: HttpModel; readonly l4: L4Model; readonly model: IngressModel } | undefined;
 }
+
+/** The model but its layer-4 part (l4-model.ts). */
+type HttpModel = Omit<IngressModel, 'l4'>;
 
 interface LastBuild {
   readonly className: string;
@@ -60,7 +68,7 @@ interface LastBuild {
   readonly clientCas: ClientCas;
   readonly excluded: MergedProblems;
   readonly warnings: MergedProblems;
-  readonly model: IngressModel;
+  readonly model: HttpModel;
 }
 
 interface Certificates {
@@ -149,6 +157,21 @@ function mergedProblems(parts: readonly (readonly Problem[])[], last: MergedProb
  * only the backends whose Service or EndpointSlices changed.
  */
 export function buildIngressModel(sources: IngressSources, cache: IngressModelCache = new IngressModelCache()): IngressModel {
+  const http = buildHttpModel(sources, cache);
+  cache.l4 = buildL4Model(sources.l4 ?? NO_L4_ROUTING, sources, cache, cache.l4, sources.now ?? Date.now());
+  const l4 = cache.l4.model;
+  if (cache.combined?.http === http && cache.combined.l4 === l4) return cache.combined.model;
+  const model: IngressModel = {
+    ...http,
+    l4,
+    excluded: l4.excluded.length === 0 ? http.excluded : new ProblemList().sortedWith(http.excluded, l4.excluded),
+    warnings: l4.warnings.length === 0 ? http.warnings : new ProblemList().sortedWith(http.warnings, l4.warnings),
+  };
+  cache.combined = { http, l4, model };
+  return model;
+}
+
+function buildHttpModel(sources: IngressSources, cache: IngressModelCache): HttpModel {
   const sharing = sources.sharedHostNamespaces ?? [];
   const last = cache.last?.className === sources.className && cache.last.aggregate.sharesHostsAs(sharing) ? cache.last : undefined;
   // The aggregate and backends are updated in place: should that fail half
@@ -227,7 +250,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
     last?.warnings,
   );
   const served = suffixHosts(aggregate.hosts, wildcards, last?.model);
-  const next: IngressModel = {
+  const next: HttpModel = {
     hosts: aggregate.hosts,
     suffixHosts: served,
     suffixLookups: suffixLookups(served, last?.model.suffixLookups),
@@ -263,7 +286,7 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
 }
 
 /** The served wildcard hosts an HTTPRoute claims; the last list while it holds the same hosts. */
-function suffixHosts(hosts: readonly HostEntry[], wildcards: ReadonlySet<string>, last: IngressModel | undefined): readonly HostEntry[] {
+function suffixHosts(hosts: readonly HostEntry[], wildcards: ReadonlySet<string>, last: HttpModel | undefined): readonly HostEntry[] {
   const list = wildcards.size === 0 ? NO_HOSTS : hosts.filter((host) => host.wildcard && wildcards.has(host.host));
   return last &&
     sameItems(
@@ -289,11 +312,11 @@ function keptClientCas(cas: ClientCas, last: ClientCas | undefined): ClientCas {
 }
 
 /** The servers' CA files and the client CA files, sorted by file; the last model's list while it holds the same. */
-function withClientCas(servers: readonly CaCertificate[], cas: ClientCas, last: IngressModel | undefined): readonly CaCertificate[] {
+function withClientCas(servers: readonly CaCertificate[], cas: ClientCas, last: HttpModel | undefined): readonly CaCertificate[] {
   const merged = [...servers, ...cas.files].sort((a, b) => compareCodeUnits(a.file, b.file));
   return last && sameItems(last.caCertificates, merged) ? last.caCertificates : Object.freeze(merged);
 }
 
-function sameModel(a: IngressModel, b: IngressModel): boolean {
-  return (Object.keys(a) as (keyof IngressModel)[]).every((key) => a[key] === b[key]);
+function sameModel(a: HttpModel, b: HttpModel): boolean {
+  return (Object.keys(a) as (keyof HttpModel)[]).every((key) => a[key] === b[key]);
 }

@@ -124,6 +124,7 @@ export function createRenderer(config: ControllerConfig): Renderer {
       if (unattributed.length > 0) throw new RenderError(unattributed.map(describe).join('\n'));
       const certificates = { ...files.certificates };
       for (const certificate of ingress?.certificates ?? []) certificates[certificate.file] ??= certificate.pem;
+      for (const certificate of ingress?.l4.certificates ?? []) certificates[certificate.file] ??= certificate.pem;
       const general = { ...files.files };
       for (const ca of ingress?.caCertificates ?? []) general[ca.file] ??= ca.pem;
       // Always the controller's own scripts, whatever else might stand under their names (see lib/lua/controller-scripts.ts).

@@ -112,7 +112,7 @@ export class RouteSourcesCache {
   lastOutcomes: { readonly outcomes: readonly RouteOutcome[]; readonly translated: readonly (TranslatedObject | undefined)[] } | undefined;
 }
 
-type GatewayRoutes = Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates'>;
+type GatewayRoutes = Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates' | 'l4'>;
 
 /**
  * The HTTPRoutes this controller's Gateways accept, translated, and the
@@ -157,7 +157,7 @@ export function routedObjects(model: GatewayApiModel, cache?: RouteSourcesCache)
     field,
     ...(fallback ? { fallback } : {}),
   }));
-  return { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates };
+  return { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates, l4: model.l4 };
 }
 
 function translation(outcome: RouteOutcome, kept: TranslationCache | undefined): TranslatedObject | undefined {
