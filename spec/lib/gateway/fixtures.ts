@@ -20,6 +20,11 @@ export function httpRoute(name: string, spec: Record<string, unknown>, namespace
   return { apiVersion: API_VERSION, kind: 'HTTPRoute', metadata: { namespace, name, generation: 1, creationTimestamp: created }, spec };
 }
 
+/** A TLSRoute or TCPRoute. */
+export function l4Route(kind: 'TLSRoute' | 'TCPRoute', name: string, spec: Record<string, unknown>, namespace = 'infra', created = '2026-01-01T00:00:00Z'): KubeObject {
+  return { apiVersion: API_VERSION, kind, metadata: { namespace, name, generation: 1, creationTimestamp: created }, spec };
+}
+
 export function referenceGrant(namespace: string, from: Record<string, unknown>[], to: Record<string, unknown>[], name = 'grant'): KubeObject {
   return { apiVersion: `${GATEWAY_GROUP}/v1beta1`, kind: 'ReferenceGrant', metadata: { namespace, name }, spec: { from, to } };
 }
@@ -41,6 +46,8 @@ export function sources(objects: {
   readonly classes?: readonly KubeObject[];
   readonly gateways?: readonly KubeObject[];
   readonly routes?: readonly KubeObject[];
+  readonly tlsRoutes?: readonly KubeObject[];
+  readonly tcpRoutes?: readonly KubeObject[];
   readonly grants?: readonly KubeObject[];
   readonly services?: readonly KubeObject[];
   readonly secrets?: readonly KubeObject[];
@@ -53,6 +60,8 @@ export function sources(objects: {
     gatewayClasses: objects.classes ?? [gatewayClass()],
     gateways: objects.gateways ?? [],
     httpRoutes: objects.routes ?? [],
+    tlsRoutes: objects.tlsRoutes ?? [],
+    tcpRoutes: objects.tcpRoutes ?? [],
     referenceGrants: objects.grants ?? [],
     service: find(objects.services),
     secret: find(objects.secrets),
