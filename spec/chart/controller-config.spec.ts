@@ -70,6 +70,8 @@ describe("the chart's controller configuration", function () {
       'gatewayclasses',
       'gateways',
       'httproutes',
+      'tlsroutes',
+      'tcproutes',
       'referencegrants',
       'namespaces',
       'configmaps',

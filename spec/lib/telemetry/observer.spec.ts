@@ -213,6 +213,8 @@ describe('observer', () => {
       'gatewayclasses',
       'gateways',
       'httproutes',
+      'tlsroutes',
+      'tcproutes',
       'referencegrants',
       'namespaces',
     ]);
