@@ -66,7 +66,9 @@ export class GatewayStatusWriter {
     const worker = async () => {
       while (next < writes.length) {
         const { resource, object, status } = writes[next++]!;
-        const path = objectPath(API_VERSION, resource, object.metadata.namespace, object.metadata.name, 'status');
+        // At the version the object was read at: a cluster of an older Gateway API release serves TLSRoutes and TCPRoutes as v1alpha2 alone.
+        const apiVersion = typeof object.apiVersion === 'string' && object.apiVersion.startsWith(`${GATEWAY_GROUP}/`) ? object.apiVersion : API_VERSION;
+        const path = objectPath(apiVersion, resource, object.metadata.namespace, object.metadata.name, 'status');
         try {
           await kubeRequest(this.#kubeConfig, { method: 'PATCH', path, body: { metadata: { resourceVersion: object.metadata.resourceVersion }, status } });
         } catch (error) {
