@@ -17,8 +17,8 @@ import { LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../suppo
  * TLS passed through to a TLS server with its own certificate (curl with
  * --resolve and SNI sees that certificate), TLS ended with the listener's
  * certificate before plain TCP to an echo server, TCP split by weight; a
- * new route on a served listener and a weight change apply without a
- * reload.
+ * new route on a served listener, a weight change and a new endpoint apply
+ * without a reload.
  */
 
 const run = promisify(execFile);
@@ -117,13 +117,15 @@ describe('TLSRoute and TCPRoute end to end (local mode, real HAProxy)', function
   let passthroughPort: number;
   let terminatePort: number;
   let tcpPort: number;
+  let secondA: Server;
   const servers: (Server | HttpsServer)[] = [];
 
   before(async () => {
     [passthroughPort, terminatePort, tcpPort] = [await reservePort(), await reservePort(), await reservePort()];
     const tls = await tlsBackend('passthrough-backend');
     const [a, b, plain] = [await greeter('echo-a'), await greeter('echo-b'), await greeter('plain')];
-    servers.push(tls, a, b, plain);
+    secondA = await greeter('echo-a-2');
+    servers.push(tls, a, b, plain, secondA);
     harness = await LocalHarness.start({
       backends: 0,
       manifests: {
@@ -188,6 +190,16 @@ describe('TLSRoute and TCPRoute end to end (local mode, real HAProxy)', function
     const after = await shares(tcpPort, 80);
     expect(after['echo-a']).to.be.within(36, 44);
     expect(after['echo-b']).to.be.within(36, 44);
+    expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it('takes a new endpoint of a weighted Service without a reload', async () => {
+    const reloads = await harness.reloads();
+    const mark = harness.mark();
+    await harness.write('echo-a-2.yaml', slice('echo-a-2', 'echo-a', undefined, portOf(secondA)));
+    await harness.next(mark, 'deployed');
+    const seen = await shares(tcpPort, 40);
+    expect(Object.keys(seen).sort()).to.deep.equal(['echo-a', 'echo-a-2', 'echo-b']);
     expect(await harness.reloads()).to.equal(reloads);
   });
 
