@@ -313,8 +313,11 @@ export interface CaCertificate {
   readonly pem: string;
 }
 
+/** A frontend in tcp mode: `frontend l4_<port>`. */
 export interface L4Frontend {
+  /** The listener port it binds. */
   readonly port: number;
+  /** How its connections are handled (lib/routing/l4-route.ts). */
   readonly mode: L4Mode;
   /** One of the three is true: the template's sections pick the frontend's lines by them. */
   readonly tcp: boolean;
@@ -326,6 +329,7 @@ export interface L4Frontend {
 
 /** An l4.map line. */
 export interface L4Line {
+  /** `<port>` (TCP) or `<port>/<SNI name>` (TLS; `*.` and a domain for a wildcard, `*` for any name). */
   readonly key: string;
   /** The backend, or L4_REFUSED (l4-model.ts): the route has no backend that resolves, so its connections are refused. */
   readonly backend: string;
@@ -342,6 +346,8 @@ export interface L4Model {
   readonly backends: readonly Backend[];
   /** The certificate files terminating frontends serve, with their PEM, sorted by file. */
   readonly certificates: readonly { readonly file: string; readonly pem: string }[];
+  /** Listeners and certificates left out, with why (also in the model's `excluded`). */
   readonly excluded: readonly Problem[];
+  /** Routes not served for a port or SNI name an older route holds, backends without servers (also in the model's `warnings`). */
   readonly warnings: readonly Problem[];
 }
