@@ -73,7 +73,8 @@ function conflictOf(listener: Listener, listeners: readonly Listener[]): Listene
   // One port either ends TLS or passes it through: mixed modes are refused, as the conformance suite asks of an implementation without TLSRouteModeMixed.
   const otherProtocol = samePort.find((other) => other.protocol !== listener.protocol || other.tlsMode !== listener.tlsMode);
   if (otherProtocol) return { reason: 'ProtocolConflict', message: `listener ${otherProtocol.name} serves ${protocolText(otherProtocol)} on port ${listener.port}` };
-  const sameHost = samePort.find((other) => other.hostname === listener.hostname);
+  // Two TCP listeners on one port are not distinct (apis/v1/gateway_types.go, Listeners; the CRD refuses a hostname on them), whatever a manifest says.
+  const sameHost = samePort.find((other) => other.hostname === listener.hostname || listener.protocol === 'TCP');
   if (sameHost) return { reason: 'HostnameConflict', message: `listener ${sameHost.name} serves the same hostname on port ${listener.port}` };
   return undefined;
 }

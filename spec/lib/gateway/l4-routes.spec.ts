@@ -72,6 +72,11 @@ describe('TLS and TCP listeners and routes', () => {
       expect([listener(model, 0).serving, listener(model, 1).serving]).to.deep.equal([true, true]);
     });
 
+    it('refuses two TCP listeners on one port, even with hostnames a manifest gives them: HostnameConflict', () => {
+      const model = readGatewayApi(sources({ gateways: [gateway('gw', [tcp('a', { hostname: 'a.example.com' }), tcp('b', { hostname: 'b.example.com' })])] }));
+      for (const index of [0, 1]) expect(listener(model, index).conflict).to.include({ reason: 'HostnameConflict' });
+    });
+
     it('refuses UDP, saying HAProxy has no UDP load balancing', () => {
       const model = readGatewayApi(sources({ gateways: [gateway('gw', [{ name: 'dns', port: 53, protocol: 'UDP' }])] }));
       expect(listener(model, 0).serving).to.equal(false);
