@@ -8,7 +8,7 @@ import { describeObject } from '../object-fields/names.ts';
 import { sameItems } from '../collections/sorted-list.ts';
 import type { BackendRef } from './claim-types.ts';
 import { certificateFile } from './certificate-file.ts';
-import { checkTlsSecret } from './certificates.ts';
+import { cachedTlsCheck, type CheckedCertificate } from './certificates.ts';
 import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import { resolveBackend, type ServerCache } from './servers.ts';
 import { suffixLookups } from './suffix-lookups.ts';
@@ -46,6 +46,9 @@ export interface L4Last {
   readonly model: L4Model;
 }
 
+/** What the layer-4 model reads from the HTTP model's cache: servers per Service port, checked Secrets. */
+type L4Cache = ServerCache & { readonly secrets: WeakMap<KubeObject, CheckedCertificate> };
+
 /** Settings L4 backends never have: one object, so a resolved Backend is kept while its servers are (servers.ts). */
 const NO_SETTINGS: BackendSettings = Object.freeze({});
 
@@ -77,13 +80,7 @@ function label(route: L4Route): string {
 const MODE_TEXT: Readonly<Record<L4Mode, string>> = { tcp: 'TCP', 'tls-passthrough': 'TLS Passthrough', 'tls-terminate': 'TLS Terminate' };
 
 /** One frontend per port: the first listener's mode (by Gateway, then listener) takes it; a listener of another mode on it is left out. */
-function frontendsOf(
-  listeners: readonly L4Listener[],
-  sources: IngressSources,
-  cache: ServerCache & { readonly secrets: WeakMap<KubeObject, ReturnType<typeof checkTlsSecret>> },
-  now: number,
-  excluded: ProblemList,
-) {
+function frontendsOf(listeners: readonly L4Listener[], sources: IngressSources, cache: L4Cache, now: number, excluded: ProblemList) {
   const ordered = listeners.toSorted((a, b) => a.port - b.port || compareCodeUnits(a.object, b.object) || compareCodeUnits(a.field, b.field));
   const byPort = new Map<number, { first: L4Listener; files: string[] }>();
   const pems = new Map<string, string>();
@@ -107,11 +104,7 @@ function frontendsOf(
         excluded.add({ object: certificate.object, field: certificate.field, message: `${secretLabel} not found` });
         continue;
       }
-      let checked = cache.secrets.get(secret);
-      if (!checked || (checked.ok && checked.notAfter < now)) {
-        checked = checkTlsSecret(secret, now);
-        cache.secrets.set(secret, checked);
-      }
+      const checked = cachedTlsCheck(secret, cache.secrets, now);
       if (!checked.ok) {
         excluded.add({ object: secretLabel, field: checked.field, message: `${checked.reason}; the TLS listener's certificate is not served` });
         continue;
@@ -140,13 +133,7 @@ function frontendsOf(
  * are the same. `cache` is the HTTP model's: the servers of a Service port
  * both kinds of backends use are resolved once.
  */
-export function buildL4Model(
-  routing: L4Routing,
-  sources: IngressSources,
-  cache: ServerCache & { readonly secrets: WeakMap<KubeObject, ReturnType<typeof checkTlsSecret>> },
-  last: L4Last | undefined,
-  now: number,
-): L4Last {
+export function buildL4Model(routing: L4Routing, sources: IngressSources, cache: L4Cache, last: L4Last | undefined, now: number): L4Last {
   const versions = sources.versions;
   if (last && last.routing === routing && versions !== undefined && last.versions !== undefined && sameItems(last.versions, versions) && now <= last.expiresAt) return last;
   if (routing.listeners.length === 0) return { routing, versions, expiresAt: Number.POSITIVE_INFINITY, model: NO_L4_MODEL };

@@ -4,7 +4,7 @@ import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
 import { IngressAggregate, type ReadIngress } from './aggregate.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
-import { checkTlsSecret, type CheckedCa } from './certificates.ts';
+import { cachedTlsCheck, type CheckedCa, type CheckedCertificate } from './certificates.ts';
 import { hostsByClientCa, resolveClientCas, type ClientCas } from './client-cas.ts';
 import { certificateFile } from './certificate-file.ts';
 import { crtListLines, FALLBACK_FILTER, withFallback } from './crt-list-lines.ts';
@@ -31,7 +31,7 @@ import { NO_L4_ROUTING } from '../routing/l4-route.ts';
  */
 export class IngressModelCache implements ServerCache {
   readonly slices = new WeakMap<KubeObject, SliceEntry>();
-  readonly secrets = new WeakMap<KubeObject, ReturnType<typeof checkTlsSecret>>();
+  readonly secrets = new WeakMap<KubeObject, CheckedCertificate>();
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
   readonly caSecrets = new WeakMap<KubeObject, CheckedCa>();
   readonly userlists: UserlistCache = new WeakMap();
@@ -98,12 +98,7 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSour
       for (const [label, field] of referrers.entries()) warnings.push({ object: label, field, message: `${secretLabel} not found; TLS entry not served` });
       continue;
     }
-    let checked = cache.secrets.get(secret);
-    // Checked again once it has expired since: the check says so, with the date.
-    if (!checked || (checked.ok && checked.notAfter < now)) {
-      checked = checkTlsSecret(secret, now);
-      cache.secrets.set(secret, checked);
-    }
+    const checked = cachedTlsCheck(secret, cache.secrets, now);
     if (!checked.ok) {
       excluded.push({ object: secretLabel, field: checked.field, message: `${checked.reason}; TLS entries using it left out` });
       continue;
