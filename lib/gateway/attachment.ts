@@ -3,7 +3,7 @@ import type { KubeObject } from '../pipeline/model.ts';
 import { GATEWAY, HTTP_ROUTE, sameGroupKind, type GroupKind } from './api.ts';
 import type { Gateway } from './gateway.ts';
 import { hostnamesOn } from './hostnames.ts';
-import type { HttpRoute, ParentRef } from './http-route.ts';
+import type { ParentRef, RouteBase } from './http-route.ts';
 import type { ListenerState } from './listeners.ts';
 
 /**
@@ -50,7 +50,7 @@ export function gatewayOf(parent: ParentRef, gateways: ReadonlyMap<string, Serve
 }
 
 /** What attaching reads of a route of any kind. */
-export type AttachingRoute = Pick<HttpRoute, 'namespace' | 'hostnames'>;
+export type AttachingRoute = Pick<RouteBase, 'namespace' | 'hostnames'>;
 
 function admits(state: ListenerState, gateway: Gateway, route: AttachingRoute, kind: GroupKind, namespace: (name: string) => KubeObject | undefined): boolean {
   if (!state.listener.kinds.some((listed) => sameGroupKind(listed, kind))) return false;

@@ -49,7 +49,8 @@ export interface RouteRule {
   readonly backends: readonly RouteBackendRef[];
 }
 
-export interface HttpRoute {
+/** What every route kind read has: its object, names, parents and hostnames. */
+export interface RouteBase {
   readonly object: KubeObject;
   readonly label: string;
   readonly namespace: string;
@@ -58,6 +59,9 @@ export interface HttpRoute {
   readonly parents: readonly ParentRef[];
   /** Lowercase; empty for any host. */
   readonly hostnames: readonly string[];
+}
+
+export interface HttpRoute extends RouteBase {
   readonly rules: readonly RouteRule[];
 }
 

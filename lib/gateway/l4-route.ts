@@ -9,7 +9,7 @@ import { attach, carriesEntryOf, gatewayOf, type Acceptance, type AttachedListen
 import { readBackendReference, resolveBackend, type BackendLookup, type BackendReference, type Unresolved } from './backend-refs.ts';
 import { absent, FieldReader } from './field-reader.ts';
 import { checkHostname } from './hostnames.ts';
-import { readParents, type ParentRef } from './http-route.ts';
+import { readParents, type ParentRef, type RouteBase } from './http-route.ts';
 import { isL4Protocol, type ListenerState } from './listeners.ts';
 
 /**
@@ -22,16 +22,9 @@ import { isL4Protocol, type ListenerState } from './listeners.ts';
  * leaves it served, its share of the connections refused.
  */
 
-export interface L4RouteSpec {
-  readonly object: KubeObject;
+/** A TLSRoute or TCPRoute read; `hostnames` are SNI names (a TCPRoute has none). */
+export interface L4RouteSpec extends RouteBase {
   readonly kind: GroupKind;
-  readonly label: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly age: number;
-  readonly parents: readonly ParentRef[];
-  /** Lowercase SNI names; empty for any (a TCPRoute has none). */
-  readonly hostnames: readonly string[];
   readonly backends: readonly { readonly reference: BackendReference; readonly weight: number }[];
 }
 
