@@ -1,7 +1,9 @@
 import type { ControllerConfig, WatchedResource } from '../config/types.ts';
-import type { StoreReader } from '../pipeline/model.ts';
+import type { KubeObject, StoreReader } from '../pipeline/model.ts';
 import { GATEWAY_GROUP, KINDS } from './api.ts';
 import type { GatewayApiSources } from './gateway-api.ts';
+
+const NO_OBJECTS: readonly KubeObject[] = Object.freeze([]);
 
 /** True when the configuration watches a kind of the Gateway API group. */
 export function watchesGatewayApi(resources: readonly WatchedResource[]): boolean {
@@ -37,8 +39,9 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     gatewayClasses: classes?.list() ?? [],
     gateways: gateways?.list() ?? [],
     httpRoutes: routes?.list() ?? [],
-    tlsRoutes: tlsRoutes?.list() ?? [],
-    tcpRoutes: tcpRoutes?.list() ?? [],
+    // The same empty list every time while a kind is not watched: the model's layer-4 part is then kept (gateway-api.ts).
+    tlsRoutes: tlsRoutes?.list() ?? NO_OBJECTS,
+    tcpRoutes: tcpRoutes?.list() ?? NO_OBJECTS,
     referenceGrants: grants?.list() ?? [],
     service: (namespace, name) => services?.get(namespace, name),
     secret: (namespace, name) => secrets?.get(namespace, name),

@@ -9,7 +9,7 @@ import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { ingressSources, RouteSourcesCache } from '../../../lib/routing-view/ingress-sources.ts';
 import { leftOutMatches, type LeftOutCache } from '../../../lib/routing-view/left-out-matches.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
-import { gateway, gatewayClass, httpListener, httpRoute, namespaceObject, referenceGrant } from '../gateway/fixtures.ts';
+import { gateway, gatewayClass, httpListener, httpRoute, l4Route, namespaceObject, referenceGrant } from '../gateway/fixtures.ts';
 import { endpointSlice, service } from '../ingress/fixtures.ts';
 
 /**
@@ -258,5 +258,17 @@ describe('the Gateway API model kept between renders', () => {
     // Fixed: nothing left out.
     stores.get('httproutes')!.upsert(partly([{ backendRefs: [{ name: 'web', port: 8080 }] }], '2'));
     expect(leftOutMatches(read(stores, memo), kept).size).to.equal(0);
+  });
+
+  it('keeps the whole model while nothing changed, TLSRoutes and TCPRoutes watched but none stored, and reads them again when one comes', () => {
+    const stores = world();
+    const memo = new GatewayApiMemo();
+    const before = read(stores, memo);
+    expect(read(stores, memo)).to.equal(before);
+    stores.get('gateways')!.upsert(gateway('gw', [httpListener('http', fromAll), { name: 'tcp', port: 9000, protocol: 'TCP', ...fromAll }]));
+    stores.get('tcproutes')!.upsert(l4Route('TCPRoute', 'db', { ...parent, rules: [{ backendRefs: [{ name: 'web', namespace: 'apps', port: 8080 }] }] }, 'infra'));
+    const after = read(stores, memo);
+    expect([...after.l4Routes.keys()]).to.deep.equal(['TCPRoute infra/db']);
+    expect(after).to.deep.equal(read(stores));
   });
 });
