@@ -265,6 +265,11 @@ describe('the Gateway API model kept between renders', () => {
     const memo = new GatewayApiMemo();
     const before = read(stores, memo);
     expect(read(stores, memo)).to.equal(before);
+    // A configuration that watches neither kind (as before they were served): the same model too.
+    const httpOnly = config.watchedResources.filter((resource) => resource.kind !== 'TLSRoute' && resource.kind !== 'TCPRoute');
+    const unwatched = new GatewayApiMemo();
+    const first = readGatewayApi(storeSources(stores, httpOnly, config.gatewayApi), unwatched);
+    expect(readGatewayApi(storeSources(stores, httpOnly, config.gatewayApi), unwatched)).to.equal(first);
     stores.get('gateways')!.upsert(gateway('gw', [httpListener('http', fromAll), { name: 'tcp', port: 9000, protocol: 'TCP', ...fromAll }]));
     stores.get('tcproutes')!.upsert(l4Route('TCPRoute', 'db', { ...parent, rules: [{ backendRefs: [{ name: 'web', namespace: 'apps', port: 8080 }] }] }, 'infra'));
     const after = read(stores, memo);
