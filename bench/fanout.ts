@@ -49,6 +49,7 @@ import { contentHash } from '../lib/pipeline/content-hash.ts';
 import type { DeployMode, FleetCommand, KubeObject, Validated } from '../lib/pipeline/model.ts';
 import type { DeployOutcome } from '../lib/pipeline/outcome.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
+import { routingViews } from '../lib/routing-view/routing-view.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
 import type { Exchange } from '../spec/support/dataplane-emulator/index.ts';
 import { reservePort } from '../spec/support/ports.ts';
@@ -108,7 +109,7 @@ function world(ingresses: number, endpoints: number): Map<string, KubeObject[]> 
 
 function validated(revision: number, ingresses: number, endpoints: number): Validated {
   const stores = buildStores(config.watchedResources, world(ingresses, endpoints), config.ignoreFields);
-  const output = createRenderer(config)({ stores });
+  const output = createRenderer(config, routingViews)({ stores });
   return { ...output, revision, hash: contentHash(output.files), changes: { count: 1, firstAt: Date.now(), refs: [] }, snapshot: { revision, stores, change: undefined } };
 }
 

@@ -27,6 +27,7 @@ import type { ControllerConfig } from '../lib/config/types.ts';
 import { checkConfig } from '../lib/haproxy/check.ts';
 import type { KubeObject } from '../lib/pipeline/model.ts';
 import { createRenderer, type RenderOutput } from '../lib/render/renderer.ts';
+import { routingViews } from '../lib/routing-view/routing-view.ts';
 import { writeRenderedFiles } from '../lib/render/write-files.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
 import { gc, median, medianAfterChange, milliseconds } from './timing.ts';
@@ -91,10 +92,10 @@ async function measure(config: ControllerConfig, size: number): Promise<Row> {
     for (let run = 0; run < COLD_RUNS; run++) {
       gc();
       const start = process.hrtime.bigint();
-      createRenderer(config)({ stores, baseDir: dir });
+      createRenderer(config, routingViews)({ stores, baseDir: dir });
       colds.push(milliseconds(start));
     }
-    const render = createRenderer(config);
+    const render = createRenderer(config, routingViews);
     const once = () => render({ stores, baseDir: dir });
     // Warm-up: JIT compilation and inline caches, so the medians are steady-state.
     once();
@@ -110,7 +111,7 @@ async function measure(config: ControllerConfig, size: number): Promise<Row> {
     const output = once();
     const splitBackends = verify(size, output);
     // What the renderer kept from the changes must not show: the files are those a new renderer writes.
-    if (!isDeepStrictEqual(output.files, createRenderer(config)({ stores, baseDir: dir }).files)) {
+    if (!isDeepStrictEqual(output.files, createRenderer(config, routingViews)({ stores, baseDir: dir }).files)) {
       throw new Error(`${size} HTTPRoutes: after the changes, the render differs from a new renderer's`);
     }
     const configFile = await writeRenderedFiles(dir, output.files, config.dataplane);

@@ -28,6 +28,7 @@ import { checkConfig } from '../lib/haproxy/check.ts';
 import { MasterProcess } from '../lib/haproxy/master-process.ts';
 import { reloadMaster } from '../lib/haproxy/master-reload.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
+import { routingViews } from '../lib/routing-view/routing-view.ts';
 import { writeRenderedFiles } from '../lib/render/write-files.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
 import { reservePort } from '../spec/support/ports.ts';
@@ -76,7 +77,7 @@ async function renderWorld(loaded: ControllerConfig, size: number, dir: string):
     ['endpointslices', range.map((i) => endpointSliceObject(i))],
     ['secrets', []],
   ]);
-  const output = createRenderer(config)({ stores: buildStores(config.watchedResources, objects, config.ignoreFields), baseDir: dir });
+  const output = createRenderer(config, routingViews)({ stores: buildStores(config.watchedResources, objects, config.ignoreFields), baseDir: dir });
   if (output.excluded.length > 0) throw new Error(`${size} Ingresses: ${output.excluded.length} objects excluded, e.g. ${JSON.stringify(output.excluded[0])}`);
   return writeRenderedFiles(dir, output.files, config.dataplane);
 }

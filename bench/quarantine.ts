@@ -26,6 +26,7 @@ import type { KubeObject, Snapshot, Trigger, Validated } from '../lib/pipeline/m
 import type { Outcome } from '../lib/pipeline/outcome.ts';
 import { Quarantine } from '../lib/pipeline/quarantine.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
+import { routingViews } from '../lib/routing-view/routing-view.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
 import { render } from '../streams/render.ts';
 import { validate } from '../streams/validate.ts';
@@ -61,7 +62,8 @@ function withAnnotation(object: KubeObject, status: string, version: number): Ku
 
 async function main(): Promise<void> {
   const shipped = readFileSync(defaultConfigPath(), 'utf8');
-  const loaded = loadControllerConfig(shipped.replace('      default_backend {{#ingress.defaultBackend}}', `${denyLine}\n      default_backend {{#ingress.defaultBackend}}`));
+  // The routing view under either name: `ingress` is its old one.
+  const loaded = loadControllerConfig(shipped.replace(/^ {6}default_backend \{\{#(?:routes|ingress)\.defaultBackend\}\}/m, (line) => `${denyLine}\n${line}`));
   if (!loaded.ok) throw new Error(`the benchmark's configuration does not load:\n${loaded.errors.join('\n')}`);
   const { config } = loaded;
   const range = Array.from({ length: SIZE }, (_, i) => i);
@@ -79,7 +81,7 @@ async function main(): Promise<void> {
   );
   const ingressStore = stores.get('ingresses')!;
 
-  const renderer = createRenderer(config);
+  const renderer = createRenderer(config, routingViews);
   const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
   const counts = { renders: 0, validations: 0 };
   const renderEffect = (snapshot: Snapshot) =>

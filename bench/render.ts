@@ -33,6 +33,7 @@ import type { ControllerConfig } from '../lib/config/types.ts';
 import { checkConfig } from '../lib/haproxy/check.ts';
 import type { KubeObject } from '../lib/pipeline/model.ts';
 import { createRenderer, type RenderOutput } from '../lib/render/renderer.ts';
+import { routingViews } from '../lib/routing-view/routing-view.ts';
 import { writeRenderedFiles } from '../lib/render/write-files.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
 import { bareRender, type BareOutput } from './bare-render.ts';
@@ -113,7 +114,7 @@ async function measure(config: ControllerConfig, size: number, settings: boolean
   for (let run = 0; run < COLD_RUNS; run++) {
     gc();
     const coldStart = process.hrtime.bigint();
-    cold = createRenderer(config)({ stores, baseDir: dir });
+    cold = createRenderer(config, routingViews)({ stores, baseDir: dir });
     colds.push(milliseconds(coldStart));
   }
   const bares: number[] = [];
@@ -135,7 +136,7 @@ async function measure(config: ControllerConfig, size: number, settings: boolean
       if (!line.test(cold!.files.config)) throw new Error(`${size} Ingresses with settings: no line matches ${String(line)}`);
     }
   }
-  const render = createRenderer(config);
+  const render = createRenderer(config, routingViews);
   try {
     const once = () => render({ stores, baseDir: dir });
     // Warm-up: JIT compilation and inline caches, so the median is steady-state.

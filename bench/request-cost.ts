@@ -45,6 +45,7 @@ import { readCapabilities } from '../lib/haproxy/capabilities.ts';
 import { checkConfig, haproxyBinary } from '../lib/haproxy/check.ts';
 import type { KubeObject } from '../lib/pipeline/model.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
+import { routingViews } from '../lib/routing-view/routing-view.ts';
 import { writeRenderedFiles } from '../lib/render/write-files.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
 import { HAProxyProcess } from '../spec/support/dataplane-emulator/haproxy-process.ts';
@@ -196,7 +197,7 @@ async function serve(dir: string, configFile: string): Promise<Served> {
 /** Renders a world into `dir` and serves it; returns the HAProxy and how many condition sets and policies the configuration has. */
 async function serveWorld(config: ControllerConfig, dir: string, objects: Map<string, KubeObject[]>): Promise<Served & { readonly conditionSets: number; readonly policies: number }> {
   const stores = buildStores(config.watchedResources, objects, config.ignoreFields);
-  const output = createRenderer(config)({ stores, baseDir: dir });
+  const output = createRenderer(config, routingViews)({ stores, baseDir: dir });
   const problems = [...output.excluded, ...output.warnings];
   if (problems.length > 0) throw new Error(`the generated world has ${problems.length} problems, e.g. ${JSON.stringify(problems[0])}`);
   const configFile = await writeRenderedFiles(dir, output.files, config.dataplane);

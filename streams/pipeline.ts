@@ -9,6 +9,7 @@ import { watchedType } from '../lib/kube/select.ts';
 import type { Endpoint, ResourceEvent, StoreReader } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Outcome, Report } from '../lib/pipeline/outcome.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
+import { routingViews } from '../lib/routing-view/routing-view.ts';
 import type { Observer } from '../lib/telemetry/observer.ts';
 import { controller } from './controller.ts';
 import { reconcile } from './reconcile.ts';
@@ -105,7 +106,7 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
       const parts = options.parts(loaded);
       const { config, fleet } = parts;
       update({ config, fleet, stores: undefined, rendered: undefined });
-      const renderer = createRenderer(config);
+      const renderer = createRenderer(config, routingViews);
       const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
       return parts.events(report).pipe(
         reconcile({

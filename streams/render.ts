@@ -45,6 +45,7 @@ export function render(options: RenderOptions): OperatorFunction<Trigger, Render
             files: result.files,
             excluded: result.excluded,
             warnings: result.warnings,
+            ...(result.deprecations === undefined ? {} : { deprecations: result.deprecations }),
           }),
         ),
         catchError((error: unknown) => {

@@ -21,7 +21,7 @@ export interface AnnotationsCommandOptions {
 /** A cluster that does not answer fails the command rather than hanging it. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
-type ReadIngress = { readonly object: KubeObject; readonly source?: string };
+type ReadClaims = { readonly object: KubeObject; readonly source?: string };
 
 /**
  * `annotations`: the migration report over a folder of manifests or a
@@ -49,7 +49,7 @@ export async function annotationsCommand(options: AnnotationsCommandOptions, out
   return 0;
 }
 
-type Read = { readonly ingresses: readonly ReadIngress[]; readonly secrets: ReadonlyMap<string, FetchedSecret> } | { readonly errors: readonly string[] };
+type Read = { readonly ingresses: readonly ReadClaims[]; readonly secrets: ReadonlyMap<string, FetchedSecret> } | { readonly errors: readonly string[] };
 
 async function fromManifests(dir: string): Promise<Read> {
   const read = await readManifests(dir).catch((error: unknown) => ({
@@ -93,9 +93,9 @@ async function fromCluster(file: string, namespace: string | undefined): Promise
 }
 
 /** Every Ingress, a page at a time as kubectl lists them. */
-async function listIngresses(kubeConfig: KubeConfig, namespace: string | undefined): Promise<ReadIngress[]> {
+async function listIngresses(kubeConfig: KubeConfig, namespace: string | undefined): Promise<ReadClaims[]> {
   const path = namespace === undefined ? '/apis/networking.k8s.io/v1/ingresses' : `/apis/networking.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/ingresses`;
-  const ingresses: ReadIngress[] = [];
+  const ingresses: ReadClaims[] = [];
   let page: string | undefined;
   do {
     const list = (await kubeRequest(kubeConfig, { method: 'GET', path, query: { limit: '500', continue: page }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })) as {

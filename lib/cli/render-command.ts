@@ -8,6 +8,7 @@ import { classNote, ingressKey } from './migration-notes.ts';
 import { errorMessage } from '../error-message.ts';
 import { guardedDirectives } from '../config/guarded-directives.ts';
 import { createRenderer, RenderError } from '../render/renderer.ts';
+import { routingViews } from '../routing-view/routing-view.ts';
 import { writeRenderedFiles } from '../render/write-files.ts';
 import { buildStores } from '../store/build-stores.ts';
 import { loadConfigFile } from './load-config-file.ts';
@@ -47,7 +48,7 @@ export async function renderCommand(options: RenderCommandOptions, output: Comma
   const out = resolve(options.out);
   let rendered;
   try {
-    rendered = createRenderer(config)({ stores: buildStores(config.watchedResources, objects, config.ignoreFields), baseDir: out });
+    rendered = createRenderer(config, routingViews)({ stores: buildStores(config.watchedResources, objects, config.ignoreFields), baseDir: out });
   } catch (error) {
     if (!(error instanceof RenderError)) throw error;
     output.err(`error: the configuration cannot be rendered:\n${error.message}\n`);
@@ -64,6 +65,7 @@ export async function renderCommand(options: RenderCommandOptions, output: Comma
   }
   for (const problem of rendered.excluded) output.err(`excluded ${problem.object}: ${problem.field}: ${problem.message}\n`);
   for (const problem of rendered.warnings) output.err(`warning ${problem.object}: ${problem.field}: ${problem.message}\n`);
+  for (const line of rendered.deprecations ?? []) output.err(`deprecated: ${line}\n`);
   // Left out by the view model without a word: every ingress-nginx Ingress on a first run.
   for (const { object } of read.manifests) {
     const note = object.kind === 'Ingress' ? classNote(object, config.ingress.className) : undefined;

@@ -1,53 +1,38 @@
 import { posix } from 'node:path';
-import { defaultPipelineSettings, type PipelineSettings } from './pipeline-settings.ts';
-import { describe, type Path, type Problems } from './problems.ts';
-import { fields, readDuration, readInteger, readMatching, readPositiveDuration, rules, withDefault, type Fields, type Reader } from './readers.ts';
+import type { PipelineSettings } from './pipeline-settings.ts';
+import type { Path, Problems } from './problems.ts';
+import { fields, withDefault, type Fields } from './readers.ts';
+import { controllerConfigSchema } from './schema.ts';
+import { fieldNames, readScalar, readSetting } from './setting-reader.ts';
 import type { DataplaneSettings } from './types.ts';
 
 /** `dataplane`: where HAProxy keeps its files and how the controller reaches and paces its Data Plane API. */
 
-const dataplaneFields = [
-  'port',
-  'scheme',
-  'minDeploymentInterval',
-  'driftCheckInterval',
-  'deployTimeout',
-  'maxParallel',
-  'baseDir',
-  'mapsDir',
-  'certificatesDir',
-  'generalDir',
-  'configFile',
-] as const;
+const schema = controllerConfigSchema.fields.dataplane;
 
 export type DataplaneTimings = Pick<PipelineSettings, 'minDeploymentIntervalMs' | 'driftCheckIntervalMs' | 'deployTimeoutMs' | 'maxParallel'>;
 
 export function readDataplane(problems: Problems, value: unknown, at: Path): { settings: DataplaneSettings; timings: DataplaneTimings } {
-  const raw = (value === undefined ? undefined : fields(problems, value, at, dataplaneFields)) ?? {};
-  const field = <T>(key: (typeof dataplaneFields)[number], fallback: T, read: Reader<T>): T => withDefault(raw[key], [...at, key], fallback, read);
-  const directory = (key: 'mapsDir' | 'certificatesDir' | 'generalDir', fallback: string): string => field(key, fallback, (v, p) => readMatching(problems, v, p, rules.directory));
-  const baseDir = field('baseDir', '/etc/haproxy', (v, p) => readMatching(problems, v, p, rules.absolutePath));
+  const raw = (value === undefined ? undefined : fields(problems, value, at, fieldNames(schema))) ?? {};
+  const { fields: settingOf } = schema;
+  const within = (key: string): Path => [...at, key];
+  const baseDir = readSetting(problems, settingOf.baseDir, raw.baseDir, within('baseDir'));
   const settings: DataplaneSettings = {
-    port: field('port', 5555, (v, p) => readInteger(problems, v, p, 1, 65_535)),
-    scheme: field('scheme', 'http', (v, p) => {
-      if (v === 'http' || v === 'https') return v;
-      problems.add(p, `must be http or https, got ${describe(v)}`);
-      return undefined;
-    }),
+    port: readSetting(problems, settingOf.port, raw.port, within('port')),
+    scheme: readSetting(problems, settingOf.scheme, raw.scheme, within('scheme')),
     baseDir,
-    mapsDir: directory('mapsDir', 'maps'),
-    certificatesDir: directory('certificatesDir', 'ssl'),
-    generalDir: directory('generalDir', 'general'),
+    mapsDir: readSetting(problems, settingOf.mapsDir, raw.mapsDir, within('mapsDir')),
+    certificatesDir: readSetting(problems, settingOf.certificatesDir, raw.certificatesDir, within('certificatesDir')),
+    generalDir: readSetting(problems, settingOf.generalDir, raw.generalDir, within('generalDir')),
     // Follows baseDir unless given, so moving the base directory moves the configuration with it.
-    configFile: field('configFile', posix.join(baseDir, 'haproxy.cfg'), (v, p) => readMatching(problems, v, p, rules.absolutePath)),
+    configFile: withDefault(raw.configFile, within('configFile'), posix.join(baseDir, 'haproxy.cfg'), (v, p) => readScalar(problems, settingOf.configFile, v, p)),
   };
   checkDistinctDirectories(problems, settings, raw, at);
-  const defaults = defaultPipelineSettings;
   const timings: DataplaneTimings = {
-    minDeploymentIntervalMs: field('minDeploymentInterval', defaults.minDeploymentIntervalMs, (v, p) => readDuration(problems, v, p)),
-    driftCheckIntervalMs: field('driftCheckInterval', defaults.driftCheckIntervalMs, (v, p) => readPositiveDuration(problems, v, p)),
-    deployTimeoutMs: field('deployTimeout', defaults.deployTimeoutMs, (v, p) => readPositiveDuration(problems, v, p)),
-    maxParallel: field('maxParallel', defaults.maxParallel, (v, p) => readInteger(problems, v, p, 1)),
+    minDeploymentIntervalMs: readSetting(problems, settingOf.minDeploymentInterval, raw.minDeploymentInterval, within('minDeploymentInterval')),
+    driftCheckIntervalMs: readSetting(problems, settingOf.driftCheckInterval, raw.driftCheckInterval, within('driftCheckInterval')),
+    deployTimeoutMs: readSetting(problems, settingOf.deployTimeout, raw.deployTimeout, within('deployTimeout')),
+    maxParallel: readSetting(problems, settingOf.maxParallel, raw.maxParallel, within('maxParallel')),
   };
   return { settings, timings };
 }

@@ -12,11 +12,16 @@ import { readDataplane, type DataplaneTimings } from './dataplane-reader.ts';
 import { guardedDirectives, isGuardedDirective, type GuardedDirective } from './guarded-directives.ts';
 import { defaultPipelineSettings, type PipelineSettings } from './pipeline-settings.ts';
 import { describe, formatPath, isMapping, Problems, type Path } from './problems.ts';
-import { fields, readBoolean, readDuration, readInteger, readList, readMapping, readMatching, readString, rules, withDefault, type Fields } from './readers.ts';
+import { fields, readList, readMapping, readMatching, readString, withDefault, type Fields } from './readers.ts';
+import { rules } from './rules.ts';
 import { defaultIgnoreFields, readIgnoreFields, readWatchedResources } from './resources-reader.ts';
+import { controllerConfigSchema } from './schema.ts';
+import { fieldNames, readSetting } from './setting-reader.ts';
 import { readTemplates } from './templates-reader.ts';
 import { readValidationTests, renderedFiles, type TestContext } from './validation-tests-reader.ts';
 import type { ConfigLoad, ControllerConfig } from './types.ts';
+
+const schema = controllerConfigSchema.fields;
 
 function readLabels(problems: Problems, value: unknown, at: Path): Record<string, string> {
   const valid = Object.entries(readMapping(problems, value, at) ?? {}).flatMap(([key, item]): [string, string][] => {
@@ -29,77 +34,62 @@ function readLabels(problems: Problems, value: unknown, at: Path): Record<string
 }
 
 function readPodSelector(problems: Problems, value: unknown, at: Path): ControllerConfig['podSelector'] {
-  const raw = fields(problems, value, at, ['matchLabels']) ?? {};
-  return { matchLabels: raw.matchLabels === undefined ? {} : readLabels(problems, raw.matchLabels, [...at, 'matchLabels']) };
+  const raw = fields(problems, value, at, fieldNames(schema.podSelector)) ?? {};
+  return { matchLabels: raw.matchLabels === undefined ? schema.podSelector.fields.matchLabels.default : readLabels(problems, raw.matchLabels, [...at, 'matchLabels']) };
 }
 
 /** spec.controllerName of the GatewayClasses this controller serves unless the configuration names another. */
-export const DEFAULT_GATEWAY_CONTROLLER_NAME = 'haproxy-template-ic.io/gateway-controller';
+export const DEFAULT_GATEWAY_CONTROLLER_NAME: string = schema.gatewayApi.fields.controllerName.default;
 
-const rootFields = [
-  'podSelector',
-  'dataplane',
-  'debounce',
-  'maxWait',
-  'leadingEdge',
-  'runtimeFirst',
-  'watchedResources',
-  'ignoreFields',
-  'ingress',
-  'gatewayApi',
-  'templates',
-  'templateValues',
-  'validationTests',
-  'allowDirectives',
-] as const;
-
-function readPipeline(problems: Problems, raw: Fields<(typeof rootFields)[number]>, timings: DataplaneTimings): PipelineSettings {
-  const debounceMs = withDefault(raw.debounce, ['debounce'], defaultPipelineSettings.debounceMs, (v, p) => readDuration(problems, v, p));
-  const maxWaitMs = withDefault(raw.maxWait, ['maxWait'], defaultPipelineSettings.maxWaitMs, (v, p) => readDuration(problems, v, p));
+function readPipeline(problems: Problems, raw: Fields<keyof typeof schema>, timings: DataplaneTimings): PipelineSettings {
+  const debounceMs = readSetting(problems, schema.debounce, raw.debounce, ['debounce']);
+  const maxWaitMs = readSetting(problems, schema.maxWait, raw.maxWait, ['maxWait']);
   // maxWait caps how long debouncing may postpone a render; below debounce it could never apply.
   if (maxWaitMs < debounceMs && problems.clean(['debounce'], ['maxWait'])) {
     problems.add(['maxWait'], `must not be shorter than debounce (${debounceMs}ms), got ${maxWaitMs}ms`);
   }
-  const leadingEdge = withDefault(raw.leadingEdge, ['leadingEdge'], defaultPipelineSettings.leadingEdge, (v, p) => readBoolean(problems, v, p));
-  const runtimeFirst = withDefault(raw.runtimeFirst, ['runtimeFirst'], defaultPipelineSettings.runtimeFirst, (v, p) => readBoolean(problems, v, p));
+  const leadingEdge = readSetting(problems, schema.leadingEdge, raw.leadingEdge, ['leadingEdge']);
+  const runtimeFirst = readSetting(problems, schema.runtimeFirst, raw.runtimeFirst, ['runtimeFirst']);
   return { debounceMs, maxWaitMs, leadingEdge, runtimeFirst, ...timings, retry: defaultPipelineSettings.retry };
 }
 
 function readConfig(problems: Problems, document: unknown): ControllerConfig {
-  const raw = fields(problems, document, [], rootFields) ?? {};
+  const raw = fields(problems, document, [], fieldNames(controllerConfigSchema)) ?? {};
   const { settings, timings } = readDataplane(problems, raw.dataplane, ['dataplane']);
   const watchedResources = readWatchedResources(problems, raw.watchedResources, ['watchedResources']);
   const templates = readTemplates(problems, raw.templates, ['templates']);
-  const ingress = (raw.ingress === undefined ? undefined : fields(problems, raw.ingress, ['ingress'], ['className', 'sharedHostNamespaces'])) ?? {};
-  const gatewayApi = (raw.gatewayApi === undefined ? undefined : fields(problems, raw.gatewayApi, ['gatewayApi'], ['controllerName', 'httpPort', 'httpsPort'])) ?? {};
+  const ingress = (raw.ingress === undefined ? undefined : fields(problems, raw.ingress, ['ingress'], fieldNames(schema.ingress))) ?? {};
+  const gatewayApi = (raw.gatewayApi === undefined ? undefined : fields(problems, raw.gatewayApi, ['gatewayApi'], fieldNames(schema.gatewayApi))) ?? {};
   const context: TestContext = {
     resources: watchedResources,
     resourceNames: isMapping(raw.watchedResources) ? Object.keys(raw.watchedResources) : [],
     files: renderedFiles(settings, templates),
   };
   return {
-    podSelector: raw.podSelector === undefined ? { matchLabels: {} } : readPodSelector(problems, raw.podSelector, ['podSelector']),
+    podSelector: raw.podSelector === undefined ? { matchLabels: schema.podSelector.fields.matchLabels.default } : readPodSelector(problems, raw.podSelector, ['podSelector']),
     dataplane: settings,
     pipeline: readPipeline(problems, raw, timings),
     watchedResources,
     ignoreFields: withDefault(raw.ignoreFields, ['ignoreFields'], defaultIgnoreFields, (v, p) => readIgnoreFields(problems, v, p)),
     ingress: {
-      className: withDefault(ingress.className, ['ingress', 'className'], 'haproxy', (v, p) => readMatching(problems, v, p, rules.dnsSubdomain)),
-      sharedHostNamespaces: withDefault(ingress.sharedHostNamespaces, ['ingress', 'sharedHostNamespaces'], [], (v, p) => readSharedHostNamespaces(problems, v, p)),
+      className: readSetting(problems, schema.ingress.fields.className, ingress.className, ['ingress', 'className']),
+      sharedHostNamespaces: withDefault<readonly string[]>(ingress.sharedHostNamespaces, ['ingress', 'sharedHostNamespaces'], schema.ingress.fields.sharedHostNamespaces.default, (v, p) =>
+        readSharedHostNamespaces(problems, v, p),
+      ),
     },
     gatewayApi: {
-      controllerName: withDefault(gatewayApi.controllerName, ['gatewayApi', 'controllerName'], DEFAULT_GATEWAY_CONTROLLER_NAME, (v, p) => readMatching(problems, v, p, rules.controllerName)),
-      httpPort: withDefault(gatewayApi.httpPort, ['gatewayApi', 'httpPort'], 80, (v, p) => readInteger(problems, v, p, 1, 65535)),
-      httpsPort: withDefault(gatewayApi.httpsPort, ['gatewayApi', 'httpsPort'], 443, (v, p) => readInteger(problems, v, p, 1, 65535)),
+      controllerName: readSetting(problems, schema.gatewayApi.fields.controllerName, gatewayApi.controllerName, ['gatewayApi', 'controllerName']),
+      httpPort: readSetting(problems, schema.gatewayApi.fields.httpPort, gatewayApi.httpPort, ['gatewayApi', 'httpPort']),
+      httpsPort: readSetting(problems, schema.gatewayApi.fields.httpsPort, gatewayApi.httpsPort, ['gatewayApi', 'httpsPort']),
     },
     templates,
-    templateValues: withDefault(raw.templateValues, ['templateValues'], {}, (v, p) => {
+    templateValues: withDefault(raw.templateValues, ['templateValues'], schema.templateValues.default, (v, p) => {
       if (isMapping(v)) return v;
       problems.add(p, `must be a mapping, got ${describe(v)}`);
       return undefined;
     }),
     validationTests: readValidationTests(problems, raw.validationTests, ['validationTests'], context),
-    allowDirectives: withDefault(raw.allowDirectives, ['allowDirectives'], [], (v, p) => readAllowDirectives(problems, v, p)),
+    allowDirectives: withDefault<readonly GuardedDirective[]>(raw.allowDirectives, ['allowDirectives'], schema.allowDirectives.default, (v, p) => readAllowDirectives(problems, v, p)),
   };
 }
 

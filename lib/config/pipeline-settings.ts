@@ -1,3 +1,6 @@
+import { parseDuration } from './duration.ts';
+import { controllerConfigSchema } from './schema.ts';
+
 /** The timing and concurrency settings of the pipeline, in milliseconds. */
 export interface PipelineSettings {
   readonly debounceMs: number;
@@ -24,17 +27,18 @@ export interface RetrySettings {
   readonly maxDelayMs: number;
 }
 
-/** The seed design's defaults. */
+const { fields: schema } = controllerConfigSchema;
+const { fields: dataplane } = schema.dataplane;
+
+/** The seed design's defaults, as the schema declares them; retries are not configurable. */
 export const defaultPipelineSettings: PipelineSettings = {
-  debounceMs: 500,
-  maxWaitMs: 5_000,
-  leadingEdge: true,
-  runtimeFirst: false,
-  minDeploymentIntervalMs: 2_000,
-  driftCheckIntervalMs: 60_000,
-  deployTimeoutMs: 30_000,
-  // A fleet of up to 20 HAProxy pods gets a configuration in one wave: with fewer slots the last
-  // pods lag a whole deployment behind the first. Waiting deploys cost a promise each, not a thread.
-  maxParallel: 20,
+  debounceMs: parseDuration(schema.debounce.default),
+  maxWaitMs: parseDuration(schema.maxWait.default),
+  leadingEdge: schema.leadingEdge.default,
+  runtimeFirst: schema.runtimeFirst.default,
+  minDeploymentIntervalMs: parseDuration(dataplane.minDeploymentInterval.default),
+  driftCheckIntervalMs: parseDuration(dataplane.driftCheckInterval.default),
+  deployTimeoutMs: parseDuration(dataplane.deployTimeout.default),
+  maxParallel: dataplane.maxParallel.default,
   retry: { maxAttempts: 5, baseDelayMs: 1_000, maxDelayMs: 30_000 },
 };

@@ -3,10 +3,10 @@
  * the value as its type, or undefined with the problem reported at its path.
  */
 import { errorMessage } from '../error-message.ts';
-import { isDnsLabel, isDnsSubdomain } from '../kube-syntax/label-selector.ts';
 import { parseDuration } from './duration.ts';
 import { compilePath } from './json-path.ts';
 import { describe, isMapping, unknownField, type Mapping, type Path, type Problems } from './problems.ts';
+import type { Rule } from './rules.ts';
 import type { CompiledPath } from './types.ts';
 
 /** Reads one value; undefined means it was invalid and the problem is reported. */
@@ -58,12 +58,6 @@ export function readInteger(problems: Problems, value: unknown, path: Path, min:
   return undefined;
 }
 
-export interface Rule {
-  readonly test: (text: string) => boolean;
-  /** Completes "must be …". */
-  readonly description: string;
-}
-
 export function readMatching(problems: Problems, value: unknown, path: Path, rule: Rule): string | undefined {
   const text = readString(problems, value, path);
   if (text === undefined || rule.test(text)) return text;
@@ -92,61 +86,16 @@ export function named(problems: Problems, value: unknown, path: Path, rule: Rule
   });
 }
 
-export const rules = {
-  /** Resource and relation names become Mustache path segments (`resources.ingresses`). */
-  identifier: {
-    test: (text) => /^[a-z][a-zA-Z0-9_]*$/.test(text),
-    description: "a lowercase letter followed by letters, digits or '_'",
-  },
-  partial: { test: (text) => /^[A-Za-z0-9_.-]+$/.test(text), description: "letters, digits, '_', '.' or '-'" },
-  /**
-   * File names end up in paths on the HAProxy host: no separators, no '.' or
-   * '..'. One dot at most, before the extension: the Data Plane API stores
-   * any other as '_' (client-native misc/stringutil.go SanitizeFilename), so
-   * the configuration would name a file it never has and every deployment
-   * would upload it again with a reload.
-   */
-  fileName: {
-    test: (text) => /^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)?$/.test(text),
-    description: "a letter or digit followed by letters, digits, '_' or '-', and at most one '.' before an extension",
-  },
-  directory: {
-    test: (text) => /^[A-Za-z0-9._-]+$/.test(text) && text !== '.' && text !== '..',
-    description: "a single directory name (letters, digits, '_', '.' or '-'; not '.' or '..')",
-  },
-  absolutePath: {
-    test: (text) => text.startsWith('/') && !text.split('/').some((part) => part === '.' || part === '..'),
-    description: "an absolute path without '.' or '..' segments",
-  },
-  apiVersion: {
-    test: (text) => {
-      const parts = text.split('/');
-      const version = parts.at(-1)!;
-      return parts.length <= 2 && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(version) && (parts.length === 1 || isDnsSubdomain(parts[0]!));
-    },
-    description: '"v1" or "group/version"',
-  },
-  kind: { test: (text) => /^[A-Za-z][A-Za-z0-9]*$/.test(text), description: 'a kind such as Ingress' },
-  resource: { test: isDnsLabel, description: 'a plural resource name such as ingresses' },
-  dnsLabel: { test: isDnsLabel, description: "a DNS label (lowercase letters, digits and '-')" },
-  dnsSubdomain: { test: isDnsSubdomain, description: "a DNS subdomain (lowercase letters, digits, '-' and '.')" },
-  nonEmpty: { test: (text) => text !== '', description: 'non-empty' },
-  /** A Gateway API GatewayController name (apis/v1/shared_types.go): a domain, '/', a path. */
-  controllerName: {
-    test: (text) => text.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/.test(text),
-    description: 'a domain, "/" and a path, such as example.com/gateway-controller',
-  },
-} satisfies Record<string, Rule>;
-
 /**
  * Timers in Node.js fire at once when set beyond 2^31 - 1 ms, which would
  * turn a long interval into a busy loop; 596h is just below that.
  */
-const longestDurationMs = 596 * 3_600_000;
+export const longestDuration = '596h';
+const longestDurationMs = parseDuration(longestDuration);
 
 function durationLimitProblem(milliseconds: number, positive: boolean): string | undefined {
   if (positive && milliseconds === 0) return 'must be longer than 0s';
-  if (milliseconds > longestDurationMs) return 'must be at most 596h';
+  if (milliseconds > longestDurationMs) return `must be at most ${longestDuration}`;
   return undefined;
 }
 
@@ -166,11 +115,6 @@ export function readDuration(problems: Problems, value: unknown, path: Path, pos
   if (problem === undefined) return milliseconds;
   problems.add(path, problem);
   return undefined;
-}
-
-/** For intervals and timeouts, where zero would mean a busy loop or an instant failure. */
-export function readPositiveDuration(problems: Problems, value: unknown, path: Path): number | undefined {
-  return readDuration(problems, value, path, true);
 }
 
 export function readPath(problems: Problems, value: unknown, at: Path): CompiledPath | undefined {

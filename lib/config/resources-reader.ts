@@ -3,7 +3,9 @@ import { parseLabelSelector } from '../kube-syntax/label-selector.ts';
 import { pluralOf } from '../kube-syntax/plural.ts';
 import { compilePath } from './json-path.ts';
 import { isMapping, type Path, type Problems } from './problems.ts';
-import { fields, named, readBoolean, readList, readMatching, readPath, readPaths, readString, required, rules, withDefault } from './readers.ts';
+import { controllerConfigSchema } from './schema.ts';
+import { fieldNames, readScalar, readSetting } from './setting-reader.ts';
+import { fields, named, readList, readPath, readPaths, readString, required, withDefault } from './readers.ts';
 import type { CompiledPath, FieldSelector, Relation, WatchedResource } from './types.ts';
 
 /** `watchedResources` and `ignoreFields`: what the controller watches and what it drops from each object. */
@@ -33,38 +35,27 @@ const objectFields = ['apiVersion', 'kind', 'metadata', 'spec', 'status'];
 /** The relation as written; its target is checked once every resource is known. */
 function readRelation(problems: Problems, name: string, value: unknown, at: Path): Relation | undefined {
   if (objectFields.includes(name)) problems.add(at, `a relation named ${name} would hide the objects' own ${name} field`);
-  const raw = fields(problems, value, at, ['resource', 'keys']);
+  const raw = fields(problems, value, at, fieldNames(resourceSetting.relations.item));
   if (raw === undefined) return undefined;
-  const resource = required(problems, raw.resource, [...at, 'resource'], (v, p) => readString(problems, v, p));
+  const resource = required(problems, raw.resource, [...at, 'resource'], (v, p) => readScalar(problems, resourceSetting.relations.item.fields.resource, v, p));
   const keys = required(problems, raw.keys, [...at, 'keys'], (v, p) => readPaths(problems, v, p));
   return resource === undefined || keys === undefined ? undefined : { name, resource, keys };
 }
 
-const resourceFields = [
-  'apiVersion',
-  'kind',
-  'resource',
-  'namespace',
-  'labelSelector',
-  'fieldSelector',
-  'indexBy',
-  'relations',
-  'validationWebhook',
-  'optional',
-  'fallbackApiVersions',
-] as const;
+const resourceSchema = controllerConfigSchema.fields.watchedResources.item;
+const { fields: resourceSetting } = resourceSchema;
 
-const defaultIndexBy = [compilePath('metadata.namespace'), compilePath('metadata.name')];
+const defaultIndexBy = resourceSetting.indexBy.default.map((source) => compilePath(source));
 
 function readResource(problems: Problems, name: string, value: unknown, at: Path): WatchedResource | undefined {
-  const raw = fields(problems, value, at, resourceFields);
+  const raw = fields(problems, value, at, fieldNames(resourceSchema));
   if (raw === undefined) return undefined;
   const within = (key: string): Path => [...at, key];
-  const apiVersion = required(problems, raw.apiVersion, within('apiVersion'), (v, p) => readMatching(problems, v, p, rules.apiVersion));
-  const kind = raw.kind === undefined ? undefined : readMatching(problems, raw.kind, within('kind'), rules.kind);
-  const resource = raw.resource === undefined ? undefined : readMatching(problems, raw.resource, within('resource'), rules.resource);
+  const apiVersion = required(problems, raw.apiVersion, within('apiVersion'), (v, p) => readScalar(problems, resourceSetting.apiVersion, v, p));
+  const kind = raw.kind === undefined ? undefined : readScalar(problems, resourceSetting.kind, raw.kind, within('kind'));
+  const resource = raw.resource === undefined ? undefined : readScalar(problems, resourceSetting.resource, raw.resource, within('resource'));
   if (raw.kind === undefined && raw.resource === undefined) problems.add(at, 'needs kind or resource');
-  const labelSelector = raw.labelSelector === undefined ? undefined : readString(problems, raw.labelSelector, within('labelSelector'));
+  const labelSelector = raw.labelSelector === undefined ? undefined : readScalar(problems, resourceSetting.labelSelector, raw.labelSelector, within('labelSelector'));
   if (labelSelector !== undefined) {
     try {
       parseLabelSelector(labelSelector);
@@ -72,20 +63,20 @@ function readResource(problems: Problems, name: string, value: unknown, at: Path
       problems.add(within('labelSelector'), errorMessage(error));
     }
   }
-  const relations = raw.relations === undefined ? [] : named(problems, raw.relations, within('relations'), rules.identifier);
-  const optional = withDefault(raw.optional, within('optional'), false, (v, p) => readBoolean(problems, v, p));
+  const relations = raw.relations === undefined ? [] : named(problems, raw.relations, within('relations'), resourceSetting.relations.name);
+  const optional = readSetting(problems, resourceSetting.optional, raw.optional, within('optional'));
   const fallbackApiVersions = raw.fallbackApiVersions === undefined ? [] : readFallbackApiVersions(problems, raw.fallbackApiVersions, within('fallbackApiVersions'), apiVersion, optional);
   return {
     name,
     apiVersion: apiVersion ?? '',
     kind,
     resource: resource ?? (kind === undefined ? '' : pluralOf(kind)),
-    namespace: raw.namespace === undefined ? undefined : readMatching(problems, raw.namespace, within('namespace'), rules.dnsLabel),
+    namespace: raw.namespace === undefined ? undefined : readScalar(problems, resourceSetting.namespace, raw.namespace, within('namespace')),
     labelSelector,
     fieldSelector: raw.fieldSelector === undefined ? [] : readFieldSelector(problems, raw.fieldSelector, within('fieldSelector')),
     indexBy: withDefault(raw.indexBy, within('indexBy'), defaultIndexBy, (v, p) => readPaths(problems, v, p)),
     relations: relations.flatMap(([relation, item]) => readRelation(problems, relation, item, [...at, 'relations', relation]) ?? []),
-    validationWebhook: withDefault(raw.validationWebhook, within('validationWebhook'), false, (v, p) => readBoolean(problems, v, p)),
+    validationWebhook: readSetting(problems, resourceSetting.validationWebhook, raw.validationWebhook, within('validationWebhook')),
     ...(optional ? { optional: true } : {}),
     ...(fallbackApiVersions.length > 0 ? { fallbackApiVersions } : {}),
   };
@@ -97,7 +88,7 @@ const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.s
 function readFallbackApiVersions(problems: Problems, value: unknown, at: Path, apiVersion: string | undefined, optional: boolean): string[] {
   if (!optional) problems.add(at, 'needs optional: true (discovery picks the version a cluster serves)');
   return (readList(problems, value, at) ?? []).flatMap((item, index) => {
-    const version = readMatching(problems, item, [...at, index], rules.apiVersion);
+    const version = readScalar(problems, resourceSetting.fallbackApiVersions.item, item, [...at, index]);
     if (version === undefined || apiVersion === undefined) return [];
     if (groupOf(version) !== groupOf(apiVersion) || version === apiVersion) {
       problems.add([...at, index], `${JSON.stringify(version)} is not another version of ${JSON.stringify(groupOf(apiVersion))}`);
@@ -128,7 +119,7 @@ export function readWatchedResources(problems: Problems, value: unknown, at: Pat
     problems.add(at, 'required');
     return [];
   }
-  const entries = named(problems, value, at, rules.identifier);
+  const entries = named(problems, value, at, controllerConfigSchema.fields.watchedResources.name);
   if (isMapping(value) && Object.keys(value).length === 0) problems.add(at, 'must list at least one resource');
   const resources = entries.flatMap(([name, item]) => readResource(problems, name, item, [...at, name]) ?? []);
   checkRelations(problems, resources, isMapping(value) ? Object.keys(value) : [], at);
@@ -154,4 +145,4 @@ export function readIgnoreFields(problems: Problems, value: unknown, at: Path): 
   return compiled.every((item) => item !== undefined) ? compiled : undefined;
 }
 
-export const defaultIgnoreFields = [compilePath('metadata.managedFields'), compilePath("metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']")];
+export const defaultIgnoreFields = controllerConfigSchema.fields.ignoreFields.default.map((source) => compilePath(source));

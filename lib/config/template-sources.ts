@@ -9,7 +9,8 @@ export interface TemplateSource {
   readonly at: string;
 }
 
-const REFERENCE_FIELDS: Readonly<Record<string, TemplateSource['kind']>> = { fromConfigMap: 'ConfigMap', fromSecret: 'Secret' };
+/** The fields a template given by reference is written with, and the kind of object each names. */
+export const REFERENCE_FIELDS: Readonly<Record<string, TemplateSource['kind']>> = { fromConfigMap: 'ConfigMap', fromSecret: 'Secret' };
 const GROUPS = ['partials', 'maps', 'files', 'certificates'] as const;
 
 type Slot = { readonly holder: Record<string, unknown>; readonly field: string; readonly at: string };

@@ -1,5 +1,8 @@
 import { formatPath, type Path, type Problems } from './problems.ts';
-import { fields, named, readMatching, readString, required, rules, type Rule } from './readers.ts';
+import { fields, named, readMatching, readString, required } from './readers.ts';
+import { rules, type Rule } from './rules.ts';
+import { controllerConfigSchema } from './schema.ts';
+import { fieldNames } from './setting-reader.ts';
 import { compileTemplate, TemplateError, type Template } from './template.ts';
 import type { Templates } from './types.ts';
 import { CONTROLLER_LUA } from '../lua/controller-scripts.ts';
@@ -35,18 +38,19 @@ function readTemplateMap(problems: Problems, value: unknown, at: Path, rule: Rul
   return templates;
 }
 
-const templateFields = ['haproxyConfig', 'partials', 'maps', 'files', 'certificates'] as const;
+const schema = controllerConfigSchema.fields.templates;
+const { fields: setting } = schema;
 
 export function readTemplates(problems: Problems, value: unknown, at: Path): Templates {
-  const raw = required(problems, value, at, (v, p) => fields(problems, v, p, templateFields));
+  const raw = required(problems, value, at, (v, p) => fields(problems, v, p, fieldNames(schema)));
   const mainAt = [...at, 'haproxyConfig'];
   const main = raw && required(problems, raw.haproxyConfig, mainAt, (v, p) => readMatching(problems, v, p, rules.nonEmpty));
   const templates: Templates = {
     haproxyConfig: main === undefined ? placeholder(mainAt) : compile(problems, main, mainAt),
-    partials: readTemplateMap(problems, raw?.partials, [...at, 'partials'], rules.partial),
-    maps: readTemplateMap(problems, raw?.maps, [...at, 'maps'], rules.fileName),
-    files: readTemplateMap(problems, raw?.files, [...at, 'files'], rules.fileName),
-    certificates: readTemplateMap(problems, raw?.certificates, [...at, 'certificates'], rules.fileName),
+    partials: readTemplateMap(problems, raw?.partials, [...at, 'partials'], setting.partials.name),
+    maps: readTemplateMap(problems, raw?.maps, [...at, 'maps'], setting.maps.name),
+    files: readTemplateMap(problems, raw?.files, [...at, 'files'], setting.files.name),
+    certificates: readTemplateMap(problems, raw?.certificates, [...at, 'certificates'], setting.certificates.name),
   };
   checkPartials(problems, templates, at);
   // The controller writes its own Lua scripts under these names, which the directive guard lets lua-load name.

@@ -1,7 +1,10 @@
 import { errorMessage } from '../error-message.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { describe, formatPath, isMapping, type Mapping, type Path, type Problems } from './problems.ts';
-import { fields, named, readInteger, readList, readMapping, readMatching, readString, required, rules, withDefault } from './readers.ts';
+import { fields, named, readList, readMapping, readString, required, withDefault } from './readers.ts';
+import { rules } from './rules.ts';
+import { controllerConfigSchema } from './schema.ts';
+import { fieldNames, readScalar } from './setting-reader.ts';
 import type { Assertion, DataplaneSettings, Templates, ValidationTest, WatchedResource } from './types.ts';
 
 /** `validationTests`: their fixtures as objects of the watched resources, their assertions on files the templates render. */
@@ -74,7 +77,7 @@ function readFixture(problems: Problems, value: unknown, at: Path, resource: Wat
 function readFixtures(problems: Problems, value: unknown, at: Path, context: TestContext): Map<string, KubeObject[]> {
   const fixtures = new Map<string, KubeObject[]>();
   if (value === undefined) return fixtures;
-  for (const [name, items] of named(problems, value, at, rules.identifier)) {
+  for (const [name, items] of named(problems, value, at, testSetting.fixtures.name)) {
     const within = [...at, name];
     if (!context.resourceNames.includes(name)) {
       problems.add(within, `${JSON.stringify(name)} is not a watched resource (${context.resourceNames.join(', ')})`);
@@ -97,20 +100,19 @@ function readFixtures(problems: Problems, value: unknown, at: Path, context: Tes
   return fixtures;
 }
 
-const assertionTypes = ['haproxy_valid', 'deterministic', 'contains', 'not_contains', 'equals', 'match_count'] as const;
+const testSchema = controllerConfigSchema.fields.validationTests.item;
+const { fields: testSetting } = testSchema;
+const assertionSchema = testSetting.assertions.item;
+const { fields: assertionSetting } = assertionSchema;
 
-type AssertionType = (typeof assertionTypes)[number];
+const assertionTypes = Object.keys(assertionSchema.variants) as AssertionType[];
 
-const assertionFields: Readonly<Record<AssertionType, readonly string[]>> = {
-  haproxy_valid: ['type'],
-  deterministic: ['type'],
-  contains: ['type', 'target', 'pattern'],
-  not_contains: ['type', 'target', 'pattern'],
-  equals: ['type', 'target', 'expected'],
-  match_count: ['type', 'target', 'pattern', 'count'],
-};
+type AssertionType = Assertion['type'];
 
-const mainFile = 'haproxy.cfg';
+/** The type decides which fields belong. */
+const assertionFields = (type: AssertionType): readonly string[] => ['type', ...assertionSchema.variants[type]];
+
+const mainFile = assertionSetting.target.default;
 
 /** A misspelt target would fail every run of the test; caught here, it names the files that exist. */
 function targetProblem(target: string, files: RenderedFiles): string | undefined {
@@ -162,7 +164,7 @@ function readAssertion(problems: Problems, value: unknown, at: Path, context: Te
   const checked = assertion && assertionType(problems, assertion, at);
   if (checked === undefined) return undefined;
   // The type decides which fields belong, so a field of another type is reported as unknown.
-  const raw = fields(problems, assertion, at, assertionFields[checked], `a ${checked} assertion`) ?? {};
+  const raw = fields(problems, assertion, at, assertionFields(checked), `a ${checked} assertion`) ?? {};
   const within = (key: string): Path => [...at, key];
   const file = withDefault(raw.target, within('target'), mainFile, (v, p) => readTarget(problems, v, p, context.files));
   const regex = (): RegExp | undefined => required(problems, raw.pattern, within('pattern'), (v, p) => readPattern(problems, v, p));
@@ -181,14 +183,14 @@ function readAssertion(problems: Problems, value: unknown, at: Path, context: Te
     }
     case 'match_count': {
       const compiled = regex();
-      const count = required(problems, raw.count, within('count'), (v, p) => readInteger(problems, v, p, 0));
+      const count = required(problems, raw.count, within('count'), (v, p) => readScalar(problems, assertionSetting.count, v, p));
       return compiled === undefined || count === undefined ? undefined : { type: checked, target: file, pattern: compiled, count };
     }
   }
 }
 
 function readTest(problems: Problems, value: unknown, at: Path, context: TestContext): ValidationTest | undefined {
-  const raw = fields(problems, value, at, ['name', 'description', 'fixtures', 'assertions']);
+  const raw = fields(problems, value, at, fieldNames(testSchema));
   if (raw === undefined) return undefined;
   const within = (key: string): Path => [...at, key];
   const assertions = required(problems, raw.assertions, within('assertions'), (v, p) => {
@@ -197,8 +199,8 @@ function readTest(problems: Problems, value: unknown, at: Path, context: TestCon
     return items?.flatMap((item, i) => readAssertion(problems, item, [...p, i], context) ?? []);
   });
   return {
-    name: required(problems, raw.name, within('name'), (v, p) => readMatching(problems, v, p, rules.nonEmpty)) ?? '',
-    description: raw.description === undefined ? undefined : readString(problems, raw.description, within('description')),
+    name: required(problems, raw.name, within('name'), (v, p) => readScalar(problems, testSetting.name, v, p)) ?? '',
+    description: raw.description === undefined ? undefined : readScalar(problems, testSetting.description, raw.description, within('description')),
     fixtures: readFixtures(problems, raw.fixtures, within('fixtures'), context),
     assertions: assertions ?? [],
   };

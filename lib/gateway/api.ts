@@ -14,6 +14,7 @@ export const KINDS = {
   gatewayClass: 'GatewayClass',
   gateway: 'Gateway',
   httpRoute: 'HTTPRoute',
+  grpcRoute: 'GRPCRoute',
   tlsRoute: 'TLSRoute',
   tcpRoute: 'TCPRoute',
   referenceGrant: 'ReferenceGrant',
@@ -27,9 +28,6 @@ export interface GroupKind {
 
 export const SERVICE: GroupKind = { group: '', kind: 'Service' };
 export const SECRET: GroupKind = { group: '', kind: 'Secret' };
-export const HTTP_ROUTE: GroupKind = { group: GATEWAY_GROUP, kind: KINDS.httpRoute };
-export const TLS_ROUTE: GroupKind = { group: GATEWAY_GROUP, kind: KINDS.tlsRoute };
-export const TCP_ROUTE: GroupKind = { group: GATEWAY_GROUP, kind: KINDS.tcpRoute };
 export const GATEWAY: GroupKind = { group: GATEWAY_GROUP, kind: KINDS.gateway };
 
 export function sameGroupKind(a: GroupKind, b: GroupKind): boolean {

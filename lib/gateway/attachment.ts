@@ -1,6 +1,6 @@
 import { matchesLabels } from '../kube-syntax/label-selector.ts';
 import type { KubeObject } from '../pipeline/model.ts';
-import { GATEWAY, HTTP_ROUTE, sameGroupKind, type GroupKind } from './api.ts';
+import { GATEWAY, GATEWAY_GROUP, sameGroupKind } from './api.ts';
 import type { Gateway } from './gateway.ts';
 import { hostnamesOn } from './hostnames.ts';
 import type { ParentRef, RouteBase } from './http-route.ts';
@@ -50,10 +50,10 @@ export function gatewayOf(parent: ParentRef, gateways: ReadonlyMap<string, Serve
 }
 
 /** What attaching reads of a route of any kind. */
-export type AttachingRoute = Pick<RouteBase, 'namespace' | 'hostnames'>;
+export type AttachingRoute = Pick<RouteBase, 'kind' | 'namespace' | 'hostnames'>;
 
-function admits(state: ListenerState, gateway: Gateway, route: AttachingRoute, kind: GroupKind, namespace: (name: string) => KubeObject | undefined): boolean {
-  if (!state.listener.kinds.some((listed) => sameGroupKind(listed, kind))) return false;
+function admits(state: ListenerState, gateway: Gateway, route: AttachingRoute, namespace: (name: string) => KubeObject | undefined): boolean {
+  if (!state.listener.kinds.some((kind) => sameGroupKind(kind, { group: GATEWAY_GROUP, kind: route.kind }))) return false;
   const { from, selector } = state.listener.namespaces;
   if (from === 'All') return true;
   if (from === 'Same') return route.namespace === gateway.namespace;
@@ -61,18 +61,18 @@ function admits(state: ListenerState, gateway: Gateway, route: AttachingRoute, k
   return false;
 }
 
-export function attach(route: AttachingRoute, parent: ParentRef, served: ServedGateway, namespace: (name: string) => KubeObject | undefined, kind: GroupKind = HTTP_ROUTE): Acceptance {
+export function attach(route: AttachingRoute, parent: ParentRef, served: ServedGateway, namespace: (name: string) => KubeObject | undefined): Acceptance {
   const selected = served.listeners.filter(
     (state) => (parent.sectionName === undefined || state.listener.name === parent.sectionName) && (parent.port === undefined || state.listener.port === parent.port),
   );
   const which = [parent.sectionName && `sectionName ${parent.sectionName}`, parent.port && `port ${parent.port}`].filter(Boolean).join(' and ');
   if (selected.length === 0) return { accepted: false, reason: 'NoMatchingParent', message: `${served.gateway.label} has no listener with ${which}` };
-  const allowed = selected.filter((state) => state.serving && admits(state, served.gateway, route, kind, namespace));
+  const allowed = selected.filter((state) => state.serving && admits(state, served.gateway, route, namespace));
   if (allowed.length === 0) {
     const listeners = `listener of ${served.gateway.label}${which ? ` with ${which}` : ''}`;
     // A listener that is not served (its port, protocol or certificates refused) admits nothing: its own conditions say why.
     const message = selected.some((state) => state.serving)
-      ? `no ${listeners} admits ${kind.kind}s from namespace ${route.namespace}`
+      ? `no ${listeners} admits ${route.kind}s from namespace ${route.namespace}`
       : `no ${listeners} is served: see the Gateway's listener conditions`;
     return { accepted: false, reason: 'NotAllowedByListeners', message };
   }

@@ -1,7 +1,7 @@
 import type { Fields } from '../object-fields/fields.ts';
 import { describeObject, isPortNumber, quote } from '../object-fields/names.ts';
 import type { KubeObject } from '../pipeline/model.ts';
-import { groupKindText, HTTP_ROUTE, SERVICE, sameGroupKind, type GroupKind } from './api.ts';
+import { GATEWAY_GROUP, groupKindText, SERVICE, sameGroupKind, type GroupKind } from './api.ts';
 import { absent, type FieldReader } from './field-reader.ts';
 import type { ReferenceGrants } from './reference-grants.ts';
 
@@ -48,14 +48,20 @@ export interface BackendLookup {
   readonly grants: ReferenceGrants;
 }
 
+/** The route a reference is resolved for: a ReferenceGrant names the kind and namespace it allows. */
+export interface Referrer {
+  readonly kind: string;
+  readonly namespace: string;
+}
+
 /** Undefined when the reference resolves to a Service this route may use. */
-export function resolveBackend(reference: BackendReference, routeNamespace: string, lookup: BackendLookup, from: GroupKind = HTTP_ROUTE): Unresolved | undefined {
+export function resolveBackend(reference: BackendReference, route: Referrer, lookup: BackendLookup): Unresolved | undefined {
   const target = describeObject(groupKindText(reference), reference.namespace, reference.name);
   if (!sameGroupKind(reference, SERVICE)) {
     return { reason: 'InvalidKind', message: `${reference.field}: ${target}: only Services (group "", kind Service) can be backends` };
   }
-  if (!lookup.grants.permits({ ...from, namespace: routeNamespace }, { ...reference, name: reference.name })) {
-    return { reason: 'RefNotPermitted', message: `${reference.field}: ${target} is in another namespace, and no ReferenceGrant there allows ${from.kind}s of ${routeNamespace} to use it` };
+  if (!lookup.grants.permits({ group: GATEWAY_GROUP, kind: route.kind, namespace: route.namespace }, { ...reference, name: reference.name })) {
+    return { reason: 'RefNotPermitted', message: `${reference.field}: ${target} is in another namespace, and no ReferenceGrant there allows ${route.kind}s of ${route.namespace} to use it` };
   }
   if (lookup.service(reference.namespace, reference.name) === undefined) {
     return { reason: 'BackendNotFound', message: `${reference.field}: ${target} does not exist` };

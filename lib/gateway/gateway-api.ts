@@ -2,7 +2,7 @@ import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { inL4PrecedenceOrder, inPrecedenceOrder } from '../routing/precedence.ts';
 import type { RouteEntrypoint, RouteRecord } from '../routing/route.ts';
 import type { L4Routing } from '../routing/l4-route.ts';
-import { TCP_ROUTE, TLS_ROUTE, type GroupKind } from './api.ts';
+import { KINDS } from './api.ts';
 import { attach, carriesEntryOf, gatewayOf, type Acceptance, type AttachedListener, type ParentOutcome, type ServedGateway } from './attachment.ts';
 export type { ParentOutcome } from './attachment.ts';
 export type { L4RouteOutcome } from './l4-route.ts';
@@ -10,9 +10,13 @@ import type { Unresolved } from './backend-refs.ts';
 import { judgeL4Route, l4Listeners, readL4Route, type L4RouteOutcome, type L4RouteRead } from './l4-route.ts';
 import { readGateway } from './gateway.ts';
 import { readGatewayClasses, type GatewayClassRead } from './gateway-class.ts';
+import { readGrpcRoute } from './grpc-route.ts';
 import { readHttpRoute, type HttpRouteRead } from './http-route.ts';
 import { resolveListeners, type Frontend, type ListenerState } from './listeners.ts';
 import { sameItems } from '../collections/sorted-list.ts';
+import { describeObject } from '../object-fields/names.ts';
+import { placeOf } from '../routing/order.ts';
+import { kindConflicts } from './kind-conflicts.ts';
 import { readReferenceGrants } from './reference-grants.ts';
 import { translateRoute } from './route-records.ts';
 
@@ -30,6 +34,8 @@ export interface GatewayApiSources {
   readonly gatewayClasses: readonly KubeObject[];
   readonly gateways: readonly KubeObject[];
   readonly httpRoutes: readonly KubeObject[];
+  /** None when GRPCRoutes are not watched (their CRD not served). */
+  readonly grpcRoutes?: readonly KubeObject[];
   /** TLSRoutes and TCPRoutes (none when their CRDs are not served). */
   readonly tlsRoutes?: readonly KubeObject[];
   readonly tcpRoutes?: readonly KubeObject[];
@@ -40,9 +46,9 @@ export interface GatewayApiSources {
   /** The frontends the template declares; undefined admits every listener port. */
   readonly frontends?: readonly Frontend[];
   /**
-   * What identifies every source but the HTTPRoutes (the stores read and
+   * What identifies every source but the routes (the stores read and
    * their versions): equal to the last read's, it lets a memo keep the
-   * Gateways and each unchanged HTTPRoute's outcome. Undefined: nothing is kept.
+   * Gateways and each unchanged route's outcome. Undefined: nothing is kept.
    */
   readonly context?: readonly unknown[];
 }
@@ -59,6 +65,8 @@ export interface GatewayOutcome {
 }
 
 export interface RouteOutcome {
+  /** KINDS.httpRoute or KINDS.grpcRoute. */
+  readonly kind: string;
   readonly object: KubeObject;
   readonly parents: readonly ParentOutcome[];
   readonly unresolved: readonly Unresolved[];
@@ -71,14 +79,15 @@ export interface GatewayApiModel {
   /** By namespace/name. */
   readonly gateways: ReadonlyMap<string, GatewayOutcome>;
   /**
-   * By namespace/name: every HTTPRoute naming at least one served Gateway,
-   * and every other one whose status still carries this controller's entries
-   * (it named a served Gateway once): with no parents, so they are removed.
+   * By routeKey: every HTTPRoute and GRPCRoute naming at least one served
+   * Gateway, and every other one whose status still carries this
+   * controller's entries (it named a served Gateway once): with no parents,
+   * so they are removed.
    */
   readonly routes: ReadonlyMap<string, RouteOutcome>;
   /** In precedence order (lib/routing/precedence.ts). */
   readonly records: readonly RouteRecord[];
-  /** By `<Kind> namespace/name`: the TLSRoutes and TCPRoutes, as `routes` holds the HTTPRoutes. */
+  /** By routeKey: the TLSRoutes and TCPRoutes, as `routes` holds the HTTPRoutes and GRPCRoutes. */
   readonly l4Routes: ReadonlyMap<string, L4RouteOutcome>;
   /** The layer-4 listeners and routes, for the map model. */
   readonly l4: L4Routing;
@@ -87,6 +96,27 @@ export interface GatewayApiModel {
 }
 
 const keyOf = (object: { readonly metadata: { readonly namespace?: string; readonly name: string } }) => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+
+/** How the model's routes are keyed: namespace/name for an HTTPRoute, the kind before it for any other kind. */
+export function routeKey(kind: string, object: KubeObject): string {
+  return kind === KINDS.httpRoute ? keyOf(object) : `${kind} ${keyOf(object)}`;
+}
+
+/** The route kinds of the model's HTTP part, each with its reader and where the sources hold its objects. */
+interface RouteKind {
+  readonly kind: string;
+  readonly read: (object: KubeObject) => HttpRouteRead;
+  readonly objects: (sources: GatewayApiSources) => readonly KubeObject[];
+}
+
+const NO_OBJECTS: readonly KubeObject[] = Object.freeze([]);
+
+const ROUTE_KINDS: readonly RouteKind[] = [
+  { kind: KINDS.httpRoute, read: readHttpRoute, objects: (sources) => sources.httpRoutes },
+  { kind: KINDS.grpcRoute, read: readGrpcRoute, objects: (sources) => sources.grpcRoutes ?? NO_OBJECTS },
+];
+
+const routeLists = (sources: GatewayApiSources) => ROUTE_KINDS.map((kind) => kind.objects(sources));
 
 /**
  * What one read leaves for the next. Stores replace an object when it
@@ -97,14 +127,17 @@ const keyOf = (object: { readonly metadata: { readonly namespace?: string; reado
  * kept only while the sources' `context` is the same.
  */
 export class GatewayApiMemo {
-  /** Each HTTPRoute's read: a function of the object alone. */
+  /** Each route's read: a function of the object alone. */
   readonly reads = new WeakMap<KubeObject, HttpRouteRead>();
   last:
     | {
         readonly context: readonly unknown[];
-        readonly httpRoutes: readonly KubeObject[];
+        /** The objects of each of ROUTE_KINDS, in its order. */
+        readonly routeLists: readonly (readonly KubeObject[])[];
         readonly gateways: GatewaysRead;
-        /** Per HTTPRoute, its outcome; null for one that is not this controller's. */
+        /** The routes a route of the other kind keeps from a listener: judged again at every read. */
+        readonly refused: ReadonlySet<KubeObject>;
+        /** Per route, its outcome; null for one that is not this controller's. */
         readonly routes: WeakMap<KubeObject, RouteWork | null>;
         readonly model: HttpModel;
       }
@@ -170,32 +203,52 @@ function readGateways(sources: GatewayApiSources): GatewaysRead {
   return { classes, grants, excluded, served, protocols, gateways };
 }
 
-function judgeRoute(object: KubeObject, read: HttpRouteRead, sources: GatewayApiSources, gateways: GatewaysRead): RouteWork | null {
+/**
+ * One route judged against the Gateways; `refused`: the listeners a route
+ * of the other kind keeps it from (kind-conflicts.ts), each with why.
+ */
+function judgeRoute(
+  kind: string,
+  object: KubeObject,
+  read: HttpRouteRead,
+  sources: GatewayApiSources,
+  gateways: GatewaysRead,
+  refused?: ReadonlyMap<ListenerState, string>,
+): RouteWork | null {
   const ours = read.parents.flatMap((parent) => {
     const gateway = gatewayOf(parent, gateways.served);
     return gateway ? [{ parent, gateway }] : [];
   });
   if (ours.length === 0) {
     if (!carriesEntryOf(object, sources.controllerName)) return null;
-    return { outcome: { object, parents: [], unresolved: [], records: [] }, problems: [], attachments: [] };
+    return { outcome: { kind, object, parents: [], unresolved: [], records: [] }, problems: [], attachments: [] };
   }
   const route = read.route;
   const parents: ParentOutcome[] = [];
   const attachments: RouteWork['attachments'][number][] = [];
   for (const { parent, gateway } of ours) {
-    const acceptance: Acceptance = route
+    let acceptance: Acceptance = route
       ? attach(route, parent, gateway, sources.namespace)
       : { accepted: false, reason: 'UnsupportedValue', message: read.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ') };
+    if (acceptance.accepted && refused) acceptance = withoutRefused(acceptance.listeners, refused);
     parents.push({ parent, acceptance });
     if (acceptance.accepted) attachments.push({ gateway: `${gateway.gateway.namespace}/${gateway.gateway.name}`, listeners: acceptance.listeners });
   }
   const attached = attachments.flatMap((attachment) => attachment.listeners);
   const translated = route ? translateRoute(route, attached, { service: sources.service, grants: gateways.grants }, gateways.protocols) : { records: [], unresolved: [] };
-  return { outcome: { object, parents, unresolved: translated.unresolved, records: inPrecedenceOrder(translated.records) }, problems: read.problems, attachments };
+  return { outcome: { kind, object, parents, unresolved: translated.unresolved, records: inPrecedenceOrder(translated.records) }, problems: read.problems, attachments };
 }
 
-/** The HTTPRoute's work: kept while the object and everything else are the same. */
+/** An acceptance on `listeners` less the `refused` ones: not accepted, saying why, when none is left. */
+function withoutRefused(listeners: readonly AttachedListener[], refused: ReadonlyMap<ListenerState, string>): Acceptance {
+  const kept = listeners.filter((listener) => !refused.has(listener.state));
+  if (kept.length > 0) return { accepted: true, listeners: kept };
+  return { accepted: false, reason: 'NotAllowedByListeners', message: listeners.map((listener) => refused.get(listener.state)!).join('; ') };
+}
+
+/** The route's work: kept while the object and everything else are the same. */
 function workOf(
+  kind: RouteKind,
   object: KubeObject,
   sources: GatewayApiSources,
   gatewaysRead: GatewaysRead,
@@ -206,10 +259,10 @@ function workOf(
   if (work === undefined) {
     let routeRead = memo?.reads.get(object);
     if (routeRead === undefined) {
-      routeRead = readHttpRoute(object);
+      routeRead = kind.read(object);
       memo?.reads.set(object, routeRead);
     }
-    work = judgeRoute(object, routeRead, sources, gatewaysRead);
+    work = judgeRoute(kind.kind, object, routeRead, sources, gatewaysRead);
     cache.set(object, work);
   }
   return work;
@@ -239,50 +292,53 @@ const sameAttachments = (a: RouteWork['attachments'], b: RouteWork['attachments'
       attachment.listeners.every((listener, j) => listener.state === b[i]!.listeners[j]!.state && sameItems(listener.hostnames, b[i]!.listeners[j]!.hostnames)),
   );
 
-/** Past this many replaced HTTPRoutes, reading them all costs about what patching does. */
+/** Past this many replaced routes, reading them all costs about what patching does. */
 const PATCHED_AT_MOST = 64;
 
 /**
- * The last model with a few HTTPRoutes replaced where they stand (the
- * stores replace a changed object in its place): each judged again, the
- * rest kept. Undefined where routes came or went, or where a replaced one
+ * The last model with a few routes replaced where they stand (the stores
+ * replace a changed object in its place): each judged again, the rest
+ * kept. Undefined where routes came or went, or where a replaced one
  * attaches differently or has problems (the Gateways' counts and the
  * excluded list would change): then everything is read again.
  */
 function patchedModel(last: NonNullable<GatewayApiMemo['last']>, sources: GatewayApiSources, memo: GatewayApiMemo): HttpModel | undefined {
-  const before = last.httpRoutes;
-  const now = sources.httpRoutes;
-  if (before.length !== now.length) return undefined;
   let routes: Map<string, RouteOutcome> | undefined;
   let replaced = 0;
-  for (let i = 0; i < now.length; i++) {
-    const old = before[i]!;
-    const object = now[i]!;
-    if (old === object) continue;
-    if (++replaced > PATCHED_AT_MOST || keyOf(old) !== keyOf(object)) return undefined;
-    const was = last.routes.get(old);
-    const work = workOf(object, sources, last.gateways, last.routes, memo);
-    if (was === undefined || (was === null) !== (work === null)) return undefined;
-    if (was === null || work === null) continue;
-    if (was.problems.length > 0 || work.problems.length > 0 || !sameAttachments(was.attachments, work.attachments)) return undefined;
-    routes ??= new Map(last.model.routes);
-    routes.set(keyOf(object), work.outcome);
+  for (const [k, kind] of ROUTE_KINDS.entries()) {
+    const before = last.routeLists[k]!;
+    const now = kind.objects(sources);
+    if (before.length !== now.length) return undefined;
+    for (let i = 0; i < now.length; i++) {
+      const old = before[i]!;
+      const object = now[i]!;
+      if (old === object) continue;
+      if (++replaced > PATCHED_AT_MOST || keyOf(old) !== keyOf(object) || last.refused.has(old) || placeOf(old).age !== placeOf(object).age) return undefined;
+      const was = last.routes.get(old);
+      const work = workOf(kind, object, sources, last.gateways, last.routes, memo);
+      if (was === undefined || (was === null) !== (work === null)) return undefined;
+      if (was === null || work === null) continue;
+      if (was.problems.length > 0 || work.problems.length > 0 || !sameAttachments(was.attachments, work.attachments)) return undefined;
+      routes ??= new Map(last.model.routes);
+      routes.set(routeKey(kind.kind, object), work.outcome);
+    }
   }
   return modelOf(last.model.classes, last.model.gateways, routes ?? last.model.routes, last.model.excluded);
 }
 
 /**
  * Reads the model. With a memo and a `context` in the sources, a read after
- * only HTTPRoutes changed judges only the changed ones again (and after a
+ * only routes changed judges only the changed ones again (and after a
  * few were replaced, keeps the rest of the model), and a read after nothing
  * changed returns the last model.
  */
 function readHttpPart(sources: GatewayApiSources, memo?: GatewayApiMemo): { readonly model: HttpModel; readonly gateways: GatewaysRead } {
   const last = memo?.last && sources.context && sameItems(memo.last.context, sources.context) ? memo.last : undefined;
-  if (last && last.httpRoutes === sources.httpRoutes) return { model: last.model, gateways: last.gateways };
+  const lists = routeLists(sources);
+  if (last && sameItems(last.routeLists, lists)) return { model: last.model, gateways: last.gateways };
   const patched = last && patchedModel(last, sources, memo!);
   if (patched) {
-    memo!.last = { ...last, httpRoutes: sources.httpRoutes, model: patched };
+    memo!.last = { ...last, routeLists: lists, model: patched };
     return { model: patched, gateways: last.gateways };
   }
   const gatewaysRead = last?.gateways ?? readGateways(sources);
@@ -298,10 +354,32 @@ function readHttpPart(sources: GatewayApiSources, memo?: GatewayApiMemo): { read
     attachedHostnames.set(keyOf(object), hostnames);
     gateways.set(keyOf(object), { object, served, problems, attachedRoutes: counts, attachedHostnames: hostnames });
   }
+  const works: { readonly kind: RouteKind; readonly object: KubeObject; work: RouteWork }[] = [];
+  for (const [k, kind] of ROUTE_KINDS.entries()) {
+    for (const object of lists[k]!) {
+      const work = workOf(kind, object, sources, gatewaysRead, cache, memo);
+      if (work !== null) works.push({ kind, object, work });
+    }
+  }
+  const refused = new Set<KubeObject>();
+  if (lists.filter((list) => list.length > 0).length > 1) {
+    const attached = works.map(({ kind, object, work }) => ({
+      kind: kind.kind,
+      standing: placeOf(object),
+      label: describeObject(kind.kind, object.metadata.namespace, object.metadata.name),
+      listeners: work.attachments.flatMap((attachment) => attachment.listeners),
+    }));
+    const conflicts = kindConflicts(attached);
+    attached.forEach((route, i) => {
+      const listeners = conflicts.get(route);
+      if (listeners === undefined) return;
+      const entry = works[i]!;
+      refused.add(entry.object);
+      entry.work = judgeRoute(entry.kind.kind, entry.object, memo?.reads.get(entry.object) ?? entry.kind.read(entry.object), sources, gatewaysRead, listeners)!;
+    });
+  }
   const routes = new Map<string, RouteOutcome>();
-  for (const object of sources.httpRoutes) {
-    const work = workOf(object, sources, gatewaysRead, cache, memo);
-    if (work === null) continue;
+  for (const { kind, object, work } of works) {
     excluded.push(...work.problems);
     const counted = new Set<ListenerState>();
     for (const { gateway, listeners } of work.attachments) {
@@ -314,18 +392,19 @@ function readHttpPart(sources: GatewayApiSources, memo?: GatewayApiMemo): { read
         counts.set(listener.state.listener.name, (counts.get(listener.state.listener.name) ?? 0) + 1);
       }
     }
-    routes.set(keyOf(object), work.outcome);
+    routes.set(routeKey(kind.kind, object), work.outcome);
   }
   const model = modelOf(gatewaysRead.classes, gateways, routes, excluded);
-  if (memo) memo.last = sources.context ? { context: sources.context, httpRoutes: sources.httpRoutes, gateways: gatewaysRead, routes: cache, model } : undefined;
+  if (memo) memo.last = sources.context ? { context: sources.context, routeLists: lists, gateways: gatewaysRead, refused, routes: cache, model } : undefined;
   return { model, gateways: gatewaysRead };
 }
 
 /**
- * Reads the model: the HTTP part (readHttpPart), then the TLSRoutes and
- * TCPRoutes against the same Gateways. The layer-4 part is read again
- * whenever the HTTP part or a TLSRoute or TCPRoute list changed (they are
- * few beside HTTPRoutes; each one's read is kept while its object is).
+ * Reads the model: the HTTP part (readHttpPart: HTTPRoutes and GRPCRoutes),
+ * then the TLSRoutes and TCPRoutes against the same Gateways. The layer-4
+ * part is read again whenever the HTTP part or a TLSRoute or TCPRoute list
+ * changed (they are few beside HTTPRoutes; each one's read is kept while
+ * its object is).
  */
 export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo): GatewayApiModel {
   const { model: http, gateways } = readHttpPart(sources, memo);
@@ -342,9 +421,9 @@ function withL4Part(http: HttpModel, gatewaysRead: GatewaysRead, sources: Gatewa
   const excluded: Problem[] = [];
   /** Routes attached, by Gateway, then listener name. */
   const counts = new Map<string, Map<string, number>>();
-  const lists: [GroupKind, readonly KubeObject[]][] = [
-    [TLS_ROUTE, sources.tlsRoutes ?? []],
-    [TCP_ROUTE, sources.tcpRoutes ?? []],
+  const lists: [string, readonly KubeObject[]][] = [
+    [KINDS.tlsRoute, sources.tlsRoutes ?? NO_OBJECTS],
+    [KINDS.tcpRoute, sources.tcpRoutes ?? NO_OBJECTS],
   ];
   for (const [kind, objects] of lists) {
     for (const object of objects) {
@@ -356,7 +435,7 @@ function withL4Part(http: HttpModel, gatewaysRead: GatewaysRead, sources: Gatewa
       const outcome = judgeL4Route(object, kind, read, { controllerName: sources.controllerName, namespace: sources.namespace, served: gatewaysRead.served, lookup }, counts);
       if (outcome === undefined) continue;
       excluded.push(...read.problems);
-      l4Routes.set(`${kind.kind} ${keyOf(object)}`, outcome);
+      l4Routes.set(routeKey(kind, object), outcome);
     }
   }
   const gateways = counts.size === 0 ? http.gateways : withCounts(http.gateways, counts);
@@ -377,7 +456,7 @@ function withL4Part(http: HttpModel, gatewaysRead: GatewaysRead, sources: Gatewa
   };
 }
 
-/** The Gateways' outcomes with the layer-4 routes counted on their listeners (layer-4 listeners admit no HTTPRoute, so no count is counted twice). */
+/** The Gateways' outcomes with the layer-4 routes counted on their listeners (layer-4 listeners admit no HTTPRoute or GRPCRoute, so no count is counted twice). */
 function withCounts(gateways: ReadonlyMap<string, GatewayOutcome>, counts: ReadonlyMap<string, ReadonlyMap<string, number>>): ReadonlyMap<string, GatewayOutcome> {
   const merged = new Map(gateways);
   for (const [key, byListener] of counts) {

@@ -64,10 +64,15 @@ export interface GatewayRead {
   readonly problems: readonly Problem[];
 }
 
+const HTTP_KINDS: readonly GroupKind[] = [
+  { group: GATEWAY_GROUP, kind: KINDS.httpRoute },
+  { group: GATEWAY_GROUP, kind: KINDS.grpcRoute },
+];
+
 /** The route kinds each protocol's listeners serve: a TLS listener TLSRoutes alone, as the conformance suite's supportedKinds ask. */
 const SERVED_KINDS: Readonly<Record<string, readonly GroupKind[]>> = {
-  HTTP: [{ group: GATEWAY_GROUP, kind: KINDS.httpRoute }],
-  HTTPS: [{ group: GATEWAY_GROUP, kind: KINDS.httpRoute }],
+  HTTP: HTTP_KINDS,
+  HTTPS: HTTP_KINDS,
   TLS: [{ group: GATEWAY_GROUP, kind: KINDS.tlsRoute }],
   TCP: [{ group: GATEWAY_GROUP, kind: KINDS.tcpRoute }],
 };
@@ -93,8 +98,10 @@ function readKinds(reader: FieldReader, value: unknown, field: string, protocol:
     if (served) kinds.push(served);
     else refused.push(`${field}[${index}] ${quote(kind)}`);
   });
-  const which = servedKinds.map((kind) => kind.kind).join(', ') || 'none';
-  if (refused.length > 0) faults.push({ condition: 'ResolvedRefs', reason: 'InvalidRouteKinds', message: `route kinds not served: ${refused.join(', ')} (${which} is, on ${protocol})` });
+  const which = servedKinds.map((kind) => kind.kind).join(' and ') || 'none';
+  const verb = servedKinds.length === 1 ? 'is' : 'are';
+  if (refused.length > 0)
+    faults.push({ condition: 'ResolvedRefs', reason: 'InvalidRouteKinds', message: `route kinds not served: ${refused.join(', ')} (${which} ${verb}, on ${protocol})` });
   return kinds;
 }
 

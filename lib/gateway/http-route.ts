@@ -7,7 +7,7 @@ import { KINDS, type GroupKind } from './api.ts';
 import { readBackendReference, type BackendReference } from './backend-refs.ts';
 import { absent, FieldReader, GATEWAY_DEFAULTS } from './field-reader.ts';
 import { checkHostname } from './hostnames.ts';
-import { readFilters } from './route-filters.ts';
+import { HTTP_ROUTE_FILTERS, readFilters } from './route-filters.ts';
 import { DEFAULT_MATCH, readMatch, type RouteMatch } from './route-matches.ts';
 import { checkDuration } from './values.ts';
 
@@ -49,8 +49,10 @@ export interface RouteRule {
   readonly backends: readonly RouteBackendRef[];
 }
 
-/** What every route kind read has: its object, names, parents and hostnames. */
+/** What every route kind read has: its kind, object, names, parents and hostnames. */
 export interface RouteBase {
+  /** A name of KINDS (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute): which listeners admit it, and how messages, grants and records name it. */
+  readonly kind: string;
   readonly object: KubeObject;
   readonly label: string;
   readonly namespace: string;
@@ -103,14 +105,14 @@ function readTimeouts(reader: FieldReader, value: unknown, field: string): Route
   return { ...(request === undefined ? {} : { request }), ...(backendRequest === undefined ? {} : { backendRequest }) };
 }
 
-function readBackends(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[]): RouteBackendRef[] {
+function readBackends(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[], filterTypes: readonly string[]): RouteBackendRef[] {
   const backends: RouteBackendRef[] = [];
   reader.list(value, field).forEach((entry, index) => {
     const at = `${field}[${index}]`;
     if (!isFields(entry)) return reader.problem(at, 'is not an object');
     const reference = readBackendReference(reader, entry, at, namespace);
     const weight = absent(entry['weight']) ? 1 : reader.integer(entry['weight'], `${at}.weight`, 0, 1_000_000);
-    const filters = readFilters(reader, entry['filters'], `${at}.filters`, namespace, matches);
+    const filters = readFilters(reader, entry['filters'], `${at}.filters`, namespace, matches, filterTypes);
     // The specification gives ExternalAuth support in rules alone, not in backendRefs.
     if (filters.authService !== undefined || filters.settings.gatewayExternalAuth !== undefined) reader.problem(`${at}.filters`, 'ExternalAuth is a filter of a rule, not of a backendRef');
     if (reference && weight !== undefined) backends.push({ reference, weight, settings: filters.settings, mirrors: filters.mirrors });
@@ -118,25 +120,41 @@ function readBackends(reader: FieldReader, value: unknown, field: string, namesp
   return backends;
 }
 
-function readRule(reader: FieldReader, value: unknown, index: number, namespace: string): RouteRule | undefined {
-  const field = `spec.rules[${index}]`;
-  if (!isFields(value)) {
-    reader.problem(field, 'is not an object');
-    return undefined;
-  }
-  const listed = reader.list(value['matches'], `${field}.matches`);
-  const matches = listed.length === 0 ? [DEFAULT_MATCH] : listed.map((match, i) => readMatch(reader, match, `${field}.matches[${i}]`));
-  const read = matches.filter((match): match is RouteMatch => match !== undefined);
-  const filters = readFilters(reader, value['filters'], `${field}.filters`, namespace, read);
-  const timeouts = readTimeouts(reader, value['timeouts'], `${field}.timeouts`);
-  const backends = readBackends(reader, value['backendRefs'], `${field}.backendRefs`, namespace, read);
-  if (read.length < matches.length) return undefined;
-  return { index, matches: read, settings: timeouts ? { ...filters.settings, timeouts } : filters.settings, mirrors: filters.mirrors, authService: filters.authService, backends };
+/** How one kind's rules differ: how a match is read, the filter types it has, and whether it has timeouts (an HTTPRoute's). */
+export interface RuleKind {
+  readonly readMatch: (reader: FieldReader, value: unknown, field: string) => RouteMatch | undefined;
+  readonly filterTypes: readonly string[];
+  readonly timeouts: boolean;
 }
 
-export function readHttpRoute(object: KubeObject): HttpRouteRead {
+/** The rule reader of a kind: matches, filters, timeouts and backendRefs, every fault recorded by field. */
+export function ruleReader(kind: RuleKind): RuleReader {
+  return (reader, value, index, namespace) => {
+    const field = `spec.rules[${index}]`;
+    if (!isFields(value)) {
+      reader.problem(field, 'is not an object');
+      return undefined;
+    }
+    const listed = reader.list(value['matches'], `${field}.matches`);
+    const matches = listed.length === 0 ? [DEFAULT_MATCH] : listed.map((match, i) => kind.readMatch(reader, match, `${field}.matches[${i}]`));
+    const read = matches.filter((match): match is RouteMatch => match !== undefined);
+    const filters = readFilters(reader, value['filters'], `${field}.filters`, namespace, read, kind.filterTypes);
+    const timeouts = kind.timeouts ? readTimeouts(reader, value['timeouts'], `${field}.timeouts`) : undefined;
+    const backends = readBackends(reader, value['backendRefs'], `${field}.backendRefs`, namespace, read, kind.filterTypes);
+    if (read.length < matches.length) return undefined;
+    return { index, matches: read, settings: timeouts ? { ...filters.settings, timeouts } : filters.settings, mirrors: filters.mirrors, authService: filters.authService, backends };
+  };
+}
+
+const readRule = ruleReader({ readMatch, filterTypes: HTTP_ROUTE_FILTERS, timeouts: true });
+
+/** How the rules of one kind of route are read: an HTTPRoute's here, a GRPCRoute's in grpc-route.ts. */
+export type RuleReader = (reader: FieldReader, value: unknown, index: number, namespace: string) => RouteRule | undefined;
+
+/** Reads a route of `kind`: parents and hostnames as every HTTP kind has them, its rules by `readRule`. */
+export function readRouteObject(object: KubeObject, kind: string, readRuleOf: RuleReader): HttpRouteRead {
   const { namespace, name } = object.metadata;
-  const reader = new FieldReader(describeObject(KINDS.httpRoute, namespace, name));
+  const reader = new FieldReader(describeObject(kind, namespace, name));
   const ownNamespace = isDnsLabel(namespace) ? namespace : '';
   if (ownNamespace === '') reader.problem('metadata.namespace', `${quote(namespace)} is not a namespace name`);
   const spec = isFields(object['spec']) ? object['spec'] : {};
@@ -146,12 +164,13 @@ export function readHttpRoute(object: KubeObject): HttpRouteRead {
     const checked = reader.take(checkHostname(hostname), `spec.hostnames[${index}]`);
     if (checked !== undefined) hostnames.add(checked);
   });
-  // An absent rules list is one rule matching every path, with no backend (the CRD's default).
+  // An absent rules list is one rule matching every request, with no backend (the CRD's default).
   const listed = absent(spec['rules']) ? [{}] : reader.list(spec['rules'], 'spec.rules');
-  const rules = listed.map((rule, index) => readRule(reader, rule, index, ownNamespace));
+  const rules = listed.map((rule, index) => readRuleOf(reader, rule, index, ownNamespace));
   const label = reader.label;
   if (reader.problems.length > 0) return { label, parents, route: undefined, problems: reader.problems };
   const route: HttpRoute = {
+    kind,
     object,
     label,
     namespace: ownNamespace,
@@ -162,4 +181,8 @@ export function readHttpRoute(object: KubeObject): HttpRouteRead {
     rules: rules as RouteRule[],
   };
   return { label, parents, route, problems: [] };
+}
+
+export function readHttpRoute(object: KubeObject): HttpRouteRead {
+  return readRouteObject(object, KINDS.httpRoute, readRule);
 }

@@ -4,7 +4,7 @@ import { placeOf } from '../routing/order.ts';
 import { CATCH_ALL_HOST } from '../routing/route.ts';
 import type { L4Certificate, L4Listener, L4Mode, L4Route } from '../routing/l4-route.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import type { GroupKind } from './api.ts';
+import { KINDS } from './api.ts';
 import { attach, carriesEntryOf, gatewayOf, type Acceptance, type AttachedListener, type ParentOutcome, type ServedGateway } from './attachment.ts';
 import { readBackendReference, resolveBackend, type BackendLookup, type BackendReference, type Unresolved } from './backend-refs.ts';
 import { absent, FieldReader } from './field-reader.ts';
@@ -24,7 +24,6 @@ import { isL4Protocol, type ListenerState } from './listeners.ts';
 
 /** A TLSRoute or TCPRoute read; `hostnames` are SNI names (a TCPRoute has none). */
 export interface L4RouteSpec extends RouteBase {
-  readonly kind: GroupKind;
   readonly backends: readonly { readonly reference: BackendReference; readonly weight: number }[];
 }
 
@@ -36,22 +35,22 @@ export interface L4RouteRead {
   readonly problems: readonly Problem[];
 }
 
-export function readL4Route(object: KubeObject, kind: GroupKind): L4RouteRead {
+export function readL4Route(object: KubeObject, kind: string): L4RouteRead {
   const { namespace, name } = object.metadata;
-  const reader = new FieldReader(describeObject(kind.kind, namespace, name));
+  const reader = new FieldReader(describeObject(kind, namespace, name));
   const ownNamespace = isDnsLabel(namespace) ? namespace : '';
   if (ownNamespace === '') reader.problem('metadata.namespace', `${quote(namespace)} is not a namespace name`);
   const spec = isFields(object['spec']) ? object['spec'] : {};
   const parents = readParents(reader, spec['parentRefs'], ownNamespace);
   const hostnames = new Set<string>();
-  if (!absent(spec['hostnames']) && kind.kind !== 'TLSRoute') reader.problem('spec.hostnames', `a ${kind.kind} has no hostnames`);
+  if (!absent(spec['hostnames']) && kind !== KINDS.tlsRoute) reader.problem('spec.hostnames', `a ${kind} has no hostnames`);
   reader.list(spec['hostnames'], 'spec.hostnames').forEach((hostname, index) => {
     const checked = reader.take(checkHostname(hostname), `spec.hostnames[${index}]`);
     if (checked !== undefined) hostnames.add(checked);
   });
   // The CRDs allow exactly one rule.
   const rules = reader.list(spec['rules'], 'spec.rules');
-  if (rules.length !== 1) reader.problem('spec.rules', `holds ${rules.length} rules: a ${kind.kind} has exactly one`);
+  if (rules.length !== 1) reader.problem('spec.rules', `holds ${rules.length} rules: a ${kind} has exactly one`);
   const backends: { reference: BackendReference; weight: number }[] = [];
   const rule = rules[0];
   if (rule !== undefined && !isFields(rule)) reader.problem('spec.rules[0]', 'is not an object');
@@ -83,12 +82,12 @@ export interface TranslatedL4Route {
 export function translateL4Route(route: L4RouteSpec, attached: readonly AttachedListener[], lookup: BackendLookup): TranslatedL4Route {
   const unresolved: Unresolved[] = [];
   const backends = route.backends.map(({ reference, weight }) => {
-    const fault = resolveBackend(reference, route.namespace, lookup, route.kind);
+    const fault = resolveBackend(reference, route, lookup);
     if (fault) unresolved.push(fault);
     return { namespace: reference.namespace, service: reference.name, port: reference.port ?? 0, weight, ...(fault ? { refused: fault.message } : {}) };
   });
   const records = new Map<string, L4Route>();
-  const origin = { kind: route.kind.kind, namespace: route.namespace, name: route.name, age: route.age, rule: 0, match: 0, field: 'spec.rules[0]' };
+  const origin = { kind: route.kind, namespace: route.namespace, name: route.name, age: route.age, rule: 0, match: 0, field: 'spec.rules[0]' };
   for (const { state, hostnames } of attached) {
     const mode = modeOf(state);
     const port = state.listener.port;
@@ -125,7 +124,8 @@ export interface L4Judging {
 /** A TLSRoute's or TCPRoute's standing with its parents, and the layer-4 routes it is served as. */
 export interface L4RouteOutcome {
   readonly object: KubeObject;
-  readonly kind: GroupKind;
+  /** KINDS.tlsRoute or KINDS.tcpRoute. */
+  readonly kind: string;
   readonly parents: readonly ParentOutcome[];
   readonly unresolved: readonly Unresolved[];
   readonly records: readonly L4Route[];
@@ -138,7 +138,7 @@ export interface L4RouteOutcome {
  */
 export function judgeL4Route(
   object: KubeObject,
-  kind: GroupKind,
+  kind: string,
   read: L4RouteRead,
   { controllerName, namespace, served, lookup }: L4Judging,
   counts: Map<string, Map<string, number>>,
@@ -153,7 +153,7 @@ export function judgeL4Route(
   const attached: AttachedListener[] = [];
   for (const { parent, gateway } of ours) {
     const acceptance: Acceptance = route
-      ? attach(route, parent, gateway, namespace, kind)
+      ? attach(route, parent, gateway, namespace)
       : { accepted: false, reason: 'UnsupportedValue', message: read.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ') };
     parents.push({ parent, acceptance });
     if (!acceptance.accepted) continue;

@@ -155,8 +155,15 @@ function externalAuth(
   return { settings: { namespace: service.namespace, service: service.name, port: service.port, path, allowedHeaders, allowedResponseHeaders }, service };
 }
 
-/** Reads a list of filters into settings; the problems are recorded on the reader. */
-export function readFilters(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[]): ReadFilters {
+/** Every filter type an HTTPRoute may have served. */
+export const HTTP_ROUTE_FILTERS: readonly string[] = ['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestRedirect', 'URLRewrite', 'RequestMirror', 'ExternalAuth'];
+
+/**
+ * Reads a list of filters into settings; the problems are recorded on the
+ * reader. `types`: the filter types the route's kind has (a GRPCRoute has
+ * fewer); any other is refused by name.
+ */
+export function readFilters(reader: FieldReader, value: unknown, field: string, namespace: string, matches: readonly RouteMatch[], types: readonly string[]): ReadFilters {
   const settings: { -readonly [K in keyof RouteSettings]: RouteSettings[K] } = {};
   const mirrors: BackendReference[] = [];
   let authService: BackendReference | undefined;
@@ -169,6 +176,7 @@ export function readFilters(reader: FieldReader, value: unknown, field: string, 
     // The specification allows several RequestMirror filters (a copy to each), one of every other type.
     if (seen.has(type) && type !== 'RequestMirror') return reader.problem(`${at}.type`, `${type} is given twice; one is served per rule`);
     seen.add(type);
+    if (!types.includes(type)) return reader.problem(`${at}.type`, `${quote(type)} filters are not supported (${types.join(', ')} are)`);
     switch (type) {
       case 'RequestHeaderModifier':
         settings.requestHeaders = headerModifier(reader, reader.fields(entry['requestHeaderModifier'], `${at}.requestHeaderModifier`), `${at}.requestHeaderModifier`);
@@ -206,11 +214,6 @@ export function readFilters(reader: FieldReader, value: unknown, field: string, 
         if (auth.settings) settings.gatewayExternalAuth = auth.settings;
         return;
       }
-      default:
-        reader.problem(
-          `${at}.type`,
-          `${quote(type)} filters are not supported (RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect, URLRewrite, RequestMirror and ExternalAuth are)`,
-        );
     }
   });
   if (seen.has('RequestRedirect') && seen.has('URLRewrite')) reader.problem(field, 'has both RequestRedirect and URLRewrite, which cannot be served together');

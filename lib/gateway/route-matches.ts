@@ -53,7 +53,7 @@ function readPath(reader: FieldReader, value: unknown, field: string): PathMatch
 }
 
 /** Header (`lowercase` names) or query parameter matches, sorted by name; a name twice is refused. */
-function readValueMatches(reader: FieldReader, value: unknown, field: string, lowercase: boolean): ValueMatch[] | undefined {
+export function readValueMatches(reader: FieldReader, value: unknown, field: string, lowercase: boolean): ValueMatch[] | undefined {
   const matches: ValueMatch[] = [];
   const before = reader.problems.length;
   reader.list(value, field).forEach((entry, index) => {

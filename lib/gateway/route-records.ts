@@ -1,7 +1,7 @@
 import type { RouteSettings } from '../routing/settings.ts';
 import { CATCH_ALL_HOST, type RouteEntrypoint, type RouteHost, type RouteRecord, type WeightedBackend } from '../routing/route.ts';
 import type { AttachedListener } from './attachment.ts';
-import { resolveBackend, type BackendLookup, type BackendReference, type Unresolved } from './backend-refs.ts';
+import { resolveBackend, type BackendLookup, type BackendReference, type Referrer, type Unresolved } from './backend-refs.ts';
 import type { HttpRoute, RouteRule } from './http-route.ts';
 
 /**
@@ -38,19 +38,19 @@ function withoutMirrors(settings: RouteSettings, refused: readonly BackendRefere
 }
 
 /** The mirrors whose backends do not resolve, their faults recorded. */
-function refusedMirrors(mirrors: readonly BackendReference[], namespace: string, lookup: BackendLookup, unresolved: Unresolved[]): BackendReference[] {
+function refusedMirrors(mirrors: readonly BackendReference[], route: Referrer, lookup: BackendLookup, unresolved: Unresolved[]): BackendReference[] {
   return mirrors.filter((mirror) => {
-    const fault = resolveBackend(mirror, namespace, lookup);
+    const fault = resolveBackend(mirror, route, lookup);
     if (fault) unresolved.push(fault);
     return fault !== undefined;
   });
 }
 
 /** The rule's settings with its ExternalAuth Service refused when it does not resolve, the fault recorded. */
-function withAuthResolved(settings: RouteSettings, rule: RouteRule, namespace: string, lookup: BackendLookup, unresolved: Unresolved[]): RouteSettings {
+function withAuthResolved(settings: RouteSettings, rule: RouteRule, route: Referrer, lookup: BackendLookup, unresolved: Unresolved[]): RouteSettings {
   const auth = settings.gatewayExternalAuth;
   if (auth === undefined || rule.authService === undefined) return settings;
-  const fault = resolveBackend(rule.authService, namespace, lookup);
+  const fault = resolveBackend(rule.authService, route, lookup);
   if (fault === undefined) return settings;
   unresolved.push(fault);
   return { ...settings, gatewayExternalAuth: { ...auth, refused: fault.message } };
@@ -63,11 +63,11 @@ interface ResolvedRule {
 }
 
 function resolveRule(route: HttpRoute, rule: RouteRule, lookup: BackendLookup, unresolved: Unresolved[]): ResolvedRule {
-  const refused = refusedMirrors(rule.mirrors, route.namespace, lookup, unresolved);
+  const refused = refusedMirrors(rule.mirrors, route, lookup, unresolved);
   const backends = rule.backends.map((backend): WeightedBackend => {
-    const fault = resolveBackend(backend.reference, route.namespace, lookup);
+    const fault = resolveBackend(backend.reference, route, lookup);
     if (fault) unresolved.push(fault);
-    const settings = withoutMirrors(backend.settings, refusedMirrors(backend.mirrors, route.namespace, lookup, unresolved));
+    const settings = withoutMirrors(backend.settings, refusedMirrors(backend.mirrors, route, lookup, unresolved));
     return {
       namespace: backend.reference.namespace,
       service: backend.reference.name,
@@ -77,7 +77,7 @@ function resolveRule(route: HttpRoute, rule: RouteRule, lookup: BackendLookup, u
       ...(Object.keys(settings).length > 0 ? { settings } : {}),
     };
   });
-  return { rule, settings: withAuthResolved(withoutMirrors(rule.settings, refused), rule, route.namespace, lookup, unresolved), backends };
+  return { rule, settings: withAuthResolved(withoutMirrors(rule.settings, refused), rule, route, lookup, unresolved), backends };
 }
 
 /**
@@ -122,7 +122,7 @@ export function translateRoute(route: HttpRoute, attached: readonly AttachedList
           settings,
           entrypoints: sortedEntrypoints,
           ...(only ? { onlyOver: only } : {}),
-          origin: { kind: 'HTTPRoute', namespace: route.namespace, name: route.name, age: route.age, rule: rule.index, match: index, field: `spec.rules[${rule.index}].matches[${index}]` },
+          origin: { kind: route.kind, namespace: route.namespace, name: route.name, age: route.age, rule: rule.index, match: index, field: `spec.rules[${rule.index}].matches[${index}]` },
         });
       });
     }

@@ -4,7 +4,7 @@ import { kubeRequest } from '../kube/kube-request.ts';
 import { objectPath } from '../kube/resource-path.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { errorMessage } from '../error-message.ts';
-import { GATEWAY_GROUP } from './api.ts';
+import { GATEWAY_GROUP, KINDS } from './api.ts';
 import { conditionTime } from './conditions.ts';
 import type { GatewayApiModel } from './gateway-api.ts';
 import { gatewayClassStatus, gatewayStatus, NOTHING_LEFT_OUT, routeStatus, type Deployment, type LeftOut } from './status.ts';
@@ -14,7 +14,7 @@ const API_VERSION = `${GATEWAY_GROUP}/v1`;
 const PARALLEL_WRITES = 8;
 
 export interface StatusWrite {
-  readonly resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'tlsroutes' | 'tcproutes';
+  readonly resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'grpcroutes' | 'tlsroutes' | 'tcproutes';
   readonly object: KubeObject;
   readonly status: Readonly<Record<string, unknown>>;
 }
@@ -26,7 +26,7 @@ export interface StatusInputs {
   readonly addresses: readonly LoadBalancerIngress[];
   readonly deployment: Deployment;
   readonly now: number;
-  /** What the routing model left out of each HTTPRoute as not routed yet; none when absent. */
+  /** What the routing model left out of each route as not routed yet; none when absent. */
   readonly leftOut?: ReadonlyMap<KubeObject, LeftOut>;
 }
 
@@ -39,8 +39,9 @@ export function statusWrites({ model, controllerName, addresses, deployment, now
   };
   for (const read of model.classes.values()) add('gatewayclasses', read.object, gatewayClassStatus(read.object, read, time));
   for (const outcome of model.gateways.values()) add('gateways', outcome.object, gatewayStatus(outcome, addresses, deployment, time));
-  for (const outcome of model.routes.values()) add('httproutes', outcome.object, routeStatus(outcome, controllerName, time, leftOut?.get(outcome.object) ?? NOTHING_LEFT_OUT));
-  for (const outcome of model.l4Routes.values()) add(outcome.kind.kind === 'TLSRoute' ? 'tlsroutes' : 'tcproutes', outcome.object, routeStatus(outcome, controllerName, time));
+  for (const outcome of model.routes.values())
+    add(outcome.kind === KINDS.grpcRoute ? 'grpcroutes' : 'httproutes', outcome.object, routeStatus(outcome, controllerName, time, leftOut?.get(outcome.object) ?? NOTHING_LEFT_OUT));
+  for (const outcome of model.l4Routes.values()) add(outcome.kind === KINDS.tlsRoute ? 'tlsroutes' : 'tcproutes', outcome.object, routeStatus(outcome, controllerName, time));
   return writes;
 }
 

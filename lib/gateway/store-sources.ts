@@ -15,8 +15,8 @@ export function watchesGatewayApi(resources: readonly WatchedResource[]): boolea
  * whatever the configuration names them: the Gateway API kinds in the
  * gateway.networking.k8s.io group, Services, Secrets and Namespaces in
  * the core group. A kind not watched reads as none (a Namespace selector
- * then admits no namespace). The context is every store but the HTTPRoutes'
- * and its version, with the controller name: what a memo's HTTPRoute
+ * then admits no namespace). The context is every store but the routes'
+ * and its version, with the controller name: what a memo's route
  * outcomes depend on.
  */
 export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], settings: ControllerConfig['gatewayApi']): GatewayApiSources {
@@ -25,9 +25,15 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     const resource = resources.find((candidate) => candidate.kind === kind && (group === '' ? !candidate.apiVersion.includes('/') : candidate.apiVersion.startsWith(`${group}/`)));
     return resource && stores.get(resource.name);
   };
-  const [classes, gateways, routes, grants, tlsRoutes, tcpRoutes] = [KINDS.gatewayClass, KINDS.gateway, KINDS.httpRoute, KINDS.referenceGrant, KINDS.tlsRoute, KINDS.tcpRoute].map((kind) =>
-    store(GATEWAY_GROUP, kind),
-  );
+  const [classes, gateways, routes, grpcRoutes, grants, tlsRoutes, tcpRoutes] = [
+    KINDS.gatewayClass,
+    KINDS.gateway,
+    KINDS.httpRoute,
+    KINDS.grpcRoute,
+    KINDS.referenceGrant,
+    KINDS.tlsRoute,
+    KINDS.tcpRoute,
+  ].map((kind) => store(GATEWAY_GROUP, kind));
   const [services, secrets, namespaces] = ['Service', 'Secret', 'Namespace'].map((kind) => store('', kind));
   const others = [classes, gateways, grants, services, secrets, namespaces];
   return {
@@ -39,7 +45,8 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     gatewayClasses: classes?.list() ?? [],
     gateways: gateways?.list() ?? [],
     httpRoutes: routes?.list() ?? [],
-    // The same empty list every time while a kind is not watched: the model's layer-4 part is then kept (gateway-api.ts).
+    // The same empty list every time while a kind is not watched: the model (and its layer-4 part) is then kept (gateway-api.ts).
+    grpcRoutes: grpcRoutes?.list() ?? NO_OBJECTS,
     tlsRoutes: tlsRoutes?.list() ?? NO_OBJECTS,
     tcpRoutes: tcpRoutes?.list() ?? NO_OBJECTS,
     referenceGrants: grants?.list() ?? [],

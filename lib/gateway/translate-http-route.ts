@@ -1,3 +1,4 @@
+import { KINDS } from './api.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { RouteRecord } from '../routing/route.ts';
 import { describeObject } from '../object-fields/names.ts';
@@ -83,14 +84,25 @@ function servedOverOfRegex(record: RouteRecord): RouteRecord {
   return { ...record, settings: { ...record.settings, servedOver: { tls: record.onlyOver === 'HTTPS' } }, onlyOver: undefined };
 }
 
-/** The records of an HTTPRoute and the object, as the gateway model judged them (gateway-api.ts RouteOutcome). */
+/** The records of an HTTPRoute or a GRPCRoute and the object, as the gateway model judged them (gateway-api.ts RouteOutcome). */
 export interface RoutedObject {
+  /** KINDS.httpRoute or KINDS.grpcRoute. */
+  readonly kind: string;
   readonly object: KubeObject;
   readonly records: readonly RouteRecord[];
 }
 
 /**
- * An HTTPRoute's translation. The key it is known by is a stand-in object,
+ * What a GRPCRoute asks of every backend it routes to: gRPC is HTTP/2, so
+ * HAProxy speaks HTTP/2 to the servers, in clear text (proto h2: h2c with
+ * prior knowledge, as gRPC servers take it) as a Service's endpoints are
+ * plain unless a policy says otherwise. Backend settings, so a Service an
+ * older object asks other settings of is told (backend-settings.ts).
+ */
+const GRPC_SETTINGS: ObjectSettings = Object.freeze({ backend: Object.freeze({ protocol: Object.freeze({ version: 'h2c', tls: false }) }), route: Object.freeze({}) });
+
+/**
+ * An HTTPRoute's or a GRPCRoute's translation. The key it is known by is a stand-in object,
  * made anew with each translation: one translated again (its Gateway,
  * Services or grants changed its records) is another object to the map
  * model, one whose records stayed the same keeps its translation
@@ -98,7 +110,7 @@ export interface RoutedObject {
  */
 export function translateHttpRoute(routed: RoutedObject): TranslatedObject {
   const { object } = routed;
-  const label = describeObject('HTTPRoute', object.metadata.namespace, object.metadata.name);
+  const label = describeObject(routed.kind, object.metadata.namespace, object.metadata.name);
   const key: KubeObject = Object.freeze({ apiVersion: object.apiVersion, kind: object.kind, metadata: object.metadata });
   const hosts = new Map<string, TranslatedHost>();
   const routes: RouteRecord[] = [];
@@ -123,7 +135,7 @@ export function translateHttpRoute(routed: RoutedObject): TranslatedObject {
   return {
     key,
     object,
-    kind: 'HTTPRoute',
+    kind: routed.kind,
     label,
     place: placeOf(object),
     problems: NO_PROBLEMS,
@@ -136,7 +148,7 @@ export function translateHttpRoute(routed: RoutedObject): TranslatedObject {
       routes,
       defaultBackend: undefined,
       tls: [],
-      settings: NO_SETTINGS,
+      settings: routed.kind === KINDS.grpcRoute ? GRPC_SETTINGS : NO_SETTINGS,
     },
   };
 }

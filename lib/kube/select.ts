@@ -40,6 +40,7 @@ const statusWritten = new Set([
   'gateway.networking.k8s.io/gatewayclasses',
   'gateway.networking.k8s.io/gateways',
   'gateway.networking.k8s.io/httproutes',
+  'gateway.networking.k8s.io/grpcroutes',
   'gateway.networking.k8s.io/tlsroutes',
   'gateway.networking.k8s.io/tcproutes',
 ]);

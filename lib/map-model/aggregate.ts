@@ -33,7 +33,7 @@ export interface AggregateChanges {
 }
 
 /** How an Ingress of the served class is read; undefined for one of another class. */
-export type ReadIngress = (ingress: KubeObject) => ObjectClaims | undefined;
+export type ReadClaims = (ingress: KubeObject) => ObjectClaims | undefined;
 
 /** The Service stored under a namespace and name: what a port named by an Ingress resolves against. */
 export type ServiceLookup = (namespace: string, name: string) => KubeObject | undefined;
@@ -46,7 +46,7 @@ interface NamedPortUsers {
   readonly defaults: Set<ObjectClaims>;
 }
 
-export class IngressAggregate {
+export class RouteAggregate {
   // The lists the model hands out are frozen, so a renderer may reuse what it made of them (see SafeWriter).
   /** Every distinct host key, sorted. */
   hosts: readonly HostEntry[] = Object.freeze([]);
@@ -99,7 +99,7 @@ export class IngressAggregate {
   }
 
   /** Makes the Ingresses those of `list` that `read` accepts: reads the new ones, drops the gone. */
-  sync(list: readonly KubeObject[], read: ReadIngress, lookup: ServiceLookup): void {
+  sync(list: readonly KubeObject[], read: ReadClaims, lookup: ServiceLookup): void {
     if (this.#reads.size > 0) {
       const listed = new Set(list);
       for (const ingress of this.#reads.keys()) if (!listed.has(ingress)) this.#remove(ingress);
@@ -117,7 +117,7 @@ export class IngressAggregate {
    * as they were and as they are) in line with what `current` says is
    * stored under their namespace and name now.
    */
-  update(changed: readonly KubeObject[], current: (ingress: KubeObject) => KubeObject | undefined, read: ReadIngress, lookup: ServiceLookup): void {
+  update(changed: readonly KubeObject[], current: (ingress: KubeObject) => KubeObject | undefined, read: ReadClaims, lookup: ServiceLookup): void {
     for (let i = 0; i < changed.length; i++) {
       const ingress = changed[i]!;
       const now = current(ingress);

@@ -1,11 +1,11 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import type { IngressAggregate } from './aggregate.ts';
+import type { RouteAggregate } from './aggregate.ts';
 import { NO_BACKEND, serviceKey } from './backend-names.ts';
 import { compareCodeUnits } from '../compare.ts';
 import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import { resolveBackend, type ServerCache } from './servers.ts';
 import { patchSorted } from '../collections/sorted-list.ts';
-import type { Backend, CaCertificate, IngressSources } from './types.ts';
+import type { Backend, CaCertificate, MapModelSources } from './types.ts';
 import type { SecretRef } from '../routing/settings.ts';
 import { checkCaSecret } from './certificates.ts';
 import { BackendSettingsTable } from './backend-settings.ts';
@@ -64,7 +64,7 @@ export class BackendResolution {
    * Secrets may have changed, so backends verifying against a CA Secret
    * are resolved again.
    */
-  update(aggregate: IngressAggregate, changed: ReadonlySet<string>, touched: ReadonlySet<string> | undefined, secretsChanged: boolean, sources: IngressSources, cache: ServerCache): void {
+  update(aggregate: RouteAggregate, changed: ReadonlySet<string>, touched: ReadonlySet<string> | undefined, secretsChanged: boolean, sources: MapModelSources, cache: ServerCache): void {
     const everything = touched === undefined;
     const again = new Set<string>(secretsChanged ? this.#cas.keys() : []);
     // A backend's users move only with the backends the aggregate names, a re-read Ingress's included.
@@ -186,7 +186,7 @@ export class BackendResolution {
 }
 
 /** The CA file of a Secret, or why its servers cannot be verified. */
-function caOf(ref: SecretRef, file: string, sources: IngressSources, cache: ServerCache): CaCertificate | { readonly issue: string } {
+function caOf(ref: SecretRef, file: string, sources: MapModelSources, cache: ServerCache): CaCertificate | { readonly issue: string } {
   const label = describeObject('Secret', ref.namespace, ref.name);
   const secret = sources.secret(ref.namespace, ref.name);
   if (!secret) return { issue: `the CA ${label} to verify its servers with is not found` };
@@ -197,7 +197,7 @@ function caOf(ref: SecretRef, file: string, sources: IngressSources, cache: Serv
 }
 
 /** A backend without servers is reported on every Ingress that uses it. */
-function issueWarnings(backend: string, issue: string | undefined, aggregate: IngressAggregate): readonly Problem[] {
+function issueWarnings(backend: string, issue: string | undefined, aggregate: RouteAggregate): readonly Problem[] {
   if (issue === undefined) return NO_PROBLEMS;
   return aggregate
     .referrers(backend)

@@ -52,7 +52,7 @@ type RecordSettings = RouteRecord['settings'];
 /**
  * Where a record's requests go, and the policy on their way: the Service
  * port's backend; for several backendRefs, a split backend named after the
- * route and rule (three '_', so never a Service port's name), which a
+ * route and rule (three '_' or more, so never a Service port's name), which a
  * weight change keeps; none for a route that answers by itself (a
  * redirect, or 500 for a share no backend takes). A backendRef's own
  * filters join its rule's in its policy: the route's alone for one
@@ -72,7 +72,9 @@ function routeOf(record: RouteRecord, source: ModelSource, policies: PolicyMaker
     return 'reason' in choice ? choice : { backend: choice, policy: undefined };
   }
   const split = Object.freeze(backends.map(({ namespace, service, port, weight }) => Object.freeze({ namespace, service, port: Number(port), weight })));
-  const name = `${origin.namespace}_${origin.name}_${origin.rule}_split`;
+  // Another kind than HTTPRoute (a GRPCRoute may have an HTTPRoute's namespace and name) joins its kind to the name; HTTPRoutes' keep theirs.
+  const kind = origin.kind === 'HTTPRoute' ? '' : `_${origin.kind.toLowerCase()}`;
+  const name = `${origin.namespace}_${origin.name}_${origin.rule}${kind}_split`;
   return { backend: { name, namespace: origin.namespace, service: origin.name, port: { number: origin.rule }, split }, policy: policies.make(settings, path, source, objectWide) };
 }
 

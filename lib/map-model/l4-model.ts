@@ -5,14 +5,14 @@ import type { BackendSettings } from '../routing/settings.ts';
 import { aheadBy } from '../routing/precedence.ts';
 import { compareCodeUnits } from '../compare.ts';
 import { describeObject } from '../object-fields/names.ts';
-import { sameItems } from '../collections/sorted-list.ts';
 import type { BackendRef } from './claim-types.ts';
 import { certificateFile } from './certificate-file.ts';
 import { cachedTlsCheck, type CheckedCertificate } from './certificates.ts';
 import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import { resolveBackend, type ServerCache } from './servers.ts';
+import { sameVersions } from './store-versions.ts';
 import { suffixLookups } from './suffix-lookups.ts';
-import type { Backend, IngressSources, L4Frontend, L4Line, L4Model } from './types.ts';
+import type { Backend, MapModelSources, L4Frontend, L4Line, L4Model, StoreVersions } from './types.ts';
 
 /**
  * The HAProxy side of layer-4 routing (lib/routing/l4-route.ts): a
@@ -40,7 +40,7 @@ export const NO_L4_MODEL: L4Model = Object.freeze({
 /** What one build leaves for the next: the model, kept while the routing and the Service, EndpointSlice and Secret stores are the same. */
 export interface L4Last {
   readonly routing: L4Routing;
-  readonly versions: readonly number[] | undefined;
+  readonly versions: StoreVersions | undefined;
   /** When the first of its certificates expires: until then they hold as they are. */
   readonly expiresAt: number;
   readonly model: L4Model;
@@ -80,7 +80,7 @@ function label(route: L4Route): string {
 const MODE_TEXT: Readonly<Record<L4Mode, string>> = { tcp: 'TCP', 'tls-passthrough': 'TLS Passthrough', 'tls-terminate': 'TLS Terminate' };
 
 /** One frontend per port: the first listener's mode (by Gateway, then listener) takes it; a listener of another mode on it is left out. */
-function frontendsOf(listeners: readonly L4Listener[], sources: IngressSources, cache: L4Cache, now: number, excluded: ProblemList) {
+function frontendsOf(listeners: readonly L4Listener[], sources: MapModelSources, cache: L4Cache, now: number, excluded: ProblemList) {
   const ordered = listeners.toSorted((a, b) => a.port - b.port || compareCodeUnits(a.object, b.object) || compareCodeUnits(a.field, b.field));
   const byPort = new Map<number, { first: L4Listener; files: string[] }>();
   const pems = new Map<string, string>();
@@ -133,9 +133,9 @@ function frontendsOf(listeners: readonly L4Listener[], sources: IngressSources, 
  * are the same. `cache` is the HTTP model's: the servers of a Service port
  * both kinds of backends use are resolved once.
  */
-export function buildL4Model(routing: L4Routing, sources: IngressSources, cache: L4Cache, last: L4Last | undefined, now: number): L4Last {
+export function buildL4Model(routing: L4Routing, sources: MapModelSources, cache: L4Cache, last: L4Last | undefined, now: number): L4Last {
   const versions = sources.versions;
-  if (last && last.routing === routing && versions !== undefined && last.versions !== undefined && sameItems(last.versions, versions) && now <= last.expiresAt) return last;
+  if (last && last.routing === routing && versions !== undefined && last.versions !== undefined && sameVersions(last.versions, versions) && now <= last.expiresAt) return last;
   if (routing.listeners.length === 0) return { routing, versions, expiresAt: Number.POSITIVE_INFINITY, model: NO_L4_MODEL };
   const excluded = new ProblemList();
   const warnings = new ProblemList();

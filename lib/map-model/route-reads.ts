@@ -5,7 +5,7 @@ import { type ObjectClaims } from './claim-types.ts';
 
 /**
  * The claims of the translated HTTPRoutes, kept from one build to the next
- * (see view-model.ts): a translation is made into claims once, and a build
+ * (see build-model.ts): a translation is made into claims once, and a build
  * after a few routes changed in place looks at those alone.
  */
 export class RouteReadCache {

@@ -6,7 +6,7 @@ import { compareCodeUnits } from '../compare.ts';
 import { sourceOf, withSource } from '../pipeline/value-source.ts';
 import { EndpointAddressSource, ModelSource, ServerItem } from './model-source.ts';
 import { NO_PROBLEMS } from './problems.ts';
-import type { Backend, BackendShare, IngressSources, Server } from './types.ts';
+import type { Backend, BackendShare, MapModelSources, Server } from './types.ts';
 import type { BackendSettings } from '../routing/settings.ts';
 import { transportOf } from './transport.ts';
 import type { CheckedCa } from './certificates.ts';
@@ -147,7 +147,7 @@ function serviceLabel(ref: BackendRef): string {
 }
 
 /** A backend with its servers; the same Backend object as last time when nothing it depends on changed. */
-export function resolveBackend(ref: BackendRef, settings: BackendSettings, sources: IngressSources, cache: ServerCache): { readonly backend: Backend; readonly resolved: ResolvedServers } {
+export function resolveBackend(ref: BackendRef, settings: BackendSettings, sources: MapModelSources, cache: ServerCache): { readonly backend: Backend; readonly resolved: ResolvedServers } {
   if (ref.split) return resolveSplit(ref, ref.split, settings, sources, cache);
   const service = sources.service(ref.namespace, ref.service);
   if (!service) {
@@ -160,7 +160,7 @@ export function resolveBackend(ref: BackendRef, settings: BackendSettings, sourc
 }
 
 /** The cached servers of one Service port, resolved again when its slice list changed. */
-function servicePortEntry(ref: BackendRef, service: KubeObject, sources: IngressSources, cache: ServerCache): BackendEntry {
+function servicePortEntry(ref: BackendRef, service: KubeObject, sources: MapModelSources, cache: ServerCache): BackendEntry {
   const slices = sources.endpointSlices(ref.namespace, ref.service);
   // Port names are strings and numbers are numbers: the two never collide.
   const portKey = 'name' in ref.port ? ref.port.name : ref.port.number;
@@ -192,7 +192,7 @@ function resolveSplit(
   ref: BackendRef,
   shares: readonly BackendShare[],
   settings: BackendSettings,
-  sources: IngressSources,
+  sources: MapModelSources,
   cache: ServerCache,
 ): { readonly backend: Backend; readonly resolved: ResolvedServers } {
   const parts = shares.map((share) => {

@@ -7,7 +7,7 @@ import type { Referrers } from './problems.ts';
 import type { L4Mode, L4Routing } from '../routing/l4-route.ts';
 
 /**
- * The view model the shipped templates render (built by view-model.ts): HTTP
+ * The view model the shipped templates render (built by build-model.ts): HTTP
  * routing by a host map, then an exact-path map and a prefix-path map keyed
  * by host key and path; and what it is built from.
  *
@@ -18,7 +18,7 @@ import type { L4Mode, L4Routing } from '../routing/l4-route.ts';
  * rest is still built: one bad Ingress never takes the others down.
  */
 
-export interface IngressSources {
+export interface MapModelSources {
   /** Ingress class to serve (default "haproxy"). */
   readonly className: string;
   readonly ingresses: readonly KubeObject[];
@@ -42,13 +42,13 @@ export interface IngressSources {
    * since the last build with the same cache, the servers and certificates
    * of that build are reused as they are.
    */
-  readonly versions?: readonly number[];
+  readonly versions?: StoreVersions;
   /**
    * The Services and EndpointSlices changed since the given store versions,
    * or undefined when the stores cannot tell: lets a build resolve only the
    * backends of the Services that changed.
    */
-  readonly changedSince?: (versions: readonly number[]) => readonly KubeObject[] | undefined;
+  readonly changedSince?: (versions: StoreVersions) => readonly KubeObject[] | undefined;
   /** The time certificates are checked for expiry at, in milliseconds since the epoch; now by default. */
   readonly now?: number;
   /** The HTTPRoutes routed beside the Ingresses, translated (lib/gateway/translate-http-route.ts). */
@@ -61,6 +61,14 @@ export interface IngressSources {
   readonly l4?: L4Routing;
   /** Namespaces whose Ingresses may share hosts with one another (`*`: all); otherwise a host is its first claimer's namespace's alone. */
   readonly sharedHostNamespaces?: readonly string[];
+}
+
+/** The versions of the stores a build reads beside the Ingresses', by role: -1 for a store not watched. */
+export interface StoreVersions {
+  readonly services: number;
+  readonly endpointSlices: number;
+  /** Every watched Secret store's, in the order their lookups go: Secrets matter to certificates and userlists alone. */
+  readonly secrets: readonly number[];
 }
 
 /** A Secret named by TLS entries, and what they ask of it. */
@@ -112,7 +120,7 @@ export interface SuffixLookup {
   readonly more: readonly number[];
 }
 
-export interface IngressModel {
+export interface MapModel {
   /** host.map lines: every distinct host key, sorted. */
   readonly hosts: readonly HostEntry[];
   /**

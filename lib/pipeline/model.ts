@@ -117,6 +117,8 @@ export interface RenderOutput {
   /** Served, but not as the object asks (a missing Service, a route conflict...). */
   readonly warnings: readonly Problem[];
   readonly origins: RenderOrigins;
+  /** Template lines that read a name about to go (lib/render/deprecated-names.ts): each template's first, in the first render to find it. */
+  readonly deprecations?: readonly string[];
 }
 
 export interface Rendered extends RenderOutput {

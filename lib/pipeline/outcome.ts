@@ -26,6 +26,8 @@ export type Outcome =
       /** Objects left out of this configuration, each naming the field at fault. */
       readonly excluded: readonly Problem[];
       readonly warnings: readonly Problem[];
+      /** Template lines reading a name about to go, each told once per configuration (RenderOutput.deprecations). */
+      readonly deprecations?: readonly string[];
     }
   | {
       readonly type: 'renderFailed';

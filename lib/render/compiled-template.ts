@@ -20,33 +20,33 @@ export interface TextNode {
   readonly endsInLine: boolean;
 }
 
-/** `{{name}}` (a safe word) or `{{{name}}}` / `{{&name}}` (raw, one line). */
-export interface ValueNode {
-  readonly kind: 'value';
-  readonly raw: boolean;
+/** A tag that looks a name up: where it stands, for messages about what it read. */
+export interface LookupTag {
   readonly name: string;
   readonly segments: readonly string[];
-  readonly id: number;
   readonly template: string;
+  /** The template line of the tag (a section's opening tag). */
   readonly line: number;
+}
+
+/** `{{name}}` (a safe word) or `{{{name}}}` / `{{&name}}` (raw, one line). */
+export interface ValueNode extends LookupTag {
+  readonly kind: 'value';
+  readonly raw: boolean;
+  readonly id: number;
   /** The tag as written in messages. */
   readonly tag: string;
 }
 
-export interface SectionNode {
+export interface SectionNode extends LookupTag {
   readonly kind: 'section';
-  readonly name: string;
-  readonly segments: readonly string[];
   readonly children: readonly Node[];
-  readonly template: string;
   /** The section's own text, which a lambda receives. */
   readonly body: string;
 }
 
-export interface InvertedNode {
+export interface InvertedNode extends LookupTag {
   readonly kind: 'inverted';
-  readonly name: string;
-  readonly segments: readonly string[];
   readonly children: readonly Node[];
 }
 
@@ -120,11 +120,12 @@ export function compileTokens(tokens: readonly unknown[], template: string, sour
             segments: segmentsOf(value),
             children: compile(token[4] as unknown[]),
             template,
+            line: lineOf(start),
             body: source.slice(token[3], token[5] as number),
           });
           break;
         case '^':
-          nodes.push({ kind: 'inverted', name: value, segments: segmentsOf(value), children: compile(token[4] as unknown[]) });
+          nodes.push({ kind: 'inverted', name: value, segments: segmentsOf(value), children: compile(token[4] as unknown[]), template, line: lineOf(start) });
           break;
         case '>': {
           const [, , , , indentation, tagIndex, lineHasNonSpace] = token as [string, string, number, number, string, number, boolean];

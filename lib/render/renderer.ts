@@ -1,11 +1,11 @@
 import type { ControllerConfig } from '../config/types.ts';
 import type { KubeObject, Peer, Problem, RenderedFiles, RenderOutput, StoreReader } from '../pipeline/model.ts';
 import { CompactOrigins, type FileOrigins } from './line-origins.ts';
-import { buildIngressModel, IngressModelCache } from '../map-model/view-model.ts';
-import { ingressSources, RouteSourcesCache } from '../routing-view/ingress-sources.ts';
 import { AccessTracker, createResourceViews } from './resource-views.ts';
 import { LOG_FORMAT, QUOTED, SafeWriter, type Violation } from './safe-writer.ts';
-import type { TemplateView } from './template-view.ts';
+import type { RenderContext } from './template-view.ts';
+import { DeprecatedNames } from './deprecated-names.ts';
+import type { ProvidedView, RendererViews } from './views.ts';
 import type { Template } from '../config/template.ts';
 import { hideObjects } from '../pipeline/quarantine.ts';
 import { CONTROLLER_LUA } from '../lua/controller-scripts.ts';
@@ -37,29 +37,56 @@ function describe(violation: Violation): string {
   return `${violation.template}: line ${violation.line}: ${violation.tag}: value ${violation.reason}`;
 }
 
+/** The names the renderer gives every template itself: no view may take one. */
+const OWN_NAMES: ReadonlySet<string> = new Set<keyof RenderContext>(['templateValues', 'paths', 'resources', 'fleet', 'escape']);
+
+/** The views' names, checked: each once, none of the renderer's own, every old name for a view there is. */
+function checkedNames(views: RendererViews): ReadonlyMap<string, string> {
+  const names = Object.keys(views.views);
+  const deprecated = new Map(Object.entries(views.deprecatedNames ?? {}));
+  for (const name of [...names, ...deprecated.keys()]) {
+    if (OWN_NAMES.has(name)) throw new Error(`a view cannot be named ${name}: templates read the renderer's own ${name} under it`);
+  }
+  for (const [old, current] of deprecated) {
+    if (names.includes(old)) throw new Error(`${old} is both a view and an old name of ${current}`);
+    if (!names.includes(current)) throw new Error(`${old} is an old name of ${current}, which is no view`);
+  }
+  return deprecated;
+}
+
+/** One list of the views' problems: a view's own list while it is the only view (the same list, render after render, when nothing changed). */
+function joined(provided: readonly ProvidedView[], of: (view: ProvidedView) => readonly Problem[] | undefined): readonly Problem[] {
+  return provided.length === 1 ? (of(provided[0]!) ?? []) : provided.flatMap((view) => of(view) ?? []);
+}
+
 /**
- * Renders every template of a configuration. A value from a Kubernetes
- * object that is unsafe where a template puts it excludes that object: the
- * render runs again without it, until a pass is clean, so one bad object
- * never takes the rest of the configuration down with it.
+ * Renders every template of a configuration, with the views it is given
+ * (see views.ts) beside its own names. A value from a Kubernetes object
+ * that is unsafe where a template puts it excludes that object: the render
+ * runs again without it, the views included, until a pass is clean, so one
+ * bad object never takes the rest of the configuration down with it.
  */
-export function createRenderer(config: ControllerConfig): Renderer {
+export function createRenderer(config: ControllerConfig, views: RendererViews): Renderer {
   const { templates, dataplane } = config;
   const partials = Object.fromEntries([...templates.partials].map(([name, template]) => [name, template.source]));
+  const deprecated = checkedNames(views);
+  const deprecatedNames = deprecated.size > 0 ? new DeprecatedNames(deprecated) : undefined;
   const tracker = new AccessTracker();
-  const writer = new SafeWriter(tracker);
-  const ingressCache = new IngressModelCache();
-  const routeSourcesCache = new RouteSourcesCache();
+  const writer = new SafeWriter(tracker, deprecatedNames);
+  const providers = Object.entries(views.views).map(([name, provider]) => ({ name, view: provider(config) }));
   const escape = Object.freeze({ logFormat: LOG_FORMAT, quoted: QUOTED });
 
-  const ingressModel = (stores: ReadonlyMap<string, StoreReader>): TemplateView['ingress'] => {
-    const sources = ingressSources(config, stores, routeSourcesCache);
-    return sources ? buildIngressModel(sources, ingressCache) : undefined;
+  const provide = (stores: ReadonlyMap<string, StoreReader>): readonly ProvidedView[] => providers.map(({ view }) => view(stores));
+  const namedViews = (provided: readonly ProvidedView[]): Record<string, unknown> => {
+    const named: Record<string, unknown> = {};
+    providers.forEach(({ name }, index) => (named[name] = provided[index]!.value));
+    for (const [old, current] of deprecated) named[old] = named[current];
+    return named;
   };
 
   return (request) => {
     const base = request.baseDir ?? dataplane.baseDir;
-    let ingress = ingressModel(request.stores);
+    let provided = provide(request.stores);
     const paths = {
       base,
       maps: dataplane.mapsDir,
@@ -71,7 +98,8 @@ export function createRenderer(config: ControllerConfig): Renderer {
     const renderPass = () => {
       tracker.reset();
       writer.violations = [];
-      const view: TemplateView = {
+      const view: RenderContext & Record<string, unknown> = {
+        ...namedViews(provided),
         templateValues: config.templateValues,
         paths,
         resources: createResourceViews({
@@ -80,7 +108,6 @@ export function createRenderer(config: ControllerConfig): Renderer {
           excluded: new Set(excludedObjects.keys()),
           tracker,
         }),
-        ingress,
         fleet: { peers: request.peers ?? [] },
         escape,
       };
@@ -116,27 +143,30 @@ export function createRenderer(config: ControllerConfig): Renderer {
         excludedMore = true;
       }
       if (excludedMore) {
-        // An excluded object is left out of the Ingress view model too: its routes and certificates go with it.
-        ingress = ingressModel(hideObjects(request.stores, new Set(excludedObjects.keys())));
+        // An excluded object is left out of the views too: its routes and certificates go with it.
+        provided = provide(hideObjects(request.stores, new Set(excludedObjects.keys())));
         continue;
       }
       const unattributed = violations.filter((violation) => !violation.provenance);
       if (unattributed.length > 0) throw new RenderError(unattributed.map(describe).join('\n'));
       const certificates = { ...files.certificates };
-      for (const certificate of ingress?.certificates ?? []) certificates[certificate.file] ??= certificate.pem;
-      for (const certificate of ingress?.l4.certificates ?? []) certificates[certificate.file] ??= certificate.pem;
       const general = { ...files.files };
-      for (const ca of ingress?.caCertificates ?? []) general[ca.file] ??= ca.pem;
+      for (const view of provided) {
+        for (const certificate of view.certificates ?? []) certificates[certificate.file] ??= certificate.pem;
+        for (const file of view.generalFiles ?? []) general[file.file] ??= file.pem;
+      }
       // Always the controller's own scripts, whatever else might stand under their names (see lib/lua/controller-scripts.ts).
       for (const [, file] of files.config.matchAll(LOADS_CONTROLLER_LUA)) {
         const script = CONTROLLER_LUA.get(file!);
         if (script !== undefined) general[file!] = script;
       }
+      const found = deprecatedNames?.take() ?? [];
       return {
         files: { ...files, certificates, files: general },
-        excluded: [...(ingress?.excluded ?? []), ...excludedObjects.values()],
-        warnings: ingress?.warnings ?? [],
+        excluded: [...provided.flatMap((view) => view.excluded ?? []), ...excludedObjects.values()],
+        warnings: joined(provided, (view) => view.warnings),
         origins,
+        ...(found.length > 0 ? { deprecations: found } : {}),
       };
     }
   };

@@ -1,7 +1,7 @@
 import { compareCodeUnits } from '../compare.ts';
 import type { WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
-import type { TemplateView } from './template-view.ts';
+import type { RenderContext } from './template-view.ts';
 
 /** Where a string value a template reads comes from. */
 export interface Provenance {
@@ -135,7 +135,7 @@ export interface ResourceViewOptions {
  * string read and resolves the declared relations lazily through the
  * target's index. Lists and relations leave excluded objects out.
  */
-export function createResourceViews(options: ResourceViewOptions): TemplateView['resources'] {
+export function createResourceViews(options: ResourceViewOptions): RenderContext['resources'] {
   const byName = new Map(options.resources.map((resource) => [resource.name, resource]));
   const proxies = new WeakMap<object, object>();
   const lists = new Map<string, readonly object[]>();
@@ -215,5 +215,5 @@ export function createResourceViews(options: ResourceViewOptions): TemplateView[
     });
   }
   // The proxies add what ResourceItem declares beyond the stored object's fields.
-  return resources as TemplateView['resources'];
+  return resources as RenderContext['resources'];
 }

@@ -1,5 +1,5 @@
 import Mustache from 'mustache';
-import { compileTokens, type InvertedNode, type Node, type PartialNode, type SectionNode, type TextNode, type ValueNode } from './compiled-template.ts';
+import { compileTokens, type InvertedNode, type LookupTag, type Node, type PartialNode, type SectionNode, type TextNode, type ValueNode } from './compiled-template.ts';
 import { quotedWord, unsafeQuotedReason, unsafeRawReason, unsafeWordReason, type PercentMode } from '../escape.ts';
 import { FragmentCache, type Fragment, type RootRead } from './fragment-cache.ts';
 import { FileOrigins, OriginTable } from './line-origins.ts';
@@ -15,6 +15,12 @@ export interface Violation {
   readonly reason: string;
   /** The object the value came from; absent for values that did not come from one. */
   readonly provenance: Provenance | undefined;
+}
+
+/** Names of the root view to watch: every tag that reads one there (not a name of an item's) is told, with its place. */
+export interface RootNameWatch {
+  readonly names: ReadonlySet<string>;
+  read(name: string, tag: LookupTag): void;
 }
 
 /** The value of `escape.logFormat` in the view: a section over it doubles every `%` of the values inside. */
@@ -45,6 +51,7 @@ function indentPartial(partial: string, indentation: string, lineHasNonSpace: bo
  */
 export class SafeWriter {
   readonly #tracker: AccessTracker;
+  readonly #watch: RootNameWatch | undefined;
   readonly #table = new OriginTable();
   readonly #programs = new WeakMap<readonly unknown[], readonly Node[]>();
   /** Partials and lambda templates, by template name then text (indentation makes one partial several texts). */
@@ -66,8 +73,9 @@ export class SafeWriter {
   #holding = new WeakSet<readonly RootRead[]>();
   violations: Violation[] = [];
 
-  constructor(tracker: AccessTracker) {
+  constructor(tracker: AccessTracker, watch?: RootNameWatch) {
     this.#tracker = tracker;
+    this.#watch = watch;
     this.#origins = new FileOrigins(this.#table);
   }
 
@@ -130,9 +138,11 @@ export class SafeWriter {
   /**
    * A name's value, with the Mustache spec's semantics (see
    * TrackedContext). Reuse of output depends on where each read resolved,
-   * so every lookup is noted against the fragments being rendered.
+   * so every lookup is noted against the fragments being rendered. A tag's
+   * read of a watched root name is told (the root reads a kept fragment
+   * checks again are no tag's).
    */
-  #lookup(context: TrackedContext, name: string, segments: readonly string[]): unknown {
+  #lookup(context: TrackedContext, name: string, segments: readonly string[], tag?: LookupTag): unknown {
     let found = context.remembered(name);
     if (found === undefined) {
       const reads = this.#tracker.reads;
@@ -141,6 +151,7 @@ export class SafeWriter {
       if (this.#tracker.reads !== reads) context.remember(name, found);
     }
     const { value, depth } = found;
+    if (depth === 0 && tag !== undefined && this.#watch?.names.has(segments[0]!)) this.#watch.read(segments[0]!, tag);
     this.#fragments.noteRead(name, segments, value, depth);
     return typeof value === 'function' ? (value as () => unknown).call(context.view) : value;
   }
@@ -165,7 +176,7 @@ export class SafeWriter {
 
   #value(node: ValueNode, context: TrackedContext): string {
     this.#tracker.beforeLookup();
-    const value = this.#lookup(context, node.name, node.segments);
+    const value = this.#lookup(context, node.name, node.segments, node);
     let text: string | undefined;
     if (typeof value === 'string') text = value;
     else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
@@ -217,7 +228,7 @@ export class SafeWriter {
   }
 
   #section(node: SectionNode, context: TrackedContext): string {
-    const value = this.#lookup(context, node.name, node.segments);
+    const value = this.#lookup(context, node.name, node.segments, node);
     if (value === LOG_FORMAT) return this.#escaped(node, context);
     if (value === QUOTED) return this.#quotedSection(node, context);
     if (Array.isArray(value) && Object.isFrozen(value)) return this.#frozenList(node, context, value);
@@ -258,7 +269,7 @@ export class SafeWriter {
   }
 
   #inverted(node: InvertedNode, context: TrackedContext): string {
-    const value = this.#lookup(context, node.name, node.segments);
+    const value = this.#lookup(context, node.name, node.segments, node);
     return !value || (Array.isArray(value) && value.length === 0) ? this.#render(node.children, context) : '';
   }
 

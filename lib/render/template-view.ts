@@ -1,13 +1,11 @@
-import type { IngressModel } from '../map-model/types.ts';
 import type { Peer } from '../pipeline/model.ts';
 
 /**
- * What a template can read: the context every template of a configuration
- * renders with (createRenderer builds it). docs/reference/template-view.md
- * is generated from these declarations and the ones they name, doc
- * comments included (`npm run docs:reference`).
+ * The names every template reads, whatever views the renderer is given
+ * (createRenderer builds them); the views add theirs beside them (the
+ * shipped configuration's: TemplateView, lib/routing-view/template-view.ts).
  */
-export interface TemplateView {
+export interface RenderContext {
   /** The configuration's `templateValues`: free values (ports, addresses...), inserted only where the template puts them. */
   readonly templateValues: Readonly<Record<string, unknown>>;
   readonly paths: TemplatePaths;
@@ -17,12 +15,6 @@ export interface TemplateView {
    * out. Every string read from them is checked where the template writes it.
    */
   readonly resources: Readonly<Record<string, readonly ResourceItem[]>>;
-  /**
-   * The typed Ingress view model: present when Ingresses, Services and
-   * EndpointSlices are watched, with the accepted HTTPRoutes' routes when
-   * Gateway API kinds are watched too.
-   */
-  readonly ingress: IngressModel | undefined;
   readonly fleet: TemplateFleet;
   readonly escape: EscapeSections;
 }

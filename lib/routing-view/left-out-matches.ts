@@ -12,11 +12,11 @@ import { translateHttpRoute } from '../gateway/translate-http-route.ts';
  */
 export function leftOutMatches(model: GatewayApiModel, kept?: LeftOutCache): Map<KubeObject, LeftOut> {
   const leftOut = new Map<KubeObject, LeftOut>();
-  for (const { object, records } of model.routes.values()) {
+  for (const { kind, object, records } of model.routes.values()) {
     if (records.length === 0) continue;
     let found = kept?.get(records);
     if (found === undefined) {
-      found = readLeftOut(object, records);
+      found = readLeftOut(kind, object, records);
       kept?.set(records, found);
     }
     if (found !== null) leftOut.set(object, found);
@@ -31,7 +31,7 @@ export function leftOutMatches(model: GatewayApiModel, kept?: LeftOutCache): Map
  */
 export type LeftOutCache = WeakMap<readonly RouteRecord[], LeftOut | null>;
 
-function readLeftOut(object: KubeObject, records: readonly RouteRecord[]): LeftOut | null {
-  const translated = translateHttpRoute({ object, records });
+function readLeftOut(kind: string, object: KubeObject, records: readonly RouteRecord[]): LeftOut | null {
+  const translated = translateHttpRoute({ kind, object, records });
   return translated.leftOut.length === 0 ? null : { matches: translated.leftOut, all: (translated.served?.routes.length ?? 0) === 0 };
 }

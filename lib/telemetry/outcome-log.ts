@@ -60,6 +60,7 @@ export function outcomeLog(outcome: Outcome): LogEntry[] {
           msg: `warning ${p.object}: ${p.field}: ${p.message}`,
           fields: { revision: outcome.revision, object: p.object, field: p.field },
         })),
+        ...(outcome.deprecations ?? []).map((line): LogEntry => ({ level: 'warn', stage: 'render', msg: `deprecated: ${line}`, fields: { revision: outcome.revision } })),
       ];
     }
     case 'renderFailed':

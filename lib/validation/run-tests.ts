@@ -7,6 +7,7 @@ import type { KubeObject, RenderedFiles } from '../pipeline/model.ts';
 import { contentHash } from '../pipeline/content-hash.ts';
 import type { RenderOutput } from '../pipeline/model.ts';
 import { createRenderer } from '../render/renderer.ts';
+import { routingViews } from '../routing-view/routing-view.ts';
 import { writeRenderedFiles } from '../render/write-files.ts';
 import { buildStores } from '../store/build-stores.ts';
 
@@ -66,7 +67,7 @@ function reversed<T>(items: readonly T[]): T[] {
 export async function runValidationTests(config: ControllerConfig, options: RunOptions = {}): Promise<AssertionResult[]> {
   // The guard first, with the configuration's own allowances: `haproxy -c` would run a lua-load.
   const check = options.check ?? ((file: string) => checkConfig(file, haproxyBinary(), { allowDirectives: config.allowDirectives }));
-  const render = createRenderer(config);
+  const render = createRenderer(config, routingViews);
   const results: AssertionResult[] = [];
   for (const test of config.validationTests) results.push(...(await runTest(config, test, render, check)));
   return results;

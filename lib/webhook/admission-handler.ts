@@ -5,7 +5,7 @@ import { servesClass } from '../ingress/translate-ingress.ts';
 import { normaliseObject } from '../kube/normalise.ts';
 import { selectionFor, withoutIgnoredFields } from '../kube/select.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
-import { ingressResources } from '../routing-view/ingress-sources.ts';
+import { ingressResources } from '../routing-view/model-sources.ts';
 import { admissionResponse, readAdmissionReview, type AdmissionRequest, type AdmissionVerdict, type Operation } from './admission-review.ts';
 import { ContributionChecker, type CheckedContribution } from './contribution-checker.ts';
 import { checkSmallConfiguration } from './haproxy-check.ts';

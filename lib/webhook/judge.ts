@@ -2,7 +2,7 @@ import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import { describeObject } from '../object-fields/names.ts';
 import { contentHash } from '../pipeline/content-hash.ts';
 import type { KubeObject, Problem, StoreReader } from '../pipeline/model.ts';
-import { ingressResources } from '../routing-view/ingress-sources.ts';
+import { ingressResources } from '../routing-view/model-sources.ts';
 import { objectLabel } from '../render/resource-views.ts';
 import type { IngressNeighbourhood } from './neighbourhood.ts';
 import { renderWorld, smallWorld, type World } from './small-world.ts';

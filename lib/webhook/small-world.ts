@@ -1,7 +1,8 @@
 import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
-import { ingressResources, ingressSources } from '../routing-view/ingress-sources.ts';
+import { ingressResources, mapModelSources } from '../routing-view/model-sources.ts';
 import { createRenderer, type RenderOutput } from '../render/renderer.ts';
+import { routingViews } from '../routing-view/routing-view.ts';
 import { buildStores } from '../store/build-stores.ts';
 import type { IngressNeighbourhood } from './neighbourhood.ts';
 
@@ -33,7 +34,7 @@ export function smallWorld(config: ControllerConfig, stores: ReadonlyMap<string,
   };
   put(resource, proposed);
 
-  const sources = ingressSources(config, stores);
+  const sources = mapModelSources(config, stores);
   if (sources && roles.ingresses) {
     const role = resource === roles.ingresses ? 'ingress' : resource === roles.secrets ? 'secret' : resource === roles.services ? 'service' : undefined;
     const ingresses = role === undefined ? [] : neighbourhood.neighboursOf(proposed, role);
@@ -75,5 +76,5 @@ export function unionOf(worlds: readonly World[]): World | undefined {
 /** Renders a world with the configuration's templates, as the pipeline renders the cluster. */
 export function renderWorld(config: ControllerConfig, world: World, baseDir?: string): RenderOutput {
   const stores = buildStores(config.watchedResources, world, []);
-  return createRenderer(config)({ stores, ...(baseDir === undefined ? {} : { baseDir }) });
+  return createRenderer(config, routingViews)({ stores, ...(baseDir === undefined ? {} : { baseDir }) });
 }

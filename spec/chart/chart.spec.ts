@@ -239,6 +239,8 @@ describe('Helm chart', function () {
         'gateway.networking.k8s.io/gatewayclasses/status': ['patch'],
         'gateway.networking.k8s.io/gateways': ['get', 'list', 'watch'],
         'gateway.networking.k8s.io/gateways/status': ['patch'],
+        'gateway.networking.k8s.io/grpcroutes': ['get', 'list', 'watch'],
+        'gateway.networking.k8s.io/grpcroutes/status': ['patch'],
         'gateway.networking.k8s.io/httproutes': ['get', 'list', 'watch'],
         'gateway.networking.k8s.io/httproutes/status': ['patch'],
         'gateway.networking.k8s.io/tlsroutes': ['get', 'list', 'watch'],

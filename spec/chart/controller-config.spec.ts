@@ -70,6 +70,7 @@ describe("the chart's controller configuration", function () {
       'gatewayclasses',
       'gateways',
       'httproutes',
+      'grpcroutes',
       'tlsroutes',
       'tcproutes',
       'referencegrants',

@@ -58,7 +58,7 @@ describe('the boundary check (.ci/check-boundaries.ts)', () => {
       .and.include('lib/pipeline');
   });
 
-  it('fails on this project when the representation imports a translator, a translator the map model, the renderer an adapter, or a listed wrong-way edge grows', async () => {
+  it('fails on this project when the representation imports a translator, a translator the map model, or the renderer an adapter or a domain model', async () => {
     const root = await copyOfProject();
     // Only the first also makes cycles, of files and of folders (the translator imports the representation), reported beside it.
     await appendFile(join(root, 'lib/routing/precedence.ts'), "import { servesClass } from '../ingress/translate-ingress.ts';\nexport const serves = servesClass;\n");
@@ -66,12 +66,11 @@ describe('the boundary check (.ci/check-boundaries.ts)', () => {
     await appendFile(join(root, 'lib/render/write-files.ts'), "import { selectionFor } from '../kube/select.ts';\nexport const select = selectionFor;\n");
     await appendFile(join(root, 'lib/render/safe-writer.ts'), "import { NO_PROBLEMS } from '../map-model/problems.ts';\nexport const none = NO_PROBLEMS;\n");
     const breaches = await checkBoundaries(root);
-    const listed = projectRules.wrongWay.find(({ from, to }) => from === 'lib/render' && to === 'lib/map-model')!.imports;
     const translators = 'layer "translators and the HAProxy map model"';
     expect(breaches.filter((breach) => !breach.startsWith('import cycle between '))).to.deep.equal([
       `lib/gateway/api.ts imports lib/map-model/problems.ts: lib/map-model (${translators}) is beside lib/gateway (${translators}); a module imports only from the layers below its own`,
       'lib/render/write-files.ts imports lib/kube/select.ts: lib/kube (layer "Kubernetes and HAProxy adapters") is above lib/render (layer "template renderer and retry delays"); a module imports only from the layers below its own',
-      `lib/render -> lib/map-model: ${listed + 1} imports go the wrong way, above the ${listed} listed: lib/map-model (${translators}) is above lib/render (layer "template renderer and retry delays"), and the list only shrinks`,
+      `lib/render/safe-writer.ts imports lib/map-model/problems.ts: lib/map-model (${translators}) is above lib/render (layer "template renderer and retry delays"); a module imports only from the layers below its own`,
       `lib/routing/precedence.ts imports lib/ingress/translate-ingress.ts: lib/ingress (${translators}) is above lib/routing (layer "representation of routes"); a module imports only from the layers below its own`,
     ]);
     expect(breaches.filter((breach) => breach.startsWith('import cycle between ')).map((breach) => breach.split(':')[0])).to.deep.equal([

@@ -28,8 +28,8 @@ describe('the generated reference (docs/reference/)', () => {
   });
 
   it('documents every name of the template context', () => {
-    // The context's top-level names, as renderer.ts builds them: a new one without a declaration fails typecheck, one without a doc comment fails here.
+    // The context's top-level names, as renderer.ts builds them and the routing view adds them: a new one without a declaration fails typecheck, one without a doc comment fails here.
     const context = pages.get('template-view.md')!.split('## TemplatePaths')[0]!;
-    for (const name of ['templateValues', 'paths', 'resources', 'ingress', 'escape']) expect(context).to.match(new RegExp(`\\| \`${name}\` \\| [^|]+\\| [^|\\s]`));
+    for (const name of ['templateValues', 'paths', 'resources', 'fleet', 'escape', 'routes', 'ingress']) expect(context).to.match(new RegExp(`\\| \`${name}\` \\| [^|]+\\| [^|\\s]`));
   });
 });

@@ -34,7 +34,8 @@ function app(namespace: string, name: string, host: string, port: number, secret
   );
 }
 
-const DEFAULT_BACKEND = '      default_backend {{#ingress.defaultBackend}}';
+/** The shipped default_backend line, reading the routing view under either name (`ingress` is its old one). */
+const DEFAULT_BACKEND = /^ {6}default_backend \{\{#(?:routes|ingress)\.defaultBackend\}\}/m;
 
 /**
  * The shipped configuration with, in `frontend http`, a rule for each Ingress that has an annotation,
@@ -47,7 +48,7 @@ function perIngress(...rules: readonly (readonly [annotation: string, rule: stri
     `      ${rule} if { var(txn.host) -m str {{spec.rules.0.host}} }`,
     `      {{/metadata.annotations.${annotation}}}`,
   ]);
-  return (shipped) => shipped.replace(DEFAULT_BACKEND, ['      {{#resources.ingresses}}', ...lines, '      {{/resources.ingresses}}', DEFAULT_BACKEND].join('\n'));
+  return (shipped) => shipped.replace(DEFAULT_BACKEND, (line) => ['      {{#resources.ingresses}}', ...lines, '      {{/resources.ingresses}}', line].join('\n'));
 }
 
 /**

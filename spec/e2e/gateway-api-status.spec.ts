@@ -8,7 +8,7 @@ import { eventually } from '../support/eventually.ts';
 import { GATEWAY_API_TYPES } from '../support/fake-apiserver/gateway-api-types.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
 import { OutcomeLog } from '../support/traffic.ts';
-import { gateway, gatewayClass, httpListener, httpRoute, referenceGrant, service } from '../lib/gateway/fixtures.ts';
+import { gateway, gatewayClass, grpcRoute, httpListener, httpRoute, referenceGrant, service } from '../lib/gateway/fixtures.ts';
 
 /**
  * The controller in cluster mode where the Gateway API CRDs are installed:
@@ -38,8 +38,8 @@ describe('Gateway API status in a cluster with its CRDs', function () {
   let log: OutcomeLog;
 
   const conditions = (value: unknown) => ((value as { conditions?: Condition[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
-  const routeConditions = (name: string, namespace = 'infra') => {
-    const parents = (fake.get({ apiVersion: V1, kind: 'HTTPRoute', namespace, name })?.['status'] as { parents?: unknown[] } | undefined)?.parents ?? [];
+  const routeConditions = (name: string, namespace = 'infra', kind = 'HTTPRoute') => {
+    const parents = (fake.get({ apiVersion: V1, kind, namespace, name })?.['status'] as { parents?: unknown[] } | undefined)?.parents ?? [];
     return conditions(parents[0]);
   };
   const until = <T>(read: () => T, expected: T, what: string) =>
@@ -92,6 +92,18 @@ describe('Gateway API status in a cluster with its CRDs', function () {
     const attached = () =>
       (fake.get({ apiVersion: V1, kind: 'Gateway', namespace: 'infra', name: 'gw' })?.['status'] as { listeners?: { attachedRoutes: number }[] } | undefined)?.listeners?.[0]?.attachedRoutes;
     expect(await until(attached, 2, 'attached routes')).to.equal(2);
+  });
+
+  it('writes GRPCRoutes their status: accepted, or not where an older HTTPRoute shares a hostname on the listener', async () => {
+    const rules = [{ matches: [{ method: { service: 'shop.v1.Cart' } }], backendRefs: [{ name: 'web', port: 8080 }] }];
+    // A Gateway of its own: on gw, the HTTPRoute cross (no hostnames: the listener's *.example.com) is as old or older, and first by name.
+    fake.create(gateway('grpc-gw', [httpListener('grpc', { hostname: '*.example.net' })]));
+    fake.create(grpcRoute('api', { parentRefs: [{ name: 'grpc-gw' }], hostnames: ['api.example.net'], rules }));
+    // Made within the second web was (the API server's timestamps are whole seconds), or later: web wins on age or, tied, on name.
+    fake.create(grpcRoute('zz-web', { parentRefs: [{ name: 'gw' }], hostnames: ['web.example.com'], rules }));
+    await until(() => routeConditions('api', 'infra', 'GRPCRoute'), ['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs'], 'GRPCRoute api');
+    await until(() => routeConditions('zz-web', 'infra', 'GRPCRoute'), ['Accepted=False/NotAllowedByListeners', 'ResolvedRefs=True/ResolvedRefs'], 'GRPCRoute zz-web');
+    expect(routeConditions('web')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
   });
 
   it('renders nothing for its own status writes: the HTTPRoute status it wrote comes back as a watch event and is only stored', async () => {

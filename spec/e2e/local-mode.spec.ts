@@ -167,7 +167,11 @@ describe('local mode end to end', function () {
     const shipped = await readFile(harness.configPath, 'utf8');
 
     mark = harness.mark();
-    await writeFile(harness.configPath, shipped.replace('    {{#ingress.backends}}\n', '    {{#ingress.backends}}\n    {{#servers}}\n'));
+    // The routing view under either name: `ingress` is its old one.
+    await writeFile(
+      harness.configPath,
+      shipped.replace(/^ {4}\{\{#(?:routes|ingress)\.backends\}\}\n/m, (line) => `${line}    {{#servers}}\n`),
+    );
     const rejected = await harness.next(mark, 'configRejected');
     expect(rejected.errors.join('\n')).to.match(/templates\.haproxyConfig: line \d+: unclosed section "servers"/);
     await harness.until('shop.example.com', '/', [only]);

@@ -6,6 +6,7 @@ import type { ControllerConfig } from '../../lib/config/types.ts';
 import { selectionFor } from '../../lib/kube/select.ts';
 import type { KubeObject } from '../../lib/pipeline/model.ts';
 import { createRenderer } from '../../lib/render/renderer.ts';
+import { routingViews } from '../../lib/routing-view/routing-view.ts';
 import { renderedFilePaths } from '../../lib/render/write-files.ts';
 import { buildStores } from '../../lib/store/build-stores.ts';
 import { FAMILY_ROWS, prefixed } from '../lib/annotations/family-rows.ts';
@@ -81,7 +82,7 @@ describe('annotation families: the same setting spelled either way renders the s
   function render(objects: readonly KubeObject[]): { files: Map<string, string>; excluded: readonly string[] } {
     const byResource = new Map<string, KubeObject[]>();
     for (const resource of config.watchedResources) byResource.set(resource.name, objects.filter(selectionFor(resource)));
-    const output = createRenderer(config)({ stores: buildStores(config.watchedResources, byResource, config.ignoreFields), baseDir: '/etc/haproxy' });
+    const output = createRenderer(config, routingViews)({ stores: buildStores(config.watchedResources, byResource, config.ignoreFields), baseDir: '/etc/haproxy' });
     return { files: renderedFilePaths('', output.files, config.dataplane), excluded: output.excluded.map((problem) => `${problem.object} ${problem.field}: ${problem.message}`) };
   }
 

@@ -10,6 +10,7 @@ import { describeObject } from '../../lib/object-fields/names.ts';
 import { selectionFor } from '../../lib/kube/select.ts';
 import type { KubeObject, Problem } from '../../lib/pipeline/model.ts';
 import { createRenderer, type Renderer, type RenderOutput } from '../../lib/render/renderer.ts';
+import { routingViews } from '../../lib/routing-view/routing-view.ts';
 import { objectLabel } from '../../lib/render/resource-views.ts';
 import { renderedFilePaths, writeRenderedFiles } from '../../lib/render/write-files.ts';
 import { buildStores } from '../../lib/store/build-stores.ts';
@@ -324,7 +325,7 @@ describe('rendering hostile values with the shipped configuration (fuzz)', funct
     const loaded = loadControllerConfig(readFileSync(defaultConfigPath(), 'utf8'));
     if (!loaded.ok) throw new Error(`the shipped configuration does not load:\n${loaded.errors.join('\n')}`);
     config = loaded.config;
-    renderer = createRenderer(config);
+    renderer = createRenderer(config, routingViews);
     root = await mkdtemp(join(tmpdir(), 'haproxy-fuzz-'));
     // One directory for every render: the config names it (default-path origin), so renders compare line by line.
     baseDir = join(root, 'out');

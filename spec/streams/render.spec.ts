@@ -39,6 +39,23 @@ describe('render stage', () => {
     ]);
   });
 
+  it('reports the template lines a render found reading a name about to go, with its outcome', () => {
+    const reports: Outcome[] = [];
+    const deprecations = ['templates.haproxyConfig: line 2: reads `ingress`, the old name of `routes`'];
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      // a's render is the first to read the old name and says so; b's says nothing (the renderer tells each once).
+      const source = hot('  a---b---|', { a: trigger(1), b: trigger(2) });
+      const work = cold('   -(x|)');
+      const effect = (s: Snapshot): Observable<RenderOutput> => work.pipe(map(() => (s.revision === 1 ? { ...byRevision(s), deprecations } : byRevision(s))));
+      const expected = '    -r---s--|';
+      expectObservable(source.pipe(render({ render: effect, report: (o) => reports.push(o) }))).toBe(expected, {
+        r: { ...rendered(1, 'cfg-1'), deprecations },
+        s: rendered(2, 'cfg-2'),
+      });
+    });
+    expect(reports.map((report) => (report.type === 'rendered' ? report.deprecations : report.type))).to.deep.equal([deprecations, undefined]);
+  });
+
   it('lets a newer trigger supersede a render not yet delivered', () => {
     testScheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
       // b arrives while a renders: a's render is cancelled and only b's result is delivered.

@@ -5,8 +5,8 @@ import { DEFAULT_CONTROLLER_NAME } from '../../../lib/gateway/api.ts';
 import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
 import { parseManifests } from '../../../lib/kube/manifests.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { buildIngressModel } from '../../../lib/map-model/view-model.ts';
-import { routedObjects } from '../../../lib/routing-view/ingress-sources.ts';
+import { buildMapModel } from '../../../lib/map-model/build-model.ts';
+import { routedObjects } from '../../../lib/routing-view/model-sources.ts';
 import { sources } from '../ingress/fixtures.ts';
 
 describe('the Gateway API example (examples/gateway-api/shop.yaml)', () => {
@@ -37,7 +37,7 @@ describe('the Gateway API example (examples/gateway-api/shop.yaml)', () => {
     ]);
     // Every record routed: map lines to the Service backends and the canary's split backend, each with
     // the servers of the EndpointSlices the demo's backends answer on (`npm run demo -- gateway-api`).
-    const served = buildIngressModel({ ...sources({ services: of('Service'), slices: of('EndpointSlice') }), ...routedObjects(model) });
+    const served = buildMapModel({ ...sources({ services: of('Service'), slices: of('EndpointSlice') }), ...routedObjects(model) });
     expect(served.warnings).to.deep.equal([]);
     expect(
       served.backends.map((backend) => backend.servers.map((server) => `${server.address}:${server.port}${server.weight === undefined ? '' : ` weight ${server.weight}`}`)),

@@ -20,6 +20,10 @@ export function httpRoute(name: string, spec: Record<string, unknown>, namespace
   return { apiVersion: API_VERSION, kind: 'HTTPRoute', metadata: { namespace, name, generation: 1, creationTimestamp: created }, spec };
 }
 
+export function grpcRoute(name: string, spec: Record<string, unknown>, namespace = 'infra', created = '2026-01-01T00:00:00Z'): KubeObject {
+  return { apiVersion: API_VERSION, kind: 'GRPCRoute', metadata: { namespace, name, generation: 1, creationTimestamp: created }, spec };
+}
+
 /** A TLSRoute or TCPRoute. */
 export function l4Route(kind: 'TLSRoute' | 'TCPRoute', name: string, spec: Record<string, unknown>, namespace = 'infra', created = '2026-01-01T00:00:00Z'): KubeObject {
   return { apiVersion: API_VERSION, kind, metadata: { namespace, name, generation: 1, creationTimestamp: created }, spec };
@@ -46,6 +50,7 @@ export function sources(objects: {
   readonly classes?: readonly KubeObject[];
   readonly gateways?: readonly KubeObject[];
   readonly routes?: readonly KubeObject[];
+  readonly grpcRoutes?: readonly KubeObject[];
   readonly tlsRoutes?: readonly KubeObject[];
   readonly tcpRoutes?: readonly KubeObject[];
   readonly grants?: readonly KubeObject[];
@@ -60,6 +65,7 @@ export function sources(objects: {
     gatewayClasses: objects.classes ?? [gatewayClass()],
     gateways: objects.gateways ?? [],
     httpRoutes: objects.routes ?? [],
+    ...(objects.grpcRoutes ? { grpcRoutes: objects.grpcRoutes } : {}),
     tlsRoutes: objects.tlsRoutes ?? [],
     tcpRoutes: objects.tcpRoutes ?? [],
     referenceGrants: objects.grants ?? [],

@@ -77,7 +77,14 @@ describe('Gateway API status through the API server', () => {
       'Programmed=True/Programmed',
     ]);
     const [listener] = gw['listeners'] as { name: string; attachedRoutes: number; supportedKinds: unknown[]; conditions: Condition[] }[];
-    expect(listener).to.deep.include({ name: 'http', attachedRoutes: 0, supportedKinds: [{ group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' }] });
+    expect(listener).to.deep.include({
+      name: 'http',
+      attachedRoutes: 0,
+      supportedKinds: [
+        { group: 'gateway.networking.k8s.io', kind: 'HTTPRoute' },
+        { group: 'gateway.networking.k8s.io', kind: 'GRPCRoute' },
+      ],
+    });
     expect(listener!.conditions.map((condition) => `${condition.type}=${condition.status}`)).to.deep.equal(['Accepted=True', 'ResolvedRefs=True', 'Conflicted=False', 'Programmed=True']);
   });
 

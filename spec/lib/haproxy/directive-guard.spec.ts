@@ -6,6 +6,7 @@ import { REQUEST_MIRROR_LUA_FILE } from '../../../lib/lua/request-mirror.ts';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
+import { routingViews } from '../../../lib/routing-view/routing-view.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 
 describe('directive guard', () => {
@@ -195,7 +196,7 @@ describe('directive guard', () => {
     if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
     const { config } = loaded;
     for (const test of config.validationTests) {
-      const output = createRenderer(config)({ stores: buildStores(config.watchedResources, test.fixtures, config.ignoreFields) });
+      const output = createRenderer(config, routingViews)({ stores: buildStores(config.watchedResources, test.fixtures, config.ignoreFields) });
       expect(findGuardedDirectives(output.files.config), test.name).to.deep.equal([]);
     }
     expect(findGuardedDirectives('# lua-load x.lua\n  description "lua-load x"\n  "" lua-load')).to.deep.equal([]);

@@ -5,6 +5,7 @@ import { loadControllerConfig } from '../../../lib/config/load.ts';
 import { planDeployment } from '../../../lib/haproxy/plan.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
+import { routingViews } from '../../../lib/routing-view/routing-view.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { base64, CA_CERT, LEAF_CERT, LEAF_KEY } from '../../support/tls-fixture.ts';
 import { endpointSlice, ingress, path, rule, service } from '../ingress/fixtures.ts';
@@ -61,7 +62,7 @@ function renderOutput(endpoints: number) {
     ]),
     config.ignoreFields,
   );
-  return createRenderer(config)({ stores });
+  return createRenderer(config, routingViews)({ stores });
 }
 
 const render = (endpoints: number) => renderOutput(endpoints).files;

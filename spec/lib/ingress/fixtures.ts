@@ -1,5 +1,5 @@
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import type { IngressSources } from '../../../lib/map-model/types.ts';
+import type { MapModelSources } from '../../../lib/map-model/types.ts';
 import { ingressTranslator } from '../../../lib/ingress/translate-ingress.ts';
 import { base64 } from '../../support/tls-fixture.ts';
 
@@ -143,7 +143,7 @@ export interface World {
 }
 
 /** Sources over plain lists, looked up the way the controller's indexed stores answer. */
-export function sources(world: World): IngressSources {
+export function sources(world: World): MapModelSources {
   const find = (objects: readonly KubeObject[] | undefined, namespace: string, name: string) =>
     objects?.find((object) => object.metadata.namespace === namespace && object.metadata.name === name);
   return {

@@ -83,8 +83,9 @@ describe('selecting objects for a watched resource', () => {
         ['gateway.networking.k8s.io/v1', 'gatewayclasses'],
         ['gateway.networking.k8s.io/v1beta1', 'gateways'],
         ['gateway.networking.k8s.io/v1', 'httproutes'],
+        ['gateway.networking.k8s.io/v1', 'grpcroutes'],
       ].map(([version, plural]) => written(version!, plural!)),
-    ).to.deep.equal([true, true, true, true]);
+    ).to.deep.equal([true, true, true, true, true]);
     // Services' status is the cloud's (a template may read a load balancer's address); a core v1 kind has no group.
     expect([written('v1', 'services'), written('gateway.networking.k8s.io/v1beta1', 'referencegrants'), written('example.com/v1', 'ingresses')]).to.deep.equal([false, false, false]);
   });

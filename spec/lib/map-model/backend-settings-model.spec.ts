@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
-import type { IngressSources } from '../../../lib/map-model/types.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
+import type { MapModelSources } from '../../../lib/map-model/types.ts';
+import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { ingressSources } from '../../../lib/routing-view/ingress-sources.ts';
+import { mapModelSources } from '../../../lib/routing-view/model-sources.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import type { IndexedStore } from '../../../lib/store/indexed-store.ts';
 import { mulberry32 } from '../../support/fuzz-values.ts';
@@ -23,7 +23,7 @@ const loaded = loadControllerConfig(readFileSync(defaultConfigPath(), 'utf8'));
 if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
 const config = loaded.config;
 type Stores = Map<string, IndexedStore>;
-const sourcesOf = (stores: Stores): IngressSources => ingressSources(config, stores)!;
+const sourcesOf = (stores: Stores): MapModelSources => mapModelSources(config, stores)!;
 
 let version = 0;
 /** Ingress `name`, created on `day`, routing its own host to Service `svc`:80, with these annotations. */
@@ -67,18 +67,18 @@ function world(ingresses: readonly KubeObject[]): Stores {
 describe('backend settings in the cached view model', () => {
   it('makes a Backend again when only its settings change (or its Ingress is read again), keeping its servers', () => {
     const stores = world([annotated('web', 1, 'a', { 'haproxy.org/timeout-server': '5s' })]);
-    const cache = new IngressModelCache();
-    const first = buildIngressModel(sourcesOf(stores), cache);
+    const cache = new MapModelCache();
+    const first = buildMapModel(sourcesOf(stores), cache);
     expect(first.backends[0]!.settings).to.deep.equal({ timeouts: { server: 5000 } });
 
     stores.get('ingresses')!.upsert(annotated('web', 1, 'a', { 'haproxy.org/timeout-server': '9s' }));
-    const second = buildIngressModel(sourcesOf(stores), cache);
+    const second = buildMapModel(sourcesOf(stores), cache);
     expect(second.backends[0]!.settings).to.deep.equal({ timeouts: { server: 9000 } });
     expect(second.backends[0]!.servers).to.equal(first.backends[0]!.servers);
 
     // The same settings in another spelling: the same backend, its settings naming the Ingress as read now.
     stores.get('ingresses')!.upsert(annotated('web', 1, 'a', { 'haproxy.org/timeout-server': '9000ms' }));
-    const third = buildIngressModel(sourcesOf(stores), cache);
+    const third = buildMapModel(sourcesOf(stores), cache);
     expect(third.backends).to.deep.equal(second.backends);
     expect(third.backends[0]!.servers).to.equal(second.backends[0]!.servers);
     expect(third.warnings).to.equal(second.warnings);
@@ -86,21 +86,21 @@ describe('backend settings in the cached view model', () => {
 
   it('follows a CA Secret: servers while it holds a usable ca.crt, none (and a warning) while it is gone, again when it comes back', () => {
     const stores = world([annotated('web', 1, 'a', { 'haproxy.org/server-ca': 'ca' })]);
-    const cache = new IngressModelCache();
-    const served = buildIngressModel(sourcesOf(stores), cache);
+    const cache = new MapModelCache();
+    const served = buildMapModel(sourcesOf(stores), cache);
     expect(served.backends[0]!.servers).to.have.length(2);
     expect(served.caCertificates.map((ca) => ca.file)).to.deep.equal(['default_ca__ca.pem']);
     expect(served.caCertificates[0]!.pem).to.equal(CA_CERT);
 
     stores.get('secrets')!.delete(caSecret('ca', CA_CERT));
-    const gone = buildIngressModel(sourcesOf(stores), cache);
+    const gone = buildMapModel(sourcesOf(stores), cache);
     expect(gone.backends[0]!.servers).to.deep.equal([]);
     expect(gone.caCertificates).to.deep.equal([]);
     expect(gone.warnings.map((problem) => problem.message)).to.deep.equal(['backend default_a_80 has no servers: the CA Secret default/ca to verify its servers with is not found']);
-    expect(buildIngressModel(sourcesOf(stores))).to.deep.equal(gone);
+    expect(buildMapModel(sourcesOf(stores))).to.deep.equal(gone);
 
     stores.get('secrets')!.upsert(caSecret('ca', SELF_SIGNED_CERT));
-    const back = buildIngressModel(sourcesOf(stores), cache);
+    const back = buildMapModel(sourcesOf(stores), cache);
     expect(back.backends[0]!.servers).to.have.length(2);
     expect(back.caCertificates[0]!.pem).to.equal(SELF_SIGNED_CERT);
     expect(back.warnings).to.deep.equal([]);
@@ -110,10 +110,10 @@ describe('backend settings in the cached view model', () => {
     const stores = world([annotated('web', 1, 'a', { 'haproxy.org/server-ca': 'default/opaque-ca' })]);
     const opaque = (ca: string): KubeObject => ({ ...caSecret('opaque-ca', ca), type: 'Opaque', data: { 'ca.crt': base64(ca) } });
     stores.get('authsecrets')!.upsert(opaque(CA_CERT));
-    const cache = new IngressModelCache();
-    expect(buildIngressModel(sourcesOf(stores), cache).caCertificates.map((ca) => ca.pem)).to.deep.equal([CA_CERT]);
+    const cache = new MapModelCache();
+    expect(buildMapModel(sourcesOf(stores), cache).caCertificates.map((ca) => ca.pem)).to.deep.equal([CA_CERT]);
     stores.get('authsecrets')!.upsert(opaque(SELF_SIGNED_CERT));
-    expect(buildIngressModel(sourcesOf(stores), cache).caCertificates.map((ca) => ca.pem)).to.deep.equal([SELF_SIGNED_CERT]);
+    expect(buildMapModel(sourcesOf(stores), cache).caCertificates.map((ca) => ca.pem)).to.deep.equal([SELF_SIGNED_CERT]);
   });
 
   it('gives what a fresh build gives after every step of seeded random changes to annotations, Services, slices and the CA Secret', () => {
@@ -132,8 +132,8 @@ describe('backend settings in the cached view model', () => {
       const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
       const names = ['i0', 'i1', 'i2', 'i3', 'i4', 'i5'];
       const stores = world([]);
-      const cache = new IngressModelCache();
-      buildIngressModel(sourcesOf(stores), cache);
+      const cache = new MapModelCache();
+      buildMapModel(sourcesOf(stores), cache);
       for (let step = 0; step < 120; step++) {
         const roll = random();
         if (roll < 0.6) {
@@ -152,8 +152,8 @@ describe('backend settings in the cached view model', () => {
           const stored = stores.get('secrets')!.get('default', 'ca');
           if (stored) stores.get('secrets')!.delete(stored);
         }
-        const reused = buildIngressModel(sourcesOf(stores), cache);
-        const fresh = buildIngressModel(sourcesOf(stores));
+        const reused = buildMapModel(sourcesOf(stores), cache);
+        const fresh = buildMapModel(sourcesOf(stores));
         expect(reused, `seed ${seed} step ${step}`).to.deep.equal(fresh);
         seen.conflicts += fresh.warnings.filter((problem) => problem.field === 'metadata.annotations').length;
         seen.withSettings += fresh.backends.filter((backend) => Object.keys(backend.settings).length > 0).length;

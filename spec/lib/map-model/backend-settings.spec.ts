@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { BackendSettings } from '../../../lib/routing/settings.ts';
-import { IngressAggregate, type ReadIngress } from '../../../lib/map-model/aggregate.ts';
+import { RouteAggregate, type ReadClaims } from '../../../lib/map-model/aggregate.ts';
 import { BackendSettingsTable, differingSettings, NO_BACKEND_SETTINGS, settleBackendSettings } from '../../../lib/map-model/backend-settings.ts';
 import { translateIngress } from '../../../lib/ingress/translate-ingress.ts';
 import { claimsOf } from '../../../lib/map-model/claims.ts';
@@ -24,7 +24,7 @@ const routing = (name: string, day: number, host = `${name}.example.com`, servic
   ingress(name, { created: `2024-01-${String(day).padStart(2, '0')}T00:00:00Z`, rules: [rule(host, path('/', service, 80))] });
 
 /** Reads Ingresses as the controller does, with the backend settings the test gives each (the annotation parsers are specified elsewhere). */
-function readerWith(settings: ReadonlyMap<KubeObject, BackendSettings>): ReadIngress {
+function readerWith(settings: ReadonlyMap<KubeObject, BackendSettings>): ReadClaims {
   return (object) => {
     const read = claimsOf(translateIngress(object)).read;
     const asked = settings.get(object);
@@ -37,7 +37,7 @@ const noService = () => undefined;
 
 /** The aggregate with the settings table the backends read, settled as a build settles them: the backends whose users moved. */
 class Settled {
-  readonly aggregate = new IngressAggregate();
+  readonly aggregate = new RouteAggregate();
   readonly #table = new BackendSettingsTable();
 
   settle(): string[] {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
+import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import { base64, CA_CERT, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../../support/tls-fixture.ts';
 import { endpointSlice, ingress, path, rule, service, sources, tlsSecret, type World } from '../ingress/fixtures.ts';
 
@@ -27,7 +27,7 @@ const world = (more: World): World => ({ services: [web], slices: [webSlice], ..
 
 describe('client certificates in the Ingress model', () => {
   it('asks for them on the crt-list line of the hosts that want them alone: the other hosts of the same Secret get a line of their own', () => {
-    const model = buildIngressModel(
+    const model = buildMapModel(
       sources(
         world({ secrets: [caSecret('client-ca', { 'ca.crt': base64(CA_CERT) })], ingresses: [tlsIngress('secure', 'a.example.com', 'client-ca'), tlsIngress('open', 'b.example.com')] }),
       ),
@@ -44,7 +44,7 @@ describe('client certificates in the Ingress model', () => {
   });
 
   it('stands a CA nobody holds the key of in for a missing or unusable CA Secret, naming the Ingress: every certificate fails, none passes unchecked', () => {
-    const missing = buildIngressModel(sources(world({ ingresses: [tlsIngress('secure', 'a.example.com', 'absent')] })));
+    const missing = buildMapModel(sources(world({ ingresses: [tlsIngress('secure', 'a.example.com', 'absent')] })));
     expect(missing.caCertificates.map((ca) => ca.file)).to.deep.equal(['default_absent__client-ca.pem']);
     expect(missing.caCertificates[0]!.pem)
       .to.match(/^-----BEGIN CERTIFICATE-----\n/)
@@ -52,27 +52,27 @@ describe('client certificates in the Ingress model', () => {
     expect(missing.warnings).to.deep.equal([
       { object: 'Ingress default/secure', field: 'metadata.annotations', message: 'Secret default/absent not found: its client certificate authentication refuses every certificate' },
     ]);
-    const revoking = buildIngressModel(
+    const revoking = buildMapModel(
       sources(world({ secrets: [caSecret('client-ca', { 'ca.crt': base64(CA_CERT), 'ca.crl': base64('a list') })], ingresses: [tlsIngress('secure', 'a.example.com', 'client-ca')] })),
     );
     expect(revoking.caCertificates[0]!.pem).to.equal(missing.caCertificates[0]!.pem);
     expect(revoking.warnings.map((warning) => warning.message)).to.deep.equal([
       'Secret default/client-ca holds a ca.crl, and revocation lists are not applied: its client certificate authentication refuses every certificate',
     ]);
-    const empty = buildIngressModel(sources(world({ secrets: [caSecret('client-ca', {})], ingresses: [tlsIngress('secure', 'a.example.com', 'client-ca')] })));
+    const empty = buildMapModel(sources(world({ secrets: [caSecret('client-ca', {})], ingresses: [tlsIngress('secure', 'a.example.com', 'client-ca')] })));
     expect(empty.warnings.map((warning) => warning.message)).to.deep.equal([
       'Secret default/client-ca data[ca.crt] is missing or not base64: its client certificate authentication refuses every certificate',
     ]);
   });
 
   it('follows a new CA and the annotation going, from one build to the next with the same cache', () => {
-    const cache = new IngressModelCache();
+    const cache = new MapModelCache();
     const first = caSecret('client-ca', { 'ca.crt': base64(CA_CERT) });
     const ingresses = [tlsIngress('secure', 'a.example.com', 'client-ca'), tlsIngress('open', 'b.example.com')];
-    buildIngressModel(sources(world({ secrets: [first], ingresses })), cache);
-    const renewed = buildIngressModel(sources(world({ secrets: [caSecret('client-ca', { 'ca.crt': base64(SELF_SIGNED_CERT) })], ingresses })), cache);
+    buildMapModel(sources(world({ secrets: [first], ingresses })), cache);
+    const renewed = buildMapModel(sources(world({ secrets: [caSecret('client-ca', { 'ca.crt': base64(SELF_SIGNED_CERT) })], ingresses })), cache);
     expect(renewed.caCertificates.map((ca) => ca.pem)).to.deep.equal([SELF_SIGNED_CERT]);
-    const without = buildIngressModel(sources(world({ secrets: [first], ingresses: [tlsIngress('secure', 'a.example.com'), ingresses[1]!] })), cache);
+    const without = buildMapModel(sources(world({ secrets: [first], ingresses: [tlsIngress('secure', 'a.example.com'), ingresses[1]!] })), cache);
     expect(without.certificates.map((line) => [line.hosts, line.clientCaFile])).to.deep.equal([[['a.example.com', 'b.example.com'], undefined]]);
     expect([without.clientCertificates, without.caCertificates]).to.deep.equal([false, []]);
   });

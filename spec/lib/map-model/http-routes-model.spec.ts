@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
-import type { IngressModel, IngressSources } from '../../../lib/map-model/types.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
+import type { MapModel, MapModelSources } from '../../../lib/map-model/types.ts';
+import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { routedObjects } from '../../../lib/routing-view/ingress-sources.ts';
+import { routedObjects } from '../../../lib/routing-view/model-sources.ts';
 import { mulberry32 } from '../../support/fuzz-values.ts';
 import { readFileSync } from 'node:fs';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
-import { ingressSources } from '../../../lib/routing-view/ingress-sources.ts';
+import { mapModelSources } from '../../../lib/routing-view/model-sources.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, sources as gatewaySources } from '../gateway/fixtures.ts';
 import { endpointSlice, ingress, path, rule, service, sources, tlsSecret } from '../ingress/fixtures.ts';
@@ -36,7 +36,7 @@ const slices = [
   endpointSlice('api-1', 'api', [{ port: 9090 }], [{ addresses: ['10.0.0.2'], ready: true }], { namespace: 'infra' }),
 ];
 
-function worldSources(world: World): IngressSources {
+function worldSources(world: World): MapModelSources {
   const services = world.services ?? [web, api];
   const model = readGatewayApi(
     gatewaySources({
@@ -49,9 +49,9 @@ function worldSources(world: World): IngressSources {
   return { ...sources({ ingresses: world.ingresses ?? [], services, slices, ...(world.sharing ? { sharedHostNamespaces: world.sharing } : {}) }), ...routedObjects(model) };
 }
 
-const build = (world: World) => buildIngressModel(worldSources(world));
+const build = (world: World) => buildMapModel(worldSources(world));
 
-const lines = (model: IngressModel) => ({
+const lines = (model: MapModel) => ({
   hosts: model.hosts.map((host) => host.host),
   exact: model.exactRoutes.map((route) => `${route.key} ${route.backend}${route.policy ? ':policy' : ''}`),
   prefix: model.prefixRoutes.map((route) => `${route.key} ${route.backend}${route.policy ? ':policy' : ''}`),
@@ -225,10 +225,10 @@ describe('HTTPRoutes in the Ingress view model', () => {
           },
         ],
       });
-    const cache = new IngressModelCache();
-    const before = buildIngressModel(worldSources({ routes: [] }), cache);
+    const cache = new MapModelCache();
+    const before = buildMapModel(worldSources({ routes: [] }), cache);
     expect(before.mirrors).to.equal(false);
-    const model = buildIngressModel(worldSources({ routes: [mirrored()] }), cache);
+    const model = buildMapModel(worldSources({ routes: [mirrored()] }), cache);
     expect(model.mirrors).to.equal(true);
     expect(model.warnings).to.deep.equal([]);
     expect(lines(model).prefix).to.deep.equal(['shop.example.com/ infra_web_8080:policy']);
@@ -238,17 +238,17 @@ describe('HTTPRoutes in the Ingress view model', () => {
       ['infra_api_9090', ['10.0.0.2']],
       ['infra_web_8080', ['10.0.0.1']],
     ]);
-    expect(buildIngressModel(worldSources({ routes: [mirrored()] }))).to.deep.equal(model);
-    const shareOf = (built: IngressModel) => built.policies.flatMap((policy) => policy.mirrors.map((mirror) => [mirror.share, mirror.of, mirror.partial]));
-    expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ percent: 50 })] }), cache))).to.deep.equal([[1, 2, true]]);
+    expect(buildMapModel(worldSources({ routes: [mirrored()] }))).to.deep.equal(model);
+    const shareOf = (built: MapModel) => built.policies.flatMap((policy) => policy.mirrors.map((mirror) => [mirror.share, mirror.of, mirror.partial]));
+    expect(shareOf(buildMapModel(worldSources({ routes: [mirrored({ percent: 50 })] }), cache))).to.deep.equal([[1, 2, true]]);
     // A fraction to a millionth; its denominator is 100 unless given.
-    expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ fraction: { numerator: 1, denominator: 3 } })] }), cache))).to.deep.equal([[333_333, 1_000_000, true]]);
-    expect(shareOf(buildIngressModel(worldSources({ routes: [mirrored({ fraction: { numerator: 25 } })] }), cache))).to.deep.equal([[1, 4, true]]);
+    expect(shareOf(buildMapModel(worldSources({ routes: [mirrored({ fraction: { numerator: 1, denominator: 3 } })] }), cache))).to.deep.equal([[333_333, 1_000_000, true]]);
+    expect(shareOf(buildMapModel(worldSources({ routes: [mirrored({ fraction: { numerator: 25 } })] }), cache))).to.deep.equal([[1, 4, true]]);
     // A mirror of no request asks for nothing: no policy, no backend.
-    const none = buildIngressModel(worldSources({ routes: [mirrored({ percent: 0 })] }), cache);
+    const none = buildMapModel(worldSources({ routes: [mirrored({ percent: 0 })] }), cache);
     expect(none.mirrors).to.equal(false);
     expect(none.backends.map((backend) => backend.name)).to.deep.equal(['infra_web_8080']);
-    expect(buildIngressModel(worldSources({ routes: [] }), cache).backends).to.deep.equal([]);
+    expect(buildMapModel(worldSources({ routes: [] }), cache).backends).to.deep.equal([]);
   });
 
   it("keeps the mirror's backend for a rule's RequestMirror whose backendRefs are a choice (each share's policy mirrors)", () => {
@@ -266,15 +266,15 @@ describe('HTTPRoutes in the Ingress view model', () => {
         },
       ],
     });
-    const cache = new IngressModelCache();
-    const model = buildIngressModel(worldSources({ routes: [route] }), cache);
+    const cache = new MapModelCache();
+    const model = buildMapModel(worldSources({ routes: [route] }), cache);
     expect(model.warnings).to.deep.equal([]);
     expect(model.prefixRoutes.map((line) => line.backend.startsWith('~'))).to.deep.equal([true]);
     expect(model.mirrors).to.equal(true);
     expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090', 'infra_web_8080']);
-    expect(buildIngressModel(worldSources({ routes: [route] }))).to.deep.equal(model);
+    expect(buildMapModel(worldSources({ routes: [route] }))).to.deep.equal(model);
     // The route gone, the mirror's backend goes with it.
-    expect(buildIngressModel(worldSources({ routes: [] }), cache).backends).to.deep.equal([]);
+    expect(buildMapModel(worldSources({ routes: [] }), cache).backends).to.deep.equal([]);
   });
 
   it("serves weighted backendRefs as one split backend of both Services' servers, weighted by share over servers, named after the rule", () => {
@@ -294,7 +294,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
           },
         ],
       });
-    const model = buildIngressModel({
+    const model = buildMapModel({
       ...sources({ services: [web, api], slices: [three, slices[1]!] }),
       ...routedObjects(readGatewayApi(gatewaySources({ gateways: [gateway('gw', [httpListener('http', ALL_NAMESPACES)])], routes: [split(3, 1)], services: [web, api] }))),
     });
@@ -302,14 +302,14 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.backends.map((backend) => [backend.name, backend.servers.map((server) => `${server.address} ${server.weight}`)])).to.deep.equal([
       ['infra_canary_0_split', ['10.0.0.2 256', '10.0.1.1 256', '10.0.1.2 256', '10.0.1.3 256']],
     ]);
-    const cache = new IngressModelCache();
+    const cache = new MapModelCache();
     const world = (route: KubeObject) => ({
       ...sources({ services: [web, api], slices: [three, slices[1]!] }),
       ...routedObjects(readGatewayApi(gatewaySources({ gateways: [gateway('gw', [httpListener('http', ALL_NAMESPACES)])], routes: [route], services: [web, api] }))),
     });
-    buildIngressModel(world(split(3, 1)), cache);
-    const changed = buildIngressModel(world(split(9, 1)), cache);
-    expect(changed).to.deep.equal(buildIngressModel(world(split(9, 1))));
+    buildMapModel(world(split(3, 1)), cache);
+    const changed = buildMapModel(world(split(9, 1)), cache);
+    expect(changed).to.deep.equal(buildMapModel(world(split(9, 1))));
     expect(changed.backends[0]!.servers.map((server) => `${server.address} ${server.weight}`)).to.deep.equal(['10.0.0.2 85', '10.0.1.1 256', '10.0.1.2 256', '10.0.1.3 256']);
   });
 
@@ -358,9 +358,9 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(model.choiceFields).to.have.length(16);
     expect(model.warnings).to.deep.equal([]);
     // A weight change is a map value change: the same policies and backends, updated in place as a fresh build makes them.
-    const cache = new IngressModelCache();
-    buildIngressModel(worldSources({ routes: [canary(3, 1)] }), cache);
-    const changed = buildIngressModel(worldSources({ routes: [canary(1, 4)] }), cache);
+    const cache = new MapModelCache();
+    buildMapModel(worldSources({ routes: [canary(3, 1)] }), cache);
+    const changed = buildMapModel(worldSources({ routes: [canary(1, 4)] }), cache);
     expect(changed).to.deep.equal(build({ routes: [canary(1, 4)] }));
     expect(changed.prefixRoutes.map((route) => route.backend)).to.deep.equal([choice(5, 1)]);
     expect(changed.policies.map((policy) => policy.key)).to.deep.equal(model.policies.map((policy) => policy.key));
@@ -407,8 +407,8 @@ describe('HTTPRoutes in the Ingress view model', () => {
         },
       ],
     });
-    const cache = new IngressModelCache();
-    const model = buildIngressModel(worldSources({ routes: [one, split] }), cache);
+    const cache = new MapModelCache();
+    const model = buildMapModel(worldSources({ routes: [one, split] }), cache);
     expect(model.warnings).to.deep.equal([]);
     expect(model.mirrors).to.equal(true);
     // One policy mirrors, which both the single backendRef and the split's first share use; the split's other share has none.
@@ -416,8 +416,8 @@ describe('HTTPRoutes in the Ingress view model', () => {
     expect(lines(model).prefix).to.deep.equal([`split.example.com/ ${model.prefixRoutes[0]!.backend}`, 'one.example.com/ infra_web_8080:policy']);
     expect(model.prefixRoutes[0]!.backend).to.match(/^~2~1@infra_web_8080:p[0-9a-f]+~2@infra_web_8080$/);
     expect(model.backends.map((backend) => backend.name)).to.deep.equal(['infra_api_9090', 'infra_web_8080']);
-    expect(buildIngressModel(worldSources({ routes: [one, split] }))).to.deep.equal(model);
-    expect(buildIngressModel(worldSources({ routes: [] }), cache).backends).to.deep.equal([]);
+    expect(buildMapModel(worldSources({ routes: [one, split] }))).to.deep.equal(model);
+    expect(buildMapModel(worldSources({ routes: [] }), cache).backends).to.deep.equal([]);
   });
 
   it("answers 500 for a backendRef that does not resolve: every request for the only one, its weight's share of a split", () => {
@@ -732,7 +732,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
     };
     const later = ingress('late', { namespace: 'other', created: '2026-02-01T00:00:00Z', rules: [rule('shop.example.com', path('/c', 'web', 'http'))] });
     const model = readGatewayApi(gatewaySources({ gateways: [gateway('gw', [httpListener('http', ALL_NAMESPACES)])], routes: [first, second], grants: [grant], services: [web] }));
-    const built = buildIngressModel({ ...sources({ ingresses: [later], services: [web], slices }), ...routedObjects(model) });
+    const built = buildMapModel({ ...sources({ ingresses: [later], services: [web], slices }), ...routedObjects(model) });
     expect(lines(built).prefix).to.have.members(['shop.example.com/a/ infra_web_8080', 'shop.example.com/b/ infra_web_8080']);
     expect(built.excluded.map((problem) => `${problem.object}: ${problem.message}`)).to.deep.equal([
       'Ingress other/late: host "shop.example.com" belongs to namespace team-a: older HTTPRoute team-a/a claims it; rule not served',
@@ -750,15 +750,15 @@ describe('HTTPRoutes in the Ingress view model', () => {
 
   it('looks wildcard hosts up once per number of labels their domains have, most first, and keeps the lookups while those numbers stay', () => {
     const wild = (name: string, hostnames: readonly string[]) => httpRoute(name, { ...parent, hostnames, rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
-    const cache = new IngressModelCache();
-    const first = buildIngressModel(worldSources({ routes: [wild('a', ['*.example.com', '*.deep.wild.example.com', '*.wild.example.com'])] }), cache);
+    const cache = new MapModelCache();
+    const first = buildMapModel(worldSources({ routes: [wild('a', ['*.example.com', '*.deep.wild.example.com', '*.wild.example.com'])] }), cache);
     expect(first.suffixLookups).to.deep.equal([
       { labels: 4, more: [1, 2, 3] },
       { labels: 3, more: [1, 2] },
       { labels: 2, more: [1] },
     ]);
     // Another domain of 3 labels: a host-suffix.map line, the same lookups.
-    const second = buildIngressModel(worldSources({ routes: [wild('a', ['*.example.com', '*.deep.wild.example.com', '*.wild.example.com']), wild('b', ['*.more.example.com'])] }), cache);
+    const second = buildMapModel(worldSources({ routes: [wild('a', ['*.example.com', '*.deep.wild.example.com', '*.wild.example.com']), wild('b', ['*.more.example.com'])] }), cache);
     expect(second.suffixHosts.map((host) => host.host)).to.include('*.more.example.com');
     expect(second.suffixLookups).to.equal(first.suffixLookups);
   });
@@ -772,15 +772,15 @@ describe('HTTPRoutes in the Ingress view model', () => {
       ingress('held', { namespace: 'infra', rules: [rule('held.example.com', path('/', 'web', 'http')), rule('*.wild.example.com', path('/', 'web', 'http'))] }),
       ingress('own', { namespace: 'infra', tls: [{ hosts: ['own.example.com'], secretName: 'secure-tls' }], rules: [rule('own.example.com', path('/', 'web', 'http'))] }),
     ];
-    const crtLines = (built: IngressModel) => built.certificates.map((certificate) => [certificate.file, certificate.hosts, certificate.excludedHosts, certificate.refuses ?? false]);
-    const built = buildIngressModel({ ...sources({ services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
+    const crtLines = (built: MapModel) => built.certificates.map((certificate) => [certificate.file, certificate.hosts, certificate.excludedHosts, certificate.refuses ?? false]);
+    const built = buildMapModel({ ...sources({ services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
     expect(crtLines(built)).to.deep.equal([
       ['infra_secure-tls.pem', [], ['fallback-certificate.invalid'], false],
       ['infra_secure-tls.pem', ['secure.example.com'], [], false],
     ]);
     expect(built.fallbackCertificate).to.equal(true);
     expect(built.excluded).to.deep.equal([]);
-    const withIngresses = buildIngressModel({ ...sources({ ingresses: held, services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
+    const withIngresses = buildMapModel({ ...sources({ ingresses: held, services: [web], slices, secrets: [secret] }), ...routedObjects(model) });
     expect(crtLines(withIngresses)).to.deep.equal([
       ['infra_secure-tls.pem', [], ['fallback-certificate.invalid'], false],
       ['infra_secure-tls.pem', ['own.example.com'], [], false],
@@ -789,16 +789,16 @@ describe('HTTPRoutes in the Ingress view model', () => {
     ]);
     // Without a listener lacking a hostname: no fallback, strict-sni.
     const named = readGatewayApi(gatewaySources({ gateways: [gateway('gw', [https('named', { hostname: 'secure.example.com' })])], routes: [route], services: [web], secrets: [secret] }));
-    const strict = buildIngressModel({ ...sources({ ingresses: held, services: [web], slices, secrets: [secret] }), ...routedObjects(named) });
+    const strict = buildMapModel({ ...sources({ ingresses: held, services: [web], slices, secrets: [secret] }), ...routedObjects(named) });
     expect([strict.fallbackCertificate, strict.certificates.some((certificate) => certificate.refuses)]).to.deep.equal([false, false]);
   });
 
   describe('HTTP and HTTPS listeners', () => {
     const onListener = (name: string, sectionName: string, rules: readonly unknown[]) =>
       httpRoute(name, { parentRefs: [{ name: 'gw', sectionName }], hostnames: ['shop.example.com'], rules });
-    const modelOf = (gateways: readonly KubeObject[], routes: readonly KubeObject[], ingresses: readonly KubeObject[] = [], cache?: IngressModelCache) => {
+    const modelOf = (gateways: readonly KubeObject[], routes: readonly KubeObject[], ingresses: readonly KubeObject[] = [], cache?: MapModelCache) => {
       const model = readGatewayApi(gatewaySources({ classes: [gatewayClass()], gateways, routes, services: [web, api], secrets: [secret] }));
-      return buildIngressModel({ ...sources({ ingresses, services: [web, api], slices, secrets: [secret] }), ...routedObjects(model) }, cache);
+      return buildMapModel({ ...sources({ ingresses, services: [web, api], slices, secrets: [secret] }), ...routedObjects(model) }, cache);
     };
 
     it('serves a route on listeners of one protocol alone as a candidate under that protocol, a regular expression path by its policy', () => {
@@ -830,7 +830,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
     it("keeps a listener's certificate from the hosts Ingress namespaces hold: their names left out, said so, and excluded below its wildcard", () => {
       const taken = ingress('taken', { namespace: 'infra', rules: [rule('taken.example.com', path('/', 'web', 'http')), rule('owned.example.com', path('/', 'web', 'http'))] });
       const gateways = [gateway('gw', [https('wild', { hostname: '*.example.com' }), https('owned', { hostname: 'owned.example.com' })])];
-      const cache = new IngressModelCache();
+      const cache = new MapModelCache();
       const model = modelOf(gateways, [], [taken], cache);
       expect(model.certificates.map((certificate) => [certificate.hosts, certificate.excludedHosts])).to.deep.equal([[['*.example.com'], ['owned.example.com', 'taken.example.com']]]);
       expect(model.warnings).to.deep.equal([
@@ -882,7 +882,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const routes = new Map<string, KubeObject>();
     const ingresses = new Map<string, KubeObject>();
     let gateways = [gateway('gw', [httpListener('http', ALL_NAMESPACES)])];
-    const cache = new IngressModelCache();
+    const cache = new MapModelCache();
     const seen = { conflicts: 0, redirects: 0, unserved: 0, splits: 0, unresolved: 0, lists: 0, mirrors: 0, choices: 0 };
     // The first of two backendRefs: filters of its own by weight, so the draws are those of a sequence without them.
     const backendRef = (weight: number) => ({ ...backends[0]!, weight, filters: weight === 1 ? [] : filters[weight === 3 ? 1 : 2] });
@@ -913,7 +913,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
       }
       const world = { routes: [...routes.values()], ingresses: [...ingresses.values()], gateways };
       const fresh = build(world);
-      expect(buildIngressModel(worldSources(world), cache), `step ${step}`).to.deep.equal(fresh);
+      expect(buildMapModel(worldSources(world), cache), `step ${step}`).to.deep.equal(fresh);
       seen.conflicts += fresh.warnings.filter((problem) => problem.message.includes('not served here')).length;
       seen.redirects += fresh.prefixRoutes.filter((route) => route.backend === '').length;
       seen.splits += fresh.backends.filter((backend) => backend.split !== undefined).length;
@@ -949,12 +949,12 @@ describe('HTTPRoutes in the Ingress view model', () => {
       ['endpointslices', [...slices]],
     ]);
     const stores = buildStores(config.watchedResources, objects, config.ignoreFields);
-    const cache = new IngressModelCache();
-    const first = buildIngressModel(ingressSources(config, stores)!, cache);
+    const cache = new MapModelCache();
+    const first = buildMapModel(mapModelSources(config, stores)!, cache);
     expect(first.backends.map((backend) => backend.servers.map((server) => `${server.address} ${server.weight}`))).to.deep.equal([['10.0.0.1 256', '10.0.0.2 256']]);
     stores.get('endpointslices')!.upsert(endpointSlice('api-1', 'api', [{ port: 9090 }], [{ addresses: ['10.0.0.2'] }, { addresses: ['10.0.0.3'] }], { namespace: 'infra' }));
-    const cached = buildIngressModel(ingressSources(config, stores)!, cache);
-    expect(cached).to.deep.equal(buildIngressModel(ingressSources(config, stores)!));
+    const cached = buildMapModel(mapModelSources(config, stores)!, cache);
+    expect(cached).to.deep.equal(buildMapModel(mapModelSources(config, stores)!));
     expect(cached.backends.map((backend) => backend.servers.map((server) => `${server.address} ${server.weight}`))).to.deep.equal([['10.0.0.1 256', '10.0.0.2 128', '10.0.0.3 128']]);
   });
 });

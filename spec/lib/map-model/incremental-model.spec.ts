@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
-import type { IngressModel, IngressSources } from '../../../lib/map-model/types.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
+import type { MapModel, MapModelSources } from '../../../lib/map-model/types.ts';
+import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { ingressSources } from '../../../lib/routing-view/ingress-sources.ts';
+import { mapModelSources } from '../../../lib/routing-view/model-sources.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import type { IndexedStore } from '../../../lib/store/indexed-store.ts';
 import { ingress, path, rule, sources } from '../ingress/fixtures.ts';
@@ -23,10 +23,10 @@ const config = loaded.config;
 
 type Stores = Map<string, IndexedStore>;
 
-const sourcesOf = (stores: Stores, sharing: readonly string[] = []): IngressSources => ({ ...ingressSources(config, stores)!, sharedHostNamespaces: sharing });
+const sourcesOf = (stores: Stores, sharing: readonly string[] = []): MapModelSources => ({ ...mapModelSources(config, stores)!, sharedHostNamespaces: sharing });
 
 /** The same stores seen as plain lists, without versions or change logs: every build compares the whole Ingress list. */
-function listed(stores: Stores, sharing: readonly string[] = []): IngressSources {
+function listed(stores: Stores, sharing: readonly string[] = []): MapModelSources {
   const { stores: _stores, ingressChanges: _changes, versions: _versions, changedSince: _changedSince, ...plain } = sourcesOf(stores, sharing);
   return plain;
 }
@@ -37,7 +37,7 @@ function apply(stores: Stores, change: WorldChange): void {
   else store.upsert(change.object);
 }
 
-const routeBackends = (model: IngressModel) =>
+const routeBackends = (model: MapModel) =>
   new Map([...model.exactRoutes, ...model.prefixRoutes.map((route) => ({ ...route, key: `prefix ${route.key}` }))].map((route) => [route.key, route.backend]));
 
 const classOf = (object: KubeObject | undefined) => (object?.['spec'] as { ingressClassName?: string } | undefined)?.ingressClassName;
@@ -67,19 +67,19 @@ describe('incremental Ingress view model', () => {
     ] as const) {
       const shape = { size: 12, namespaces: 3 };
       const stores = buildStores(config.watchedResources, initialWorld(shape), config.ignoreFields);
-      const tracked = new IngressModelCache();
-      const plain = new IngressModelCache();
-      let before = buildIngressModel(sourcesOf(stores, sharing), tracked);
-      expect(buildIngressModel(listed(stores, sharing), plain)).to.deep.equal(before);
+      const tracked = new MapModelCache();
+      const plain = new MapModelCache();
+      let before = buildMapModel(sourcesOf(stores, sharing), tracked);
+      expect(buildMapModel(listed(stores, sharing), plain)).to.deep.equal(before);
       let step = 0;
       for (const change of randomChanges(seed, 150, shape)) {
         step++;
         const stored = stores.get(change.resource)!.get(change.object.metadata.namespace, change.object.metadata.name);
         apply(stores, change);
-        const fresh = buildIngressModel(sourcesOf(stores, sharing));
-        const reused = buildIngressModel(sourcesOf(stores, sharing), tracked);
+        const fresh = buildMapModel(sourcesOf(stores, sharing));
+        const reused = buildMapModel(sourcesOf(stores, sharing), tracked);
         expect(reused, `seed ${seed} step ${step}: through the change log`).to.deep.equal(fresh);
-        expect(buildIngressModel(listed(stores, sharing), plain), `seed ${seed} step ${step}: through the list`).to.deep.equal(fresh);
+        expect(buildMapModel(listed(stores, sharing), plain), `seed ${seed} step ${step}: through the list`).to.deep.equal(fresh);
 
         // What the sequences are meant to cover, so that a generator change cannot quietly drop it.
         const refusals = fresh.excluded.filter((problem) => problem.message.includes('belongs to namespace'));
@@ -110,7 +110,7 @@ describe('incremental Ingress view model', () => {
   it('lets the loser of a conflict win when the winner is deleted or moves to another class', () => {
     const shape = { size: 4, namespaces: 1 };
     const stores = buildStores(config.watchedResources, initialWorld(shape), config.ignoreFields);
-    const cache = new IngressModelCache();
+    const cache = new MapModelCache();
     const claim = (name: string, created: string, service: string, className = 'haproxy'): KubeObject => ({
       apiVersion: 'networking.k8s.io/v1',
       kind: 'Ingress',
@@ -122,8 +122,8 @@ describe('incremental Ingress view model', () => {
     });
     const ingresses = stores.get('ingresses')!;
     const prefixBackend = () => {
-      const model = buildIngressModel(sourcesOf(stores), cache);
-      expect(model).to.deep.equal(buildIngressModel(sourcesOf(stores)));
+      const model = buildMapModel(sourcesOf(stores), cache);
+      expect(model).to.deep.equal(buildMapModel(sourcesOf(stores)));
       return { backend: model.prefixRoutes.find((route) => route.key === 'app-1.example.com/')?.backend, warnings: model.warnings.length };
     };
     // app-1 (ns-0, created 2024-01-01T00:00:01Z) holds the route; an older claim takes it, a newer one does not.
@@ -144,22 +144,22 @@ describe('incremental Ingress view model', () => {
     // "newer" loses /x to "older", so only its /y uses the missing backend; once "older" goes, /x (its first path) does too.
     const newer = ingress('newer', { created: '2025-01-01T00:00:00Z', rules: [rule('example.com', path('/x', 'missing', 80, 'Exact'), path('/y', 'missing', 80, 'Exact'))] });
     const older = ingress('older', { created: '2024-01-01T00:00:00Z', rules: [rule('example.com', path('/x', 'other', 80, 'Exact'))] });
-    const cache = new IngressModelCache();
-    buildIngressModel(sources({ ingresses: [newer, older] }), cache);
-    const model = buildIngressModel(sources({ ingresses: [newer] }), cache);
-    expect(model).to.deep.equal(buildIngressModel(sources({ ingresses: [newer] })));
+    const cache = new MapModelCache();
+    buildMapModel(sources({ ingresses: [newer, older] }), cache);
+    const model = buildMapModel(sources({ ingresses: [newer] }), cache);
+    expect(model).to.deep.equal(buildMapModel(sources({ ingresses: [newer] })));
     expect(model.warnings.map((problem) => problem.field)).to.deep.equal(['spec.rules[0].http.paths[0]']);
   });
 
   it('reads the whole list again when the change log reaches back too little', () => {
     const shape = { size: 6, namespaces: 2 };
     const stores = buildStores(config.watchedResources, initialWorld(shape), config.ignoreFields);
-    const cache = new IngressModelCache();
-    buildIngressModel(sourcesOf(stores), cache);
+    const cache = new MapModelCache();
+    buildMapModel(sourcesOf(stores), cache);
     for (const change of randomChanges(9, 40, shape)) apply(stores, change);
     const forgetful = sourcesOf(stores);
-    const withoutLog: IngressSources = { ...forgetful, ingressChanges: { ...forgetful.ingressChanges!, since: () => undefined } };
-    expect(buildIngressModel(withoutLog, cache)).to.deep.equal(buildIngressModel(sourcesOf(stores)));
+    const withoutLog: MapModelSources = { ...forgetful, ingressChanges: { ...forgetful.ingressChanges!, since: () => undefined } };
+    expect(buildMapModel(withoutLog, cache)).to.deep.equal(buildMapModel(sourcesOf(stores)));
   });
 
   it('trusts versions only between builds over the same stores', () => {
@@ -174,10 +174,10 @@ describe('incremental Ingress view model', () => {
     );
     const second = buildStores(config.watchedResources, world, config.ignoreFields);
     expect(second.get('endpointslices')!.version).to.equal(first.get('endpointslices')!.version);
-    const cache = new IngressModelCache();
-    buildIngressModel(sourcesOf(first), cache);
-    const model = buildIngressModel(sourcesOf(second), cache);
-    expect(model).to.deep.equal(buildIngressModel(sourcesOf(second)));
+    const cache = new MapModelCache();
+    buildMapModel(sourcesOf(first), cache);
+    const model = buildMapModel(sourcesOf(second), cache);
+    expect(model).to.deep.equal(buildMapModel(sourcesOf(second)));
     expect(model.backends[0]!.servers.map((server) => server.address)).to.deep.equal(['127.9.9.9']);
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { L4Listener, L4Route, L4Routing } from '../../../lib/routing/l4-route.ts';
-import type { IngressModel } from '../../../lib/map-model/types.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
+import type { MapModel } from '../../../lib/map-model/types.ts';
+import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { endpointSlice, service, sources, tlsSecret } from '../ingress/fixtures.ts';
 import { LEAF_CERT, LEAF_KEY } from '../../support/tls-fixture.ts';
@@ -34,8 +34,8 @@ function route(name: string, port: number, mode: L4Route['mode'], sni: string | 
 
 const to = (serviceName: string, weight = 1, refused?: string) => ({ namespace: 'infra', service: serviceName, port: 7000, weight, ...(refused ? { refused } : {}) });
 
-function build(l4: L4Routing, world: { slices?: readonly KubeObject[]; secrets?: readonly KubeObject[] } = {}, cache?: IngressModelCache): IngressModel {
-  return buildIngressModel({ ...sources({ services: [echo, canary], slices: world.slices ?? [echoSlice(['10.0.0.1']), canarySlice], secrets: world.secrets ?? [] }), l4 }, cache);
+function build(l4: L4Routing, world: { slices?: readonly KubeObject[]; secrets?: readonly KubeObject[] } = {}, cache?: MapModelCache): MapModel {
+  return buildMapModel({ ...sources({ services: [echo, canary], slices: world.slices ?? [echoSlice(['10.0.0.1']), canarySlice], secrets: world.secrets ?? [] }), l4 }, cache);
 }
 
 describe('the layer-4 map model', () => {
@@ -108,14 +108,18 @@ describe('the layer-4 map model', () => {
   });
 
   it('keeps the model while nothing it reads changed, and follows endpoint changes', () => {
-    const cache = new IngressModelCache();
+    const cache = new MapModelCache();
     const routing = { listeners: [listener(9000, 'tcp')], routes: [route('tcp', 9000, 'tcp', undefined, [to('echo')])] };
     const slices = [echoSlice(['10.0.0.1'])];
-    // `version`: the stores' versions, which move with every change to a Service, EndpointSlice or Secret.
-    const world = (list: readonly KubeObject[], version: number) => ({ ...sources({ services: [echo], slices: list }), l4: routing, versions: [version] });
-    const first = buildIngressModel(world(slices, 1), cache);
-    expect(buildIngressModel(world(slices, 1), cache).l4).to.equal(first.l4);
-    const scaled = buildIngressModel(world([echoSlice(['10.0.0.1', '10.0.0.2'])], 2), cache);
+    // `version`: the EndpointSlice store's version, which moves with every change to an EndpointSlice.
+    const world = (list: readonly KubeObject[], version: number) => ({
+      ...sources({ services: [echo], slices: list }),
+      l4: routing,
+      versions: { services: 1, endpointSlices: version, secrets: [] },
+    });
+    const first = buildMapModel(world(slices, 1), cache);
+    expect(buildMapModel(world(slices, 1), cache).l4).to.equal(first.l4);
+    const scaled = buildMapModel(world([echoSlice(['10.0.0.1', '10.0.0.2'])], 2), cache);
     expect(scaled.l4.backends[0]!.servers.map((server) => server.address)).to.deep.equal(['10.0.0.1', '10.0.0.2']);
   });
 });

@@ -4,10 +4,11 @@ import type { RouteSettings } from '../../../lib/routing/settings.ts';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import { routePolicy } from '../../../lib/map-model/route-policies.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
+import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import { ModelSource } from '../../../lib/map-model/model-source.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
+import { routingViews } from '../../../lib/routing-view/routing-view.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { endpointSlice, ingress, path, rule, service, sources } from '../ingress/fixtures.ts';
 
@@ -25,7 +26,7 @@ function routed(name: string, host: string, annotations?: Record<string, string>
   return ingress(name, { namespace, ...(annotations ? { annotations } : {}), rules: [rule(host, path('/', 'web', 80))] });
 }
 
-const build = (ingresses: readonly KubeObject[], cache?: IngressModelCache) => buildIngressModel(sources({ services: [web], slices: [webSlice], ingresses }), cache);
+const build = (ingresses: readonly KubeObject[], cache?: MapModelCache) => buildMapModel(sources({ services: [web], slices: [webSlice], ingresses }), cache);
 const lines = (model: ReturnType<typeof build>) => model.prefixRoutes.map((route) => `${route.key} ${route.backend}${route.policy ? `:${route.policy}` : ''}`);
 
 describe('route policies', () => {
@@ -112,7 +113,7 @@ describe('route policies', () => {
   });
 
   it('lists a policy once while any served route uses it, and keeps the list when a route with an existing policy comes or goes', () => {
-    const cache = new IngressModelCache();
+    const cache = new MapModelCache();
     const [a, b] = [routed('a', 'a.example.com', redirect301), routed('b', 'b.example.com', redirect301)];
     const first = build([a], cache);
     expect(first.policies).to.have.length(1);
@@ -142,7 +143,7 @@ describe('route policies', () => {
     const loaded = loadControllerConfig(await readFile(defaultConfigPath(), 'utf8'));
     if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
     const { config } = loaded;
-    const render = createRenderer(config);
+    const render = createRenderer(config, routingViews);
     const at = (ingresses: readonly KubeObject[]) =>
       render({
         stores: buildStores(

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
+import { routingViews } from '../../../lib/routing-view/routing-view.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 
 /**
@@ -26,7 +27,7 @@ ${template
   const loaded = loadControllerConfig(text);
   if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
   const { config } = loaded;
-  return createRenderer(config)({ stores: buildStores(config.watchedResources, new Map([['ingresses', ingresses]]), config.ignoreFields) });
+  return createRenderer(config, routingViews)({ stores: buildStores(config.watchedResources, new Map([['ingresses', ingresses]]), config.ignoreFields) });
 }
 
 function annotated(name: string, annotations: Record<string, string>): KubeObject {

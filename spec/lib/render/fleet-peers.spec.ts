@@ -10,6 +10,7 @@ import { Validator } from '../../../lib/haproxy/validator.ts';
 import { selectionFor } from '../../../lib/kube/select.ts';
 import type { KubeObject, Peer } from '../../../lib/pipeline/model.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
+import { routingViews } from '../../../lib/routing-view/routing-view.ts';
 import { writeRenderedFiles } from '../../../lib/render/write-files.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { endpointSlice, ingress, path, rule, service } from '../ingress/fixtures.ts';
@@ -20,7 +21,7 @@ describe('the shipped peers section', function () {
   const loaded = loadControllerConfig(readFileSync(defaultConfigPath(), 'utf8'));
   if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
   const config = loaded.config;
-  const renderer = createRenderer(config);
+  const renderer = createRenderer(config, routingViews);
   const limited = ingress('web', {
     annotations: { 'haproxy.org/rate-limit-requests': '10', 'nginx.ingress.kubernetes.io/limit-connections': '5' },
     rules: [rule('web.example.com', path('/', 'web', 80))],

@@ -2,10 +2,11 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
+import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { ingressSources } from '../../../lib/routing-view/ingress-sources.ts';
+import { mapModelSources } from '../../../lib/routing-view/model-sources.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
+import { routingViews } from '../../../lib/routing-view/routing-view.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 
 /**
@@ -89,25 +90,25 @@ function* changes(seed: number): Generator<Change> {
 describe('incremental rendering', () => {
   it('gives the same view model as a fresh build after every change, reusing what did not change', () => {
     const stores = world();
-    const cache = new IngressModelCache();
-    const first = buildIngressModel(ingressSources(config, stores)!, cache);
-    expect(buildIngressModel(ingressSources(config, stores)!, cache)).to.equal(first);
+    const cache = new MapModelCache();
+    const first = buildMapModel(mapModelSources(config, stores)!, cache);
+    expect(buildMapModel(mapModelSources(config, stores)!, cache)).to.equal(first);
     for (const change of changes(7)) {
       const store = stores.get(change.resource)!;
       if ('object' in change) store.upsert(change.object);
       else store.delete(change.delete);
-      const reused = buildIngressModel(ingressSources(config, stores)!, cache);
-      const fresh = buildIngressModel(ingressSources(config, stores)!);
+      const reused = buildMapModel(mapModelSources(config, stores)!, cache);
+      const fresh = buildMapModel(mapModelSources(config, stores)!);
       expect(reused).to.deep.equal(fresh);
     }
   });
 
   it('keeps unchanged lists and items as the same objects when one endpoint moves', () => {
     const stores = world();
-    const cache = new IngressModelCache();
-    const before = buildIngressModel(ingressSources(config, stores)!, cache);
+    const cache = new MapModelCache();
+    const before = buildMapModel(mapModelSources(config, stores)!, cache);
     stores.get('endpointslices')!.upsert(slice(1, ['10.0.1.9']));
-    const after = buildIngressModel(ingressSources(config, stores)!, cache);
+    const after = buildMapModel(mapModelSources(config, stores)!, cache);
     expect(after.hosts).to.equal(before.hosts);
     expect(after.prefixRoutes).to.equal(before.prefixRoutes);
     expect(after.backends).to.not.equal(before.backends);
@@ -117,14 +118,14 @@ describe('incremental rendering', () => {
 
   it('renders the same files and line origins as a fresh renderer after every change', () => {
     const stores = world();
-    const render = createRenderer(config);
+    const render = createRenderer(config, routingViews);
     render({ stores, baseDir: '/tmp/a' });
     for (const change of changes(11)) {
       const store = stores.get(change.resource)!;
       if ('object' in change) store.upsert(change.object);
       else store.delete(change.delete);
       const reused = render({ stores, baseDir: '/tmp/a' });
-      const fresh = createRenderer(config)({ stores, baseDir: '/tmp/a' });
+      const fresh = createRenderer(config, routingViews)({ stores, baseDir: '/tmp/a' });
       expect(reused.files).to.deep.equal(fresh.files);
       expect([...reused.origins]).to.deep.equal([...fresh.origins]);
       expect(reused.warnings).to.deep.equal(fresh.warnings);
@@ -133,24 +134,24 @@ describe('incremental rendering', () => {
 
   it('does not reuse output that depends on the base directory when it changes', () => {
     const stores = world();
-    const render = createRenderer(config);
+    const render = createRenderer(config, routingViews);
     const a = render({ stores, baseDir: '/tmp/a' });
     const b = render({ stores, baseDir: '/tmp/b' });
     expect(a.files.config).to.include('default-path origin /tmp/a');
     expect(b.files.config).to.include('default-path origin /tmp/b');
-    expect(b.files).to.deep.equal(createRenderer(config)({ stores, baseDir: '/tmp/b' }).files);
+    expect(b.files).to.deep.equal(createRenderer(config, routingViews)({ stores, baseDir: '/tmp/b' }).files);
   });
 
   it('re-renders reused section items when a root value they read changes', () => {
     const custom = loadControllerConfig(
       readFileSync(defaultConfigPath(), 'utf8').replace(
         /\n  haproxyConfig: \|\n(    .*\n|\n)*?(?=\n  maps:)/,
-        '\n  haproxyConfig: |\n    {{#ingress.backends}}\n    backend {{name}} {{paths.base}}\n    {{/ingress.backends}}\n',
+        '\n  haproxyConfig: |\n    {{#routes.backends}}\n    backend {{name}} {{paths.base}}\n    {{/routes.backends}}\n',
       ),
     );
     if (!custom.ok) throw new Error(custom.errors.join('\n'));
     const stores = world();
-    const render = createRenderer(custom.config);
+    const render = createRenderer(custom.config, routingViews);
     render({ stores, baseDir: '/tmp/a' });
     render({ stores, baseDir: '/tmp/a' });
     expect(render({ stores, baseDir: '/tmp/a' }).files.config).to.match(/^backend default_svc-0_80 \/tmp\/a$/m);

@@ -5,6 +5,7 @@ import { loadControllerConfig } from '../../../lib/config/load.ts';
 import type { ControllerConfig } from '../../../lib/config/types.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { createRenderer, RenderError } from '../../../lib/render/renderer.ts';
+import { routingViews } from '../../../lib/routing-view/routing-view.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { refusedDirectives } from '../../../lib/haproxy/check.ts';
 import { CONTROLLER_LUA } from '../../../lib/lua/controller-scripts.ts';
@@ -54,7 +55,7 @@ function render(config: ControllerConfig, routes: KubeObject[], services: KubeOb
     ]),
     config.ignoreFields,
   );
-  return createRenderer(config)({ stores, ...(baseDir ? { baseDir } : {}) });
+  return createRenderer(config, routingViews)({ stores, ...(baseDir ? { baseDir } : {}) });
 }
 
 const routeLines = '{{#resources.routes}}\nuse {{metadata.name}} {{spec.host}}{{spec.path}}\n{{/resources.routes}}';
@@ -191,7 +192,7 @@ describe('renderer line origins of the Ingress view model', () => {
     const fixturesOf = (name: string) => config.validationTests.find((test) => test.name === name)!.fixtures;
     const [routing, tls] = [fixturesOf('hosts-paths-and-shared-backends'), fixturesOf('tls')];
     const fixtures = new Map<string, readonly KubeObject[]>([...routing, ['ingresses', [...routing.get('ingresses')!, ...tls.get('ingresses')!]], ['secrets', tls.get('secrets')!]]);
-    const output = createRenderer(config)({ stores: buildStores(config.watchedResources, fixtures, config.ignoreFields) });
+    const output = createRenderer(config, routingViews)({ stores: buildStores(config.watchedResources, fixtures, config.ignoreFields) });
     const sourcesOf = (target: string, pattern: RegExp) => {
       const text = target === 'haproxy.cfg' ? output.files.config : (output.files.maps[target.slice(5)] ?? output.files.files[target.slice(8)])!;
       const index = text.split('\n').findIndex((line) => pattern.test(line));
@@ -212,9 +213,11 @@ describe('renderer exclusions and the Ingress view model', () => {
   it('leaves an Ingress excluded for a value of a template line out of the view model too: its routes go with it', async () => {
     const shipped = await readFile(defaultConfigPath(), 'utf8');
     const loaded = loadControllerConfig(
+      // The routing view under either name: `ingress` is its old one.
       shipped.replace(
-        '      default_backend {{#ingress.defaultBackend}}',
-        '      {{#resources.ingresses}}\n      http-response set-header X-Team {{metadata.annotations.team}} if { var(txn.host) -m str {{spec.rules.0.host}} }\n      {{/resources.ingresses}}\n      default_backend {{#ingress.defaultBackend}}',
+        /^ {6}default_backend \{\{#(?:routes|ingress)\.defaultBackend\}\}/m,
+        (line) =>
+          `      {{#resources.ingresses}}\n      http-response set-header X-Team {{metadata.annotations.team}} if { var(txn.host) -m str {{spec.rules.0.host}} }\n      {{/resources.ingresses}}\n${line}`,
       ),
     );
     if (!loaded.ok) throw new Error(loaded.errors.join('\n'));
@@ -228,7 +231,10 @@ describe('renderer exclusions and the Ingress view model', () => {
         rules: [{ host: `${name}.example.com`, http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }],
       },
     });
-    const output = createRenderer(config)({ stores: buildStores(config.watchedResources, new Map([['ingresses', [ingress('good', 'web'), ingress('pwn', '%PWN')]]]), config.ignoreFields) });
+    const output = createRenderer(
+      config,
+      routingViews,
+    )({ stores: buildStores(config.watchedResources, new Map([['ingresses', [ingress('good', 'web'), ingress('pwn', '%PWN')]]]), config.ignoreFields) });
     expect(output.excluded.map((p) => `${p.object} ${p.field}`)).to.deep.equal(['Ingress default/pwn metadata.annotations.team']);
     expect(output.files.maps['host.map']).to.equal('good.example.com good.example.com\n');
     expect(output.files.config).to.include('http-response set-header X-Team web if { var(txn.host) -m str good.example.com }');

@@ -4,9 +4,9 @@ import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import { GatewayApiMemo, readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
 import { storeSources } from '../../../lib/gateway/store-sources.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
+import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { ingressSources, RouteSourcesCache } from '../../../lib/routing-view/ingress-sources.ts';
+import { mapModelSources, RouteSourcesCache } from '../../../lib/routing-view/model-sources.ts';
 import { leftOutMatches, type LeftOutCache } from '../../../lib/routing-view/left-out-matches.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, l4Route, namespaceObject, referenceGrant } from '../gateway/fixtures.ts';
@@ -198,24 +198,24 @@ describe('the Gateway API model kept between renders', () => {
   it('keeps the routed objects of unchanged HTTPRoutes, and the view model built from them is the one built from nothing', () => {
     const stores = world();
     const cache = new RouteSourcesCache();
-    const modelCache = new IngressModelCache();
-    const first = ingressSources(config, stores, cache)!;
-    buildIngressModel(first, modelCache);
+    const modelCache = new MapModelCache();
+    const first = mapModelSources(config, stores, cache)!;
+    buildMapModel(first, modelCache);
     changes[0]!.change(stores);
-    const second = ingressSources(config, stores, cache)!;
+    const second = mapModelSources(config, stores, cache)!;
     const routed = (sources: typeof first, name: string) => sources.httpRoutes!.find((entry) => entry.object.metadata.name === name);
     expect(routed(second, 'shop')).to.equal(routed(first, 'shop'));
     expect(routed(second, 'canary')).to.not.equal(routed(first, 'canary'));
-    const built = buildIngressModel(second, modelCache);
-    expect(built).to.deep.equal(buildIngressModel(ingressSources(config, stores)!));
+    const built = buildMapModel(second, modelCache);
+    expect(built).to.deep.equal(buildMapModel(mapModelSources(config, stores)!));
     expect(built.backends.find((backend) => backend.name.endsWith('_split'))!.servers.map((server) => server.weight)).to.deep.equal(['256', '256']);
   });
 
   it('builds the view model a build from nothing builds after each HTTPRoute change, whether the route was read again in place or routes came and went', () => {
     const stores = world();
     const cache = new RouteSourcesCache();
-    const modelCache = new IngressModelCache();
-    buildIngressModel(ingressSources(config, stores, cache)!, modelCache);
+    const modelCache = new MapModelCache();
+    buildMapModel(mapModelSources(config, stores, cache)!, modelCache);
     const routes = stores.get('httproutes')!;
     const suffixes: string[][] = [];
     const steps: readonly (() => unknown)[] = [
@@ -231,8 +231,8 @@ describe('the Gateway API model kept between renders', () => {
     ];
     for (const step of steps) {
       step();
-      const built = buildIngressModel(ingressSources(config, stores, cache)!, modelCache);
-      expect(built).to.deep.equal(buildIngressModel(ingressSources(config, stores)!));
+      const built = buildMapModel(mapModelSources(config, stores, cache)!, modelCache);
+      expect(built).to.deep.equal(buildMapModel(mapModelSources(config, stores)!));
       suffixes.push(built.suffixHosts.map((host) => host.host));
     }
     expect(suffixes.filter((hosts) => hosts.length > 0)).to.deep.equal([['*.canary.example.org']]);

@@ -213,6 +213,7 @@ describe('observer', () => {
       'gatewayclasses',
       'gateways',
       'httproutes',
+      'grpcroutes',
       'tlsroutes',
       'tcproutes',
       'referencegrants',

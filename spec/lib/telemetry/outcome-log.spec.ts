@@ -57,6 +57,11 @@ describe('outcome log', () => {
       ['warn', 'excluded Ingress default/evil: spec.rules[0].host: not a host name'],
       ['warn', 'warning Ingress default/shop: spec.rules[0].http.paths[0]: no Service web'],
     ]);
+    // A template reading a name about to go: its line, told once per configuration (the renderer tells it only once).
+    expect(messages({ ...rendered(1), deprecations: ['templates.haproxyConfig: line 3: reads `ingress`, the old name of `routes`'] })).to.deep.equal([
+      ['debug', 'rendered revision 1 (hash-1) in 10 ms'],
+      ['warn', 'deprecated: templates.haproxyConfig: line 3: reads `ingress`, the old name of `routes`'],
+    ]);
     expect(messages(validationFailed(2, 'haproxy.cfg:3: x\n  rendered: "y"'))).to.deep.equal([
       ['error', 'configuration invalid, the running one keeps serving:\n    haproxy.cfg:3: x\n      rendered: "y"'],
     ]);

@@ -6,6 +6,7 @@ import type { ControllerConfig, WatchedResource } from '../../../lib/config/type
 import { describeObject } from '../../../lib/object-fields/names.ts';
 import type { KubeObject, Problem } from '../../../lib/pipeline/model.ts';
 import { createRenderer } from '../../../lib/render/renderer.ts';
+import { routingViews } from '../../../lib/routing-view/routing-view.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import type { IndexedStore } from '../../../lib/store/indexed-store.ts';
 import { judge } from '../../../lib/webhook/judge.ts';
@@ -67,7 +68,7 @@ describe('webhook judge', () => {
           if (change.deleted) store.delete(change.object);
           else store.upsert(change.object);
         }
-        const full = createRenderer(shipped)({ stores });
+        const full = createRenderer(shipped, routingViews)({ stores });
         const neighbourhood = new IngressNeighbourhood('haproxy');
         neighbourhood.follow(stores.get('ingresses')!);
         for (const object of stores.get('ingresses')!.list()) {

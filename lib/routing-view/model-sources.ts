@@ -1,6 +1,6 @@
 import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
-import type { IngressSources } from '../map-model/types.ts';
+import type { MapModelSources } from '../map-model/types.ts';
 import type { TranslatedObject } from '../routing/translated.ts';
 import { ingressTranslator } from '../ingress/translate-ingress.ts';
 import { translateHttpRoute } from '../gateway/translate-http-route.ts';
@@ -41,7 +41,7 @@ export function ingressResources(config: ControllerConfig): IngressResources {
  * through the indexes when the configuration indexes the way the model
  * asks, and fall back to a scan otherwise.
  */
-export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, cache?: RouteSourcesCache): IngressSources | undefined {
+export function mapModelSources(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, cache?: RouteSourcesCache): MapModelSources | undefined {
   const { ingresses, services, slices, secrets } = ingressResources(config);
   if (!ingresses || !services || !slices) return undefined;
   const store = (resource: WatchedResource | undefined) => (resource ? stores.get(resource.name) : undefined);
@@ -77,17 +77,20 @@ export function ingressSources(config: ControllerConfig, stores: ReadonlyMap<str
       }
       return undefined;
     },
-    versions: [store(services), sliceStore, ...secretStores].map((reader) => reader?.version ?? -1),
+    versions: {
+      services: store(services)?.version ?? -1,
+      endpointSlices: sliceStore?.version ?? -1,
+      secrets: secretStores.map((reader) => reader?.version ?? -1),
+    },
+    // Secrets only matter to certificates and userlists, which are always looked at again when their versions move.
     changedSince: (versions) => {
       const changed: KubeObject[] = [];
-      const watched = [store(services), sliceStore, ...secretStores];
-      for (let i = 0; i < watched.length; i++) {
-        const reader = watched[i];
-        const since = versions[i];
+      for (const [reader, since] of [
+        [store(services), versions.services],
+        [sliceStore, versions.endpointSlices],
+      ] as const) {
         if (!reader) continue;
-        if (since === undefined || !reader.changesSince) return undefined;
-        // Secrets only matter to certificates and userlists, which are always looked at again.
-        if (i >= 2) continue;
+        if (!reader.changesSince) return undefined;
         const objects = reader.changesSince(since);
         if (objects === undefined) return undefined;
         changed.push(...objects);
@@ -112,7 +115,7 @@ export class RouteSourcesCache {
   lastOutcomes: { readonly outcomes: readonly RouteOutcome[]; readonly translated: readonly (TranslatedObject | undefined)[] } | undefined;
 }
 
-type GatewayRoutes = Pick<IngressSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates' | 'l4'>;
+type GatewayRoutes = Pick<MapModelSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates' | 'l4'>;
 
 /**
  * The HTTPRoutes this controller's Gateways accept, translated, and the

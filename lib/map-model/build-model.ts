@@ -2,7 +2,7 @@ import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { suffixLookups } from './suffix-lookups.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
-import { IngressAggregate, type ReadIngress } from './aggregate.ts';
+import { RouteAggregate, type ReadClaims } from './aggregate.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
 import { cachedTlsCheck, type CheckedCa, type CheckedCertificate } from './certificates.ts';
 import { hostsByClientCa, resolveClientCas, type ClientCas } from './client-cas.ts';
@@ -15,12 +15,13 @@ import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import type { ListenerUses } from './listener-secret-uses.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from '../collections/sorted-list.ts';
-import type { CaCertificate, Certificate, HostEntry, IngressModel, IngressSources, L4Model, SecretUse } from './types.ts';
+import type { CaCertificate, Certificate, HostEntry, L4Model, MapModel, MapModelSources, SecretUse, StoreVersions } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
 import { readRoutes, replacedRoutes, RouteReadCache } from './route-reads.ts';
 import { CHOICE_FIELDS } from './backend-choice.ts';
 import { buildL4Model, type L4Last } from './l4-model.ts';
 import { NO_L4_ROUTING } from '../routing/l4-route.ts';
+import { sameVersions } from './store-versions.ts';
 
 /**
  * What one build leaves for the next: results computed from one object are
@@ -29,7 +30,7 @@ import { NO_L4_ROUTING } from '../routing/l4-route.ts';
  * the stores take their entries with them; and the aggregate and backends,
  * which a build updates with what changed since the last one.
  */
-export class IngressModelCache implements ServerCache {
+export class MapModelCache implements ServerCache {
   readonly slices = new WeakMap<KubeObject, SliceEntry>();
   readonly secrets = new WeakMap<KubeObject, CheckedCertificate>();
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
@@ -40,22 +41,22 @@ export class IngressModelCache implements ServerCache {
   last: LastBuild | undefined;
   /** The last layer-4 part, and the last model with it (kept while both parts are the same). */
   l4: L4Last | undefined;
-  combined: { readonly http: HttpModel; readonly l4: L4Model; readonly model: IngressModel } | undefined;
+  combined: { readonly http: HttpModel; readonly l4: L4Model; readonly model: MapModel } | undefined;
 }
 
 /** The model but its layer-4 part (l4-model.ts). */
-type HttpModel = Omit<IngressModel, 'l4'>;
+type HttpModel = Omit<MapModel, 'l4'>;
 
 interface LastBuild {
   readonly className: string;
   /** Updated in place by every build. */
-  readonly aggregate: IngressAggregate;
+  readonly aggregate: RouteAggregate;
   readonly resolution: BackendResolution;
   readonly stores: readonly unknown[] | undefined;
   /** The Ingress list and store version the aggregate is in line with. */
   readonly ingresses: readonly KubeObject[];
   readonly ingressVersion: number | undefined;
-  readonly versions: readonly number[] | undefined;
+  readonly versions: StoreVersions | undefined;
   /** The keys of the HTTPRoutes the aggregate holds, and the Gateway API's problems, as of this build. */
   readonly routeKeys: readonly KubeObject[];
   readonly gatewayProblems: readonly Problem[];
@@ -86,7 +87,7 @@ function certificateUses(ingresses: readonly SecretUse[], listeners: ListenerUse
   return [...ingresses, ...listeners.uses, ...fallback];
 }
 
-function resolveCertificates(secrets: readonly SecretUse[], sources: IngressSources, cache: IngressModelCache, now: number): Certificates {
+function resolveCertificates(secrets: readonly SecretUse[], sources: MapModelSources, cache: MapModelCache, now: number): Certificates {
   const excluded: Problem[] = [];
   const warnings: Problem[] = [];
   const certificates: Certificate[] = [];
@@ -151,12 +152,12 @@ function mergedProblems(parts: readonly (readonly Problem[])[], last: MergedProb
  * and settles only the hosts, routes and backends they touch, and resolves
  * only the backends whose Service or EndpointSlices changed.
  */
-export function buildIngressModel(sources: IngressSources, cache: IngressModelCache = new IngressModelCache()): IngressModel {
+export function buildMapModel(sources: MapModelSources, cache: MapModelCache = new MapModelCache()): MapModel {
   const http = buildHttpModel(sources, cache);
   cache.l4 = buildL4Model(sources.l4 ?? NO_L4_ROUTING, sources, cache, cache.l4, sources.now ?? Date.now());
   const l4 = cache.l4.model;
   if (cache.combined?.http === http && cache.combined.l4 === l4) return cache.combined.model;
-  const model: IngressModel = {
+  const model: MapModel = {
     ...http,
     l4,
     excluded: l4.excluded.length === 0 ? http.excluded : new ProblemList().sortedWith(http.excluded, l4.excluded),
@@ -166,19 +167,19 @@ export function buildIngressModel(sources: IngressSources, cache: IngressModelCa
   return model;
 }
 
-function buildHttpModel(sources: IngressSources, cache: IngressModelCache): HttpModel {
+function buildHttpModel(sources: MapModelSources, cache: MapModelCache): HttpModel {
   const sharing = sources.sharedHostNamespaces ?? [];
   const last = cache.last?.className === sources.className && cache.last.aggregate.sharesHostsAs(sharing) ? cache.last : undefined;
   // The aggregate and backends are updated in place: should that fail half
   // way, the next build must start afresh rather than from a half-made state.
   cache.last = undefined;
-  const aggregate = last?.aggregate ?? new IngressAggregate(sharing);
+  const aggregate = last?.aggregate ?? new RouteAggregate(sharing);
   const resolution = last?.resolution ?? new BackendResolution();
   const sameStores = last?.stores !== undefined && sources.stores !== undefined && sameItems(last.stores, sources.stores);
 
   const versions = sources.versions;
   const lastVersions = sameStores ? last!.versions : undefined;
-  const othersUnchanged = lastVersions !== undefined && versions !== undefined && sameItems(lastVersions, versions);
+  const othersUnchanged = lastVersions !== undefined && versions !== undefined && sameVersions(lastVersions, versions);
   let touched: ReadonlySet<string> | undefined;
   if (othersUnchanged) touched = new Set();
   else if (lastVersions !== undefined && sources.changedSince) {
@@ -192,7 +193,7 @@ function buildHttpModel(sources: IngressSources, cache: IngressModelCache): Http
   const { reads: routes, wildcards } = readRoutes(sources.httpRoutes ?? [], cache.httpRoutes);
   const routeKeys = routes.map((route) => route.key);
   const routesMoved = !sameItems(last?.routeKeys ?? [], routeKeys);
-  const read: ReadIngress = (ingress) => {
+  const read: ReadClaims = (ingress) => {
     const route = cache.httpRoutes.byKey.get(ingress);
     if (route !== undefined) return route;
     const translated = sources.translate(ingress);
@@ -229,8 +230,7 @@ function buildHttpModel(sources: IngressSources, cache: IngressModelCache): Http
     return last.model;
   }
 
-  // The versions after the Services' and EndpointSlices' are the Secret stores' (see ingress-sources.ts).
-  const secretsChanged = !othersUnchanged && (lastVersions === undefined || versions === undefined || !sameItems(lastVersions.slice(2), versions.slice(2)));
+  const secretsChanged = !othersUnchanged && (lastVersions === undefined || versions === undefined || !sameItems(lastVersions.secrets, versions.secrets));
   resolution.update(aggregate, changes.backends, touched, secretsChanged, sources, cache);
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
   const certificates =

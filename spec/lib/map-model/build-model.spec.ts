@@ -1,27 +1,27 @@
 import { expect } from 'chai';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { buildIngressModel, IngressModelCache } from '../../../lib/map-model/view-model.ts';
+import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import type { Problem } from '../../../lib/pipeline/model.ts';
-import type { IngressModel } from '../../../lib/map-model/types.ts';
+import type { MapModel } from '../../../lib/map-model/types.ts';
 import { CA_CERT, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY, UNRELATED_KEY } from '../../support/tls-fixture.ts';
 import { backend, endpointSlice, ingress, path, rule, service, sources, tlsSecret } from '../ingress/fixtures.ts';
 import type { World } from '../ingress/fixtures.ts';
 
-const build = (world: World) => buildIngressModel(sources(world));
+const build = (world: World) => buildMapModel(sources(world));
 
 /** A Service "web" with one port 80 -> 8080 and one ready endpoint, the common backend of these specs. */
 const web = service('web', [{ name: 'http', port: 80, targetPort: 8080 }]);
 const webSlice = endpointSlice('web-abc', 'web', [{ name: 'http', port: 8080 }], [{ addresses: ['10.0.0.1'] }]);
 
 /** Everything that lands in the configuration or a map file, without the reports. */
-function rendered(model: IngressModel): Omit<IngressModel, 'excluded' | 'warnings'> {
+function rendered(model: MapModel): Omit<MapModel, 'excluded' | 'warnings'> {
   const { excluded: _excluded, warnings: _warnings, ...rest } = model;
   return rest;
 }
 
 const fields = (problems: readonly Problem[]) => problems.map((problem) => `${problem.object} ${problem.field}`);
 
-describe('buildIngressModel', () => {
+describe('buildMapModel', () => {
   describe('Ingress class', () => {
     it('serves Ingresses whose ingressClassName, or without one the class annotation, names the class', () => {
       const model = build({
@@ -160,12 +160,12 @@ describe('buildIngressModel', () => {
     });
 
     it('names a backend by the port name an Ingress gives while its Service lacks that port, and by the number once it has it', () => {
-      const cache = new IngressModelCache();
+      const cache = new MapModelCache();
       const ingresses = [ingress('a', { rules: [rule('a.example.com', path('/', 'web', 'http'))] }), ingress('b', { rules: [rule('b.example.com', path('/', 'web', 80))] })];
       const renamed = service('web', [{ name: 'web', port: 80, targetPort: 8080 }]);
       const names = (services: KubeObject[]) => {
-        const model = buildIngressModel(sources({ services, slices: [webSlice], ingresses }), cache);
-        expect(model, 'the same as a fresh build').to.deep.equal(buildIngressModel(sources({ services, slices: [webSlice], ingresses })));
+        const model = buildMapModel(sources({ services, slices: [webSlice], ingresses }), cache);
+        expect(model, 'the same as a fresh build').to.deep.equal(buildMapModel(sources({ services, slices: [webSlice], ingresses })));
         return { backends: model.backends.map((b) => b.name), routes: model.prefixRoutes.map((r) => `${r.key} ${r.backend}`) };
       };
       expect(names([])).to.deep.equal({ backends: ['default_web_80', 'default_web_http'], routes: ['a.example.com/ default_web_http', 'b.example.com/ default_web_80'] });

@@ -1,0 +1,28 @@
+import { buildMapModel, MapModelCache } from '../map-model/build-model.ts';
+import type { RendererViews, ViewProvider } from '../render/views.ts';
+import { mapModelSources, RouteSourcesCache } from './model-sources.ts';
+import type { TemplateView } from './template-view.ts';
+
+/**
+ * The routing view over the stores: the translated Ingresses and accepted
+ * Gateway API routes as the HAProxy map model (its layer-4 part for
+ * TLSRoutes and TCPRoutes), with the certificates and CA files
+ * it names, and what it left out. Each renderer's view keeps its own
+ * caches, so a render after one change translates and settles only what
+ * that change touched.
+ */
+export const routingView: ViewProvider<TemplateView['routes']> = (config) => {
+  const routeSources = new RouteSourcesCache();
+  const models = new MapModelCache();
+  return (stores) => {
+    const sources = mapModelSources(config, stores, routeSources);
+    if (sources === undefined) return { value: undefined };
+    const model = buildMapModel(sources, models);
+    // The layer-4 frontends' certificates beside the HTTP ones; a file both name has one content (certificate-file.ts names a file by its Secret).
+    const certificates = model.l4.certificates.length === 0 ? model.certificates : [...model.certificates, ...model.l4.certificates];
+    return { value: model, certificates, generalFiles: model.caCertificates, excluded: model.excluded, warnings: model.warnings };
+  };
+};
+
+/** The views the shipped templates read: the routing view as `routes`, and as `ingress`, its old name, for one more release. */
+export const routingViews: RendererViews = { views: { routes: routingView }, deprecatedNames: { ingress: 'routes' } };
