@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readGatewayApi, type GatewayApiModel } from '../../../lib/gateway/gateway-api.ts';
 import { statusWrites } from '../../../lib/gateway/status-writer.ts';
-import { gateway, httpListener, l4Route, referenceGrant, service, sources, tlsSecret } from './fixtures.ts';
+import { gateway, grpcRoute, httpListener, l4Route, referenceGrant, service, sources, tlsSecret } from './fixtures.ts';
 
 /** TLSRoutes and TCPRoutes, as the upstream conformance tests (conformance/tests/tlsroute-*.go, tcproute-*.go) judge them. */
 
@@ -34,6 +34,21 @@ describe('TLS and TCP listeners and routes', () => {
       expect(state.faults).to.have.length(1);
       expect(state.faults[0]).to.include({ condition: 'ResolvedRefs', reason: 'InvalidRouteKinds' });
       expect(state.serving).to.equal(true);
+    });
+
+    it('admits on each protocol its route kinds alone: HTTPRoutes and GRPCRoutes on HTTP and HTTPS, TLSRoutes on TLS, TCPRoutes on TCP', () => {
+      const https = { name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'cert' }] } };
+      const grpcOnTls = grpcRoute('rpc', { parentRefs: toGateway('tls'), rules: [{ backendRefs: [toService()] }] });
+      const model = readGatewayApi(sources({ gateways: [gateway('gw', [httpListener(), https, passthrough(), tcp()])], secrets: [tlsSecret('infra', 'cert')], grpcRoutes: [grpcOnTls] }));
+      expect([0, 1, 2, 3].map((index) => listener(model, index).listener.kinds.map((kind) => kind.kind))).to.deep.equal([
+        ['HTTPRoute', 'GRPCRoute'],
+        ['HTTPRoute', 'GRPCRoute'],
+        ['TLSRoute'],
+        ['TCPRoute'],
+      ]);
+      expect(model.routes.get('GRPCRoute infra/rpc')!.parents[0]!.acceptance).to.deep.include({ accepted: false, reason: 'NotAllowedByListeners' });
+      const refused = readGatewayApi(sources({ gateways: [gateway('gw', [passthrough('tls', { allowedRoutes: { kinds: [{ kind: 'GRPCRoute' }] } })])] }));
+      expect(listener(refused, 0).faults[0]!.message).to.equal('route kinds not served: spec.listeners[0].allowedRoutes.kinds[0] "GRPCRoute" (TLSRoute is, on TLS)');
     });
 
     it('serves TLSRoutes on a Terminate listener with its certificate, and TCPRoutes on a TCP listener', () => {
