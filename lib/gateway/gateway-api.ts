@@ -1,23 +1,22 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import { inL4PrecedenceOrder, inPrecedenceOrder } from '../routing/precedence.ts';
-import type { RouteEntrypoint, RouteRecord } from '../routing/route.ts';
+import { inPrecedenceOrder } from '../routing/precedence.ts';
+import type { RouteRecord } from '../routing/route.ts';
 import type { L4Routing } from '../routing/l4-route.ts';
 import { KINDS } from './api.ts';
 import { attach, carriesEntryOf, gatewayOf, type Acceptance, type AttachedListener, type ParentOutcome, type ServedGateway } from './attachment.ts';
 export type { ParentOutcome } from './attachment.ts';
 export type { L4RouteOutcome } from './l4-route.ts';
 import type { Unresolved } from './backend-refs.ts';
-import { judgeL4Route, l4Listeners, readL4Route, type L4RouteOutcome, type L4RouteRead } from './l4-route.ts';
-import { readGateway } from './gateway.ts';
-import { readGatewayClasses, type GatewayClassRead } from './gateway-class.ts';
+import { judgeL4Routes, withL4Counts, type L4RouteOutcome, type L4RouteRead } from './l4-route.ts';
+import type { GatewayClassRead } from './gateway-class.ts';
+import { keyOf, readGateways, type GatewaySources, type GatewaysRead } from './gateways-read.ts';
 import { readGrpcRoute } from './grpc-route.ts';
 import { readHttpRoute, type HttpRouteRead } from './http-route.ts';
-import { resolveListeners, type Frontend, type ListenerState } from './listeners.ts';
+import type { ListenerState } from './listeners.ts';
 import { sameItems } from '../collections/sorted-list.ts';
 import { describeObject } from '../object-fields/names.ts';
 import { placeOf } from '../routing/order.ts';
 import { kindConflicts } from './kind-conflicts.ts';
-import { readReferenceGrants } from './reference-grants.ts';
 import { translateRoute } from './route-records.ts';
 
 /**
@@ -28,23 +27,15 @@ import { translateRoute } from './route-records.ts';
  * objects give the same model, whatever order they come in.
  */
 
-export interface GatewayApiSources {
-  /** spec.controllerName of the GatewayClasses this controller takes. */
-  readonly controllerName: string;
-  readonly gatewayClasses: readonly KubeObject[];
-  readonly gateways: readonly KubeObject[];
+export interface GatewayApiSources extends GatewaySources {
   readonly httpRoutes: readonly KubeObject[];
   /** None when GRPCRoutes are not watched (their CRD not served). */
   readonly grpcRoutes?: readonly KubeObject[];
   /** TLSRoutes and TCPRoutes (none when their CRDs are not served). */
   readonly tlsRoutes?: readonly KubeObject[];
   readonly tcpRoutes?: readonly KubeObject[];
-  readonly referenceGrants: readonly KubeObject[];
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
-  readonly secret: (namespace: string, name: string) => KubeObject | undefined;
   readonly namespace: (name: string) => KubeObject | undefined;
-  /** The frontends the template declares; undefined admits every listener port. */
-  readonly frontends?: readonly Frontend[];
   /**
    * What identifies every source but the routes (the stores read and
    * their versions): equal to the last read's, it lets a memo keep the
@@ -94,8 +85,6 @@ export interface GatewayApiModel {
   /** Objects and listeners left out, with why. */
   readonly excluded: readonly Problem[];
 }
-
-const keyOf = (object: { readonly metadata: { readonly namespace?: string; readonly name: string } }) => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
 
 /** How the model's routes are keyed: namespace/name for an HTTPRoute, the kind before it for any other kind. */
 export function routeKey(kind: string, object: KubeObject): string {
@@ -151,56 +140,11 @@ export class GatewayApiMemo {
 /** The model but its layer-4 part. */
 type HttpModel = Omit<GatewayApiModel, 'l4Routes' | 'l4'>;
 
-/** The GatewayClasses, grants and Gateways, judged: everything an HTTPRoute is judged against. */
-interface GatewaysRead {
-  readonly classes: ReadonlyMap<string, GatewayClassRead>;
-  readonly grants: ReturnType<typeof readReferenceGrants>;
-  readonly excluded: readonly Problem[];
-  readonly served: ReadonlyMap<string, ServedGateway>;
-  /** The protocols of every listener served: a route on listeners of one of them alone is kept from the other's requests. */
-  readonly protocols: ReadonlySet<RouteEntrypoint['protocol']>;
-  readonly gateways: readonly { readonly object: KubeObject; readonly served: ServedGateway | undefined; readonly problems: readonly Problem[]; readonly listeners: readonly string[] }[];
-}
-
 /** One HTTPRoute judged against the Gateways: its outcome, records and problems, and the listeners it attaches to. */
 interface RouteWork {
   readonly outcome: RouteOutcome;
   readonly problems: readonly Problem[];
   readonly attachments: readonly { readonly gateway: string; readonly listeners: readonly AttachedListener[] }[];
-}
-
-function readGateways(sources: GatewayApiSources): GatewaysRead {
-  const classes = readGatewayClasses(sources.gatewayClasses, sources.controllerName);
-  const grants = readReferenceGrants(sources.referenceGrants);
-  const excluded: Problem[] = [...grants.problems];
-  const served = new Map<string, ServedGateway>();
-  const protocols = new Set<RouteEntrypoint['protocol']>();
-  const gateways: GatewaysRead['gateways'][number][] = [];
-  for (const object of sources.gateways) {
-    const className = (object['spec'] as { gatewayClassName?: unknown } | undefined)?.gatewayClassName;
-    const gatewayClass = typeof className === 'string' ? classes.get(className) : undefined;
-    if (gatewayClass === undefined) continue;
-    const read = readGateway(object);
-    const refusal = gatewayClass.refusal && {
-      object: read.label,
-      field: 'spec.gatewayClassName',
-      message: `GatewayClass ${gatewayClass.name} is not accepted: ${gatewayClass.refusal.message}`,
-    };
-    const problems = refusal ? [...read.problems, refusal] : read.problems;
-    excluded.push(...problems);
-    let servedGateway: ServedGateway | undefined;
-    if (read.gateway && gatewayClass.refusal === undefined) {
-      servedGateway = { gateway: read.gateway, listeners: resolveListeners(read.gateway, { secret: sources.secret, grants, frontends: sources.frontends }) };
-      served.set(keyOf(object), servedGateway);
-      for (const state of servedGateway.listeners) {
-        const { protocol } = state.listener;
-        if (state.serving && (protocol === 'HTTP' || protocol === 'HTTPS')) protocols.add(protocol);
-        for (const fault of state.faults) excluded.push({ object: read.label, field: `spec.listeners[${state.listener.index}]`, message: `${fault.reason}: ${fault.message}` });
-      }
-    }
-    gateways.push({ object, served: servedGateway, problems, listeners: (read.gateway?.listeners ?? []).map((listener) => listener.name) });
-  }
-  return { classes, grants, excluded, served, protocols, gateways };
 }
 
 /**
@@ -410,61 +354,23 @@ export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo
   const { model: http, gateways } = readHttpPart(sources, memo);
   const key = [http, sources.tlsRoutes, sources.tcpRoutes];
   if (memo?.lastL4 && sameItems(memo.lastL4.key, key)) return memo.lastL4.model;
-  const model = withL4Part(http, gateways, sources, memo);
-  if (memo) memo.lastL4 = { key, model };
-  return model;
-}
-
-function withL4Part(http: HttpModel, gatewaysRead: GatewaysRead, sources: GatewayApiSources, memo: GatewayApiMemo | undefined): GatewayApiModel {
-  const lookup = { service: sources.service, grants: gatewaysRead.grants };
-  const l4Routes = new Map<string, L4RouteOutcome>();
-  const excluded: Problem[] = [];
-  /** Routes attached, by Gateway, then listener name. */
-  const counts = new Map<string, Map<string, number>>();
-  const lists: [string, readonly KubeObject[]][] = [
+  const lists = [
     [KINDS.tlsRoute, sources.tlsRoutes ?? NO_OBJECTS],
     [KINDS.tcpRoute, sources.tcpRoutes ?? NO_OBJECTS],
-  ];
-  for (const [kind, objects] of lists) {
-    for (const object of objects) {
-      let read = memo?.l4Reads.get(object);
-      if (read === undefined) {
-        read = readL4Route(object, kind);
-        memo?.l4Reads.set(object, read);
-      }
-      const outcome = judgeL4Route(object, kind, read, { controllerName: sources.controllerName, namespace: sources.namespace, served: gatewaysRead.served, lookup }, counts);
-      if (outcome === undefined) continue;
-      excluded.push(...read.problems);
-      l4Routes.set(routeKey(kind, object), outcome);
-    }
-  }
-  const gateways = counts.size === 0 ? http.gateways : withCounts(http.gateways, counts);
-  const l4: L4Routing = {
-    listeners: l4Listeners(gatewaysRead.served.values()),
-    routes: inL4PrecedenceOrder(Array.from(l4Routes.values(), (outcome) => outcome.records).flat()),
-  };
-  return {
+  ] as const;
+  const lookup = { service: sources.service, grants: gateways.grants };
+  const l4 = judgeL4Routes(lists, { controllerName: sources.controllerName, namespace: sources.namespace, served: gateways.served, lookup }, memo?.l4Reads);
+  const model: GatewayApiModel = {
     classes: http.classes,
-    gateways,
+    gateways: withL4Counts(http.gateways, l4.counts),
     routes: http.routes,
     get records() {
       return http.records;
     },
-    l4Routes,
-    l4,
-    excluded: excluded.length === 0 ? http.excluded : [...http.excluded, ...excluded],
+    l4Routes: new Map(l4.outcomes.map((outcome) => [routeKey(outcome.kind, outcome.object), outcome])),
+    l4: l4.routing,
+    excluded: l4.excluded.length === 0 ? http.excluded : [...http.excluded, ...l4.excluded],
   };
-}
-
-/** The Gateways' outcomes with the layer-4 routes counted on their listeners (layer-4 listeners admit no HTTPRoute or GRPCRoute, so no count is counted twice). */
-function withCounts(gateways: ReadonlyMap<string, GatewayOutcome>, counts: ReadonlyMap<string, ReadonlyMap<string, number>>): ReadonlyMap<string, GatewayOutcome> {
-  const merged = new Map(gateways);
-  for (const [key, byListener] of counts) {
-    const outcome = gateways.get(key);
-    if (outcome === undefined) continue;
-    const attachedRoutes = new Map(outcome.attachedRoutes);
-    for (const [listener, count] of byListener) attachedRoutes.set(listener, (attachedRoutes.get(listener) ?? 0) + count);
-    merged.set(key, { ...outcome, attachedRoutes });
-  }
-  return merged;
+  if (memo) memo.lastL4 = { key, model };
+  return model;
 }

@@ -2,7 +2,8 @@ import { isFields } from '../object-fields/fields.ts';
 import { describeObject, isDnsLabel, quote } from '../object-fields/names.ts';
 import { placeOf } from '../routing/order.ts';
 import { CATCH_ALL_HOST } from '../routing/route.ts';
-import type { L4Certificate, L4Listener, L4Mode, L4Route } from '../routing/l4-route.ts';
+import type { L4Certificate, L4Listener, L4Mode, L4Route, L4Routing } from '../routing/l4-route.ts';
+import { inL4PrecedenceOrder } from '../routing/precedence.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { KINDS } from './api.ts';
 import { attach, carriesEntryOf, gatewayOf, type Acceptance, type AttachedListener, type ParentOutcome, type ServedGateway } from './attachment.ts';
@@ -168,4 +169,52 @@ export function judgeL4Route(
   }
   const translated = route ? translateL4Route(route, attached, lookup) : { records: [], unresolved: [] };
   return { object, kind, parents, unresolved: translated.unresolved, records: translated.records };
+}
+
+/** The TLSRoutes and TCPRoutes judged: their outcomes, the layer-4 routing they give, and what was left out. */
+export interface L4Part {
+  readonly outcomes: readonly L4RouteOutcome[];
+  readonly routing: L4Routing;
+  /** Routes attached, by Gateway (namespace/name), then listener name. */
+  readonly counts: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  readonly excluded: readonly Problem[];
+}
+
+/** Every route of `lists` (each a kind, KINDS.tlsRoute or KINDS.tcpRoute, and its objects) judged; each one's read kept in `reads` while its object is. */
+export function judgeL4Routes(lists: readonly (readonly [string, readonly KubeObject[]])[], judging: L4Judging, reads?: WeakMap<KubeObject, L4RouteRead>): L4Part {
+  const outcomes: L4RouteOutcome[] = [];
+  const excluded: Problem[] = [];
+  const counts = new Map<string, Map<string, number>>();
+  for (const [kind, objects] of lists) {
+    for (const object of objects) {
+      let read = reads?.get(object);
+      if (read === undefined) {
+        read = readL4Route(object, kind);
+        reads?.set(object, read);
+      }
+      const outcome = judgeL4Route(object, kind, read, judging, counts);
+      if (outcome === undefined) continue;
+      excluded.push(...read.problems);
+      outcomes.push(outcome);
+    }
+  }
+  const routing = { listeners: l4Listeners(judging.served.values()), routes: inL4PrecedenceOrder(outcomes.flatMap((outcome) => outcome.records)) };
+  return { outcomes, routing, counts, excluded };
+}
+
+/** The Gateways' outcomes with the layer-4 routes counted on their listeners (layer-4 listeners admit no HTTPRoute or GRPCRoute, so no route is counted twice). */
+export function withL4Counts<T extends { readonly attachedRoutes: ReadonlyMap<string, number> }>(
+  gateways: ReadonlyMap<string, T>,
+  counts: ReadonlyMap<string, ReadonlyMap<string, number>>,
+): ReadonlyMap<string, T> {
+  if (counts.size === 0) return gateways;
+  const merged = new Map(gateways);
+  for (const [key, byListener] of counts) {
+    const outcome = gateways.get(key);
+    if (outcome === undefined) continue;
+    const attachedRoutes = new Map(outcome.attachedRoutes);
+    for (const [listener, count] of byListener) attachedRoutes.set(listener, (attachedRoutes.get(listener) ?? 0) + count);
+    merged.set(key, { ...outcome, attachedRoutes });
+  }
+  return merged;
 }
