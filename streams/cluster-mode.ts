@@ -11,7 +11,6 @@ import {
   finalize,
   from,
   map,
-  merge,
   mergeMap,
   of,
   shareReplay,
@@ -31,7 +30,6 @@ import { controllerCandidate, sameCandidate, type ControllerCandidate } from '..
 import { EventRecorder, type EventSubject } from '../lib/kube/event-recorder.ts';
 import type { EventSeriesOptions } from '../lib/kube/event-series.ts';
 import { defaultInformerOptions, ResilientInformer, type InformerOptions } from '../lib/kube/informer.ts';
-import { IngressStatusWriter } from '../lib/kube/ingress-status-writer.ts';
 import { LeaseLock } from '../lib/kube/lease-lock.ts';
 import { outcomeEvents } from '../lib/kube/outcome-events.ts';
 import { podEndpoint } from '../lib/kube/pod-endpoints.ts';
@@ -41,10 +39,10 @@ import type { Outcome } from '../lib/pipeline/outcome.ts';
 import type { LogSettings } from '../lib/telemetry/logger.ts';
 import { startObserver, type Observer } from '../lib/telemetry/observer.ts';
 import { gatewayStatusWrites } from './gateway-status.ts';
+import { ingressStatusWrites } from './ingress-status.ts';
 import { informerEvents, type StartInformer } from './informer-events.ts';
 import { optionalResourceEvents } from './optional-resources.ts';
 import { leadership } from './leadership.ts';
-import { serialLatest } from './operators/serial-latest.ts';
 import { buildPipeline, type ModeParts, type PipelineState } from './pipeline.ts';
 import { watchedObjects } from './watched-objects.ts';
 import { startWebhook } from './webhook.ts';
@@ -295,25 +293,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
         shareReplay({ bufferSize: 1, refCount: true }),
       )
     : of(undefined);
-  const statusWriter = publish ? new IngressStatusWriter(kubeConfig) : undefined;
-  const statusWrites =
-    statusWriter && publish
-      ? combineLatest([publishedService, merge(of(undefined), pipeline.outcomes.pipe(filter((outcome) => outcome.type === 'deployed'))), leading]).pipe(
-          withLatestFrom(pipeline.state),
-          filter(([[, , leader], { rendered, config }]) => leader && rendered !== undefined && config !== undefined),
-          serialLatest(([[service], { rendered, config }]) =>
-            defer(() => statusWriter.sync(rendered!, config!.watchedResources, config!.ingress.className, service)).pipe(
-              tap((written) => {
-                if (written > 0) kubeLog.info(`ingress status: ${written} Ingress(es) now publish ${publish.namespace}/${publish.name}`);
-              }),
-              catchError((error: unknown) => {
-                kubeLog.warn(`ingress status not written: ${errorMessage(error)}`);
-                return EMPTY;
-              }),
-            ),
-          ),
-        )
-      : EMPTY;
+  const statusWrites = publish ? ingressStatusWrites({ kubeConfig, pipeline, publishedService, publish, leading, log: kubeLog }) : EMPTY;
 
   const subscription = pipeline.start(observer, {
     leadership: leadership$,

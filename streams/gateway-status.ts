@@ -3,20 +3,19 @@ import { catchError, combineLatest, defer, distinctUntilChanged, EMPTY, filter, 
 import type { ControllerConfig } from '../lib/config/types.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { deploymentOf, NOTHING_DEPLOYED, trackDeployment } from '../lib/gateway/deployment.ts';
-import { GatewayApiMemo, readGatewayApi } from '../lib/gateway/gateway-api.ts';
 import { GatewayStatusWriter, statusWrites, type StatusWrite } from '../lib/gateway/status-writer.ts';
 import type { Deployment } from '../lib/gateway/status.ts';
-import { storeSources, watchesGatewayApi } from '../lib/gateway/store-sources.ts';
-import { leftOutMatches, type LeftOutCache } from '../lib/routing-view/left-out-matches.ts';
 import { publishedAddresses } from '../lib/kube/ingress-status.ts';
-import type { KubeObject, StoreReader } from '../lib/pipeline/model.ts';
+import type { KubeObject } from '../lib/pipeline/model.ts';
+import type { RoutingOutcome } from '../lib/routing-view/routing-outcome.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
 import type { Logger } from '../lib/telemetry/logger.ts';
 import { serialLatest } from './operators/serial-latest.ts';
 
 export interface GatewayStatusInput {
   readonly leader: boolean;
-  readonly stores: ReadonlyMap<string, StoreReader> | undefined;
+  /** What the last render's translation made of the objects; undefined before the first render. */
+  readonly routing: RoutingOutcome | undefined;
   readonly config: ControllerConfig | undefined;
   /** The published HAProxy Service, whose addresses Gateways publish. */
   readonly service: KubeObject | undefined;
@@ -32,31 +31,29 @@ export interface GatewayStatusOptions {
 
 /**
  * Gateway API status, written by the leader only and only where it
- * differs: each input is a whole snapshot (the stores as last rendered,
- * the published Service, how the deployment went), so the newest waiting
- * one replaces any older one while a round of writes runs. A failed round
- * is logged and left: the next input computes every status again from the
- * objects as they are then.
+ * differs: each input is a whole snapshot (what the last render's
+ * translation made of the objects, the published Service, how the
+ * deployment went), so the newest waiting one replaces any older one while
+ * a round of writes runs. The Gateway API model and what its translation
+ * left out of each HTTPRoute are the render's own: nothing is judged or
+ * translated here. A failed round is logged and left: the next input
+ * computes every status again from the objects as they are stored then.
  */
 export function gatewayStatus({ write, now, warn }: GatewayStatusOptions): OperatorFunction<GatewayStatusInput, number> {
-  return (source) => {
-    // Kept between rounds, so that a round after one HTTPRoute changed judges and reads that route alone again.
-    const memo = new GatewayApiMemo();
-    const leftOut: LeftOutCache = new WeakMap();
-    return source.pipe(
-      filter((input) => input.leader && input.stores !== undefined && input.config !== undefined && watchesGatewayApi(input.config.watchedResources)),
+  return (source) =>
+    source.pipe(
+      filter((input) => input.leader && input.routing?.gatewayApi !== undefined && input.config !== undefined),
       serialLatest((input) =>
         defer(() => {
-          const config = input.config!;
-          const controllerName = config.gatewayApi.controllerName;
-          const model = readGatewayApi(storeSources(input.stores!, config.watchedResources, config.gatewayApi), memo);
+          const routing = input.routing!;
           const writes = statusWrites({
-            model,
-            controllerName,
+            model: routing.gatewayApi!,
+            controllerName: input.config!.gatewayApi.controllerName,
             addresses: publishedAddresses(input.service),
             deployment: input.deployment,
             now: now(),
-            leftOut: leftOutMatches(model, leftOut),
+            leftOut: routing.leftOut,
+            current: routing.currentGatewayObject,
           });
           return writes.length === 0 ? of(0) : write(writes);
         }).pipe(
@@ -67,7 +64,6 @@ export function gatewayStatus({ write, now, warn }: GatewayStatusOptions): Opera
         ),
       ),
     );
-  };
 }
 
 /** What the outcomes say of the deployment of the configuration in force (lib/gateway/deployment.ts). */
@@ -79,7 +75,7 @@ export interface GatewayStatusWritesOptions {
   readonly kubeConfig: KubeConfig;
   readonly pipeline: {
     readonly outcomes: Observable<Outcome>;
-    readonly state: Observable<{ readonly rendered: ReadonlyMap<string, StoreReader> | undefined; readonly config: ControllerConfig | undefined }>;
+    readonly state: Observable<{ readonly routing: RoutingOutcome | undefined; readonly config: ControllerConfig | undefined }>;
   };
   readonly publishedService: Observable<KubeObject | undefined>;
   readonly leading: Observable<boolean>;
@@ -94,7 +90,7 @@ export function gatewayStatusWrites({ kubeConfig, pipeline, publishedService, le
   const rounds = merge(of(undefined), pipeline.outcomes.pipe(filter((outcome) => outcome.type === 'rendered' || outcome.type === 'deployed')));
   return combineLatest([publishedService, merge(of<Deployment>('pending'), deployments(pipeline.outcomes)), leading, rounds]).pipe(
     withLatestFrom(pipeline.state),
-    map(([[service, deployment, leader], state]): GatewayStatusInput => ({ leader, stores: state.rendered, config: state.config, service, deployment })),
+    map(([[service, deployment, leader], state]): GatewayStatusInput => ({ leader, routing: state.routing, config: state.config, service, deployment })),
     gatewayStatus({ write: (writes) => defer(() => writer.write(writes)), now, warn: (message) => log.warn(message) }),
     tap((written) => {
       if (written > 0) log.info(`gateway API status: ${written} object(s) written`);

@@ -9,6 +9,7 @@ import { watchedType } from '../lib/kube/select.ts';
 import type { Endpoint, ResourceEvent, StoreReader } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Outcome, Report } from '../lib/pipeline/outcome.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
+import { RoutingOutcome } from '../lib/routing-view/routing-outcome.ts';
 import { routingViews } from '../lib/routing-view/routing-view.ts';
 import type { Observer } from '../lib/telemetry/observer.ts';
 import { controller } from './controller.ts';
@@ -33,8 +34,8 @@ export interface PipelineState<Raw> {
   readonly fleet: PipelineFleet | undefined;
   /** The resource stores of the configuration in force, live; undefined until every watched type has listed. */
   readonly stores: ReadonlyMap<string, StoreReader> | undefined;
-  /** The stores as the last render saw them (objects in quarantine left out): what HAProxy is given. */
-  readonly rendered: ReadonlyMap<string, StoreReader> | undefined;
+  /** What the last render's routing translation made of those stores: what the status side streams read. */
+  readonly routing: RoutingOutcome | undefined;
   /** The endpoints deployed to now. */
   readonly endpoints: readonly Endpoint[];
 }
@@ -85,7 +86,7 @@ export interface Pipeline<Raw> {
   start(observer: Observer, sides?: Readonly<Record<string, Observable<unknown>>>): Subscription;
 }
 
-const idle = { candidate: undefined, config: undefined, fleet: undefined, stores: undefined, rendered: undefined, endpoints: [] };
+const idle = { candidate: undefined, config: undefined, fleet: undefined, stores: undefined, routing: undefined, endpoints: [] };
 
 /**
  * The pipeline of either mode: the controller stage (a new pipeline per
@@ -105,7 +106,7 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
     defer(() => {
       const parts = options.parts(loaded);
       const { config, fleet } = parts;
-      update({ config, fleet, stores: undefined, rendered: undefined });
+      update({ config, fleet, stores: undefined, routing: undefined });
       const renderer = createRenderer(config, routingViews);
       const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
       return parts.events(report).pipe(
@@ -116,8 +117,10 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
           ...(parts.members === undefined ? {} : { members: parts.members }),
           render: (snapshot) =>
             defer(() => {
-              update({ rendered: snapshot.stores });
-              return of(renderer({ stores: snapshot.stores, peers: snapshot.peers ?? [] }));
+              // The translation goes to the state, not down the pipeline: a configuration kept for deploying keeps no model alive.
+              const { outcomes: translated, ...output } = renderer({ stores: snapshot.stores, peers: snapshot.peers ?? [] });
+              update({ routing: Object.values(translated ?? {}).find((outcome) => outcome instanceof RoutingOutcome) });
+              return of(output);
             }),
           validate: (rendered) => defer(() => validator.validate(rendered)),
           deploy: (request) => defer(() => fleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),

@@ -1,5 +1,6 @@
 import { compareCodeUnits } from '../compare.ts';
 import type { GatewayApiModel } from './gateway-api.ts';
+import type { CaRef } from '../routing/settings.ts';
 
 /**
  * The certificates HTTPS listeners ask HAProxy to serve: each Secret a
@@ -26,6 +27,8 @@ export interface CertificateClaim {
   readonly field: string;
   /** The certificate for names no crt-list line lists (the first listener without a hostname's first certificateRef). */
   readonly fallback: boolean;
+  /** The listener's client certificate validation: the handshake refused without a valid certificate (`required`) or not. */
+  readonly clientCa?: { readonly ca: CaRef; readonly verify: 'required' | 'optional' };
 }
 
 export function certificateClaims(model: GatewayApiModel): CertificateClaim[] {
@@ -42,10 +45,11 @@ export function certificateClaims(model: GatewayApiModel): CertificateClaim[] {
       if (names.length === 0 && !isFallback) continue;
       fallback ||= isFallback;
       const hosts = names.toSorted();
+      const client = state.clientCa && { clientCa: { ca: state.clientCa.ca, verify: state.clientCa.mode === 'AllowValidOnly' ? ('required' as const) : ('optional' as const) } };
       listener.certificateRefs.forEach((ref, index) => {
         // The fallback answers every name no line lists: its routes' names need no line (nor a reload when one comes).
         const first = isFallback && index === 0;
-        claims.push({ namespace: ref.namespace, secret: ref.name, hosts: first ? [] : hosts, object: outcome.served!.gateway.label, field: ref.field, fallback: first });
+        claims.push({ namespace: ref.namespace, secret: ref.name, hosts: first ? [] : hosts, object: outcome.served!.gateway.label, field: ref.field, fallback: first, ...client });
       });
     }
   }

@@ -3,6 +3,7 @@ import { describeObject, isDnsLabel, isDnsSubdomain, isPortNumber, quote } from 
 import type { LabelSelector } from '../kube-syntax/label-selector.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { GATEWAY_GROUP, KINDS, SECRET, type GroupKind } from './api.ts';
+import { readFrontendValidation, type ClientValidation, type FrontendValidation } from './frontend-validation.ts';
 import { absent, FieldReader } from './field-reader.ts';
 import { checkHostname } from './hostnames.ts';
 import { readLabelSelector } from './label-selector.ts';
@@ -26,7 +27,16 @@ export interface CertificateRef extends GroupKind {
 /** Why a listener is not accepted or its references do not resolve; reasons as the listener conditions name them. */
 export interface ListenerFault {
   readonly condition: 'Accepted' | 'ResolvedRefs';
-  readonly reason: 'UnsupportedProtocol' | 'UnsupportedValue' | 'PortUnavailable' | 'InvalidRouteKinds' | 'InvalidCertificateRef' | 'RefNotPermitted';
+  readonly reason:
+    | 'UnsupportedProtocol'
+    | 'UnsupportedValue'
+    | 'PortUnavailable'
+    | 'InvalidRouteKinds'
+    | 'InvalidCertificateRef'
+    | 'RefNotPermitted'
+    | 'InvalidCACertificateRef'
+    | 'InvalidCACertificateKind'
+    | 'NoValidCACertificate';
   readonly message: string;
 }
 
@@ -40,6 +50,8 @@ export interface Listener {
   /** For HTTPS and TLS listeners: whether TLS ends here (Terminate) or the stream goes to the backend as it came (Passthrough). */
   readonly tlsMode: 'Terminate' | 'Passthrough' | undefined;
   readonly certificateRefs: readonly CertificateRef[];
+  /** An HTTPS listener's client certificate validation (spec.tls.frontend, its port's or the default). */
+  readonly clientValidation: ClientValidation | undefined;
   readonly namespaces: { readonly from: FromNamespaces; readonly selector: LabelSelector | undefined };
   /** The route kinds it admits that this controller serves (status `supportedKinds`). */
   readonly kinds: readonly GroupKind[];
@@ -56,6 +68,8 @@ export interface Gateway {
   readonly listeners: readonly Listener[];
   /** spec.addresses is set: this controller publishes the HAProxy Service's addresses and cannot take others. */
   readonly asksAddresses: boolean;
+  /** Some HTTPS listener's client certificate validation is AllowInsecureFallback (condition InsecureFrontendValidationMode). */
+  readonly insecureFallback: boolean;
 }
 
 export interface GatewayRead {
@@ -126,7 +140,7 @@ function readCertificateRefs(value: Fields | undefined, field: string, namespace
   return refs;
 }
 
-function readListener(reader: FieldReader, value: unknown, index: number, namespace: string): Listener | undefined {
+function readListener(reader: FieldReader, value: unknown, index: number, namespace: string, validation: FrontendValidation): Listener | undefined {
   const field = `spec.listeners[${index}]`;
   if (!isFields(value)) {
     reader.problem(field, 'is not an object');
@@ -155,6 +169,8 @@ function readListener(reader: FieldReader, value: unknown, index: number, namesp
     else faults.push({ condition: 'Accepted', reason: 'UnsupportedValue', message: `${field}.tls.mode: ${quote(mode)} is not served on ${protocol} (${modes.join(' and ')} are)` });
     if (tlsMode !== 'Passthrough') certificateRefs = readCertificateRefs(tls, `${field}.tls`, namespace, faults);
   }
+  const clientValidation = protocol !== 'HTTPS' || port === undefined ? undefined : validation.perPort.has(port) ? validation.perPort.get(port) : validation.default;
+  for (const message of clientValidation?.badKinds ?? []) faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCACertificateKind', message });
   const allowed = reader.fields(value['allowedRoutes'], `${field}.allowedRoutes`);
   const namespaces = reader.fields(allowed?.['namespaces'], `${field}.allowedRoutes.namespaces`);
   const from = reader.oneOf(namespaces?.['from'], `${field}.allowedRoutes.namespaces.from`, ['Same', 'All', 'Selector', 'None'], 'Same');
@@ -162,7 +178,7 @@ function readListener(reader: FieldReader, value: unknown, index: number, namesp
   if (from === 'Selector') selector = readLabelSelector(reader, namespaces?.['selector'], `${field}.allowedRoutes.namespaces.selector`);
   const kinds = readKinds(reader, allowed?.['kinds'], `${field}.allowedRoutes.kinds`, protocol, faults);
   if (name === undefined || port === undefined || from === undefined || (from === 'Selector' && selector === undefined)) return undefined;
-  return { name, index, port, protocol, hostname, tlsMode, certificateRefs, namespaces: { from, selector }, kinds, faults };
+  return { name, index, port, protocol, hostname, tlsMode, certificateRefs, clientValidation, namespaces: { from, selector }, kinds, faults };
 }
 
 export function readGateway(object: KubeObject): GatewayRead {
@@ -173,7 +189,8 @@ export function readGateway(object: KubeObject): GatewayRead {
   const className = reader.name(spec['gatewayClassName'], 'spec.gatewayClassName', 'GatewayClass');
   const listed = reader.list(spec['listeners'], 'spec.listeners');
   if (listed.length === 0) reader.problem('spec.listeners', 'lists no listener');
-  const listeners = listed.map((listener, index) => readListener(reader, listener, index, String(namespace)));
+  const validation = readFrontendValidation(reader, spec['tls'], String(namespace));
+  const listeners = listed.map((listener, index) => readListener(reader, listener, index, String(namespace), validation));
   const names = new Set<string>();
   for (const listener of listeners) {
     if (listener === undefined) continue;
@@ -183,6 +200,8 @@ export function readGateway(object: KubeObject): GatewayRead {
   const label = reader.label;
   if (reader.problems.length > 0 || className === undefined) return { label, gateway: undefined, problems: reader.problems };
   const asksAddresses = Array.isArray(spec['addresses']) && spec['addresses'].length > 0;
-  const gateway = { object, label, namespace: String(namespace), name: String(name), className, listeners: listeners as Listener[], asksAddresses };
+  const served = listeners as Listener[];
+  const insecureFallback = served.some((listener) => listener.clientValidation?.mode === 'AllowInsecureFallback');
+  const gateway = { object, label, namespace: String(namespace), name: String(name), className, listeners: served, asksAddresses, insecureFallback };
   return { label, gateway, problems: [] };
 }

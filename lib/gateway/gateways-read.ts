@@ -21,6 +21,8 @@ export interface GatewaySources {
   readonly gateways: readonly KubeObject[];
   readonly referenceGrants: readonly KubeObject[];
   readonly secret: (namespace: string, name: string) => KubeObject | undefined;
+  /** ConfigMaps holding CA certificates (caCertificateRefs); none when not watched. */
+  readonly configMap?: (namespace: string, name: string) => KubeObject | undefined;
   /** The frontends the template declares; undefined admits every listener port. */
   readonly frontends?: readonly Frontend[];
 }
@@ -61,7 +63,10 @@ export function readGateways(sources: GatewaySources): GatewaysRead {
     excluded.push(...problems);
     let servedGateway: ServedGateway | undefined;
     if (read.gateway && gatewayClass.refusal === undefined) {
-      servedGateway = { gateway: read.gateway, listeners: resolveListeners(read.gateway, { secret: sources.secret, grants, frontends: sources.frontends }) };
+      servedGateway = {
+        gateway: read.gateway,
+        listeners: resolveListeners(read.gateway, { secret: sources.secret, ...(sources.configMap ? { configMap: sources.configMap } : {}), grants, frontends: sources.frontends }),
+      };
       served.set(keyOf(object), servedGateway);
       for (const state of servedGateway.listeners) {
         const { protocol } = state.listener;

@@ -5,13 +5,14 @@ import { readBackendReference, type BackendReference } from './backend-refs.ts';
 import { absent, type FieldReader } from './field-reader.ts';
 import type { RouteMatch } from './route-matches.ts';
 import { checkHeaderName, checkHeaderValue } from './values.ts';
+import { readCorsFilter } from './cors-filter.ts';
 
 /**
  * HTTPRoute filters (apis/v1/httproute_types.go HTTPRouteFilter) in the
  * shared settings vocabulary: RequestHeaderModifier, ResponseHeaderModifier,
- * RequestRedirect, URLRewrite, RequestMirror and ExternalAuth (protocol HTTP,
- * experimental channel). Any other type (CORS and
- * ExtensionRef among them) is refused by name rather than ignored: a route
+ * RequestRedirect, URLRewrite, RequestMirror, CORS (cors-filter.ts) and
+ * ExternalAuth (protocol HTTP, experimental channel). Any other type
+ * (ExtensionRef among them) is refused by name rather than ignored: a route
  * served without a filter it asks for would do something its author did not write.
  */
 export interface ReadFilters {
@@ -156,7 +157,7 @@ function externalAuth(
 }
 
 /** Every filter type an HTTPRoute may have served. */
-export const HTTP_ROUTE_FILTERS: readonly string[] = ['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestRedirect', 'URLRewrite', 'RequestMirror', 'ExternalAuth'];
+export const HTTP_ROUTE_FILTERS: readonly string[] = ['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestRedirect', 'URLRewrite', 'RequestMirror', 'CORS', 'ExternalAuth'];
 
 /**
  * Reads a list of filters into settings; the problems are recorded on the
@@ -206,6 +207,11 @@ export function readFilters(reader: FieldReader, value: unknown, field: string, 
         if (mirror.port !== undefined) {
           settings.mirrors = [...(settings.mirrors ?? []), { namespace: mirror.namespace, service: mirror.name, port: mirror.port, ...(percent === undefined ? {} : { percent }) }];
         }
+        return;
+      }
+      case 'CORS': {
+        const cors = readCorsFilter(reader, reader.fields(entry['cors'], `${at}.cors`), `${at}.cors`);
+        if (cors) settings.cors = cors;
         return;
       }
       case 'ExternalAuth': {

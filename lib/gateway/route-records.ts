@@ -25,6 +25,19 @@ function hostOf(hostname: string): RouteHost {
   return { key: hostname, wildcard: hostname.startsWith('*.') ? 'suffix' : 'none' };
 }
 
+/**
+ * What a host's records ask of client certificates: those of the first
+ * HTTPS listener leading to it that accepts only valid ones. Its crt-list
+ * line already refuses a handshake without one; the routes refuse too, for
+ * a request that came through another name's line (SNI and Host differ:
+ * 421) or through a bind that lets failed certificates by for the lines
+ * of other listeners or Ingresses (400).
+ */
+function clientCertificateOf(listeners: readonly AttachedListener[]): RouteSettings['clientCertificate'] {
+  const clientCa = listeners.find((listener) => listener.state.clientCa?.mode === 'AllowValidOnly')?.state.clientCa;
+  return clientCa && { ca: clientCa.ca, verify: 'on', passCertificate: false, overTlsOnly: true };
+}
+
 function entrypointOf(listener: AttachedListener): RouteEntrypoint {
   return { port: listener.state.listener.port, protocol: listener.state.listener.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP' };
 }
@@ -97,12 +110,14 @@ export function translateRoute(route: HttpRoute, attached: readonly AttachedList
   const rules = route.rules.map((rule) => resolveRule(route, rule, lookup, unresolved));
   // One record per host, rule and match, served on every entrypoint that leads to it.
   const entrypoints = new Map<string, Map<string, RouteEntrypoint>>();
+  const listenersOf = new Map<string, AttachedListener[]>();
   for (const listener of attached) {
     for (const hostname of listener.hostnames) {
       const entry = entrypoints.get(hostname) ?? new Map<string, RouteEntrypoint>();
       const entrypoint = entrypointOf(listener);
       entry.set(`${entrypoint.protocol}:${entrypoint.port}`, entrypoint);
       entrypoints.set(hostname, entry);
+      listenersOf.set(hostname, [...(listenersOf.get(hostname) ?? []), listener]);
     }
   }
   const records: RouteRecord[] = [];
@@ -110,7 +125,9 @@ export function translateRoute(route: HttpRoute, attached: readonly AttachedList
     const host = hostOf(hostname);
     const sortedEntrypoints = [...entrypointsOf.values()].sort((a, b) => a.port - b.port || (a.protocol < b.protocol ? -1 : 1));
     const only = onlyOver(sortedEntrypoints, served);
-    for (const { rule, settings, backends } of rules) {
+    const clientCertificate = clientCertificateOf(listenersOf.get(hostname) ?? []);
+    for (const { rule, settings: ruleSettings, backends } of rules) {
+      const settings = clientCertificate ? { ...ruleSettings, clientCertificate } : ruleSettings;
       rule.matches.forEach((match, index) => {
         records.push({
           host,

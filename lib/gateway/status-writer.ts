@@ -28,20 +28,39 @@ export interface StatusInputs {
   readonly now: number;
   /** What the routing model left out of each route as not routed yet; none when absent. */
   readonly leftOut?: ReadonlyMap<KubeObject, LeftOut>;
+  /**
+   * An object of the model as stored now, whose status a write replaces
+   * (other controllers' entries kept, its resourceVersion carried), or
+   * undefined for one not to write now. Each object as the model read it
+   * when absent.
+   */
+  readonly current?: (resource: StatusWrite['resource'], object: KubeObject) => KubeObject | undefined;
 }
 
 /** The writes that would bring every object's status to what the model says: only those whose status differs. */
-export function statusWrites({ model, controllerName, addresses, deployment, now, leftOut }: StatusInputs): StatusWrite[] {
+export function statusWrites({ model, controllerName, addresses, deployment, now, leftOut, current = (_, object) => object }: StatusInputs): StatusWrite[] {
   const time = conditionTime(now);
   const writes: StatusWrite[] = [];
-  const add = (resource: StatusWrite['resource'], object: KubeObject, status: Readonly<Record<string, unknown>>) => {
+  const add = (resource: StatusWrite['resource'], read: KubeObject, statusOf: (object: KubeObject) => Readonly<Record<string, unknown>>) => {
+    const object = current(resource, read);
+    if (object === undefined) return;
+    const status = statusOf(object);
     if (JSON.stringify(object['status'] ?? {}) !== JSON.stringify(status)) writes.push({ resource, object, status });
   };
-  for (const read of model.classes.values()) add('gatewayclasses', read.object, gatewayClassStatus(read.object, read, time));
-  for (const outcome of model.gateways.values()) add('gateways', outcome.object, gatewayStatus(outcome, addresses, deployment, time));
-  for (const outcome of model.routes.values())
-    add(outcome.kind === KINDS.grpcRoute ? 'grpcroutes' : 'httproutes', outcome.object, routeStatus(outcome, controllerName, time, leftOut?.get(outcome.object) ?? NOTHING_LEFT_OUT));
-  for (const outcome of model.l4Routes.values()) add(outcome.kind === KINDS.tlsRoute ? 'tlsroutes' : 'tcproutes', outcome.object, routeStatus(outcome, controllerName, time));
+  for (const read of model.classes.values()) add('gatewayclasses', read.object, (object) => gatewayClassStatus(object, read, time));
+  for (const outcome of model.gateways.values())
+    add('gateways', outcome.object, (object) => gatewayStatus(object === outcome.object ? outcome : { ...outcome, object }, addresses, deployment, time));
+  for (const outcome of model.routes.values()) {
+    const left = leftOut?.get(outcome.object) ?? NOTHING_LEFT_OUT;
+    add(outcome.kind === KINDS.grpcRoute ? 'grpcroutes' : 'httproutes', outcome.object, (object) =>
+      routeStatus(object === outcome.object ? outcome : { ...outcome, object }, controllerName, time, left),
+    );
+  }
+  for (const outcome of model.l4Routes.values()) {
+    add(outcome.kind === KINDS.tlsRoute ? 'tlsroutes' : 'tcproutes', outcome.object, (object) =>
+      routeStatus(object === outcome.object ? outcome : { ...outcome, object }, controllerName, time),
+    );
+  }
   return writes;
 }
 

@@ -76,7 +76,19 @@ export function gatewayStatus(outcome: GatewayOutcome, addresses: readonly LoadB
   return {
     ...stored,
     addresses: statusAddresses,
-    conditions: withTransitions([accepted, programmed], stored['conditions'], generation, now),
+    // InsecureFrontendValidationMode is there while some listener's client certificate validation falls back, and gone after.
+    conditions: withTransitions(
+      served?.gateway.insecureFallback
+        ? [
+            accepted,
+            programmed,
+            desired('InsecureFrontendValidationMode', true, 'ConfigurationChanged', 'client certificate validation is AllowInsecureFallback: a client without a valid certificate is served'),
+          ]
+        : [accepted, programmed],
+      stored['conditions'],
+      generation,
+      now,
+    ),
     listeners,
   };
 }

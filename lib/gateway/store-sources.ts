@@ -10,21 +10,25 @@ export function watchesGatewayApi(resources: readonly WatchedResource[]): boolea
   return resources.some((resource) => resource.apiVersion.startsWith(`${GATEWAY_GROUP}/`));
 }
 
+/** The store of a kind of a group ('' for the core group), whatever the configuration names it; none when the kind is not watched. */
+export function storeOf(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], group: string, kind: string): StoreReader | undefined {
+  const resource = resources.find((candidate) => candidate.kind === kind && (group === '' ? !candidate.apiVersion.includes('/') : candidate.apiVersion.startsWith(`${group}/`)));
+  return resource && stores.get(resource.name);
+}
+
 /**
  * The Gateway API sources from the watched stores, found by group and kind
  * whatever the configuration names them: the Gateway API kinds in the
- * gateway.networking.k8s.io group, Services, Secrets and Namespaces in
- * the core group. A kind not watched reads as none (a Namespace selector
- * then admits no namespace). The context is every store but the routes'
- * and its version, with the controller name: what a memo's route
+ * gateway.networking.k8s.io group, Services, Secrets (of every watch),
+ * Namespaces and ConfigMaps in the core group. A kind not watched reads as
+ * none (a Namespace selector then admits no namespace). The context is
+ * every store but the routes' and its version, with the controller name:
+ * what a memo's route
  * outcomes depend on.
  */
 export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], settings: ControllerConfig['gatewayApi']): GatewayApiSources {
   const { controllerName, httpPort, httpsPort } = settings;
-  const store = (group: string, kind: string): StoreReader | undefined => {
-    const resource = resources.find((candidate) => candidate.kind === kind && (group === '' ? !candidate.apiVersion.includes('/') : candidate.apiVersion.startsWith(`${group}/`)));
-    return resource && stores.get(resource.name);
-  };
+  const store = (group: string, kind: string) => storeOf(stores, resources, group, kind);
   const [classes, gateways, routes, grpcRoutes, grants, tlsRoutes, tcpRoutes] = [
     KINDS.gatewayClass,
     KINDS.gateway,
@@ -34,8 +38,10 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     KINDS.tlsRoute,
     KINDS.tcpRoute,
   ].map((kind) => store(GATEWAY_GROUP, kind));
-  const [services, secrets, namespaces] = ['Service', 'Secret', 'Namespace'].map((kind) => store('', kind));
-  const others = [classes, gateways, grants, services, secrets, namespaces];
+  const [services, namespaces, configMaps] = ['Service', 'Namespace', 'ConfigMap'].map((kind) => store('', kind));
+  // Every Secret watch: TLS Secrets for certificateRefs, and the Opaque ones CA certificates are usually kept in.
+  const secrets = resources.filter((resource) => resource.kind === 'Secret' && !resource.apiVersion.includes('/')).map((resource) => stores.get(resource.name));
+  const others = [classes, gateways, grants, services, ...secrets, namespaces, configMaps];
   return {
     controllerName,
     frontends: [
@@ -51,7 +57,14 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     tcpRoutes: tcpRoutes?.list() ?? NO_OBJECTS,
     referenceGrants: grants?.list() ?? [],
     service: (namespace, name) => services?.get(namespace, name),
-    secret: (namespace, name) => secrets?.get(namespace, name),
+    secret: (namespace, name) => {
+      for (const reader of secrets) {
+        const found = reader?.get(namespace, name);
+        if (found) return found;
+      }
+      return undefined;
+    },
+    configMap: (namespace, name) => configMaps?.get(namespace, name),
     namespace: (name) => namespaces?.get(undefined, name),
     context: [controllerName, httpPort, httpsPort, ...others, ...others.map((reader) => reader?.version)],
   };

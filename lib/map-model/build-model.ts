@@ -92,7 +92,8 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: MapModelSou
   const warnings: Problem[] = [];
   const certificates: Certificate[] = [];
   let expiresAt = Number.POSITIVE_INFINITY;
-  for (const { namespace, name, hosts: sniHosts, excludedHosts, referrers, clientCas, fallback } of secrets) {
+  for (const use of secrets) {
+    const { namespace, name, excludedHosts, referrers, fallback } = use;
     const secretLabel = describeObject('Secret', namespace, name);
     const secret = sources.secret(namespace, name);
     if (!secret) {
@@ -104,7 +105,7 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: MapModelSou
       excluded.push({ object: secretLabel, field: checked.field, message: `${checked.reason}; TLS entries using it left out` });
       continue;
     }
-    const groups = hostsByClientCa(sniHosts, clientCas);
+    const groups = hostsByClientCa(use);
     const lines = groups.map(({ hosts }) => crtListLines(hosts, excludedHosts));
     if (lines.some((group) => group === undefined)) {
       excluded.push({
@@ -118,11 +119,10 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: MapModelSou
     const source = new ModelSource('Secret', secret, 'data');
     const file = certificateFile(namespace, name);
     const id = `${namespace}/${name}`;
-    for (const [index, { clientCaFile }] of groups.entries()) {
+    for (const [index, { clientCaFile, clientVerify }] of groups.entries()) {
+      const client = clientCaFile === undefined ? {} : { clientCaFile, clientVerify };
       for (const hosts of lines[index]!) {
-        certificates.push(
-          withSource({ file, pem: checked.pem, hosts, excludedHosts, secret: id, ...(clientCaFile === undefined ? {} : { clientCaFile }), ...(fallback ? { fallback } : {}) }, source),
-        );
+        certificates.push(withSource({ file, pem: checked.pem, hosts, excludedHosts, secret: id, ...client, ...(fallback ? { fallback } : {}) }, source));
       }
     }
   }
@@ -238,7 +238,10 @@ function buildHttpModel(sources: MapModelSources, cache: MapModelCache): HttpMod
       ? last.certificates
       : resolveCertificates(certificateUses(aggregate.secrets, listenerSecrets), sources, cache, now);
   const userlists = resolveUserlists(aggregate.policies, sources.secret, cache.userlists, last?.userlists);
-  const clientCas = keptClientCas(resolveClientCas(aggregate.policies, aggregate.secrets, sources.secret, cache.caSecrets, last?.clientCas), last?.clientCas);
+  const clientCas = keptClientCas(
+    resolveClientCas(aggregate.policies, [...aggregate.secrets, ...certificateUses([], listenerSecrets)], sources, cache.caSecrets, last?.clientCas),
+    last?.clientCas,
+  );
   const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded, gatewayProblems], last?.excluded);
   const warnings = mergedProblems(
     [aggregate.warnings, resolution.warnings, certificates.warnings, listenerSecrets.warnings, userlists.warnings, clientCas.warnings, ...routes.map((route) => route.warnings)],
@@ -267,7 +270,7 @@ function buildHttpModel(sources: MapModelSources, cache: MapModelCache): HttpMod
     // Made each time: which hosts other groups hold moves without a certificate changing.
     certificates: listenerSecrets.fallback ? withFallback(certificates.certificates, aggregate.secretUses.listeners.heldElsewhere()) : certificates.certificates,
     fallbackCertificate: certificates.certificates.some((certificate) => certificate.fallback === true),
-    clientCertificates: certificates.certificates.some((certificate) => certificate.clientCaFile !== undefined),
+    clientCertificates: certificates.certificates.some((certificate) => certificate.clientVerify === 'optional'),
     separateClientCas: new Set(certificates.certificates.map((certificate) => certificate.clientCaFile).filter((file) => file !== undefined)).size > 1,
     caCertificates: clientCas.files.length === 0 ? resolution.caCertificates : withClientCas(resolution.caCertificates, clientCas, last?.model),
     defaultBackend: aggregate.defaultBackend,

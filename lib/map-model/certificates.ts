@@ -170,7 +170,16 @@ export type CheckedCa = { readonly ok: true; readonly pem: string } | { readonly
  * the parsed objects, as checkTlsSecret does for certificates.
  */
 export function checkCaSecret(secret: KubeObject): CheckedCa {
-  const certificates = secretCertificates(secret, 'ca.crt');
+  return checkedCa(secretCertificates(secret, 'ca.crt'));
+}
+
+/** As checkCaSecret, for a ConfigMap's `ca.crt`, which holds the PEM itself (Gateway API caCertificateRefs). */
+export function checkCaConfigMap(configMap: KubeObject): CheckedCa {
+  const text = secretData(configMap)['ca.crt'];
+  return checkedCa(typeof text === 'string' ? pemCertificates(Buffer.from(text, 'latin1'), 'data[ca.crt]') : { ok: false, field: 'data[ca.crt]', reason: 'is missing' });
+}
+
+function checkedCa(certificates: X509Certificate[] | { readonly ok: false; readonly field: string; readonly reason: string }): CheckedCa {
   if (!Array.isArray(certificates)) return certificates;
   for (const [index, certificate] of certificates.entries()) {
     const refused = weakCertificate(certificate, index);
@@ -189,6 +198,11 @@ function secretCertificates(secret: KubeObject, key: string): X509Certificate[] 
   const field = `data[${key}]`;
   const bytes = decodeBase64(secretData(secret)[key]);
   if (!bytes) return { ok: false, field, reason: 'is missing or not base64' };
+  return pemCertificates(bytes, field);
+}
+
+/** The PEM certificates of some bytes, each parsed, or the field and why not. */
+function pemCertificates(bytes: Buffer, field: string): X509Certificate[] | { readonly ok: false; readonly field: string; readonly reason: string } {
   const blocks = bytes.toString('latin1').match(CERTIFICATE_BLOCK) ?? [];
   if (blocks.length === 0) return { ok: false, field, reason: 'holds no PEM certificate' };
   const certificates: X509Certificate[] = [];

@@ -139,6 +139,8 @@ export class RoutePolicy extends Sourced {
         readonly verified: boolean;
         readonly errorPage: string | undefined;
         readonly passCertificate: boolean;
+        /** Plain HTTP requests are not refused for want of a certificate. */
+        readonly overTlsOnly: boolean;
       }
     | undefined;
   /** The arguments of the external-auth action (lib/lua/external-auth.ts), "-" for one not set. */
@@ -147,13 +149,24 @@ export class RoutePolicy extends Sourced {
   readonly gatewayExternalAuth: GatewayAuthRule | undefined;
   readonly cors:
     | {
+        /** Any origin, answered `*`. */
         readonly anyOrigin: boolean;
+        /** Any origin, answered with itself (`*` with echoWildcards). */
+        readonly echoAnyOrigin: boolean;
         /** Origins matched exactly. */
         readonly origins: readonly string[];
-        /** Regular expressions for origins with a "*." subdomain wildcard (one label, as ingress-nginx reads it). */
+        /** Regular expressions for origins with a "*." subdomain wildcard (one label, as ingress-nginx reads it), and allowOriginPatterns. */
         readonly originPatterns: readonly string[];
+        /** Empty when none are sent, or when the request's are (`echoMethods`). */
         readonly methods: string;
+        /** The preflight's Access-Control-Request-Method sent back (`*` with echoWildcards). */
+        readonly echoMethods: boolean;
         readonly headers: string;
+        /** The preflight's Access-Control-Request-Headers sent back (`*` with echoWildcards). */
+        readonly echoHeaders: boolean;
+        /** Empty when none are sent, or when the response's header names are (`exposeResponseNames`). */
+        readonly exposeHeaders: string;
+        readonly exposeResponseNames: boolean;
         readonly credentials: boolean;
         readonly maxAge: number | undefined;
         readonly respondToPreflight: boolean;
@@ -188,22 +201,40 @@ export class RoutePolicy extends Sourced {
       verified: client.verify !== 'optional_no_ca',
       errorPage: client.errorPage,
       passCertificate: client.passCertificate,
+      overTlsOnly: client.overTlsOnly === true,
     };
     this.externalAuth = externalAuthRule(settings.externalAuth);
     this.gatewayExternalAuth = gatewayAuthRule(settings.gatewayExternalAuth);
     const cors = settings.cors;
-    this.cors = cors && {
-      anyOrigin: cors.allowOrigins.includes('*'),
-      origins: cors.allowOrigins.filter((origin) => origin !== '*' && !origin.includes('*')),
-      originPatterns: [...cors.allowOrigins.filter((origin) => origin !== '*' && origin.includes('*')).map(originPattern), ...(cors.allowOriginPatterns ?? [])],
-      methods: cors.allowMethods.join(', '),
-      headers: cors.allowHeaders.join(', '),
-      credentials: cors.allowCredentials,
-      maxAge: cors.maxAge,
-      respondToPreflight: cors.respondToPreflight,
-    };
+    this.cors = cors && corsRule(cors);
     Object.freeze(this);
   }
+}
+
+type Cors = NonNullable<RouteSettings['cors']>;
+
+/** The CORS rule of a policy; a wildcard is echoed only where HAProxy answers (the preflight, and the response's own header names). */
+function corsRule(cors: Cors): NonNullable<RoutePolicy['cors']> {
+  const anyOrigin = cors.allowOrigins.includes('*');
+  const echo = (list: readonly string[]) => cors.echoWildcards === true && list.includes('*');
+  const echoMethods = echo(cors.allowMethods) && cors.respondToPreflight;
+  const echoHeaders = echo(cors.allowHeaders) && cors.respondToPreflight;
+  const exposeResponseNames = echo(cors.exposeHeaders ?? []);
+  return {
+    anyOrigin: anyOrigin && cors.echoWildcards !== true,
+    echoAnyOrigin: anyOrigin && cors.echoWildcards === true,
+    origins: cors.allowOrigins.filter((origin) => origin !== '*' && !origin.includes('*')),
+    originPatterns: [...cors.allowOrigins.filter((origin) => origin !== '*' && origin.includes('*')).map(originPattern), ...(cors.allowOriginPatterns ?? [])],
+    methods: echoMethods ? '' : cors.allowMethods.join(', '),
+    echoMethods,
+    headers: echoHeaders ? '' : cors.allowHeaders.join(', '),
+    echoHeaders,
+    exposeHeaders: exposeResponseNames ? '' : (cors.exposeHeaders ?? []).join(', '),
+    exposeResponseNames,
+    credentials: cors.allowCredentials,
+    maxAge: cors.maxAge,
+    respondToPreflight: cors.respondToPreflight,
+  };
 }
 
 /** `https://*.example.com` as the regular expression `^https://[A-Za-z0-9-]+\.example\.com$`. */

@@ -4,8 +4,7 @@ import type { ObjectClaims } from './claim-types.ts';
 import { ListenerSecretUses } from './listener-secret-uses.ts';
 import { compareStanding } from '../routing/precedence.ts';
 import { Referrers } from './problems.ts';
-import type { SecretUse } from './types.ts';
-import type { SecretRef } from '../routing/settings.ts';
+import type { ClientCaUse, SecretUse } from './types.ts';
 
 /**
  * The Secrets that served TLS entries name, and the SNI names each may be
@@ -85,7 +84,7 @@ export class SecretUses {
       const referrers = new Referrers();
       const hosts = new Set<string>();
       // A host's client certificates are asked for on its crt-list line: the oldest Ingress asking decides.
-      const clientCas: Record<string, SecretRef> = {};
+      const clientCas: Record<string, ClientCaUse> = {};
       for (const user of [...users].sort((a, b) => compareStanding(a.place, b.place))) {
         const served = user.served!;
         const clientCa = served.settings.route.clientCertificate?.ca;
@@ -94,7 +93,7 @@ export class SecretUses {
           const admitted = tls.hosts.filter((host) => this.#ownership.admitted(user, host));
           for (const host of admitted) {
             hosts.add(host);
-            if (clientCa !== undefined) clientCas[host] ??= clientCa;
+            if (clientCa !== undefined) clientCas[host] ??= { ca: clientCa, verify: 'optional' };
           }
           if (admitted.length > 0) referrers.add(served.label, tls.field);
         }

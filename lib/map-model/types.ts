@@ -1,5 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import type { BackendSettings, RouteSettings, SecretRef } from '../routing/settings.ts';
+import type { BackendSettings, CaRef, RouteSettings } from '../routing/settings.ts';
 import type { RoutePolicy } from './route-policies.ts';
 import type { RouteConditions } from './route-conditions.ts';
 import type { TranslatedObject } from '../routing/translated.ts';
@@ -29,6 +29,8 @@ export interface MapModelSources {
   readonly endpointSlices: (namespace: string, service: string) => readonly KubeObject[];
   /** A Secret of any watched Secret resource: TLS Secrets, and the Opaque ones basic auth names. */
   readonly secret: (namespace: string, name: string) => KubeObject | undefined;
+  /** A watched ConfigMap: the CA certificates Gateway listeners validate client certificates against. */
+  readonly configMap?: (namespace: string, name: string) => KubeObject | undefined;
   /**
    * The stores all of this reads (compared by identity). Versions and change
    * logs are trusted only between builds over the very same stores: fresh
@@ -69,6 +71,8 @@ export interface StoreVersions {
   readonly endpointSlices: number;
   /** Every watched Secret store's, in the order their lookups go: Secrets matter to certificates and userlists alone. */
   readonly secrets: readonly number[];
+  /** The ConfigMap store's: the CA certificates Gateway listeners validate client certificates against. */
+  readonly configMaps: number;
 }
 
 /** A Secret named by TLS entries, and what they ask of it. */
@@ -80,10 +84,22 @@ export interface SecretUse {
   /** Hosts its wildcards cover that belong to other namespaces: never to be served with it. Sorted. */
   readonly excludedHosts: readonly string[];
   readonly referrers: Referrers;
-  /** Per host of `hosts` whose Ingress asks for client certificates, the CA Secret they are checked against. */
-  readonly clientCas?: Readonly<Record<string, SecretRef>>;
-  /** The fallback certificate's own line (crt-list-lines.ts). */
+  /** Per host of `hosts` whose Ingress or listener asks for client certificates, the CA they are checked against. */
+  readonly clientCas?: Readonly<Record<string, ClientCaUse>>;
+  /** The fallback certificate's own line (crt-list-lines.ts), and the client certificates its listener asks for. */
   readonly fallback?: boolean;
+  readonly fallbackClientCa?: ClientCaUse;
+}
+
+/**
+ * Client certificates asked for on a crt-list line: checked against `ca`,
+ * the handshake refused without a valid one (`required`: a Gateway
+ * listener's AllowValidOnly) or not (`optional`: Ingress auth-tls, whose
+ * routes refuse, and AllowInsecureFallback).
+ */
+export interface ClientCaUse {
+  readonly ca: CaRef;
+  readonly verify: 'optional' | 'required';
 }
 
 /** A TLS Secret an HTTPS listener serves, for these SNI names (sorted); `label` and `field` name the listener's certificateRefs entry. */
@@ -95,6 +111,8 @@ export interface ListenerCertificate {
   readonly field: string;
   /** The certificate for names no crt-list line lists: an HTTPS listener's without a hostname (lib/gateway/certificates.ts). */
   readonly fallback?: boolean;
+  /** The listener's client certificate validation (spec.tls.frontend). */
+  readonly clientCa?: ClientCaUse;
 }
 
 /** One Service port's share of a split backend. */
@@ -180,7 +198,12 @@ export interface MapModel {
   readonly certificates: readonly Certificate[];
   /** A certificate answers for names no line lists (an HTTPS listener without a hostname): the HTTPS bind goes without strict-sni. */
   readonly fallbackCertificate: boolean;
-  /** Some crt-list line asks for client certificates: the HTTPS bind lets a failed one through to the routes, which refuse it. */
+  /**
+   * Some crt-list line asks for client certificates with `verify optional`:
+   * the HTTPS bind lets a failed one through (to the routes, which refuse
+   * it, or to an AllowInsecureFallback listener's). While none does, a
+   * `verify required` line's failed certificate ends the handshake.
+   */
   readonly clientCertificates: boolean;
   /**
    * Lines ask for client certificates against two CA files or more: TLS
@@ -302,8 +325,9 @@ export interface Certificate {
   readonly excludedHosts: readonly string[];
   /** `<namespace>/<secret>`. */
   readonly secret: string;
-  /** The CA file client certificates for these hosts are checked against (`verify optional` on the line), if they are asked for. */
+  /** The CA file client certificates for these hosts are checked against, if they are asked for, and how (`verify` on the line). */
   readonly clientCaFile?: string;
+  readonly clientVerify?: ClientCaUse['verify'];
   /** The line of the certificate for names no line lists: first in the crt-list, HAProxy's default certificate. */
   readonly fallback?: boolean;
   /**

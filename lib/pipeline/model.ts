@@ -119,6 +119,14 @@ export interface RenderOutput {
   readonly origins: RenderOrigins;
   /** Template lines that read a name about to go (lib/render/deprecated-names.ts): each template's first, in the first render to find it. */
   readonly deprecations?: readonly string[];
+  /**
+   * What each view's translation made of the objects the render was given,
+   * by view name (lib/render/views.ts ProvidedView.outcome): the status side
+   * streams read the routing view's (lib/routing-view/routing-outcome.ts
+   * RoutingOutcome) instead of translating again. The pipeline only hands
+   * it over (streams/pipeline.ts), so its type is not named here.
+   */
+  readonly outcomes?: Readonly<Record<string, object>>;
 }
 
 export interface Rendered extends RenderOutput {

@@ -84,9 +84,21 @@ export function createRenderer(config: ControllerConfig, views: RendererViews): 
     return named;
   };
 
+  /** Each view's outcome by the view's name; undefined when no view gives one. */
+  const outcomesOf = (provided: readonly ProvidedView[]): Readonly<Record<string, object>> | undefined => {
+    const found: Record<string, object> = {};
+    providers.forEach(({ name }, index) => {
+      const outcome = provided[index]!.outcome;
+      if (outcome !== undefined) found[name] = outcome;
+    });
+    return Object.keys(found).length > 0 ? found : undefined;
+  };
+
   return (request) => {
     const base = request.baseDir ?? dataplane.baseDir;
     let provided = provide(request.stores);
+    // Status reads what the views made of the objects as given: an object excluded below still has its status written.
+    const outcomes = outcomesOf(provided);
     const paths = {
       base,
       maps: dataplane.mapsDir,
@@ -167,6 +179,7 @@ export function createRenderer(config: ControllerConfig, views: RendererViews): 
         warnings: joined(provided, (view) => view.warnings),
         origins,
         ...(found.length > 0 ? { deprecations: found } : {}),
+        ...(outcomes ? { outcomes } : {}),
       };
     }
   };

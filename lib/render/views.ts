@@ -19,6 +19,8 @@ export interface ProvidedView<Value = unknown> {
   readonly excluded?: readonly Problem[];
   /** What the view serves other than the object asks: the render's warnings. */
   readonly warnings?: readonly Problem[];
+  /** What the view's translation made of the objects, for the side streams (status): the render hands it over unread (RenderOutput.outcomes). */
+  readonly outcome?: object;
 }
 
 /**

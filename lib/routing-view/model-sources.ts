@@ -8,6 +8,7 @@ import { TranslationCache } from '../gateway/translation-cache.ts';
 import { certificateClaims } from '../gateway/certificates.ts';
 import { GatewayApiMemo, readGatewayApi, type GatewayApiModel, type RouteOutcome } from '../gateway/gateway-api.ts';
 import { storeSources, watchesGatewayApi } from '../gateway/store-sources.ts';
+import { RoutingOutcome, type GatewayTranslation } from './routing-outcome.ts';
 
 const serviceNameLabel = 'kubernetes.io/service-name';
 
@@ -42,6 +43,25 @@ export function ingressResources(config: ControllerConfig): IngressResources {
  * asks, and fall back to a scan otherwise.
  */
 export function mapModelSources(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, cache?: RouteSourcesCache): MapModelSources | undefined {
+  return sourcesWith(config, stores, () => gatewayTranslation(config, stores, cache)?.routed ?? {});
+}
+
+/**
+ * The routing view's sources, and what its translation made of the
+ * objects (routing-outcome.ts) for the status side streams: the same
+ * translation, made once. The Gateway API model is read whenever a
+ * Gateway API kind is watched, for its status, even when nothing routes.
+ */
+export function routingSources(
+  config: ControllerConfig,
+  stores: ReadonlyMap<string, StoreReader>,
+  cache?: RouteSourcesCache,
+): { readonly sources: MapModelSources | undefined; readonly outcome: RoutingOutcome } {
+  const gateway = gatewayTranslation(config, stores, cache);
+  return { sources: sourcesWith(config, stores, () => gateway?.routed ?? {}), outcome: new RoutingOutcome(config, stores, gateway) };
+}
+
+function sourcesWith(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, gatewayRoutes: () => GatewayRoutes): MapModelSources | undefined {
   const { ingresses, services, slices, secrets } = ingressResources(config);
   if (!ingresses || !services || !slices) return undefined;
   const store = (resource: WatchedResource | undefined) => (resource ? stores.get(resource.name) : undefined);
@@ -49,15 +69,17 @@ export function mapModelSources(config: ControllerConfig, stores: ReadonlyMap<st
   const secretStores = [secrets, ...config.watchedResources.filter((resource) => resource !== secrets && isKind(resource, 'Secret', 'secrets'))].map(store);
   const ingressStore = store(ingresses);
   const sliceStore = store(slices);
+  // Like the Secrets, ConfigMaps matter to certificates (Gateway listeners' client CAs) alone.
+  const configMapStore = store(config.watchedResources.find((resource) => isKind(resource, 'ConfigMap', 'configmaps')));
   const byIndex = indexedByService(slices);
   const changesSince = ingressStore?.changesSince?.bind(ingressStore);
   return {
-    ...gatewayRoutes(config, stores, cache),
+    ...gatewayRoutes(),
     className: config.ingress.className,
     translate: ingressTranslator(config.ingress.className),
     sharedHostNamespaces: config.ingress.sharedHostNamespaces,
     ingresses: ingressStore?.list() ?? [],
-    stores: [ingressStore, store(services), sliceStore, ...secretStores],
+    stores: [ingressStore, store(services), sliceStore, ...secretStores, configMapStore],
     ingressChanges: ingressStore &&
       changesSince && {
         version: ingressStore.version,
@@ -77,12 +99,14 @@ export function mapModelSources(config: ControllerConfig, stores: ReadonlyMap<st
       }
       return undefined;
     },
+    configMap: (namespace, name) => configMapStore?.get(namespace, name),
     versions: {
       services: store(services)?.version ?? -1,
       endpointSlices: sliceStore?.version ?? -1,
       secrets: secretStores.map((reader) => reader?.version ?? -1),
+      configMaps: configMapStore?.version ?? -1,
     },
-    // Secrets only matter to certificates and userlists, which are always looked at again when their versions move.
+    // Secrets and ConfigMaps only matter to certificates, client CAs and userlists, which are always looked at again when their versions move.
     changedSince: (versions) => {
       const changed: KubeObject[] = [];
       for (const [reader, since] of [
@@ -110,12 +134,16 @@ export function mapModelSources(config: ControllerConfig, stores: ReadonlyMap<st
 export class RouteSourcesCache {
   readonly gatewayApi = new GatewayApiMemo();
   readonly translations = new TranslationCache();
-  last: { readonly model: GatewayApiModel; readonly routed: GatewayRoutes } | undefined;
-  /** The last model's route outcomes in order, and the translation each gave (none without records). */
-  lastOutcomes: { readonly outcomes: readonly RouteOutcome[]; readonly translated: readonly (TranslatedObject | undefined)[] } | undefined;
+  /** The last model's routes, translated. */
+  last: RoutesTranslated | undefined;
 }
 
 type GatewayRoutes = Pick<MapModelSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates' | 'l4'>;
+
+/** The routes of a Gateway API model translated, and what the map model is given of them. */
+export interface RoutesTranslated extends GatewayTranslation {
+  readonly routed: GatewayRoutes;
+}
 
 /**
  * The HTTPRoutes this controller's Gateways accept, translated, and the
@@ -124,24 +152,28 @@ type GatewayRoutes = Pick<MapModelSources, 'httpRoutes' | 'gatewayProblems' | 'g
  * Gateways, grants and Services: with a cache, only the HTTPRoutes that
  * changed are judged and translated again while those stay the same.
  */
-function gatewayRoutes(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, cache: RouteSourcesCache | undefined): GatewayRoutes {
-  if (!watchesGatewayApi(config.watchedResources)) return {};
+function gatewayTranslation(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, cache: RouteSourcesCache | undefined): RoutesTranslated | undefined {
+  if (!watchesGatewayApi(config.watchedResources)) return undefined;
   const model = readGatewayApi(storeSources(stores, config.watchedResources, config.gatewayApi), cache?.gatewayApi);
-  if (cache?.last?.model === model) return cache.last.routed;
-  const routed = routedObjects(model, cache);
-  if (cache) cache.last = { model, routed };
-  return routed;
+  if (cache?.last?.model === model) return cache.last;
+  const translated = translateRoutes(model, cache);
+  if (cache) cache.last = translated;
+  return translated;
+}
+
+/** Each HTTPRoute's translation (its records in precedence order), and the model's problems. */
+export function routedObjects(model: GatewayApiModel): GatewayRoutes {
+  return translateRoutes(model).routed;
 }
 
 /**
- * Each HTTPRoute's translation (its records in precedence order), and the
- * model's problems. A cache keeps the last translation of each while its
- * records are the same; an outcome in the same place as in the last model
- * is not looked up at all.
+ * The model's routes translated. A cache keeps the last translation of
+ * each while its records are the same; an outcome in the same place as in
+ * the last model is not looked up at all.
  */
-export function routedObjects(model: GatewayApiModel, cache?: RouteSourcesCache): GatewayRoutes {
+export function translateRoutes(model: GatewayApiModel, cache?: RouteSourcesCache): RoutesTranslated {
   const httpRoutes: TranslatedObject[] = [];
-  const previous = cache?.lastOutcomes;
+  const previous = cache?.last;
   const outcomes: RouteOutcome[] = [];
   const translatedList: (TranslatedObject | undefined)[] = [];
   for (const outcome of model.routes.values()) {
@@ -151,16 +183,16 @@ export function routedObjects(model: GatewayApiModel, cache?: RouteSourcesCache)
     translatedList.push(translated);
     if (translated) httpRoutes.push(translated);
   }
-  if (cache) cache.lastOutcomes = { outcomes, translated: translatedList };
-  const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field, fallback }) => ({
+  const gatewayCertificates = certificateClaims(model).map(({ namespace, secret, hosts, object, field, fallback, clientCa }) => ({
     namespace,
     name: secret,
     hosts,
     label: object,
     field,
     ...(fallback ? { fallback } : {}),
+    ...(clientCa ? { clientCa } : {}),
   }));
-  return { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates, l4: model.l4 };
+  return { model, outcomes, translated: translatedList, routed: { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates, l4: model.l4 } };
 }
 
 function translation(outcome: RouteOutcome, kept: TranslationCache | undefined): TranslatedObject | undefined {

@@ -25,6 +25,15 @@ export interface SecretRef {
   readonly name: string;
 }
 
+/**
+ * Where client certificates' CAs are read from: a Secret's `ca.crt`
+ * (base64, as Secrets hold data), or with `configMap` a ConfigMap's (the
+ * PEM itself; Gateway API caCertificateRefs).
+ */
+export interface CaRef extends SecretRef {
+  readonly configMap?: true;
+}
+
 export type RedirectCode = 301 | 302 | 303 | 307 | 308;
 
 export interface BackendSettings {
@@ -201,7 +210,18 @@ export interface RouteSettings {
     readonly allowOriginPatterns?: readonly string[];
     readonly allowMethods: readonly string[];
     readonly allowHeaders: readonly string[];
+    /** Response headers scripts may read (Access-Control-Expose-Headers); none when absent. */
+    readonly exposeHeaders?: readonly string[];
     readonly allowCredentials: boolean;
+    /**
+     * With `allowCredentials`, a `*` in `allowOrigins`, `allowMethods`,
+     * `allowHeaders` or `exposeHeaders` is answered with the request's own
+     * origin, method or headers, or the response's header names, never `*`
+     * (Gateway API's CORS filter, apis/v1/httproute_types.go HTTPCORSFilter,
+     * as the Fetch standard reads `*` literally for credentialed requests);
+     * absent, `*` is sent as it is (ingress-nginx and haproxy.org do).
+     */
+    readonly echoWildcards?: true;
     readonly maxAge?: number;
     /**
      * A preflight from an allowed origin answered 204 by HAProxy; when
@@ -213,7 +233,8 @@ export interface RouteSettings {
 }
 
 /**
- * Client certificate authentication, as ingress-nginx's auth-tls-*: over
+ * Client certificate authentication, as ingress-nginx's auth-tls-* (and
+ * a Gateway listener's AllowValidOnly validation asks of its routes): over
  * TLS, the hosts of the routes ask for a client certificate checked
  * against `ca`. `on`: a request without a valid one is refused (400, or a
  * redirect to `errorPage`); `optional`: one without a certificate is
@@ -221,10 +242,15 @@ export interface RouteSettings {
  * nothing is refused, the backend is told the outcome.
  */
 export interface ClientCertificate {
-  readonly ca: SecretRef;
+  readonly ca: CaRef;
   readonly verify: 'on' | 'optional' | 'optional_no_ca';
   /** The certificate sent to the backend in `ssl-client-cert` (URL-encoded PEM). */
   readonly passCertificate: boolean;
   /** Where a refused request is redirected (302) instead of answered 400. */
   readonly errorPage?: string;
+  /**
+   * Only requests over TLS are asked for a certificate (a Gateway listener's
+   * validation: the route may be served on an HTTP listener too).
+   */
+  readonly overTlsOnly?: true;
 }

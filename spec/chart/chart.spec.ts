@@ -235,6 +235,7 @@ describe('Helm chart', function () {
         'core/secrets': ['get', 'list', 'watch'],
         'core/services': ['get', 'list', 'watch'],
         'core/namespaces': ['get', 'list', 'watch'],
+        'core/configmaps': ['get', 'list', 'watch'],
         'gateway.networking.k8s.io/gatewayclasses': ['get', 'list', 'watch'],
         'gateway.networking.k8s.io/gatewayclasses/status': ['patch'],
         'gateway.networking.k8s.io/gateways': ['get', 'list', 'watch'],

@@ -11,6 +11,7 @@ import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import type { Observer } from '../../lib/telemetry/observer.ts';
 import { startSpecObserver } from '../support/spec-observer.ts';
 import { buildPipeline, type ModeParts, type PipelineFleet, type PipelineState } from '../../streams/pipeline.ts';
+import { RoutingOutcome } from '../../lib/routing-view/routing-outcome.ts';
 
 /**
  * The pipeline builder with the real renderer and validator (`haproxy -c`)
@@ -90,7 +91,7 @@ describe('buildPipeline', function () {
 
   const next = <T extends Outcome['type']>(outcomes: Observable<Outcome>, type: T) => firstValueFrom(outcomes.pipe(filter((o): o is Extract<Outcome, { type: T }> => o.type === type)));
 
-  it('holds the configuration in force, the live and the rendered stores and the endpoints, as they come', async () => {
+  it('holds the configuration in force, the live and the rendered stores, their translation and the endpoints, as they come', async () => {
     const deployed: string[] = [];
     const { candidates, pipeline } = world(concat(of(service), NEVER), deployed);
     expect(pipeline.current()).to.deep.include({ candidate: undefined, config: undefined, stores: undefined, endpoints: [] });
@@ -111,12 +112,8 @@ describe('buildPipeline', function () {
           ?.list()
           .map((o) => o.metadata.name),
       ).to.deep.equal(['web']);
-      expect(
-        state.rendered
-          ?.get('services')
-          ?.list()
-          .map((o) => o.metadata.name),
-      ).to.deep.equal(['web']);
+      // What the render's routing translation made of those stores, for the status side streams.
+      expect(state.routing).to.be.instanceOf(RoutingOutcome);
       expect(deployed).to.have.length(1);
       // Each outcome with the state at the time: the configuration is in force from the start of its pipeline on, the stores from the sync on.
       const [[applied, atApplied], [synced, atSynced]] = (await states) as [[Outcome, PipelineState<Candidate>], [Outcome, PipelineState<Candidate>]];

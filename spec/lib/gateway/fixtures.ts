@@ -41,6 +41,11 @@ export function tlsSecret(namespace: string, name: string): KubeObject {
   return { apiVersion: 'v1', kind: 'Secret', metadata: { namespace, name }, type: 'kubernetes.io/tls', data: { 'tls.crt': 'Y3J0', 'tls.key': 'a2V5' } };
 }
 
+/** A ConfigMap with a CA certificate under ca.crt (any PEM block: the Gateway API reader checks no more). */
+export function caConfigMap(namespace: string, name: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name }, data: { 'ca.crt': '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n' } };
+}
+
 export function namespaceObject(name: string, labels: Record<string, string> = {}): KubeObject {
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } };
 }
@@ -57,6 +62,7 @@ export function sources(objects: {
   readonly services?: readonly KubeObject[];
   readonly secrets?: readonly KubeObject[];
   readonly namespaces?: readonly KubeObject[];
+  readonly configMaps?: readonly KubeObject[];
 }): GatewayApiSources {
   const find = (list: readonly KubeObject[] | undefined) => (namespace: string, name: string) =>
     list?.find((object) => object.metadata.namespace === namespace && object.metadata.name === name);
@@ -71,6 +77,7 @@ export function sources(objects: {
     referenceGrants: objects.grants ?? [],
     service: find(objects.services),
     secret: find(objects.secrets),
+    configMap: find(objects.configMaps),
     namespace: (name) => objects.namespaces?.find((object) => object.metadata.name === name),
   };
 }

@@ -1,8 +1,21 @@
 import { expect } from 'chai';
 import { certificateClaims } from '../../../lib/gateway/certificates.ts';
 import { readGatewayApi, type GatewayApiModel } from '../../../lib/gateway/gateway-api.ts';
-import { gateway, gatewayClass, httpListener, httpRoute, namespaceObject, referenceGrant, service, sources, tlsSecret, toService } from './fixtures.ts';
+import { caConfigMap, gateway, gatewayClass, httpListener, httpRoute, namespaceObject, referenceGrant, service, sources, tlsSecret, toService } from './fixtures.ts';
+import { gatewayStatus } from '../../../lib/gateway/status.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
+
+interface WrittenCondition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason: string;
+}
+
+/** A Gateway's status as gatewayStatus writes it. */
+interface WrittenStatus {
+  readonly conditions: readonly WrittenCondition[];
+  readonly listeners: readonly { readonly name: string; readonly conditions: readonly WrittenCondition[] }[];
+}
 
 const parentRefs = [{ name: 'gw', namespace: 'infra' }];
 
@@ -235,6 +248,100 @@ describe('readGatewayApi', () => {
       const grant = referenceGrant('certs', [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra' }], [{ group: '', kind: 'Secret' }]);
       const granted = readGatewayApi(sources({ gateways: [gateway('gw', [https([{ name: 'cert', namespace: 'certs' }])])], secrets: [tlsSecret('certs', 'cert')], grants: [grant] }));
       expect(granted.gateways.get('infra/gw')!.served!.listeners[0]).to.include({ serving: true });
+    });
+
+    // After the conformance scenarios GatewayFrontendClientCertificateValidation, GatewayInvalidFrontendClientCertificateValidation
+    // and GatewayFrontendInvalidDefaultClientCertificateValidation.
+    it("gives HTTPS listeners their port's client certificate validation, else the default, and refuses those whose CA references all fail, each with the specification's reason", () => {
+      const validation = (refs: Record<string, unknown>[], mode?: string) => ({ validation: { caCertificateRefs: refs, ...(mode ? { mode } : {}) } });
+      const listener = (name: string, port: number) => httpListener(name, { port, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'cert' }] } });
+      const object = gateway('gw', [
+        listener('https', 443),
+        listener('unresolved', 7443),
+        listener('invalid-kind', 8443),
+        listener('grant-missing', 6443),
+        listener('plain', 9443),
+        httpListener('http'),
+      ]);
+      (object['spec'] as Record<string, unknown>)['tls'] = {
+        frontend: {
+          default: validation([{ kind: 'ConfigMap', group: '', name: 'ca' }]),
+          perPort: [
+            { port: 7443, tls: validation([{ kind: 'ConfigMap', group: '', name: 'missing' }]) },
+            { port: 8443, tls: validation([{ kind: 'Service', group: '', name: 'web' }]) },
+            { port: 6443, tls: validation([{ kind: 'ConfigMap', group: '', name: 'ca', namespace: 'web' }]) },
+            { port: 9443, tls: {} },
+            { port: 80, tls: validation([{ kind: 'ConfigMap', group: '', name: 'missing' }], 'AllowInsecureFallback') },
+          ],
+        },
+      };
+      const model = readGatewayApi(sources({ gateways: [object], secrets: [tlsSecret('infra', 'cert')], configMaps: [caConfigMap('infra', 'ca'), caConfigMap('web', 'ca')] }));
+      const outcome = model.gateways.get('infra/gw')!;
+      expect(outcome.problems).to.deep.equal([]);
+      const states = outcome.served!.listeners;
+      expect(states.map((state) => [state.listener.name, state.serving, state.clientCa])).to.deep.equal([
+        ['https', true, { ca: { namespace: 'infra', name: 'ca', configMap: true }, mode: 'AllowValidOnly' }],
+        ['unresolved', false, undefined],
+        ['invalid-kind', false, undefined],
+        ['grant-missing', false, undefined],
+        ['plain', true, undefined],
+        // An HTTP listener validates no client certificate, whatever its port's configuration says.
+        ['http', true, undefined],
+      ]);
+      const status = gatewayStatus(outcome, [], 'deployed', '2026-11-28T00:00:00Z') as unknown as WrittenStatus;
+      const conditions = (name: string) => Object.fromEntries(status.listeners.find((entry) => entry.name === name)!.conditions.map((c) => [c.type, `${c.status} ${c.reason}`]));
+      expect(conditions('https')).to.include({ Accepted: 'True Accepted', ResolvedRefs: 'True ResolvedRefs', Programmed: 'True Programmed' });
+      expect(conditions('unresolved')).to.include({ Accepted: 'False NoValidCACertificate', ResolvedRefs: 'False InvalidCACertificateRef', Programmed: 'False Invalid' });
+      expect(conditions('invalid-kind')).to.include({ Accepted: 'False NoValidCACertificate', ResolvedRefs: 'False InvalidCACertificateKind' });
+      expect(conditions('grant-missing')).to.include({ Accepted: 'False NoValidCACertificate', ResolvedRefs: 'False RefNotPermitted' });
+      expect(status.conditions.map((c) => c.type)).to.deep.equal(['Accepted', 'Programmed']);
+      // A grant in the CA's namespace lets the listener use it.
+      const grant = referenceGrant('web', [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra' }], [{ group: '', kind: 'ConfigMap' }]);
+      const granted = readGatewayApi(
+        sources({ gateways: [object], secrets: [tlsSecret('infra', 'cert')], configMaps: [caConfigMap('infra', 'ca'), caConfigMap('web', 'ca')], grants: [grant] }),
+      );
+      expect(granted.gateways.get('infra/gw')!.served!.listeners[3]).to.deep.include({
+        serving: true,
+        clientCa: { ca: { namespace: 'web', name: 'ca', configMap: true }, mode: 'AllowValidOnly' },
+      });
+    });
+
+    it('reads a CA from a Secret, serves the first usable reference alone, and says InsecureFrontendValidationMode while a listener falls back', () => {
+      const caSecret = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { namespace: 'infra', name: 'ca' },
+        type: 'Opaque',
+        data: { 'ca.crt': Buffer.from('-----BEGIN CERTIFICATE-----\n').toString('base64') },
+      };
+      const object = gateway('gw', [httpListener('https', { port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'cert' }] } })]);
+      const withMode = (mode: string) => {
+        (object['spec'] as Record<string, unknown>)['tls'] = {
+          frontend: {
+            default: {
+              validation: {
+                mode,
+                caCertificateRefs: [
+                  { kind: 'Secret', group: '', name: 'ca' },
+                  { kind: 'ConfigMap', group: '', name: 'ca' },
+                ],
+              },
+            },
+          },
+        };
+        return readGatewayApi(sources({ gateways: [object], secrets: [tlsSecret('infra', 'cert'), caSecret], configMaps: [caConfigMap('infra', 'ca')] })).gateways.get('infra/gw')!;
+      };
+      const fallback = withMode('AllowInsecureFallback');
+      const [state] = fallback.served!.listeners;
+      expect(state).to.deep.include({ serving: true, clientCa: { ca: { namespace: 'infra', name: 'ca' }, mode: 'AllowInsecureFallback' } });
+      expect(state!.faults.map((fault) => [fault.reason, fault.message])).to.deep.equal([
+        ['InvalidCACertificateRef', 'spec.tls.frontend.default.validation.caCertificateRefs[1]: one CA certificate reference is served per listener, and an earlier one is'],
+      ]);
+      const condition = (outcome: typeof fallback) =>
+        (gatewayStatus(outcome, [], 'deployed', '2026-11-28T00:00:00Z') as unknown as WrittenStatus).conditions.find((c) => c.type === 'InsecureFrontendValidationMode');
+      expect(condition(fallback)).to.include({ status: 'True', reason: 'ConfigurationChanged' });
+      expect(condition(withMode('AllowValidOnly'))).to.equal(undefined);
+      expect(withMode('Sometimes').problems.map((problem) => problem.field)).to.deep.equal(['spec.tls.frontend.default.validation.mode']);
     });
 
     it('marks an unsupported protocol, a bad hostname and a port conflict on their listener only', () => {

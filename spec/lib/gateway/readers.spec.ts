@@ -146,6 +146,82 @@ describe('readHttpRoute ExternalAuth', () => {
   });
 });
 
+describe('readHttpRoute CORS', () => {
+  const withCors = (cors: Record<string, unknown>, where: 'rule' | 'backend' = 'rule') => {
+    const filters = [{ type: 'CORS', cors }];
+    return readHttpRoute(
+      httpRoute('r', { parentRefs, rules: [where === 'rule' ? { filters, backendRefs: [{ name: 'web', port: 80 }] } : { backendRefs: [{ name: 'web', port: 80, filters }] }] }),
+    );
+  };
+
+  it('reads every field: exact origins with and without their default port, a wildcard origin as any number of labels, maxAge 5 by default', () => {
+    const read = withCors({
+      allowOrigins: ['https://www.foo.com', 'https://*.Bar.com', 'http://app.example.com:8080', 'https://*:8443'],
+      allowMethods: ['GET', 'OPTIONS'],
+      allowHeaders: ['X-Header-1'],
+      exposeHeaders: ['x-header-3'],
+      allowCredentials: true,
+    });
+    expect(read.problems).to.deep.equal([]);
+    const cors = read.route!.rules[0]!.settings.cors!;
+    expect(cors).to.deep.equal({
+      allowOrigins: ['https://www.foo.com', 'https://www.foo.com:443', 'http://app.example.com:8080'],
+      allowOriginPatterns: ['^https://([A-Za-z0-9-]+\\.)+bar\\.com(:443)?$', '^https://[A-Za-z0-9.-]+:8443$'],
+      allowMethods: ['GET', 'OPTIONS'],
+      allowHeaders: ['x-header-1'],
+      exposeHeaders: ['x-header-3'],
+      allowCredentials: true,
+      echoWildcards: true,
+      maxAge: 5,
+      respondToPreflight: true,
+    });
+    const pattern = new RegExp(cors.allowOriginPatterns![0]!);
+    expect(['https://www.bar.com', 'https://xpto.www.bar.com', 'https://www.bar.com:443'].every((origin) => pattern.test(origin))).to.equal(true);
+    expect(['https://bar.com', 'https://www.bar.com:8443', 'http://www.bar.com', 'https://www.bar.com.evil.org'].some((origin) => pattern.test(origin))).to.equal(false);
+  });
+
+  it('echoes wildcards only with credentials, and reads the filter of a backendRef too', () => {
+    expect(withCors({ allowOrigins: ['*'], allowMethods: ['*'], maxAge: 60 }).route!.rules[0]!.settings.cors).to.deep.equal({
+      allowOrigins: ['*'],
+      allowMethods: ['*'],
+      allowHeaders: [],
+      allowCredentials: false,
+      maxAge: 60,
+      respondToPreflight: true,
+    });
+    const backend = withCors({ allowOrigins: ['https://a.example'] }, 'backend');
+    expect(backend.problems).to.deep.equal([]);
+    expect(backend.route!.rules[0]!.backends[0]!.settings.cors).to.include({ allowCredentials: false, maxAge: 5 });
+  });
+
+  it('refuses an origin that is not one, a wildcard beside other values, an unknown method, a bad header name and maxAge 0, naming the field', () => {
+    expect(
+      fields(
+        withCors({
+          allowOrigins: ['ftp://a.example', 'https://a.*.example', 'https://a.example/path', 'https://a.example:70000'],
+          allowMethods: ['*', 'GET'],
+          allowHeaders: ['x y'],
+          exposeHeaders: ['*', 'x-a'],
+          allowCredentials: 'yes',
+          maxAge: 0,
+        }),
+      ),
+    ).to.deep.equal([
+      'spec.rules[0].filters[0].cors.allowOrigins[0]',
+      'spec.rules[0].filters[0].cors.allowOrigins[1]',
+      'spec.rules[0].filters[0].cors.allowOrigins[2]',
+      'spec.rules[0].filters[0].cors.allowOrigins[3]',
+      'spec.rules[0].filters[0].cors.allowMethods[0]',
+      'spec.rules[0].filters[0].cors.allowHeaders[0]',
+      'spec.rules[0].filters[0].cors.exposeHeaders[0]',
+      'spec.rules[0].filters[0].cors.allowCredentials',
+      'spec.rules[0].filters[0].cors.maxAge',
+    ]);
+    expect(fields(withCors({ allowMethods: ['get'] }))).to.deep.equal(['spec.rules[0].filters[0].cors.allowMethods[0]']);
+    expect(fields(readHttpRoute(httpRoute('r', { parentRefs, rules: [{ filters: [{ type: 'CORS' }] }] })))).to.deep.equal(['spec.rules[0].filters[0].cors']);
+  });
+});
+
 describe('readGateway', () => {
   it('reads listeners with their defaults: routes from the same namespace, HTTPRoute kinds', () => {
     const read = readGateway(gateway('gw', [httpListener()]));

@@ -5,6 +5,7 @@ import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
 import { GatewayStatusWriter, statusWrites } from '../../../lib/gateway/status-writer.ts';
 import type { Deployment } from '../../../lib/gateway/status.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
+import { translateRoutes } from '../../../lib/routing-view/model-sources.ts';
 import { leftOutMatches } from '../../../lib/routing-view/left-out-matches.ts';
 import { GATEWAY_API_TYPES } from '../../support/fake-apiserver/gateway-api-types.ts';
 import { startFakeApiServer, type FakeApiServer } from '../../support/fake-apiserver/index.ts';
@@ -55,7 +56,7 @@ describe('Gateway API status through the API server', () => {
       secret: () => undefined,
       namespace: (name) => list('Namespace', 'v1').find((object) => object.metadata.name === name),
     });
-    return writer.write(statusWrites({ model, controllerName: DEFAULT_CONTROLLER_NAME, addresses: [{ ip: '10.0.0.7' }], deployment, now, leftOut: leftOutMatches(model) }));
+    return writer.write(statusWrites({ model, controllerName: DEFAULT_CONTROLLER_NAME, addresses: [{ ip: '10.0.0.7' }], deployment, now, leftOut: leftOutMatches(translateRoutes(model)) }));
   }
 
   const get = (kind: string, name: string, namespace?: string) => fake.get({ apiVersion: V1, kind, name, ...(namespace ? { namespace } : {}) })!;

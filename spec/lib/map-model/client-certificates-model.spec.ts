@@ -39,7 +39,7 @@ describe('client certificates in the Ingress model', () => {
     expect(model.clientCertificates).to.equal(true);
     expect(model.caCertificates).to.deep.equal([{ file: 'default_client-ca__client-ca.pem', pem: CA_CERT }]);
     const policy = model.policies.find((candidate) => candidate.clientCertificate !== undefined)!;
-    expect(policy.clientCertificate).to.deep.equal({ required: true, verified: true, errorPage: undefined, passCertificate: false });
+    expect(policy.clientCertificate).to.deep.equal({ required: true, verified: true, errorPage: undefined, passCertificate: false, overTlsOnly: false });
     expect(model.warnings).to.deep.equal([]);
   });
 

@@ -12,7 +12,7 @@ import { mapModelSources } from '../../../lib/routing-view/model-sources.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, sources as gatewaySources } from '../gateway/fixtures.ts';
 import { endpointSlice, ingress, path, rule, service, sources, tlsSecret } from '../ingress/fixtures.ts';
-import { LEAF_CERT, LEAF_KEY } from '../../support/tls-fixture.ts';
+import { base64, CA_CERT, LEAF_CERT, LEAF_KEY } from '../../support/tls-fixture.ts';
 
 /**
  * HTTPRoutes in the one routing model: their records become the same host
@@ -211,6 +211,62 @@ describe('HTTPRoutes in the Ingress view model', () => {
       'shop.example.com/e/ infra_web_8080:policy',
     ]);
     expect(model.warnings).to.deep.equal([]);
+  });
+
+  it('serves a CORS filter as its policy\'s CORS rule: wildcards answered "*" without credentials, echoed with them, and wildcard origins as patterns', () => {
+    const cors = (prefix: string, filter: Record<string, unknown>) => ({
+      matches: [match('PathPrefix', prefix)],
+      filters: [{ type: 'CORS', cors: filter }],
+      backendRefs: [{ name: 'web', port: 8080 }],
+    });
+    const route = httpRoute('cors', {
+      ...parent,
+      hostnames: ['shop.example.com'],
+      rules: [
+        cors('/open', { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], exposeHeaders: ['*'] }),
+        cors('/credentialed', { allowOrigins: ['*'], allowMethods: ['*'], allowHeaders: ['*'], exposeHeaders: ['*'], allowCredentials: true }),
+        cors('/listed', { allowOrigins: ['https://a.example', 'https://*.b.example'], allowMethods: ['GET'], exposeHeaders: ['x-a', 'x-b'], maxAge: 60 }),
+      ],
+    });
+    const model = build({ routes: [route] });
+    expect(model.warnings).to.deep.equal([]);
+    const policyOf = (key: string) => model.policies.find((policy) => policy.key === model.prefixRoutes.find((line) => line.key === key)!.policy)!.cors;
+    const flags = (key: string) => {
+      const { anyOrigin, echoAnyOrigin, methods, echoMethods, headers, echoHeaders, exposeHeaders, exposeResponseNames, credentials, maxAge } = policyOf(key)!;
+      return { anyOrigin, echoAnyOrigin, methods, echoMethods, headers, echoHeaders, exposeHeaders, exposeResponseNames, credentials, maxAge };
+    };
+    expect(flags('shop.example.com/open/')).to.deep.equal({
+      anyOrigin: true,
+      echoAnyOrigin: false,
+      methods: '*',
+      echoMethods: false,
+      headers: '*',
+      echoHeaders: false,
+      exposeHeaders: '*',
+      exposeResponseNames: false,
+      credentials: false,
+      maxAge: 5,
+    });
+    expect(flags('shop.example.com/credentialed/')).to.deep.equal({
+      anyOrigin: false,
+      echoAnyOrigin: true,
+      methods: '',
+      echoMethods: true,
+      headers: '',
+      echoHeaders: true,
+      exposeHeaders: '',
+      exposeResponseNames: true,
+      credentials: true,
+      maxAge: 5,
+    });
+    expect(policyOf('shop.example.com/listed/')).to.deep.include({
+      origins: ['https://a.example', 'https://a.example:443'],
+      originPatterns: ['^https://([A-Za-z0-9-]+\\.)+b\\.example(:443)?$'],
+      methods: 'GET',
+      exposeHeaders: 'x-a, x-b',
+      maxAge: 60,
+      respondToPreflight: true,
+    });
   });
 
   it("serves a RequestMirror as its policy's mirror, with a backend for the mirror's Service port while a served route mirrors to it", () => {
@@ -791,6 +847,48 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const named = readGatewayApi(gatewaySources({ gateways: [gateway('gw', [https('named', { hostname: 'secure.example.com' })])], routes: [route], services: [web], secrets: [secret] }));
     const strict = buildMapModel({ ...sources({ ingresses: held, services: [web], slices, secrets: [secret] }), ...routedObjects(named) });
     expect([strict.fallbackCertificate, strict.certificates.some((certificate) => certificate.refuses)]).to.deep.equal([false, false]);
+  });
+
+  // After the conformance scenarios GatewayFrontendClientCertificateValidation and ...InsecureFallback.
+  it("asks for client certificates on an HTTPS listener's crt-list lines as its validation says: verify required for AllowValidOnly, optional for AllowInsecureFallback, the fallback's line too", () => {
+    const caConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'infra', name: 'client-ca' }, data: { 'ca.crt': CA_CERT } };
+    const validated = (mode: string, ref: Record<string, unknown> = { kind: 'ConfigMap', group: '', name: 'client-ca' }) => {
+      const object = gateway('gw', [httpListener('http', ALL_NAMESPACES), https('named', { hostname: 'secure.example.com' }), https('any', {})]);
+      (object['spec'] as Record<string, unknown>)['tls'] = { frontend: { default: { validation: { mode, caCertificateRefs: [ref] } } } };
+      return object;
+    };
+    const route = httpRoute('shop', { ...parent, hostnames: ['secure.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] });
+    const find = (list: readonly KubeObject[]) => (namespace: string, name: string) => list.find((object) => object.metadata.namespace === namespace && object.metadata.name === name);
+    const caSecret = { apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'infra', name: 'client-ca' }, type: 'Opaque', data: { 'ca.crt': base64(CA_CERT) } };
+    const modelOf = (object: KubeObject, configMaps: readonly KubeObject[] = [caConfigMap]) => {
+      const model = readGatewayApi({ ...gatewaySources({ gateways: [object], routes: [route], services: [web], secrets: [secret, caSecret] }), configMap: find(configMaps) });
+      return buildMapModel({ ...sources({ services: [web], slices, secrets: [secret, caSecret] }), configMap: find(configMaps), ...routedObjects(model) });
+    };
+    const crtLines = (built: MapModel) => built.certificates.map((certificate) => [certificate.hosts, certificate.clientVerify, certificate.clientCaFile]);
+    const strict = modelOf(validated('AllowValidOnly'));
+    expect(crtLines(strict)).to.deep.equal([
+      [[], 'required', 'infra_client-ca__configmap-client-ca.pem'],
+      [['secure.example.com'], 'required', 'infra_client-ca__configmap-client-ca.pem'],
+    ]);
+    // No line lets a failed certificate through: the bind ends such a handshake.
+    expect(strict.clientCertificates).to.equal(false);
+    expect(strict.caCertificates).to.deep.equal([{ file: 'infra_client-ca__configmap-client-ca.pem', pem: CA_CERT }]);
+    // The routes refuse too, over TLS alone: a request whose SNI named another line, or through a bind that lets failed ones by.
+    expect(strict.policies.map((policy) => policy.clientCertificate)).to.deep.equal([{ required: true, verified: true, errorPage: undefined, passCertificate: false, overTlsOnly: true }]);
+    expect(strict.warnings).to.deep.equal([]);
+    const fallback = modelOf(validated('AllowInsecureFallback', { kind: 'Secret', group: '', name: 'client-ca' }));
+    expect(fallback.clientCertificates).to.equal(true);
+    expect(crtLines(fallback).map(([, verify, file]) => `${verify} ${file}`)).to.deep.equal(['optional infra_client-ca__client-ca.pem', 'optional infra_client-ca__client-ca.pem']);
+    expect(fallback.policies).to.deep.equal([]);
+    expect(fallback.caCertificates).to.deep.equal([{ file: 'infra_client-ca__client-ca.pem', pem: CA_CERT }]);
+    expect(fallback.warnings).to.deep.equal([]);
+    // A CA the Gateway API reader passes (a PEM block) that does not parse: nobody's CA stands in, and every certificate fails.
+    const broken = modelOf(validated('AllowValidOnly'), [{ ...caConfigMap, data: { 'ca.crt': '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n' } }]);
+    expect(broken.caCertificates.map((ca) => [ca.file, ca.pem === CA_CERT])).to.deep.equal([['infra_client-ca__configmap-client-ca.pem', false]]);
+    expect(broken.warnings.map((warning) => warning.object)).to.deep.equal(['HTTPRoute infra/shop']);
+    expect(broken.warnings[0]!.message).to.match(
+      /^ConfigMap infra\/client-ca data\[ca\.crt\] certificate 1 does not parse: .*: its client certificate authentication refuses every certificate$/,
+    );
   });
 
   describe('HTTP and HTTPS listeners', () => {

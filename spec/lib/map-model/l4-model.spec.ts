@@ -115,7 +115,7 @@ describe('the layer-4 map model', () => {
     const world = (list: readonly KubeObject[], version: number) => ({
       ...sources({ services: [echo], slices: list }),
       l4: routing,
-      versions: { services: 1, endpointSlices: version, secrets: [] },
+      versions: { services: 1, endpointSlices: version, secrets: [], configMaps: 1 },
     });
     const first = buildMapModel(world(slices, 1), cache);
     expect(buildMapModel(world(slices, 1), cache).l4).to.equal(first.l4);

@@ -6,8 +6,7 @@ import { GatewayApiMemo, readGatewayApi } from '../../../lib/gateway/gateway-api
 import { storeSources } from '../../../lib/gateway/store-sources.ts';
 import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { mapModelSources, RouteSourcesCache } from '../../../lib/routing-view/model-sources.ts';
-import { leftOutMatches, type LeftOutCache } from '../../../lib/routing-view/left-out-matches.ts';
+import { mapModelSources, RouteSourcesCache, routingSources } from '../../../lib/routing-view/model-sources.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, l4Route, namespaceObject, referenceGrant } from '../gateway/fixtures.ts';
 import { endpointSlice, service } from '../ingress/fixtures.ts';
@@ -238,26 +237,32 @@ describe('the Gateway API model kept between renders', () => {
     expect(suffixes.filter((hosts) => hosts.length > 0)).to.deep.equal([['*.canary.example.org']]);
   });
 
-  it('reads the matches left out of a route again only when its records change', () => {
+  it('gives the matches left out of a route as the render translated it: the same while its records are, keyed by the route as stored', () => {
     const stores = world();
     const unroutable = { matches: [{ path: { type: 'RegularExpression', value: '/a#b' } }], backendRefs: [{ name: 'web', port: 8080 }] };
-    const partly = (rules: readonly unknown[], version: string) => {
+    const partly = (rules: readonly unknown[], version: string, status?: object) => {
       const object = httpRoute('partly', { ...parent, hostnames: ['partly.example.com'], rules }, 'apps');
-      return { ...object, metadata: { ...object.metadata, resourceVersion: version } };
+      return { ...object, metadata: { ...object.metadata, resourceVersion: version }, ...(status ? { status } : {}) };
     };
-    stores.get('httproutes')!.upsert(partly([{ backendRefs: [{ name: 'web', port: 8080 }] }, unroutable], '1'));
-    const memo = new GatewayApiMemo();
-    const kept: LeftOutCache = new WeakMap();
-    const first = leftOutMatches(read(stores, memo), kept);
-    const found = [...first.values()];
+    const routes = stores.get('httproutes')!;
+    routes.upsert(partly([{ backendRefs: [{ name: 'web', port: 8080 }] }, unroutable], '1'));
+    const cache = new RouteSourcesCache();
+    const leftOut = () => routingSources(config, stores, cache).outcome.leftOut;
+    const found = [...leftOut().values()];
     expect(found.map((left) => left.all)).to.deep.equal([false]);
     expect(found[0]!.matches.map((match) => [match.field, match.reason])).to.deep.equal([['spec.rules[1].matches[0]', "a RegularExpression path with '#', '%' or '`'"]]);
-    // Another route changes: this one's records are the same ones, and so is what was found.
+    // Another route changes: this one's translation is the same one, and so is what it left out.
     changes[0]!.change(stores);
-    expect([...leftOutMatches(read(stores, memo), kept).values()][0]).to.equal(found[0]);
+    expect([...leftOut().values()][0]!.matches).to.equal(found[0]!.matches);
+    // Its own status written: what it left out is found by the route as stored now, not by the version first translated.
+    const written = partly([{ backendRefs: [{ name: 'web', port: 8080 }] }, unroutable], '2', { parents: [] });
+    routes.upsert(written);
+    const afterStatus = leftOut();
+    expect([...afterStatus.keys()]).to.deep.equal([written]);
+    expect(afterStatus.get(written)!.matches).to.deep.equal(found[0]!.matches);
     // Fixed: nothing left out.
-    stores.get('httproutes')!.upsert(partly([{ backendRefs: [{ name: 'web', port: 8080 }] }], '2'));
-    expect(leftOutMatches(read(stores, memo), kept).size).to.equal(0);
+    routes.upsert(partly([{ backendRefs: [{ name: 'web', port: 8080 }] }], '3'));
+    expect(leftOut().size).to.equal(0);
   });
 
   it('keeps the whole model while nothing changed, TLSRoutes and TCPRoutes watched but none stored, and reads them again when one comes', () => {

@@ -218,6 +218,7 @@ describe('observer', () => {
       'tcproutes',
       'referencegrants',
       'namespaces',
+      'configmaps',
     ]);
     expect(config.controller.templates.haproxyConfig).to.include('global');
 
