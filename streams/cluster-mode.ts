@@ -11,9 +11,11 @@ import {
   finalize,
   from,
   map,
+  merge,
   mergeMap,
   of,
   shareReplay,
+  Subject,
   tap,
   timer,
   withLatestFrom,
@@ -24,7 +26,7 @@ import type { CommandOutput } from '../lib/cli/output.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
 import type { ConfigLoad, ControllerConfig } from '../lib/config/types.ts';
 import type { DataplaneTlsOptions } from '../lib/dataplane/tls.ts';
-import { discoveredFleet } from '../lib/deploy/dataplane-fleet.ts';
+import { discoveredFleet, type DiscoveredFleet } from '../lib/deploy/dataplane-fleet.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { controllerCandidate, sameCandidate, type ControllerCandidate } from '../lib/kube/controller-candidate.ts';
 import { EventRecorder, type EventSubject } from '../lib/kube/event-recorder.ts';
@@ -33,6 +35,7 @@ import { defaultInformerOptions, ResilientInformer, type InformerOptions } from 
 import { LeaseLock } from '../lib/kube/lease-lock.ts';
 import { outcomeEvents } from '../lib/kube/outcome-events.ts';
 import { podEndpoint } from '../lib/kube/pod-endpoints.ts';
+import { watchKey } from '../lib/kube/select.ts';
 import { servesResource } from '../lib/kube/served-resource.ts';
 import type { Endpoint, KubeObject } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
@@ -41,8 +44,10 @@ import { startObserver, type Observer } from '../lib/telemetry/observer.ts';
 import { gatewayStatusWrites } from './gateway-status.ts';
 import { ingressStatusWrites } from './ingress-status.ts';
 import { informerEvents, type StartInformer } from './informer-events.ts';
+import { kept, type KeptWatches } from './kept.ts';
 import { optionalResourceEvents } from './optional-resources.ts';
 import { leadership } from './leadership.ts';
+import { replayingEvents, replayingLast } from './operators/replaying.ts';
 import { buildPipeline, type ModeParts, type PipelineState } from './pipeline.ts';
 import { watchedObjects } from './watched-objects.ts';
 import { startWebhook } from './webhook.ts';
@@ -112,6 +117,14 @@ interface Loaded {
   readonly candidate: ControllerCandidate;
 }
 
+/**
+ * How long a watch the last controller configuration had waits for the next
+ * one to take it over (see kept.ts): the next asks for it once discovery has
+ * answered about its optional resources, which takes an API server round
+ * trip or a few.
+ */
+const KEEP_WATCHES_MS = 30_000;
+
 function labelSelector(matchLabels: Readonly<Record<string, string>>): string {
   return Object.entries(matchLabels)
     .map(([key, value]) => `${key}=${value}`)
@@ -147,6 +160,9 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   const inNamespace = (resource: string) => ({ apiVersion: 'v1', kind: resource === 'configmaps' ? 'ConfigMap' : 'Secret', resource, namespace });
   const byName = (objects: ReadonlyMap<string, KubeObject>) => new Map([...objects.values()].map((object) => [object.metadata.name, object]));
   const leading = new BehaviorSubject<boolean>(options.lease === undefined);
+  // A controller configuration edit keeps every watch the next configuration has too: no LIST again.
+  const watches: KeptWatches = new Map();
+  const released = new Subject<void>();
 
   const candidates = combineLatest([watchedObjects(start, inNamespace('configmaps'), restarting('configmaps')), watchedObjects(start, inNamespace('secrets'), restarting('secrets'))]).pipe(
     map(([configMaps, secrets]) => controllerCandidate(options.configMap, options.credentialsSecret, byName(configMaps), byName(secrets))),
@@ -162,9 +178,22 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     return { ok: true, config: { config: loaded.config, candidate } };
   };
 
+  // Kept while the credentials stay: it knows what each HAProxy runs, so the next configuration's first
+  // deployment reads nothing back first, and one still in progress finishes rather than being cut off.
+  let keptFleet: { readonly access: string; readonly fleet: DiscoveredFleet } | undefined;
+  const fleetFor = (candidate: ControllerCandidate): DiscoveredFleet => {
+    const access = JSON.stringify([candidate.username, candidate.password]);
+    if (keptFleet?.access === access) return keptFleet.fleet;
+    void keptFleet?.fleet.stop();
+    keptFleet = { access, fleet: discoveredFleet({ username: candidate.username, password: candidate.password, tls: options.dataplaneTls }) };
+    return keptFleet.fleet;
+  };
+
   const parts = ({ config, candidate }: Loaded): ModeParts => {
-    const fleet = discoveredFleet({ username: candidate.username, password: candidate.password, tls: options.dataplaneTls });
-    const pods = watchedObjects(start, { apiVersion: 'v1', kind: 'Pod', resource: 'pods', namespace, labelSelector: labelSelector(config.podSelector.matchLabels) }, restarting('pods')).pipe(
+    const fleet = fleetFor(candidate);
+    const podSelector = labelSelector(config.podSelector.matchLabels);
+    const pods = watchedObjects(start, { apiVersion: 'v1', kind: 'Pod', resource: 'pods', namespace, labelSelector: podSelector }, restarting('pods')).pipe(
+      kept({ key: `pods ${podSelector}`, kept: watches, connector: replayingLast<ReadonlyMap<string, KubeObject>>, graceMs: KEEP_WATCHES_MS, released }),
       map((found) =>
         [...found.values()]
           .map((pod) => podEndpoint(pod, { scheme: config.dataplane.scheme, port: config.dataplane.port, container: options.dataplaneContainer }))
@@ -191,15 +220,19 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
           served: (resource) => defer(() => servesResource(kubeConfig, resource.apiVersion, resource.resource)),
           log: (level, line) => observer.logger.child({ stage: 'kubernetes' })[level](line),
           recheck: { everyMs: options.rediscoverEveryMs ?? 60_000 },
+          // One informer per resource, each kept by what it watches, so the next configuration takes over those it has too.
           events: (resources) =>
-            informerEvents({
-              resources,
-              ignoreFields: config.ignoreFields,
-              start,
-              restarting: (resource, reason, delayMs) => restarting(resource)(reason, delayMs),
-            }),
+            merge(
+              ...resources.map((resource) =>
+                informerEvents({
+                  resources: [resource],
+                  ignoreFields: config.ignoreFields,
+                  start,
+                  restarting: (name, reason, delayMs) => restarting(name)(reason, delayMs),
+                }).pipe(kept({ key: `resource ${watchKey(resource, config.ignoreFields)}`, kept: watches, connector: replayingEvents, graceMs: KEEP_WATCHES_MS, released })),
+              ),
+            ),
         }),
-      ended: () => void fleet.stop(),
     };
   };
 
@@ -335,6 +368,8 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     stop: async () => {
       observer.beginShutdown();
       subscription.unsubscribe();
+      released.next();
+      await keptFleet?.fleet.stop();
       await webhook?.stop();
       leading.next(false);
       recorder.close();

@@ -14,7 +14,8 @@ export interface ControllerOptions<Raw, Config> {
 
 /**
  * The controller: its own configuration is a stream of candidates. A valid
- * one re-initialises the whole pipeline (switchMap tears the old one down);
+ * one re-initialises the whole pipeline (switchMap tears the old one down,
+ * and the new one takes over what the mode keeps, see kept.ts);
  * an invalid one is reported and filtered out before switchMap, so the
  * running pipeline keeps going untouched; so is a candidate whose loading
  * throws (a fault of the loader is no reason to stop serving). Every outcome

@@ -1,19 +1,24 @@
-import { BehaviorSubject, defer, finalize, of, Subject, Subscription, tap, type Observable } from 'rxjs';
+import { BehaviorSubject, defer, of, Subject, Subscription, tap, type Observable } from 'rxjs';
 import type { PipelineSettings } from '../lib/config/pipeline-settings.ts';
 import type { ConfigLoad, ControllerConfig } from '../lib/config/types.ts';
 import type { Fleet } from '../lib/deploy/fleet.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import { Validator } from '../lib/haproxy/validator.ts';
 import type { RuntimeOperation } from '../lib/haproxy/plan-types.ts';
-import { watchedType } from '../lib/kube/select.ts';
+import { storesKey, watchedType } from '../lib/kube/select.ts';
 import type { Endpoint, ResourceEvent, StoreReader } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Outcome, Report } from '../lib/pipeline/outcome.ts';
+import { cacheInputs } from '../lib/render/cache-inputs.ts';
+import { keptViews } from '../lib/render/kept-views.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
 import { RoutingOutcome } from '../lib/routing-view/routing-outcome.ts';
 import { routingViews } from '../lib/routing-view/routing-view.ts';
 import type { Observer } from '../lib/telemetry/observer.ts';
 import { controller } from './controller.ts';
+import { kept, type KeptWatches } from './kept.ts';
+import { replayingStores } from './operators/replaying.ts';
 import { reconcile } from './reconcile.ts';
+import { resources } from './resources.ts';
 
 /** A fleet, and what it keeps per endpoint when it keeps anything (a Data Plane API endpoint's convergence status). */
 export interface PipelineFleet extends Fleet {
@@ -57,8 +62,6 @@ export interface ModeParts {
   readonly exactConfigLines?: boolean;
   /** Runtime operations the endpoints may still turn into a reload (see reconcile.ts); every map update by default. */
   readonly mayReload?: (operation: RuntimeOperation) => boolean;
-  /** This configuration's pipeline ended: replaced by the next one's, or stopped. */
-  readonly ended?: () => void;
 }
 
 export interface PipelineOptions<Raw, Loaded> {
@@ -86,6 +89,14 @@ export interface Pipeline<Raw> {
   start(observer: Observer, sides?: Readonly<Record<string, Observable<unknown>>>): Subscription;
 }
 
+/**
+ * How long the stores of the last configuration wait for the next one to
+ * take them over (see kept.ts). The next pipeline starts as the last one
+ * stops, so it asks at once; when it watches something else, two sets of
+ * stores live only this long.
+ */
+const KEEP_STORES_MS = 1_000;
+
 const idle = { candidate: undefined, config: undefined, fleet: undefined, stores: undefined, routing: undefined, endpoints: [] };
 
 /**
@@ -95,23 +106,50 @@ const idle = { candidate: undefined, config: undefined, fleet: undefined, stores
  * candidates and, per configuration, its resource events, endpoints and
  * fleet (informers, HAProxy pods and their Data Plane APIs in a cluster; a
  * folder of manifests and a HAProxy on this machine, or Data Plane APIs,
- * locally). Nothing runs before `start`.
+ * locally). Nothing runs before `start`. A configuration that watches what
+ * the last one did takes over its stores, with the watches that keep them
+ * (kept.ts), and one that reads them as the last one did takes over its
+ * renderer's views with their caches (kept-views.ts, cache-inputs.ts): an
+ * edit of the templates lists nothing and renders anew only what the
+ * templates make of the objects.
  */
 export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>): Pipeline<Raw> {
   const state = new BehaviorSubject<PipelineState<Raw>>(idle);
   const update = (change: Partial<PipelineState<Raw>>) => state.next({ ...state.value, ...change });
   const outcomes = new Subject<Outcome>();
+  // The views of the configuration last in force, with their caches, for the next one when they hold for it.
+  const views = keptViews(routingViews, cacheInputs);
+  // The stores (with the watches that fill them), for the next configuration when it watches the same.
+  const keptStores: KeptWatches = new Map();
+  const released = new Subject<void>();
 
   const pipelineOf = (loaded: Loaded, report: Report): Observable<DeployOutcome> =>
     defer(() => {
       const parts = options.parts(loaded);
       const { config, fleet } = parts;
       update({ config, fleet, stores: undefined, routing: undefined });
-      const renderer = createRenderer(config, routingViews);
+      const renderer = createRenderer(config, views);
       const validator = new Validator({ allowDirectives: config.allowDirectives, dirs: config.dataplane });
-      return parts.events(report).pipe(
+      const reported: Report = (outcome) => {
+        if (outcome.type === 'synced') update({ stores: outcome.stores });
+        report(outcome);
+      };
+      const watched = config.watchedResources.map(watchedType);
+      return parts.events(reported).pipe(
         reconcile({
-          watched: config.watchedResources.map(watchedType),
+          watched,
+          // A configuration that watches what the last one did takes over its stores, listed and up to date.
+          snapshots: (events) =>
+            events.pipe(
+              resources({ watched, report: reported }),
+              kept({
+                key: storesKey(config.watchedResources, config.ignoreFields),
+                kept: keptStores,
+                connector: () => replayingStores((last) => reported({ type: 'synced', revision: last.revision, kinds: [...last.stores.keys()], stores: last.stores, kept: true })),
+                graceMs: KEEP_STORES_MS,
+                released,
+              }),
+            ),
           settings: parts.settings ?? config.pipeline,
           endpoints: parts.endpoints.pipe(tap((endpoints) => update({ endpoints }))),
           ...(parts.members === undefined ? {} : { members: parts.members }),
@@ -124,14 +162,10 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
             }),
           validate: (rendered) => defer(() => validator.validate(rendered)),
           deploy: (request) => defer(() => fleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
-          report: (outcome) => {
-            if (outcome.type === 'synced') update({ stores: outcome.stores });
-            report(outcome);
-          },
+          report: reported,
           exactConfigLines: parts.exactConfigLines ?? false,
           ...(parts.mayReload === undefined ? {} : { mayReload: parts.mayReload }),
         }),
-        finalize(() => parts.ended?.()),
       );
     });
 
@@ -168,6 +202,8 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
           complete: () => observer.pipelineStopped('the configuration source ended'),
         }),
       );
+      // Stopped, the pipeline hands its stores to nobody: their watches stop now.
+      subscription.add(() => released.next());
       return subscription;
     },
   };

@@ -18,7 +18,7 @@ import type { PipelineSettings } from '../lib/config/pipeline-settings.ts';
 import { runtimeOnly } from '../lib/deploy/runtime-only.ts';
 import type { RuntimeOperation } from '../lib/haproxy/plan-types.ts';
 import { withChangesOf } from '../lib/pipeline/changes.ts';
-import type { Endpoint, FleetInput, Peer, ResourceEvent, Trigger, Validated, WatchedType } from '../lib/pipeline/model.ts';
+import type { Endpoint, FleetInput, Peer, ResourceEvent, Snapshot, Trigger, Validated, WatchedType } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Report } from '../lib/pipeline/outcome.ts';
 import { Quarantine } from '../lib/pipeline/quarantine.ts';
 import { deploy } from './deploy.ts';
@@ -34,6 +34,12 @@ import { validate } from './validate.ts';
 
 export interface ReconcileOptions {
   readonly watched: readonly WatchedType[];
+  /**
+   * The stores as snapshots, from the resource events: the resources stage
+   * over `watched` by default. A mode that keeps its stores from one
+   * controller configuration to the next passes them in here (see pipeline.ts).
+   */
+  readonly snapshots?: OperatorFunction<ResourceEvent, Snapshot>;
   readonly settings: PipelineSettings;
   /** The HAProxy endpoints, as whole sets. */
   readonly endpoints: Observable<readonly Endpoint[]>;
@@ -93,7 +99,7 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
         share(),
       );
       const triggers = events.pipe(
-        resources({ watched: options.watched, report, scheduler }),
+        options.snapshots ?? resources({ watched: options.watched, report, scheduler }),
         trigger({ debounceMs: settings.debounceMs, maxWaitMs: settings.maxWaitMs, leadingEdge: settings.leadingEdge, scheduler }),
         share(),
       );

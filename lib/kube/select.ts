@@ -55,3 +55,30 @@ export function writesStatusOf(resource: Pick<WatchedResource, 'apiVersion' | 'r
 export function watchedType(resource: WatchedResource): WatchedType {
   return { kind: resource.name, indexBy: resource.indexBy.map((path) => path.get), ownStatus: writesStatusOf(resource) };
 }
+
+/**
+ * What one watch delivers, as a string: the same key from two controller
+ * configurations means the same events into a store of the same name, so
+ * the watch and what it listed can be kept from the one to the other. What
+ * the informer asks the API server, the client-side field selector and the
+ * ignored fields shape the events; relations and the webhook setting do not.
+ */
+export function watchKey(resource: WatchedResource, ignoreFields: readonly CompiledPath[]): string {
+  return JSON.stringify([
+    resource.name,
+    resource.apiVersion,
+    resource.kind ?? null,
+    resource.resource,
+    resource.namespace ?? null,
+    resource.labelSelector ?? null,
+    resource.fieldSelector.map(({ path, operator, value }) => [path.source, operator, value]),
+    resource.optional === true,
+    resource.fallbackApiVersions ?? [],
+    ignoreFields.map((path) => path.source),
+  ]);
+}
+
+/** What a set of stores holds and how it is indexed, as a string: equal strings, stores one configuration can hand to the next. */
+export function storesKey(resources: readonly WatchedResource[], ignoreFields: readonly CompiledPath[]): string {
+  return JSON.stringify(resources.map((resource) => [watchKey(resource, ignoreFields), resource.indexBy.map((path) => path.source)]));
+}

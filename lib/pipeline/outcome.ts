@@ -13,6 +13,8 @@ export type Outcome =
       readonly kinds: readonly string[];
       /** The live stores, by watched type: what the debug endpoints and the resource gauges read. */
       readonly stores: ReadonlyMap<string, StoreReader>;
+      /** The stores of the last controller configuration, handed over to this one's pipeline: nothing was listed again. */
+      readonly kept?: boolean;
     }
   /** A resource source could not read something (a manifest that does not parse...); what it held keeps serving. */
   | { readonly type: 'resourceError'; readonly error: string }

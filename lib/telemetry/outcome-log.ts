@@ -40,7 +40,8 @@ export function outcomeLog(outcome: Outcome): LogEntry[] {
     case 'synced': {
       const counts = Object.fromEntries([...outcome.stores].map(([kind, store]) => [kind, store.size]));
       const listed = Object.entries(counts).map(([kind, count]) => `${kind} ${count}`);
-      return [{ level: 'info', stage: 'resources', msg: `resources listed (${listed.join(', ') || 'none watched'})`, fields: { revision: outcome.revision, counts } }];
+      const what = outcome.kept ? 'resources kept from the last configuration' : 'resources listed';
+      return [{ level: 'info', stage: 'resources', msg: `${what} (${listed.join(', ') || 'none watched'})`, fields: { revision: outcome.revision, counts } }];
     }
     case 'resourceError':
       return [{ level: 'error', stage: 'resources', msg: outcome.error, fields: {} }];

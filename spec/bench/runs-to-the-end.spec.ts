@@ -23,6 +23,7 @@ const tiny: Record<string, { readonly env: Record<string, string>; readonly end:
   'latency.ts': { env: { BENCH_SAMPLES: '1', BENCH_DEPLOYMENT_INTERVAL: '100ms' }, end: /^target \(every endpoint, path and certificate change reload-free\)/m },
   'fanout.ts': { env: { BENCH_FLEET_SIZES: '1,2', BENCH_SAMPLES: '1' }, end: /^target, controller-side: 2 instances/m },
   'cold-start.ts': { env: { BENCH_SIZES: '20' }, end: /^\| +20 \| +\d+ \|/m },
+  'config-edit.ts': { env: { BENCH_CONFIG_EDIT_SIZES: '20', BENCH_CONFIG_EDITS: '1' }, end: /^target: a template edit handed to the Data Plane API in under 1 s/m },
   'webhook.ts': { env: { BENCH_SIZES: '20', BENCH_REVIEWS: '20' }, end: /^target: p99 below 100 ms at 20 Ingresses/m },
   'burst.ts': { env: { BENCH_BURST_EDITS: '20', BENCH_BURST_SECONDS: '2' }, end: /^target: at most 3 deployments per burst/m },
   'haproxy-versions.ts': { env: { BENCH_HAPROXY_SIZES: '5', BENCH_HAPROXY_RELOADS: '1' }, end: /^HAProxy versions: haproxy -c and reload/m },

@@ -60,6 +60,12 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
     await writeFile(join(manifests, file), text);
     return kubectl('apply', '-f', join(manifests, file));
   };
+  /** The LIST requests made since the request log held `at` entries, as resource and namespace. */
+  const listsSince = (at: number) =>
+    fake.requests.entries
+      .slice(at)
+      .filter((request) => request.verb === 'list')
+      .map((request) => `${request.resource} ${request.namespace ?? '*'}`);
   const served = (host: string, ports: readonly number[]) => servedBy(host, ports, POD_ADDRESSES, httpPort);
   const reloads = () => Promise.all(emulators.map(async (e) => (await e.processInfo()).reloads));
   const events = (reason: string) =>
@@ -323,12 +329,30 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
     await served('web.example.com', [backends[0]!, backends[1]!]);
 
     from = a.log.mark();
+    const editedAt = fake.requests.entries.length;
     fake.patch(
       { apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'haproxy-config' },
       { data: { 'config.yaml': configText.replace('timeout client 30s', 'timeout client 31s') } },
     );
     await a.log.deployedOn(from, ENDPOINTS);
     for (const emulator of emulators) expect(await readFile(emulator.configFile, 'utf8')).to.contain('timeout client 31s');
+    await served('web.example.com', [backends[0]!, backends[1]!]);
+    // A template edit keeps every watch, the HAProxy pods' included: neither replica listed anything again.
+    expect(listsSince(editedAt)).to.deep.equal([]);
+  });
+
+  it('lists only the resource a ConfigMap edit adds to the watched resources, and keeps watching the others', async () => {
+    const [a] = replicas as [(typeof replicas)[0]];
+    const from = a.log.mark();
+    const editedAt = fake.requests.entries.length;
+    const listed = fake.requests.matching({ verb: 'list' }).length;
+    const added = configText.replace('timeout client 30s', 'timeout client 32s').replace(/^ignoreFields:/m, '  allconfigmaps:\n    apiVersion: v1\n    kind: ConfigMap\n\nignoreFields:');
+    expect(added).to.contain('allconfigmaps:');
+    fake.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NAMESPACE, name: 'haproxy-config' }, { data: { 'config.yaml': added } });
+    // Each replica lists the new resource before it renders; only the leader deploys.
+    await a.log.deployedOn(from, ENDPOINTS);
+    await fake.requests.until({ verb: 'list' }, listed + replicas.length);
+    expect(listsSince(editedAt)).to.deep.equal(replicas.map(() => 'configmaps *'));
     await served('web.example.com', [backends[0]!, backends[1]!]);
   });
 

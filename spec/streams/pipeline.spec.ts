@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { concat, filter, firstValueFrom, NEVER, of, Subject, take, throwError, toArray, withLatestFrom, type Observable } from 'rxjs';
+import { concat, defer, filter, firstValueFrom, NEVER, of, Subject, take, throwError, toArray, withLatestFrom, type Observable } from 'rxjs';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../lib/config/load.ts';
 import type { ConfigLoad, ControllerConfig } from '../../lib/config/types.ts';
@@ -21,7 +21,7 @@ import { RoutingOutcome } from '../../lib/routing-view/routing-outcome.ts';
  * specs of this folder.
  */
 
-type Candidate = 'v1' | 'v2' | 'bad';
+type Candidate = 'v1' | 'v2' | 'v3' | 'bad';
 
 const service: ResourceEvent = {
   type: 'added',
@@ -65,7 +65,7 @@ describe('buildPipeline', function () {
     stop: async () => undefined,
   });
 
-  /** v1 and v2 differ in their debounce only; every watched type lists at once, then `events` follow. */
+  /** v1 and v2 differ in their debounce only, v3 in its watched resources too; every watched type lists at once, then `events` follow. */
   const world = (events: Observable<ResourceEvent>, deployed: string[] = []) => {
     const candidates = new Subject<Candidate>();
     const load = (raw: Candidate): ConfigLoad<ControllerConfig> =>
@@ -76,6 +76,8 @@ describe('buildPipeline', function () {
             config: {
               ...shipped,
               pipeline: { ...shipped.pipeline, debounceMs: raw === 'v1' ? 10 : 20, minDeploymentIntervalMs: 0 },
+              // v3 watches one resource less.
+              watchedResources: raw === 'v3' ? shipped.watchedResources.filter((resource) => resource.name !== 'namespaces') : shipped.watchedResources,
               dataplane: { ...shipped.dataplane, baseDir, configFile: join(baseDir, 'haproxy.cfg') },
               templateValues: { ...shipped.templateValues, bindAddress: '127.0.0.1', httpPort: 1, httpsPort: 2, statusPort: 3, runtimeSocket: join(baseDir, 'stats.sock') },
             },
@@ -140,11 +142,47 @@ describe('buildPipeline', function () {
       const [, state] = await rejection;
       expect(state.candidate).to.equal('bad');
       expect(state.config?.pipeline.debounceMs).to.equal(10);
-      // A valid one replaces the configuration, and its stores start afresh.
+      // A valid one replaces the configuration; it watches what v1 did, so it takes over v1's stores.
       const applied = next(pipeline.outcomes, 'synced');
       candidates.next('v2');
       await applied;
       expect(pipeline.current().config?.pipeline.debounceMs).to.equal(20);
+    } finally {
+      subscription.unsubscribe();
+    }
+  });
+
+  it('hands the stores to an edit that watches the same resources, and lists anew for one that does not', async () => {
+    let subscribed = 0;
+    const deployed: string[] = [];
+    const { candidates, pipeline } = world(
+      defer(() => {
+        subscribed += 1;
+        return concat(of(service), NEVER);
+      }),
+      deployed,
+    );
+    const subscription = pipeline.start(observer);
+    try {
+      const first = next(pipeline.outcomes, 'deployed');
+      candidates.next('v1');
+      await first;
+      const stores = pipeline.current().stores;
+      // v2 differs in its debounce only: the events are not subscribed again, the same stores are
+      // reported as kept, and the configuration is rendered and deployed again at once.
+      const handedOver = next(pipeline.outcomes, 'synced');
+      const second = next(pipeline.outcomes, 'deployed');
+      candidates.next('v2');
+      expect((await handedOver).kept).to.equal(true);
+      await second;
+      expect(subscribed).to.equal(1);
+      expect(pipeline.current().stores).to.equal(stores);
+      expect(deployed).to.have.length(2);
+      // v3 watches fewer resources: its own stores, from events subscribed again.
+      const listed = next(pipeline.outcomes, 'synced');
+      candidates.next('v3');
+      const synced = await listed;
+      expect([synced.kept, subscribed, synced.stores === stores, synced.kinds.includes('namespaces')]).to.deep.equal([undefined, 2, false, false]);
     } finally {
       subscription.unsubscribe();
     }

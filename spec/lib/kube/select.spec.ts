@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import type { ControllerConfig } from '../../../lib/config/types.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { selectionFor, watchedType, withoutIgnoredFields, writesStatusOf } from '../../../lib/kube/select.ts';
+import { selectionFor, watchKey, watchedType, withoutIgnoredFields, writesStatusOf } from '../../../lib/kube/select.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 
 const loaded = loadControllerConfig(`
@@ -88,5 +88,32 @@ describe('selecting objects for a watched resource', () => {
     ).to.deep.equal([true, true, true, true, true]);
     // Services' status is the cloud's (a template may read a load balancer's address); a core v1 kind has no group.
     expect([written('v1', 'services'), written('gateway.networking.k8s.io/v1beta1', 'referencegrants'), written('example.com/v1', 'ingresses')]).to.deep.equal([false, false, false]);
+  });
+});
+
+describe('the key of a watch, kept across controller configurations', () => {
+  const reload = (text: string): ControllerConfig => {
+    const result = loadControllerConfig(`watchedResources:\n${text}\ntemplates:\n  haproxyConfig: global\n`);
+    if (!result.ok) throw new Error(result.errors.join('\n'));
+    return result.config;
+  };
+  const base = '  ingresses:\n    apiVersion: networking.k8s.io/v1\n    kind: Ingress\n    labelSelector: team=web\n';
+  const keyOf = (edited: ControllerConfig) => watchKey(edited.watchedResources[0]!, edited.ignoreFields);
+
+  it('is the same for a resource whose events would be the same: relations, index keys and the webhook play no part', () => {
+    const same = reload(`${base}    indexBy: [metadata.name]\n    validationWebhook: true\n`);
+    expect(keyOf(same)).to.equal(keyOf(reload(base)));
+  });
+
+  it('differs for what the API server is asked, the client-side selection, the store name and the ignored fields', () => {
+    const keys = [
+      reload(base),
+      reload(base.replace('team=web', 'team=api')),
+      reload(`${base}    namespace: prod\n`),
+      reload(`${base}    fieldSelector: spec.ingressClassName=haproxy\n`),
+      reload(base.replace('  ingresses:', '  routes:')),
+      reload(`${base}ignoreFields: [metadata.annotations]\n`),
+    ].map(keyOf);
+    expect(new Set(keys).size).to.equal(keys.length);
   });
 });

@@ -96,6 +96,8 @@ describe('outcome log', () => {
         ),
       ),
     ).to.deep.equal([['info', 'resources listed (ingresses 1, services 0)']]);
+    // Stores handed over from the last controller configuration were not listed again, and the line says so.
+    expect(messages({ ...synced(new Map([['ingresses', ingresses]])), kept: true })).to.deep.equal([['info', 'resources kept from the last configuration (ingresses 1)']]);
     expect(messages(validated(2, 40))).to.deep.equal([['debug', 'revision 2 is valid (40 ms)']]);
     expect(messages(deploying(2, ['a', 'b']))).to.deep.equal([['debug', 'deploying revision 2 to 2 endpoint(s)']]);
   });
