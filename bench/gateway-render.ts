@@ -9,7 +9,9 @@
  * It prints a full render after one HTTPRoute change (a weight change),
  * after one Ingress change (a new path), and cold (a new renderer, nothing
  * cached), each as a ratio to `haproxy -c` on the same configuration in the
- * same run. Target (informational, as in render.ts: machines are noisy, a
+ * same run; and a render after one change of an HTTPRoute with a header
+ * match, where one HTTPRoute in 10 (BENCH_GATEWAY_CONDITIONS_EVERY) has
+ * one, whose candidate lists are settled key by key. Target (informational, as in render.ts: machines are noisy, a
  * missed target is reported, never a failure): a full render after one
  * change within a tenth of `haproxy -c`.
  *
@@ -31,14 +33,16 @@ import { routingViews } from '../lib/routing-view/routing-view.ts';
 import { writeRenderedFiles } from '../lib/render/write-files.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
 import { gc, median, medianAfterChange, milliseconds } from './timing.ts';
-import { endpointSliceObject, gatewayClassObject, gatewayObject, httpRouteObject, ingressObject, NAMESPACES, serviceObject, SETTINGS_EVERY } from './world.ts';
+import { endpointSliceObject, gatewayClassObject, gatewayObject, hasConditions, httpRouteObject, ingressObject, NAMESPACES, serviceObject, SETTINGS_EVERY } from './world.ts';
 
 const SIZES = process.env['BENCH_GATEWAY_SIZES']?.split(',').map(Number) ?? [10_000];
 const RENDER_RUNS = 7;
 const COLD_RUNS = 3;
 const CHECK_RUNS = 3;
+/** One HTTPRoute in this many has a header match, in the world of the conditions figure. */
+const CONDITIONS_EVERY = Number(process.env['BENCH_GATEWAY_CONDITIONS_EVERY'] ?? 10);
 
-function world(size: number): Map<string, KubeObject[]> {
+function world(size: number, conditionsEvery = 0): Map<string, KubeObject[]> {
   const range = Array.from({ length: size }, (_, i) => i);
   return new Map([
     ['ingresses', range.map((i) => ingressObject(i))],
@@ -47,7 +51,7 @@ function world(size: number): Map<string, KubeObject[]> {
     ['secrets', []],
     ['gatewayclasses', [gatewayClassObject()]],
     ['gateways', [gatewayObject()]],
-    ['httproutes', range.map((i) => httpRouteObject(i, size))],
+    ['httproutes', range.map((i) => httpRouteObject(i, size, 1, conditionsEvery))],
     ['referencegrants', []],
     [
       'namespaces',
@@ -68,6 +72,14 @@ interface Row {
   readonly checkMs: number;
   readonly configKb: number;
   readonly splitBackends: number;
+}
+
+/** The render after one change of an HTTPRoute with a header match, in a world where one HTTPRoute in CONDITIONS_EVERY has one. */
+interface ConditionsRow {
+  readonly size: number;
+  readonly withConditions: number;
+  readonly routeMs: number;
+  readonly checkMs: number;
 }
 
 /** The render really serves both kinds: every host, every split backend, the filters' policies, and no problem. */
@@ -114,15 +126,47 @@ async function measure(config: ControllerConfig, size: number): Promise<Row> {
     if (!isDeepStrictEqual(output.files, createRenderer(config, routingViews)({ stores, baseDir: dir }).files)) {
       throw new Error(`${size} HTTPRoutes: after the changes, the render differs from a new renderer's`);
     }
-    const configFile = await writeRenderedFiles(dir, output.files, config.dataplane);
-    const checks: number[] = [];
-    for (let run = 0; run < CHECK_RUNS; run++) {
-      const start = process.hrtime.bigint();
-      const result = await checkConfig(configFile);
-      checks.push(milliseconds(start));
-      if (!result.valid) throw new Error(`haproxy -c refuses the ${size}-HTTPRoute configuration:\n${result.output}`);
+    const checkMs = await checkTime(dir, output, config, `${size}-HTTPRoute`);
+    return { size, coldMs: median(colds), routeMs, ingressMs, checkMs, configKb: output.files.config.length / 1024, splitBackends };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** haproxy -c's median time on a rendered configuration, which it must accept. */
+async function checkTime(dir: string, output: RenderOutput, config: ControllerConfig, what: string): Promise<number> {
+  const configFile = await writeRenderedFiles(dir, output.files, config.dataplane);
+  const checks: number[] = [];
+  for (let run = 0; run < CHECK_RUNS; run++) {
+    const start = process.hrtime.bigint();
+    const result = await checkConfig(configFile);
+    checks.push(milliseconds(start));
+    if (!result.valid) throw new Error(`haproxy -c refuses the ${what} configuration:\n${result.output}`);
+  }
+  return median(checks);
+}
+
+async function measureConditions(config: ControllerConfig, size: number): Promise<ConditionsRow> {
+  const stores = buildStores(config.watchedResources, world(size, CONDITIONS_EVERY), config.ignoreFields);
+  const dir = await mkdtemp(join(tmpdir(), `haproxy-gateway-conditions-bench-${size}-`));
+  try {
+    const render = createRenderer(config, routingViews);
+    const once = () => render({ stores, baseDir: dir });
+    once();
+    once();
+    const routes = stores.get('httproutes')!;
+    // A route with a header match, whose version changes the header's value: its list's candidates change.
+    const half = size >> 1;
+    const target = half - (half % CONDITIONS_EVERY) + 1;
+    const routeMs = medianAfterChange(RENDER_RUNS, (run) => routes.upsert(httpRouteObject(target, size, 2 + (run % 2), CONDITIONS_EVERY)), once);
+    const output = once();
+    verify(size, output);
+    if (!output.files.maps['candidates.map']?.includes('=')) throw new Error(`${size} HTTPRoutes with conditions: candidates.map has no candidate`);
+    if (!isDeepStrictEqual(output.files, createRenderer(config, routingViews)({ stores, baseDir: dir }).files)) {
+      throw new Error(`${size} HTTPRoutes with conditions: after the changes, the render differs from a new renderer's`);
     }
-    return { size, coldMs: median(colds), routeMs, ingressMs, checkMs: median(checks), configKb: output.files.config.length / 1024, splitBackends };
+    const withConditions = Array.from({ length: size }, (_, i) => i).filter((i) => hasConditions(i, CONDITIONS_EVERY)).length;
+    return { size, withConditions, routeMs, checkMs: await checkTime(dir, output, config, `${size}-HTTPRoute with conditions`) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -145,6 +189,14 @@ async function main(): Promise<void> {
       `| ${size} + ${size} | ${row.coldMs.toFixed(1)} | ${row.routeMs.toFixed(1)} | ${row.ingressMs.toFixed(1)} | ${row.checkMs.toFixed(0)} | ` +
         `${ratio(row.coldMs)} | ${ratio(row.routeMs)} | ${ratio(row.ingressMs)} |`,
     );
+    gc();
+  }
+  out('');
+  out('| HTTPRoutes + Ingresses | HTTPRoutes with a header match | after change of one with a header match ms | haproxy -c ms | change / haproxy -c |');
+  out('|---|---|---|---|---|');
+  for (const size of SIZES) {
+    const row = await measureConditions(loaded.config, size);
+    out(`| ${size} + ${size} | ${row.withConditions} | ${row.routeMs.toFixed(1)} | ${row.checkMs.toFixed(0)} | ${(row.routeMs / row.checkMs).toFixed(3)} |`);
     gc();
   }
   out('');

@@ -117,6 +117,15 @@ export function gatewayObject(): KubeObject {
 }
 
 /**
+ * Whether HTTPRoute i has a header match, given one route in `every` (0: none) has: never one of the
+ * SETTINGS_EVERY-th, so the split backends stay as many; `version` then changes the header's value to
+ * that of other routes, so the change moves map lines alone (its new condition set is rendered already).
+ */
+export function hasConditions(i: number, every: number): boolean {
+  return every > 0 && i % every === 1;
+}
+
+/**
  * HTTPRoute i: route-i.example.com to the Service of Ingress i (svc-i,
  * already served), beside that Ingress. Every SETTINGS_EVERY-th route has a
  * request header filter (one of a few values, so policies are shared, as
@@ -125,23 +134,32 @@ export function gatewayObject(): KubeObject {
  * first past the end of `size`), the way a canary would; `version` changes that weight, so
  * alternating versions really change the routes.
  */
-export function httpRouteObject(i: number, size: number, version = 1): KubeObject {
+export function httpRouteObject(i: number, size: number, version = 1, conditionsEvery = 0): KubeObject {
   const backend = { name: `svc-${i}`, port: 80 };
   const special = i % SETTINGS_EVERY === 0;
   const canary = i + NAMESPACES < size ? i + NAMESPACES : i % NAMESPACES;
-  const rule = special
+  const rule = hasConditions(i, conditionsEvery)
     ? {
-        matches: [{ path: { type: 'PathPrefix', value: '/' } }],
-        filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-Route', value: `team-${(i / SETTINGS_EVERY) % 5}` }] } }],
-        backendRefs: [
-          { ...backend, weight: 90 },
-          { name: `svc-${canary}`, port: 80, weight: version % 2 === 0 ? 20 : 10 },
+        // A header match before the plain one: the host's prefix line names a candidate list (docs/adr/0012-header-query-method-matches.md).
+        matches: [
+          { path: { type: 'PathPrefix', value: '/' }, headers: [{ type: 'Exact', name: 'X-Canary', value: `v${(Math.floor(i / conditionsEvery) + version) % 3}` }] },
+          { path: { type: 'PathPrefix', value: '/' } },
         ],
-      }
-    : {
-        matches: [{ path: { type: 'PathPrefix', value: version % 2 === 0 ? '/v2' : '/' } }],
         backendRefs: [backend],
-      };
+      }
+    : special
+      ? {
+          matches: [{ path: { type: 'PathPrefix', value: '/' } }],
+          filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: 'X-Route', value: `team-${(i / SETTINGS_EVERY) % 5}` }] } }],
+          backendRefs: [
+            { ...backend, weight: 90 },
+            { name: `svc-${canary}`, port: 80, weight: version % 2 === 0 ? 20 : 10 },
+          ],
+        }
+      : {
+          matches: [{ path: { type: 'PathPrefix', value: version % 2 === 0 ? '/v2' : '/' } }],
+          backendRefs: [backend],
+        };
   return {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'HTTPRoute',

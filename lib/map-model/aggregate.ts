@@ -6,7 +6,7 @@ import { compareCodeUnits } from '../compare.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from '../collections/one-or-more.ts';
 import { DefaultBackends } from './default-backends.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
-import { claimOrder, RouteClaims, type RouteMap } from './route-claims.ts';
+import { claimOrder, RouteClaims } from './route-claims.ts';
 import { SecretUses } from './secret-uses.ts';
 import { patchSorted } from '../collections/sorted-list.ts';
 import type { HostEntry, Route, SecretUse } from './types.ts';
@@ -300,19 +300,16 @@ export class RouteAggregate {
       compareCodeUnits,
     );
     const claims = this.#claims;
-    const routeKey = (route: Route) => route.key;
-    const lines = (map: RouteMap, list: readonly Route[], order: (a: string, b: string) => number) =>
-      patchSorted(
-        list,
-        keys[map],
-        (key) => claims.line(map, key),
-        () => claims.lines(map),
-        routeKey,
-        order,
-      );
-    this.regexRoutes = lines('regex', this.regexRoutes, prefixOrder);
+    this.regexRoutes = patchSorted(
+      this.regexRoutes,
+      keys.regex,
+      (key) => claims.line('regex', key),
+      () => claims.lines('regex'),
+      (route) => route.key,
+      prefixOrder,
+    );
     const listWarningsMoved = this.routeLines.settle(
-      lines,
+      keys,
       (claim) => this.#route(claim, backends),
       (claim) => this.#unroute(claim, backends),
     );

@@ -1,4 +1,3 @@
-import { compareCodeUnits } from '../compare.ts';
 import type { Problem } from '../pipeline/model.ts';
 import { sourceOf, withSource } from '../pipeline/value-source.ts';
 import type { RouteClaim } from './claim-types.ts';
@@ -33,41 +32,21 @@ export interface RegexCandidates {
   readonly claims: readonly RouteClaim[];
   /** Every distinct set of conditions they have, sorted by key. */
   readonly conditions: readonly RouteConditions[];
-  readonly warnings: readonly Problem[];
 }
 
-export const NO_REGEX_CANDIDATES: RegexCandidates = Object.freeze({ claims: Object.freeze([]), conditions: Object.freeze([]), warnings: NO_PROBLEMS });
+export const NO_REGEX_CANDIDATES: RegexCandidates = Object.freeze({ claims: Object.freeze([]), conditions: Object.freeze([]) });
 
-/** The regex claims among the claims with conditions, each expression's ranked, the unreachable ones told. */
-export function buildRegexCandidates(conditional: Iterable<RouteClaim>): RegexCandidates {
-  const byKey = new Map<string, RouteClaim[]>();
-  for (const claim of conditional) {
-    if (claim.map !== 'regex') continue;
-    const group = byKey.get(claim.key);
-    if (group) group.push(claim);
-    else byKey.set(claim.key, [claim]);
-  }
-  if (byKey.size === 0) return NO_REGEX_CANDIDATES;
-  const claims: RouteClaim[] = [];
-  const conditions = new Map<string, RouteConditions>();
+/** The claims with conditions of one regex key ranked: those some request can reach, and what the others are told. */
+export function rankRegexKey(group: readonly RouteClaim[]): { readonly reached: readonly RouteClaim[]; readonly warnings: readonly Problem[] } {
+  const reached = new Map<string, RouteClaim>();
   const warnings: Problem[] = [];
-  for (const group of byKey.values()) {
-    const reached = new Map<string, RouteClaim>();
-    for (const claim of group.sort(rankedOrder)) {
-      const first = reached.get(claim.conditions!.key);
-      const warning = first && conflictWarning(first, claim, ', with the same header, query parameter and method matches,');
-      if (warning) warnings.push(warning);
-      if (first) continue;
-      reached.set(claim.conditions!.key, claim);
-      claims.push(claim);
-      conditions.set(claim.conditions!.key, claim.conditions!);
-    }
+  for (const claim of [...group].sort(rankedOrder)) {
+    const first = reached.get(claim.conditions!.key);
+    const warning = first && conflictWarning(first, claim, ', with the same header, query parameter and method matches,');
+    if (warning) warnings.push(warning);
+    if (!first) reached.set(claim.conditions!.key, claim);
   }
-  return {
-    claims: Object.freeze(claims),
-    conditions: Object.freeze([...conditions.values()].sort((a, b) => compareCodeUnits(a.key, b.key))),
-    warnings: warnings.length > 0 ? warnings : NO_PROBLEMS,
-  };
+  return { reached: Object.freeze([...reached.values()]), warnings: warnings.length > 0 ? warnings : NO_PROBLEMS };
 }
 
 /** A regex key with what a lookup of `<held>|<host><path>` must find before the host: any held keys, or `conditions`' among them. */
