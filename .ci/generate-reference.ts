@@ -34,6 +34,7 @@ const viewSources = [
   'lib/map-model/route-conditions.ts',
   'lib/map-model/auth-rules.ts',
   'lib/routing/settings.ts',
+  'lib/routing/l4-route.ts',
   'lib/pipeline/model.ts',
 ];
 

@@ -15,6 +15,8 @@ export const KINDS = {
   gateway: 'Gateway',
   httpRoute: 'HTTPRoute',
   grpcRoute: 'GRPCRoute',
+  tlsRoute: 'TLSRoute',
+  tcpRoute: 'TCPRoute',
   referenceGrant: 'ReferenceGrant',
 } as const;
 

@@ -3,7 +3,7 @@ import type { KubeObject } from '../pipeline/model.ts';
 import { GATEWAY, GATEWAY_GROUP, sameGroupKind } from './api.ts';
 import type { Gateway } from './gateway.ts';
 import { hostnamesOn } from './hostnames.ts';
-import type { HttpRoute, ParentRef } from './http-route.ts';
+import type { ParentRef, RouteBase } from './http-route.ts';
 import type { ListenerState } from './listeners.ts';
 
 /**
@@ -25,6 +25,18 @@ export type Acceptance =
   | { readonly accepted: true; readonly listeners: readonly AttachedListener[] }
   | { readonly accepted: false; readonly reason: 'NoMatchingParent' | 'NotAllowedByListeners' | 'NoMatchingListenerHostname' | 'UnsupportedValue'; readonly message: string };
 
+/** A route's standing with one of its parentRefs to a served Gateway. */
+export interface ParentOutcome {
+  readonly parent: ParentRef;
+  readonly acceptance: Acceptance;
+}
+
+/** Whether a route's status carries an entry of this controller's: it named a served Gateway once, and its entries are to be removed. */
+export function carriesEntryOf(route: KubeObject, controllerName: string): boolean {
+  const parents = (route['status'] as { parents?: unknown } | undefined)?.parents;
+  return Array.isArray(parents) && parents.some((entry) => (entry as { controllerName?: unknown } | null)?.controllerName === controllerName);
+}
+
 /** A Gateway of this controller, with its listeners judged. */
 export interface ServedGateway {
   readonly gateway: Gateway;
@@ -37,7 +49,10 @@ export function gatewayOf(parent: ParentRef, gateways: ReadonlyMap<string, Serve
   return gateways.get(`${parent.namespace}/${parent.name}`);
 }
 
-function admits(state: ListenerState, gateway: Gateway, route: HttpRoute, namespace: (name: string) => KubeObject | undefined): boolean {
+/** What attaching reads of a route of any kind. */
+export type AttachingRoute = Pick<RouteBase, 'kind' | 'namespace' | 'hostnames'>;
+
+function admits(state: ListenerState, gateway: Gateway, route: AttachingRoute, namespace: (name: string) => KubeObject | undefined): boolean {
   if (!state.listener.kinds.some((kind) => sameGroupKind(kind, { group: GATEWAY_GROUP, kind: route.kind }))) return false;
   const { from, selector } = state.listener.namespaces;
   if (from === 'All') return true;
@@ -46,7 +61,7 @@ function admits(state: ListenerState, gateway: Gateway, route: HttpRoute, namesp
   return false;
 }
 
-export function attach(route: HttpRoute, parent: ParentRef, served: ServedGateway, namespace: (name: string) => KubeObject | undefined): Acceptance {
+export function attach(route: AttachingRoute, parent: ParentRef, served: ServedGateway, namespace: (name: string) => KubeObject | undefined): Acceptance {
   const selected = served.listeners.filter(
     (state) => (parent.sectionName === undefined || state.listener.name === parent.sectionName) && (parent.port === undefined || state.listener.port === parent.port),
   );

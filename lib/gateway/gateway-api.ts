@@ -1,19 +1,22 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { inPrecedenceOrder } from '../routing/precedence.ts';
-import type { RouteEntrypoint, RouteRecord } from '../routing/route.ts';
-import { attach, gatewayOf, type Acceptance, type AttachedListener, type ServedGateway } from './attachment.ts';
-import type { Unresolved } from './backend-refs.ts';
-import { readGateway } from './gateway.ts';
-import { readGatewayClasses, type GatewayClassRead } from './gateway-class.ts';
-import { readGrpcRoute } from './grpc-route.ts';
+import type { RouteRecord } from '../routing/route.ts';
+import type { L4Routing } from '../routing/l4-route.ts';
 import { KINDS } from './api.ts';
-import { readHttpRoute, type HttpRouteRead, type ParentRef } from './http-route.ts';
-import { resolveListeners, type Frontend, type ListenerState } from './listeners.ts';
+import { attach, carriesEntryOf, gatewayOf, type Acceptance, type AttachedListener, type ParentOutcome, type ServedGateway } from './attachment.ts';
+export type { ParentOutcome } from './attachment.ts';
+export type { L4RouteOutcome } from './l4-route.ts';
+import type { Unresolved } from './backend-refs.ts';
+import { judgeL4Routes, withL4Counts, type L4RouteOutcome, type L4RouteRead } from './l4-route.ts';
+import type { GatewayClassRead } from './gateway-class.ts';
+import { keyOf, readGateways, type GatewaySources, type GatewaysRead } from './gateways-read.ts';
+import { readGrpcRoute } from './grpc-route.ts';
+import { readHttpRoute, type HttpRouteRead } from './http-route.ts';
+import type { ListenerState } from './listeners.ts';
 import { sameItems } from '../collections/sorted-list.ts';
 import { describeObject } from '../object-fields/names.ts';
 import { placeOf } from '../routing/order.ts';
 import { kindConflicts } from './kind-conflicts.ts';
-import { readReferenceGrants } from './reference-grants.ts';
 import { translateRoute } from './route-records.ts';
 
 /**
@@ -24,22 +27,15 @@ import { translateRoute } from './route-records.ts';
  * objects give the same model, whatever order they come in.
  */
 
-export interface GatewayApiSources {
-  /** spec.controllerName of the GatewayClasses this controller takes. */
-  readonly controllerName: string;
-  readonly gatewayClasses: readonly KubeObject[];
-  readonly gateways: readonly KubeObject[];
+export interface GatewayApiSources extends GatewaySources {
   readonly httpRoutes: readonly KubeObject[];
   /** None when GRPCRoutes are not watched (their CRD not served). */
   readonly grpcRoutes?: readonly KubeObject[];
-  readonly referenceGrants: readonly KubeObject[];
+  /** TLSRoutes and TCPRoutes (none when their CRDs are not served). */
+  readonly tlsRoutes?: readonly KubeObject[];
+  readonly tcpRoutes?: readonly KubeObject[];
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
-  readonly secret: (namespace: string, name: string) => KubeObject | undefined;
-  /** ConfigMaps holding CA certificates (caCertificateRefs); none when not watched. */
-  readonly configMap?: (namespace: string, name: string) => KubeObject | undefined;
   readonly namespace: (name: string) => KubeObject | undefined;
-  /** The frontends the template declares; undefined admits every listener port. */
-  readonly frontends?: readonly Frontend[];
   /**
    * What identifies every source but the routes (the stores read and
    * their versions): equal to the last read's, it lets a memo keep the
@@ -57,12 +53,6 @@ export interface GatewayOutcome {
   readonly attachedRoutes: ReadonlyMap<string, number>;
   /** The hostnames routes are served for, by listener name ('*': any). */
   readonly attachedHostnames: ReadonlyMap<string, ReadonlySet<string>>;
-}
-
-/** An HTTPRoute's standing with one of its parentRefs to a served Gateway. */
-export interface ParentOutcome {
-  readonly parent: ParentRef;
-  readonly acceptance: Acceptance;
 }
 
 export interface RouteOutcome {
@@ -88,18 +78,20 @@ export interface GatewayApiModel {
   readonly routes: ReadonlyMap<string, RouteOutcome>;
   /** In precedence order (lib/routing/precedence.ts). */
   readonly records: readonly RouteRecord[];
+  /** By routeKey: the TLSRoutes and TCPRoutes, as `routes` holds the HTTPRoutes and GRPCRoutes. */
+  readonly l4Routes: ReadonlyMap<string, L4RouteOutcome>;
+  /** The layer-4 listeners and routes, for the map model. */
+  readonly l4: L4Routing;
   /** Objects and listeners left out, with why. */
   readonly excluded: readonly Problem[];
 }
-
-const keyOf = (object: { readonly metadata: { readonly namespace?: string; readonly name: string } }) => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
 
 /** How the model's routes are keyed: namespace/name for an HTTPRoute, the kind before it for any other kind. */
 export function routeKey(kind: string, object: KubeObject): string {
   return kind === KINDS.httpRoute ? keyOf(object) : `${kind} ${keyOf(object)}`;
 }
 
-/** The route kinds of the model, each with its reader and where the sources hold its objects. */
+/** The route kinds of the model's HTTP part, each with its reader and where the sources hold its objects. */
 interface RouteKind {
   readonly kind: string;
   readonly read: (object: KubeObject) => HttpRouteRead;
@@ -114,11 +106,6 @@ const ROUTE_KINDS: readonly RouteKind[] = [
 ];
 
 const routeLists = (sources: GatewayApiSources) => ROUTE_KINDS.map((kind) => kind.objects(sources));
-
-function carriesEntryOf(route: KubeObject, controllerName: string): boolean {
-  const parents = (route['status'] as { parents?: unknown } | undefined)?.parents;
-  return Array.isArray(parents) && parents.some((entry) => (entry as { controllerName?: unknown } | null)?.controllerName === controllerName);
-}
 
 /**
  * What one read leaves for the next. Stores replace an object when it
@@ -141,63 +128,23 @@ export class GatewayApiMemo {
         readonly refused: ReadonlySet<KubeObject>;
         /** Per route, its outcome; null for one that is not this controller's. */
         readonly routes: WeakMap<KubeObject, RouteWork | null>;
-        readonly model: GatewayApiModel;
+        readonly model: HttpModel;
       }
     | undefined;
+  /** Each TLSRoute's and TCPRoute's read: a function of the object alone. */
+  readonly l4Reads = new WeakMap<KubeObject, L4RouteRead>();
+  /** The last model with its layer-4 part, kept while the HTTP part and the TLSRoute and TCPRoute lists are the same. */
+  lastL4: { readonly key: readonly unknown[]; readonly model: GatewayApiModel } | undefined;
 }
 
-/** The GatewayClasses, grants and Gateways, judged: everything an HTTPRoute is judged against. */
-interface GatewaysRead {
-  readonly classes: ReadonlyMap<string, GatewayClassRead>;
-  readonly grants: ReturnType<typeof readReferenceGrants>;
-  readonly excluded: readonly Problem[];
-  readonly served: ReadonlyMap<string, ServedGateway>;
-  /** The protocols of every listener served: a route on listeners of one of them alone is kept from the other's requests. */
-  readonly protocols: ReadonlySet<RouteEntrypoint['protocol']>;
-  readonly gateways: readonly { readonly object: KubeObject; readonly served: ServedGateway | undefined; readonly problems: readonly Problem[]; readonly listeners: readonly string[] }[];
-}
+/** The model but its layer-4 part. */
+type HttpModel = Omit<GatewayApiModel, 'l4Routes' | 'l4'>;
 
 /** One HTTPRoute judged against the Gateways: its outcome, records and problems, and the listeners it attaches to. */
 interface RouteWork {
   readonly outcome: RouteOutcome;
   readonly problems: readonly Problem[];
   readonly attachments: readonly { readonly gateway: string; readonly listeners: readonly AttachedListener[] }[];
-}
-
-function readGateways(sources: GatewayApiSources): GatewaysRead {
-  const classes = readGatewayClasses(sources.gatewayClasses, sources.controllerName);
-  const grants = readReferenceGrants(sources.referenceGrants);
-  const excluded: Problem[] = [...grants.problems];
-  const served = new Map<string, ServedGateway>();
-  const protocols = new Set<RouteEntrypoint['protocol']>();
-  const gateways: GatewaysRead['gateways'][number][] = [];
-  for (const object of sources.gateways) {
-    const className = (object['spec'] as { gatewayClassName?: unknown } | undefined)?.gatewayClassName;
-    const gatewayClass = typeof className === 'string' ? classes.get(className) : undefined;
-    if (gatewayClass === undefined) continue;
-    const read = readGateway(object);
-    const refusal = gatewayClass.refusal && {
-      object: read.label,
-      field: 'spec.gatewayClassName',
-      message: `GatewayClass ${gatewayClass.name} is not accepted: ${gatewayClass.refusal.message}`,
-    };
-    const problems = refusal ? [...read.problems, refusal] : read.problems;
-    excluded.push(...problems);
-    let servedGateway: ServedGateway | undefined;
-    if (read.gateway && gatewayClass.refusal === undefined) {
-      servedGateway = {
-        gateway: read.gateway,
-        listeners: resolveListeners(read.gateway, { secret: sources.secret, ...(sources.configMap ? { configMap: sources.configMap } : {}), grants, frontends: sources.frontends }),
-      };
-      served.set(keyOf(object), servedGateway);
-      for (const state of servedGateway.listeners) {
-        if (state.serving) protocols.add(state.listener.protocol === 'HTTPS' ? 'HTTPS' : 'HTTP');
-        for (const fault of state.faults) excluded.push({ object: read.label, field: `spec.listeners[${state.listener.index}]`, message: `${fault.reason}: ${fault.message}` });
-      }
-    }
-    gateways.push({ object, served: servedGateway, problems, listeners: (read.gateway?.listeners ?? []).map((listener) => listener.name) });
-  }
-  return { classes, grants, excluded, served, protocols, gateways };
 }
 
 /**
@@ -266,7 +213,7 @@ function workOf(
 }
 
 /** The model's parts, its records sorted only when asked for (the renderer reads each route's own). */
-function modelOf(classes: GatewayApiModel['classes'], gateways: GatewayApiModel['gateways'], routes: ReadonlyMap<string, RouteOutcome>, excluded: readonly Problem[]): GatewayApiModel {
+function modelOf(classes: GatewayApiModel['classes'], gateways: GatewayApiModel['gateways'], routes: ReadonlyMap<string, RouteOutcome>, excluded: readonly Problem[]): HttpModel {
   let records: readonly RouteRecord[] | undefined;
   return {
     classes,
@@ -299,7 +246,7 @@ const PATCHED_AT_MOST = 64;
  * attaches differently or has problems (the Gateways' counts and the
  * excluded list would change): then everything is read again.
  */
-function patchedModel(last: NonNullable<GatewayApiMemo['last']>, sources: GatewayApiSources, memo: GatewayApiMemo): GatewayApiModel | undefined {
+function patchedModel(last: NonNullable<GatewayApiMemo['last']>, sources: GatewayApiSources, memo: GatewayApiMemo): HttpModel | undefined {
   let routes: Map<string, RouteOutcome> | undefined;
   let replaced = 0;
   for (const [k, kind] of ROUTE_KINDS.entries()) {
@@ -329,14 +276,14 @@ function patchedModel(last: NonNullable<GatewayApiMemo['last']>, sources: Gatewa
  * few were replaced, keeps the rest of the model), and a read after nothing
  * changed returns the last model.
  */
-export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo): GatewayApiModel {
+function readHttpPart(sources: GatewayApiSources, memo?: GatewayApiMemo): { readonly model: HttpModel; readonly gateways: GatewaysRead } {
   const last = memo?.last && sources.context && sameItems(memo.last.context, sources.context) ? memo.last : undefined;
   const lists = routeLists(sources);
-  if (last && sameItems(last.routeLists, lists)) return last.model;
+  if (last && sameItems(last.routeLists, lists)) return { model: last.model, gateways: last.gateways };
   const patched = last && patchedModel(last, sources, memo!);
   if (patched) {
     memo!.last = { ...last, routeLists: lists, model: patched };
-    return patched;
+    return { model: patched, gateways: last.gateways };
   }
   const gatewaysRead = last?.gateways ?? readGateways(sources);
   const cache = last?.routes ?? new WeakMap<KubeObject, RouteWork | null>();
@@ -393,5 +340,37 @@ export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo
   }
   const model = modelOf(gatewaysRead.classes, gateways, routes, excluded);
   if (memo) memo.last = sources.context ? { context: sources.context, routeLists: lists, gateways: gatewaysRead, refused, routes: cache, model } : undefined;
+  return { model, gateways: gatewaysRead };
+}
+
+/**
+ * Reads the model: the HTTP part (readHttpPart: HTTPRoutes and GRPCRoutes),
+ * then the TLSRoutes and TCPRoutes against the same Gateways. The layer-4
+ * part is read again whenever the HTTP part or a TLSRoute or TCPRoute list
+ * changed (they are few beside HTTPRoutes; each one's read is kept while
+ * its object is).
+ */
+export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo): GatewayApiModel {
+  const { model: http, gateways } = readHttpPart(sources, memo);
+  const key = [http, sources.tlsRoutes, sources.tcpRoutes];
+  if (memo?.lastL4 && sameItems(memo.lastL4.key, key)) return memo.lastL4.model;
+  const lists = [
+    [KINDS.tlsRoute, sources.tlsRoutes ?? NO_OBJECTS],
+    [KINDS.tcpRoute, sources.tcpRoutes ?? NO_OBJECTS],
+  ] as const;
+  const lookup = { service: sources.service, grants: gateways.grants };
+  const l4 = judgeL4Routes(lists, { controllerName: sources.controllerName, namespace: sources.namespace, served: gateways.served, lookup }, memo?.l4Reads);
+  const model: GatewayApiModel = {
+    classes: http.classes,
+    gateways: withL4Counts(http.gateways, l4.counts),
+    routes: http.routes,
+    get records() {
+      return http.records;
+    },
+    l4Routes: new Map(l4.outcomes.map((outcome) => [routeKey(outcome.kind, outcome.object), outcome])),
+    l4: l4.routing,
+    excluded: l4.excluded.length === 0 ? http.excluded : [...http.excluded, ...l4.excluded],
+  };
+  if (memo) memo.lastL4 = { key, model };
   return model;
 }

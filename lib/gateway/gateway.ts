@@ -47,6 +47,8 @@ export interface Listener {
   readonly protocol: string;
   /** Lowercase; undefined for every host. */
   readonly hostname: string | undefined;
+  /** For HTTPS and TLS listeners: whether TLS ends here (Terminate) or the stream goes to the backend as it came (Passthrough). */
+  readonly tlsMode: 'Terminate' | 'Passthrough' | undefined;
   readonly certificateRefs: readonly CertificateRef[];
   /** An HTTPS listener's client certificate validation (spec.tls.frontend, its port's or the default). */
   readonly clientValidation: ClientValidation | undefined;
@@ -76,25 +78,44 @@ export interface GatewayRead {
   readonly problems: readonly Problem[];
 }
 
-const SERVED_KINDS: readonly GroupKind[] = [
+const HTTP_KINDS: readonly GroupKind[] = [
   { group: GATEWAY_GROUP, kind: KINDS.httpRoute },
   { group: GATEWAY_GROUP, kind: KINDS.grpcRoute },
 ];
-const PROTOCOLS = ['HTTP', 'HTTPS'];
 
-function readKinds(reader: FieldReader, value: unknown, field: string, faults: ListenerFault[]): GroupKind[] {
+/** The route kinds each protocol's listeners serve: a TLS listener TLSRoutes alone, as the conformance suite's supportedKinds ask. */
+const SERVED_KINDS: Readonly<Record<string, readonly GroupKind[]>> = {
+  HTTP: HTTP_KINDS,
+  HTTPS: HTTP_KINDS,
+  TLS: [{ group: GATEWAY_GROUP, kind: KINDS.tlsRoute }],
+  TCP: [{ group: GATEWAY_GROUP, kind: KINDS.tcpRoute }],
+};
+const PROTOCOLS = Object.keys(SERVED_KINDS);
+
+/** Why a protocol is not served, in the listener's UnsupportedProtocol message. */
+function unsupportedProtocol(protocol: string): string {
+  // Community HAProxy balances no UDP (QUIC alone is HTTP/3): a UDPRoute listener is refused, never half-served.
+  if (protocol === 'UDP') return 'is not served: HAProxy (community edition) has no UDP load balancing';
+  return `is not served (${PROTOCOLS.join(', ')} are)`;
+}
+
+function readKinds(reader: FieldReader, value: unknown, field: string, protocol: string, faults: ListenerFault[]): GroupKind[] {
+  const servedKinds = SERVED_KINDS[protocol] ?? [];
   const listed = reader.list(value, field);
-  if (listed.length === 0) return [...SERVED_KINDS];
+  if (listed.length === 0) return [...servedKinds];
   const kinds: GroupKind[] = [];
   const refused: string[] = [];
   listed.forEach((entry, index) => {
     const kind = isFields(entry) ? entry['kind'] : undefined;
     const group = isFields(entry) ? (entry['group'] ?? GATEWAY_GROUP) : undefined;
-    const served = SERVED_KINDS.find((candidate) => candidate.kind === kind && candidate.group === group);
+    const served = servedKinds.find((candidate) => candidate.kind === kind && candidate.group === group);
     if (served) kinds.push(served);
     else refused.push(`${field}[${index}] ${quote(kind)}`);
   });
-  if (refused.length > 0) faults.push({ condition: 'ResolvedRefs', reason: 'InvalidRouteKinds', message: `route kinds not served: ${refused.join(', ')} (HTTPRoute and GRPCRoute are)` });
+  const which = servedKinds.map((kind) => kind.kind).join(' and ') || 'none';
+  const verb = servedKinds.length === 1 ? 'is' : 'are';
+  if (refused.length > 0)
+    faults.push({ condition: 'ResolvedRefs', reason: 'InvalidRouteKinds', message: `route kinds not served: ${refused.join(', ')} (${which} ${verb}, on ${protocol})` });
   return kinds;
 }
 
@@ -115,7 +136,7 @@ function readCertificateRefs(value: Fields | undefined, field: string, namespace
       refs.push({ ...SECRET, namespace: refNamespace, name: ref['name'], field: at });
     }
   });
-  if (listed.length === 0) faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCertificateRef', message: `${field}.certificateRefs: an HTTPS listener needs a certificate` });
+  if (listed.length === 0) faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCertificateRef', message: `${field}.certificateRefs: a listener ending TLS needs a certificate` });
   return refs;
 }
 
@@ -130,8 +151,7 @@ function readListener(reader: FieldReader, value: unknown, index: number, namesp
   const port = isPortNumber(value['port']) ? value['port'] : undefined;
   if (port === undefined) reader.problem(`${field}.port`, `${quote(value['port'])} is not a port number (1-65535)`);
   const protocol = typeof value['protocol'] === 'string' ? value['protocol'] : '';
-  if (!PROTOCOLS.includes(protocol))
-    faults.push({ condition: 'Accepted', reason: 'UnsupportedProtocol', message: `${field}.protocol: ${quote(protocol)} is not served (HTTP and HTTPS are)` });
+  if (!PROTOCOLS.includes(protocol)) faults.push({ condition: 'Accepted', reason: 'UnsupportedProtocol', message: `${field}.protocol: ${quote(protocol)} ${unsupportedProtocol(protocol)}` });
   let hostname: string | undefined;
   if (!absent(value['hostname']) && value['hostname'] !== '') {
     const checked = checkHostname(value['hostname']);
@@ -140,10 +160,14 @@ function readListener(reader: FieldReader, value: unknown, index: number, namesp
   }
   const tls = reader.fields(value['tls'], `${field}.tls`);
   let certificateRefs: CertificateRef[] = [];
-  if (protocol === 'HTTPS') {
+  let tlsMode: Listener['tlsMode'];
+  if (protocol === 'HTTPS' || protocol === 'TLS') {
     const mode = tls?.['mode'] ?? 'Terminate';
-    if (mode !== 'Terminate') faults.push({ condition: 'Accepted', reason: 'UnsupportedValue', message: `${field}.tls.mode: ${quote(mode)} is not served on HTTPS (Terminate is)` });
-    certificateRefs = readCertificateRefs(tls, `${field}.tls`, namespace, faults);
+    // HTTPS ends TLS (apis/v1/gateway_types.go: Passthrough is for TLS listeners); a TLS listener does either.
+    const modes = protocol === 'HTTPS' ? ['Terminate'] : ['Terminate', 'Passthrough'];
+    if (typeof mode === 'string' && modes.includes(mode)) tlsMode = mode as Listener['tlsMode'];
+    else faults.push({ condition: 'Accepted', reason: 'UnsupportedValue', message: `${field}.tls.mode: ${quote(mode)} is not served on ${protocol} (${modes.join(' and ')} are)` });
+    if (tlsMode !== 'Passthrough') certificateRefs = readCertificateRefs(tls, `${field}.tls`, namespace, faults);
   }
   const clientValidation = protocol !== 'HTTPS' || port === undefined ? undefined : validation.perPort.has(port) ? validation.perPort.get(port) : validation.default;
   for (const message of clientValidation?.badKinds ?? []) faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCACertificateKind', message });
@@ -152,9 +176,9 @@ function readListener(reader: FieldReader, value: unknown, index: number, namesp
   const from = reader.oneOf(namespaces?.['from'], `${field}.allowedRoutes.namespaces.from`, ['Same', 'All', 'Selector', 'None'], 'Same');
   let selector: LabelSelector | undefined;
   if (from === 'Selector') selector = readLabelSelector(reader, namespaces?.['selector'], `${field}.allowedRoutes.namespaces.selector`);
-  const kinds = readKinds(reader, allowed?.['kinds'], `${field}.allowedRoutes.kinds`, faults);
+  const kinds = readKinds(reader, allowed?.['kinds'], `${field}.allowedRoutes.kinds`, protocol, faults);
   if (name === undefined || port === undefined || from === undefined || (from === 'Selector' && selector === undefined)) return undefined;
-  return { name, index, port, protocol, hostname, certificateRefs, clientValidation, namespaces: { from, selector }, kinds, faults };
+  return { name, index, port, protocol, hostname, tlsMode, certificateRefs, clientValidation, namespaces: { from, selector }, kinds, faults };
 }
 
 export function readGateway(object: KubeObject): GatewayRead {

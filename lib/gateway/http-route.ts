@@ -49,9 +49,9 @@ export interface RouteRule {
   readonly backends: readonly RouteBackendRef[];
 }
 
-/** A route of any HTTP kind (HTTPRoute, GRPCRoute), read: what attaching and translating it need. */
-export interface HttpRoute {
-  /** KINDS.httpRoute or KINDS.grpcRoute: which listeners admit it, and how messages and records name it. */
+/** What every route kind read has: its kind, object, names, parents and hostnames. */
+export interface RouteBase {
+  /** A name of KINDS (HTTPRoute, GRPCRoute, TLSRoute, TCPRoute): which listeners admit it, and how messages, grants and records name it. */
   readonly kind: string;
   readonly object: KubeObject;
   readonly label: string;
@@ -61,6 +61,9 @@ export interface HttpRoute {
   readonly parents: readonly ParentRef[];
   /** Lowercase; empty for any host. */
   readonly hostnames: readonly string[];
+}
+
+export interface HttpRoute extends RouteBase {
   readonly rules: readonly RouteRule[];
 }
 
@@ -73,7 +76,7 @@ export interface HttpRouteRead {
   readonly problems: readonly Problem[];
 }
 
-function readParents(reader: FieldReader, value: unknown, namespace: string): ParentRef[] {
+export function readParents(reader: FieldReader, value: unknown, namespace: string): ParentRef[] {
   const parents: ParentRef[] = [];
   reader.list(value, 'spec.parentRefs').forEach((entry, index) => {
     const field = `spec.parentRefs[${index}]`;

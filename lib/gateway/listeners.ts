@@ -66,6 +66,15 @@ function certificateFaults(gateway: Gateway, listener: Listener, lookup: Listene
   return faults;
 }
 
+/** Protocols served at layer 4: a frontend in tcp mode of their own per port (lib/routing/l4-route.ts), not the template's HTTP frontends. */
+export function isL4Protocol(protocol: string): protocol is 'TLS' | 'TCP' {
+  return protocol === 'TLS' || protocol === 'TCP';
+}
+
+function protocolText(listener: Listener): string {
+  return listener.protocol === 'TLS' ? `TLS (${listener.tlsMode})` : listener.protocol;
+}
+
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----/;
 
 /** Whether an object's `ca.crt` holds a PEM certificate: a ConfigMap's as text, a Secret's in base64. */
@@ -115,20 +124,38 @@ function clientCaOf(gateway: Gateway, listener: Listener, lookup: ListenerLookup
 
 function conflictOf(listener: Listener, listeners: readonly Listener[]): ListenerState['conflict'] {
   const samePort = listeners.filter((other) => other !== listener && other.port === listener.port);
-  const otherProtocol = samePort.find((other) => other.protocol !== listener.protocol);
-  if (otherProtocol) return { reason: 'ProtocolConflict', message: `listener ${otherProtocol.name} serves ${otherProtocol.protocol} on port ${listener.port}` };
-  const sameHost = samePort.find((other) => other.hostname === listener.hostname);
+  // One port either ends TLS or passes it through: mixed modes are refused, as the conformance suite asks of an implementation without TLSRouteModeMixed.
+  const otherProtocol = samePort.find((other) => other.protocol !== listener.protocol || other.tlsMode !== listener.tlsMode);
+  if (otherProtocol) return { reason: 'ProtocolConflict', message: `listener ${otherProtocol.name} serves ${protocolText(otherProtocol)} on port ${listener.port}` };
+  // Two TCP listeners on one port are not distinct (apis/v1/gateway_types.go, Listeners; the CRD refuses a hostname on them), whatever a manifest says.
+  const sameHost = samePort.find((other) => other.hostname === listener.hostname || listener.protocol === 'TCP');
   if (sameHost) return { reason: 'HostnameConflict', message: `listener ${sameHost.name} serves the same hostname on port ${listener.port}` };
   return undefined;
+}
+
+/**
+ * Why a listener's port cannot be served: an HTTP(S) listener needs a
+ * frontend of the template for its port and protocol; a TLS or TCP
+ * listener gets a frontend of its own on its port, which must not be one
+ * the template's frontends bind.
+ */
+function portFault(listener: Listener, frontends: readonly Frontend[] | undefined): string | undefined {
+  if (frontends === undefined) return undefined;
+  if (isL4Protocol(listener.protocol)) {
+    const taken = frontends.find((candidate) => candidate.port === listener.port);
+    return taken && `port ${listener.port} is the template's ${taken.protocol} frontend's`;
+  }
+  if (frontends.some((candidate) => candidate.port === listener.port && candidate.protocol === listener.protocol)) return undefined;
+  return `no frontend of the template serves ${listener.protocol} on port ${listener.port}`;
 }
 
 export function resolveListeners(gateway: Gateway, lookup: ListenerLookup): ListenerState[] {
   return gateway.listeners.map((listener) => {
     const faults = [...listener.faults, ...certificateFaults(gateway, listener, lookup)];
     const clientCa = clientCaOf(gateway, listener, lookup, faults);
-    const frontend = lookup.frontends?.some((candidate) => candidate.port === listener.port && candidate.protocol === listener.protocol) ?? true;
-    if (!frontend && !faults.some((fault) => fault.reason === 'UnsupportedProtocol')) {
-      faults.push({ condition: 'Accepted', reason: 'PortUnavailable', message: `no frontend of the template serves ${listener.protocol} on port ${listener.port}` });
+    if (!faults.some((fault) => fault.reason === 'UnsupportedProtocol')) {
+      const fault = portFault(listener, lookup.frontends);
+      if (fault) faults.push({ condition: 'Accepted', reason: 'PortUnavailable', message: fault });
     }
     const conflict = conflictOf(listener, gateway.listeners);
     const certificateFault = faults.some((fault) => fault.reason === 'InvalidCertificateRef' || fault.reason === 'RefNotPermitted');

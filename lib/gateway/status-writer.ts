@@ -7,14 +7,14 @@ import { errorMessage } from '../error-message.ts';
 import { GATEWAY_GROUP, KINDS } from './api.ts';
 import { conditionTime } from './conditions.ts';
 import type { GatewayApiModel } from './gateway-api.ts';
-import { gatewayClassStatus, gatewayStatus, httpRouteStatus, NOTHING_LEFT_OUT, type Deployment, type LeftOut } from './status.ts';
+import { gatewayClassStatus, gatewayStatus, NOTHING_LEFT_OUT, routeStatus, type Deployment, type LeftOut } from './status.ts';
 
 const API_VERSION = `${GATEWAY_GROUP}/v1`;
 /** Status writes in flight at once, as for Ingress status (lib/kube/ingress-status-writer.ts). */
 const PARALLEL_WRITES = 8;
 
 export interface StatusWrite {
-  readonly resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'grpcroutes';
+  readonly resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'grpcroutes' | 'tlsroutes' | 'tcproutes';
   readonly object: KubeObject;
   readonly status: Readonly<Record<string, unknown>>;
 }
@@ -53,7 +53,12 @@ export function statusWrites({ model, controllerName, addresses, deployment, now
   for (const outcome of model.routes.values()) {
     const left = leftOut?.get(outcome.object) ?? NOTHING_LEFT_OUT;
     add(outcome.kind === KINDS.grpcRoute ? 'grpcroutes' : 'httproutes', outcome.object, (object) =>
-      httpRouteStatus(object === outcome.object ? outcome : { ...outcome, object }, controllerName, time, left),
+      routeStatus(object === outcome.object ? outcome : { ...outcome, object }, controllerName, time, left),
+    );
+  }
+  for (const outcome of model.l4Routes.values()) {
+    add(outcome.kind === KINDS.tlsRoute ? 'tlsroutes' : 'tcproutes', outcome.object, (object) =>
+      routeStatus(object === outcome.object ? outcome : { ...outcome, object }, controllerName, time),
     );
   }
   return writes;
@@ -81,7 +86,9 @@ export class GatewayStatusWriter {
     const worker = async () => {
       while (next < writes.length) {
         const { resource, object, status } = writes[next++]!;
-        const path = objectPath(API_VERSION, resource, object.metadata.namespace, object.metadata.name, 'status');
+        // At the version the object was read at: a cluster of an older Gateway API release serves TLSRoutes and TCPRoutes as v1alpha2 alone.
+        const apiVersion = typeof object.apiVersion === 'string' && object.apiVersion.startsWith(`${GATEWAY_GROUP}/`) ? object.apiVersion : API_VERSION;
+        const path = objectPath(apiVersion, resource, object.metadata.namespace, object.metadata.name, 'status');
         try {
           await kubeRequest(this.#kubeConfig, { method: 'PATCH', path, body: { metadata: { resourceVersion: object.metadata.resourceVersion }, status } });
         } catch (error) {

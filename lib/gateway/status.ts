@@ -128,7 +128,7 @@ function acceptedConditions(acceptance: RouteOutcome['parents'][number]['accepta
  * wrote (another controllerName) are kept as they are, since status.parents
  * is shared by every controller a route names.
  */
-export function httpRouteStatus(outcome: RouteOutcome, controllerName: string, now: string, leftOut: LeftOut = NOTHING_LEFT_OUT): Status {
+export function routeStatus(outcome: Pick<RouteOutcome, 'object' | 'parents' | 'unresolved'>, controllerName: string, now: string, leftOut: LeftOut = NOTHING_LEFT_OUT): Status {
   const { object } = outcome;
   const stored = storedStatus(object);
   const generation = generationOf(object);

@@ -1,7 +1,9 @@
 import type { ControllerConfig, WatchedResource } from '../config/types.ts';
-import type { StoreReader } from '../pipeline/model.ts';
+import type { KubeObject, StoreReader } from '../pipeline/model.ts';
 import { GATEWAY_GROUP, KINDS } from './api.ts';
 import type { GatewayApiSources } from './gateway-api.ts';
+
+const NO_OBJECTS: readonly KubeObject[] = Object.freeze([]);
 
 /** True when the configuration watches a kind of the Gateway API group. */
 export function watchesGatewayApi(resources: readonly WatchedResource[]): boolean {
@@ -27,9 +29,15 @@ export function storeOf(stores: ReadonlyMap<string, StoreReader>, resources: rea
 export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], settings: ControllerConfig['gatewayApi']): GatewayApiSources {
   const { controllerName, httpPort, httpsPort } = settings;
   const store = (group: string, kind: string) => storeOf(stores, resources, group, kind);
-  const [classes, gateways, routes, grpcRoutes, grants] = [KINDS.gatewayClass, KINDS.gateway, KINDS.httpRoute, KINDS.grpcRoute, KINDS.referenceGrant].map((kind) =>
-    store(GATEWAY_GROUP, kind),
-  );
+  const [classes, gateways, routes, grpcRoutes, grants, tlsRoutes, tcpRoutes] = [
+    KINDS.gatewayClass,
+    KINDS.gateway,
+    KINDS.httpRoute,
+    KINDS.grpcRoute,
+    KINDS.referenceGrant,
+    KINDS.tlsRoute,
+    KINDS.tcpRoute,
+  ].map((kind) => store(GATEWAY_GROUP, kind));
   const [services, namespaces, configMaps] = ['Service', 'Namespace', 'ConfigMap'].map((kind) => store('', kind));
   // Every Secret watch: TLS Secrets for certificateRefs, and the Opaque ones CA certificates are usually kept in.
   const secrets = resources.filter((resource) => resource.kind === 'Secret' && !resource.apiVersion.includes('/')).map((resource) => stores.get(resource.name));
@@ -43,7 +51,10 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     gatewayClasses: classes?.list() ?? [],
     gateways: gateways?.list() ?? [],
     httpRoutes: routes?.list() ?? [],
-    grpcRoutes: grpcRoutes?.list() ?? [],
+    // The same empty list every time while a kind is not watched: the model (and its layer-4 part) is then kept (gateway-api.ts).
+    grpcRoutes: grpcRoutes?.list() ?? NO_OBJECTS,
+    tlsRoutes: tlsRoutes?.list() ?? NO_OBJECTS,
+    tcpRoutes: tcpRoutes?.list() ?? NO_OBJECTS,
     referenceGrants: grants?.list() ?? [],
     service: (namespace, name) => services?.get(namespace, name),
     secret: (namespace, name) => {

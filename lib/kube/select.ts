@@ -41,6 +41,8 @@ const statusWritten = new Set([
   'gateway.networking.k8s.io/gateways',
   'gateway.networking.k8s.io/httproutes',
   'gateway.networking.k8s.io/grpcroutes',
+  'gateway.networking.k8s.io/tlsroutes',
+  'gateway.networking.k8s.io/tcproutes',
 ]);
 
 /** Whether the controller writes the status of a watched resource's objects. */

@@ -4,7 +4,7 @@ import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
 import { RouteAggregate, type ReadClaims } from './aggregate.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
-import { checkTlsSecret, type CheckedCa } from './certificates.ts';
+import { cachedTlsCheck, type CheckedCa, type CheckedCertificate } from './certificates.ts';
 import { hostsByClientCa, resolveClientCas, type ClientCas } from './client-cas.ts';
 import { certificateFile } from './certificate-file.ts';
 import { crtListLines, FALLBACK_FILTER, withFallback } from './crt-list-lines.ts';
@@ -15,10 +15,13 @@ import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import type { ListenerUses } from './listener-secret-uses.ts';
 import type { BackendEntry, ServerCache, SliceEntry } from './servers.ts';
 import { sameItems } from '../collections/sorted-list.ts';
-import type { CaCertificate, Certificate, HostEntry, MapModel, MapModelSources, SecretUse, StoreVersions } from './types.ts';
+import type { CaCertificate, Certificate, HostEntry, L4Model, MapModel, MapModelSources, SecretUse, StoreVersions } from './types.ts';
 import { resolveUserlists, type UserlistCache, type Userlists } from './userlists.ts';
 import { readRoutes, replacedRoutes, RouteReadCache } from './route-reads.ts';
 import { CHOICE_FIELDS } from './backend-choice.ts';
+import { buildL4Model, type L4Last } from './l4-model.ts';
+import { NO_L4_ROUTING } from '../routing/l4-route.ts';
+import { sameVersions } from './store-versions.ts';
 
 /**
  * What one build leaves for the next: results computed from one object are
@@ -29,14 +32,20 @@ import { CHOICE_FIELDS } from './backend-choice.ts';
  */
 export class MapModelCache implements ServerCache {
   readonly slices = new WeakMap<KubeObject, SliceEntry>();
-  readonly secrets = new WeakMap<KubeObject, ReturnType<typeof checkTlsSecret>>();
+  readonly secrets = new WeakMap<KubeObject, CheckedCertificate>();
   readonly backends = new WeakMap<KubeObject, BackendEntry>();
   readonly caSecrets = new WeakMap<KubeObject, CheckedCa>();
   readonly userlists: UserlistCache = new WeakMap();
   readonly httpRoutes = new RouteReadCache();
   /** The state of the last build, for the next to start from. */
   last: LastBuild | undefined;
+  /** The last layer-4 part, and the last model with it (kept while both parts are the same). */
+  l4: L4Last | undefined;
+  combined: { readonly http: HttpModel; readonly l4: L4Model; readonly model: MapModel } | undefined;
 }
+
+/** The model but its layer-4 part (l4-model.ts). */
+type HttpModel = Omit<MapModel, 'l4'>;
 
 interface LastBuild {
   readonly className: string;
@@ -60,7 +69,7 @@ interface LastBuild {
   readonly clientCas: ClientCas;
   readonly excluded: MergedProblems;
   readonly warnings: MergedProblems;
-  readonly model: MapModel;
+  readonly model: HttpModel;
 }
 
 interface Certificates {
@@ -91,12 +100,7 @@ function resolveCertificates(secrets: readonly SecretUse[], sources: MapModelSou
       for (const [label, field] of referrers.entries()) warnings.push({ object: label, field, message: `${secretLabel} not found; TLS entry not served` });
       continue;
     }
-    let checked = cache.secrets.get(secret);
-    // Checked again once it has expired since: the check says so, with the date.
-    if (!checked || (checked.ok && checked.notAfter < now)) {
-      checked = checkTlsSecret(secret, now);
-      cache.secrets.set(secret, checked);
-    }
+    const checked = cachedTlsCheck(secret, cache.secrets, now);
     if (!checked.ok) {
       excluded.push({ object: secretLabel, field: checked.field, message: `${checked.reason}; TLS entries using it left out` });
       continue;
@@ -149,6 +153,21 @@ function mergedProblems(parts: readonly (readonly Problem[])[], last: MergedProb
  * only the backends whose Service or EndpointSlices changed.
  */
 export function buildMapModel(sources: MapModelSources, cache: MapModelCache = new MapModelCache()): MapModel {
+  const http = buildHttpModel(sources, cache);
+  cache.l4 = buildL4Model(sources.l4 ?? NO_L4_ROUTING, sources, cache, cache.l4, sources.now ?? Date.now());
+  const l4 = cache.l4.model;
+  if (cache.combined?.http === http && cache.combined.l4 === l4) return cache.combined.model;
+  const model: MapModel = {
+    ...http,
+    l4,
+    excluded: l4.excluded.length === 0 ? http.excluded : new ProblemList().sortedWith(http.excluded, l4.excluded),
+    warnings: l4.warnings.length === 0 ? http.warnings : new ProblemList().sortedWith(http.warnings, l4.warnings),
+  };
+  cache.combined = { http, l4, model };
+  return model;
+}
+
+function buildHttpModel(sources: MapModelSources, cache: MapModelCache): HttpModel {
   const sharing = sources.sharedHostNamespaces ?? [];
   const last = cache.last?.className === sources.className && cache.last.aggregate.sharesHostsAs(sharing) ? cache.last : undefined;
   // The aggregate and backends are updated in place: should that fail half
@@ -229,7 +248,7 @@ export function buildMapModel(sources: MapModelSources, cache: MapModelCache = n
     last?.warnings,
   );
   const served = suffixHosts(aggregate.hosts, wildcards, last?.model);
-  const next: MapModel = {
+  const next: HttpModel = {
     hosts: aggregate.hosts,
     suffixHosts: served,
     suffixLookups: suffixLookups(served, last?.model.suffixLookups),
@@ -265,7 +284,7 @@ export function buildMapModel(sources: MapModelSources, cache: MapModelCache = n
 }
 
 /** The served wildcard hosts an HTTPRoute claims; the last list while it holds the same hosts. */
-function suffixHosts(hosts: readonly HostEntry[], wildcards: ReadonlySet<string>, last: MapModel | undefined): readonly HostEntry[] {
+function suffixHosts(hosts: readonly HostEntry[], wildcards: ReadonlySet<string>, last: HttpModel | undefined): readonly HostEntry[] {
   const list = wildcards.size === 0 ? NO_HOSTS : hosts.filter((host) => host.wildcard && wildcards.has(host.host));
   return last &&
     sameItems(
@@ -281,10 +300,6 @@ function suffixHosts(hosts: readonly HostEntry[], wildcards: ReadonlySet<string>
 const NO_HOSTS: readonly HostEntry[] = Object.freeze([]);
 const NO_CHOICE_FIELDS: readonly number[] = Object.freeze([]);
 
-function sameVersions(a: StoreVersions, b: StoreVersions): boolean {
-  return a.services === b.services && a.endpointSlices === b.endpointSlices && sameItems(a.secrets, b.secrets) && a.configMaps === b.configMaps;
-}
-
 function sameProblems(a: readonly Problem[], b: readonly Problem[]): boolean {
   return a === b || (a.length === b.length && a.every((problem, i) => problem.object === b[i]!.object && problem.field === b[i]!.field && problem.message === b[i]!.message));
 }
@@ -295,11 +310,11 @@ function keptClientCas(cas: ClientCas, last: ClientCas | undefined): ClientCas {
 }
 
 /** The servers' CA files and the client CA files, sorted by file; the last model's list while it holds the same. */
-function withClientCas(servers: readonly CaCertificate[], cas: ClientCas, last: MapModel | undefined): readonly CaCertificate[] {
+function withClientCas(servers: readonly CaCertificate[], cas: ClientCas, last: HttpModel | undefined): readonly CaCertificate[] {
   const merged = [...servers, ...cas.files].sort((a, b) => compareCodeUnits(a.file, b.file));
   return last && sameItems(last.caCertificates, merged) ? last.caCertificates : Object.freeze(merged);
 }
 
-function sameModel(a: MapModel, b: MapModel): boolean {
-  return (Object.keys(a) as (keyof MapModel)[]).every((key) => a[key] === b[key]);
+function sameModel(a: HttpModel, b: HttpModel): boolean {
+  return (Object.keys(a) as (keyof HttpModel)[]).every((key) => a[key] === b[key]);
 }

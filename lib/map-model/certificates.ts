@@ -215,3 +215,13 @@ function pemCertificates(bytes: Buffer, field: string): X509Certificate[] | { re
   }
   return certificates;
 }
+
+/** A TLS Secret's check, kept per object while it holds: checked again once it has expired since (the check then says so, with the date). */
+export function cachedTlsCheck(secret: KubeObject, cache: WeakMap<KubeObject, CheckedCertificate>, now: number): CheckedCertificate {
+  let checked = cache.get(secret);
+  if (!checked || (checked.ok && checked.notAfter < now)) {
+    checked = checkTlsSecret(secret, now);
+    cache.set(secret, checked);
+  }
+  return checked;
+}

@@ -17,6 +17,12 @@ export class ProblemList {
     for (let i = 0; i < problems.length; i++) this.add(problems[i]!);
   }
 
+  /** These lists' problems, each once, sorted. */
+  sortedWith(...lists: readonly (readonly Problem[])[]): Problem[] {
+    for (const list of lists) this.addAll(list);
+    return this.sorted();
+  }
+
   sorted(): Problem[] {
     return [...this.#problems.values()].sort((a, b) => compareCodeUnits(a.object, b.object) || compareCodeUnits(a.field, b.field) || compareCodeUnits(a.message, b.message));
   }

@@ -4,6 +4,7 @@ import type { RoutePolicy } from './route-policies.ts';
 import type { RouteConditions } from './route-conditions.ts';
 import type { TranslatedObject } from '../routing/translated.ts';
 import type { Referrers } from './problems.ts';
+import type { L4Mode, L4Routing } from '../routing/l4-route.ts';
 
 /**
  * The view model the shipped templates render (built by build-model.ts): HTTP
@@ -58,6 +59,8 @@ export interface MapModelSources {
   readonly gatewayProblems?: readonly Problem[];
   /** The certificates HTTPS listeners ask for (lib/gateway/certificates.ts): crt-list lines beside the Ingresses' TLS entries. */
   readonly gatewayCertificates?: readonly ListenerCertificate[];
+  /** The TLSRoutes' and TCPRoutes' listeners and routes (lib/gateway/l4-route.ts): the model's layer-4 part. */
+  readonly l4?: L4Routing;
   /** Namespaces whose Ingresses may share hosts with one another (`*`: all); otherwise a host is its first claimer's namespace's alone. */
   readonly sharedHostNamespaces?: readonly string[];
 }
@@ -218,6 +221,8 @@ export interface MapModel {
   readonly excluded: readonly Problem[];
   /** Served but degraded: backends without servers, routes lost to an older Ingress. */
   readonly warnings: readonly Problem[];
+  /** Layer-4 routing (TLSRoutes, TCPRoutes): frontends in tcp mode, l4.map, tcp backends (l4-model.ts). */
+  readonly l4: L4Model;
 }
 
 /**
@@ -338,4 +343,43 @@ export interface CaCertificate {
   /** `<namespace>_<secret>__ca.pem` (see caCertificateFile). */
   readonly file: string;
   readonly pem: string;
+}
+
+/** A frontend in tcp mode: `frontend l4_<port>`. */
+export interface L4Frontend {
+  /** The listener port it binds. */
+  readonly port: number;
+  /** How its connections are handled (lib/routing/l4-route.ts). */
+  readonly mode: L4Mode;
+  /** One of the three is true: the template's sections pick the frontend's lines by them. */
+  readonly tcp: boolean;
+  readonly passthrough: boolean;
+  readonly terminate: boolean;
+  /** For terminate: the certificate files (under the certificates directory) its bind serves, the first the default. */
+  readonly certificates: readonly string[];
+}
+
+/** An l4.map line. */
+export interface L4Line {
+  /** `<port>` (TCP) or `<port>/<SNI name>` (TLS; `*.` and a domain for a wildcard, `*` for any name). */
+  readonly key: string;
+  /** The backend, or L4_REFUSED (l4-model.ts): the route has no backend that resolves, so its connections are refused. */
+  readonly backend: string;
+}
+
+export interface L4Model {
+  /** By port. */
+  readonly frontends: readonly L4Frontend[];
+  /** l4.map lines, sorted by key. */
+  readonly lines: readonly L4Line[];
+  /** The lookups of wildcard SNI names, most labels first (suffix-lookups.ts): `*.` and the name's last labels. */
+  readonly sniLookups: readonly SuffixLookup[];
+  /** Backends in tcp mode, sorted by name (`l4_` before the HTTP backends' names, which they never equal). */
+  readonly backends: readonly Backend[];
+  /** The certificate files terminating frontends serve, with their PEM, sorted by file. */
+  readonly certificates: readonly { readonly file: string; readonly pem: string }[];
+  /** Listeners and certificates left out, with why (also in the model's `excluded`). */
+  readonly excluded: readonly Problem[];
+  /** Routes not served for a port or SNI name an older route holds, backends without servers (also in the model's `warnings`). */
+  readonly warnings: readonly Problem[];
 }

@@ -11,7 +11,7 @@ import type { TranslatedObject } from '../routing/translated.ts';
 import { onlyStatusChanged } from '../store/status-only.ts';
 import { leftOutMatches } from './left-out-matches.ts';
 
-/** The Gateway API model one render read, and each of its route outcomes (HTTPRoutes, GRPCRoutes, in the model's order) with the translation it gave. */
+/** The Gateway API model one render read (its TLSRoutes and TCPRoutes in its l4Routes), and each of its route outcomes (HTTPRoutes, GRPCRoutes, in the model's order) with the translation it gave. */
 export interface GatewayTranslation {
   readonly model: GatewayApiModel;
   readonly outcomes: readonly RouteOutcome[];
@@ -24,6 +24,8 @@ const GATEWAY_KINDS: Readonly<Record<StatusWrite['resource'], string>> = {
   gateways: KINDS.gateway,
   httproutes: KINDS.httpRoute,
   grpcroutes: KINDS.grpcRoute,
+  tlsroutes: KINDS.tlsRoute,
+  tcproutes: KINDS.tcpRoute,
 };
 
 /**

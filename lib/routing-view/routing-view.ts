@@ -5,9 +5,10 @@ import type { TemplateView } from './template-view.ts';
 
 /**
  * The routing view over the stores: the translated Ingresses and accepted
- * HTTPRoutes as the HAProxy map model, with the certificates and CA files
- * it names, and what it left out; its outcome is what the translation made
- * of the objects, for the status side streams (routing-outcome.ts). Each
+ * Gateway API routes as the HAProxy map model (its layer-4 part for
+ * TLSRoutes and TCPRoutes), with the certificates and CA files it names,
+ * and what it left out; its outcome is what the translation made of the
+ * objects, for the status side streams (routing-outcome.ts). Each
  * renderer's view keeps its own caches, so a render after one change
  * translates and settles only what that change touched.
  */
@@ -18,7 +19,9 @@ export const routingView: ViewProvider<TemplateView['routes']> = (config) => {
     const { sources, outcome } = routingSources(config, stores, routeSources);
     if (sources === undefined) return { value: undefined, outcome };
     const model = buildMapModel(sources, models);
-    return { value: model, certificates: model.certificates, generalFiles: model.caCertificates, excluded: model.excluded, warnings: model.warnings, outcome };
+    // The layer-4 frontends' certificates beside the HTTP ones; a file both name has one content (certificate-file.ts names a file by its Secret).
+    const certificates = model.l4.certificates.length === 0 ? model.certificates : [...model.certificates, ...model.l4.certificates];
+    return { value: model, certificates, generalFiles: model.caCertificates, excluded: model.excluded, warnings: model.warnings, outcome };
   };
 };
 

@@ -1,5 +1,6 @@
 import { compareCodeUnits } from '../compare.ts';
 import { CATCH_ALL_HOST, type PathMatch, type RouteHost, type RouteRecord } from './route.ts';
+import type { L4Route } from './l4-route.ts';
 
 /**
  * Route precedence, for every API, in this one file: which route serves a
@@ -130,4 +131,14 @@ const PATH_RANK: Readonly<Record<PathMatch['kind'], number>> = { exact: 0, regex
 
 function comparePaths(a: PathMatch, b: PathMatch): number {
   return PATH_RANK[a.kind] - PATH_RANK[b.kind] || (a.kind === 'exact' ? 0 : b.value.length - a.value.length);
+}
+
+/**
+ * Layer-4 routes (l4-route.ts) match by port and SNI name alone: of routes
+ * asking for the same, the oldest object serves (criteria 7 to 9), as
+ * apis/v1/tcproute_types.go's conformance asks of TCPRoutes on one
+ * listener; port and SNI name keep the order independent of the input's.
+ */
+export function inL4PrecedenceOrder(routes: readonly L4Route[]): L4Route[] {
+  return routes.toSorted((a, b) => compareOrigins(a.origin, b.origin) || a.port - b.port || compareCodeUnits(a.sni ?? '', b.sni ?? ''));
 }

@@ -71,6 +71,8 @@ describe("the chart's controller configuration", function () {
       'gateways',
       'httproutes',
       'grpcroutes',
+      'tlsroutes',
+      'tcproutes',
       'referencegrants',
       'namespaces',
       'configmaps',

@@ -28,10 +28,11 @@ describe('validate command', () => {
       'external-auth',
       'backend-settings',
       'client-certificates',
+      'tls-and-tcp-routes',
     ]) {
       expect(output.text()).to.match(new RegExp(`^${test} +haproxy_valid +pass`, 'm'));
     }
-    expect(output.text()).to.match(/^\d+ passed, 0 failed \(\d+ assertions in 11 tests\)$/m);
+    expect(output.text()).to.match(/^\d+ passed, 0 failed \(\d+ assertions in 12 tests\)$/m);
   });
 
   it('prints failures in the table and exits non-zero', async () => {

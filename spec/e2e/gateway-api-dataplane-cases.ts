@@ -8,7 +8,8 @@
  * weights, no reload; so is a weight change of backendRefs with filters of
  * their own (a choice in the path map value). Real HTTP through the
  * HAProxy proves each. A RequestMirror's script reaches the HAProxy as a
- * general file, and its mirror gets the copies.
+ * general file, and its mirror gets the copies. A TCP listener is a frontend
+ * of its own (a reload), and its TCPRoute's weights then change at runtime.
  */
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
@@ -19,6 +20,7 @@ import { eventually } from '../support/eventually.ts';
 import { documents, gateway, service, slice } from '../support/manifest-builders.ts';
 import { httpGet } from '../support/traffic.ts';
 import { Mirror } from '../support/mirror-backend.ts';
+import { reservePort } from '../support/ports.ts';
 
 const GATEWAY = gateway('{ name: http, port: 80, protocol: HTTP }');
 
@@ -142,6 +144,30 @@ spec:
         (answers) => answers.every((answer) => answer === `200 backend ${b} GET /`),
         'every canary request to web-b',
       );
+      expect(await local.reloads()).to.equal(before);
+    });
+
+    it('serves a TCP listener in a frontend of its own, and changes its TCPRoute’s weights through the runtime: no reload', async () => {
+      const tcpPort = await reservePort(DATAPLANE_POD.address);
+      const tcpRoute = (weightA: number, weightB: number) => `apiVersion: gateway.networking.k8s.io/v1
+kind: TCPRoute
+metadata: { name: tcp, namespace: default }
+spec:
+  parentRefs: [ { name: gw, sectionName: tcp } ]
+  rules: [ { backendRefs: [ { name: web-a, port: 80, weight: ${weightA} }, { name: web-b, port: 80, weight: ${weightB} } ] } ]
+`;
+      // HTTP through the TCP frontend: the stream reaches a backend as it came.
+      const twenty = () => Promise.all(Array.from({ length: 20 }, () => httpGet(DATAPLANE_POD.address, tcpPort, 'any.example.com')));
+      let from = local.log.mark();
+      await local.write('gateway.yaml', gateway('{ name: http, port: 80, protocol: HTTP }', `{ name: tcp, port: ${tcpPort}, protocol: TCP }`));
+      await local.write('tcp.yaml', tcpRoute(1, 0));
+      await eventually(twenty, (answers) => answers.every((answer) => answer === `200 backend ${a} GET /`), 'every TCP connection to web-a');
+      expect((await local.deployed(from)).result.mode).to.equal('reload');
+      const before = await local.reloads();
+      from = local.log.mark();
+      await local.write('tcp.yaml', tcpRoute(0, 1));
+      expect((await local.deployed(from)).result.mode).to.equal('runtime');
+      expect(await twenty()).to.deep.equal(Array.from({ length: 20 }, () => `200 backend ${b} GET /`));
       expect(await local.reloads()).to.equal(before);
     });
 

@@ -24,6 +24,11 @@ export function grpcRoute(name: string, spec: Record<string, unknown>, namespace
   return { apiVersion: API_VERSION, kind: 'GRPCRoute', metadata: { namespace, name, generation: 1, creationTimestamp: created }, spec };
 }
 
+/** A TLSRoute or TCPRoute. */
+export function l4Route(kind: 'TLSRoute' | 'TCPRoute', name: string, spec: Record<string, unknown>, namespace = 'infra', created = '2026-01-01T00:00:00Z'): KubeObject {
+  return { apiVersion: API_VERSION, kind, metadata: { namespace, name, generation: 1, creationTimestamp: created }, spec };
+}
+
 export function referenceGrant(namespace: string, from: Record<string, unknown>[], to: Record<string, unknown>[], name = 'grant'): KubeObject {
   return { apiVersion: `${GATEWAY_GROUP}/v1beta1`, kind: 'ReferenceGrant', metadata: { namespace, name }, spec: { from, to } };
 }
@@ -51,6 +56,8 @@ export function sources(objects: {
   readonly gateways?: readonly KubeObject[];
   readonly routes?: readonly KubeObject[];
   readonly grpcRoutes?: readonly KubeObject[];
+  readonly tlsRoutes?: readonly KubeObject[];
+  readonly tcpRoutes?: readonly KubeObject[];
   readonly grants?: readonly KubeObject[];
   readonly services?: readonly KubeObject[];
   readonly secrets?: readonly KubeObject[];
@@ -65,6 +72,8 @@ export function sources(objects: {
     gateways: objects.gateways ?? [],
     httpRoutes: objects.routes ?? [],
     ...(objects.grpcRoutes ? { grpcRoutes: objects.grpcRoutes } : {}),
+    tlsRoutes: objects.tlsRoutes ?? [],
+    tcpRoutes: objects.tcpRoutes ?? [],
     referenceGrants: objects.grants ?? [],
     service: find(objects.services),
     secret: find(objects.secrets),

@@ -350,7 +350,7 @@ describe('readGatewayApi', () => {
           gateways: [
             gateway('gw', [
               httpListener('ok'),
-              httpListener('tcp', { port: 9000, protocol: 'TCP' }),
+              httpListener('udp', { port: 9000, protocol: 'UDP' }),
               httpListener('host', { port: 81, hostname: 'a b' }),
               httpListener('clash', { protocol: 'HTTPS', tls: {} }),
             ]),

@@ -8,7 +8,7 @@ import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { mapModelSources, RouteSourcesCache, routingSources } from '../../../lib/routing-view/model-sources.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
-import { gateway, gatewayClass, httpListener, httpRoute, namespaceObject, referenceGrant } from '../gateway/fixtures.ts';
+import { gateway, gatewayClass, httpListener, httpRoute, l4Route, namespaceObject, referenceGrant } from '../gateway/fixtures.ts';
 import { endpointSlice, service } from '../ingress/fixtures.ts';
 
 /**
@@ -263,5 +263,22 @@ describe('the Gateway API model kept between renders', () => {
     // Fixed: nothing left out.
     routes.upsert(partly([{ backendRefs: [{ name: 'web', port: 8080 }] }], '3'));
     expect(leftOut().size).to.equal(0);
+  });
+
+  it('keeps the whole model while nothing changed, TLSRoutes and TCPRoutes watched but none stored, and reads them again when one comes', () => {
+    const stores = world();
+    const memo = new GatewayApiMemo();
+    const before = read(stores, memo);
+    expect(read(stores, memo)).to.equal(before);
+    // A configuration that watches neither kind (as before they were served): the same model too.
+    const httpOnly = config.watchedResources.filter((resource) => resource.kind !== 'TLSRoute' && resource.kind !== 'TCPRoute');
+    const unwatched = new GatewayApiMemo();
+    const first = readGatewayApi(storeSources(stores, httpOnly, config.gatewayApi), unwatched);
+    expect(readGatewayApi(storeSources(stores, httpOnly, config.gatewayApi), unwatched)).to.equal(first);
+    stores.get('gateways')!.upsert(gateway('gw', [httpListener('http', fromAll), { name: 'tcp', port: 9000, protocol: 'TCP', ...fromAll }]));
+    stores.get('tcproutes')!.upsert(l4Route('TCPRoute', 'db', { ...parent, rules: [{ backendRefs: [{ name: 'web', namespace: 'apps', port: 8080 }] }] }, 'infra'));
+    const after = read(stores, memo);
+    expect([...after.l4Routes.keys()]).to.deep.equal(['TCPRoute infra/db']);
+    expect(after).to.deep.equal(read(stores));
   });
 });

@@ -5,7 +5,7 @@ import { loadControllerConfig } from '../../../lib/config/load.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { RouteSourcesCache, routingSources } from '../../../lib/routing-view/model-sources.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
-import { gateway, gatewayClass, httpListener, httpRoute, namespaceObject } from '../gateway/fixtures.ts';
+import { gateway, gatewayClass, httpListener, httpRoute, l4Route, namespaceObject } from '../gateway/fixtures.ts';
 import { backend, endpointSlice, ingress, path, rule, service } from '../ingress/fixtures.ts';
 
 /**
@@ -84,6 +84,20 @@ describe('the routing outcome a render hands to status', () => {
     expect(outcome.currentGatewayObject('gateways', gatewayRead)).to.equal(undefined);
     stores.get('gatewayclasses')!.delete(classRead);
     expect(outcome.currentGatewayObject('gatewayclasses', classRead)).to.equal(undefined);
+  });
+
+  it('gives a TCPRoute the render judged as stored now, from the TCPRoute store', () => {
+    const stores = world();
+    const tcpListener = { name: 'tcp', port: 9000, protocol: 'TCP', ...fromAll };
+    stores.get('gateways')!.upsert(gateway('gw', [httpListener('http', fromAll), tcpListener]));
+    const db = l4Route('TCPRoute', 'db', { parentRefs: [{ name: 'gw', namespace: 'infra', sectionName: 'tcp' }], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }, 'apps');
+    stores.get('tcproutes')!.upsert(db);
+    const outcome = routingSources(config, stores).outcome;
+    const routeRead = outcome.gatewayApi!.l4Routes.get('TCPRoute apps/db')!.object;
+    expect(outcome.currentGatewayObject('tcproutes', routeRead)).to.equal(routeRead);
+    const written = withStatus(routeRead, { parents: [] });
+    stores.get('tcproutes')!.upsert(written);
+    expect(outcome.currentGatewayObject('tcproutes', routeRead)).to.equal(written);
   });
 
   it('lists the Ingresses of the class served as the render was given them, each as stored now', () => {

@@ -214,6 +214,8 @@ describe('observer', () => {
       'gateways',
       'httproutes',
       'grpcroutes',
+      'tlsroutes',
+      'tcproutes',
       'referencegrants',
       'namespaces',
       'configmaps',

@@ -1,0 +1,220 @@
+import { isFields } from '../object-fields/fields.ts';
+import { describeObject, isDnsLabel, quote } from '../object-fields/names.ts';
+import { placeOf } from '../routing/order.ts';
+import { CATCH_ALL_HOST } from '../routing/route.ts';
+import type { L4Certificate, L4Listener, L4Mode, L4Route, L4Routing } from '../routing/l4-route.ts';
+import { inL4PrecedenceOrder } from '../routing/precedence.ts';
+import type { KubeObject, Problem } from '../pipeline/model.ts';
+import { KINDS } from './api.ts';
+import { attach, carriesEntryOf, gatewayOf, type Acceptance, type AttachedListener, type ParentOutcome, type ServedGateway } from './attachment.ts';
+import { readBackendReference, resolveBackend, type BackendLookup, type BackendReference, type Unresolved } from './backend-refs.ts';
+import { absent, FieldReader } from './field-reader.ts';
+import { checkHostname } from './hostnames.ts';
+import { readParents, type ParentRef, type RouteBase } from './http-route.ts';
+import { isL4Protocol, type ListenerState } from './listeners.ts';
+
+/**
+ * Reading and translating TLSRoutes and TCPRoutes (apis/v1/tlsroute_types.go,
+ * apis/v1/tcproute_types.go): parentRefs, SNI hostnames (TLSRoute) and the
+ * one rule's weighted backendRefs, each value checked for where it lands;
+ * then, on the listeners a route attached to, the layer-4 routes of
+ * lib/routing/l4-route.ts. As for HTTPRoutes (http-route.ts), a fault
+ * leaves the whole route out, named; a backendRef that does not resolve
+ * leaves it served, its share of the connections refused.
+ */
+
+/** A TLSRoute or TCPRoute read; `hostnames` are SNI names (a TCPRoute has none). */
+export interface L4RouteSpec extends RouteBase {
+  readonly backends: readonly { readonly reference: BackendReference; readonly weight: number }[];
+}
+
+export interface L4RouteRead {
+  readonly label: string;
+  readonly parents: readonly ParentRef[];
+  /** Undefined when a problem leaves the route out. */
+  readonly route: L4RouteSpec | undefined;
+  readonly problems: readonly Problem[];
+}
+
+export function readL4Route(object: KubeObject, kind: string): L4RouteRead {
+  const { namespace, name } = object.metadata;
+  const reader = new FieldReader(describeObject(kind, namespace, name));
+  const ownNamespace = isDnsLabel(namespace) ? namespace : '';
+  if (ownNamespace === '') reader.problem('metadata.namespace', `${quote(namespace)} is not a namespace name`);
+  const spec = isFields(object['spec']) ? object['spec'] : {};
+  const parents = readParents(reader, spec['parentRefs'], ownNamespace);
+  const hostnames = new Set<string>();
+  if (!absent(spec['hostnames']) && kind !== KINDS.tlsRoute) reader.problem('spec.hostnames', `a ${kind} has no hostnames`);
+  reader.list(spec['hostnames'], 'spec.hostnames').forEach((hostname, index) => {
+    const checked = reader.take(checkHostname(hostname), `spec.hostnames[${index}]`);
+    if (checked !== undefined) hostnames.add(checked);
+  });
+  // The CRDs allow exactly one rule.
+  const rules = reader.list(spec['rules'], 'spec.rules');
+  if (rules.length !== 1) reader.problem('spec.rules', `holds ${rules.length} rules: a ${kind} has exactly one`);
+  const backends: { reference: BackendReference; weight: number }[] = [];
+  const rule = rules[0];
+  if (rule !== undefined && !isFields(rule)) reader.problem('spec.rules[0]', 'is not an object');
+  const listed = isFields(rule) ? reader.list(rule['backendRefs'], 'spec.rules[0].backendRefs') : [];
+  listed.forEach((entry, index) => {
+    const at = `spec.rules[0].backendRefs[${index}]`;
+    if (!isFields(entry)) return reader.problem(at, 'is not an object');
+    const reference = readBackendReference(reader, entry, at, ownNamespace);
+    const weight = absent(entry['weight']) ? 1 : reader.integer(entry['weight'], `${at}.weight`, 0, 1_000_000);
+    if (reference && weight !== undefined) backends.push({ reference, weight });
+  });
+  const label = reader.label;
+  if (reader.problems.length > 0) return { label, parents, route: undefined, problems: reader.problems };
+  const route = { object, kind, label, namespace: ownNamespace, name: String(name), age: placeOf(object).age, parents, hostnames: [...hostnames], backends };
+  return { label, parents, route, problems: [] };
+}
+
+function modeOf(state: ListenerState): L4Mode {
+  if (state.listener.protocol === 'TCP') return 'tcp';
+  return state.listener.tlsMode === 'Passthrough' ? 'tls-passthrough' : 'tls-terminate';
+}
+
+export interface TranslatedL4Route {
+  readonly records: readonly L4Route[];
+  readonly unresolved: readonly Unresolved[];
+}
+
+/** The route's layer-4 routes on the listeners it attached to: one per listener port and, for a TLSRoute, SNI name. */
+export function translateL4Route(route: L4RouteSpec, attached: readonly AttachedListener[], lookup: BackendLookup): TranslatedL4Route {
+  const unresolved: Unresolved[] = [];
+  const backends = route.backends.map(({ reference, weight }) => {
+    const fault = resolveBackend(reference, route, lookup);
+    if (fault) unresolved.push(fault);
+    return { namespace: reference.namespace, service: reference.name, port: reference.port ?? 0, weight, ...(fault ? { refused: fault.message } : {}) };
+  });
+  const records = new Map<string, L4Route>();
+  const origin = { kind: route.kind, namespace: route.namespace, name: route.name, age: route.age, rule: 0, match: 0, field: 'spec.rules[0]' };
+  for (const { state, hostnames } of attached) {
+    const mode = modeOf(state);
+    const port = state.listener.port;
+    const names = mode === 'tcp' ? [undefined] : hostnames.map((hostname) => (hostname === '*' ? CATCH_ALL_HOST : hostname));
+    for (const sni of names) records.set(`${port}/${sni ?? ''}`, { port, mode, sni, backends, origin });
+  }
+  return { records: [...records.values()], unresolved };
+}
+
+/** The layer-4 listeners of the served Gateways: each gets its frontend, whether routes attach to it or not (a route to come is then a map change). */
+export function l4Listeners(gateways: Iterable<ServedGateway>): L4Listener[] {
+  const listeners: L4Listener[] = [];
+  for (const { gateway, listeners: states } of gateways) {
+    for (const state of states) {
+      const { listener } = state;
+      if (!state.serving || !isL4Protocol(listener.protocol)) continue;
+      const mode = modeOf(state);
+      const certificates: L4Certificate[] =
+        mode === 'tls-terminate' ? listener.certificateRefs.map((ref) => ({ namespace: ref.namespace, name: ref.name, object: gateway.label, field: ref.field })) : [];
+      listeners.push({ port: listener.port, mode, certificates, object: gateway.label, field: `spec.listeners[${listener.index}]` });
+    }
+  }
+  return listeners;
+}
+
+/** What a TLSRoute or TCPRoute is judged against. */
+export interface L4Judging {
+  readonly controllerName: string;
+  readonly namespace: (name: string) => KubeObject | undefined;
+  readonly served: ReadonlyMap<string, ServedGateway>;
+  readonly lookup: BackendLookup;
+}
+
+/** A TLSRoute's or TCPRoute's standing with its parents, and the layer-4 routes it is served as. */
+export interface L4RouteOutcome {
+  readonly object: KubeObject;
+  /** KINDS.tlsRoute or KINDS.tcpRoute. */
+  readonly kind: string;
+  readonly parents: readonly ParentOutcome[];
+  readonly unresolved: readonly Unresolved[];
+  readonly records: readonly L4Route[];
+}
+
+/**
+ * The route's outcome against the served Gateways, its attachments counted
+ * into `counts` (by Gateway, then listener name); undefined for a route
+ * that is not this controller's.
+ */
+export function judgeL4Route(
+  object: KubeObject,
+  kind: string,
+  read: L4RouteRead,
+  { controllerName, namespace, served, lookup }: L4Judging,
+  counts: Map<string, Map<string, number>>,
+): L4RouteOutcome | undefined {
+  const ours = read.parents.flatMap((parent) => {
+    const gateway = gatewayOf(parent, served);
+    return gateway ? [{ parent, gateway }] : [];
+  });
+  if (ours.length === 0) return carriesEntryOf(object, controllerName) ? { object, kind, parents: [], unresolved: [], records: [] } : undefined;
+  const route = read.route;
+  const parents: ParentOutcome[] = [];
+  const attached: AttachedListener[] = [];
+  for (const { parent, gateway } of ours) {
+    const acceptance: Acceptance = route
+      ? attach(route, parent, gateway, namespace)
+      : { accepted: false, reason: 'UnsupportedValue', message: read.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ') };
+    parents.push({ parent, acceptance });
+    if (!acceptance.accepted) continue;
+    const gatewayKey = `${gateway.gateway.namespace}/${gateway.gateway.name}`;
+    const byListener = counts.get(gatewayKey) ?? new Map<string, number>();
+    counts.set(gatewayKey, byListener);
+    for (const listener of acceptance.listeners) {
+      if (attached.some((known) => known.state === listener.state)) continue;
+      attached.push(listener);
+      byListener.set(listener.state.listener.name, (byListener.get(listener.state.listener.name) ?? 0) + 1);
+    }
+  }
+  const translated = route ? translateL4Route(route, attached, lookup) : { records: [], unresolved: [] };
+  return { object, kind, parents, unresolved: translated.unresolved, records: translated.records };
+}
+
+/** The TLSRoutes and TCPRoutes judged: their outcomes, the layer-4 routing they give, and what was left out. */
+export interface L4Part {
+  readonly outcomes: readonly L4RouteOutcome[];
+  readonly routing: L4Routing;
+  /** Routes attached, by Gateway (namespace/name), then listener name. */
+  readonly counts: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  readonly excluded: readonly Problem[];
+}
+
+/** Every route of `lists` (each a kind, KINDS.tlsRoute or KINDS.tcpRoute, and its objects) judged; each one's read kept in `reads` while its object is. */
+export function judgeL4Routes(lists: readonly (readonly [string, readonly KubeObject[]])[], judging: L4Judging, reads?: WeakMap<KubeObject, L4RouteRead>): L4Part {
+  const outcomes: L4RouteOutcome[] = [];
+  const excluded: Problem[] = [];
+  const counts = new Map<string, Map<string, number>>();
+  for (const [kind, objects] of lists) {
+    for (const object of objects) {
+      let read = reads?.get(object);
+      if (read === undefined) {
+        read = readL4Route(object, kind);
+        reads?.set(object, read);
+      }
+      const outcome = judgeL4Route(object, kind, read, judging, counts);
+      if (outcome === undefined) continue;
+      excluded.push(...read.problems);
+      outcomes.push(outcome);
+    }
+  }
+  const routing = { listeners: l4Listeners(judging.served.values()), routes: inL4PrecedenceOrder(outcomes.flatMap((outcome) => outcome.records)) };
+  return { outcomes, routing, counts, excluded };
+}
+
+/** The Gateways' outcomes with the layer-4 routes counted on their listeners (layer-4 listeners admit no HTTPRoute or GRPCRoute, so no route is counted twice). */
+export function withL4Counts<T extends { readonly attachedRoutes: ReadonlyMap<string, number> }>(
+  gateways: ReadonlyMap<string, T>,
+  counts: ReadonlyMap<string, ReadonlyMap<string, number>>,
+): ReadonlyMap<string, T> {
+  if (counts.size === 0) return gateways;
+  const merged = new Map(gateways);
+  for (const [key, byListener] of counts) {
+    const outcome = gateways.get(key);
+    if (outcome === undefined) continue;
+    const attachedRoutes = new Map(outcome.attachedRoutes);
+    for (const [listener, count] of byListener) attachedRoutes.set(listener, (attachedRoutes.get(listener) ?? 0) + count);
+    merged.set(key, { ...outcome, attachedRoutes });
+  }
+  return merged;
+}

@@ -1,0 +1,188 @@
+import type { KubeObject } from '../pipeline/model.ts';
+import type { L4Listener, L4Mode, L4Route, L4Routing } from '../routing/l4-route.ts';
+import type { WeightedBackend } from '../routing/route.ts';
+import type { BackendSettings } from '../routing/settings.ts';
+import { aheadBy } from '../routing/precedence.ts';
+import { compareCodeUnits } from '../compare.ts';
+import { describeObject } from '../object-fields/names.ts';
+import type { BackendRef } from './claim-types.ts';
+import { certificateFile } from './certificate-file.ts';
+import { cachedTlsCheck, type CheckedCertificate } from './certificates.ts';
+import { NO_PROBLEMS, ProblemList } from './problems.ts';
+import { resolveBackend, type ServerCache } from './servers.ts';
+import { sameVersions } from './store-versions.ts';
+import { suffixLookups } from './suffix-lookups.ts';
+import type { Backend, MapModelSources, L4Frontend, L4Line, L4Model, StoreVersions } from './types.ts';
+
+/**
+ * The HAProxy side of layer-4 routing (lib/routing/l4-route.ts): a
+ * frontend in tcp mode per listener port, one map (l4.map) from
+ * `<port>` (TCP) or `<port>/<SNI name>` (TLS) to a backend, and backends
+ * in tcp mode whose servers are resolved as the HTTP backends' are
+ * (servers.ts). A new listener port is a new frontend (a reload); a new
+ * route on a port served already is a map line, a weight change and
+ * endpoints coming and going are server changes: Runtime API changes.
+ */
+
+/** The value of a line whose route has no backend to send connections to: the frontend refuses them. */
+export const L4_REFUSED = '-';
+
+export const NO_L4_MODEL: L4Model = Object.freeze({
+  frontends: Object.freeze([]),
+  lines: Object.freeze([]),
+  sniLookups: Object.freeze([]),
+  backends: Object.freeze([]),
+  certificates: Object.freeze([]),
+  excluded: NO_PROBLEMS,
+  warnings: NO_PROBLEMS,
+});
+
+/** What one build leaves for the next: the model, kept while the routing and the Service, EndpointSlice and Secret stores are the same. */
+export interface L4Last {
+  readonly routing: L4Routing;
+  readonly versions: StoreVersions | undefined;
+  /** When the first of its certificates expires: until then they hold as they are. */
+  readonly expiresAt: number;
+  readonly model: L4Model;
+}
+
+/** What the layer-4 model reads from the HTTP model's cache: servers per Service port, checked Secrets. */
+type L4Cache = ServerCache & { readonly secrets: WeakMap<KubeObject, CheckedCertificate> };
+
+/** Settings L4 backends never have: one object, so a resolved Backend is kept while its servers are (servers.ts). */
+const NO_SETTINGS: BackendSettings = Object.freeze({});
+
+/**
+ * The backend of a route's connections: the Service port's (`l4_<namespace>_<service>_<port>`, shared
+ * by every route to it, so a new route is a map line), or for several backendRefs one backend of all
+ * their servers weighted by share (`l4_<namespace>_<route>_split`), so a weight change is a server
+ * weight change. Names never equal an HTTP backend's, which never starts with a namespace `l4` and
+ * four parts of which the last is a number.
+ */
+function backendRefOf(route: L4Route, backends: readonly WeightedBackend[]): BackendRef {
+  if (backends.length === 1) {
+    const { namespace, service, port } = backends[0]!;
+    return { name: `l4_${namespace}_${service}_${port}`, namespace, service, port: { number: Number(port) } };
+  }
+  const split = Object.freeze(backends.map(({ namespace, service, port, weight }) => Object.freeze({ namespace, service, port: Number(port), weight })));
+  const { namespace, name } = route.origin;
+  return { name: `l4_${namespace}_${name}_split`, namespace, service: name, port: { number: 0 }, split };
+}
+
+function lineKey(route: L4Route): string {
+  return route.sni === undefined ? String(route.port) : `${route.port}/${route.sni}`;
+}
+
+function label(route: L4Route): string {
+  return describeObject(route.origin.kind, route.origin.namespace, route.origin.name);
+}
+
+const MODE_TEXT: Readonly<Record<L4Mode, string>> = { tcp: 'TCP', 'tls-passthrough': 'TLS Passthrough', 'tls-terminate': 'TLS Terminate' };
+
+/** One frontend per port: the first listener's mode (by Gateway, then listener) takes it; a listener of another mode on it is left out. */
+function frontendsOf(listeners: readonly L4Listener[], sources: MapModelSources, cache: L4Cache, now: number, excluded: ProblemList) {
+  const ordered = listeners.toSorted((a, b) => a.port - b.port || compareCodeUnits(a.object, b.object) || compareCodeUnits(a.field, b.field));
+  const byPort = new Map<number, { first: L4Listener; files: string[] }>();
+  const pems = new Map<string, string>();
+  let expiresAt = Number.POSITIVE_INFINITY;
+  for (const listener of ordered) {
+    const known = byPort.get(listener.port);
+    if (known && known.first.mode !== listener.mode) {
+      excluded.add({
+        object: listener.object,
+        field: listener.field,
+        message: `port ${listener.port} is served as ${MODE_TEXT[known.first.mode]} by ${known.first.object} ${known.first.field}: this ${MODE_TEXT[listener.mode]} listener is not served`,
+      });
+      continue;
+    }
+    const entry = known ?? { first: listener, files: [] };
+    byPort.set(listener.port, entry);
+    for (const certificate of listener.certificates) {
+      const secret = sources.secret(certificate.namespace, certificate.name);
+      const secretLabel = describeObject('Secret', certificate.namespace, certificate.name);
+      if (secret === undefined) {
+        excluded.add({ object: certificate.object, field: certificate.field, message: `${secretLabel} not found` });
+        continue;
+      }
+      const checked = cachedTlsCheck(secret, cache.secrets, now);
+      if (!checked.ok) {
+        excluded.add({ object: secretLabel, field: checked.field, message: `${checked.reason}; the TLS listener's certificate is not served` });
+        continue;
+      }
+      expiresAt = Math.min(expiresAt, checked.notAfter);
+      const file = certificateFile(certificate.namespace, certificate.name);
+      pems.set(file, checked.pem);
+      if (!entry.files.includes(file)) entry.files.push(file);
+    }
+  }
+  const frontends: L4Frontend[] = [];
+  for (const [port, { first, files }] of byPort) {
+    const { mode } = first;
+    if (mode === 'tls-terminate' && files.length === 0) {
+      excluded.add({ object: first.object, field: first.field, message: `port ${port} ends TLS without a usable certificate: not served` });
+      continue;
+    }
+    frontends.push({ port, mode, tcp: mode === 'tcp', passthrough: mode === 'tls-passthrough', terminate: mode === 'tls-terminate', certificates: files });
+  }
+  const certificates = [...pems].map(([file, pem]) => ({ file, pem })).sort((a, b) => compareCodeUnits(a.file, b.file));
+  return { frontends, certificates, expiresAt };
+}
+
+/**
+ * The layer-4 model, or `last`'s while the routing and the stores it reads
+ * are the same. `cache` is the HTTP model's: the servers of a Service port
+ * both kinds of backends use are resolved once.
+ */
+export function buildL4Model(routing: L4Routing, sources: MapModelSources, cache: L4Cache, last: L4Last | undefined, now: number): L4Last {
+  const versions = sources.versions;
+  if (last && last.routing === routing && versions !== undefined && last.versions !== undefined && sameVersions(last.versions, versions) && now <= last.expiresAt) return last;
+  if (routing.listeners.length === 0) return { routing, versions, expiresAt: Number.POSITIVE_INFINITY, model: NO_L4_MODEL };
+  const excluded = new ProblemList();
+  const warnings = new ProblemList();
+  const { frontends, certificates, expiresAt } = frontendsOf(routing.listeners, sources, cache, now, excluded);
+  const modes = new Map(frontends.map((frontend) => [frontend.port, frontend.mode]));
+  const lines = new Map<string, { line: L4Line; route: L4Route }>();
+  const refs = new Map<string, BackendRef>();
+  for (const route of routing.routes) {
+    if (modes.get(route.port) !== route.mode) continue;
+    const key = lineKey(route);
+    const holder = lines.get(key);
+    if (holder) {
+      const what = route.sni === undefined ? `port ${route.port}` : `SNI name ${route.sni} on port ${route.port}`;
+      warnings.add({ object: label(route), field: route.origin.field, message: `not served for ${what}: ${aheadBy(holder.route.origin, route.origin, label(holder.route))} serves it` });
+      continue;
+    }
+    const usable = route.backends.filter((backend) => backend.refused === undefined);
+    let backend = L4_REFUSED;
+    if (usable.length > 0) {
+      const ref = backendRefOf(route, usable);
+      refs.set(ref.name, ref);
+      backend = ref.name;
+    }
+    lines.set(key, { line: { key, backend }, route });
+  }
+  const backends: Backend[] = [];
+  for (const ref of refs.values()) {
+    const { backend, resolved } = resolveBackend(ref, NO_SETTINGS, sources, cache);
+    backends.push(backend);
+    warnings.addAll(resolved.problems);
+    if (resolved.issue !== undefined) {
+      for (const { route, line } of lines.values()) {
+        if (line.backend === ref.name) warnings.add({ object: label(route), field: route.origin.field, message: `backend ${ref.name} has no servers: ${resolved.issue}` });
+      }
+    }
+  }
+  backends.sort((a, b) => compareCodeUnits(a.name, b.name));
+  const sorted = [...lines.values()].map(({ line }) => line).sort((a, b) => compareCodeUnits(a.key, b.key));
+  const wildcards = [...lines.values()].flatMap(({ route }) => (route.sni?.startsWith('*.') ? [{ host: route.sni, wildcard: true }] : []));
+  const model: L4Model = {
+    frontends,
+    lines: sorted,
+    sniLookups: suffixLookups(wildcards, last?.model.sniLookups),
+    backends,
+    certificates,
+    excluded: excluded.sorted(),
+    warnings: warnings.sorted(),
+  };
+  return { routing, versions, expiresAt, model };
+}
