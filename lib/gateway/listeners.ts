@@ -122,20 +122,26 @@ function clientCaOf(gateway: Gateway, listener: Listener, lookup: ListenerLookup
 }
 
 /**
- * What keeps a listener from its port: another listener of its own
- * (either of the two, as neither goes first), or one of `earlier`, the
- * listeners served before it on its Gateway (apis/v1/listenerset_types.go
+ * What keeps a listener from its port: one of `earlier`, the listeners
+ * served before it on its Gateway (apis/v1/listenerset_types.go
  * ListenerSetSpec.Listeners: the Gateway's first, then ListenerSets by
- * age, then namespace/name), which keeps the port.
+ * age, then namespace/name), which keeps the port; else another of its
+ * own `listeners` not refused so (either of the two, as neither goes first).
  */
 function conflictOf(listener: Listener, listeners: readonly Listener[], earlier: readonly EarlierListener[]): ListenerState['conflict'] {
   const labels = new Map(earlier.map((other) => [other.listener, other.label]));
-  return (
-    conflictAmong(listener, listeners, (other) => `listener ${other.name}`) ??
+  const byEarlier = (candidate: Listener) =>
     conflictAmong(
-      listener,
+      candidate,
       earlier.map((other) => other.listener),
       (other) => `listener ${other.name} of ${labels.get(other)}`,
+    );
+  return (
+    byEarlier(listener) ??
+    conflictAmong(
+      listener,
+      earlier.length === 0 ? listeners : listeners.filter((other) => byEarlier(other) === undefined),
+      (other) => `listener ${other.name}`,
     )
   );
 }

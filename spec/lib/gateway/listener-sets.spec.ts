@@ -1,0 +1,290 @@
+import { expect } from 'chai';
+import { certificateClaims } from '../../../lib/gateway/certificates.ts';
+import { readGatewayApi, type GatewayApiModel } from '../../../lib/gateway/gateway-api.ts';
+import { statusWrites } from '../../../lib/gateway/status-writer.ts';
+import type { KubeObject } from '../../../lib/pipeline/model.ts';
+import { gateway, httpListener, httpRoute, listenerSet, namespaceObject, referenceGrant, service, sources, tlsSecret, toService } from './fixtures.ts';
+
+/**
+ * ListenerSets (apis/v1/listenerset_types.go), after the upstream
+ * conformance scenarios conformance/tests/listenerset-*.go of Gateway API
+ * v1.6: admitted per the Gateway's spec.allowedListeners, their listeners
+ * merged after the Gateway's (a conflict is the later listener's), routes
+ * attached by parentRef kind ListenerSet, and the status each object gets.
+ */
+
+const NS = 'gateway-conformance-infra';
+const ALL_ROUTES = { allowedRoutes: { namespaces: { from: 'All' } } };
+const ADDRESS = [{ ip: '192.0.2.1' }];
+
+function allowing(object: KubeObject, namespaces: Record<string, unknown>): KubeObject {
+  return { ...object, spec: { ...(object['spec'] as object), allowedListeners: { namespaces } } };
+}
+
+const listener = (name: string, hostname: string, extra: Record<string, unknown> = {}) => httpListener(name, { hostname, ...ALL_ROUTES, ...extra });
+
+interface Written {
+  readonly conditions: readonly { readonly type: string; readonly status: string; readonly reason: string }[];
+  readonly listeners?: readonly { readonly name: string; readonly attachedRoutes: number; readonly conditions: readonly { readonly type: string; readonly status: string; readonly reason: string }[] }[];
+  readonly attachedListenerSets?: number;
+}
+
+/** Every status write of the model, by "resource namespace/name". */
+function statuses(model: GatewayApiModel): Map<string, Written> {
+  const writes = statusWrites({ model, controllerName: 'haproxy-template-ic.io/gateway', addresses: ADDRESS, deployment: 'deployed', now: Date.parse('2026-11-28T00:00:00Z') });
+  return new Map(writes.map((write) => [`${write.resource} ${write.object.metadata.namespace}/${write.object.metadata.name}`, write.status as unknown as Written]));
+}
+
+const condition = (status: Written | undefined, type: string) => {
+  const found = status?.conditions.find((entry) => entry.type === type);
+  return found && `${found.status}/${found.reason}`;
+};
+
+const listenerConditions = (status: Written | undefined, name: string) =>
+  status?.listeners
+    ?.find((entry) => entry.name === name)
+    ?.conditions.map((entry) => `${entry.type}=${entry.status}/${entry.reason}`)
+    .join(' ');
+
+describe('ListenerSets', () => {
+  it('are refused by a Gateway without allowedListeners: NotAllowed, none attached (listenerset-default-not-allowed)', () => {
+    const model = readGatewayApi(
+      sources({ gateways: [gateway('gw', [listener('gw-listener', 'gw.example.com')], NS)], listenerSets: [listenerSet('ls', 'gw', [listener('ls-listener', 'ls.example.com')], NS)] }),
+    );
+    const written = statuses(model);
+    expect(condition(written.get(`listenersets ${NS}/ls`), 'Accepted')).to.equal('False/NotAllowed');
+    expect(condition(written.get(`listenersets ${NS}/ls`), 'Programmed')).to.equal('False/NotAllowed');
+    expect(condition(written.get(`gateways ${NS}/gw`), 'Accepted')).to.equal('True/Accepted');
+    expect(written.get(`gateways ${NS}/gw`)!.attachedListenerSets ?? 0).to.equal(0);
+    expect(model.gateways.get(`ListenerSet ${NS}/ls`)!.served).to.equal(undefined);
+  });
+
+  it('from Same: only the Gateway namespace, each listener accepted (listenerset-allowed-namespace-same)', () => {
+    const model = readGatewayApi(
+      sources({
+        gateways: [allowing(gateway('gw', [listener('gw-listener', 'gw.example.com')], NS), { from: 'Same' })],
+        listenerSets: [
+          listenerSet('same', `${NS}/gw`, [listener('same-listener', 'same.example.com')], NS),
+          listenerSet('other', `${NS}/gw`, [listener('other-listener', 'other.example.com')], 'not-allowed-ns'),
+        ],
+      }),
+    );
+    const written = statuses(model);
+    expect(written.get(`gateways ${NS}/gw`)!.attachedListenerSets).to.equal(1);
+    expect(condition(written.get(`listenersets ${NS}/same`), 'Accepted')).to.equal('True/Accepted');
+    expect(condition(written.get(`listenersets ${NS}/same`), 'Programmed')).to.equal('True/Programmed');
+    expect(listenerConditions(written.get(`listenersets ${NS}/same`), 'same-listener')).to.equal(
+      'Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts Programmed=True/Programmed',
+    );
+    expect(condition(written.get('listenersets not-allowed-ns/other'), 'Accepted')).to.equal('False/NotAllowed');
+    expect(condition(written.get('listenersets not-allowed-ns/other'), 'Programmed')).to.equal('False/NotAllowed');
+  });
+
+  it('from Selector: the namespaces whose labels it selects; from All: every namespace (listenerset-allowed-namespace-selector)', () => {
+    const sets = [listenerSet('a', `${NS}/gw`, [listener('a', 'a.example.com')], 'team-a'), listenerSet('b', `${NS}/gw`, [listener('b', 'b.example.com')], 'team-b')];
+    const namespaces = [namespaceObject('team-a', { 'listenerset-allowed': 'true' }), namespaceObject('team-b')];
+    const selected = statuses(
+      readGatewayApi(
+        sources({
+          gateways: [allowing(gateway('gw', [listener('gw', 'gw.example.com')], NS), { from: 'Selector', selector: { matchLabels: { 'listenerset-allowed': 'true' } } })],
+          listenerSets: sets,
+          namespaces,
+        }),
+      ),
+    );
+    expect(selected.get(`gateways ${NS}/gw`)!.attachedListenerSets).to.equal(1);
+    expect(condition(selected.get('listenersets team-a/a'), 'Accepted')).to.equal('True/Accepted');
+    expect(condition(selected.get('listenersets team-b/b'), 'Accepted')).to.equal('False/NotAllowed');
+    const all = statuses(readGatewayApi(sources({ gateways: [allowing(gateway('gw', [listener('gw', 'gw.example.com')], NS), { from: 'All' })], listenerSets: sets, namespaces })));
+    expect(all.get(`gateways ${NS}/gw`)!.attachedListenerSets).to.equal(2);
+  });
+
+  it('say ParentNotAccepted while their Gateway is not served, and are left alone when it is not this controller’s', () => {
+    const refused = { ...gateway('gw', [listener('gw', 'gw.example.com')], NS), spec: { gatewayClassName: 'haproxy', listeners: [], allowedListeners: { namespaces: { from: 'All' } } } };
+    const written = statuses(readGatewayApi(sources({ gateways: [refused], listenerSets: [listenerSet('ls', 'gw', [listener('l', 'l.example.com')], NS)] })));
+    expect(condition(written.get(`listenersets ${NS}/ls`), 'Accepted')).to.equal('False/ParentNotAccepted');
+    const foreign = readGatewayApi(
+      sources({ gateways: [allowing(gateway('gw', [listener('gw', 'gw.example.com')], NS, 'someone-else'), { from: 'All' })], listenerSets: [listenerSet('ls', 'gw', [listener('l', 'l.example.com')], NS)] }),
+    );
+    expect(foreign.gateways.size).to.equal(0);
+  });
+
+  for (const [scenario, reason, conflicting] of [
+    ['listenerset-hostname-conflict', 'HostnameConflict', (name: string, hostname: string) => listener(name, hostname)],
+    ['listenerset-protocol-conflict', 'ProtocolConflict', (name: string) => httpListener(name, { protocol: 'TCP', ...ALL_ROUTES })],
+  ] as const) {
+    it(`keep a conflict to the later listener: the Gateway's first, then ListenerSets oldest first, then by name; a set with no listener left is not accepted (${scenario})`, () => {
+      const gw = allowing(gateway('gw', [listener('gateway-listener', 'gateway-listener.com'), listener('conflict-with-gateway', 'conflict-with-gateway.com')], NS), { from: 'Same' });
+      const sets = [
+        listenerSet(
+          'with-gateway-1',
+          'gw',
+          [listener('ls-1-listener', 'ls-1-listener.com'), conflicting('conflict-with-gateway', 'conflict-with-gateway.com'), listener('conflict-with-set', 'conflict-with-set.com')],
+          NS,
+        ),
+        listenerSet('with-gateway-2', 'gw', [conflicting('conflict-with-gateway', 'conflict-with-gateway.com')], NS),
+        listenerSet('with-set-1', 'gw', [listener('ls-2-listener', 'ls-2-listener.com'), conflicting('conflict-with-set', 'conflict-with-set.com')], NS),
+        listenerSet('with-set-2', 'gw', [conflicting('conflict-with-set', 'conflict-with-set.com')], NS),
+      ];
+      // Listed newest first: the order is the sets' creation time and names, not the list's.
+      const written = statuses(readGatewayApi(sources({ gateways: [gw], listenerSets: sets.toReversed() })));
+      const accepted = 'Accepted=True/Accepted ResolvedRefs=True/ResolvedRefs Conflicted=False/NoConflicts Programmed=True/Programmed';
+      const conflicted = `Accepted=False/${reason} ResolvedRefs=True/ResolvedRefs Conflicted=True/${reason} Programmed=False/${reason}`;
+      const gatewayStatus = written.get(`gateways ${NS}/gw`);
+      expect(gatewayStatus!.attachedListenerSets).to.equal(2);
+      expect(listenerConditions(gatewayStatus, 'gateway-listener')).to.equal(accepted);
+      expect(listenerConditions(gatewayStatus, 'conflict-with-gateway')).to.equal(accepted);
+      const set = (name: string) => written.get(`listenersets ${NS}/${name}`);
+      expect(condition(set('with-gateway-1'), 'Accepted')).to.equal('True/ListenersNotValid');
+      expect(condition(set('with-gateway-1'), 'Programmed')).to.equal('True/Programmed');
+      expect(listenerConditions(set('with-gateway-1'), 'ls-1-listener')).to.equal(accepted);
+      expect(listenerConditions(set('with-gateway-1'), 'conflict-with-gateway')).to.equal(conflicted);
+      expect(listenerConditions(set('with-gateway-1'), 'conflict-with-set')).to.equal(accepted);
+      for (const name of ['with-gateway-2', 'with-set-2']) {
+        expect(condition(set(name), 'Accepted')).to.equal('False/ListenersNotValid');
+        expect(condition(set(name), 'Programmed')).to.equal('False/ListenersNotValid');
+      }
+      expect(listenerConditions(set('with-gateway-2'), 'conflict-with-gateway')).to.equal(conflicted);
+      expect(condition(set('with-set-1'), 'Programmed')).to.equal('True/Programmed');
+      expect(listenerConditions(set('with-set-1'), 'ls-2-listener')).to.equal(accepted);
+      expect(listenerConditions(set('with-set-1'), 'conflict-with-set')).to.equal(conflicted);
+      expect(listenerConditions(set('with-set-2'), 'conflict-with-set')).to.equal(conflicted);
+    });
+  }
+
+  it('take precedence by creation time before their names', () => {
+    const gw = allowing(gateway('gw', [listener('gw', 'gw.example.com')], NS), { from: 'Same' });
+    const model = readGatewayApi(
+      sources({
+        gateways: [gw],
+        listenerSets: [
+          listenerSet('a-newer', 'gw', [listener('x', 'x.example.com')], NS, '2026-02-01T00:00:00Z'),
+          listenerSet('z-older', 'gw', [listener('x', 'x.example.com')], NS, '2026-01-01T00:00:00Z'),
+        ],
+      }),
+    );
+    expect(model.gateways.get(`ListenerSet ${NS}/z-older`)!.served!.listeners[0]!.conflict).to.equal(undefined);
+    expect(model.gateways.get(`ListenerSet ${NS}/a-newer`)!.served!.listeners[0]!.conflict).to.deep.equal({
+      reason: 'HostnameConflict',
+      message: `listener x of ListenerSet ${NS}/z-older serves the same hostname on port 80`,
+    });
+  });
+
+  describe('routes', () => {
+    // listenerset-http-routing: a route naming the Gateway attaches to its listeners alone, one naming a ListenerSet to that set's.
+    const gw = allowing(gateway('gw', [listener('gateway-listener-1', 'gateway-listener-1.com'), listener('gateway-listener-2', 'gateway-listener-2.com')], NS), { from: 'All' });
+    const sets = [1, 2].map((n) => listenerSet(`ls-${n}`, `${NS}/gw`, [1, 2].map((m) => listener(`ls-${n}-listener-${m}`, `ls-${n}-listener-${m}.com`)), NS));
+    const toSet = (n: number, sectionName?: string) => ({ group: 'gateway.networking.k8s.io', kind: 'ListenerSet', name: `ls-${n}`, namespace: NS, ...(sectionName ? { sectionName } : {}) });
+    const toGateway = (sectionName?: string) => ({ name: 'gw', namespace: NS, ...(sectionName ? { sectionName } : {}) });
+    const route = (name: string, parentRefs: readonly object[], path: string) =>
+      httpRoute(name, { parentRefs, rules: [{ matches: [{ path: { type: 'PathPrefix', value: path } }], ...toService('infra-backend-v1') }] }, NS);
+    const model = readGatewayApi(
+      sources({
+        gateways: [gw],
+        listenerSets: sets,
+        routes: [
+          route('attaches-to-all-listeners', [toGateway(), toSet(1), toSet(2)], '/route'),
+          route('gateway-route', [toGateway()], '/gateway-route'),
+          route('gateway-section-route', [toGateway('gateway-listener-1')], '/gateway-section-route'),
+          route('ls-1-route', [toSet(1)], '/ls-1-route'),
+          route('ls-1-section-route', [toSet(1, 'ls-1-listener-1')], '/ls-1-section-route'),
+          route('ls-2-route', [toSet(2)], '/ls-2-route'),
+          route('route-via-gateway', [toGateway('ls-1-listener-1')], '/badsection'),
+        ],
+        services: [service(NS, 'infra-backend-v1')],
+      }),
+    );
+    const hostsOf = (path: string) =>
+      model.records
+        .filter((record) => record.path.value === path)
+        .map((record) => record.host.key)
+        .toSorted();
+
+    it('serve each route on the listeners of the parents it names, and no other', () => {
+      expect(hostsOf('/route')).to.deep.equal(
+        ['gateway-listener-1.com', 'gateway-listener-2.com', 'ls-1-listener-1.com', 'ls-1-listener-2.com', 'ls-2-listener-1.com', 'ls-2-listener-2.com'].toSorted(),
+      );
+      expect(hostsOf('/gateway-route')).to.deep.equal(['gateway-listener-1.com', 'gateway-listener-2.com']);
+      expect(hostsOf('/gateway-section-route')).to.deep.equal(['gateway-listener-1.com']);
+      expect(hostsOf('/ls-1-route')).to.deep.equal(['ls-1-listener-1.com', 'ls-1-listener-2.com']);
+      expect(hostsOf('/ls-1-section-route')).to.deep.equal(['ls-1-listener-1.com']);
+      expect(hostsOf('/ls-2-route')).to.deep.equal(['ls-2-listener-1.com', 'ls-2-listener-2.com']);
+      expect(hostsOf('/badsection')).to.deep.equal([]);
+    });
+
+    it('count on the listeners of the ListenerSet they attach to, and a Gateway sectionName naming a ListenerSet listener is NoMatchingParent (listenerset-gateway-parent-section-name-not-found)', () => {
+      const written = statuses(model);
+      const counts = (key: string) => Object.fromEntries((written.get(key)!.listeners ?? []).map((entry) => [entry.name, entry.attachedRoutes]));
+      expect(counts(`listenersets ${NS}/ls-1`)).to.deep.equal({ 'ls-1-listener-1': 3, 'ls-1-listener-2': 2 });
+      expect(counts(`listenersets ${NS}/ls-2`)).to.deep.equal({ 'ls-2-listener-1': 2, 'ls-2-listener-2': 2 });
+      expect(counts(`gateways ${NS}/gw`)).to.deep.equal({ 'gateway-listener-1': 3, 'gateway-listener-2': 2 });
+      expect(written.get(`gateways ${NS}/gw`)!.attachedListenerSets).to.equal(2);
+      expect(model.routes.get(`${NS}/attaches-to-all-listeners`)!.parents.map((parent) => parent.acceptance.accepted)).to.deep.equal([true, true, true]);
+      expect(model.routes.get(`${NS}/route-via-gateway`)!.parents[0]!.acceptance).to.include({ accepted: false, reason: 'NoMatchingParent' });
+    });
+
+    it('are admitted by allowedRoutes from Same as the ListenerSet namespace, not the Gateway’s', () => {
+      const sameRoutes = readGatewayApi(
+        sources({
+          gateways: [gw],
+          listenerSets: [listenerSet('team', `${NS}/gw`, [httpListener('team', { hostname: 'team.example.com' })], 'team')],
+          routes: [
+            httpRoute('mine', { parentRefs: [{ group: 'gateway.networking.k8s.io', kind: 'ListenerSet', name: 'team' }], rules: [toService('web')] }, 'team'),
+            httpRoute('infra', { parentRefs: [{ group: 'gateway.networking.k8s.io', kind: 'ListenerSet', name: 'team', namespace: 'team' }], rules: [toService('web')] }, NS),
+          ],
+        }),
+      );
+      expect(sameRoutes.routes.get('team/mine')!.parents[0]!.acceptance).to.include({ accepted: true });
+      expect(sameRoutes.routes.get(`${NS}/infra`)!.parents[0]!.acceptance).to.include({ accepted: false, reason: 'NotAllowedByListeners' });
+    });
+  });
+
+  describe('certificates', () => {
+    const https = (name: string, hostname: string) => httpListener(name, { port: 443, protocol: 'HTTPS', hostname, tls: { certificateRefs: [{ name: 'certificate', namespace: 'web-backend' }] }, ...ALL_ROUTES });
+    const gw = allowing(gateway('gw', [https('gateway-listener', 'gateway-listener.com')], NS), { from: 'All' });
+    const grantTo = (kind: string) =>
+      referenceGrant('web-backend', [{ group: 'gateway.networking.k8s.io', kind, namespace: NS }], [{ group: '', kind: 'Secret' }], `for-${kind.toLowerCase()}`);
+
+    it('resolve in the ListenerSet namespace, across namespaces with a ReferenceGrant from ListenerSets, not from Gateways (listenerset-reference-grant)', () => {
+      const model = readGatewayApi(
+        sources({
+          gateways: [gw],
+          listenerSets: [
+            listenerSet('with-grant', `${NS}/gw`, [https('with-grant-listener', 'with-grant.com')], NS),
+            listenerSet('without-grant', `${NS}/gw`, [https('without-grant-listener', 'without-grant.com')], 'other-ns'),
+          ],
+          grants: [grantTo('Gateway'), grantTo('ListenerSet')],
+          secrets: [tlsSecret('web-backend', 'certificate')],
+        }),
+      );
+      const written = statuses(model);
+      expect(condition(written.get(`listenersets ${NS}/with-grant`), 'Accepted')).to.equal('True/Accepted');
+      expect(listenerConditions(written.get(`listenersets ${NS}/with-grant`), 'with-grant-listener')).to.include('ResolvedRefs=True/ResolvedRefs');
+      expect(condition(written.get('listenersets other-ns/without-grant'), 'Accepted')).to.equal('False/ListenersNotValid');
+      expect(condition(written.get('listenersets other-ns/without-grant'), 'Programmed')).to.equal('False/ListenersNotValid');
+      expect(listenerConditions(written.get('listenersets other-ns/without-grant'), 'without-grant-listener')).to.include('ResolvedRefs=False/RefNotPermitted');
+      expect(certificateClaims(model).map((claim) => `${claim.object} ${claim.hosts.join(',')}`)).to.deep.equal([
+        'Gateway gateway-conformance-infra/gw gateway-listener.com',
+        'ListenerSet gateway-conformance-infra/with-grant with-grant.com',
+      ]);
+    });
+
+    it('a grant to Gateways alone is not one to ListenerSets', () => {
+      const model = readGatewayApi(
+        sources({
+          gateways: [gw],
+          listenerSets: [listenerSet('with-grant', `${NS}/gw`, [https('with-grant-listener', 'with-grant.com')], NS)],
+          grants: [grantTo('Gateway')],
+          secrets: [tlsSecret('web-backend', 'certificate')],
+        }),
+      );
+      expect(model.gateways.get(`ListenerSet ${NS}/with-grant`)!.served!.listeners[0]!.faults).to.deep.equal([
+        {
+          condition: 'ResolvedRefs',
+          reason: 'RefNotPermitted',
+          message: `spec.listeners[0].tls.certificateRefs[0]: Secret web-backend/certificate is in another namespace, and no ReferenceGrant there allows ListenerSets of ${NS} to use it`,
+        },
+      ]);
+    });
+  });
+});
