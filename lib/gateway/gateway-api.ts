@@ -3,7 +3,7 @@ import { inPrecedenceOrder } from '../routing/precedence.ts';
 import type { RouteRecord } from '../routing/route.ts';
 import type { L4Routing } from '../routing/l4-route.ts';
 import { KINDS } from './api.ts';
-import { attach, carriesEntryOf, gatewayOf, servedKey, type Acceptance, type AttachedListener, type ParentOutcome, type ServedGateway } from './attachment.ts';
+import { attach, carriesEntryOf, gatewayOf, servedKey, type Acceptance, type AttachedListener, type ParentOutcome } from './attachment.ts';
 export type { ParentOutcome } from './attachment.ts';
 export type { L4RouteOutcome } from './l4-route.ts';
 import type { Unresolved } from './backend-refs.ts';

@@ -136,14 +136,7 @@ function conflictOf(listener: Listener, listeners: readonly Listener[], earlier:
       earlier.map((other) => other.listener),
       (other) => `listener ${other.name} of ${labels.get(other)}`,
     );
-  return (
-    byEarlier(listener) ??
-    conflictAmong(
-      listener,
-      earlier.length === 0 ? listeners : listeners.filter((other) => byEarlier(other) === undefined),
-      (other) => `listener ${other.name}`,
-    )
-  );
+  return byEarlier(listener) ?? conflictAmong(listener, earlier.length === 0 ? listeners : listeners.filter((other) => byEarlier(other) === undefined), (other) => `listener ${other.name}`);
 }
 
 /** A listener served before those of a ListenerSet, and where it is from ("Gateway ns/name", "ListenerSet ns/name"). */

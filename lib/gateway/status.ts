@@ -63,7 +63,12 @@ function listenerStatuses(outcome: GatewayOutcome, stored: Readonly<Record<strin
     name: state.listener.name,
     supportedKinds: state.listener.kinds.map(({ group, kind }) => ({ group, kind })),
     attachedRoutes: outcome.attachedRoutes.get(state.listener.name) ?? 0,
-    conditions: withTransitions(listenerConditions(state, deployment), storedListeners.find((entry) => entry['name'] === state.listener.name)?.['conditions'], generationOf(outcome.object), now),
+    conditions: withTransitions(
+      listenerConditions(state, deployment),
+      storedListeners.find((entry) => entry['name'] === state.listener.name)?.['conditions'],
+      generationOf(outcome.object),
+      now,
+    ),
   }));
 }
 
@@ -92,7 +97,8 @@ export function listenerSetStatus(outcome: GatewayOutcome, addresses: readonly L
     accepted = desired('Accepted', false, 'ListenersNotValid', 'no listener can be served');
     programmed = desired('Programmed', false, 'ListenersNotValid', accepted.message);
   } else {
-    accepted = invalid > 0 ? desired('Accepted', true, 'ListenersNotValid', `${invalid} of ${served.listeners.length} listeners cannot be served`) : desired('Accepted', true, 'Accepted', 'accepted');
+    accepted =
+      invalid > 0 ? desired('Accepted', true, 'ListenersNotValid', `${invalid} of ${served.listeners.length} listeners cannot be served`) : desired('Accepted', true, 'Accepted', 'accepted');
   }
   programmed ??= addresses.length === 0 ? desired('Programmed', false, 'ParentNotProgrammed', 'the HAProxy Service has no address to publish yet') : programmedBy(deployment);
   return {

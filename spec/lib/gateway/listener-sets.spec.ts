@@ -25,7 +25,11 @@ const listener = (name: string, hostname: string, extra: Record<string, unknown>
 
 interface Written {
   readonly conditions: readonly { readonly type: string; readonly status: string; readonly reason: string }[];
-  readonly listeners?: readonly { readonly name: string; readonly attachedRoutes: number; readonly conditions: readonly { readonly type: string; readonly status: string; readonly reason: string }[] }[];
+  readonly listeners?: readonly {
+    readonly name: string;
+    readonly attachedRoutes: number;
+    readonly conditions: readonly { readonly type: string; readonly status: string; readonly reason: string }[];
+  }[];
   readonly attachedListenerSets?: number;
 }
 
@@ -104,7 +108,10 @@ describe('ListenerSets', () => {
     const written = statuses(readGatewayApi(sources({ gateways: [refused], listenerSets: [listenerSet('ls', 'gw', [listener('l', 'l.example.com')], NS)] })));
     expect(condition(written.get(`listenersets ${NS}/ls`), 'Accepted')).to.equal('False/ParentNotAccepted');
     const foreign = readGatewayApi(
-      sources({ gateways: [allowing(gateway('gw', [listener('gw', 'gw.example.com')], NS, 'someone-else'), { from: 'All' })], listenerSets: [listenerSet('ls', 'gw', [listener('l', 'l.example.com')], NS)] }),
+      sources({
+        gateways: [allowing(gateway('gw', [listener('gw', 'gw.example.com')], NS, 'someone-else'), { from: 'All' })],
+        listenerSets: [listenerSet('ls', 'gw', [listener('l', 'l.example.com')], NS)],
+      }),
     );
     expect(foreign.gateways.size).to.equal(0);
   });
@@ -173,7 +180,14 @@ describe('ListenerSets', () => {
   describe('routes', () => {
     // listenerset-http-routing: a route naming the Gateway attaches to its listeners alone, one naming a ListenerSet to that set's.
     const gw = allowing(gateway('gw', [listener('gateway-listener-1', 'gateway-listener-1.com'), listener('gateway-listener-2', 'gateway-listener-2.com')], NS), { from: 'All' });
-    const sets = [1, 2].map((n) => listenerSet(`ls-${n}`, `${NS}/gw`, [1, 2].map((m) => listener(`ls-${n}-listener-${m}`, `ls-${n}-listener-${m}.com`)), NS));
+    const sets = [1, 2].map((n) =>
+      listenerSet(
+        `ls-${n}`,
+        `${NS}/gw`,
+        [1, 2].map((m) => listener(`ls-${n}-listener-${m}`, `ls-${n}-listener-${m}.com`)),
+        NS,
+      ),
+    );
     const toSet = (n: number, sectionName?: string) => ({ group: 'gateway.networking.k8s.io', kind: 'ListenerSet', name: `ls-${n}`, namespace: NS, ...(sectionName ? { sectionName } : {}) });
     const toGateway = (sectionName?: string) => ({ name: 'gw', namespace: NS, ...(sectionName ? { sectionName } : {}) });
     const route = (name: string, parentRefs: readonly object[], path: string) =>
@@ -240,7 +254,8 @@ describe('ListenerSets', () => {
   });
 
   describe('certificates', () => {
-    const https = (name: string, hostname: string) => httpListener(name, { port: 443, protocol: 'HTTPS', hostname, tls: { certificateRefs: [{ name: 'certificate', namespace: 'web-backend' }] }, ...ALL_ROUTES });
+    const https = (name: string, hostname: string) =>
+      httpListener(name, { port: 443, protocol: 'HTTPS', hostname, tls: { certificateRefs: [{ name: 'certificate', namespace: 'web-backend' }] }, ...ALL_ROUTES });
     const gw = allowing(gateway('gw', [https('gateway-listener', 'gateway-listener.com')], NS), { from: 'All' });
     const grantTo = (kind: string) =>
       referenceGrant('web-backend', [{ group: 'gateway.networking.k8s.io', kind, namespace: NS }], [{ group: '', kind: 'Secret' }], `for-${kind.toLowerCase()}`);
