@@ -1,8 +1,10 @@
 import { matchesLabels } from '../kube-syntax/label-selector.ts';
+import { describeObject } from '../object-fields/names.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { compareStanding } from '../routing/precedence.ts';
 import { placeOf } from '../routing/order.ts';
 import type { RouteEntrypoint } from '../routing/route.ts';
+import { KINDS } from './api.ts';
 import { listenerSetKey, type ServedGateway } from './attachment.ts';
 import { listenerSetParent, readGateway, readListenerSet, type Gateway, type GatewayRead } from './gateway.ts';
 import { readGatewayClasses, type GatewayClassRead } from './gateway-class.ts';
@@ -149,6 +151,7 @@ function readListenerSets(
       refusal = { reason: 'NotAllowed', message: `Gateway ${parent} does not allow ListenerSets of namespace ${namespace} (spec.allowedListeners)` };
     const read = gateway.gateway && refusal === undefined ? readListenerSet(object, gateway.gateway) : undefined;
     excluded.push(...(read?.problems ?? []));
+    if (refusal) excluded.push({ object: describeObject(KINDS.listenerSet, namespace, object.metadata.name), field: 'spec.parentRef', message: `${refusal.reason}: ${refusal.message}` });
     let servedSet: ServedGateway | undefined;
     if (read?.gateway) {
       let before = earlier.get(parent);
