@@ -253,6 +253,94 @@ describe('ListenerSets', () => {
     });
   });
 
+  describe('routes, after the scenarios of their own', () => {
+    const lsRef = (name: string, namespace = NS, sectionName?: string) => ({
+      group: 'gateway.networking.k8s.io',
+      kind: 'ListenerSet',
+      name,
+      namespace,
+      ...(sectionName ? { sectionName } : {}),
+    });
+    const rule = (path: string) => ({ matches: [{ path: { type: 'PathPrefix', value: path } }], ...toService('infra-backend-v1') });
+
+    it('judge each parentRef on its own: a Gateway sectionName only the ListenerSet has refuses that parentRef alone (listenerset-dual-parentref-independence)', () => {
+      const sameOnly = { allowedRoutes: { namespaces: { from: 'Same' } } };
+      const model = readGatewayApi(
+        sources({
+          gateways: [allowing(gateway('gw', [httpListener('gw-listener', { hostname: 'gw-dual.com', ...sameOnly })], NS), { from: 'Same' })],
+          listenerSets: [listenerSet('ls', 'gw', [httpListener('ls-listener', { hostname: 'ls-dual.com', ...sameOnly })], NS)],
+          routes: [
+            httpRoute('both', { parentRefs: [{ name: 'gw', namespace: NS }, lsRef('ls')], rules: [rule('/dualboth')] }, NS),
+            httpRoute('one', { parentRefs: [{ name: 'gw', namespace: NS, sectionName: 'ls-listener' }, lsRef('ls', NS, 'ls-listener')], rules: [rule('/dualone')] }, NS),
+          ],
+          services: [service(NS, 'infra-backend-v1')],
+        }),
+      );
+      expect(model.routes.get(`${NS}/both`)!.parents.map((parent) => parent.acceptance.accepted)).to.deep.equal([true, true]);
+      expect(model.routes.get(`${NS}/one`)!.parents.map((parent) => (parent.acceptance.accepted ? 'Accepted' : parent.acceptance.reason))).to.deep.equal(['NoMatchingParent', 'Accepted']);
+      const hosts = (path: string) => model.records.filter((record) => record.path.value === path).map((record) => record.host.key);
+      expect(hosts('/dualboth').toSorted()).to.deep.equal(['gw-dual.com', 'ls-dual.com']);
+      expect(hosts('/dualone')).to.deep.equal(['ls-dual.com']);
+      expect(
+        statuses(model)
+          .get(`listenersets ${NS}/ls`)!
+          .listeners!.map((entry) => entry.attachedRoutes),
+      ).to.deep.equal([2]);
+    });
+
+    it('count on each listener of a ListenerSet the routes its allowedRoutes admit: All, Same (the ListenerSet namespace), Selector (listenerset-allowed-routes-namespaces)', () => {
+      const from = (value: Record<string, unknown>) => ({ allowedRoutes: { namespaces: value } });
+      const model = readGatewayApi(
+        sources({
+          gateways: [allowing(gateway('gw', [listener('gateway-listener', 'gateway-listener.com')], NS), { from: 'All' })],
+          listenerSets: [
+            listenerSet(
+              'ls',
+              'gw',
+              [
+                httpListener('all', { hostname: 'all.com', ...from({ from: 'All' }) }),
+                httpListener('same', { hostname: 'same.com', ...from({ from: 'Same' }) }),
+                httpListener('selector', { hostname: 'selector.com', ...from({ from: 'Selector', selector: { matchLabels: { allowed: 'ns' } } }) }),
+              ],
+              NS,
+            ),
+            listenerSet('cross', `${NS}/gw`, [httpListener('cross-same', { hostname: 'cross.com', ...from({ from: 'Same' }) })], 'ls-cross-ns'),
+          ],
+          routes: [
+            httpRoute('same', { parentRefs: [lsRef('ls')], rules: [rule('/same')] }, NS),
+            httpRoute('selected', { parentRefs: [lsRef('ls')], rules: [rule('/selected')] }, 'routes-allowed-ns'),
+            httpRoute('not-selected', { parentRefs: [lsRef('ls')], rules: [rule('/not-selected')] }, 'routes-not-allowed-ns'),
+            httpRoute('in-ls-ns', { parentRefs: [lsRef('cross', 'ls-cross-ns')], rules: [rule('/in-ls-ns')] }, 'ls-cross-ns'),
+            httpRoute('in-gw-ns', { parentRefs: [lsRef('cross', 'ls-cross-ns')], rules: [rule('/in-gw-ns')] }, NS),
+          ],
+          namespaces: [namespaceObject('routes-allowed-ns', { allowed: 'ns' }), namespaceObject('routes-not-allowed-ns')],
+        }),
+      );
+      const written = statuses(model);
+      const counts = (key: string) => Object.fromEntries((written.get(key)!.listeners ?? []).map((entry) => [entry.name, entry.attachedRoutes]));
+      expect(counts(`listenersets ${NS}/ls`)).to.deep.equal({ all: 3, same: 1, selector: 1 });
+      expect(counts('listenersets ls-cross-ns/cross')).to.deep.equal({ 'cross-same': 1 });
+      for (const key of [`${NS}/same`, 'routes-allowed-ns/selected', 'routes-not-allowed-ns/not-selected', 'ls-cross-ns/in-ls-ns'])
+        expect(model.routes.get(key)!.parents[0]!.acceptance, key).to.include({ accepted: true });
+      expect(model.routes.get(`${NS}/in-gw-ns`)!.parents[0]!.acceptance).to.include({ accepted: false, reason: 'NotAllowedByListeners' });
+      expect(written.get(`gateways ${NS}/gw`)!.attachedListenerSets).to.equal(2);
+    });
+
+    it('refuse a route kind the listener does not serve: InvalidRouteKinds (listenerset-allowed-routes-supported-kinds)', () => {
+      const tls = httpListener('tls-only', {
+        port: 443,
+        protocol: 'TLS',
+        hostname: 'tls-only.com',
+        tls: { mode: 'Passthrough' },
+        allowedRoutes: { namespaces: { from: 'All' }, kinds: [{ kind: 'HTTPRoute' }] },
+      });
+      const model = readGatewayApi(
+        sources({ gateways: [allowing(gateway('gw', [listener('gateway-listener', 'gateway-listener.com')], NS), { from: 'All' })], listenerSets: [listenerSet('ls', 'gw', [tls], NS)] }),
+      );
+      expect(listenerConditions(statuses(model).get(`listenersets ${NS}/ls`), 'tls-only')).to.include('ResolvedRefs=False/InvalidRouteKinds');
+    });
+  });
+
   describe('certificates', () => {
     const https = (name: string, hostname: string) =>
       httpListener(name, { port: 443, protocol: 'HTTPS', hostname, tls: { certificateRefs: [{ name: 'certificate', namespace: 'web-backend' }] }, ...ALL_ROUTES });
