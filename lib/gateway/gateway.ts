@@ -77,6 +77,10 @@ export interface Gateway {
   readonly asksAddresses: boolean;
   /** Some HTTPS listener's client certificate validation is AllowInsecureFallback (condition InsecureFrontendValidationMode). */
   readonly insecureFallback: boolean;
+  /** spec.tls.frontend, read: a ListenerSet's HTTPS listeners validate client certificates by their Gateway's. */
+  readonly frontendValidation: FrontendValidation;
+  /** Whose spec.tls.frontend it is, as ReferenceGrants name it as `from` for its CA certificates: the Gateway's (a ListenerSet's parent's). */
+  readonly validationFrom: GroupKind & { readonly namespace: string; readonly label: string };
   /** spec.allowedListeners: the namespaces whose ListenerSets may add listeners (None for a ListenerSet). */
   readonly allowedListeners: { readonly from: FromNamespaces; readonly selector: LabelSelector | undefined };
 }
@@ -208,7 +212,20 @@ export function readGateway(object: KubeObject): GatewayRead {
   const asksAddresses = Array.isArray(spec['addresses']) && spec['addresses'].length > 0;
   const insecureFallback = listeners.some((listener) => listener.clientValidation?.mode === 'AllowInsecureFallback');
   const allowedListeners = { from, selector };
-  const gateway = { object, groupKind: GATEWAY, label, namespace: String(namespace), name: String(name), className, listeners, asksAddresses, insecureFallback, allowedListeners };
+  const gateway = {
+    object,
+    groupKind: GATEWAY,
+    label,
+    namespace: String(namespace),
+    name: String(name),
+    className,
+    listeners,
+    asksAddresses,
+    insecureFallback,
+    frontendValidation: validation,
+    validationFrom: { ...GATEWAY, namespace: String(namespace), label },
+    allowedListeners,
+  };
   return { label, gateway, problems: [] };
 }
 
@@ -237,9 +254,12 @@ export function listenerSetParent(object: KubeObject): { readonly namespace: str
 /**
  * A ListenerSet (apis/v1/listenerset_types.go) read as a Gateway of its
  * own listeners, of its parent's class: their certificates, allowedRoutes
- * (`Same`: the ListenerSet's namespace) and names are its own. Client
- * certificate validation is the Gateway's spec.tls, not a ListenerSet's:
- * its HTTPS listeners validate none.
+ * (`Same`: the ListenerSet's namespace) and names are its own. Its HTTPS
+ * listeners validate client certificates as the Gateway's spec.tls.frontend
+ * says of its port (it is "for all Listeners handling HTTPS traffic", and
+ * the specification treats the Gateway as having the merged list), so a
+ * ListenerSet cannot serve a port of the Gateway without the validation
+ * the Gateway asks there.
  */
 export function readListenerSet(object: KubeObject, parent: Gateway): GatewayRead {
   const { namespace, name } = object.metadata;
@@ -248,7 +268,7 @@ export function readListenerSet(object: KubeObject, parent: Gateway): GatewayRea
   const spec = isFields(object['spec']) ? object['spec'] : {};
   const listed = reader.list(spec['listeners'], 'spec.listeners');
   if (listed.length === 0) reader.problem('spec.listeners', 'lists no listener');
-  const listeners = readListeners(reader, listed, String(namespace), { perPort: new Map(), default: undefined });
+  const listeners = readListeners(reader, listed, String(namespace), parent.frontendValidation);
   const label = reader.label;
   if (reader.problems.length > 0) return { label, gateway: undefined, problems: reader.problems };
   const gateway: Gateway = {
@@ -260,7 +280,9 @@ export function readListenerSet(object: KubeObject, parent: Gateway): GatewayRea
     className: parent.className,
     listeners,
     asksAddresses: false,
-    insecureFallback: false,
+    insecureFallback: listeners.some((listener) => listener.clientValidation?.mode === 'AllowInsecureFallback'),
+    frontendValidation: parent.frontendValidation,
+    validationFrom: parent.validationFrom,
     allowedListeners: { from: 'None', selector: undefined },
   };
   return { label, gateway, problems: [] };

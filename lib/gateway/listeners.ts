@@ -97,18 +97,21 @@ function clientCaOf(gateway: Gateway, listener: Listener, lookup: ListenerLookup
   const validation = listener.clientValidation;
   if (validation === undefined) return undefined;
   const usable: CaCertificateRef[] = [];
+  const from = gateway.validationFrom;
+  // A ListenerSet's listener validates by its Gateway's spec.tls.frontend: its faults name the Gateway's field.
+  const fieldOf = (ref: CaCertificateRef) => (from.label === gateway.label ? ref.field : `${from.label} ${ref.field}`);
   for (const ref of validation.refs) {
     const target = `${ref.kind} ${ref.namespace}/${ref.name}`;
-    if (!lookup.grants.permits({ ...gateway.groupKind, namespace: gateway.namespace }, ref)) {
+    if (!lookup.grants.permits(from, ref)) {
       faults.push({
         condition: 'ResolvedRefs',
         reason: 'RefNotPermitted',
-        message: `${ref.field}: ${target} is in another namespace, and no ReferenceGrant there allows ${gateway.groupKind.kind}s of ${gateway.namespace} to use it`,
+        message: `${fieldOf(ref)}: ${target} is in another namespace, and no ReferenceGrant there allows ${from.kind}s of ${from.namespace} to use it`,
       });
     } else if (!holdsCa(ref.kind === 'ConfigMap' ? lookup.configMap?.(ref.namespace, ref.name) : lookup.secret(ref.namespace, ref.name), ref.kind)) {
-      faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCACertificateRef', message: `${ref.field}: ${target} does not exist or holds no PEM certificate in ca.crt` });
+      faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCACertificateRef', message: `${fieldOf(ref)}: ${target} does not exist or holds no PEM certificate in ca.crt` });
     } else if (usable.length > 0) {
-      faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCACertificateRef', message: `${ref.field}: one CA certificate reference is served per listener, and an earlier one is` });
+      faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCACertificateRef', message: `${fieldOf(ref)}: one CA certificate reference is served per listener, and an earlier one is` });
     } else {
       usable.push(ref);
     }

@@ -3,7 +3,7 @@ import { certificateClaims } from '../../../lib/gateway/certificates.ts';
 import { readGatewayApi, type GatewayApiModel } from '../../../lib/gateway/gateway-api.ts';
 import { statusWrites } from '../../../lib/gateway/status-writer.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { gateway, httpListener, httpRoute, listenerSet, namespaceObject, referenceGrant, service, sources, tlsSecret, toService } from './fixtures.ts';
+import { caConfigMap, gateway, httpListener, httpRoute, listenerSet, namespaceObject, referenceGrant, service, sources, tlsSecret, toService } from './fixtures.ts';
 
 /**
  * ListenerSets (apis/v1/listenerset_types.go), after the upstream
@@ -369,6 +369,35 @@ describe('ListenerSets', () => {
       expect(certificateClaims(model).map((claim) => `${claim.object} ${claim.hosts.join(',')}`)).to.deep.equal([
         'Gateway gateway-conformance-infra/gw gateway-listener.com',
         'ListenerSet gateway-conformance-infra/with-grant with-grant.com',
+      ]);
+    });
+
+    it("validate client certificates as their Gateway's spec.tls.frontend says of their port, its CA resolved as the Gateway's", () => {
+      const validating = allowing(gateway('gw', [listener('http', 'gw.example.com')], NS), { from: 'All' });
+      (validating['spec'] as Record<string, unknown>)['tls'] = { frontend: { default: { validation: { caCertificateRefs: [{ kind: 'ConfigMap', group: '', name: 'client-ca' }] } } } };
+      const team = httpListener('secure', { port: 443, protocol: 'HTTPS', hostname: 'team.example.com', tls: { certificateRefs: [{ name: 'team-tls' }] } });
+      const read = (configMaps: readonly KubeObject[]) =>
+        readGatewayApi(sources({ gateways: [validating], listenerSets: [listenerSet('team', `${NS}/gw`, [team], 'team')], secrets: [tlsSecret('team', 'team-tls')], configMaps }));
+      const model = read([caConfigMap(NS, 'client-ca')]);
+      const state = model.gateways.get('ListenerSet team/team')!.served!.listeners[0]!;
+      expect(state).to.deep.include({ serving: true, clientCa: { ca: { namespace: NS, name: 'client-ca', configMap: true }, mode: 'AllowValidOnly' } });
+      expect(certificateClaims(model)).to.deep.equal([
+        {
+          namespace: 'team',
+          secret: 'team-tls',
+          hosts: ['team.example.com'],
+          object: 'ListenerSet team/team',
+          field: 'spec.listeners[0].tls.certificateRefs[0]',
+          fallback: false,
+          clientCa: { ca: { namespace: NS, name: 'client-ca', configMap: true }, verify: 'required' },
+        },
+      ]);
+      // Without its CA the listener is not served: a ListenerSet never serves the Gateway's port without the validation asked there.
+      const missing = read([]).gateways.get('ListenerSet team/team')!.served!.listeners[0]!;
+      expect(missing.serving).to.equal(false);
+      expect(missing.faults.map((fault) => fault.message)).to.deep.equal([
+        `Gateway ${NS}/gw spec.tls.frontend.default.validation.caCertificateRefs[0]: ConfigMap ${NS}/client-ca does not exist or holds no PEM certificate in ca.crt`,
+        'no caCertificateRefs entry of its client certificate validation can be used',
       ]);
     });
 
