@@ -45,7 +45,7 @@ export interface GatewayApiSources extends GatewaySources {
 }
 
 /** A Gateway of one of this controller's classes, or a ListenerSet of one: served, or left out with its problems. */
-export interface GatewayOutcome extends Pick<GatewayEntry, 'object' | 'served' | 'problems' | 'listenerSet' | 'attachedListenerSets'> {
+export interface GatewayOutcome extends Pick<GatewayEntry, 'object' | 'served' | 'problems' | 'listenerSet' | 'attachedListenerSets' | 'insecureFallback'> {
   /** Routes attached, by listener name. */
   readonly attachedRoutes: ReadonlyMap<string, number>;
   /** The hostnames routes are served for, by listener name ('*': any). */

@@ -57,6 +57,8 @@ export interface GatewayEntry {
   readonly listenerSet?: { readonly parent: string; readonly refusal: ListenerSetRefusal | undefined };
   /** A Gateway's: the ListenerSets accepted on it (status attachedListenerSets). */
   readonly attachedListenerSets?: number;
+  /** A Gateway's: some HTTPS listener of its own or of its ListenerSets falls back to no client certificate (condition InsecureFrontendValidationMode). */
+  readonly insecureFallback?: boolean;
 }
 
 /** The GatewayClasses, grants and Gateways, judged: everything a route is judged against. */
@@ -142,6 +144,7 @@ function readListenerSets(
   sets.sort((a, b) => compareStanding(placeOf(a.object), placeOf(b.object)));
   const earlier = new Map<string, EarlierListener[]>();
   const attached = new Map<string, number>();
+  const fallingBack = new Set<string>();
   for (const { object, parent, gateway } of sets) {
     const key = listenerSetKey(String(object.metadata.namespace), object.metadata.name);
     const namespace = String(object.metadata.namespace);
@@ -163,6 +166,7 @@ function readListenerSets(
       servedSet = serve(key, read, before);
       for (const state of servedSet.listeners) if (state.conflict === undefined) before.push({ listener: state.listener, label: read.label });
       if (servedSet.listeners.some((state) => state.serving)) attached.set(parent, (attached.get(parent) ?? 0) + 1);
+      if (read.gateway.insecureFallback) fallingBack.add(parent);
     }
     gateways.push({
       key,
@@ -175,6 +179,7 @@ function readListenerSets(
   }
   for (const { entry } of ours.values()) {
     const gateway = gateways[entry]!;
-    if (gateway.served) gateways[entry] = { ...gateway, attachedListenerSets: attached.get(gateway.key) ?? 0 };
+    if (gateway.served)
+      gateways[entry] = { ...gateway, attachedListenerSets: attached.get(gateway.key) ?? 0, insecureFallback: gateway.served.gateway.insecureFallback || fallingBack.has(gateway.key) };
   }
 }

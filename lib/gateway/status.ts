@@ -135,7 +135,7 @@ export function gatewayStatus(outcome: GatewayOutcome, addresses: readonly LoadB
     addresses: statusAddresses,
     // InsecureFrontendValidationMode is there while some listener's client certificate validation falls back, and gone after.
     conditions: withTransitions(
-      served?.gateway.insecureFallback
+      (outcome.insecureFallback ?? served?.gateway.insecureFallback)
         ? [
             accepted,
             programmed,

@@ -401,6 +401,23 @@ describe('ListenerSets', () => {
       ]);
     });
 
+    it('make their Gateway say InsecureFrontendValidationMode while a listener of theirs falls back', () => {
+      const falling = allowing(gateway('gw', [listener('http', 'gw.example.com')], NS), { from: 'All' });
+      (falling['spec'] as Record<string, unknown>)['tls'] = {
+        frontend: { default: { validation: { mode: 'AllowInsecureFallback', caCertificateRefs: [{ kind: 'ConfigMap', group: '', name: 'client-ca' }] } } },
+      };
+      const team = httpListener('secure', { port: 443, protocol: 'HTTPS', hostname: 'team.example.com', tls: { certificateRefs: [{ name: 'team-tls' }] } });
+      const insecure = (listenerSets: readonly KubeObject[]) =>
+        condition(
+          statuses(readGatewayApi(sources({ gateways: [falling], listenerSets, secrets: [tlsSecret('team', 'team-tls')], configMaps: [caConfigMap(NS, 'client-ca')] }))).get(
+            `gateways ${NS}/gw`,
+          ),
+          'InsecureFrontendValidationMode',
+        );
+      expect(insecure([])).to.equal(undefined);
+      expect(insecure([listenerSet('team', `${NS}/gw`, [team], 'team')])).to.equal('True/ConfigurationChanged');
+    });
+
     it('a grant to Gateways alone is not one to ListenerSets', () => {
       const model = readGatewayApi(
         sources({
