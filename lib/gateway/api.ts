@@ -18,6 +18,7 @@ export const KINDS = {
   tlsRoute: 'TLSRoute',
   tcpRoute: 'TCPRoute',
   referenceGrant: 'ReferenceGrant',
+  listenerSet: 'ListenerSet',
 } as const;
 
 /** Group and kind of a reference; the core group is ''. */
@@ -29,6 +30,7 @@ export interface GroupKind {
 export const SERVICE: GroupKind = { group: '', kind: 'Service' };
 export const SECRET: GroupKind = { group: '', kind: 'Secret' };
 export const GATEWAY: GroupKind = { group: GATEWAY_GROUP, kind: KINDS.gateway };
+export const LISTENER_SET: GroupKind = { group: GATEWAY_GROUP, kind: KINDS.listenerSet };
 
 export function sameGroupKind(a: GroupKind, b: GroupKind): boolean {
   return a.group === b.group && a.kind === b.kind;

@@ -1,6 +1,6 @@
 import { matchesLabels } from '../kube-syntax/label-selector.ts';
 import type { KubeObject } from '../pipeline/model.ts';
-import { GATEWAY, GATEWAY_GROUP, sameGroupKind } from './api.ts';
+import { GATEWAY, GATEWAY_GROUP, KINDS, LISTENER_SET, sameGroupKind } from './api.ts';
 import type { Gateway } from './gateway.ts';
 import { hostnamesOn } from './hostnames.ts';
 import type { ParentRef, RouteBase } from './http-route.ts';
@@ -43,10 +43,23 @@ export interface ServedGateway {
   readonly listeners: readonly ListenerState[];
 }
 
-/** The served Gateway a parentRef names, if any: refs to other kinds or other controllers' Gateways are not this controller's to answer. */
+/** How the model keys a ListenerSet, beside the Gateways by namespace/name (apart from them: a Gateway and a ListenerSet may share a name). */
+export const listenerSetKey = (namespace: string, name: string) => `${KINDS.listenerSet} ${namespace}/${name}`;
+
+/** The key of a served Gateway or ListenerSet in the model. */
+export const servedKey = ({ gateway }: ServedGateway) =>
+  gateway.groupKind.kind === KINDS.listenerSet ? listenerSetKey(gateway.namespace, gateway.name) : `${gateway.namespace}/${gateway.name}`;
+
+/**
+ * The served Gateway or ListenerSet a parentRef names, if any: refs to
+ * other kinds or other controllers' Gateways are not this controller's to
+ * answer. A Gateway's listeners are its own: a route naming it attaches
+ * to none of its ListenerSets' (conformance ListenerSetHTTPRouting).
+ */
 export function gatewayOf(parent: ParentRef, gateways: ReadonlyMap<string, ServedGateway>): ServedGateway | undefined {
-  if (!sameGroupKind(parent, GATEWAY)) return undefined;
-  return gateways.get(`${parent.namespace}/${parent.name}`);
+  if (sameGroupKind(parent, GATEWAY)) return gateways.get(`${parent.namespace}/${parent.name}`);
+  if (sameGroupKind(parent, LISTENER_SET)) return gateways.get(listenerSetKey(parent.namespace, parent.name));
+  return undefined;
 }
 
 /** What attaching reads of a route of any kind. */

@@ -3,13 +3,13 @@ import { inPrecedenceOrder } from '../routing/precedence.ts';
 import type { RouteRecord } from '../routing/route.ts';
 import type { L4Routing } from '../routing/l4-route.ts';
 import { KINDS } from './api.ts';
-import { attach, carriesEntryOf, gatewayOf, type Acceptance, type AttachedListener, type ParentOutcome, type ServedGateway } from './attachment.ts';
+import { attach, carriesEntryOf, gatewayOf, servedKey, type Acceptance, type AttachedListener, type ParentOutcome } from './attachment.ts';
 export type { ParentOutcome } from './attachment.ts';
 export type { L4RouteOutcome } from './l4-route.ts';
 import type { Unresolved } from './backend-refs.ts';
 import { judgeL4Routes, withL4Counts, type L4RouteOutcome, type L4RouteRead } from './l4-route.ts';
 import type { GatewayClassRead } from './gateway-class.ts';
-import { keyOf, readGateways, type GatewaySources, type GatewaysRead } from './gateways-read.ts';
+import { keyOf, readGateways, type GatewayEntry, type GatewaySources, type GatewaysRead } from './gateways-read.ts';
 import { readGrpcRoute } from './grpc-route.ts';
 import { readHttpRoute, type HttpRouteRead } from './http-route.ts';
 import type { ListenerState } from './listeners.ts';
@@ -44,11 +44,8 @@ export interface GatewayApiSources extends GatewaySources {
   readonly context?: readonly unknown[];
 }
 
-/** A Gateway of one of this controller's classes: served, or left out with its problems. */
-export interface GatewayOutcome {
-  readonly object: KubeObject;
-  readonly served: ServedGateway | undefined;
-  readonly problems: readonly Problem[];
+/** A Gateway of one of this controller's classes, or a ListenerSet of one: served, or left out with its problems. */
+export interface GatewayOutcome extends Pick<GatewayEntry, 'object' | 'served' | 'problems' | 'listenerSet' | 'attachedListenerSets' | 'insecureFallback'> {
   /** Routes attached, by listener name. */
   readonly attachedRoutes: ReadonlyMap<string, number>;
   /** The hostnames routes are served for, by listener name ('*': any). */
@@ -67,7 +64,7 @@ export interface RouteOutcome {
 
 export interface GatewayApiModel {
   readonly classes: ReadonlyMap<string, GatewayClassRead>;
-  /** By namespace/name. */
+  /** Gateways by namespace/name, and their ListenerSets by listenerSetKey (gateways-read.ts). */
   readonly gateways: ReadonlyMap<string, GatewayOutcome>;
   /**
    * By routeKey: every HTTPRoute and GRPCRoute naming at least one served
@@ -176,7 +173,7 @@ function judgeRoute(
       : { accepted: false, reason: 'UnsupportedValue', message: read.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ') };
     if (acceptance.accepted && refused) acceptance = withoutRefused(acceptance.listeners, refused);
     parents.push({ parent, acceptance });
-    if (acceptance.accepted) attachments.push({ gateway: `${gateway.gateway.namespace}/${gateway.gateway.name}`, listeners: acceptance.listeners });
+    if (acceptance.accepted) attachments.push({ gateway: servedKey(gateway), listeners: acceptance.listeners });
   }
   const attached = attachments.flatMap((attachment) => attachment.listeners);
   const translated = route ? translateRoute(route, attached, { service: sources.service, grants: gateways.grants }, gateways.protocols) : { records: [], unresolved: [] };
@@ -291,12 +288,12 @@ function readHttpPart(sources: GatewayApiSources, memo?: GatewayApiMemo): { read
   const attachedCounts = new Map<string, Map<string, number>>();
   const attachedHostnames = new Map<string, Map<string, Set<string>>>();
   const gateways = new Map<string, GatewayOutcome>();
-  for (const { object, served, problems, listeners } of gatewaysRead.gateways) {
+  for (const { key, listeners, ...entry } of gatewaysRead.gateways) {
     const counts = new Map<string, number>(listeners.map((name) => [name, 0]));
     const hostnames = new Map<string, Set<string>>(listeners.map((name) => [name, new Set<string>()]));
-    attachedCounts.set(keyOf(object), counts);
-    attachedHostnames.set(keyOf(object), hostnames);
-    gateways.set(keyOf(object), { object, served, problems, attachedRoutes: counts, attachedHostnames: hostnames });
+    attachedCounts.set(key, counts);
+    attachedHostnames.set(key, hostnames);
+    gateways.set(key, { ...entry, attachedRoutes: counts, attachedHostnames: hostnames });
   }
   const works: { readonly kind: RouteKind; readonly object: KubeObject; work: RouteWork }[] = [];
   for (const [k, kind] of ROUTE_KINDS.entries()) {

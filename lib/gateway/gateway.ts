@@ -2,7 +2,7 @@ import { isFields, type Fields } from '../object-fields/fields.ts';
 import { describeObject, isDnsLabel, isDnsSubdomain, isPortNumber, quote } from '../object-fields/names.ts';
 import type { LabelSelector } from '../kube-syntax/label-selector.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import { GATEWAY_GROUP, KINDS, SECRET, type GroupKind } from './api.ts';
+import { GATEWAY, GATEWAY_GROUP, KINDS, LISTENER_SET, SECRET, sameGroupKind, type GroupKind } from './api.ts';
 import { readFrontendValidation, type ClientValidation, type FrontendValidation } from './frontend-validation.ts';
 import { absent, FieldReader } from './field-reader.ts';
 import { checkHostname } from './hostnames.ts';
@@ -61,6 +61,13 @@ export interface Listener {
 
 export interface Gateway {
   readonly object: KubeObject;
+  /**
+   * GATEWAY, or LISTENER_SET for the listeners a ListenerSet adds to its
+   * Gateway, read as a Gateway of their own: routes attach to it by its
+   * kind and name, and ReferenceGrants name it as `from` for its
+   * certificates (a grant to the Gateway is not one to its ListenerSets).
+   */
+  readonly groupKind: GroupKind;
   readonly label: string;
   readonly namespace: string;
   readonly name: string;
@@ -70,6 +77,12 @@ export interface Gateway {
   readonly asksAddresses: boolean;
   /** Some HTTPS listener's client certificate validation is AllowInsecureFallback (condition InsecureFrontendValidationMode). */
   readonly insecureFallback: boolean;
+  /** spec.tls.frontend, read: a ListenerSet's HTTPS listeners validate client certificates by their Gateway's. */
+  readonly frontendValidation: FrontendValidation;
+  /** Whose spec.tls.frontend it is, as ReferenceGrants name it as `from` for its CA certificates: the Gateway's (a ListenerSet's parent's). */
+  readonly validationFrom: GroupKind & { readonly namespace: string; readonly label: string };
+  /** spec.allowedListeners: the namespaces whose ListenerSets may add listeners (None for a ListenerSet). */
+  readonly allowedListeners: { readonly from: FromNamespaces; readonly selector: LabelSelector | undefined };
 }
 
 export interface GatewayRead {
@@ -190,18 +203,87 @@ export function readGateway(object: KubeObject): GatewayRead {
   const listed = reader.list(spec['listeners'], 'spec.listeners');
   if (listed.length === 0) reader.problem('spec.listeners', 'lists no listener');
   const validation = readFrontendValidation(reader, spec['tls'], String(namespace));
-  const listeners = listed.map((listener, index) => readListener(reader, listener, index, String(namespace), validation));
+  const listeners = readListeners(reader, listed, String(namespace), validation);
+  const allowed = reader.fields(reader.fields(spec['allowedListeners'], 'spec.allowedListeners')?.['namespaces'], 'spec.allowedListeners.namespaces');
+  const from = reader.oneOf(allowed?.['from'], 'spec.allowedListeners.namespaces.from', ['Same', 'All', 'Selector', 'None'], 'None');
+  const selector = from === 'Selector' ? readLabelSelector(reader, allowed?.['selector'], 'spec.allowedListeners.namespaces.selector') : undefined;
+  const label = reader.label;
+  if (reader.problems.length > 0 || className === undefined || from === undefined) return { label, gateway: undefined, problems: reader.problems };
+  const asksAddresses = Array.isArray(spec['addresses']) && spec['addresses'].length > 0;
+  const insecureFallback = listeners.some((listener) => listener.clientValidation?.mode === 'AllowInsecureFallback');
+  const allowedListeners = { from, selector };
+  const gateway = {
+    object,
+    groupKind: GATEWAY,
+    label,
+    namespace: String(namespace),
+    name: String(name),
+    className,
+    listeners,
+    asksAddresses,
+    insecureFallback,
+    frontendValidation: validation,
+    validationFrom: { ...GATEWAY, namespace: String(namespace), label },
+    allowedListeners,
+  };
+  return { label, gateway, problems: [] };
+}
+
+/** The listeners of spec.listeners, each name once (a Gateway's and a ListenerSet's alike); those that cannot be read are problems of `reader`. */
+function readListeners(reader: FieldReader, listed: readonly unknown[], namespace: string, validation: FrontendValidation): Listener[] {
+  const listeners = listed.map((listener, index) => readListener(reader, listener, index, namespace, validation));
   const names = new Set<string>();
   for (const listener of listeners) {
     if (listener === undefined) continue;
     if (names.has(listener.name)) reader.problem(`spec.listeners[${listener.index}].name`, `${quote(listener.name)} is the name of another listener`);
     names.add(listener.name);
   }
+  return listeners.filter((listener) => listener !== undefined);
+}
+
+/** A ListenerSet's spec.parentRef (apis/v1/shared_types.go ParentGatewayReference): the Gateway it adds listeners to, or undefined when it names another kind. */
+export function listenerSetParent(object: KubeObject): { readonly namespace: string; readonly name: string } | undefined {
+  const spec = isFields(object['spec']) ? object['spec'] : {};
+  const ref = isFields(spec['parentRef']) ? spec['parentRef'] : undefined;
+  if (ref === undefined || typeof ref['name'] !== 'string') return undefined;
+  const groupKind = { group: typeof ref['group'] === 'string' ? ref['group'] : GATEWAY_GROUP, kind: typeof ref['kind'] === 'string' ? ref['kind'] : KINDS.gateway };
+  if (!sameGroupKind(groupKind, GATEWAY)) return undefined;
+  return { namespace: typeof ref['namespace'] === 'string' ? ref['namespace'] : String(object.metadata.namespace), name: ref['name'] };
+}
+
+/**
+ * A ListenerSet (apis/v1/listenerset_types.go) read as a Gateway of its
+ * own listeners, of its parent's class: their certificates, allowedRoutes
+ * (`Same`: the ListenerSet's namespace) and names are its own. Its HTTPS
+ * listeners validate client certificates as the Gateway's spec.tls.frontend
+ * says of its port (it is "for all Listeners handling HTTPS traffic", and
+ * the specification treats the Gateway as having the merged list), so a
+ * ListenerSet cannot serve a port of the Gateway without the validation
+ * the Gateway asks there.
+ */
+export function readListenerSet(object: KubeObject, parent: Gateway): GatewayRead {
+  const { namespace, name } = object.metadata;
+  const reader = new FieldReader(describeObject(KINDS.listenerSet, namespace, name));
+  if (!isDnsLabel(namespace)) reader.problem('metadata.namespace', `${quote(namespace)} is not a namespace name`);
+  const spec = isFields(object['spec']) ? object['spec'] : {};
+  const listed = reader.list(spec['listeners'], 'spec.listeners');
+  if (listed.length === 0) reader.problem('spec.listeners', 'lists no listener');
+  const listeners = readListeners(reader, listed, String(namespace), parent.frontendValidation);
   const label = reader.label;
-  if (reader.problems.length > 0 || className === undefined) return { label, gateway: undefined, problems: reader.problems };
-  const asksAddresses = Array.isArray(spec['addresses']) && spec['addresses'].length > 0;
-  const served = listeners as Listener[];
-  const insecureFallback = served.some((listener) => listener.clientValidation?.mode === 'AllowInsecureFallback');
-  const gateway = { object, label, namespace: String(namespace), name: String(name), className, listeners: served, asksAddresses, insecureFallback };
+  if (reader.problems.length > 0) return { label, gateway: undefined, problems: reader.problems };
+  const gateway: Gateway = {
+    object,
+    groupKind: LISTENER_SET,
+    label,
+    namespace: String(namespace),
+    name: String(name),
+    className: parent.className,
+    listeners,
+    asksAddresses: false,
+    insecureFallback: listeners.some((listener) => listener.clientValidation?.mode === 'AllowInsecureFallback'),
+    frontendValidation: parent.frontendValidation,
+    validationFrom: parent.validationFrom,
+    allowedListeners: { from: 'None', selector: undefined },
+  };
   return { label, gateway, problems: [] };
 }

@@ -6,7 +6,7 @@ import type { L4Certificate, L4Listener, L4Mode, L4Route, L4Routing } from '../r
 import { inL4PrecedenceOrder } from '../routing/precedence.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { KINDS } from './api.ts';
-import { attach, carriesEntryOf, gatewayOf, type Acceptance, type AttachedListener, type ParentOutcome, type ServedGateway } from './attachment.ts';
+import { attach, carriesEntryOf, gatewayOf, servedKey, type Acceptance, type AttachedListener, type ParentOutcome, type ServedGateway } from './attachment.ts';
 import { readBackendReference, resolveBackend, type BackendLookup, type BackendReference, type Unresolved } from './backend-refs.ts';
 import { absent, FieldReader } from './field-reader.ts';
 import { checkHostname } from './hostnames.ts';
@@ -158,7 +158,7 @@ export function judgeL4Route(
       : { accepted: false, reason: 'UnsupportedValue', message: read.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ') };
     parents.push({ parent, acceptance });
     if (!acceptance.accepted) continue;
-    const gatewayKey = `${gateway.gateway.namespace}/${gateway.gateway.name}`;
+    const gatewayKey = servedKey(gateway);
     const byListener = counts.get(gatewayKey) ?? new Map<string, number>();
     counts.set(gatewayKey, byListener);
     for (const listener of acceptance.listeners) {

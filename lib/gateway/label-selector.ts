@@ -13,7 +13,7 @@ const OPERATORS: Readonly<Record<string, LabelRequirement['operator']>> = { In: 
  */
 export function readLabelSelector(reader: FieldReader, value: unknown, field: string): LabelSelector | undefined {
   if (!isFields(value)) {
-    reader.problem(field, 'is missing (allowedRoutes.namespaces.from is Selector)');
+    reader.problem(field, 'is missing (namespaces.from is Selector)');
     return undefined;
   }
   const before = reader.problems.length;

@@ -1,7 +1,6 @@
 import { isFields } from '../object-fields/fields.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import type { CaRef } from '../routing/settings.ts';
-import { GATEWAY } from './api.ts';
 import type { CaCertificateRef, ValidationMode } from './frontend-validation.ts';
 import type { Gateway, Listener, ListenerFault } from './gateway.ts';
 import type { ReferenceGrants } from './reference-grants.ts';
@@ -49,11 +48,11 @@ function certificateFaults(gateway: Gateway, listener: Listener, lookup: Listene
   const faults: ListenerFault[] = [];
   for (const ref of listener.certificateRefs) {
     const target = `Secret ${ref.namespace}/${ref.name}`;
-    if (!lookup.grants.permits({ ...GATEWAY, namespace: gateway.namespace }, ref)) {
+    if (!lookup.grants.permits({ ...gateway.groupKind, namespace: gateway.namespace }, ref)) {
       faults.push({
         condition: 'ResolvedRefs',
         reason: 'RefNotPermitted',
-        message: `${ref.field}: ${target} is in another namespace, and no ReferenceGrant there allows Gateways of ${gateway.namespace} to use it`,
+        message: `${ref.field}: ${target} is in another namespace, and no ReferenceGrant there allows ${gateway.groupKind.kind}s of ${gateway.namespace} to use it`,
       });
     } else if (!isTlsSecret(lookup.secret(ref.namespace, ref.name))) {
       faults.push({
@@ -98,18 +97,21 @@ function clientCaOf(gateway: Gateway, listener: Listener, lookup: ListenerLookup
   const validation = listener.clientValidation;
   if (validation === undefined) return undefined;
   const usable: CaCertificateRef[] = [];
+  const from = gateway.validationFrom;
+  // A ListenerSet's listener validates by its Gateway's spec.tls.frontend: its faults name the Gateway's field.
+  const fieldOf = (ref: CaCertificateRef) => (from.label === gateway.label ? ref.field : `${from.label} ${ref.field}`);
   for (const ref of validation.refs) {
     const target = `${ref.kind} ${ref.namespace}/${ref.name}`;
-    if (!lookup.grants.permits({ ...GATEWAY, namespace: gateway.namespace }, ref)) {
+    if (!lookup.grants.permits(from, ref)) {
       faults.push({
         condition: 'ResolvedRefs',
         reason: 'RefNotPermitted',
-        message: `${ref.field}: ${target} is in another namespace, and no ReferenceGrant there allows Gateways of ${gateway.namespace} to use it`,
+        message: `${fieldOf(ref)}: ${target} is in another namespace, and no ReferenceGrant there allows ${from.kind}s of ${from.namespace} to use it`,
       });
     } else if (!holdsCa(ref.kind === 'ConfigMap' ? lookup.configMap?.(ref.namespace, ref.name) : lookup.secret(ref.namespace, ref.name), ref.kind)) {
-      faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCACertificateRef', message: `${ref.field}: ${target} does not exist or holds no PEM certificate in ca.crt` });
+      faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCACertificateRef', message: `${fieldOf(ref)}: ${target} does not exist or holds no PEM certificate in ca.crt` });
     } else if (usable.length > 0) {
-      faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCACertificateRef', message: `${ref.field}: one CA certificate reference is served per listener, and an earlier one is` });
+      faults.push({ condition: 'ResolvedRefs', reason: 'InvalidCACertificateRef', message: `${fieldOf(ref)}: one CA certificate reference is served per listener, and an earlier one is` });
     } else {
       usable.push(ref);
     }
@@ -122,14 +124,38 @@ function clientCaOf(gateway: Gateway, listener: Listener, lookup: ListenerLookup
   return { ca: { namespace: first.namespace, name: first.name, ...(first.kind === 'ConfigMap' ? { configMap: true as const } : {}) }, mode: validation.mode };
 }
 
-function conflictOf(listener: Listener, listeners: readonly Listener[]): ListenerState['conflict'] {
+/**
+ * What keeps a listener from its port: one of `earlier`, the listeners
+ * served before it on its Gateway (apis/v1/listenerset_types.go
+ * ListenerSetSpec.Listeners: the Gateway's first, then ListenerSets by
+ * age, then namespace/name), which keeps the port; else another of its
+ * own `listeners` not refused so (either of the two, as neither goes first).
+ */
+function conflictOf(listener: Listener, listeners: readonly Listener[], earlier: readonly EarlierListener[]): ListenerState['conflict'] {
+  const labels = new Map(earlier.map((other) => [other.listener, other.label]));
+  const byEarlier = (candidate: Listener) =>
+    conflictAmong(
+      candidate,
+      earlier.map((other) => other.listener),
+      (other) => `listener ${other.name} of ${labels.get(other)}`,
+    );
+  return byEarlier(listener) ?? conflictAmong(listener, earlier.length === 0 ? listeners : listeners.filter((other) => byEarlier(other) === undefined), (other) => `listener ${other.name}`);
+}
+
+/** A listener served before those of a ListenerSet, and where it is from ("Gateway ns/name", "ListenerSet ns/name"). */
+export interface EarlierListener {
+  readonly listener: Listener;
+  readonly label: string;
+}
+
+function conflictAmong(listener: Listener, listeners: readonly Listener[], nameOf: (other: Listener) => string): ListenerState['conflict'] {
   const samePort = listeners.filter((other) => other !== listener && other.port === listener.port);
   // One port either ends TLS or passes it through: mixed modes are refused, as the conformance suite asks of an implementation without TLSRouteModeMixed.
   const otherProtocol = samePort.find((other) => other.protocol !== listener.protocol || other.tlsMode !== listener.tlsMode);
-  if (otherProtocol) return { reason: 'ProtocolConflict', message: `listener ${otherProtocol.name} serves ${protocolText(otherProtocol)} on port ${listener.port}` };
+  if (otherProtocol) return { reason: 'ProtocolConflict', message: `${nameOf(otherProtocol)} serves ${protocolText(otherProtocol)} on port ${listener.port}` };
   // Two TCP listeners on one port are not distinct (apis/v1/gateway_types.go, Listeners; the CRD refuses a hostname on them), whatever a manifest says.
   const sameHost = samePort.find((other) => other.hostname === listener.hostname || listener.protocol === 'TCP');
-  if (sameHost) return { reason: 'HostnameConflict', message: `listener ${sameHost.name} serves the same hostname on port ${listener.port}` };
+  if (sameHost) return { reason: 'HostnameConflict', message: `${nameOf(sameHost)} serves the same hostname on port ${listener.port}` };
   return undefined;
 }
 
@@ -149,7 +175,8 @@ function portFault(listener: Listener, frontends: readonly Frontend[] | undefine
   return `no frontend of the template serves ${listener.protocol} on port ${listener.port}`;
 }
 
-export function resolveListeners(gateway: Gateway, lookup: ListenerLookup): ListenerState[] {
+/** The listeners of a Gateway, or of a ListenerSet after the `earlier` ones of its Gateway (conflictOf), judged. */
+export function resolveListeners(gateway: Gateway, lookup: ListenerLookup, earlier: readonly EarlierListener[] = []): ListenerState[] {
   return gateway.listeners.map((listener) => {
     const faults = [...listener.faults, ...certificateFaults(gateway, listener, lookup)];
     const clientCa = clientCaOf(gateway, listener, lookup, faults);
@@ -157,7 +184,7 @@ export function resolveListeners(gateway: Gateway, lookup: ListenerLookup): List
       const fault = portFault(listener, lookup.frontends);
       if (fault) faults.push({ condition: 'Accepted', reason: 'PortUnavailable', message: fault });
     }
-    const conflict = conflictOf(listener, gateway.listeners);
+    const conflict = conflictOf(listener, gateway.listeners, earlier);
     const certificateFault = faults.some((fault) => fault.reason === 'InvalidCertificateRef' || fault.reason === 'RefNotPermitted');
     const serving = conflict === undefined && !certificateFault && !faults.some((fault) => fault.condition === 'Accepted') && listener.kinds.length > 0;
     return { listener, faults, conflict, serving, clientCa };

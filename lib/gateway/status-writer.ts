@@ -7,14 +7,14 @@ import { errorMessage } from '../error-message.ts';
 import { GATEWAY_GROUP, KINDS } from './api.ts';
 import { conditionTime } from './conditions.ts';
 import type { GatewayApiModel } from './gateway-api.ts';
-import { gatewayClassStatus, gatewayStatus, NOTHING_LEFT_OUT, routeStatus, type Deployment, type LeftOut } from './status.ts';
+import { gatewayClassStatus, gatewayStatus, listenerSetStatus, NOTHING_LEFT_OUT, routeStatus, type Deployment, type LeftOut } from './status.ts';
 
 const API_VERSION = `${GATEWAY_GROUP}/v1`;
 /** Status writes in flight at once, as for Ingress status (lib/kube/ingress-status-writer.ts). */
 const PARALLEL_WRITES = 8;
 
 export interface StatusWrite {
-  readonly resource: 'gatewayclasses' | 'gateways' | 'httproutes' | 'grpcroutes' | 'tlsroutes' | 'tcproutes';
+  readonly resource: 'gatewayclasses' | 'gateways' | 'listenersets' | 'httproutes' | 'grpcroutes' | 'tlsroutes' | 'tcproutes';
   readonly object: KubeObject;
   readonly status: Readonly<Record<string, unknown>>;
 }
@@ -48,8 +48,10 @@ export function statusWrites({ model, controllerName, addresses, deployment, now
     if (JSON.stringify(object['status'] ?? {}) !== JSON.stringify(status)) writes.push({ resource, object, status });
   };
   for (const read of model.classes.values()) add('gatewayclasses', read.object, (object) => gatewayClassStatus(object, read, time));
-  for (const outcome of model.gateways.values())
-    add('gateways', outcome.object, (object) => gatewayStatus(object === outcome.object ? outcome : { ...outcome, object }, addresses, deployment, time));
+  for (const outcome of model.gateways.values()) {
+    const [resource, statusOf] = outcome.listenerSet ? (['listenersets', listenerSetStatus] as const) : (['gateways', gatewayStatus] as const);
+    add(resource, outcome.object, (object) => statusOf(object === outcome.object ? outcome : { ...outcome, object }, addresses, deployment, time));
+  }
   for (const outcome of model.routes.values()) {
     const left = leftOut?.get(outcome.object) ?? NOTHING_LEFT_OUT;
     add(outcome.kind === KINDS.grpcRoute ? 'grpcroutes' : 'httproutes', outcome.object, (object) =>

@@ -38,14 +38,74 @@ function programmedBy(deployment: Deployment): DesiredCondition {
   return desired('Programmed', false, 'Pending', why);
 }
 
+/**
+ * A listener's conditions. A conflicted listener is not accepted nor
+ * programmed, for its conflict's reason, as the conformance suite asks
+ * (tlsroute-listener-mixed-termination-not-supported, listenerset-hostname-conflict).
+ */
 function listenerConditions(state: ListenerState, deployment: Deployment): DesiredCondition[] {
-  const refused = state.faults.find((fault) => fault.condition === 'Accepted');
+  const refused = state.faults.find((fault) => fault.condition === 'Accepted') ?? state.conflict;
   const unresolved = state.faults.find((fault) => fault.condition === 'ResolvedRefs');
   const accepted = refused ? desired('Accepted', false, refused.reason, refused.message) : desired('Accepted', true, 'Accepted', 'listener accepted');
   const resolved = unresolved ? desired('ResolvedRefs', false, unresolved.reason, unresolved.message) : desired('ResolvedRefs', true, 'ResolvedRefs', 'all references resolved');
   const conflicted = state.conflict ? desired('Conflicted', true, state.conflict.reason, state.conflict.message) : desired('Conflicted', false, 'NoConflicts', 'no conflicts');
-  const programmed = state.serving ? programmedBy(deployment) : desired('Programmed', false, 'Invalid', 'the listener is not served: see its other conditions');
+  let programmed: DesiredCondition;
+  if (state.serving) programmed = programmedBy(deployment);
+  else if (state.conflict) programmed = desired('Programmed', false, state.conflict.reason, state.conflict.message);
+  else programmed = desired('Programmed', false, 'Invalid', 'the listener is not served: see its other conditions');
   return [accepted, resolved, conflicted, programmed];
+}
+
+/** The status.listeners entries of a Gateway's or ListenerSet's served listeners (apis/v1 ListenerStatus and ListenerEntryStatus alike). */
+function listenerStatuses(outcome: GatewayOutcome, stored: Readonly<Record<string, unknown>>, deployment: Deployment, now: string) {
+  const storedListeners = Array.isArray(stored['listeners']) ? stored['listeners'].filter(isFields) : [];
+  return (outcome.served?.listeners ?? []).map((state) => ({
+    name: state.listener.name,
+    supportedKinds: state.listener.kinds.map(({ group, kind }) => ({ group, kind })),
+    attachedRoutes: outcome.attachedRoutes.get(state.listener.name) ?? 0,
+    conditions: withTransitions(
+      listenerConditions(state, deployment),
+      storedListeners.find((entry) => entry['name'] === state.listener.name)?.['conditions'],
+      generationOf(outcome.object),
+      now,
+    ),
+  }));
+}
+
+/**
+ * A ListenerSet's status (apis/v1/listenerset_types.go ListenerSetStatus):
+ * refused by its Gateway (NotAllowed, ParentNotAccepted) with both
+ * conditions false for that reason; with no listener served,
+ * ListenersNotValid; else Accepted, and Programmed as its Gateway's
+ * listeners are.
+ */
+export function listenerSetStatus(outcome: GatewayOutcome, addresses: readonly LoadBalancerIngress[], deployment: Deployment, now: string): Status {
+  const { object, served } = outcome;
+  const stored = storedStatus(object);
+  const refusal = outcome.listenerSet?.refusal;
+  const invalid = served?.listeners.filter((state) => !state.serving).length ?? 0;
+  let accepted: DesiredCondition;
+  let programmed: DesiredCondition | undefined;
+  if (refusal) {
+    accepted = desired('Accepted', false, refusal.reason, refusal.message);
+    programmed = desired('Programmed', false, refusal.reason, refusal.message);
+  } else if (served === undefined) {
+    const problems = outcome.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ');
+    accepted = desired('Accepted', false, 'Invalid', problems || 'the ListenerSet cannot be served');
+    programmed = desired('Programmed', false, 'Invalid', accepted.message);
+  } else if (invalid === served.listeners.length) {
+    accepted = desired('Accepted', false, 'ListenersNotValid', 'no listener can be served');
+    programmed = desired('Programmed', false, 'ListenersNotValid', accepted.message);
+  } else {
+    accepted =
+      invalid > 0 ? desired('Accepted', true, 'ListenersNotValid', `${invalid} of ${served.listeners.length} listeners cannot be served`) : desired('Accepted', true, 'Accepted', 'accepted');
+  }
+  programmed ??= addresses.length === 0 ? desired('Programmed', false, 'ParentNotProgrammed', 'the HAProxy Service has no address to publish yet') : programmedBy(deployment);
+  return {
+    ...stored,
+    conditions: withTransitions([accepted, programmed], stored['conditions'], generationOf(object), now),
+    listeners: listenerStatuses(outcome, stored, deployment, now),
+  };
 }
 
 export function gatewayStatus(outcome: GatewayOutcome, addresses: readonly LoadBalancerIngress[], deployment: Deployment, now: string): Status {
@@ -54,13 +114,7 @@ export function gatewayStatus(outcome: GatewayOutcome, addresses: readonly LoadB
   const generation = generationOf(object);
   const statusAddresses = addresses.map((address) => (address.ip ? { type: 'IPAddress', value: address.ip } : { type: 'Hostname', value: address.hostname ?? '' }));
   const problems = outcome.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ');
-  const storedListeners = Array.isArray(stored['listeners']) ? stored['listeners'].filter(isFields) : [];
-  const listeners = (served?.listeners ?? []).map((state) => ({
-    name: state.listener.name,
-    supportedKinds: state.listener.kinds.map(({ group, kind }) => ({ group, kind })),
-    attachedRoutes: outcome.attachedRoutes.get(state.listener.name) ?? 0,
-    conditions: withTransitions(listenerConditions(state, deployment), storedListeners.find((entry) => entry['name'] === state.listener.name)?.['conditions'], generation, now),
-  }));
+  const listeners = listenerStatuses(outcome, stored, deployment, now);
   const invalid = served?.listeners.filter((state) => !state.serving).length ?? 0;
   let accepted: DesiredCondition;
   if (served === undefined) accepted = desired('Accepted', false, 'Invalid', problems || 'the Gateway cannot be served');
@@ -73,12 +127,15 @@ export function gatewayStatus(outcome: GatewayOutcome, addresses: readonly LoadB
   if (accepted.status !== 'True') programmed = desired('Programmed', false, 'Invalid', 'the Gateway is not accepted');
   else if (statusAddresses.length === 0) programmed = desired('Programmed', false, 'AddressNotAssigned', 'the HAProxy Service has no address to publish yet');
   else programmed = programmedBy(deployment);
+  // attachedListenerSets is optional, absent read as 0 (conformance GatewayMustHaveAttachedListeners): written while some are, gone after.
+  const { attachedListenerSets: _, ...kept } = stored;
   return {
-    ...stored,
+    ...kept,
+    ...(outcome.attachedListenerSets ? { attachedListenerSets: outcome.attachedListenerSets } : {}),
     addresses: statusAddresses,
     // InsecureFrontendValidationMode is there while some listener's client certificate validation falls back, and gone after.
     conditions: withTransitions(
-      served?.gateway.insecureFallback
+      (outcome.insecureFallback ?? served?.gateway.insecureFallback)
         ? [
             accepted,
             programmed,

@@ -19,7 +19,7 @@ export function storeOf(stores: ReadonlyMap<string, StoreReader>, resources: rea
 /**
  * The Gateway API sources from the watched stores, found by group and kind
  * whatever the configuration names them: the Gateway API kinds in the
- * gateway.networking.k8s.io group, Services, Secrets (of every watch),
+ * gateway.networking.k8s.io group (ListenerSets among them), Services, Secrets (of every watch),
  * Namespaces and ConfigMaps in the core group. A kind not watched reads as
  * none (a Namespace selector then admits no namespace). The context is
  * every store but the routes' and its version, with the controller name:
@@ -29,7 +29,7 @@ export function storeOf(stores: ReadonlyMap<string, StoreReader>, resources: rea
 export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], settings: ControllerConfig['gatewayApi']): GatewayApiSources {
   const { controllerName, httpPort, httpsPort } = settings;
   const store = (group: string, kind: string) => storeOf(stores, resources, group, kind);
-  const [classes, gateways, routes, grpcRoutes, grants, tlsRoutes, tcpRoutes] = [
+  const [classes, gateways, routes, grpcRoutes, grants, tlsRoutes, tcpRoutes, listenerSets] = [
     KINDS.gatewayClass,
     KINDS.gateway,
     KINDS.httpRoute,
@@ -37,11 +37,12 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     KINDS.referenceGrant,
     KINDS.tlsRoute,
     KINDS.tcpRoute,
+    KINDS.listenerSet,
   ].map((kind) => store(GATEWAY_GROUP, kind));
   const [services, namespaces, configMaps] = ['Service', 'Namespace', 'ConfigMap'].map((kind) => store('', kind));
   // Every Secret watch: TLS Secrets for certificateRefs, and the Opaque ones CA certificates are usually kept in.
   const secrets = resources.filter((resource) => resource.kind === 'Secret' && !resource.apiVersion.includes('/')).map((resource) => stores.get(resource.name));
-  const others = [classes, gateways, grants, services, ...secrets, namespaces, configMaps];
+  const others = [classes, gateways, listenerSets, grants, services, ...secrets, namespaces, configMaps];
   return {
     controllerName,
     frontends: [
@@ -50,6 +51,7 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     ],
     gatewayClasses: classes?.list() ?? [],
     gateways: gateways?.list() ?? [],
+    listenerSets: listenerSets?.list() ?? [],
     httpRoutes: routes?.list() ?? [],
     // The same empty list every time while a kind is not watched: the model (and its layer-4 part) is then kept (gateway-api.ts).
     grpcRoutes: grpcRoutes?.list() ?? NO_OBJECTS,

@@ -39,6 +39,7 @@ const statusWritten = new Set([
   'networking.k8s.io/ingresses',
   'gateway.networking.k8s.io/gatewayclasses',
   'gateway.networking.k8s.io/gateways',
+  'gateway.networking.k8s.io/listenersets',
   'gateway.networking.k8s.io/httproutes',
   'gateway.networking.k8s.io/grpcroutes',
   'gateway.networking.k8s.io/tlsroutes',

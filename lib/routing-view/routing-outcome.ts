@@ -22,6 +22,7 @@ export interface GatewayTranslation {
 const GATEWAY_KINDS: Readonly<Record<StatusWrite['resource'], string>> = {
   gatewayclasses: KINDS.gatewayClass,
   gateways: KINDS.gateway,
+  listenersets: KINDS.listenerSet,
   httproutes: KINDS.httpRoute,
   grpcroutes: KINDS.grpcRoute,
   tlsroutes: KINDS.tlsRoute,

@@ -240,6 +240,8 @@ describe('Helm chart', function () {
         'gateway.networking.k8s.io/gatewayclasses/status': ['patch'],
         'gateway.networking.k8s.io/gateways': ['get', 'list', 'watch'],
         'gateway.networking.k8s.io/gateways/status': ['patch'],
+        'gateway.networking.k8s.io/listenersets': ['get', 'list', 'watch'],
+        'gateway.networking.k8s.io/listenersets/status': ['patch'],
         'gateway.networking.k8s.io/grpcroutes': ['get', 'list', 'watch'],
         'gateway.networking.k8s.io/grpcroutes/status': ['patch'],
         'gateway.networking.k8s.io/httproutes': ['get', 'list', 'watch'],

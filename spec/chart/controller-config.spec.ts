@@ -69,6 +69,7 @@ describe("the chart's controller configuration", function () {
       'authsecrets',
       'gatewayclasses',
       'gateways',
+      'listenersets',
       'httproutes',
       'grpcroutes',
       'tlsroutes',

@@ -8,7 +8,7 @@ import { eventually } from '../support/eventually.ts';
 import { GATEWAY_API_TYPES } from '../support/fake-apiserver/gateway-api-types.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
 import { OutcomeLog } from '../support/traffic.ts';
-import { gateway, gatewayClass, grpcRoute, httpListener, httpRoute, referenceGrant, service } from '../lib/gateway/fixtures.ts';
+import { gateway, gatewayClass, grpcRoute, httpListener, httpRoute, listenerSet, referenceGrant, service } from '../lib/gateway/fixtures.ts';
 
 /**
  * The controller in cluster mode where the Gateway API CRDs are installed:
@@ -53,7 +53,7 @@ describe('Gateway API status in a cluster with its CRDs', function () {
     fake = await startFakeApiServer({ timeScale: 60, customResources: GATEWAY_API_TYPES });
     emulator = await haproxyPodWithShippedConfig(fake, NAMESPACE, POD_ADDRESS);
     fake.create({ apiVersion: 'v1', kind: 'Service', metadata: { namespace: NAMESPACE, name: 'haproxy' }, spec: { clusterIP: PUBLISHED_IP, ports: [{ port: 80 }] } });
-    for (const name of ['infra', 'apps']) fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    for (const name of ['infra', 'apps', 'team']) fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     fake.create(gatewayClass());
     fake.create(gateway('gw', [httpListener('http', { hostname: '*.example.com', allowedRoutes: { namespaces: { from: 'All' } } })]));
     fake.create(service('infra', 'web'));
@@ -151,5 +151,34 @@ describe('Gateway API status in a cluster with its CRDs', function () {
     );
     expect(conditions(fake.get({ apiVersion: V1, kind: 'Gateway', namespace: 'infra', name: 'ports' })?.['status'])).to.include('Accepted=True/ListenersNotValid');
     await until(() => routeConditions('alt'), ['Accepted=False/NotAllowedByListeners', 'ResolvedRefs=True/ResolvedRefs'], 'route alt');
+  });
+
+  it('admits a ListenerSet per allowedListeners: its status, its listeners, the routes on it, and the Gateway counting it', async () => {
+    const listeners = [httpListener('shop', { hostname: 'shop.example.com' })];
+    const sets = gateway('sets', [httpListener('http', { hostname: 'sets.example.com' })]);
+    fake.create({ ...sets, spec: { ...(sets['spec'] as object), allowedListeners: { namespaces: { from: 'All' } } } });
+    // Gateway gw admits no ListenerSet (no allowedListeners).
+    fake.create(listenerSet('team', 'infra/sets', listeners, 'team'));
+    fake.create(listenerSet('refused', 'infra/gw', listeners, 'team'));
+    fake.create(
+      httpRoute(
+        'shop',
+        { parentRefs: [{ group: 'gateway.networking.k8s.io', kind: 'ListenerSet', name: 'team' }], rules: [{ backendRefs: [{ name: 'web', namespace: 'infra', port: 8080 }] }] },
+        'team',
+      ),
+    );
+    const set = (name: string) =>
+      fake.get({ apiVersion: V1, kind: 'ListenerSet', namespace: 'team', name })?.['status'] as { listeners?: { name: string; attachedRoutes: number }[] } | undefined;
+    await until(() => conditions(set('team')), ['Accepted=True/Accepted', 'Programmed=True/Programmed'], 'ListenerSet team');
+    await until(
+      () => set('team')?.listeners?.map((entry) => [entry.name, entry.attachedRoutes, ...conditions(entry)]),
+      [['shop', 1, 'Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs', 'Conflicted=False/NoConflicts', 'Programmed=True/Programmed']],
+      'ListenerSet listeners',
+    );
+    await until(() => conditions(set('refused')), ['Accepted=False/NotAllowed', 'Programmed=False/NotAllowed'], 'ListenerSet refused');
+    await until(() => routeConditions('shop', 'team'), ['Accepted=True/Accepted', 'ResolvedRefs=False/RefNotPermitted'], 'route on the ListenerSet');
+    const gatewayStatus = (name: string) => fake.get({ apiVersion: V1, kind: 'Gateway', namespace: 'infra', name })?.['status'] as { attachedListenerSets?: number } | undefined;
+    expect(gatewayStatus('sets')!.attachedListenerSets).to.equal(1);
+    expect(gatewayStatus('gw')).not.to.have.property('attachedListenerSets');
   });
 });

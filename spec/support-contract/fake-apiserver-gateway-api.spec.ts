@@ -33,8 +33,16 @@ describe('fake API server: Gateway API kinds', () => {
     expect(group!.versions.map((version) => version.groupVersion)).to.deep.equal(['gateway.networking.k8s.io/v1', 'gateway.networking.k8s.io/v1beta1']);
     const v1 = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1' })) as { resources: { name: string; namespaced: boolean }[] };
     const served = ['gatewayclasses:false', 'gatewayclasses/status:false', 'gateways:true', 'gateways/status:true', 'httproutes:true', 'httproutes/status:true', 'referencegrants:true'];
-    // GRPCRoute's CRD serves v1 alone.
-    expect(v1.resources.map((resource) => `${resource.name}:${resource.namespaced}`)).to.deep.equal([...served.slice(0, 6), 'grpcroutes:true', 'grpcroutes/status:true', ...served.slice(6)]);
+    // GRPCRoute's and ListenerSet's CRDs serve v1 alone.
+    expect(v1.resources.map((resource) => `${resource.name}:${resource.namespaced}`)).to.deep.equal([
+      ...served.slice(0, 4),
+      'listenersets:true',
+      'listenersets/status:true',
+      ...served.slice(4, 6),
+      'grpcroutes:true',
+      'grpcroutes/status:true',
+      ...served.slice(6),
+    ]);
     const v1beta1 = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1beta1' })) as { resources: { name: string; namespaced: boolean }[] };
     expect(v1beta1.resources.map((resource) => `${resource.name}:${resource.namespaced}`)).to.deep.equal(served);
   });

@@ -14,6 +14,13 @@ export function gateway(name: string, listeners: readonly Record<string, unknown
   return { apiVersion: API_VERSION, kind: 'Gateway', metadata: { namespace, name, generation: 1 }, spec: { gatewayClassName: className, listeners } };
 }
 
+/** A ListenerSet adding `listeners` to Gateway `parent` (in the ListenerSet's namespace unless named `ns/name`). */
+export function listenerSet(name: string, parent: string, listeners: readonly Record<string, unknown>[], namespace = 'infra', created = '2026-01-01T00:00:00Z'): KubeObject {
+  const [parentNamespace, parentName] = parent.includes('/') ? parent.split('/') : [undefined, parent];
+  const parentRef = { group: GATEWAY_GROUP, kind: 'Gateway', name: parentName, ...(parentNamespace ? { namespace: parentNamespace } : {}) };
+  return { apiVersion: API_VERSION, kind: 'ListenerSet', metadata: { namespace, name, generation: 1, creationTimestamp: created }, spec: { parentRef, listeners } };
+}
+
 export const httpListener = (name = 'http', extra: Record<string, unknown> = {}) => ({ name, port: 80, protocol: 'HTTP', ...extra });
 
 export function httpRoute(name: string, spec: Record<string, unknown>, namespace = 'infra', created = '2026-01-01T00:00:00Z'): KubeObject {
@@ -54,6 +61,7 @@ export function namespaceObject(name: string, labels: Record<string, string> = {
 export function sources(objects: {
   readonly classes?: readonly KubeObject[];
   readonly gateways?: readonly KubeObject[];
+  readonly listenerSets?: readonly KubeObject[];
   readonly routes?: readonly KubeObject[];
   readonly grpcRoutes?: readonly KubeObject[];
   readonly tlsRoutes?: readonly KubeObject[];
@@ -70,6 +78,7 @@ export function sources(objects: {
     controllerName: DEFAULT_CONTROLLER_NAME,
     gatewayClasses: objects.classes ?? [gatewayClass()],
     gateways: objects.gateways ?? [],
+    listenerSets: objects.listenerSets ?? [],
     httpRoutes: objects.routes ?? [],
     ...(objects.grpcRoutes ? { grpcRoutes: objects.grpcRoutes } : {}),
     tlsRoutes: objects.tlsRoutes ?? [],

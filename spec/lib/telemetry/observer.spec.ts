@@ -212,6 +212,7 @@ describe('observer', () => {
       'authsecrets',
       'gatewayclasses',
       'gateways',
+      'listenersets',
       'httproutes',
       'grpcroutes',
       'tlsroutes',
