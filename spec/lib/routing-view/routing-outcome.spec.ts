@@ -127,7 +127,8 @@ describe('the routing outcome a render hands to status', () => {
     const served = (of: RoutingOutcome) => of.classIngresses().map(({ ingress: object, served: yes }) => `${object.metadata.name} ${yes}`);
     expect(served(outcome)).to.deep.equal(['ours true', 'evil false']);
     // Mended: the last render's outcome leaves it to the next render, which serves it.
-    ingresses.upsert(ingress('evil', { namespace: 'apps', rules: [rule('evil.example.com', path('/x', 'web', 8080))] }));
+    const mended = ingress('evil', { namespace: 'apps', rules: [rule('evil.example.com', path('/x', 'web', 8080))] });
+    ingresses.upsert({ ...mended, metadata: { ...mended.metadata, resourceVersion: '2' } });
     expect(served(outcome)).to.deep.equal(['ours true']);
     expect(served(view(stores).outcome as RoutingOutcome)).to.deep.equal(['ours true', 'evil true']);
   });
