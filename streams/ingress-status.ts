@@ -80,7 +80,12 @@ export function ingressStatus({ write, warn, scheduler = asyncScheduler }: Ingre
       serialLatest((input) =>
         defer(() => {
           const writes = loadBalancerWrites(input.routing!.classIngresses(), publishedAddresses(input.service));
-          return writes.length === 0 ? of(0) : from(writes).pipe(mergeMap(writeOne, PARALLEL_WRITES), reduce((written, one) => written + one, 0));
+          return writes.length === 0
+            ? of(0)
+            : from(writes).pipe(
+                mergeMap(writeOne, PARALLEL_WRITES),
+                reduce((written, one) => written + one, 0),
+              );
         }).pipe(
           catchError((error: unknown) => {
             warn(`ingress status not written: ${errorMessage(error)}`);

@@ -14,6 +14,7 @@ import { PolicyUses, type RoutePolicy } from './route-policies.ts';
 import { ConditionalClaims, prefixOrder } from './route-lists.ts';
 import { MirrorBackends } from './mirror-backends.ts';
 import { backendUses } from './backend-choice.ts';
+import { NOTHING_UNSERVED, unservedObjects } from './unserved.ts';
 
 /**
  * What the served Ingresses decide together: which namespace each host
@@ -46,9 +47,6 @@ interface NamedPortUsers {
   readonly defaults: Set<ObjectClaims>;
 }
 
-/** No object unserved: most builds' answer, one set for all. */
-export const NOTHING_UNSERVED: ReadonlySet<KubeObject> = new Set();
-
 export class RouteAggregate {
   // The lists the model hands out are frozen, so a renderer may reuse what it made of them (see SafeWriter).
   /** Every distinct host key, sorted. */
@@ -61,17 +59,11 @@ export class RouteAggregate {
   excluded: readonly Problem[] = NO_PROBLEMS;
   /** Route conflicts and default backends not served, sorted. */
   warnings: readonly Problem[] = NO_PROBLEMS;
-  /**
-   * The objects it serves nothing of, by the keys it was given them under:
-   * those a problem leaves out whole, and those refused the host of every
-   * route, without a default backend. Made anew when it changes, never
-   * changed after, so a holder keeps what one settle decided.
-   */
+  /** The objects it serves nothing of (unserved.ts): a new set whenever that changes, never changed after. */
   unserved: ReadonlySet<KubeObject> = NOTHING_UNSERVED;
 
   /** The Ingresses of the served class, as read. */
   readonly #reads = new Map<KubeObject, ObjectClaims>();
-  /** The reads with problems, and the key each was given under. */
   readonly #withProblems = new Map<ObjectClaims, KubeObject>();
   readonly #ownership: HostOwnership;
   /** Served Ingresses refused some host, and what they are told. */
@@ -329,7 +321,7 @@ export class RouteAggregate {
       for (const read of this.#withProblems.keys()) list.addAll(read.problems);
       for (const problems of this.#refused.values()) list.addAll(problems);
       this.excluded = list.sorted();
-      this.unserved = this.#unserved();
+      this.unserved = unservedObjects(this.#withProblems, this.#refused.keys(), this.#ownership);
     }
     if (warningsMoved || listWarningsMoved) {
       const list = new ProblemList();
@@ -345,17 +337,6 @@ export class RouteAggregate {
     this.#problemsTouched = false;
     this.#touchedHosts.clear();
     return { any, backends };
-  }
-
-  #unserved(): ReadonlySet<KubeObject> {
-    const unserved = new Set<KubeObject>();
-    for (const [read, key] of this.#withProblems) if (read.served === undefined) unserved.add(key);
-    for (const read of this.#refused.keys()) {
-      const { routes, defaultBackend } = read.served!;
-      // A route's claim names its object by the key the aggregate holds it under.
-      if (routes.length > 0 && defaultBackend === undefined && routes.every((claim) => !this.#ownership.admitted(read, claim.host))) unserved.add(routes[0]!.ingress);
-    }
-    return unserved.size === 0 ? NOTHING_UNSERVED : unserved;
   }
 
   /** A claim that wins its key: its backends have it among their users. */

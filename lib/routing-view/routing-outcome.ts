@@ -7,7 +7,7 @@ import { storeOf } from '../gateway/store-sources.ts';
 import { servesClass } from '../ingress/translate-ingress.ts';
 import type { IngressOfClass } from '../kube/ingress-status.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
-import { NOTHING_UNSERVED } from '../map-model/aggregate.ts';
+import { NOTHING_UNSERVED } from '../map-model/unserved.ts';
 import type { TranslatedObject } from '../routing/translated.ts';
 import { onlyStatusChanged } from '../store/status-only.ts';
 import { leftOutMatches } from './left-out-matches.ts';

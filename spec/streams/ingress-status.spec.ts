@@ -174,7 +174,7 @@ describe('ingress status stage', () => {
     });
   });
 
-  it("compares with each Ingress as stored now, not as rendered, and writes none the render did not translate", () => {
+  it('compares with each Ingress as stored now, not as rendered, and writes none the render did not translate', () => {
     testScheduler().run(({ cold, hot, expectObservable, flush }) => {
       const live = world([hosted('ours', 'ours.example.com')]);
       const writes: string[] = [];

@@ -479,7 +479,7 @@ describe('buildMapModel', () => {
     });
 
     it('says which Ingresses it serves nothing of: left out by a problem, or refused the host of every route without a default backend', () => {
-      const late = (name: string, fields: Parameters<typeof ingress>[1]) => ingress(name, { namespace: 'aaa', created: '2024-02-01T00:00:00Z', ...fields });
+      const late = (name: string, given: Parameters<typeof ingress>[1]) => ingress(name, { namespace: 'aaa', created: '2024-02-01T00:00:00Z', ...given });
       const ingresses = [
         shop,
         // Refused its one host: nothing of it is served.
