@@ -23,7 +23,7 @@ import {
   type SchedulerLike,
 } from 'rxjs';
 import { errorMessage } from '../lib/error-message.ts';
-import { loadBalancerWrites, publishedAddresses, type IngressStatusWrite } from '../lib/kube/ingress-status.ts';
+import { loadBalancerWrites, publishedAddresses, WrittenStatus, type IngressStatusWrite } from '../lib/kube/ingress-status.ts';
 import { IngressStatusWriter } from '../lib/kube/ingress-status-writer.ts';
 import type { KubeObject } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
@@ -64,11 +64,13 @@ const retryDelayMs = (attempt: number) => Math.min(30_000, 1000 * 2 ** attempt);
  * differing. Emits how many Ingresses each round wrote.
  */
 export function ingressStatus({ write, warn, scheduler = asyncScheduler }: IngressStatusOptions): OperatorFunction<IngressStatusInput, number> {
+  const written = new WrittenStatus();
   const writeOne = (one: IngressStatusWrite): Observable<number> =>
     defer(() => write(one)).pipe(
       retry({ count: RETRIES, delay: (_error, attempt) => timer(retryDelayMs(attempt), scheduler) }),
       ignoreElements(),
       endWith(1),
+      tap(() => written.add(one)),
       catchError((error: unknown) => {
         warn(`status of Ingress ${one.ingress.metadata.namespace}/${one.ingress.metadata.name} not written: ${errorMessage(error)}`);
         return of(0);
@@ -79,12 +81,12 @@ export function ingressStatus({ write, warn, scheduler = asyncScheduler }: Ingre
       filter((input) => input.leader && input.routing !== undefined),
       serialLatest((input) =>
         defer(() => {
-          const writes = loadBalancerWrites(input.routing!.classIngresses(), publishedAddresses(input.service));
+          const writes = loadBalancerWrites(input.routing!.classIngresses(), publishedAddresses(input.service), written);
           return writes.length === 0
             ? of(0)
             : from(writes).pipe(
                 mergeMap(writeOne, PARALLEL_WRITES),
-                reduce((written, one) => written + one, 0),
+                reduce((count, one) => count + one, 0),
               );
         }).pipe(
           catchError((error: unknown) => {

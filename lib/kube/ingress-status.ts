@@ -68,11 +68,33 @@ const NO_ADDRESSES: readonly LoadBalancerIngress[] = Object.freeze([]);
  * whose stored status differs: after a render that changed one Ingress, at
  * most that one; after the addresses changed, every one served.
  */
-export function loadBalancerWrites(ingresses: readonly IngressOfClass[], addresses: readonly LoadBalancerIngress[]): IngressStatusWrite[] {
+export function loadBalancerWrites(ingresses: readonly IngressOfClass[], addresses: readonly LoadBalancerIngress[], written?: WrittenStatus): IngressStatusWrite[] {
   const writes: IngressStatusWrite[] = [];
   for (const { resource, ingress, served } of ingresses) {
     const wanted = served ? addresses : NO_ADDRESSES;
-    if (!publishes(ingress, wanted)) writes.push({ resource, ingress, addresses: wanted });
+    if (!publishes(ingress, wanted) && !written?.wrote(ingress, wanted)) writes.push({ resource, ingress, addresses: wanted });
   }
   return writes;
+}
+
+/**
+ * The addresses written on Ingresses whose write has yet to come back: the
+ * store holds an Ingress as it was until the watch brings the written one,
+ * and a round of writes in between would write it again. Keyed by the
+ * object as stored when written, weakly: the stored one replaced, its
+ * entry goes with it.
+ */
+export class WrittenStatus {
+  readonly #written = new WeakMap<KubeObject, readonly LoadBalancerIngress[]>();
+
+  /** A write of these addresses on this object, as stored, succeeded. */
+  add({ ingress, addresses }: IngressStatusWrite): void {
+    this.#written.set(ingress, addresses);
+  }
+
+  /** Whether these very addresses were written on this object as stored. */
+  wrote(ingress: KubeObject, addresses: readonly LoadBalancerIngress[]): boolean {
+    const written = this.#written.get(ingress);
+    return written !== undefined && JSON.stringify(written) === JSON.stringify(addresses);
+  }
 }

@@ -157,6 +157,34 @@ describe('ingress status stage', () => {
     });
   });
 
+  it('writes an Ingress once while its write has yet to come back to the store, and again once the store holds another', () => {
+    testScheduler().run(({ cold, hot, expectObservable, flush }) => {
+      const live = world([hosted('ours', 'ours.example.com')]);
+      const routing = live.render();
+      const writes: string[] = [];
+      const write = (asked: IngressStatusWrite): Observable<unknown> => {
+        writes.push(`${said(asked)} ${asked.ingress.metadata.resourceVersion}`);
+        return cold('-(w|)');
+      };
+      const steps = {
+        a: () => input(routing),
+        // Another deployment's round before the watch brought the written Ingress: the store holds it as it was.
+        b: () => input(routing),
+        // Someone took the address off since (its status alone changed): written again.
+        c: () => {
+          const ours = live.ingresses.get('default', 'ours')!;
+          live.ingresses.upsert({ ...ours, metadata: { ...ours.metadata, resourceVersion: '3' }, status: { loadBalancer: {} } });
+          return input(routing);
+        },
+      };
+      const source = hot('a--b--c---|', steps).pipe(map((step) => step()));
+      const expected = '  -n-z---n--|';
+      expectObservable(source.pipe(ingressStatus({ write, warn: () => undefined }))).toBe(expected, { n: 1, z: 0 });
+      flush();
+      expect(writes).to.deep.equal(['ours [10.0.0.1] 1', 'ours [10.0.0.1] 3']);
+    });
+  });
+
   it('runs the newest waiting input next and drops the inputs it replaced', () => {
     testScheduler().run(({ cold, hot, expectObservable, flush }) => {
       const routing = world([hosted('ours', 'ours.example.com')]).render();
