@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { map, type Observable } from 'rxjs';
+import type { RunHelpers } from 'rxjs/testing';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../lib/config/load.ts';
 import type { IngressStatusWrite } from '../../lib/kube/ingress-status.ts';
@@ -35,6 +36,15 @@ const service = (ip: string): KubeObject => ({ metadata: { namespace: 'haproxy',
 const input = (routing: RoutingOutcome | undefined, ip = '10.0.0.1', leader = true): IngressStatusInput => ({ leader, routing, service: service(ip) });
 /** What a write asked, in a line: the Ingress and the addresses it publishes. */
 const said = ({ ingress: object, addresses }: IngressStatusWrite) => `${object.metadata.name} [${addresses.map((address) => address.ip).join(',')}]`;
+/** A write effect answering with `marble`, and what each write asked, in a line. */
+function recording(cold: RunHelpers['cold'], marble: string, line: (asked: IngressStatusWrite) => string = said) {
+  const writes: string[] = [];
+  const write = (asked: IngressStatusWrite): Observable<unknown> => {
+    writes.push(line(asked));
+    return cold(marble);
+  };
+  return { writes, write };
+}
 
 describe('ingress status stage', () => {
   it('writes only while leading, and only once a render translated the objects', () => {
@@ -51,11 +61,7 @@ describe('ingress status stage', () => {
   it('writes one Ingress after a render that changed one: the others already publish the addresses', () => {
     testScheduler().run(({ cold, hot, expectObservable, flush }) => {
       const live = world(['a', 'b', 'c'].map((name) => publishing(hosted(name, `${name}.example.com`), '10.0.0.1')));
-      const writes: string[] = [];
-      const write = (asked: IngressStatusWrite): Observable<unknown> => {
-        writes.push(said(asked));
-        return cold('-(w|)');
-      };
+      const { writes, write } = recording(cold, '-(w|)');
       const steps = {
         // The render after b changed: b, a new object, publishes nothing yet.
         c: () => {
@@ -91,11 +97,7 @@ describe('ingress status stage', () => {
   it('writes every served Ingress when the published addresses change', () => {
     testScheduler().run(({ cold, hot, expectObservable, flush }) => {
       const live = world(['a', 'b', 'c'].map((name) => publishing(hosted(name, `${name}.example.com`), '10.0.0.1')));
-      const writes: string[] = [];
-      const write = (asked: IngressStatusWrite): Observable<unknown> => {
-        writes.push(said(asked));
-        return cold('-(w|)');
-      };
+      const { writes, write } = recording(cold, '-(w|)');
       // The Service got another address; theirs, another controller's, is left alone.
       const source = hot('s---|', { s: input(live.render(), '10.0.0.2') });
       const expected = '  -n--|';
@@ -113,11 +115,7 @@ describe('ingress status stage', () => {
         publishing(ingress('evil', { rules: [rule('evil.example.com', path('/x"y', 'web', 80))] }), '10.0.0.1'),
         publishing(hosted('fine', 'fine.example.com'), '10.0.0.1'),
       ]);
-      const writes: string[] = [];
-      const write = (asked: IngressStatusWrite): Observable<unknown> => {
-        writes.push(said(asked));
-        return cold('-(w|)');
-      };
+      const { writes, write } = recording(cold, '-(w|)');
       // owner publishes nothing yet; late (refused its one host) and evil (left out whole) are cleared; fine stays.
       const source = hot('r---|', { r: input(live.render()) });
       const expected = '  -n--|';
@@ -161,11 +159,7 @@ describe('ingress status stage', () => {
     testScheduler().run(({ cold, hot, expectObservable, flush }) => {
       const live = world([hosted('ours', 'ours.example.com')]);
       const routing = live.render();
-      const writes: string[] = [];
-      const write = (asked: IngressStatusWrite): Observable<unknown> => {
-        writes.push(`${said(asked)} ${asked.ingress.metadata.resourceVersion}`);
-        return cold('-(w|)');
-      };
+      const { writes, write } = recording(cold, '-(w|)', (asked) => `${said(asked)} ${asked.ingress.metadata.resourceVersion}`);
       const steps = {
         a: () => input(routing),
         // Another deployment's round before the watch brought the written Ingress: the store holds it as it was.
@@ -188,11 +182,7 @@ describe('ingress status stage', () => {
   it('runs the newest waiting input next and drops the inputs it replaced', () => {
     testScheduler().run(({ cold, hot, expectObservable, flush }) => {
       const routing = world([hosted('ours', 'ours.example.com')]).render();
-      const writes: string[] = [];
-      const write = (asked: IngressStatusWrite): Observable<unknown> => {
-        writes.push(said(asked));
-        return cold('----(w|)');
-      };
+      const { writes, write } = recording(cold, '----(w|)');
       // a starts a round; b and c arrive while it runs: c replaces b.
       const source = hot('a-b-c--------|', { a: input(routing, '10.0.0.1'), b: input(routing, '10.0.0.2'), c: input(routing, '10.0.0.3') });
       const expected = '  ----n---n----|';
@@ -205,11 +195,7 @@ describe('ingress status stage', () => {
   it('compares with each Ingress as stored now, not as rendered, and writes none the render did not translate', () => {
     testScheduler().run(({ cold, hot, expectObservable, flush }) => {
       const live = world([hosted('ours', 'ours.example.com')]);
-      const writes: string[] = [];
-      const write = (asked: IngressStatusWrite): Observable<unknown> => {
-        writes.push(`${said(asked)} ${asked.ingress.metadata.resourceVersion}`);
-        return cold('-(w|)');
-      };
+      const { writes, write } = recording(cold, '-(w|)', (asked) => `${said(asked)} ${asked.ingress.metadata.resourceVersion}`);
       const firstRender = live.render();
       const steps = {
         // After the first render's deployment: ours publishes nothing yet.
