@@ -1,7 +1,30 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { catchError, combineLatest, defer, EMPTY, filter, map, merge, of, tap, withLatestFrom, type Observable, type OperatorFunction } from 'rxjs';
+import {
+  asyncScheduler,
+  catchError,
+  combineLatest,
+  defer,
+  EMPTY,
+  endWith,
+  filter,
+  from,
+  ignoreElements,
+  map,
+  merge,
+  mergeMap,
+  of,
+  reduce,
+  retry,
+  tap,
+  timer,
+  withLatestFrom,
+  type Observable,
+  type OperatorFunction,
+  type SchedulerLike,
+} from 'rxjs';
 import { errorMessage } from '../lib/error-message.ts';
-import { IngressStatusWriter, type ServedIngress } from '../lib/kube/ingress-status-writer.ts';
+import { loadBalancerWrites, publishedAddresses, WrittenStatus, type IngressStatusWrite } from '../lib/kube/ingress-status.ts';
+import { IngressStatusWriter } from '../lib/kube/ingress-status-writer.ts';
 import type { KubeObject } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
 import type { RoutingOutcome } from '../lib/routing-view/routing-outcome.ts';
@@ -10,33 +33,62 @@ import { serialLatest } from './operators/serial-latest.ts';
 
 export interface IngressStatusInput {
   readonly leader: boolean;
-  /** What the last render's translation made of the objects; undefined before the first render. */
+  /** What the last render's translation and map model made of the objects; undefined before the first render. */
   readonly routing: RoutingOutcome | undefined;
   /** The published HAProxy Service, whose addresses Ingresses publish. */
   readonly service: KubeObject | undefined;
 }
 
 export interface IngressStatusOptions {
-  /** Brings these Ingresses' status to the Service's addresses; emits how many it wrote. */
-  readonly sync: (served: readonly ServedIngress[], service: KubeObject | undefined) => Observable<number>;
+  /** Writes one Ingress's status.loadBalancer. */
+  readonly write: (write: IngressStatusWrite) => Observable<unknown>;
   readonly warn: (message: string) => void;
+  readonly scheduler?: SchedulerLike;
 }
+
+/** Status writes in flight at once: enough to publish thousands of Ingresses in seconds, few enough not to flood the API. */
+const PARALLEL_WRITES = 8;
+/** A failed write is tried again this many times, 2, 4, 8, 16 and 30 s after each failure. */
+const RETRIES = 5;
+const retryDelayMs = (attempt: number) => Math.min(30_000, 1000 * 2 ** attempt);
 
 /**
  * Ingress status, written by the leader only: each input is a whole
- * snapshot (what the last render's translation made of the objects, the
- * published Service), so the newest waiting one replaces any older one
- * while a round of writes runs. The Ingresses are those the render took as
- * its class's, each as stored now (lib/routing-view/routing-outcome.ts): the
- * stores are not read again. A failed round is logged and left: the next
- * input brings every Ingress's status up to date again.
+ * snapshot (what the last render made of the objects, the published
+ * Service), so the newest waiting one replaces any older one while a round
+ * of writes runs. A round writes only the Ingresses whose stored status
+ * differs from what the render decided (lib/kube/ingress-status.ts), each
+ * as stored now (lib/routing-view/routing-outcome.ts): the stores are not
+ * read again. A failed write is tried again with backoff inside its round;
+ * one that keeps failing is said, and the next input finds it still
+ * differing. Emits how many Ingresses each round wrote.
  */
-export function ingressStatus({ sync, warn }: IngressStatusOptions): OperatorFunction<IngressStatusInput, number> {
+export function ingressStatus({ write, warn, scheduler = asyncScheduler }: IngressStatusOptions): OperatorFunction<IngressStatusInput, number> {
+  const written = new WrittenStatus();
+  const writeOne = (one: IngressStatusWrite): Observable<number> =>
+    defer(() => write(one)).pipe(
+      retry({ count: RETRIES, delay: (_error, attempt) => timer(retryDelayMs(attempt), scheduler) }),
+      ignoreElements(),
+      endWith(1),
+      tap(() => written.add(one)),
+      catchError((error: unknown) => {
+        warn(`status of Ingress ${one.ingress.metadata.namespace}/${one.ingress.metadata.name} not written: ${errorMessage(error)}`);
+        return of(0);
+      }),
+    );
   return (source) =>
     source.pipe(
       filter((input) => input.leader && input.routing !== undefined),
       serialLatest((input) =>
-        defer(() => sync(input.routing!.servedIngresses(), input.service)).pipe(
+        defer(() => {
+          const writes = loadBalancerWrites(input.routing!.classIngresses(), publishedAddresses(input.service), written);
+          return writes.length === 0
+            ? of(0)
+            : from(writes).pipe(
+                mergeMap(writeOne, PARALLEL_WRITES),
+                reduce((count, one) => count + one, 0),
+              );
+        }).pipe(
           catchError((error: unknown) => {
             warn(`ingress status not written: ${errorMessage(error)}`);
             return EMPTY;
@@ -66,9 +118,9 @@ export function ingressStatusWrites({ kubeConfig, pipeline, publishedService, pu
   return combineLatest([publishedService, rounds, leading]).pipe(
     withLatestFrom(pipeline.state),
     map(([[service, , leader], state]): IngressStatusInput => ({ leader, routing: state.routing, service })),
-    ingressStatus({ sync: (served, service) => defer(() => writer.sync(served, service)), warn: (message) => log.warn(message) }),
+    ingressStatus({ write: (one) => defer(() => writer.write(one)), warn: (message) => log.warn(message) }),
     tap((written) => {
-      if (written > 0) log.info(`ingress status: ${written} Ingress(es) now publish ${publish.namespace}/${publish.name}`);
+      if (written > 0) log.info(`ingress status: ${written} Ingress(es) written (those served publish ${publish.namespace}/${publish.name}, those left out nothing)`);
     }),
   );
 }

@@ -14,6 +14,7 @@ import { PolicyUses, type RoutePolicy } from './route-policies.ts';
 import { ConditionalClaims, prefixOrder } from './route-lists.ts';
 import { MirrorBackends } from './mirror-backends.ts';
 import { backendUses } from './backend-choice.ts';
+import { NOTHING_UNSERVED, unservedObjects } from './unserved.ts';
 
 /**
  * What the served Ingresses decide together: which namespace each host
@@ -58,10 +59,12 @@ export class RouteAggregate {
   excluded: readonly Problem[] = NO_PROBLEMS;
   /** Route conflicts and default backends not served, sorted. */
   warnings: readonly Problem[] = NO_PROBLEMS;
+  /** The objects it serves nothing of (unserved.ts): a new set whenever that changes, never changed after. */
+  unserved: ReadonlySet<KubeObject> = NOTHING_UNSERVED;
 
   /** The Ingresses of the served class, as read. */
   readonly #reads = new Map<KubeObject, ObjectClaims>();
-  readonly #withProblems = new Set<ObjectClaims>();
+  readonly #withProblems = new Map<ObjectClaims, KubeObject>();
   readonly #ownership: HostOwnership;
   /** Served Ingresses refused some host, and what they are told. */
   readonly #refused = new Map<ObjectClaims, readonly Problem[]>();
@@ -182,7 +185,7 @@ export class RouteAggregate {
     this.#any = true;
     this.#reads.set(ingress, read);
     if (read.problems.length > 0) {
-      this.#withProblems.add(read);
+      this.#withProblems.set(read, ingress);
       this.#problemsTouched = true;
     }
     const served = read.served;
@@ -315,9 +318,10 @@ export class RouteAggregate {
     );
     if (this.#problemsTouched) {
       const list = new ProblemList();
-      for (const read of this.#withProblems) list.addAll(read.problems);
+      for (const read of this.#withProblems.keys()) list.addAll(read.problems);
       for (const problems of this.#refused.values()) list.addAll(problems);
       this.excluded = list.sorted();
+      this.unserved = unservedObjects(this.#withProblems, this.#refused.keys(), this.#ownership);
     }
     if (warningsMoved || listWarningsMoved) {
       const list = new ProblemList();

@@ -3,6 +3,7 @@ import { suffixLookups } from './suffix-lookups.ts';
 import { withSource } from '../pipeline/value-source.ts';
 import { ModelSource } from './model-source.ts';
 import { RouteAggregate, type ReadClaims } from './aggregate.ts';
+import { NOTHING_UNSERVED } from './unserved.ts';
 import { BackendResolution, touchedServices } from './backend-resolution.ts';
 import { cachedTlsCheck, type CheckedCa, type CheckedCertificate } from './certificates.ts';
 import { hostsByClientCa, resolveClientCas, type ClientCas } from './client-cas.ts';
@@ -42,6 +43,15 @@ export class MapModelCache implements ServerCache {
   /** The last layer-4 part, and the last model with it (kept while both parts are the same). */
   l4: L4Last | undefined;
   combined: { readonly http: HttpModel; readonly l4: L4Model; readonly model: MapModel } | undefined;
+
+  /**
+   * The translated objects the last build serves nothing of (aggregate.ts
+   * unserved), by the keys it was given them under: not in the model, whose
+   * strings a template may write, since they are the objects themselves.
+   */
+  get unserved(): ReadonlySet<KubeObject> {
+    return this.last?.aggregate.unserved ?? NOTHING_UNSERVED;
+  }
 }
 
 /** The model but its layer-4 part (l4-model.ts). */

@@ -5,8 +5,9 @@ import type { LeftOut } from '../gateway/status.ts';
 import type { StatusWrite } from '../gateway/status-writer.ts';
 import { storeOf } from '../gateway/store-sources.ts';
 import { servesClass } from '../ingress/translate-ingress.ts';
-import type { ServedIngress } from '../kube/ingress-status-writer.ts';
+import type { IngressOfClass } from '../kube/ingress-status.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
+import { NOTHING_UNSERVED } from '../map-model/unserved.ts';
 import type { TranslatedObject } from '../routing/translated.ts';
 import { onlyStatusChanged } from '../store/status-only.ts';
 import { leftOutMatches } from './left-out-matches.ts';
@@ -47,14 +48,17 @@ export class RoutingOutcome {
   /** Each watched Ingress resource, with its Ingresses as the render was given them. */
   readonly #ingresses: readonly { readonly resource: WatchedResource; readonly listed: readonly KubeObject[] }[];
   readonly #gateway: GatewayTranslation | undefined;
+  /** The objects the map model served nothing of, by the keys the render gave it. */
+  readonly #unserved: ReadonlySet<KubeObject>;
   #leftOut: ReadonlyMap<KubeObject, LeftOut> | undefined;
   /** The store of each Gateway API kind status is written on, found once. */
   readonly #gatewayStores = new Map<StatusWrite['resource'], StoreReader | undefined>();
 
-  constructor(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, gateway: GatewayTranslation | undefined) {
+  constructor(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, gateway: GatewayTranslation | undefined, unserved: ReadonlySet<KubeObject> = NOTHING_UNSERVED) {
     this.#config = config;
     this.#stores = stores;
     this.#gateway = gateway;
+    this.#unserved = unserved;
     this.#ingresses = config.watchedResources.filter((resource) => resource.kind === 'Ingress').map((resource) => ({ resource, listed: stores.get(resource.name)?.list() ?? [] }));
   }
 
@@ -75,19 +79,32 @@ export class RoutingOutcome {
     return storedNow(object, this.#gatewayStores.get(resource));
   };
 
-  /** The Ingresses of the class served (the translator's rule, translate-ingress.ts servesClass) as the render was given them, each as stored now. */
-  servedIngresses(): ServedIngress[] {
+  /**
+   * This outcome with the map model's word on what it served: the objects
+   * it served nothing of (lib/map-model/build-model.ts MapModelCache
+   * unserved), as the build that followed this translation decided them.
+   */
+  servedAs(unserved: ReadonlySet<KubeObject>): RoutingOutcome {
+    return new RoutingOutcome(this.#config, this.#stores, this.#gateway, unserved);
+  }
+
+  /**
+   * The Ingresses of the class (the translator's rule, translate-ingress.ts
+   * servesClass) as the render was given them, each as stored now, and
+   * whether the map model served it.
+   */
+  classIngresses(): IngressOfClass[] {
     const className = this.#config.ingress.className;
-    const served: ServedIngress[] = [];
+    const ingresses: IngressOfClass[] = [];
     for (const { resource, listed } of this.#ingresses) {
       const store = this.#stores.get(resource.name);
       for (const rendered of listed) {
         if (!servesClass(rendered, className)) continue;
         const ingress = storedNow(rendered, store);
-        if (ingress) served.push({ resource, ingress });
+        if (ingress) ingresses.push({ resource, ingress, served: !this.#unserved.has(rendered) });
       }
     }
-    return served;
+    return ingresses;
   }
 }
 

@@ -21,7 +21,7 @@ export const routingView: ViewProvider<TemplateView['routes']> = (config) => {
     const model = buildMapModel(sources, models);
     // The layer-4 frontends' certificates beside the HTTP ones; a file both name has one content (certificate-file.ts names a file by its Secret).
     const certificates = model.l4.certificates.length === 0 ? model.certificates : [...model.certificates, ...model.l4.certificates];
-    return { value: model, certificates, generalFiles: model.caCertificates, excluded: model.excluded, warnings: model.warnings, outcome };
+    return { value: model, certificates, generalFiles: model.caCertificates, excluded: model.excluded, warnings: model.warnings, outcome: outcome.servedAs(models.unserved) };
   };
 };
 

@@ -194,6 +194,57 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
     expect(changes).to.deep.equal(['added ingresses fresh', 'added ingresses after-status']);
   });
 
+  it('writes the status of what a render changed alone: of ten published Ingresses, one edited, one left out, one new', async () => {
+    const [a] = replicas as [(typeof replicas)[0]];
+    const names = Array.from({ length: 10 }, (_, i) => `many-${i}`);
+    const statusOf = (name: string) =>
+      fake.get({ apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', namespace: 'default', name })?.['status'] as { loadBalancer?: { ingress?: { ip?: string }[] } } | undefined;
+    const publishes = (name: string) =>
+      statusOf(name)
+        ?.loadBalancer?.ingress?.map((entry) => entry.ip)
+        .join(',') === PUBLISHED_IP;
+    /** The Ingresses each status PATCH since the request log held `at` entries wrote, by name. */
+    const writtenSince = (at: number) =>
+      fake.requests.entries
+        .slice(at)
+        .filter((request) => request.verb === 'patch' && request.resource === 'ingresses' && request.subresource === 'status')
+        .map((request) => request.path.split('/').at(-2));
+    await apply('many.yaml', documents(...names.map((name) => route(name, `${name}.example.com`, 'web'))));
+    await eventually(
+      async () => names.filter(publishes).length,
+      (count) => count === names.length,
+      'status of ten Ingresses',
+    );
+    // An edit that keeps many-0 served: after its deployment, its status stands, and no other Ingress's is written again.
+    const from = a.log.mark();
+    const at = fake.requests.entries.length;
+    await apply(
+      'many-0.yaml',
+      ingress('many-0', 'many-0.example.com', [
+        ['/', 'Prefix', 'web', { number: 80 }],
+        ['/more', 'Prefix', 'web', { number: 80 }],
+      ]),
+    );
+    await a.log.deployedOn(from, ENDPOINTS);
+    // many-1 edited into an Ingress the map model leaves out: the address it published is taken back.
+    await apply('many-1.yaml', ingress('many-1', 'many-1.example.com', [['/x"y', 'Prefix', 'web', { number: 80 }]]));
+    await eventually(
+      async () => statusOf('many-1')?.loadBalancer?.ingress ?? [],
+      (entries) => entries.length === 0,
+      'status of many-1 cleared',
+    );
+    // A new one after that: applied after the clearing came back, so the controller stores it before this render.
+    await apply('many-10.yaml', route('many-10', 'many-10.example.com', 'web'));
+    await eventually(
+      async () => publishes('many-10'),
+      (done) => done,
+      'status of many-10',
+    );
+    expect(writtenSince(at)).to.deep.equal(['many-1', 'many-10']);
+    await kubectl('delete', '-f', join(manifests, 'many.yaml'));
+    await kubectl('delete', 'ingress', 'many-10', '-n', 'default');
+  });
+
   it('reports an excluded Ingress with an Event on it, naming the field', async () => {
     // The API server refuses a host that is no DNS name (as the fake does); a quote in a path it lets through.
     await apply('evil.yaml', ingress('evil', 'evil.example.com', [['/x"y', 'Prefix', 'web', { number: 80 }]]));

@@ -151,7 +151,12 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     expect(status).to.deep.equal({ loadBalancer: { ingress: [{ ip: clusterIP.clusterIP }] } });
   });
 
-  it('reports an excluded Ingress with an Event in its namespace, naming the field', async () => {
+  it('reports an excluded Ingress with an Event in its namespace, naming the field, and takes back the address it published', async () => {
+    const addresses = async () =>
+      ((await cluster.plane.read('networking.k8s.io/v1', 'Ingress', 'evil', 'default'))?.['status'] as { loadBalancer?: { ingress?: unknown[] } } | undefined)?.loadBalancer?.ingress ?? [];
+    // Served first: it publishes the Service's address.
+    await apply('evil.yaml', ingress('evil', 'evil.example.com', [['/x', 'Prefix', 'web', { number: 80 }]]));
+    await eventually(addresses, (published) => published.length === 1, 'status of evil while served', 15_000);
     // The API server refuses a host that is no DNS name; a quote in a path it lets through.
     await apply('evil.yaml', ingress('evil', 'evil.example.com', [['/x"y', 'Prefix', 'web', { number: 80 }]]));
     const [event] = await eventually(
@@ -163,6 +168,7 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     expect(event!.regarding).to.deep.include({ kind: 'Ingress', namespace: 'default', name: 'evil' });
     expect(event!.note).to.contain('spec.rules[0].http.paths[0].path');
     expect(event!.type).to.equal('Warning');
+    expect(await eventually(addresses, (published) => published.length === 0, 'status of evil cleared', 15_000)).to.deep.equal([]);
     await kubectl('delete', 'ingress', 'evil', '-n', 'default');
   });
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { controllerCandidate } from '../../../lib/kube/controller-candidate.ts';
-import { publishedAddresses, publishes } from '../../../lib/kube/ingress-status.ts';
+import { loadBalancerWrites, publishedAddresses, publishes } from '../../../lib/kube/ingress-status.ts';
 import { normaliseObject } from '../../../lib/kube/normalise.ts';
 import { podEndpoint } from '../../../lib/kube/pod-endpoints.ts';
 import { collectionPath, objectPath } from '../../../lib/kube/resource-path.ts';
@@ -146,6 +146,31 @@ describe('publishedAddresses', () => {
     expect(publishes(ingress, [{ ip: '10.96.0.9' }])).to.equal(true);
     expect(publishes(ingress, [{ ip: '10.96.0.10' }])).to.equal(false);
     expect(publishes({ metadata: { name: 'new' } }, [{ ip: '10.96.0.9' }])).to.equal(false);
+    // In another order, or with an empty field beside: the same addresses.
+    const twice = { metadata: { name: 'web' }, status: { loadBalancer: { ingress: [{ ip: '10.96.0.9', hostname: '' }, { hostname: 'lb.example.com' }] } } };
+    expect(publishes(twice, [{ hostname: 'lb.example.com' }, { ip: '10.96.0.9' }])).to.equal(true);
+    expect(publishes(twice, [{ hostname: 'lb.example.com' }])).to.equal(false);
+    expect(publishes({ metadata: { name: 'new' } }, [])).to.equal(true);
+  });
+
+  it('writes the Ingresses whose stored addresses differ from what the render decided: the addresses if served, none if left out', () => {
+    const resource = { apiVersion: 'networking.k8s.io/v1', resource: 'ingresses' };
+    const stored = (name: string, ip?: string): KubeObject => ({ metadata: { namespace: 'default', name }, ...(ip ? { status: { loadBalancer: { ingress: [{ ip }] } } } : {}) });
+    const writes = loadBalancerWrites(
+      [
+        { resource, ingress: stored('same', '10.96.0.9'), served: true },
+        { resource, ingress: stored('new'), served: true },
+        { resource, ingress: stored('moved', '10.96.0.8'), served: true },
+        { resource, ingress: stored('excluded', '10.96.0.9'), served: false },
+        { resource, ingress: stored('never'), served: false },
+      ],
+      [{ ip: '10.96.0.9' }],
+    );
+    expect(writes.map(({ ingress, addresses }) => `${ingress.metadata.name} ${JSON.stringify(addresses)}`)).to.deep.equal([
+      'new [{"ip":"10.96.0.9"}]',
+      'moved [{"ip":"10.96.0.9"}]',
+      'excluded []',
+    ]);
   });
 });
 

@@ -478,6 +478,33 @@ describe('buildMapModel', () => {
       ]);
     });
 
+    it('says which Ingresses it serves nothing of: left out by a problem, or refused the host of every route without a default backend', () => {
+      const late = (name: string, given: Parameters<typeof ingress>[1]) => ingress(name, { namespace: 'aaa', created: '2024-02-01T00:00:00Z', ...given });
+      const ingresses = [
+        shop,
+        // Refused its one host: nothing of it is served.
+        late('squat', { rules: [rule('shop.example.com', path('/admin', 'web', 80))] }),
+        // Refused one of two hosts: the other is served.
+        late('half', { rules: [rule('shop.example.com', path('/', 'web', 80)), rule('half.example.com', path('/', 'web', 80))] }),
+        // Refused its host, but its default backend stands.
+        late('fallback', { rules: [rule('shop.example.com', path('/', 'web', 80))], defaultBackend: backend('web', 80) }),
+        // A path no map line can hold: left out whole.
+        late('evil', { rules: [rule('evil.example.com', path('/x"y', 'web', 80))] }),
+        // Another controller's: not the model's to serve or leave out.
+        late('theirs', { className: 'nginx', rules: [rule('shop.example.com', path('/', 'web', 80))] }),
+      ];
+      const cache = new MapModelCache();
+      buildMapModel(sources({ ...base, ingresses }), cache);
+      const names = () => [...cache.unserved].map((object) => `${object.metadata.namespace}/${object.metadata.name}`).sort();
+      expect(names()).to.deep.equal(['aaa/evil', 'aaa/squat']);
+      // The owner gone, squat is served; the set the last build made is not changed after.
+      const before = cache.unserved;
+      buildMapModel(sources({ ...base, ingresses: ingresses.slice(1) }), cache);
+      expect(names()).to.deep.equal(['aaa/evil']);
+      expect(before.size).to.equal(2);
+      expect(new MapModelCache().unserved.size).to.equal(0);
+    });
+
     it('gives the host to the next claimer when its owner goes, and lets allowed namespaces share it', () => {
       const evil = ingress('evil', { namespace: 'aaa', created: '2024-02-01T00:00:00Z', tls: [{ hosts: ['shop.example.com'], secretName: 'evil-tls' }] });
       const alone = build({ ...base, ingresses: [evil] });

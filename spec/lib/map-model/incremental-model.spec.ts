@@ -40,6 +40,8 @@ function apply(stores: Stores, change: WorldChange): void {
 const routeBackends = (model: MapModel) =>
   new Map([...model.exactRoutes, ...model.prefixRoutes.map((route) => ({ ...route, key: `prefix ${route.key}` }))].map((route) => [route.key, route.backend]));
 
+const names = (objects: ReadonlySet<KubeObject>) => [...objects].map((object) => `${object.metadata.namespace}/${object.metadata.name}`).sort();
+
 const classOf = (object: KubeObject | undefined) => (object?.['spec'] as { ingressClassName?: string } | undefined)?.ingressClassName;
 
 describe('incremental Ingress view model', () => {
@@ -55,6 +57,7 @@ describe('incremental Ingress view model', () => {
       hostsRefused: 0,
       hostsChangedHands: 0,
       wildcardExclusions: 0,
+      unserved: 0,
     };
     // Hosts kept per namespace (the default), shared by two namespaces, and shared by all.
     for (const [seed, sharing] of [
@@ -76,9 +79,12 @@ describe('incremental Ingress view model', () => {
         step++;
         const stored = stores.get(change.resource)!.get(change.object.metadata.namespace, change.object.metadata.name);
         apply(stores, change);
-        const fresh = buildMapModel(sourcesOf(stores, sharing));
+        const freshCache = new MapModelCache();
+        const fresh = buildMapModel(sourcesOf(stores, sharing), freshCache);
         const reused = buildMapModel(sourcesOf(stores, sharing), tracked);
         expect(reused, `seed ${seed} step ${step}: through the change log`).to.deep.equal(fresh);
+        expect(names(tracked.unserved), `seed ${seed} step ${step}: unserved through the change log`).to.deep.equal(names(freshCache.unserved));
+        seen.unserved += freshCache.unserved.size;
         expect(buildMapModel(listed(stores, sharing), plain), `seed ${seed} step ${step}: through the list`).to.deep.equal(fresh);
 
         // What the sequences are meant to cover, so that a generator change cannot quietly drop it.

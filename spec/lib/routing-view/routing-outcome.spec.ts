@@ -4,6 +4,8 @@ import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { RouteSourcesCache, routingSources } from '../../../lib/routing-view/model-sources.ts';
+import type { RoutingOutcome } from '../../../lib/routing-view/routing-outcome.ts';
+import { routingView } from '../../../lib/routing-view/routing-view.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import { gateway, gatewayClass, httpListener, httpRoute, l4Route, namespaceObject } from '../gateway/fixtures.ts';
 import { backend, endpointSlice, ingress, path, rule, service } from '../ingress/fixtures.ts';
@@ -100,10 +102,10 @@ describe('the routing outcome a render hands to status', () => {
     expect(outcome.currentGatewayObject('tcproutes', routeRead)).to.equal(written);
   });
 
-  it('lists the Ingresses of the class served as the render was given them, each as stored now', () => {
+  it('lists the Ingresses of the class as the render was given them, each as stored now', () => {
     const stores = world();
     const outcome = routingSources(config, stores).outcome;
-    const names = () => outcome.servedIngresses().map(({ resource, ingress: served }) => `${resource.resource} ${served.metadata.name} ${served.metadata.resourceVersion}`);
+    const names = () => outcome.classIngresses().map(({ resource, ingress: served }) => `${resource.resource} ${served.metadata.name} ${served.metadata.resourceVersion}`);
     expect(names()).to.deep.equal(['ingresses ours 1']);
     const ingresses = stores.get('ingresses')!;
     const ours = ingresses.get('apps', 'ours')!;
@@ -114,5 +116,20 @@ describe('the routing outcome a render hands to status', () => {
     // Moved to another class since: left to its render.
     ingresses.upsert({ ...ours, spec: { ...(ours['spec'] as object), ingressClassName: 'nginx' } });
     expect(names()).to.deep.equal([]);
+  });
+
+  it("says of each Ingress of the class whether the render's map model served it, as that render decided", () => {
+    const stores = world();
+    const ingresses = stores.get('ingresses')!;
+    ingresses.upsert(ingress('evil', { namespace: 'apps', rules: [rule('evil.example.com', path('/x"y', 'web', 8080))] }));
+    const view = routingView(config);
+    const outcome = view(stores).outcome as RoutingOutcome;
+    const served = (of: RoutingOutcome) => of.classIngresses().map(({ ingress: object, served: yes }) => `${object.metadata.name} ${yes}`);
+    expect(served(outcome)).to.deep.equal(['ours true', 'evil false']);
+    // Mended: the last render's outcome leaves it to the next render, which serves it.
+    const mended = ingress('evil', { namespace: 'apps', rules: [rule('evil.example.com', path('/x', 'web', 8080))] });
+    ingresses.upsert({ ...mended, metadata: { ...mended.metadata, resourceVersion: '2' } });
+    expect(served(outcome)).to.deep.equal(['ours true']);
+    expect(served(view(stores).outcome as RoutingOutcome)).to.deep.equal(['ours true', 'evil true']);
   });
 });
