@@ -12,3 +12,10 @@ export function backoffDelay(attempt: number, settings: Pick<RetrySettings, 'bas
   const delay = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (attempt - 1));
   return delay / 2 + (random() * delay) / 2;
 }
+
+/**
+ * The retries of a write a side stream makes to the API server (a status,
+ * a CA bundle): five, after 2, 4, 8, 16 and 30 s, without jitter (one
+ * writer, not a fleet retrying together).
+ */
+export const WRITE_RETRIES = Object.freeze({ count: 5, delayMs: (attempt: number): number => Math.min(30_000, 1000 * 2 ** attempt) });

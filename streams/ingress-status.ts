@@ -29,6 +29,7 @@ import type { KubeObject } from '../lib/pipeline/model.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
 import type { RoutingOutcome } from '../lib/routing-view/routing-outcome.ts';
 import type { Logger } from '../lib/telemetry/logger.ts';
+import { WRITE_RETRIES } from '../lib/backoff.ts';
 import { serialLatest } from './operators/serial-latest.ts';
 
 export interface IngressStatusInput {
@@ -48,10 +49,6 @@ export interface IngressStatusOptions {
 
 /** Status writes in flight at once: enough to publish thousands of Ingresses in seconds, few enough not to flood the API. */
 const PARALLEL_WRITES = 8;
-/** A failed write is tried again this many times, 2, 4, 8, 16 and 30 s after each failure. */
-const RETRIES = 5;
-const retryDelayMs = (attempt: number) => Math.min(30_000, 1000 * 2 ** attempt);
-
 /**
  * Ingress status, written by the leader only: each input is a whole
  * snapshot (what the last render made of the objects, the published
@@ -67,7 +64,7 @@ export function ingressStatus({ write, warn, scheduler = asyncScheduler }: Ingre
   const written = new WrittenStatus();
   const writeOne = (one: IngressStatusWrite): Observable<number> =>
     defer(() => write(one)).pipe(
-      retry({ count: RETRIES, delay: (_error, attempt) => timer(retryDelayMs(attempt), scheduler) }),
+      retry({ count: WRITE_RETRIES.count, delay: (_error, attempt) => timer(WRITE_RETRIES.delayMs(attempt), scheduler) }),
       ignoreElements(),
       endWith(1),
       tap(() => written.add(one)),

@@ -1,6 +1,7 @@
 import { asyncScheduler, catchError, concatMap, defer, EMPTY, ignoreElements, retry, tap, timer, type Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import { errorMessage } from '../lib/error-message.ts';
 import type { CaBundleSync } from '../lib/kube/webhook-configuration.ts';
+import { WRITE_RETRIES } from '../lib/backoff.ts';
 import type { KubeObject } from '../lib/pipeline/model.ts';
 
 export interface CaBundleOptions {
@@ -13,8 +14,6 @@ export interface CaBundleOptions {
 }
 
 /** Failed writes are tried again this many times, 2, 4, 8, 16 and 30 s after each failure. */
-const RETRIES = 5;
-const retryDelayMs = (attempt: number) => Math.min(30_000, 1000 * 2 ** attempt);
 
 /**
  * Keeps the caBundle of the ValidatingWebhookConfiguration equal to the
@@ -28,7 +27,7 @@ export function caBundles(options: CaBundleOptions): OperatorFunction<readonly [
   return concatMap(([ca, found]) => {
     if (ca === undefined || found.size === 0) return EMPTY;
     return defer(() => options.sync(ca)).pipe(
-      retry({ count: RETRIES, delay: (_error, attempt) => timer(retryDelayMs(attempt), scheduler) }),
+      retry({ count: WRITE_RETRIES.count, delay: (_error, attempt) => timer(WRITE_RETRIES.delayMs(attempt), scheduler) }),
       tap((synced) => {
         if (synced === 'patched') options.log.info(`caBundle of ValidatingWebhookConfiguration ${options.configuration} set to the webhook certificate's CA`);
       }),
