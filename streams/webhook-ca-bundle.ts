@@ -13,8 +13,6 @@ export interface CaBundleOptions {
   readonly scheduler?: SchedulerLike;
 }
 
-/** Failed writes are tried again this many times, 2, 4, 8, 16 and 30 s after each failure. */
-
 /**
  * Keeps the caBundle of the ValidatingWebhookConfiguration equal to the
  * webhook certificate's CA: set for each new CA, and again each time the
