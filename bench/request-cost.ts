@@ -202,9 +202,11 @@ async function serveWorld(config: ControllerConfig, dir: string, objects: Map<st
   if (problems.length > 0) throw new Error(`the generated world has ${problems.length} problems, e.g. ${JSON.stringify(problems[0])}`);
   const configFile = await writeRenderedFiles(dir, output.files, config.dataplane);
   const served = await serve(dir, configFile);
-  // Each condition set's pair of rules is written once per lookup (exact, then prefix).
-  const conditionSets = (output.files.config.match(/^ {2}http-request set-var\(txn\.cand\) /gm)?.length ?? 0) / 2;
-  const policies = output.files.config.match(/^ {2}acl policy_\S+ var\(txn\.policy\)/gm)?.length ?? 0;
+  // A condition set is a candidates.map key after its list id (a fallback has none); a policy, the key after ':' in a path map line.
+  const candidateKeys = [...(output.files.maps['candidates.map'] ?? '').matchAll(/^l[0-9a-f]{16}\/(\S+) /gm)].map((match) => match[1]);
+  const conditionSets = new Set(candidateKeys).size;
+  const pathLines = ['path-exact.map', 'path-prefix.map', 'path-regex.map', 'candidates.map'].map((map) => output.files.maps[map] ?? '').join('\n');
+  const policies = new Set([...pathLines.matchAll(/:(p[0-9a-f]{16})$/gm)].map((match) => match[1])).size;
   return { ...served, conditionSets, policies };
 }
 

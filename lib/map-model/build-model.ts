@@ -258,6 +258,7 @@ function buildHttpModel(sources: MapModelSources, cache: MapModelCache): HttpMod
     regexConditions: aggregate.routeLines.regex.conditions,
     candidates: aggregate.routeLines.candidates,
     conditions: aggregate.routeLines.conditions,
+    conditionShapes: aggregate.routeLines.conditionShapes,
     policies: aggregate.policies,
     serverTimeouts: aggregate.policies.some((policy) => policy.serverTimeout !== undefined),
     mirrors: aggregate.policies.some((policy) => policy.mirrors.length > 0),
