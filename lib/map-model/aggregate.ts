@@ -378,6 +378,11 @@ export class RouteAggregate {
     return this.#policies.list;
   }
 
+  /** Their header slots and policies.map lines (route-policies.ts). */
+  get policyMaps(): Pick<PolicyUses, 'slots' | 'lines'> {
+    return this.#policies;
+  }
+
   /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */
   get defaultBackend(): string | undefined {
     return this.#defaults.served?.served!.defaultBackend!.backend.name;

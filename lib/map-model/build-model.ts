@@ -260,6 +260,8 @@ function buildHttpModel(sources: MapModelSources, cache: MapModelCache): HttpMod
     conditions: aggregate.routeLines.conditions,
     conditionShapes: aggregate.routeLines.conditionShapes,
     policies: aggregate.policies,
+    headerSlots: aggregate.policyMaps.slots,
+    policyLines: aggregate.policyMaps.lines,
     serverTimeouts: aggregate.policies.some((policy) => policy.serverTimeout !== undefined),
     mirrors: aggregate.policies.some((policy) => policy.mirrors.length > 0),
     bodyLimits: aggregate.policies.some((policy) => policy.settings.bodySizeLimit !== undefined),

@@ -19,6 +19,14 @@ import { sameItems } from '../collections/sorted-list.ts';
  * A policy also holds what its rules need precomputed (a redirect's parts,
  * path rewrites as `replace-path` pairs, sources split over ACL lines), so
  * templates stay free of logic.
+ *
+ * Header changes are no rules of their own
+ * (docs/adr/0025-requests-cost-the-same-with-many-policies.md): their
+ * values are policies.map lines, `<policy key>/<slot>` → the value, and the
+ * frontend has one rule per slot (a header name, what is done to it, and
+ * which of the policy's changes of that name it is) whatever the number of
+ * policies, so a request pays for the slots of the world, not for its
+ * policies, and a policy whose slots are served already is map lines alone.
  */
 
 /** A policy key: "p" and 16 hex digits of the SHA-256 of the settings' canonical JSON. */
@@ -94,9 +102,35 @@ function mirrorRule(mirror: NonNullable<RouteSettings['mirrors']>[number]): Mirr
   return Object.freeze({ backend: `${namespace}_${service}_${port}`, namespace, service, port, share, of, partial: share < of });
 }
 
+/**
+ * One frontend rule of header changes: `action` ("del", "set", "add") on
+ * header `name` of requests or responses, the `nth` (from 1) change of that
+ * name in the policy's list, its value (but for "del") looked up by
+ * `<policy key>/<slot>`.
+ */
+export interface HeaderSlot {
+  readonly slot: string;
+  readonly response: boolean;
+  readonly action: 'del' | 'set' | 'add';
+  /** True for "set" and "add", which write a value. */
+  readonly valued: boolean;
+  readonly name: string;
+  readonly nth: number;
+}
+
+/** A policies.map line. */
+export interface PolicyLine {
+  readonly key: string;
+  readonly value: string;
+}
+
 export class RoutePolicy extends Sourced {
   readonly key: PolicyKey;
   readonly settings: RouteSettings;
+  /** False when all it asks for is header changes: then it has no rule of its own, only policies.map lines. */
+  readonly ownRules: boolean;
+  readonly headerSlots: readonly HeaderSlot[];
+  readonly lines: readonly PolicyLine[];
   /** `acl` lines of the allowed sources (outside them: 403), or undefined. */
   readonly allow: readonly SourceLine[] | undefined;
   readonly deny: readonly SourceLine[] | undefined;
@@ -207,8 +241,52 @@ export class RoutePolicy extends Sourced {
     this.gatewayExternalAuth = gatewayAuthRule(settings.gatewayExternalAuth);
     const cors = settings.cors;
     this.cors = cors && corsRule(cors);
+    this.ownRules = Object.entries(settings).some(([name, value]) => value !== undefined && name !== 'requestHeaders' && name !== 'responseHeaders');
+    const changes = [...headerChanges(false, this.requestHeaders), ...headerChanges(true, this.responseHeaders)];
+    this.headerSlots = Object.freeze(changes.map(([slot]) => slot));
+    this.lines = Object.freeze(changes.map(([slot, value]) => Object.freeze({ key: `${key}/${slot.slot}`, value: policyValue(value) })));
     Object.freeze(this);
   }
+}
+
+/** The slots of a policy's header changes and their values: removals, then sets, then additions, as HAProxy is to apply them. */
+function headerChanges(response: boolean, actions: HeaderActions | undefined): [HeaderSlot, string][] {
+  if (!actions) return [];
+  const changes: [HeaderSlot, string][] = [];
+  const seen = new Map<string, number>();
+  const slot = (action: HeaderSlot['action'], name: string): HeaderSlot => {
+    const nth = action === 'del' ? 1 : (seen.get(`${action} ${name}`) ?? 0) + 1;
+    seen.set(`${action} ${name}`, nth);
+    return Object.freeze({ slot: `${response ? 's' : 'q'}${action[0]}/${name}/${nth}`, response, action, valued: action !== 'del', name, nth });
+  };
+  for (const { name } of actions.remove) if (!seen.has(`del ${name}`)) changes.push([slot('del', name), '']);
+  for (const { name, value } of actions.set) changes.push([slot('set', name), value]);
+  for (const { name, value } of actions.add) changes.push([slot('add', name), value]);
+  return changes;
+}
+
+/** Bytes a map value keeps as they are: the rest are percent-encoded (url_dec undoes it; '+' and '?' are not kept, which it would read as a form's). */
+const KEPT_BYTE = /^[A-Za-z0-9._~:/@=-]$/;
+
+/**
+ * A value as a policies.map line holds it: "=" and the value
+ * percent-encoded, so it is one safe word whatever it holds (spaces, '%',
+ * '#'), even empty; the frontend drops the "=" (`bytes(1)`) and decodes
+ * (`url_dec`).
+ */
+export function policyValue(value: string): string {
+  let encoded = '=';
+  for (const byte of Buffer.from(value, 'utf8')) {
+    const character = String.fromCharCode(byte);
+    encoded += byte < 128 && KEPT_BYTE.test(character) ? character : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return encoded;
+}
+
+/** The order of header slots' rules: requests' before responses', removals, sets, additions, each change of a name after the one before it. */
+const ACTION_ORDER = { del: 0, set: 1, add: 2 } as const;
+function slotOrder(a: HeaderSlot, b: HeaderSlot): number {
+  return Number(a.response) - Number(b.response) || ACTION_ORDER[a.action] - ACTION_ORDER[b.action] || a.nth - b.nth || compareCodeUnits(a.name, b.name);
 }
 
 type Cors = NonNullable<RouteSettings['cors']>;
@@ -367,6 +445,10 @@ export class PolicyUses {
   #touched = false;
   /** Every used policy once, sorted by key. */
   list: readonly RoutePolicy[] = Object.freeze([]);
+  /** The header slots of the policies, each once, in the order of their rules; the same list while the same slots. */
+  slots: readonly HeaderSlot[] = Object.freeze([]);
+  /** The policies' policies.map lines, in the order of the policies. */
+  lines: readonly PolicyLine[] = Object.freeze([]);
 
   add(policy: RoutePolicy): void {
     const used = this.#uses.get(policy.key);
@@ -389,6 +471,12 @@ export class PolicyUses {
     if (!this.#touched) return;
     this.#touched = false;
     const list = [...this.#uses.values()].map((entry) => entry.policy).sort((a, b) => compareCodeUnits(a.key, b.key));
-    if (!sameItems(this.list, list)) this.list = Object.freeze(list);
+    if (sameItems(this.list, list)) return;
+    this.list = Object.freeze(list);
+    this.lines = Object.freeze(list.flatMap((policy) => policy.lines));
+    const slots = new Map<string, HeaderSlot>();
+    for (const policy of list) for (const slot of policy.headerSlots) if (!slots.has(slot.slot)) slots.set(slot.slot, slot);
+    const sorted = [...slots.values()].sort(slotOrder);
+    if (!sameItems(this.slots.map((slot) => slot.slot), sorted.map((slot) => slot.slot))) this.slots = Object.freeze(sorted);
   }
 }

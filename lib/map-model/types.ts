@@ -1,6 +1,6 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { BackendSettings, CaRef, RouteSettings } from '../routing/settings.ts';
-import type { RoutePolicy } from './route-policies.ts';
+import type { HeaderSlot, PolicyLine, RoutePolicy } from './route-policies.ts';
 import type { ConditionShape, RouteConditions } from './route-conditions.ts';
 import type { TranslatedObject } from '../routing/translated.ts';
 import type { Referrers } from './problems.ts';
@@ -176,6 +176,10 @@ export interface MapModel {
   readonly conditionShapes: readonly ConditionShape[];
   /** The route policies the served routes use, each once, sorted by key (see route-policies.ts). */
   readonly policies: readonly RoutePolicy[];
+  /** The header changes of the policies, one frontend rule each, in the order of their rules (see route-policies.ts). */
+  readonly headerSlots: readonly HeaderSlot[];
+  /** policies.map lines: `<policy key>/<slot>` → "=" and the value percent-encoded (see route-policies.ts). */
+  readonly policyLines: readonly PolicyLine[];
   /** True when a policy sets a server timeout: every backend then applies the one its request's policy set. */
   readonly serverTimeouts: boolean;
   /** True when a policy mirrors requests: the configuration then loads the controller's mirror script and has the mirror frontend. */
