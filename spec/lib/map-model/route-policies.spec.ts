@@ -192,14 +192,15 @@ describe('route policies', () => {
   });
 
   it('gives each header change a slot: its name, what is done, and which change of that name in the policy it is', () => {
+    const source = new ModelSource('Ingress', routed('a', 'a.example.com'), 'metadata.annotations');
     const policy = routePolicy(
       { requestHeaders: { remove: ['x-a', 'x-a'], add: [{ name: 'x-b', value: '1' }, { name: 'x-b', value: '2' }] }, responseHeaders: { set: [{ name: 'x-c', value: 'v' }] } },
       '/',
-      new ModelSource('Ingress', routed('a', 'a.example.com'), 'metadata.annotations'),
+      source,
     )!;
     expect(policy.ownRules).to.equal(false);
     expect(policy.headerSlots.map((slot) => slot.slot)).to.deep.equal(['qd/x-a/1', 'qa/x-b/1', 'qa/x-b/2', 'ss/x-c/1']);
     expect(policy.lines.map((line) => line.key.slice(policy.key.length))).to.deep.equal(['/qd/x-a/1', '/qa/x-b/1', '/qa/x-b/2', '/ss/x-c/1']);
-    expect(routePolicy({ requestHeaders: { remove: ['x-a'] }, upstreamHost: 'a' }, '/', policy.source)!.ownRules).to.equal(true);
+    expect(routePolicy({ requestHeaders: { remove: ['x-a'] }, upstreamHost: 'a' }, '/', source)!.ownRules).to.equal(true);
   });
 });
