@@ -410,7 +410,9 @@ async function main(): Promise<void> {
         `${bare.served.conditionSets} and ${bare.served.policies}; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per case`,
     );
     out('');
-    out('| requests to | req/s (median) | req/s range | HAProxy CPU µs/request (median) | req/s vs bare plain | CPU/request vs bare plain | CPU/request vs the same kind in the bare world |');
+    out(
+      '| requests to | req/s (median) | req/s range | HAProxy CPU µs/request (median) | req/s vs bare plain | CPU/request vs bare plain | CPU/request vs the same kind in the bare world |',
+    );
     out('|---|---|---|---|---|---|---|');
     for (const one of cases) {
       const list = samples.get(one.name)!;

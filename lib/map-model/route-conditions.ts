@@ -43,10 +43,13 @@ export interface ShapeFetch {
 export class ConditionShape {
   /** "s" and 16 hex digits of the SHA-256 of the shape. */
   readonly key: string;
+  /** The values its lookup key is made of, in order: the headers, then the query parameters matched exactly, then the method. */
   readonly fetches: readonly ShapeFetch[];
+  /** Its regular expressions on headers and query parameters, tests of its rule. */
   readonly headers: readonly ValueCondition[];
   readonly query: readonly ValueCondition[];
-  readonly method = undefined;
+  /** Always undefined: the method is one of the values looked up. */
+  readonly method: undefined;
   readonly servedOver: { readonly tls: boolean } | undefined;
 
   constructor(key: string, fetches: readonly ShapeFetch[], headers: readonly ValueCondition[], query: readonly ValueCondition[], servedOver: { readonly tls: boolean } | undefined) {
@@ -54,6 +57,7 @@ export class ConditionShape {
     this.fetches = Object.freeze(fetches);
     this.headers = Object.freeze(headers);
     this.query = Object.freeze(query);
+    this.method = undefined;
     this.servedOver = servedOver;
     Object.freeze(this);
   }

@@ -9,7 +9,7 @@ import { NO_PROBLEMS } from './problems.ts';
 import { ReachedConditions } from './reached-conditions.ts';
 import { NO_REGEX_CANDIDATES, rankRegexKey, regexLines, type RegexCandidates } from './regex-candidates.ts';
 import { claimOrder, conflictWarning, rankedOrder, type RouteClaims, type SettledKeys } from './route-claims.ts';
-import { conditionShapes, type ConditionShape, type RouteConditions } from './route-conditions.ts';
+import type { ConditionShape, RouteConditions } from './route-conditions.ts';
 import type { CandidateLine, Route } from './types.ts';
 
 /**
@@ -116,7 +116,6 @@ export class ConditionalClaims {
   warnings: readonly Problem[] = NO_PROBLEMS;
   /** The claims with conditions on regular expression paths (regex-candidates.ts). */
   regex: RegexCandidates = NO_REGEX_CANDIDATES;
-  #shapes: { readonly sets: readonly RouteConditions[]; readonly shapes: readonly ConditionShape[] } = { sets: Object.freeze([]), shapes: Object.freeze([]) };
   #regexLines: { readonly plain: readonly Route[]; readonly regex: RegexCandidates; readonly lines: readonly Route[] } | undefined;
 
   constructor(plain: RouteClaims) {
@@ -130,12 +129,7 @@ export class ConditionalClaims {
 
   /** The shapes of those sets, each once, sorted by key: one lookup each per request on a list. */
   get conditionShapes(): readonly ConditionShape[] {
-    const sets = this.#conditions.list;
-    if (this.#shapes.sets !== sets) {
-      const shapes = conditionShapes(sets);
-      this.#shapes = { sets, shapes: sameItems(this.#shapes.shapes.map((shape) => shape.key), shapes.map((shape) => shape.key)) ? this.#shapes.shapes : shapes };
-    }
-    return this.#shapes.shapes;
+    return this.#conditions.shapes;
   }
 
   /** The regex map's lines: `plain` (the winners, in prefixOrder) with the claims with conditions among them; the last ones while both are the same. */

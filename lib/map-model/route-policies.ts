@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { HeaderAction, RedirectCode, RouteSettings } from '../routing/settings.ts';
+import type { RedirectCode, RouteSettings } from '../routing/settings.ts';
 import type { ValueSource } from '../pipeline/model.ts';
 import { Sourced } from '../pipeline/value-source.ts';
-import { compareCodeUnits } from '../compare.ts';
 import { externalAuthRule, gatewayAuthRule, type ExternalAuthRule, type GatewayAuthRule } from './auth-rules.ts';
 import { inLowestTerms } from '../routing/shares.ts';
-import { sameItems } from '../collections/sorted-list.ts';
+import { headerChanges, policyValue, type HeaderActions, type HeaderSlot, type PolicyLine } from './policy-header-slots.ts';
 
 /**
  * Route policies: the rule sets the shipped frontend renders once per
@@ -47,12 +46,6 @@ export interface SourceLine {
 export interface PathRewrite {
   readonly pattern: string;
   readonly replacement: string;
-}
-
-export interface HeaderActions {
-  readonly set: readonly HeaderAction[];
-  readonly add: readonly HeaderAction[];
-  readonly remove: readonly { readonly name: string }[];
 }
 
 /**
@@ -102,34 +95,14 @@ function mirrorRule(mirror: NonNullable<RouteSettings['mirrors']>[number]): Mirr
   return Object.freeze({ backend: `${namespace}_${service}_${port}`, namespace, service, port, share, of, partial: share < of });
 }
 
-/**
- * One frontend rule of header changes: `action` ("del", "set", "add") on
- * header `name` of requests or responses, the `nth` (from 1) change of that
- * name in the policy's list, its value (but for "del") looked up by
- * `<policy key>/<slot>`.
- */
-export interface HeaderSlot {
-  readonly slot: string;
-  readonly response: boolean;
-  readonly action: 'del' | 'set' | 'add';
-  /** True for "set" and "add", which write a value. */
-  readonly valued: boolean;
-  readonly name: string;
-  readonly nth: number;
-}
-
-/** A policies.map line. */
-export interface PolicyLine {
-  readonly key: string;
-  readonly value: string;
-}
-
 export class RoutePolicy extends Sourced {
   readonly key: PolicyKey;
   readonly settings: RouteSettings;
   /** False when all it asks for is header changes: then it has no rule of its own, only policies.map lines. */
   readonly ownRules: boolean;
+  /** The slots of its header changes: removals, then sets, then additions. */
   readonly headerSlots: readonly HeaderSlot[];
+  /** Its policies.map lines, one per header slot. */
   readonly lines: readonly PolicyLine[];
   /** `acl` lines of the allowed sources (outside them: 403), or undefined. */
   readonly allow: readonly SourceLine[] | undefined;
@@ -247,46 +220,6 @@ export class RoutePolicy extends Sourced {
     this.lines = Object.freeze(changes.map(([slot, value]) => Object.freeze({ key: `${key}/${slot.slot}`, value: policyValue(value) })));
     Object.freeze(this);
   }
-}
-
-/** The slots of a policy's header changes and their values: removals, then sets, then additions, as HAProxy is to apply them. */
-function headerChanges(response: boolean, actions: HeaderActions | undefined): [HeaderSlot, string][] {
-  if (!actions) return [];
-  const changes: [HeaderSlot, string][] = [];
-  const seen = new Map<string, number>();
-  const slot = (action: HeaderSlot['action'], name: string): HeaderSlot => {
-    const nth = action === 'del' ? 1 : (seen.get(`${action} ${name}`) ?? 0) + 1;
-    seen.set(`${action} ${name}`, nth);
-    return Object.freeze({ slot: `${response ? 's' : 'q'}${action[0]}/${name}/${nth}`, response, action, valued: action !== 'del', name, nth });
-  };
-  for (const { name } of actions.remove) if (!seen.has(`del ${name}`)) changes.push([slot('del', name), '']);
-  for (const { name, value } of actions.set) changes.push([slot('set', name), value]);
-  for (const { name, value } of actions.add) changes.push([slot('add', name), value]);
-  return changes;
-}
-
-/** Bytes a map value keeps as they are: the rest are percent-encoded (url_dec undoes it; '+' and '?' are not kept, which it would read as a form's). */
-const KEPT_BYTE = /^[A-Za-z0-9._~:/@=-]$/;
-
-/**
- * A value as a policies.map line holds it: "=" and the value
- * percent-encoded, so it is one safe word whatever it holds (spaces, '%',
- * '#'), even empty; the frontend drops the "=" (`bytes(1)`) and decodes
- * (`url_dec`).
- */
-export function policyValue(value: string): string {
-  let encoded = '=';
-  for (const byte of Buffer.from(value, 'utf8')) {
-    const character = String.fromCharCode(byte);
-    encoded += byte < 128 && KEPT_BYTE.test(character) ? character : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return encoded;
-}
-
-/** The order of header slots' rules: requests' before responses', removals, sets, additions, each change of a name after the one before it. */
-const ACTION_ORDER = { del: 0, set: 1, add: 2 } as const;
-function slotOrder(a: HeaderSlot, b: HeaderSlot): number {
-  return Number(a.response) - Number(b.response) || ACTION_ORDER[a.action] - ACTION_ORDER[b.action] || a.nth - b.nth || compareCodeUnits(a.name, b.name);
 }
 
 type Cors = NonNullable<RouteSettings['cors']>;
@@ -433,50 +366,4 @@ export function routePolicy(settings: RouteSettings, path: string, source: Value
     .update(own === undefined ? content : `${content}\u0000${own}`)
     .digest('hex');
   return new RoutePolicy(`p${digest.slice(0, 16)}`, settings, own, source);
-}
-
-/**
- * The policies the winning route claims use, counted, so the list changes
- * only when a policy gains its first route or loses its last.
- */
-export class PolicyUses {
-  /** Per policy key, a policy of that key and how many winning claims use it. */
-  readonly #uses = new Map<PolicyKey, { readonly policy: RoutePolicy; claims: number }>();
-  #touched = false;
-  /** Every used policy once, sorted by key. */
-  list: readonly RoutePolicy[] = Object.freeze([]);
-  /** The header slots of the policies, each once, in the order of their rules; the same list while the same slots. */
-  slots: readonly HeaderSlot[] = Object.freeze([]);
-  /** The policies' policies.map lines, in the order of the policies. */
-  lines: readonly PolicyLine[] = Object.freeze([]);
-
-  add(policy: RoutePolicy): void {
-    const used = this.#uses.get(policy.key);
-    if (used) used.claims++;
-    else {
-      this.#uses.set(policy.key, { policy, claims: 1 });
-      this.#touched = true;
-    }
-  }
-
-  remove(policy: RoutePolicy): void {
-    const used = this.#uses.get(policy.key)!;
-    if (--used.claims > 0) return;
-    this.#uses.delete(policy.key);
-    this.#touched = true;
-  }
-
-  /** Makes the list again when a policy came or went; a policy that went and came back leaves it as it was. */
-  settle(): void {
-    if (!this.#touched) return;
-    this.#touched = false;
-    const list = [...this.#uses.values()].map((entry) => entry.policy).sort((a, b) => compareCodeUnits(a.key, b.key));
-    if (sameItems(this.list, list)) return;
-    this.list = Object.freeze(list);
-    this.lines = Object.freeze(list.flatMap((policy) => policy.lines));
-    const slots = new Map<string, HeaderSlot>();
-    for (const policy of list) for (const slot of policy.headerSlots) if (!slots.has(slot.slot)) slots.set(slot.slot, slot);
-    const sorted = [...slots.values()].sort(slotOrder);
-    if (!sameItems(this.slots.map((slot) => slot.slot), sorted.map((slot) => slot.slot))) this.slots = Object.freeze(sorted);
-  }
 }

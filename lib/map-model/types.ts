@@ -1,6 +1,7 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { BackendSettings, CaRef, RouteSettings } from '../routing/settings.ts';
-import type { HeaderSlot, PolicyLine, RoutePolicy } from './route-policies.ts';
+import type { HeaderSlot, PolicyLine } from './policy-header-slots.ts';
+import type { RoutePolicy } from './route-policies.ts';
 import type { ConditionShape, RouteConditions } from './route-conditions.ts';
 import type { TranslatedObject } from '../routing/translated.ts';
 import type { Referrers } from './problems.ts';

@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import type { RouteSettings } from '../../../lib/routing/settings.ts';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
-import { policyValue, routePolicy } from '../../../lib/map-model/route-policies.ts';
+import { policyValue } from '../../../lib/map-model/policy-header-slots.ts';
+import { routePolicy } from '../../../lib/map-model/route-policies.ts';
 import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import { ModelSource } from '../../../lib/map-model/model-source.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
@@ -178,7 +179,11 @@ describe('route policies', () => {
     expect(one.files.config).to.include(
       '  http-request set-header X-Tenant %[var(txn.policy),concat(/qs/X-Tenant/1),map(/etc/haproxy/maps/policies.map),bytes(1),url_dec] if { var(txn.policy),concat(/qs/X-Tenant/1),map(/etc/haproxy/maps/policies.map) -m found }\n',
     );
-    expect(two.files.maps['policies.map']!.split('\n').map((line) => line.replace(/^p[0-9a-f]{16}/, '<key>'))).to.have.members(['<key>/qs/X-Tenant/1 =acme', '<key>/qs/X-Tenant/1 =big%20corp', '']);
+    expect(two.files.maps['policies.map']!.split('\n').map((line) => line.replace(/^p[0-9a-f]{16}/, '<key>'))).to.have.members([
+      '<key>/qs/X-Tenant/1 =acme',
+      '<key>/qs/X-Tenant/1 =big%20corp',
+      '',
+    ]);
     // A new slot (another header name) is a new rule.
     expect(at([tenant('t1', 'acme'), routed('t3', 't3.example.com', { 'haproxy.org/request-set-header': 'X-Team blue' })]).files.config).to.not.equal(one.files.config);
   });
@@ -194,7 +199,16 @@ describe('route policies', () => {
   it('gives each header change a slot: its name, what is done, and which change of that name in the policy it is', () => {
     const source = new ModelSource('Ingress', routed('a', 'a.example.com'), 'metadata.annotations');
     const policy = routePolicy(
-      { requestHeaders: { remove: ['x-a', 'x-a'], add: [{ name: 'x-b', value: '1' }, { name: 'x-b', value: '2' }] }, responseHeaders: { set: [{ name: 'x-c', value: 'v' }] } },
+      {
+        requestHeaders: {
+          remove: ['x-a', 'x-a'],
+          add: [
+            { name: 'x-b', value: '1' },
+            { name: 'x-b', value: '2' },
+          ],
+        },
+        responseHeaders: { set: [{ name: 'x-c', value: 'v' }] },
+      },
       '/',
       source,
     )!;
