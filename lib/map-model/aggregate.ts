@@ -378,7 +378,7 @@ export class RouteAggregate {
     return this.#policies.list;
   }
   /** Their header slots and policies.map lines (route-policies.ts). */
-  get policyMaps(): Pick<PolicyUses, 'slots' | 'lines'> {
+  get policyMaps(): Pick<PolicyUses, 'slots' | 'lines' | 'settings'> {
     return this.#policies;
   }
 

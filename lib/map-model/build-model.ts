@@ -262,6 +262,7 @@ function buildHttpModel(sources: MapModelSources, cache: MapModelCache): HttpMod
     policies: aggregate.policies,
     headerSlots: aggregate.policyMaps.slots,
     policyLines: aggregate.policyMaps.lines,
+    policySettings: aggregate.policyMaps.settings,
     serverTimeouts: aggregate.policies.some((policy) => policy.serverTimeout !== undefined),
     mirrors: aggregate.policies.some((policy) => policy.mirrors.length > 0),
     bodyLimits: aggregate.policies.some((policy) => policy.settings.bodySizeLimit !== undefined),

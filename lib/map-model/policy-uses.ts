@@ -1,6 +1,6 @@
 import { compareCodeUnits } from '../compare.ts';
 import { sameItems } from '../collections/sorted-list.ts';
-import { slotOrder, type HeaderSlot, type PolicyLine } from './policy-header-slots.ts';
+import { settingRules, slotOrder, type HeaderSlot, type PolicyLine, type SettingRules } from './policy-slots.ts';
 import type { PolicyKey, RoutePolicy } from './route-policies.ts';
 
 /**
@@ -17,6 +17,8 @@ export class PolicyUses {
   slots: readonly HeaderSlot[] = Object.freeze([]);
   /** The policies' policies.map lines, in the order of the policies. */
   lines: readonly PolicyLine[] = Object.freeze([]);
+  /** Which settings of one rule each the policies have. */
+  settings: SettingRules = settingRules([], undefined);
 
   add(policy: RoutePolicy): void {
     const used = this.#uses.get(policy.key);
@@ -42,6 +44,10 @@ export class PolicyUses {
     if (sameItems(this.list, list)) return;
     this.list = Object.freeze(list);
     this.lines = Object.freeze(list.flatMap((policy) => policy.lines));
+    this.settings = settingRules(
+      list.map((policy) => policy.settingValues),
+      this.settings,
+    );
     const slots = new Map<string, HeaderSlot>();
     for (const policy of list) for (const slot of policy.headerSlots) if (!slots.has(slot.slot)) slots.set(slot.slot, slot);
     const sorted = [...slots.values()].sort(slotOrder);

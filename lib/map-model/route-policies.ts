@@ -4,7 +4,7 @@ import type { ValueSource } from '../pipeline/model.ts';
 import { Sourced } from '../pipeline/value-source.ts';
 import { externalAuthRule, gatewayAuthRule, type ExternalAuthRule, type GatewayAuthRule } from './auth-rules.ts';
 import { inLowestTerms } from '../routing/shares.ts';
-import { headerChanges, policyValue, type HeaderActions, type HeaderSlot, type PolicyLine } from './policy-header-slots.ts';
+import { headerChanges, policyValue, settingLines, SETTING_SLOTS, type HeaderActions, type HeaderSlot, type PolicyLine, type SettingValues } from './policy-slots.ts';
 
 /**
  * Route policies: the rule sets the shipped frontend renders once per
@@ -98,12 +98,13 @@ function mirrorRule(mirror: NonNullable<RouteSettings['mirrors']>[number]): Mirr
 export class RoutePolicy extends Sourced {
   readonly key: PolicyKey;
   readonly settings: RouteSettings;
-  /** False when all it asks for is header changes: then it has no rule of its own, only policies.map lines. */
+  /** False when all it asks for is header changes and settings of one rule each (policy-slots.ts): then it has no rule of its own, only policies.map lines. */
   readonly ownRules: boolean;
   /** The slots of its header changes: removals, then sets, then additions. */
   readonly headerSlots: readonly HeaderSlot[];
-  /** Its policies.map lines, one per header slot. */
+  /** Its policies.map lines: the settings of one rule each, then one per header slot. */
   readonly lines: readonly PolicyLine[];
+  readonly settingValues: SettingValues;
   /** `acl` lines of the allowed sources (outside them: 403), or undefined. */
   readonly allow: readonly SourceLine[] | undefined;
   readonly deny: readonly SourceLine[] | undefined;
@@ -214,10 +215,21 @@ export class RoutePolicy extends Sourced {
     this.gatewayExternalAuth = gatewayAuthRule(settings.gatewayExternalAuth);
     const cors = settings.cors;
     this.cors = cors && corsRule(cors);
-    this.ownRules = Object.entries(settings).some(([name, value]) => value !== undefined && name !== 'requestHeaders' && name !== 'responseHeaders');
+    this.ownRules = Object.entries(settings).some(([name, value]) => value !== undefined && !SETTING_SLOTS.has(name));
     const changes = [...headerChanges(false, this.requestHeaders), ...headerChanges(true, this.responseHeaders)];
     this.headerSlots = Object.freeze(changes.map(([slot]) => slot));
-    this.lines = Object.freeze(changes.map(([slot, value]) => Object.freeze({ key: `${key}/${slot.slot}`, value: policyValue(value) })));
+    const values: SettingValues = {
+      servedOver: settings.servedOver,
+      sslRedirect: settings.sslRedirect,
+      serverTimeout: this.serverTimeout,
+      upstreamHost: settings.upstreamHost,
+      withoutForwardedFor: settings.withoutForwardedFor === true,
+      forwardedPrefix: settings.forwardedPrefix,
+      hsts: this.hsts,
+    };
+    this.settingValues = Object.freeze(values);
+    const lines = [...settingLines(values), ...changes.map(([slot, value]): [string, string] => [slot.slot, policyValue(value)])];
+    this.lines = Object.freeze(lines.map(([slot, value]) => Object.freeze({ key: `${key}/${slot}`, value })));
     Object.freeze(this);
   }
 }

@@ -1,6 +1,6 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { BackendSettings, CaRef, RouteSettings } from '../routing/settings.ts';
-import type { HeaderSlot, PolicyLine } from './policy-header-slots.ts';
+import type { HeaderSlot, PolicyLine, SettingRules } from './policy-slots.ts';
 import type { RoutePolicy } from './route-policies.ts';
 import type { ConditionShape, RouteConditions } from './route-conditions.ts';
 import type { TranslatedObject } from '../routing/translated.ts';
@@ -181,6 +181,8 @@ export interface MapModel {
   readonly headerSlots: readonly HeaderSlot[];
   /** policies.map lines: `<policy key>/<slot>` → "=" and the value percent-encoded (see route-policies.ts). */
   readonly policyLines: readonly PolicyLine[];
+  /** Which settings of one rule each (policy-slots.ts) the policies have: the frontend has their rules while one does. */
+  readonly policySettings: SettingRules;
   /** True when a policy sets a server timeout: every backend then applies the one its request's policy set. */
   readonly serverTimeouts: boolean;
   /** True when a policy mirrors requests: the configuration then loads the controller's mirror script and has the mirror frontend. */
