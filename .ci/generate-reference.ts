@@ -32,6 +32,7 @@ const viewSources = [
   'lib/map-model/types.ts',
   'lib/map-model/route-policies.ts',
   'lib/map-model/route-conditions.ts',
+  'lib/map-model/policy-slots.ts',
   'lib/map-model/auth-rules.ts',
   'lib/routing/settings.ts',
   'lib/routing/l4-route.ts',

@@ -1,35 +1,41 @@
 /**
  * Per-request cost of HTTPRoute header, query parameter and method matches
  * (candidate lists, docs/adr/0012-header-query-method-matches.md) and of
- * route policies, through a real HAProxy. Both are rendered as rules every
- * request passes: two per distinct condition set, after the exact and again
- * after the prefix lookup, each guarded by one `-m found` test, and the
- * rules of every distinct policy, each guarded by its policy's ACL.
+ * route policies, through a real HAProxy. Both are reached through map
+ * lookups (docs/adr/0025-requests-cost-the-same-with-many-policies.md): a
+ * list's candidates by one lookup per shape of conditions, keyed by the
+ * request's own values, and a policy's header changes by one rule per
+ * header slot, their values looked up by the request's policy key; what a
+ * request pays grows with the shapes and slots of the world, not with its
+ * condition sets and policies.
  *
  * Two worlds of BENCH_REQUEST_ROUTES HTTPRoutes (10k), rendered with the
  * shipped configuration, each served by its own HAProxy on loopback:
- *   - bare: every route a host and a path to a Service;
+ *   - bare: every route a host and a path to a Service, and 50 Ingresses
+ *     with external authentication (nginx auth-url, one policy): each
+ *     request first asks an auth service through the controller's Lua
+ *     action (lib/lua/external-auth.ts), which answers 200 with the X-Route
+ *     header the backend then gets (auth-response-headers);
  *   - full: the same, but one route in BENCH_REQUEST_EVERY (10) also has a
  *     match with its own header (half of them) or its own query parameter
  *     and method (the other half) before its plain rule, and another one in
  *     BENCH_REQUEST_EVERY sets its own request header (a policy each):
- *     1,000 distinct condition sets and 1,000 policies at 10k routes; and
- *     50 Ingresses with external authentication (nginx auth-url, one policy):
- *     each request first asks an auth service through the controller's Lua
- *     action (lib/lua/external-auth.ts), which answers 200 with the X-Route
- *     header the backend then gets (auth-response-headers).
+ *     1,000 distinct condition sets and 1,000 more policies at 10k routes.
  * Services' endpoints are a third HAProxy that answers every request itself
  * with the port it was reached on and the X-Route header it got, so every
  * response proves where the request was routed and what the policy did.
  *
  * Each round sends, over BENCH_REQUEST_CONNECTIONS keep-alive connections
- * for BENCH_REQUEST_SECONDS, requests to plain routes of the bare world,
- * then plain, header-matched, query-and-method-matched, policy and
- * external-auth routes of the full world (the order rotates each round); it records requests per
- * second, and the CPU time the serving HAProxy's threads spent per request
- * (from /proc: the load generator's own cost is not in it). Medians of
- * BENCH_REQUEST_ROUNDS rounds are printed as ratios to the bare world's
- * plain routes in the same run: informational, never a pass or fail.
+ * for BENCH_REQUEST_SECONDS, requests to plain and external-auth routes of
+ * the bare world, then plain, header-matched, query-and-method-matched,
+ * policy and external-auth routes of the full world (the order rotates each
+ * round); it records requests per second, and the CPU time the serving
+ * HAProxy's threads spent per request (from /proc: the load generator's own
+ * cost is not in it). Medians of BENCH_REQUEST_ROUNDS rounds are printed as
+ * ratios to the bare world's plain routes, and to the same kind of route in
+ * the bare world (its plain routes, but external auth to its own, which asks
+ * the auth service besides), in the same run: informational, never a pass or
+ * fail.
  *
  * Run with `node bench/request-cost.ts` (part of `npm run bench`).
  */
@@ -137,7 +143,7 @@ function authedIngress(n: number, authPort: number): KubeObject {
 function world(full: boolean, ports: Ports, backendPorts: ReadonlyMap<string, number>): Map<string, KubeObject[]> {
   const meta = (name: string) => ({ name, namespace: NAMESPACE, uid: `uid-${name}`, resourceVersion: '1' });
   return new Map([
-    ['ingresses', full ? Array.from({ length: HOSTS_PER_KIND }, (_, n) => authedIngress(n, backendPorts.get(AUTH)!)) : []],
+    ['ingresses', Array.from({ length: HOSTS_PER_KIND }, (_, n) => authedIngress(n, backendPorts.get(AUTH)!))],
     ['services', SERVICES.map((name) => ({ apiVersion: 'v1', kind: 'Service', metadata: meta(name), spec: { ports: [{ name: 'http', port: 80, targetPort: backendPorts.get(name) }] } }))],
     [
       'endpointslices',
@@ -202,9 +208,11 @@ async function serveWorld(config: ControllerConfig, dir: string, objects: Map<st
   if (problems.length > 0) throw new Error(`the generated world has ${problems.length} problems, e.g. ${JSON.stringify(problems[0])}`);
   const configFile = await writeRenderedFiles(dir, output.files, config.dataplane);
   const served = await serve(dir, configFile);
-  // Each condition set's pair of rules is written once per lookup (exact, then prefix).
-  const conditionSets = (output.files.config.match(/^ {2}http-request set-var\(txn\.cand\) /gm)?.length ?? 0) / 2;
-  const policies = output.files.config.match(/^ {2}acl policy_\S+ var\(txn\.policy\)/gm)?.length ?? 0;
+  // A condition set is a candidates.map key after its list id (a fallback has none); a policy, the key after ':' in a path map line.
+  const candidateKeys = [...(output.files.maps['candidates.map'] ?? '').matchAll(/^l[0-9a-f]{16}\/(\S+) /gm)].map((match) => match[1]);
+  const conditionSets = new Set(candidateKeys).size;
+  const pathLines = ['path-exact.map', 'path-prefix.map', 'path-regex.map', 'candidates.map'].map((map) => output.files.maps[map] ?? '').join('\n');
+  const policies = new Set([...pathLines.matchAll(/:(p[0-9a-f]{16})$/gm)].map((match) => match[1])).size;
   return { ...served, conditionSets, policies };
 }
 
@@ -376,6 +384,7 @@ async function main(): Promise<void> {
     const [bare, full] = worlds as [(typeof worlds)[number], (typeof worlds)[number]];
     const cases: Case[] = [
       { name: 'bare world: plain routes', served: bare.served, port: bare.ports.http, probes: probes('plain', backendPorts) },
+      { name: 'bare world: external auth', served: bare.served, port: bare.ports.http, probes: probes('auth', backendPorts) },
       { name: 'full world: plain routes', served: full.served, port: full.ports.http, probes: probes('plain', backendPorts) },
       { name: 'full world: header match', served: full.served, port: full.ports.http, probes: probes('header', backendPorts) },
       { name: 'full world: query + method match', served: full.served, port: full.ports.http, probes: probes('query', backendPorts) },
@@ -391,21 +400,26 @@ async function main(): Promise<void> {
         samples.get(one.name)!.push(await measure(one));
       }
     }
+    const cpuOf = (name: string) => median(samples.get(name)!.map((s) => s.cpuUsPerRequest));
     const reference = samples.get(cases[0]!.name)!;
     const [referenceRate, referenceCpu] = [median(reference.map((s) => s.perSecond)), median(reference.map((s) => s.cpuUsPerRequest))];
+    /** The same kind of route in the bare world: its plain routes, but its own external-auth routes for those. */
+    const sameKind = (name: string) => cpuOf(name.endsWith('external auth') ? cases[1]!.name : cases[0]!.name);
     out(
       `${ROUTES} HTTPRoutes in each world; the full world has ${full.served.conditionSets} condition sets and ${full.served.policies} route policies, the bare one ` +
         `${bare.served.conditionSets} and ${bare.served.policies}; ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per case`,
     );
     out('');
-    out('| requests to | req/s (median) | req/s range | HAProxy CPU µs/request (median) | req/s vs bare plain | CPU/request vs bare plain |');
-    out('|---|---|---|---|---|---|');
+    out(
+      '| requests to | req/s (median) | req/s range | HAProxy CPU µs/request (median) | req/s vs bare plain | CPU/request vs bare plain | CPU/request vs the same kind in the bare world |',
+    );
+    out('|---|---|---|---|---|---|---|');
     for (const one of cases) {
       const list = samples.get(one.name)!;
       const rates = list.map((s) => s.perSecond);
       const [rate, cpu] = [median(rates), median(list.map((s) => s.cpuUsPerRequest))];
       out(
-        `| ${one.name} | ${rate.toFixed(0)} | ${Math.min(...rates).toFixed(0)}-${Math.max(...rates).toFixed(0)} | ${cpu.toFixed(1)} | ${(rate / referenceRate).toFixed(2)} | ${(cpu / referenceCpu).toFixed(2)} |`,
+        `| ${one.name} | ${rate.toFixed(0)} | ${Math.min(...rates).toFixed(0)}-${Math.max(...rates).toFixed(0)} | ${cpu.toFixed(1)} | ${(rate / referenceRate).toFixed(2)} | ${(cpu / referenceCpu).toFixed(2)} | ${(cpu / sameKind(one.name)).toFixed(2)} |`,
       );
     }
   } finally {

@@ -10,7 +10,7 @@ import { claimOrder, RouteClaims } from './route-claims.ts';
 import { SecretUses } from './secret-uses.ts';
 import { patchSorted } from '../collections/sorted-list.ts';
 import type { HostEntry, Route, SecretUse } from './types.ts';
-import { PolicyUses, type RoutePolicy } from './route-policies.ts';
+import { PolicyUses } from './policy-uses.ts';
 import { ConditionalClaims, prefixOrder } from './route-lists.ts';
 import { MirrorBackends } from './mirror-backends.ts';
 import { backendUses } from './backend-choice.ts';
@@ -378,8 +378,12 @@ export class RouteAggregate {
   }
 
   /** The policies of the winning claims, each once, sorted by key. */
-  get policies(): readonly RoutePolicy[] {
+  get policies(): PolicyUses['list'] {
     return this.#policies.list;
+  }
+  /** Their header slots and policies.map lines (route-policies.ts). */
+  get policyMaps(): Pick<PolicyUses, 'slots' | 'lines' | 'settings'> {
+    return this.#policies;
   }
 
   /** Backend of spec.defaultBackend of the oldest served Ingress that has one. */

@@ -1,8 +1,8 @@
 import { compareCodeUnits } from '../compare.ts';
-import { patchSorted } from '../collections/sorted-list.ts';
+import { patchSorted, sameItems } from '../collections/sorted-list.ts';
 import type { RouteClaim } from './claim-types.ts';
 import { claimOrder } from './route-claims.ts';
-import type { RouteConditions } from './route-conditions.ts';
+import { conditionShapes, type ConditionShape, type RouteConditions } from './route-conditions.ts';
 
 /**
  * Every distinct set of conditions the reachable candidates have
@@ -17,6 +17,8 @@ export class ReachedConditions {
   readonly #touched = new Set<string>();
   /** Sorted by key; the last list while it holds the same sets. */
   list: readonly RouteConditions[] = Object.freeze([]);
+  /** The shapes of the sets, each once, sorted by key (route-conditions.ts); the last list while it holds the same shapes. */
+  shapes: readonly ConditionShape[] = Object.freeze([]);
 
   add(claim: RouteClaim): void {
     const key = claim.conditions!.key;
@@ -49,7 +51,16 @@ export class ReachedConditions {
       compareCodeUnits,
     );
     this.#touched.clear();
-    return this.list !== before;
+    if (this.list === before) return false;
+    const shapes = conditionShapes(this.list);
+    if (
+      !sameItems(
+        this.shapes.map((shape) => shape.key),
+        shapes.map((shape) => shape.key),
+      )
+    )
+      this.shapes = shapes;
+    return true;
   }
 
   #first(key: string): RouteConditions | undefined {

@@ -9,7 +9,7 @@ import { NO_PROBLEMS } from './problems.ts';
 import { ReachedConditions } from './reached-conditions.ts';
 import { NO_REGEX_CANDIDATES, rankRegexKey, regexLines, type RegexCandidates } from './regex-candidates.ts';
 import { claimOrder, conflictWarning, rankedOrder, type RouteClaims, type SettledKeys } from './route-claims.ts';
-import type { RouteConditions } from './route-conditions.ts';
+import type { ConditionShape, RouteConditions } from './route-conditions.ts';
 import type { CandidateLine, Route } from './types.ts';
 
 /**
@@ -25,10 +25,11 @@ import type { CandidateLine, Route } from './types.ts';
  * line covering a request under `h/a/b/` covers `h/a/b/` itself); an exact
  * key's list without a fallback lets the regex and prefix lookups run.
  *
- * candidates.map holds `<list id>/<conditions key>` → `<rank>=<line value>`
- * and `<list id>/` → `999=<fallback value>`: `str` lookups, so a line added
- * at runtime may go anywhere, and a route with conditions some served route
- * has changes map lines only.
+ * candidates.map holds `<list id>/<shape key>/<values>` → `<rank>=<line value>`
+ * (route-conditions.ts: one lookup per shape of conditions, keyed by the
+ * request's own values) and `<list id>/` → `999=<fallback value>`: `str`
+ * lookups, so a line added at runtime may go anywhere, and a route whose
+ * shape of conditions some served route has changes map lines only.
  */
 
 /** A candidates.map line's fallback rank: the candidates' ranks fit three digits below it. */
@@ -124,6 +125,11 @@ export class ConditionalClaims {
   /** Every distinct set of conditions a reachable list candidate has, sorted by key. */
   get conditions(): readonly RouteConditions[] {
     return this.#conditions.list;
+  }
+
+  /** The shapes of those sets, each once, sorted by key: one lookup each per request on a list. */
+  get conditionShapes(): readonly ConditionShape[] {
+    return this.#conditions.shapes;
   }
 
   /** The regex map's lines: `plain` (the winners, in prefixOrder) with the claims with conditions among them; the last ones while both are the same. */
@@ -293,7 +299,7 @@ export class ConditionalClaims {
     };
     const candidates = [candidate(`${list.id}/`, `${FALLBACK_RANK}=${fallback ? lineValue(fallback) : ''}`)];
     let rank = 0;
-    for (const [conditionsKey, claim] of reached) candidates.push(candidate(`${list.id}/${conditionsKey}`, `${String(rank++).padStart(3, '0')}=${lineValue(claim)}`));
+    for (const claim of reached.values()) candidates.push(candidate(`${list.id}/${claim.conditions!.lookup}`, `${String(rank++).padStart(3, '0')}=${lineValue(claim)}`));
     if (!sameItems(list.candidates, candidates)) list.candidates = Object.freeze(candidates);
     const claimsReached = [...reached.values()];
     if (!sameItems(list.reached, claimsReached)) list.reached = Object.freeze(claimsReached);

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { HeaderAction, RedirectCode, RouteSettings } from '../routing/settings.ts';
+import type { RedirectCode, RouteSettings } from '../routing/settings.ts';
 import type { ValueSource } from '../pipeline/model.ts';
 import { Sourced } from '../pipeline/value-source.ts';
-import { compareCodeUnits } from '../compare.ts';
 import { externalAuthRule, gatewayAuthRule, type ExternalAuthRule, type GatewayAuthRule } from './auth-rules.ts';
 import { inLowestTerms } from '../routing/shares.ts';
-import { sameItems } from '../collections/sorted-list.ts';
+import { headerChanges, policyValue, settingLines, SETTING_SLOTS, type HeaderActions, type HeaderSlot, type PolicyLine, type SettingValues } from './policy-slots.ts';
 
 /**
  * Route policies: the rule sets the shipped frontend renders once per
@@ -19,6 +18,14 @@ import { sameItems } from '../collections/sorted-list.ts';
  * A policy also holds what its rules need precomputed (a redirect's parts,
  * path rewrites as `replace-path` pairs, sources split over ACL lines), so
  * templates stay free of logic.
+ *
+ * Header changes are no rules of their own
+ * (docs/adr/0025-requests-cost-the-same-with-many-policies.md): their
+ * values are policies.map lines, `<policy key>/<slot>` → the value, and the
+ * frontend has one rule per slot (a header name, what is done to it, and
+ * which of the policy's changes of that name it is) whatever the number of
+ * policies, so a request pays for the slots of the world, not for its
+ * policies, and a policy whose slots are served already is map lines alone.
  */
 
 /** A policy key: "p" and 16 hex digits of the SHA-256 of the settings' canonical JSON. */
@@ -39,12 +46,6 @@ export interface SourceLine {
 export interface PathRewrite {
   readonly pattern: string;
   readonly replacement: string;
-}
-
-export interface HeaderActions {
-  readonly set: readonly HeaderAction[];
-  readonly add: readonly HeaderAction[];
-  readonly remove: readonly { readonly name: string }[];
 }
 
 /**
@@ -97,6 +98,13 @@ function mirrorRule(mirror: NonNullable<RouteSettings['mirrors']>[number]): Mirr
 export class RoutePolicy extends Sourced {
   readonly key: PolicyKey;
   readonly settings: RouteSettings;
+  /** False when all it asks for is header changes and settings of one rule each (policy-slots.ts): then it has no rule of its own, only policies.map lines. */
+  readonly ownRules: boolean;
+  /** The slots of its header changes: removals, then sets, then additions. */
+  readonly headerSlots: readonly HeaderSlot[];
+  /** Its policies.map lines: the settings of one rule each, then one per header slot. */
+  readonly lines: readonly PolicyLine[];
+  readonly settingValues: SettingValues;
   /** `acl` lines of the allowed sources (outside them: 403), or undefined. */
   readonly allow: readonly SourceLine[] | undefined;
   readonly deny: readonly SourceLine[] | undefined;
@@ -207,6 +215,21 @@ export class RoutePolicy extends Sourced {
     this.gatewayExternalAuth = gatewayAuthRule(settings.gatewayExternalAuth);
     const cors = settings.cors;
     this.cors = cors && corsRule(cors);
+    this.ownRules = Object.entries(settings).some(([name, value]) => value !== undefined && !SETTING_SLOTS.has(name));
+    const changes = [...headerChanges(false, this.requestHeaders), ...headerChanges(true, this.responseHeaders)];
+    this.headerSlots = Object.freeze(changes.map(([slot]) => slot));
+    const values: SettingValues = {
+      servedOver: settings.servedOver,
+      sslRedirect: settings.sslRedirect,
+      serverTimeout: this.serverTimeout,
+      upstreamHost: settings.upstreamHost,
+      withoutForwardedFor: settings.withoutForwardedFor === true,
+      forwardedPrefix: settings.forwardedPrefix,
+      hsts: this.hsts,
+    };
+    this.settingValues = Object.freeze(values);
+    const lines = [...settingLines(values), ...changes.map(([slot, value]): [string, string] => [slot.slot, policyValue(value)])];
+    this.lines = Object.freeze(lines.map(([slot, value]) => Object.freeze({ key: `${key}/${slot}`, value })));
     Object.freeze(this);
   }
 }
@@ -355,40 +378,4 @@ export function routePolicy(settings: RouteSettings, path: string, source: Value
     .update(own === undefined ? content : `${content}\u0000${own}`)
     .digest('hex');
   return new RoutePolicy(`p${digest.slice(0, 16)}`, settings, own, source);
-}
-
-/**
- * The policies the winning route claims use, counted, so the list changes
- * only when a policy gains its first route or loses its last.
- */
-export class PolicyUses {
-  /** Per policy key, a policy of that key and how many winning claims use it. */
-  readonly #uses = new Map<PolicyKey, { readonly policy: RoutePolicy; claims: number }>();
-  #touched = false;
-  /** Every used policy once, sorted by key. */
-  list: readonly RoutePolicy[] = Object.freeze([]);
-
-  add(policy: RoutePolicy): void {
-    const used = this.#uses.get(policy.key);
-    if (used) used.claims++;
-    else {
-      this.#uses.set(policy.key, { policy, claims: 1 });
-      this.#touched = true;
-    }
-  }
-
-  remove(policy: RoutePolicy): void {
-    const used = this.#uses.get(policy.key)!;
-    if (--used.claims > 0) return;
-    this.#uses.delete(policy.key);
-    this.#touched = true;
-  }
-
-  /** Makes the list again when a policy came or went; a policy that went and came back leaves it as it was. */
-  settle(): void {
-    if (!this.#touched) return;
-    this.#touched = false;
-    const list = [...this.#uses.values()].map((entry) => entry.policy).sort((a, b) => compareCodeUnits(a.key, b.key));
-    if (!sameItems(this.list, list)) this.list = Object.freeze(list);
-  }
 }

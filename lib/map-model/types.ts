@@ -1,7 +1,8 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { BackendSettings, CaRef, RouteSettings } from '../routing/settings.ts';
+import type { HeaderSlot, PolicyLine, SettingRules } from './policy-slots.ts';
 import type { RoutePolicy } from './route-policies.ts';
-import type { RouteConditions } from './route-conditions.ts';
+import type { ConditionShape, RouteConditions } from './route-conditions.ts';
 import type { TranslatedObject } from '../routing/translated.ts';
 import type { Referrers } from './problems.ts';
 import type { L4Mode, L4Routing } from '../routing/l4-route.ts';
@@ -166,14 +167,22 @@ export interface MapModel {
    */
   readonly regexConditions: readonly RouteConditions[];
   /**
-   * candidates.map lines: `<list id>/<conditions key>` → `<rank>=<line value>`,
+   * candidates.map lines: `<list id>/<shape key>/<values>` → `<rank>=<line value>`,
    * and `<list id>/` → `999=<fallback>`, sorted by key (see route-lists.ts).
    */
   readonly candidates: readonly CandidateLine[];
   /** The header, query parameter and method conditions of the candidates, each once, sorted by key (see route-conditions.ts). */
   readonly conditions: readonly RouteConditions[];
+  /** The shapes of those conditions, each once, sorted by key: the frontend looks up one candidate per shape (see route-conditions.ts). */
+  readonly conditionShapes: readonly ConditionShape[];
   /** The route policies the served routes use, each once, sorted by key (see route-policies.ts). */
   readonly policies: readonly RoutePolicy[];
+  /** The header changes of the policies, one frontend rule each, in the order of their rules (see route-policies.ts). */
+  readonly headerSlots: readonly HeaderSlot[];
+  /** policies.map lines: `<policy key>/<slot>` → "=" and the value percent-encoded (see route-policies.ts). */
+  readonly policyLines: readonly PolicyLine[];
+  /** Which settings of one rule each (policy-slots.ts) the policies have: the frontend has their rules while one does. */
+  readonly policySettings: SettingRules;
   /** True when a policy sets a server timeout: every backend then applies the one its request's policy set. */
   readonly serverTimeouts: boolean;
   /** True when a policy mirrors requests: the configuration then loads the controller's mirror script and has the mirror frontend. */

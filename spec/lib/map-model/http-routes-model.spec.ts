@@ -677,7 +677,7 @@ describe('HTTPRoutes in the Ingress view model', () => {
       const line = (map === 'exact' ? model.exactRoutes : model.prefixRoutes).find((route) => route.key === key)!;
       expect(line.backend).to.match(/^\?l[0-9a-f]{16}$/);
       const id = line.backend.slice(1);
-      const conditions = new Map(model.conditions.map((set) => [set.key, set]));
+      const conditions = new Map(model.conditions.map((set) => [set.lookup, set]));
       return model.candidates
         .filter((candidate) => candidate.key.startsWith(`${id}/`))
         .sort((a, b) => (a.value < b.value ? -1 : 1))

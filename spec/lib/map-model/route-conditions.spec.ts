@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ModelSource } from '../../../lib/map-model/model-source.ts';
-import { routeConditions, type RouteConditions } from '../../../lib/map-model/route-conditions.ts';
+import { conditionShapes, routeConditions, type RouteConditions } from '../../../lib/map-model/route-conditions.ts';
 import { compareMatches } from '../../../lib/routing/precedence.ts';
 import type { RouteRecord, ValueMatch } from '../../../lib/routing/route.ts';
 
@@ -71,6 +71,32 @@ describe('route conditions', () => {
       query: [{ name: 'q', value: 'x+', regex: true }],
       method: 'POST',
     });
+  });
+
+  it('shares a shape between sets matching the same names exactly, and keys their candidates by their values', () => {
+    const a = conditions([exact('x-tenant', 'a')], [exact('v', '1')], 'POST');
+    const b = conditions([exact('x-tenant', 'b')], [exact('v', '2')], 'POST');
+    expect(a.shape.key).to.match(/^s[0-9a-f]{16}$/);
+    expect(b.shape.key).to.equal(a.shape.key);
+    expect(a.lookup).to.equal(`${a.shape.key}/a|1|POST|`);
+    expect(a.shape.fetches).to.deep.equal([
+      { name: 'x-tenant', header: true, param: false, method: false },
+      { name: 'v', header: false, param: true, method: false },
+      { name: undefined, header: false, param: false, method: true },
+    ]);
+    // A regular expression is a test of the shape's rule, so part of the shape; another name, another method test or none, another protocol: other shapes.
+    const withRegex = conditions([exact('x-tenant', 'a'), regex('x-b', '^2')]);
+    expect(withRegex.shape).to.deep.include({ headers: [{ name: 'x-b', value: '^2', regex: true }], query: [], method: undefined });
+    expect(withRegex.lookup).to.equal(`${withRegex.shape.key}/a|`);
+    const others = [
+      withRegex,
+      conditions([exact('x-tenant', 'a'), regex('x-b', '^3')]),
+      conditions([exact('x-other', 'a')], [exact('v', '1')], 'POST'),
+      conditions([exact('x-tenant', 'a')], [exact('v', '1')]),
+      routeConditions({ ...record([exact('x-tenant', 'a')], [exact('v', '1')], 'POST'), onlyOver: 'HTTPS' }, source)!,
+    ].map((set) => set.shape.key);
+    expect(new Set([a.shape.key, ...others]).size).to.equal(6);
+    expect(conditionShapes([b, withRegex, a]).map((shape) => shape.key)).to.deep.equal([a.shape.key, withRegex.shape.key].sort());
   });
 
   it('orders a method match first, then the most header matches, then the most query parameter matches', () => {

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { RouteSettings } from '../../../lib/routing/settings.ts';
 import { defaultConfigPath } from '../../../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
+import { policyValue } from '../../../lib/map-model/policy-slots.ts';
 import { routePolicy } from '../../../lib/map-model/route-policies.ts';
 import { buildMapModel, MapModelCache } from '../../../lib/map-model/build-model.ts';
 import { ModelSource } from '../../../lib/map-model/model-source.ts';
@@ -160,13 +161,66 @@ describe('route policies', () => {
     const after = at([routed('a', 'a.example.com', redirect301), routed('plain', 'plain.example.com'), routed('b', 'b.example.com', redirect301), routed('c', 'c.example.com')]);
     expect(after.files.config).to.equal(before.files.config);
     expect(after.files.maps['path-prefix.map']).to.not.equal(before.files.maps['path-prefix.map']);
-    const key = /acl policy_(p[0-9a-f]{16}) /.exec(before.files.config)![1]!;
+    const key = /:(p[0-9a-f]{16})$/m.exec(before.files.maps['path-prefix.map']!)![1]!;
     expect(after.files.maps['path-prefix.map']).to.equal(
       `plain.example.com/ default_web_80\na.example.com/ default_web_80:${key}\nb.example.com/ default_web_80:${key}\nc.example.com/ default_web_80\n`,
     );
-    expect(before.files.config).to.include(`  http-request redirect scheme https code 301 if policy_${key} !{ ssl_fc }\n`);
-    // A new distinct policy is a configuration change.
+    // A redirect to HTTPS is one rule per code, the policy's a policies.map line: a policy with another code is a configuration change.
+    expect(before.files.config).to.include('  http-request redirect scheme https code 301 if !{ ssl_fc } { var(txn.policy),concat(/r301),map(/etc/haproxy/maps/policies.map) -m found }\n');
+    expect(before.files.config).to.not.match(/acl policy_/);
+    expect(before.files.maps['policies.map']).to.equal(`${key}/r301 =\n`);
     const other = at([routed('a', 'a.example.com', redirect301), routed('d', 'd.example.com', { 'haproxy.org/ssl-redirect': 'true' })]);
     expect(other.files.config).to.not.equal(before.files.config);
+    // A policy of rules of its own (a source list) is a configuration change too.
+    const listed = at([routed('a', 'a.example.com', redirect301), routed('e', 'e.example.com', { 'haproxy.org/allow-list': '10.0.0.0/8' })]);
+    expect(listed.files.config).to.match(/acl policy_p[0-9a-f]{16} var\(txn\.policy\)/);
+
+    // Header changes are one rule per header slot, their values policies.map lines: a new policy whose slots are served is map lines alone.
+    const tenant = (name: string, value: string) => routed(name, `${name}.example.com`, { 'haproxy.org/request-set-header': `X-Tenant ${value}` });
+    const one = at([tenant('t1', 'acme'), routed('plain', 'plain.example.com')]);
+    const two = at([tenant('t1', 'acme'), routed('plain', 'plain.example.com'), tenant('t2', 'big corp')]);
+    expect(two.files.config).to.equal(one.files.config);
+    expect(one.files.config).to.not.match(/acl policy_/);
+    expect(one.files.config).to.include(
+      '  http-request set-header X-Tenant %[var(txn.policy),concat(/qs/X-Tenant/1),map(/etc/haproxy/maps/policies.map),bytes(1),url_dec] if { var(txn.policy),concat(/qs/X-Tenant/1),map(/etc/haproxy/maps/policies.map) -m found }\n',
+    );
+    expect(two.files.maps['policies.map']!.split('\n').map((line) => line.replace(/^p[0-9a-f]{16}/, '<key>'))).to.have.members([
+      '<key>/qs/X-Tenant/1 =acme',
+      '<key>/qs/X-Tenant/1 =big%20corp',
+      '',
+    ]);
+    // A new slot (another header name) is a new rule.
+    expect(at([tenant('t1', 'acme'), routed('t3', 't3.example.com', { 'haproxy.org/request-set-header': 'X-Team blue' })]).files.config).to.not.equal(one.files.config);
+  });
+
+  it('writes a header value into policies.map as "=" and the value percent-encoded but for letters, digits and . _ ~ : / @ = -', () => {
+    expect(policyValue('team-5')).to.equal('=team-5');
+    expect(policyValue('')).to.equal('=');
+    expect(policyValue('a b+c?d%e#f;g"h\\i')).to.equal('=a%20b%2Bc%3Fd%25e%23f%3Bg%22h%5Ci');
+    expect(policyValue('-x!*&,')).to.equal('=-x%21%2A%26%2C');
+    expect(policyValue('é')).to.equal('=%C3%A9');
+  });
+
+  it('gives each header change a slot: its name, what is done, and which change of that name in the policy it is', () => {
+    const source = new ModelSource('Ingress', routed('a', 'a.example.com'), 'metadata.annotations');
+    const policy = routePolicy(
+      {
+        requestHeaders: {
+          remove: ['x-a', 'x-a'],
+          add: [
+            { name: 'x-b', value: '1' },
+            { name: 'x-b', value: '2' },
+          ],
+        },
+        responseHeaders: { set: [{ name: 'x-c', value: 'v' }] },
+      },
+      '/',
+      source,
+    )!;
+    expect(policy.ownRules).to.equal(false);
+    expect(policy.headerSlots.map((slot) => slot.slot)).to.deep.equal(['qd/x-a/1', 'qa/x-b/1', 'qa/x-b/2', 'ss/x-c/1']);
+    expect(policy.lines.map((line) => line.key.slice(policy.key.length))).to.deep.equal(['/qd/x-a/1', '/qa/x-b/1', '/qa/x-b/2', '/ss/x-c/1']);
+    expect(routePolicy({ requestHeaders: { remove: ['x-a'] }, upstreamHost: 'a', hsts: { maxAge: 1, includeSubdomains: false, preload: false } }, '/', source)!.ownRules).to.equal(false);
+    expect(routePolicy({ requestHeaders: { remove: ['x-a'] }, appRoot: '/app' }, '/', source)!.ownRules).to.equal(true);
   });
 });
