@@ -377,12 +377,8 @@ export class RouteAggregate {
     return names;
   }
 
-  /** The policies of the winning claims, each once, sorted by key. */
-  get policies(): PolicyUses['list'] {
-    return this.#policies.list;
-  }
-  /** Their header slots and policies.map lines (route-policies.ts). */
-  get policyMaps(): Pick<PolicyUses, 'slots' | 'lines' | 'settings'> {
+  /** The policies of the winning claims (`list`: each once, sorted by key), their header slots and policies.map lines (route-policies.ts). */
+  get policies(): Pick<PolicyUses, 'list' | 'slots' | 'lines' | 'settings'> {
     return this.#policies;
   }
 

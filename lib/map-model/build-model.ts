@@ -247,9 +247,9 @@ function buildHttpModel(sources: MapModelSources, cache: MapModelCache): HttpMod
     last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets && last.listenerSecrets === listenerSecrets
       ? last.certificates
       : resolveCertificates(certificateUses(aggregate.secrets, listenerSecrets), sources, cache, now);
-  const userlists = resolveUserlists(aggregate.policies, sources.secret, cache.userlists, last?.userlists);
+  const userlists = resolveUserlists(aggregate.policies.list, sources.secret, cache.userlists, last?.userlists);
   const clientCas = keptClientCas(
-    resolveClientCas(aggregate.policies, [...aggregate.secrets, ...certificateUses([], listenerSecrets)], sources, cache.caSecrets, last?.clientCas),
+    resolveClientCas(aggregate.policies.list, [...aggregate.secrets, ...certificateUses([], listenerSecrets)], sources, cache.caSecrets, last?.clientCas),
     last?.clientCas,
   );
   const excluded = mergedProblems([aggregate.excluded, resolution.excluded, certificates.excluded, gatewayProblems], last?.excluded);
@@ -269,15 +269,15 @@ function buildHttpModel(sources: MapModelSources, cache: MapModelCache): HttpMod
     candidates: aggregate.routeLines.candidates,
     conditions: aggregate.routeLines.conditions,
     conditionShapes: aggregate.routeLines.conditionShapes,
-    policies: aggregate.policies,
-    headerSlots: aggregate.policyMaps.slots,
-    policyLines: aggregate.policyMaps.lines,
-    policySettings: aggregate.policyMaps.settings,
-    serverTimeouts: aggregate.policies.some((policy) => policy.serverTimeout !== undefined),
-    mirrors: aggregate.policies.some((policy) => policy.mirrors.length > 0),
-    bodyLimits: aggregate.policies.some((policy) => policy.settings.bodySizeLimit !== undefined),
-    externalAuth: aggregate.policies.some((policy) => policy.externalAuth !== undefined || policy.gatewayExternalAuth !== undefined),
-    authServices: aggregate.policies.some((policy) => policy.gatewayExternalAuth !== undefined),
+    policies: aggregate.policies.list,
+    headerSlots: aggregate.policies.slots,
+    policyLines: aggregate.policies.lines,
+    policySettings: aggregate.policies.settings,
+    serverTimeouts: aggregate.policies.list.some((policy) => policy.serverTimeout !== undefined),
+    mirrors: aggregate.policies.list.some((policy) => policy.mirrors.length > 0),
+    bodyLimits: aggregate.policies.list.some((policy) => policy.settings.bodySizeLimit !== undefined),
+    externalAuth: aggregate.policies.list.some((policy) => policy.externalAuth !== undefined || policy.gatewayExternalAuth !== undefined),
+    authServices: aggregate.policies.list.some((policy) => policy.gatewayExternalAuth !== undefined),
     choiceFields: routes.some((route) => route.choices) ? CHOICE_FIELDS : NO_CHOICE_FIELDS,
     userlists: userlists.userlists,
     backends: resolution.backends,
