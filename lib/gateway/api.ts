@@ -18,6 +18,7 @@ export const KINDS = {
   tlsRoute: 'TLSRoute',
   tcpRoute: 'TCPRoute',
   referenceGrant: 'ReferenceGrant',
+  backendTlsPolicy: 'BackendTLSPolicy',
 } as const;
 
 /** Group and kind of a reference; the core group is ''. */

@@ -22,6 +22,7 @@ import { CHOICE_FIELDS } from './backend-choice.ts';
 import { buildL4Model, type L4Last } from './l4-model.ts';
 import { NO_L4_ROUTING } from '../routing/l4-route.ts';
 import { sameVersions } from './store-versions.ts';
+import { portTlsChanges } from './service-port-tls.ts';
 
 /**
  * What one build leaves for the next: results computed from one object are
@@ -60,6 +61,8 @@ interface LastBuild {
   /** The keys of the HTTPRoutes the aggregate holds, and the Gateway API's problems, as of this build. */
   readonly routeKeys: readonly KubeObject[];
   readonly gatewayProblems: readonly Problem[];
+  /** How Service ports were spoken to (BackendTLSPolicies), as of this build. */
+  readonly servicePortTls: MapModelSources['servicePortTls'];
   /** The Secrets HTTPS listeners name, and the names they were refused. */
   readonly listenerSecrets: ListenerUses;
   /** The Secrets the Ingresses named, and what became of them. */
@@ -222,16 +225,22 @@ function buildHttpModel(sources: MapModelSources, cache: MapModelCache): HttpMod
   const changes = aggregate.settle();
 
   const listenerSecrets = aggregate.secretUses.listeners.uses(sources.gatewayCertificates ?? []);
-  const kept = { stores: sources.stores, ingresses: sources.ingresses, ingressVersion: tracking?.version, versions, routeKeys, gatewayProblems, listenerSecrets };
+  // Service ports' TLS (BackendTLSPolicies) resolves again the backends of the Services whose ports changed.
+  const tlsServices = portTlsChanges(last?.servicePortTls, sources.servicePortTls);
+  const servicePortTls = tlsServices.size === 0 && last ? last.servicePortTls : sources.servicePortTls;
+  const kept = { servicePortTls, stores: sources.stores, ingresses: sources.ingresses, ingressVersion: tracking?.version, versions, routeKeys, gatewayProblems, listenerSecrets };
   const now = sources.now ?? Date.now();
   const certificatesHold = last !== undefined && now <= last.certificates.expiresAt;
-  if (last && !changes.any && othersUnchanged && certificatesHold && gatewayProblems === last.gatewayProblems && listenerSecrets === last.listenerSecrets) {
+  if (last && !changes.any && othersUnchanged && certificatesHold && gatewayProblems === last.gatewayProblems && listenerSecrets === last.listenerSecrets && tlsServices.size === 0) {
     cache.last = { ...last, ...kept };
     return last.model;
   }
 
-  const secretsChanged = !othersUnchanged && (lastVersions === undefined || versions === undefined || !sameItems(lastVersions.secrets, versions.secrets));
-  resolution.update(aggregate, changes.backends, touched, secretsChanged, sources, cache);
+  // CA files come from Secrets and ConfigMaps (a BackendTLSPolicy's caCertificateRefs).
+  const secretsChanged =
+    !othersUnchanged && (lastVersions === undefined || versions === undefined || !sameItems(lastVersions.secrets, versions.secrets) || lastVersions.configMaps !== versions.configMaps);
+  const touchedOrTls = touched === undefined || tlsServices.size === 0 ? touched : new Set([...touched, ...tlsServices]);
+  resolution.update(aggregate, changes.backends, touchedOrTls, secretsChanged, sources, cache);
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
   const certificates =
     last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets && last.listenerSecrets === listenerSecrets

@@ -26,6 +26,7 @@ const GATEWAY_KINDS: Readonly<Record<StatusWrite['resource'], string>> = {
   grpcroutes: KINDS.grpcRoute,
   tlsroutes: KINDS.tlsRoute,
   tcproutes: KINDS.tcpRoute,
+  backendtlspolicies: KINDS.backendTlsPolicy,
 };
 
 /**
