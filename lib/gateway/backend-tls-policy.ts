@@ -33,7 +33,6 @@ import { desired, type DesiredCondition } from './conditions.ts';
  * before one naming the whole Service.
  */
 
-
 /** What a policy came to, for its status. */
 export interface BackendTlsPolicyOutcome {
   readonly object: KubeObject;
@@ -78,7 +77,11 @@ const ACCEPTED = desired('Accepted', true, 'Accepted', 'accepted');
 const RESOLVED = desired('ResolvedRefs', true, 'ResolvedRefs', 'all references resolved');
 
 /** The CA a policy's validation names, or the conditions that refuse it. */
-function readCa(validation: Fields, namespace: string, sources: BackendTlsSources): { readonly verifyCa: NonNullable<BackendSettings['protocol']>['verifyCa'] } | { readonly accepted: DesiredCondition; readonly resolvedRefs: DesiredCondition } {
+function readCa(
+  validation: Fields,
+  namespace: string,
+  sources: BackendTlsSources,
+): { readonly verifyCa: NonNullable<BackendSettings['protocol']>['verifyCa'] } | { readonly accepted: DesiredCondition; readonly resolvedRefs: DesiredCondition } {
   const refs = Array.isArray(validation['caCertificateRefs']) ? validation['caCertificateRefs'] : [];
   const wellKnown = validation['wellKnownCACertificates'];
   if (refs.length > 0 && wellKnown !== undefined && wellKnown !== '') {
@@ -86,7 +89,10 @@ function readCa(validation: Fields, namespace: string, sources: BackendTlsSource
   }
   if (refs.length === 0) {
     if (wellKnown === 'System') return { verifyCa: 'system' };
-    const why = wellKnown === undefined || wellKnown === '' ? 'neither caCertificateRefs nor wellKnownCACertificates is set' : `wellKnownCACertificates ${quote(wellKnown)} is not supported (System is)`;
+    const why =
+      wellKnown === undefined || wellKnown === ''
+        ? 'neither caCertificateRefs nor wellKnownCACertificates is set'
+        : `wellKnownCACertificates ${quote(wellKnown)} is not supported (System is)`;
     return { accepted: invalid(`spec.validation: ${why}`), resolvedRefs: RESOLVED };
   }
   if (refs.length > 1) {
@@ -143,7 +149,15 @@ function readPolicy(object: KubeObject, sources: BackendTlsSources): PolicyRead 
     if (!isFields(target) || (target['group'] ?? '') !== '' || target['kind'] !== 'Service' || typeof target['name'] !== 'string') continue;
     targets.push({ service: target['name'], section: typeof target['sectionName'] === 'string' ? target['sectionName'] : '' });
   }
-  const read = (tls: ServicePortTls, accepted: DesiredCondition, resolvedRefs: DesiredCondition): PolicyRead => ({ object, label, place: placeOf(object), tls, accepted, resolvedRefs, targets });
+  const read = (tls: ServicePortTls, accepted: DesiredCondition, resolvedRefs: DesiredCondition): PolicyRead => ({
+    object,
+    label,
+    place: placeOf(object),
+    tls,
+    accepted,
+    resolvedRefs,
+    targets,
+  });
   const validation: Fields = isFields(spec['validation']) ? spec['validation'] : {};
   const hostname = checkHostname(validation['hostname']);
   const refusedBy = (condition: DesiredCondition) => ({ refused: `${label} is not accepted: ${condition.message}` });
@@ -187,7 +201,11 @@ export function readBackendTlsPolicies(policies: readonly KubeObject[], sources:
       const key = `${namespace}/${target.service}/${target.section}`;
       const winner = winners.get(key);
       if (winner === undefined) winners.set(key, read);
-      else if (!conflicted.has(read)) conflicted.set(read, `${winner.label} targets Service ${target.service}${target.section === '' ? '' : ` port ${target.section}`} too and takes precedence (older, or first by namespace/name)`);
+      else if (!conflicted.has(read))
+        conflicted.set(
+          read,
+          `${winner.label} targets Service ${target.service}${target.section === '' ? '' : ` port ${target.section}`} too and takes precedence (older, or first by namespace/name)`,
+        );
     }
   }
   /** Per Service port, the policy that applies: one naming the port (sectionName) before one naming the whole Service. */

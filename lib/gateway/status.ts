@@ -157,7 +157,12 @@ function sameParentRef(a: unknown, b: unknown): boolean {
  * policy's conditions; entries of other controllers kept as they are.
  * Undefined when there is nothing of this controller's to write or remove.
  */
-export function backendTlsPolicyStatus(outcome: BackendTlsPolicyOutcome, gateways: readonly { readonly namespace: string; readonly name: string }[], controllerName: string, now: string): Status | undefined {
+export function backendTlsPolicyStatus(
+  outcome: BackendTlsPolicyOutcome,
+  gateways: readonly { readonly namespace: string; readonly name: string }[],
+  controllerName: string,
+  now: string,
+): Status | undefined {
   const stored = storedStatus(outcome.object);
   const storedAncestors = Array.isArray(stored['ancestors']) ? stored['ancestors'].filter(isFields) : [];
   const others = storedAncestors.filter((entry) => entry['controllerName'] !== controllerName);

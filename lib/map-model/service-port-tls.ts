@@ -18,7 +18,9 @@ export function tlsOfBackend(ref: BackendRef, ports: ReadonlyMap<string, Service
   if (ref.split) {
     const each = ref.split.map((share) => ports.get(servicePortKey(share.namespace, share.service, share.port)));
     if (each.every((tls) => tls === each[0])) return each[0];
-    return { refused: `its Services ${ref.split.map((share) => `${share.namespace}/${share.service}:${share.port}`).join(', ')} are not all spoken to alike (BackendTLSPolicy), and one backend speaks one way` };
+    return {
+      refused: `its Services ${ref.split.map((share) => `${share.namespace}/${share.service}:${share.port}`).join(', ')} are not all spoken to alike (BackendTLSPolicy), and one backend speaks one way`,
+    };
   }
   return 'number' in ref.port ? ports.get(servicePortKey(ref.namespace, ref.service, ref.port.number)) : undefined;
 }
