@@ -1,0 +1,145 @@
+import { expect } from 'chai';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
+import { eventually } from '../support/eventually.ts';
+import { LocalHarness } from '../support/local-harness.ts';
+import { documents as docs, gateway, service, slice } from '../support/manifest-builders.ts';
+import { CA_CERT, LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
+
+/**
+ * BackendTLSPolicy end to end: a local-mode controller reads a Gateway, an
+ * HTTPRoute and BackendTLSPolicies from manifests, and real HTTP goes
+ * through a real HAProxy to a real server on loopback that speaks TLS (its
+ * certificate for shop.example.com, signed by the fixture CA) and plain
+ * HTTP on the same port, and answers which one it was spoken to with.
+ */
+
+/** A loopback server answering "tls <SNI>" over TLS and "plain" in clear text, told apart by the first byte (a TLS handshake's 0x16). */
+class EitherServer {
+  readonly #sockets = new Set<Socket>();
+  readonly #http = createHttpServer((request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    response.writeHead(200, { 'content-type': 'text/plain' });
+    response.end(socket instanceof TLSSocket ? `tls ${(socket as TLSSocket & { servername?: string }).servername}\n` : 'plain\n');
+  });
+  readonly server: Server = createNetServer((socket) => {
+    this.#sockets.add(socket);
+    socket.on('close', () => this.#sockets.delete(socket));
+    socket.on('error', () => undefined);
+    socket.once('readable', () => {
+      const first = socket.read(1) as Buffer | null;
+      if (first === null) return;
+      socket.unshift(first);
+      if (first[0] !== 0x16) {
+        this.#http.emit('connection', socket);
+        return;
+      }
+      const secure = new TLSSocket(socket, { isServer: true, cert: LEAF_CERT, key: LEAF_KEY });
+      secure.on('error', () => undefined);
+      this.#http.emit('connection', secure);
+    });
+  });
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  start(): Promise<this> {
+    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve(this)));
+  }
+
+  stop(): Promise<void> {
+    for (const socket of this.#sockets) socket.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+function route(name: string, serviceName: string): string {
+  return `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: default }
+spec:
+  parentRefs: [ { name: gw } ]
+  hostnames: [ ${name}.example.com ]
+  rules:
+    - backendRefs: [ { name: ${serviceName}, port: 443 } ]
+`;
+}
+
+function policy(name: string, serviceName: string, hostname: string): string {
+  return `apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: { name: ${name}, namespace: default }
+spec:
+  targetRefs: [ { group: '', kind: Service, name: ${serviceName}, sectionName: https } ]
+  validation:
+    caCertificateRefs: [ { group: '', kind: ConfigMap, name: backend-ca } ]
+    hostname: ${hostname}
+`;
+}
+
+const CA_CONFIG_MAP = `apiVersion: v1
+kind: ConfigMap
+metadata: { name: backend-ca, namespace: default }
+data:
+  ca.crt: |
+${CA_CERT.trimEnd()
+  .split('\n')
+  .map((line) => `    ${line}`)
+  .join('\n')}
+`;
+
+describe('Gateway API BackendTLSPolicy end to end', function () {
+  this.timeout(60_000);
+  let harness: LocalHarness;
+  let backend: EitherServer;
+
+  before(async () => {
+    backend = await new EitherServer().start();
+    const upstream = (name: string) => docs(service(name, [{ name: 'https', port: 443, targetPort: backend.port }]), slice(`${name}-1`, name, 'https', backend.port));
+    harness = await LocalHarness.start({
+      backends: 0,
+      manifests: {
+        'gateway.yaml': gateway('{ name: http, port: 80, protocol: HTTP }'),
+        'ca.yaml': CA_CONFIG_MAP,
+        'verified.yaml': docs(upstream('verified'), route('verified', 'verified')),
+        'verified-policy.yaml': policy('verified', 'verified', 'shop.example.com'),
+        'mismatch.yaml': docs(upstream('mismatch'), route('mismatch', 'mismatch'), policy('mismatch', 'mismatch', 'other.example.com')),
+      },
+    });
+    await harness.next(0, 'deployed');
+  });
+
+  after(async () => {
+    await harness?.stop();
+    await backend?.stop();
+  });
+
+  const answer = async (host: string) => {
+    const response = await harness.get(host, '/');
+    return `${response.status} ${response.body.trim()}`;
+  };
+
+  it('speaks TLS to the Service port, with the policy hostname as SNI, verified against the CA of the ConfigMap', async () => {
+    expect(await answer('verified.example.com')).to.equal('200 tls shop.example.com');
+  });
+
+  it('refuses a server whose certificate does not carry the policy hostname: 503, never served unverified', async () => {
+    const status = (await harness.get('mismatch.example.com', '/')).status;
+    expect([502, 503]).to.include(status);
+  });
+
+  it('speaks plain HTTP to the Service port again once its policy is removed', async () => {
+    const mark = harness.mark();
+    await harness.remove('verified-policy.yaml');
+    await harness.next(mark, 'deployed');
+    expect(
+      await eventually(
+        () => answer('verified.example.com'),
+        (text) => text === '200 plain',
+        'plain HTTP to the backend',
+      ),
+    ).to.equal('200 plain');
+  });
+});
