@@ -5,7 +5,7 @@ import { TLSSocket } from 'node:tls';
 import { eventually } from '../support/eventually.ts';
 import { LocalHarness } from '../support/local-harness.ts';
 import { documents as docs, gateway, service, slice } from '../support/manifest-builders.ts';
-import { CA_CERT, LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
+import { CA_CERT, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT } from '../support/tls-fixture.ts';
 
 /**
  * BackendTLSPolicy end to end: a local-mode controller reads a Gateway, an
@@ -79,16 +79,15 @@ spec:
 `;
 }
 
-const CA_CONFIG_MAP = `apiVersion: v1
-kind: ConfigMap
-metadata: { name: backend-ca, namespace: default }
-data:
-  ca.crt: |
-${CA_CERT.trimEnd()
-  .split('\n')
-  .map((line) => `    ${line}`)
-  .join('\n')}
-`;
+/** The ConfigMap the policies name, holding `ca` as its ca.crt. */
+function caConfigMap(ca: string): string {
+  const pem = ca
+    .trimEnd()
+    .split('\n')
+    .map((line) => `    ${line}`)
+    .join('\n');
+  return `apiVersion: v1\nkind: ConfigMap\nmetadata: { name: backend-ca, namespace: default }\ndata:\n  ca.crt: |\n${pem}\n`;
+}
 
 describe('Gateway API BackendTLSPolicy end to end', function () {
   this.timeout(60_000);
@@ -102,7 +101,7 @@ describe('Gateway API BackendTLSPolicy end to end', function () {
       backends: 0,
       manifests: {
         'gateway.yaml': gateway('{ name: http, port: 80, protocol: HTTP }'),
-        'ca.yaml': CA_CONFIG_MAP,
+        'ca.yaml': caConfigMap(CA_CERT),
         'verified.yaml': docs(upstream('verified'), route('verified', 'verified')),
         'verified-policy.yaml': policy('verified', 'verified', 'shop.example.com'),
         'mismatch.yaml': docs(upstream('mismatch'), route('mismatch', 'mismatch'), policy('mismatch', 'mismatch', 'other.example.com')),
@@ -128,6 +127,27 @@ describe('Gateway API BackendTLSPolicy end to end', function () {
   it('refuses a server whose certificate does not carry the policy hostname: 503, never served unverified', async () => {
     const status = (await harness.get('mismatch.example.com', '/')).status;
     expect([502, 503]).to.include(status);
+  });
+
+  it('follows the ConfigMap: another CA in its ca.crt refuses the server (503), the signing CA back serves it again', async () => {
+    let mark = harness.mark();
+    await harness.write('ca.yaml', caConfigMap(SELF_SIGNED_CERT));
+    await harness.next(mark, 'deployed');
+    await eventually(
+      () => answer('verified.example.com'),
+      (text) => /^50[23] /.test(text),
+      'the server refused under another CA',
+    );
+    mark = harness.mark();
+    await harness.write('ca.yaml', caConfigMap(CA_CERT));
+    await harness.next(mark, 'deployed');
+    expect(
+      await eventually(
+        () => answer('verified.example.com'),
+        (text) => text.startsWith('200 '),
+        'the server served again',
+      ),
+    ).to.equal('200 tls shop.example.com');
   });
 
   it('speaks plain HTTP to the Service port again once its policy is removed', async () => {
