@@ -73,6 +73,7 @@ describe("the chart's controller configuration", function () {
       'grpcroutes',
       'tlsroutes',
       'tcproutes',
+      'backendtlspolicies',
       'referencegrants',
       'namespaces',
       'configmaps',
