@@ -160,13 +160,13 @@ function readPolicy(object: KubeObject, sources: BackendTlsSources): PolicyRead 
   });
   const validation: Fields = isFields(spec['validation']) ? spec['validation'] : {};
   const hostname = checkHostname(validation['hostname']);
-  const refusedBy = (condition: DesiredCondition) => ({ refused: `${label} is not accepted: ${condition.message}` });
+  const refusedBy = (condition: DesiredCondition) => ({ refused: `${label} is not accepted: ${condition.message}`, by: label });
   if (!hostname.ok || hostname.value.startsWith('*.')) {
     const condition = invalid(`spec.validation.hostname: ${hostname.ok ? 'a wildcard is not a precise hostname' : hostname.reason}`);
     return read(refusedBy(condition), condition, RESOLVED);
   }
   const ca = readCa(validation, namespace, sources);
-  if ('accepted' in ca) return read({ refused: `${label}: ${ca.resolvedRefs.status === 'False' ? ca.resolvedRefs.message : ca.accepted.message}` }, ca.accepted, ca.resolvedRefs);
+  if ('accepted' in ca) return read({ refused: `${label}: ${ca.resolvedRefs.status === 'False' ? ca.resolvedRefs.message : ca.accepted.message}`, by: label }, ca.accepted, ca.resolvedRefs);
   const options = isFields(spec['options']) ? Object.keys(spec['options']) : [];
   if (options.length > 0) {
     const condition = invalid(`spec.options: ${options.map(quote).join(', ')} not supported (no option is)`);
@@ -177,7 +177,7 @@ function readPolicy(object: KubeObject, sources: BackendTlsSources): PolicyRead 
     const condition = invalid(verified.refused);
     return read(refusedBy(condition), condition, RESOLVED);
   }
-  return read({ protocol: Object.freeze({ version: 'h1', tls: true, verifyCa: ca.verifyCa, sni: hostname.value, verifyHost: verified.name }) }, ACCEPTED, RESOLVED);
+  return read({ protocol: Object.freeze({ version: 'h1', tls: true, verifyCa: ca.verifyCa, sni: hostname.value, verifyHost: verified.name }), by: label }, ACCEPTED, RESOLVED);
 }
 
 /** The Service ports a target names: every port of the Service, or the one named sectionName; none while the Service or port is missing. */

@@ -7,7 +7,8 @@ import { resolveBackend, type ServerCache } from './servers.ts';
 import { patchSorted } from '../collections/sorted-list.ts';
 import type { Backend, CaCertificate, MapModelSources } from './types.ts';
 import type { BackendSettings, CaRef } from '../routing/settings.ts';
-import { sameTls, tlsOfBackend, withPortTls, type PortTls } from './service-port-tls.ts';
+import { sameTls, tlsOfBackend, tlsOverridden, withPortTls, type PortTls } from './service-port-tls.ts';
+import { isDeepStrictEqual } from 'node:util';
 import { checkCaConfigMap, checkCaSecret } from './certificates.ts';
 import { BackendSettingsTable } from './backend-settings.ts';
 import { describeObject } from '../object-fields/names.ts';
@@ -49,6 +50,8 @@ export class BackendResolution {
   readonly #settings = new BackendSettingsTable();
   /** The settings of the backends whose Service port a BackendTLSPolicy names, with what they were made of. */
   readonly #tlsSettings = new Map<string, { readonly base: BackendSettings; readonly tls: PortTls; readonly settings: BackendSettings }>();
+  /** The users told their own TLS settings are not served, per backend whose Service port's policy overrides them. */
+  readonly #overrides = new Map<string, readonly Problem[]>();
   /** The troubles of the few backends that have some. */
   readonly #troubles = new Map<string, Trouble>();
   /**
@@ -90,11 +93,13 @@ export class BackendResolution {
         this.#index(before, name, false);
         moved.push(name);
         problemsMoved = this.#troubles.delete(name) || problemsMoved;
+        problemsMoved = this.#noteOverrides(name, []) || problemsMoved;
         casMoved = this.#cas.delete(name) || casMoved;
         return;
       }
       const tls = tlsOfBackend(ref, sources.servicePortTls);
       const settings = this.#withTls(name, this.#settings.get(name), tls);
+      problemsMoved = this.#noteOverrides(name, tlsOverridden(name, tls, aggregate.referrers(name).asks())) || problemsMoved;
       if (before && !everything && !again.has(name) && before.settings === settings && before.split === ref.split) {
         // Only its users changed: its issue, if any, is theirs to hear now.
         const trouble = this.#troubles.get(name);
@@ -161,9 +166,19 @@ export class BackendResolution {
         warnings.addAll(trouble.warnings);
       }
       for (const conflicts of this.#settings.warnings()) warnings.addAll(conflicts);
+      for (const overridden of this.#overrides.values()) warnings.addAll(overridden);
       this.excluded = excluded.sorted();
       this.warnings = warnings.sorted();
     }
+  }
+
+  /** Keeps a backend's override warnings (tlsOverridden); true when they changed. */
+  #noteOverrides(name: string, told: readonly Problem[]): boolean {
+    const last = this.#overrides.get(name);
+    if (told.length === 0) return this.#overrides.delete(name);
+    if (last && isDeepStrictEqual(last, told)) return false;
+    this.#overrides.set(name, told);
+    return true;
   }
 
   /** A backend's settings under its Service port's TLS; the same object while neither changed, so its Backend is kept. */

@@ -1,6 +1,9 @@
 import type { BackendSettings, ServicePortTls } from '../routing/settings.ts';
 import { servicePortKey } from '../routing/settings.ts';
+import { isDeepStrictEqual } from 'node:util';
+import type { Problem } from '../pipeline/model.ts';
 import type { BackendRef } from './claim-types.ts';
+import { SETTINGS_FIELD, type BackendUser } from './backend-settings.ts';
 
 /**
  * A backend's settings with the TLS its Service port is spoken to with
@@ -20,6 +23,7 @@ export function tlsOfBackend(ref: BackendRef, ports: ReadonlyMap<string, Service
     if (each.every((tls) => tls === each[0])) return each[0];
     return {
       refused: `its Services ${ref.split.map((share) => `${share.namespace}/${share.service}:${share.port}`).join(', ')} are not all spoken to alike (BackendTLSPolicy), and one backend speaks one way`,
+      by: 'BackendTLSPolicy',
     };
   }
   return 'number' in ref.port ? ports.get(servicePortKey(ref.namespace, ref.service, ref.port.number)) : undefined;
@@ -43,4 +47,21 @@ export function portTlsChanges(before: ReadonlyMap<string, ServicePortTls> | und
 
 export function sameTls(a: ServicePortTls | undefined, b: ServicePortTls | undefined): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * The users of a backend whose own settings ask for TLS other than its
+ * Service port's policy says (an Ingress's backend-protocol HTTPS with
+ * proxy-ssl-* of its own): the policy's TLS is served, and each is told.
+ */
+export function tlsOverridden(name: string, tls: PortTls, users: Iterable<BackendUser>): Problem[] {
+  if (tls === undefined || !('protocol' in tls)) return [];
+  const { verifyCa, sni, verifyHost } = tls.protocol;
+  const told: Problem[] = [];
+  for (const user of users) {
+    const own = user.settings.protocol;
+    if (own === undefined || !own.tls || (isDeepStrictEqual(own.verifyCa, verifyCa) && own.sni === sni && own.verifyHost === verifyHost)) continue;
+    told.push({ object: user.label, field: SETTINGS_FIELD, message: `backend ${name} speaks TLS as ${tls.by} says for its Service port, not as these settings ask (protocol)` });
+  }
+  return told;
 }

@@ -267,8 +267,9 @@ export interface ClientCertificate {
  * `verifyCa`, `sni` and `verifyHost`; the HTTP version stays the
  * backend's own), or, with `refused`, no request reaches them and this says
  * why (a policy that cannot be served as written is never served weaker).
+ * `by` names what asked, as messages name it.
  */
-export type ServicePortTls = { readonly protocol: NonNullable<BackendSettings['protocol']> } | { readonly refused: string };
+export type ServicePortTls = ({ readonly protocol: NonNullable<BackendSettings['protocol']> } | { readonly refused: string }) & { readonly by: string };
 
 /** How a Service port is named among ServicePortTls entries: `<namespace>/<service>/<port number>`. */
 export function servicePortKey(namespace: string, service: string, port: number): string {

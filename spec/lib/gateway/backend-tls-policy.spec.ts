@@ -37,7 +37,10 @@ const conditionsOf = (read: ReturnType<typeof readBackendTlsPolicies>, name: str
 describe('readBackendTlsPolicies', () => {
   it('attaches TLS verified against a ConfigMap CA, with the hostname as SNI and verified name, to every port of the Service', () => {
     const read = readBackendTlsPolicies([policy('p', { targetRefs: [target('api')], validation: { caCertificateRefs: [configMapRef('ca')], hostname: 'api.internal' } })], lookups);
-    const tls = { protocol: { version: 'h1', tls: true, verifyCa: { namespace: 'apps', name: 'ca', configMap: true }, sni: 'api.internal', verifyHost: 'api.internal' } };
+    const tls = {
+      protocol: { version: 'h1', tls: true, verifyCa: { namespace: 'apps', name: 'ca', configMap: true }, sni: 'api.internal', verifyHost: 'api.internal' },
+      by: 'BackendTLSPolicy apps/p',
+    };
     expect(Object.fromEntries(read.byPort)).to.deep.equal({ 'apps/api/443': tls, 'apps/api/9443': tls });
     expect(conditionsOf(read, 'p')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
   });
@@ -87,7 +90,10 @@ describe('readBackendTlsPolicies', () => {
     );
     expect(conditionsOf(read, 'missing')).to.deep.equal(['Accepted=False/NoValidCACertificate', 'ResolvedRefs=False/InvalidCACertificateRef']);
     expect(conditionsOf(read, 'secret')).to.deep.equal(['Accepted=False/NoValidCACertificate', 'ResolvedRefs=False/InvalidKind']);
-    expect(read.byPort.get('apps/api/443')).to.deep.equal({ refused: 'BackendTLSPolicy apps/missing: spec.validation.caCertificateRefs[0]: ConfigMap apps/nope is not found' });
+    expect(read.byPort.get('apps/api/443')).to.deep.equal({
+      refused: 'BackendTLSPolicy apps/missing: spec.validation.caCertificateRefs[0]: ConfigMap apps/nope is not found',
+      by: 'BackendTLSPolicy apps/missing',
+    });
     expect(read.byPort.get('apps/api/9443')).to.have.property('refused').that.includes('kind "Secret" is not supported');
   });
 

@@ -9,7 +9,7 @@ import { mapModelSources } from '../../../lib/routing-view/model-sources.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import type { IndexedStore } from '../../../lib/store/indexed-store.ts';
 import { CA_CERT, SELF_SIGNED_CERT } from '../../support/tls-fixture.ts';
-import { endpointSlice, service } from '../ingress/fixtures.ts';
+import { endpointSlice, ingress, path, rule, service } from '../ingress/fixtures.ts';
 
 /**
  * BackendTLSPolicies through the cached view model, from the stores the
@@ -43,11 +43,12 @@ function policy(name: string, serviceName: string, validation: Record<string, un
 const caMap = (pem: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('backend-ca'), data: { 'ca.crt': pem } });
 const BY_CONFIG_MAP = { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'backend-ca' }], hostname: 'api.internal' };
 
-function world(objects: { readonly routes: readonly KubeObject[]; readonly policies: readonly KubeObject[] }): Stores {
+function world(objects: { readonly routes: readonly KubeObject[]; readonly policies: readonly KubeObject[]; readonly ingresses?: readonly KubeObject[] }): Stores {
   const services = ['a', 'b'];
   return buildStores(
     config.watchedResources,
     new Map([
+      ['ingresses', objects.ingresses ?? []],
       ['gatewayclasses', [gatewayObjects[0]!]],
       ['gateways', [gatewayObjects[1]!]],
       ['httproutes', objects.routes.filter((object) => object.kind === 'HTTPRoute')],
@@ -127,6 +128,22 @@ describe('BackendTLSPolicy in the cached view model', () => {
     expect(backendOf(removed, 'default_a_443').transport).to.equal(undefined);
     expect(removed.caCertificates).to.deep.equal([]);
     expect(removed).to.deep.equal(build(stores));
+  });
+
+  it('serves an Ingress to the same Service port with the policy’s TLS, telling an Ingress that asks for TLS of its own', () => {
+    const annotated = (annotations: Record<string, string>) => {
+      const object = ingress('shop', { rules: [rule('shop.example.com', path('/', 'a', 443))] });
+      return { ...object, metadata: { ...object.metadata, annotations } };
+    };
+    const policies = [policy('a', 'a', BY_CONFIG_MAP)];
+    const plain = build(world({ routes: [], policies, ingresses: [annotated({})] }));
+    expect(backendOf(plain, 'default_a_443').transport?.sni).to.equal('api.internal');
+    expect(plain.warnings).to.deep.equal([]);
+    const own = build(world({ routes: [], policies, ingresses: [annotated({ 'haproxy.org/server-ssl': 'true', 'haproxy.org/server-sni': 'shop.internal' })] }));
+    expect(backendOf(own, 'default_a_443').transport?.sni).to.equal('api.internal');
+    expect(own.warnings.map((problem) => `${problem.object} ${problem.message}`)).to.deep.equal([
+      'Ingress default/shop backend default_a_443 speaks TLS as BackendTLSPolicy default/a says for its Service port, not as these settings ask (protocol)',
+    ]);
   });
 
   it('keeps the backend as it was when its policy is read again unchanged', () => {
