@@ -18,6 +18,8 @@ import { CA_CERT, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT } from '../support/tls-f
 /** A loopback server answering "tls <SNI>" over TLS and "plain" in clear text, told apart by the first byte (a TLS handshake's 0x16). */
 class EitherServer {
   readonly #sockets = new Set<Socket>();
+  /** The SNI name of every TLS handshake completed, health checks' included (none: false, as Node reports it). */
+  readonly handshakes: (string | false)[] = [];
   readonly #http = createHttpServer((request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket;
     response.writeHead(200, { 'content-type': 'text/plain' });
@@ -37,6 +39,7 @@ class EitherServer {
       }
       const secure = new TLSSocket(socket, { isServer: true, cert: LEAF_CERT, key: LEAF_KEY });
       secure.on('error', () => undefined);
+      secure.on('secure', () => this.handshakes.push((secure as TLSSocket & { servername?: string | false }).servername ?? false));
       this.#http.emit('connection', secure);
     });
   });
@@ -127,6 +130,16 @@ describe('Gateway API BackendTLSPolicy end to end', function () {
   it('refuses a server whose certificate does not carry the policy hostname: 503, never served unverified', async () => {
     const status = (await harness.get('mismatch.example.com', '/')).status;
     expect([502, 503]).to.include(status);
+  });
+
+  it('sends the policy hostname as SNI on health checks too (HAProxy sends none without check-sni)', async () => {
+    // One request was served over a completed handshake (the mismatched policy's never complete): the others are HAProxy's checks.
+    await eventually(
+      async () => backend.handshakes.length,
+      (count) => count >= 3,
+      'health checks over TLS',
+    );
+    expect([...new Set(backend.handshakes)]).to.deep.equal(['shop.example.com']);
   });
 
   it('follows the ConfigMap: another CA in its ca.crt refuses the server (503), the signing CA back serves it again', async () => {
