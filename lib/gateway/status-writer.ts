@@ -63,7 +63,9 @@ export function statusWrites({ model, controllerName, addresses, deployment, now
     );
   }
   if (model.backendTls.outcomes.length > 0) {
-    const byPort = gatewaysByPort(model.routes.values());
+    // TLSRoutes through Terminate alone speak TLS to their backends as a policy says (l4-model.ts).
+    const terminated = [...model.l4Routes.values()].map((outcome) => ({ ...outcome, records: outcome.records.filter((record) => record.mode === 'tls-terminate') }));
+    const byPort = gatewaysByPort([...model.routes.values(), ...terminated]);
     for (const outcome of model.backendTls.outcomes) {
       const ancestors = ancestorsOf(outcome, byPort);
       const object = current('backendtlspolicies', outcome.object);

@@ -221,7 +221,7 @@ export class BackendResolution {
 }
 
 /** The CA file of a Secret (or a ConfigMap), or why its servers cannot be verified. */
-function caOf(ref: CaRef, file: string, sources: MapModelSources, cache: ServerCache): CaCertificate | { readonly issue: string } {
+export function caOf(ref: CaRef, file: string, sources: MapModelSources, cache: ServerCache): CaCertificate | { readonly issue: string } {
   const label = describeObject(ref.configMap ? 'ConfigMap' : 'Secret', ref.namespace, ref.name);
   const secret = ref.configMap ? sources.configMap?.(ref.namespace, ref.name) : sources.secret(ref.namespace, ref.name);
   if (!secret) return { issue: `the CA ${label} to verify its servers with is not found` };

@@ -163,6 +163,8 @@ export function buildMapModel(sources: MapModelSources, cache: MapModelCache = n
   const model: MapModel = {
     ...http,
     l4,
+    // The CA files of backends after TLS Terminate (BackendTLSPolicy) beside the HTTP backends'; one file per CA, whoever names it.
+    caCertificates: l4.caCertificates.length === 0 ? http.caCertificates : mergedFiles(http.caCertificates, l4.caCertificates),
     excluded: l4.excluded.length === 0 ? http.excluded : new ProblemList().sortedWith(http.excluded, l4.excluded),
     warnings: l4.warnings.length === 0 ? http.warnings : new ProblemList().sortedWith(http.warnings, l4.warnings),
   };
@@ -326,4 +328,10 @@ function withClientCas(servers: readonly CaCertificate[], cas: ClientCas, last: 
 
 function sameModel(a: HttpModel, b: HttpModel): boolean {
   return (Object.keys(a) as (keyof HttpModel)[]).every((key) => a[key] === b[key]);
+}
+
+/** Two sorted lists of CA files as one, each file once. */
+function mergedFiles(a: readonly CaCertificate[], b: readonly CaCertificate[]): readonly CaCertificate[] {
+  const byFile = new Map<string, CaCertificate>([...a, ...b].map((ca) => [ca.file, ca]));
+  return Object.freeze([...byFile.values()].sort((x, y) => compareCodeUnits(x.file, y.file)));
 }

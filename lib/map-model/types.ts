@@ -388,6 +388,8 @@ export interface L4Model {
   readonly backends: readonly Backend[];
   /** The certificate files terminating frontends serve, with their PEM, sorted by file. */
   readonly certificates: readonly { readonly file: string; readonly pem: string }[];
+  /** The CA files backends verify their servers against (a BackendTLSPolicy's, after Terminate), sorted by file. */
+  readonly caCertificates: readonly CaCertificate[];
   /** Listeners and certificates left out, with why (also in the model's `excluded`). */
   readonly excluded: readonly Problem[];
   /** Routes not served for a port or SNI name an older route holds, backends without servers (also in the model's `warnings`). */

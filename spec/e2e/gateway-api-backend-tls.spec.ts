@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { TLSSocket } from 'node:tls';
+import { connect as tlsConnect, TLSSocket } from 'node:tls';
 import { eventually } from '../support/eventually.ts';
 import { LocalHarness } from '../support/local-harness.ts';
-import { documents as docs, gateway, service, slice } from '../support/manifest-builders.ts';
-import { CA_CERT, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT } from '../support/tls-fixture.ts';
+import { documents as docs, gateway, service, slice, tlsSecret } from '../support/manifest-builders.ts';
+import { reservePort } from '../support/ports.ts';
+import { CA_CERT, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
 
 /**
  * BackendTLSPolicy end to end: a local-mode controller reads a Gateway, an
@@ -70,6 +71,31 @@ spec:
 `;
 }
 
+/** A TLSRoute on the Gateway's TLS Terminate listener for one SNI name. */
+function tlsRoute(name: string, serviceName: string): string {
+  return `apiVersion: gateway.networking.k8s.io/v1
+kind: TLSRoute
+metadata: { name: ${name}, namespace: default }
+spec:
+  parentRefs: [ { name: gw, sectionName: terminate } ]
+  hostnames: [ ${name}.example.com ]
+  rules:
+    - backendRefs: [ { name: ${serviceName}, port: 443 } ]
+`;
+}
+
+/** An HTTP/1.1 request over TLS to HAProxy's port with an SNI name (HAProxy's own certificate is not checked): the whole answer. */
+function overTls(port: number, servername: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const socket = tlsConnect({ host: '127.0.0.1', port, servername, rejectUnauthorized: false }, () => socket.write(`GET / HTTP/1.1\r\nHost: ${servername}\r\nConnection: close\r\n\r\n`));
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+  });
+}
+
 function policy(name: string, serviceName: string, hostname: string): string {
   return `apiVersion: gateway.networking.k8s.io/v1
 kind: BackendTLSPolicy
@@ -96,14 +122,23 @@ describe('Gateway API BackendTLSPolicy end to end', function () {
   this.timeout(60_000);
   let harness: LocalHarness;
   let backend: EitherServer;
+  let terminatePort: number;
 
   before(async () => {
     backend = await new EitherServer().start();
+    terminatePort = await reservePort();
     const upstream = (name: string) => docs(service(name, [{ name: 'https', port: 443, targetPort: backend.port }]), slice(`${name}-1`, name, 'https', backend.port));
     harness = await LocalHarness.start({
       backends: 0,
       manifests: {
-        'gateway.yaml': gateway('{ name: http, port: 80, protocol: HTTP }'),
+        'gateway.yaml': docs(
+          gateway(
+            '{ name: http, port: 80, protocol: HTTP }',
+            `{ name: terminate, port: ${terminatePort}, protocol: TLS, tls: { mode: Terminate, certificateRefs: [ { name: listener-tls } ] } }`,
+          ),
+          tlsSecret('listener-tls', SELF_SIGNED_CERT, SELF_SIGNED_KEY),
+        ),
+        'terminated.yaml': docs(upstream('terminated'), tlsRoute('terminated', 'terminated'), policy('terminated', 'terminated', 'shop.example.com')),
         'ca.yaml': caConfigMap(CA_CERT),
         'verified.yaml': docs(upstream('verified'), route('verified', 'verified')),
         'verified-policy.yaml': policy('verified', 'verified', 'shop.example.com'),
@@ -125,6 +160,11 @@ describe('Gateway API BackendTLSPolicy end to end', function () {
 
   it('speaks TLS to the Service port, with the policy hostname as SNI, verified against the CA of the ConfigMap', async () => {
     expect(await answer('verified.example.com')).to.equal('200 tls shop.example.com');
+  });
+
+  it('speaks TLS again after a TLS Terminate listener to a TLSRoute’s Service port the policy names', async () => {
+    // The backend's answer passes through the TCP stream as it wrote it (chunked).
+    expect(await overTls(terminatePort, 'terminated.example.com')).to.match(/^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\ntls shop\.example\.com\n/);
   });
 
   it('refuses a server whose certificate does not carry the policy hostname: 503, never served unverified', async () => {
