@@ -8,8 +8,8 @@ import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { mapModelSources } from '../../../lib/routing-view/model-sources.ts';
 import { buildStores } from '../../../lib/store/build-stores.ts';
 import type { IndexedStore } from '../../../lib/store/indexed-store.ts';
-import { CA_CERT, SELF_SIGNED_CERT } from '../../support/tls-fixture.ts';
-import { endpointSlice, ingress, path, rule, service } from '../ingress/fixtures.ts';
+import { CA_CERT, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT } from '../../support/tls-fixture.ts';
+import { endpointSlice, ingress, path, rule, service, tlsSecret } from '../ingress/fixtures.ts';
 
 /**
  * BackendTLSPolicies through the cached view model, from the stores the
@@ -29,8 +29,29 @@ const meta = (name: string, extra: Record<string, unknown> = {}) => ({ name, nam
 
 const gatewayObjects: KubeObject[] = [
   { apiVersion: V1, kind: 'GatewayClass', metadata: { name: 'haproxy' }, spec: { controllerName: config.gatewayApi.controllerName } },
-  { apiVersion: V1, kind: 'Gateway', metadata: meta('gw'), spec: { gatewayClassName: 'haproxy', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] } },
+  {
+    apiVersion: V1,
+    kind: 'Gateway',
+    metadata: meta('gw'),
+    spec: {
+      gatewayClassName: 'haproxy',
+      listeners: [
+        { name: 'http', port: 80, protocol: 'HTTP' },
+        { name: 'terminate', port: 9443, protocol: 'TLS', tls: { mode: 'Terminate', certificateRefs: [{ name: 'listener-tls' }] } },
+        { name: 'passthrough', port: 9444, protocol: 'TLS', tls: { mode: 'Passthrough' } },
+      ],
+    },
+  },
 ];
+
+function tlsRoute(name: string, listener: string, serviceName: string): KubeObject {
+  return {
+    apiVersion: V1,
+    kind: 'TLSRoute',
+    metadata: meta(name),
+    spec: { parentRefs: [{ name: 'gw', sectionName: listener }], hostnames: [`${name}.example.com`], rules: [{ backendRefs: [{ name: serviceName, port: 443 }] }] },
+  };
+}
 
 function route(kind: 'HTTPRoute' | 'GRPCRoute', backendRefs: readonly Record<string, unknown>[]): KubeObject {
   return { apiVersion: V1, kind, metadata: meta(kind.toLowerCase()), spec: { parentRefs: [{ name: 'gw' }], hostnames: [`${kind.toLowerCase()}.example.com`], rules: [{ backendRefs }] } };
@@ -43,7 +64,12 @@ function policy(name: string, serviceName: string, validation: Record<string, un
 const caMap = (pem: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('backend-ca'), data: { 'ca.crt': pem } });
 const BY_CONFIG_MAP = { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'backend-ca' }], hostname: 'api.internal' };
 
-function world(objects: { readonly routes: readonly KubeObject[]; readonly policies: readonly KubeObject[]; readonly ingresses?: readonly KubeObject[] }): Stores {
+function world(objects: {
+  readonly routes: readonly KubeObject[];
+  readonly policies: readonly KubeObject[];
+  readonly ingresses?: readonly KubeObject[];
+  readonly tlsRoutes?: readonly KubeObject[];
+}): Stores {
   const services = ['a', 'b'];
   return buildStores(
     config.watchedResources,
@@ -54,6 +80,8 @@ function world(objects: { readonly routes: readonly KubeObject[]; readonly polic
       ['httproutes', objects.routes.filter((object) => object.kind === 'HTTPRoute')],
       ['grpcroutes', objects.routes.filter((object) => object.kind === 'GRPCRoute')],
       ['backendtlspolicies', objects.policies],
+      ['tlsroutes', objects.tlsRoutes ?? []],
+      ['secrets', [tlsSecret('listener-tls', LEAF_CERT, LEAF_KEY)]],
       ['configmaps', [caMap(CA_CERT)]],
       ['services', services.map((name) => service(name, [{ name: 'https', port: 443, targetPort: 8443 }]))],
       ['endpointslices', services.map((name, i) => endpointSlice(`${name}-1`, name, [{ name: 'https', port: 8443 }], [{ addresses: [`10.0.${i}.1`] }]))],
@@ -144,6 +172,20 @@ describe('BackendTLSPolicy in the cached view model', () => {
     expect(own.warnings.map((problem) => `${problem.object} ${problem.message}`)).to.deep.equal([
       'Ingress default/shop backend default_a_443 speaks TLS as BackendTLSPolicy default/a says for its Service port, not as these settings ask (protocol)',
     ]);
+  });
+
+  it('after TLS Terminate speaks TLS to the Service port on a backend of its own; Passthrough keeps the plain one; a cached build follows the policy', () => {
+    const stores = world({ routes: [], policies: [policy('a', 'a', BY_CONFIG_MAP)], tlsRoutes: [tlsRoute('ended', 'terminate', 'a'), tlsRoute('passed', 'passthrough', 'a')] });
+    const cache = new MapModelCache();
+    const first = build(stores, cache);
+    const l4 = (model: MapModel) => Object.fromEntries(model.l4.backends.map((backend) => [backend.name, backend.transport?.verifyHost ?? 'plain']));
+    expect(l4(first)).to.deep.equal({ l4_default_a_443: 'plain', l4_default_a_443_tls: 'api.internal' });
+    expect(first.caCertificates.map((ca) => ca.file)).to.deep.equal(['default_backend-ca__configmap-ca.pem']);
+    stores.get('backendtlspolicies')!.delete(policy('a', 'a', BY_CONFIG_MAP));
+    const removed = build(stores, cache);
+    expect(l4(removed)).to.deep.equal({ l4_default_a_443: 'plain' });
+    expect(removed.caCertificates).to.deep.equal([]);
+    expect(removed).to.deep.equal(build(stores));
   });
 
   it('keeps the backend as it was when its policy is read again unchanged', () => {
