@@ -216,6 +216,7 @@ describe('observer', () => {
       'grpcroutes',
       'tlsroutes',
       'tcproutes',
+      'backendtlspolicies',
       'referencegrants',
       'namespaces',
       'configmaps',
