@@ -16,15 +16,25 @@ import { CA_CERT, LEAF_CERT, LEAF_KEY, SELF_SIGNED_CERT, SELF_SIGNED_KEY } from 
  * HTTP on the same port, and answers which one it was spoken to with.
  */
 
-/** A loopback server answering "tls <SNI>" over TLS and "plain" in clear text, told apart by the first byte (a TLS handshake's 0x16). */
+/**
+ * A loopback server answering "tls <SNI>" over TLS and "plain" in clear text, told apart by the first byte (a TLS
+ * handshake's 0x16), each followed by " <tag>" when it has one.
+ */
 class EitherServer {
+  readonly tag: string;
+
+  constructor(tag = '') {
+    this.tag = tag;
+  }
+
   readonly #sockets = new Set<Socket>();
   /** The SNI name of every TLS handshake completed, health checks' included (none: false, as Node reports it). */
   readonly handshakes: (string | false)[] = [];
   readonly #http = createHttpServer((request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket;
     response.writeHead(200, { 'content-type': 'text/plain' });
-    response.end(socket instanceof TLSSocket ? `tls ${(socket as TLSSocket & { servername?: string }).servername}\n` : 'plain\n');
+    const tag = this.tag === '' ? '' : ` ${this.tag}`;
+    response.end(socket instanceof TLSSocket ? `tls ${(socket as TLSSocket & { servername?: string }).servername}${tag}\n` : `plain${tag}\n`);
   });
   readonly server: Server = createNetServer((socket) => {
     this.#sockets.add(socket);
@@ -49,8 +59,9 @@ class EitherServer {
     return (this.server.address() as AddressInfo).port;
   }
 
-  start(): Promise<this> {
-    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve(this)));
+  /** Listens on loopback: on a port of its own, or on `port` of another loopback address. */
+  start(address = '127.0.0.1', port = 0): Promise<this> {
+    return new Promise((resolve) => this.server.listen(port, address, () => resolve(this)));
   }
 
   stop(): Promise<void> {
@@ -123,11 +134,12 @@ describe('Gateway API BackendTLSPolicy end to end', function () {
   let harness: LocalHarness;
   let backend: EitherServer;
   let terminatePort: number;
+  /** A Service `name` on the backend's port (https, 443), with its one endpoint. */
+  const upstream = (name: string) => docs(service(name, [{ name: 'https', port: 443, targetPort: backend.port }]), slice(`${name}-1`, name, 'https', backend.port));
 
   before(async () => {
     backend = await new EitherServer().start();
     terminatePort = await reservePort();
-    const upstream = (name: string) => docs(service(name, [{ name: 'https', port: 443, targetPort: backend.port }]), slice(`${name}-1`, name, 'https', backend.port));
     harness = await LocalHarness.start({
       backends: 0,
       manifests: {
@@ -180,6 +192,35 @@ describe('Gateway API BackendTLSPolicy end to end', function () {
       'health checks over TLS',
     );
     expect([...new Set(backend.handshakes)]).to.deep.equal(['shop.example.com']);
+  });
+
+  it('adds an endpoint to the Service port through the Runtime API, without a reload, spoken to as the policy says', async () => {
+    const second = await new EitherServer('second').start('127.0.0.2', backend.port);
+    try {
+      const before = await harness.reloads();
+      const mark = harness.mark();
+      await harness.write(
+        'verified.yaml',
+        docs(
+          service('verified', [{ name: 'https', port: 443, targetPort: backend.port }]),
+          slice('verified-1', 'verified', 'https', backend.port, true, { addresses: ['127.0.0.1', '127.0.0.2'] }),
+          route('verified', 'verified'),
+        ),
+      );
+      await harness.next(mark, 'deployed');
+      await eventually(
+        () => answer('verified.example.com'),
+        (text) => text === '200 tls shop.example.com second',
+        'the new endpoint answering over TLS',
+      );
+      expect(await harness.reloads()).to.equal(before);
+    } finally {
+      // The next cases find the Service as they began: one endpoint.
+      const mark = harness.mark();
+      await harness.write('verified.yaml', docs(upstream('verified'), route('verified', 'verified')));
+      await harness.next(mark, 'deployed');
+      await second.stop();
+    }
   });
 
   it('follows the ConfigMap: another CA in its ca.crt refuses the server (503), the signing CA back serves it again', async () => {
