@@ -104,7 +104,13 @@ export const projectRules: BoundaryRules = {
   // into files of a few lines made to pass a count.
   maxLines: 600,
   budgetLines: 400,
-  largeFiles: [],
+  largeFiles: [
+    {
+      path: 'lib/map-model/types.ts',
+      lines: 406,
+      why: 'the map model templates read, one type after another: one description, the source of docs/reference/template-view.md, which a split would scatter',
+    },
+  ],
 };
 
 interface SourceFile {

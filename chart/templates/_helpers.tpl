@@ -213,7 +213,7 @@ Ingresses are watched.
 {{- if and (eq $group "networking.k8s.io") (eq $resource "ingresses") -}}
 {{- $rules = append $rules (dict "apiGroups" (list $group) "resources" (list "ingresses/status") "verbs" (list "patch")) -}}
 {{- end -}}
-{{- if and (eq $group "gateway.networking.k8s.io") (has $resource (list "gatewayclasses" "gateways" "listenersets" "httproutes" "grpcroutes" "tlsroutes" "tcproutes")) -}}
+{{- if and (eq $group "gateway.networking.k8s.io") (has $resource (list "gatewayclasses" "gateways" "listenersets" "httproutes" "grpcroutes" "tlsroutes" "tcproutes" "backendtlspolicies")) -}}
 {{- $rules = append $rules (dict "apiGroups" (list $group) "resources" (list (printf "%s/status" $resource)) "verbs" (list "patch")) -}}
 {{- end -}}
 {{- if $watched.namespace -}}

@@ -19,6 +19,7 @@ export const KINDS = {
   tcpRoute: 'TCPRoute',
   referenceGrant: 'ReferenceGrant',
   listenerSet: 'ListenerSet',
+  backendTlsPolicy: 'BackendTLSPolicy',
 } as const;
 
 /** Group and kind of a reference; the core group is ''. */

@@ -18,6 +18,7 @@ import { describeObject } from '../object-fields/names.ts';
 import { placeOf } from '../routing/order.ts';
 import { kindConflicts } from './kind-conflicts.ts';
 import { translateRoute } from './route-records.ts';
+import { NO_BACKEND_TLS, readBackendTlsPolicies, type BackendTlsRead } from './backend-tls-policy.ts';
 
 /**
  * The Gateway API objects of this controller, read and judged together:
@@ -34,6 +35,8 @@ export interface GatewayApiSources extends GatewaySources {
   /** TLSRoutes and TCPRoutes (none when their CRDs are not served). */
   readonly tlsRoutes?: readonly KubeObject[];
   readonly tcpRoutes?: readonly KubeObject[];
+  /** None when BackendTLSPolicies are not watched (their CRD not served). */
+  readonly backendTlsPolicies?: readonly KubeObject[];
   readonly service: (namespace: string, name: string) => KubeObject | undefined;
   readonly namespace: (name: string) => KubeObject | undefined;
   /**
@@ -81,6 +84,8 @@ export interface GatewayApiModel {
   readonly l4: L4Routing;
   /** Objects and listeners left out, with why. */
   readonly excluded: readonly Problem[];
+  /** The BackendTLSPolicies: how each Service port is spoken to, and each policy's conditions. */
+  readonly backendTls: BackendTlsRead;
 }
 
 /** How the model's routes are keyed: namespace/name for an HTTPRoute, the kind before it for any other kind. */
@@ -132,10 +137,12 @@ export class GatewayApiMemo {
   readonly l4Reads = new WeakMap<KubeObject, L4RouteRead>();
   /** The last model with its layer-4 part, kept while the HTTP part and the TLSRoute and TCPRoute lists are the same. */
   lastL4: { readonly key: readonly unknown[]; readonly model: GatewayApiModel } | undefined;
+  /** The last BackendTLSPolicies read, kept while the policies and the stores they read (the context) are the same. */
+  lastBackendTls: { readonly key: readonly unknown[]; readonly read: BackendTlsRead } | undefined;
 }
 
 /** The model but its layer-4 part. */
-type HttpModel = Omit<GatewayApiModel, 'l4Routes' | 'l4'>;
+type HttpModel = Omit<GatewayApiModel, 'l4Routes' | 'l4' | 'backendTls'>;
 
 /** One HTTPRoute judged against the Gateways: its outcome, records and problems, and the listeners it attaches to. */
 interface RouteWork {
@@ -349,7 +356,8 @@ function readHttpPart(sources: GatewayApiSources, memo?: GatewayApiMemo): { read
  */
 export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo): GatewayApiModel {
   const { model: http, gateways } = readHttpPart(sources, memo);
-  const key = [http, sources.tlsRoutes, sources.tcpRoutes];
+  const backendTls = readBackendTls(sources, memo);
+  const key = [http, sources.tlsRoutes, sources.tcpRoutes, backendTls];
   if (memo?.lastL4 && sameItems(memo.lastL4.key, key)) return memo.lastL4.model;
   const lists = [
     [KINDS.tlsRoute, sources.tlsRoutes ?? NO_OBJECTS],
@@ -367,7 +375,19 @@ export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo
     l4Routes: new Map(l4.outcomes.map((outcome) => [routeKey(outcome.kind, outcome.object), outcome])),
     l4: l4.routing,
     excluded: l4.excluded.length === 0 ? http.excluded : [...http.excluded, ...l4.excluded],
+    backendTls,
   };
   if (memo) memo.lastL4 = { key, model };
   return model;
+}
+
+/** The BackendTLSPolicies read (backend-tls-policy.ts); the last read while the policies and the context are the same. */
+function readBackendTls(sources: GatewayApiSources, memo: GatewayApiMemo | undefined): BackendTlsRead {
+  const policies = sources.backendTlsPolicies ?? NO_OBJECTS;
+  if (policies.length === 0) return NO_BACKEND_TLS;
+  const key = sources.context === undefined ? undefined : [policies, ...sources.context];
+  if (key && memo?.lastBackendTls && sameItems(memo.lastBackendTls.key, key)) return memo.lastBackendTls.read;
+  const read = readBackendTlsPolicies(policies, { service: sources.service, configMap: sources.configMap ?? (() => undefined) });
+  if (memo) memo.lastBackendTls = key && { key, read };
+  return read;
 }

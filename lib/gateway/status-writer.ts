@@ -7,14 +7,15 @@ import { errorMessage } from '../error-message.ts';
 import { GATEWAY_GROUP, KINDS } from './api.ts';
 import { conditionTime } from './conditions.ts';
 import type { GatewayApiModel } from './gateway-api.ts';
-import { gatewayClassStatus, gatewayStatus, listenerSetStatus, NOTHING_LEFT_OUT, routeStatus, type Deployment, type LeftOut } from './status.ts';
+import { backendTlsPolicyStatus, gatewayClassStatus, gatewayStatus, listenerSetStatus, NOTHING_LEFT_OUT, routeStatus, type Deployment, type LeftOut } from './status.ts';
+import { ancestorsOf, gatewaysByPort } from './backend-tls-policy.ts';
 
 const API_VERSION = `${GATEWAY_GROUP}/v1`;
 /** Status writes in flight at once, as for Ingress status (lib/kube/ingress-status-writer.ts). */
 const PARALLEL_WRITES = 8;
 
 export interface StatusWrite {
-  readonly resource: 'gatewayclasses' | 'gateways' | 'listenersets' | 'httproutes' | 'grpcroutes' | 'tlsroutes' | 'tcproutes';
+  readonly resource: 'gatewayclasses' | 'gateways' | 'listenersets' | 'httproutes' | 'grpcroutes' | 'tlsroutes' | 'tcproutes' | 'backendtlspolicies';
   readonly object: KubeObject;
   readonly status: Readonly<Record<string, unknown>>;
 }
@@ -62,6 +63,17 @@ export function statusWrites({ model, controllerName, addresses, deployment, now
     add(outcome.kind === KINDS.tlsRoute ? 'tlsroutes' : 'tcproutes', outcome.object, (object) =>
       routeStatus(object === outcome.object ? outcome : { ...outcome, object }, controllerName, time),
     );
+  }
+  if (model.backendTls.outcomes.length > 0) {
+    // TLSRoutes through Terminate alone speak TLS to their backends as a policy says (l4-model.ts).
+    const terminated = [...model.l4Routes.values()].map((outcome) => ({ ...outcome, records: outcome.records.filter((record) => record.mode === 'tls-terminate') }));
+    const byPort = gatewaysByPort([...model.routes.values(), ...terminated]);
+    for (const outcome of model.backendTls.outcomes) {
+      const ancestors = ancestorsOf(outcome, byPort);
+      const object = current('backendtlspolicies', outcome.object);
+      const status = object && backendTlsPolicyStatus({ ...outcome, object }, ancestors, controllerName, time);
+      if (object && status && JSON.stringify(object['status'] ?? {}) !== JSON.stringify(status)) writes.push({ resource: 'backendtlspolicies', object, status });
+    }
   }
   return writes;
 }

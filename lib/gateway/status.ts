@@ -6,6 +6,7 @@ import { desired, generationOf, withTransitions, type DesiredCondition } from '.
 import type { GatewayClassRead } from './gateway-class.ts';
 import type { GatewayOutcome, RouteOutcome } from './gateway-api.ts';
 import type { ListenerState } from './listeners.ts';
+import { gatewayAncestorRef, type BackendTlsPolicyOutcome } from './backend-tls-policy.ts';
 
 /**
  * The status each Gateway API object of this controller should have
@@ -205,4 +206,29 @@ export function routeStatus(outcome: Pick<RouteOutcome, 'object' | 'parents' | '
 
 function sameParentRef(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * A BackendTLSPolicy's status (PolicyStatus): one entry per Gateway a
+ * route through it attaches to (ancestorRef: the Gateway), each with the
+ * policy's conditions; entries of other controllers kept as they are.
+ * Undefined when there is nothing of this controller's to write or remove.
+ */
+export function backendTlsPolicyStatus(
+  outcome: BackendTlsPolicyOutcome,
+  gateways: readonly { readonly namespace: string; readonly name: string }[],
+  controllerName: string,
+  now: string,
+): Status | undefined {
+  const stored = storedStatus(outcome.object);
+  const storedAncestors = Array.isArray(stored['ancestors']) ? stored['ancestors'].filter(isFields) : [];
+  const others = storedAncestors.filter((entry) => entry['controllerName'] !== controllerName);
+  if (gateways.length === 0 && others.length === storedAncestors.length) return undefined;
+  const generation = generationOf(outcome.object);
+  const ours = gateways.map(({ namespace, name }) => {
+    const ancestorRef = gatewayAncestorRef(namespace, name);
+    const previous = storedAncestors.find((entry) => entry['controllerName'] === controllerName && sameParentRef(entry['ancestorRef'], ancestorRef));
+    return { ancestorRef, controllerName, conditions: withTransitions(outcome.conditions, previous?.['conditions'], generation, now) };
+  });
+  return { ...stored, ancestors: [...others, ...ours] };
 }

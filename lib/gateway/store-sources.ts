@@ -29,7 +29,7 @@ export function storeOf(stores: ReadonlyMap<string, StoreReader>, resources: rea
 export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources: readonly WatchedResource[], settings: ControllerConfig['gatewayApi']): GatewayApiSources {
   const { controllerName, httpPort, httpsPort } = settings;
   const store = (group: string, kind: string) => storeOf(stores, resources, group, kind);
-  const [classes, gateways, routes, grpcRoutes, grants, tlsRoutes, tcpRoutes, listenerSets] = [
+  const [classes, gateways, routes, grpcRoutes, grants, tlsRoutes, tcpRoutes, listenerSets, backendTlsPolicies] = [
     KINDS.gatewayClass,
     KINDS.gateway,
     KINDS.httpRoute,
@@ -38,6 +38,7 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     KINDS.tlsRoute,
     KINDS.tcpRoute,
     KINDS.listenerSet,
+    KINDS.backendTlsPolicy,
   ].map((kind) => store(GATEWAY_GROUP, kind));
   const [services, namespaces, configMaps] = ['Service', 'Namespace', 'ConfigMap'].map((kind) => store('', kind));
   // Every Secret watch: TLS Secrets for certificateRefs, and the Opaque ones CA certificates are usually kept in.
@@ -57,6 +58,7 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     grpcRoutes: grpcRoutes?.list() ?? NO_OBJECTS,
     tlsRoutes: tlsRoutes?.list() ?? NO_OBJECTS,
     tcpRoutes: tcpRoutes?.list() ?? NO_OBJECTS,
+    backendTlsPolicies: backendTlsPolicies?.list() ?? NO_OBJECTS,
     referenceGrants: grants?.list() ?? [],
     service: (namespace, name) => services?.get(namespace, name),
     secret: (namespace, name) => {

@@ -44,6 +44,7 @@ const statusWritten = new Set([
   'gateway.networking.k8s.io/grpcroutes',
   'gateway.networking.k8s.io/tlsroutes',
   'gateway.networking.k8s.io/tcproutes',
+  'gateway.networking.k8s.io/backendtlspolicies',
 ]);
 
 /** Whether the controller writes the status of a watched resource's objects. */

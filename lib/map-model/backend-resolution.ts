@@ -6,8 +6,10 @@ import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import { resolveBackend, type ServerCache } from './servers.ts';
 import { patchSorted } from '../collections/sorted-list.ts';
 import type { Backend, CaCertificate, MapModelSources } from './types.ts';
-import type { SecretRef } from '../routing/settings.ts';
-import { checkCaSecret } from './certificates.ts';
+import type { BackendSettings, CaRef } from '../routing/settings.ts';
+import { sameTls, tlsOfBackend, tlsOverridden, withPortTls, type PortTls } from './service-port-tls.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { checkCaConfigMap, checkCaSecret } from './certificates.ts';
 import { BackendSettingsTable } from './backend-settings.ts';
 import { describeObject } from '../object-fields/names.ts';
 import { sourceOf, withSource } from '../pipeline/value-source.ts';
@@ -46,6 +48,10 @@ export class BackendResolution {
   readonly #byName = new Map<string, Backend>();
   /** What each backend's users ask of it, settled (see backend-settings.ts). */
   readonly #settings = new BackendSettingsTable();
+  /** The settings of the backends whose Service port a BackendTLSPolicy names, with what they were made of. */
+  readonly #tlsSettings = new Map<string, { readonly base: BackendSettings; readonly tls: PortTls; readonly settings: BackendSettings }>();
+  /** The users told their own TLS settings are not served, per backend whose Service port's policy overrides them. */
+  readonly #overrides = new Map<string, readonly Problem[]>();
   /** The troubles of the few backends that have some. */
   readonly #troubles = new Map<string, Trouble>();
   /**
@@ -87,10 +93,13 @@ export class BackendResolution {
         this.#index(before, name, false);
         moved.push(name);
         problemsMoved = this.#troubles.delete(name) || problemsMoved;
+        problemsMoved = this.#noteOverrides(name, []) || problemsMoved;
         casMoved = this.#cas.delete(name) || casMoved;
         return;
       }
-      const settings = this.#settings.get(name);
+      const tls = tlsOfBackend(ref, sources.servicePortTls);
+      const settings = this.#withTls(name, this.#settings.get(name), tls);
+      problemsMoved = this.#noteOverrides(name, tlsOverridden(name, tls, aggregate.referrers(name).asks())) || problemsMoved;
       if (before && !everything && !again.has(name) && before.settings === settings && before.split === ref.split) {
         // Only its users changed: its issue, if any, is theirs to hear now.
         const trouble = this.#troubles.get(name);
@@ -101,13 +110,16 @@ export class BackendResolution {
         return;
       }
       let { backend, resolved } = resolveBackend(ref, settings, sources, cache);
-      const verifyCa = backend.transport?.caFile === undefined ? undefined : settings.protocol!.verifyCa!;
-      if (verifyCa !== undefined || this.#cas.has(name)) {
-        const ca = verifyCa && caOf(verifyCa, backend.transport!.caFile!, sources, cache);
+      const verifyCa = backend.transport?.caFile === undefined ? undefined : (settings.protocol!.verifyCa as CaRef);
+      const refused = tls !== undefined && 'refused' in tls ? { issue: tls.refused } : undefined;
+      if (verifyCa !== undefined || this.#cas.has(name) || refused) {
+        const ca = refused ?? (verifyCa && caOf(verifyCa, backend.transport!.caFile!, sources, cache));
         const file = ca !== undefined && 'file' in ca ? ca : undefined;
-        if (verifyCa === undefined) this.#cas.delete(name);
-        else this.#cas.set(name, file);
-        casMoved = true;
+        if (verifyCa === undefined) casMoved = this.#cas.delete(name) || casMoved;
+        else {
+          this.#cas.set(name, file);
+          casMoved = true;
+        }
         if (ca !== undefined && !('file' in ca)) {
           // Unverifiable servers are not served: HAProxy gets none rather than ones it cannot trust.
           backend = Object.freeze(withSource({ ...backend, servers: Object.freeze([]) }, sourceOf(backend)!));
@@ -154,9 +166,32 @@ export class BackendResolution {
         warnings.addAll(trouble.warnings);
       }
       for (const conflicts of this.#settings.warnings()) warnings.addAll(conflicts);
+      for (const overridden of this.#overrides.values()) warnings.addAll(overridden);
       this.excluded = excluded.sorted();
       this.warnings = warnings.sorted();
     }
+  }
+
+  /** Keeps a backend's override warnings (tlsOverridden); true when they changed. */
+  #noteOverrides(name: string, told: readonly Problem[]): boolean {
+    const last = this.#overrides.get(name);
+    if (told.length === 0) return this.#overrides.delete(name);
+    if (last && isDeepStrictEqual(last, told)) return false;
+    this.#overrides.set(name, told);
+    return true;
+  }
+
+  /** A backend's settings under its Service port's TLS; the same object while neither changed, so its Backend is kept. */
+  #withTls(name: string, base: BackendSettings, tls: PortTls): BackendSettings {
+    const last = this.#tlsSettings.get(name);
+    if (tls === undefined || !('protocol' in tls)) {
+      this.#tlsSettings.delete(name);
+      return base;
+    }
+    if (last && last.base === base && sameTls(last.tls, tls)) return last.settings;
+    const settings = withPortTls(base, tls);
+    this.#tlsSettings.set(name, { base, tls, settings });
+    return settings;
   }
 
   #servicesIndex(): Map<string, string[]> {
@@ -185,13 +220,13 @@ export class BackendResolution {
   }
 }
 
-/** The CA file of a Secret, or why its servers cannot be verified. */
-function caOf(ref: SecretRef, file: string, sources: MapModelSources, cache: ServerCache): CaCertificate | { readonly issue: string } {
-  const label = describeObject('Secret', ref.namespace, ref.name);
-  const secret = sources.secret(ref.namespace, ref.name);
+/** The CA file of a Secret (or a ConfigMap), or why its servers cannot be verified. */
+export function caOf(ref: CaRef, file: string, sources: MapModelSources, cache: ServerCache): CaCertificate | { readonly issue: string } {
+  const label = describeObject(ref.configMap ? 'ConfigMap' : 'Secret', ref.namespace, ref.name);
+  const secret = ref.configMap ? sources.configMap?.(ref.namespace, ref.name) : sources.secret(ref.namespace, ref.name);
   if (!secret) return { issue: `the CA ${label} to verify its servers with is not found` };
   let checked = cache.caSecrets.get(secret);
-  if (!checked) cache.caSecrets.set(secret, (checked = checkCaSecret(secret)));
+  if (!checked) cache.caSecrets.set(secret, (checked = ref.configMap ? checkCaConfigMap(secret) : checkCaSecret(secret)));
   if (!checked.ok) return { issue: `the CA ${label} to verify its servers with is unusable: ${checked.field} ${checked.reason}` };
   return Object.freeze({ file, pem: checked.pem });
 }

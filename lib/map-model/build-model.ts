@@ -23,6 +23,7 @@ import { CHOICE_FIELDS } from './backend-choice.ts';
 import { buildL4Model, type L4Last } from './l4-model.ts';
 import { NO_L4_ROUTING } from '../routing/l4-route.ts';
 import { sameVersions } from './store-versions.ts';
+import { portTlsChanges } from './service-port-tls.ts';
 
 /**
  * What one build leaves for the next: results computed from one object are
@@ -70,6 +71,8 @@ interface LastBuild {
   /** The keys of the HTTPRoutes the aggregate holds, and the Gateway API's problems, as of this build. */
   readonly routeKeys: readonly KubeObject[];
   readonly gatewayProblems: readonly Problem[];
+  /** How Service ports were spoken to (BackendTLSPolicies), as of this build. */
+  readonly servicePortTls: MapModelSources['servicePortTls'];
   /** The Secrets HTTPS listeners name, and the names they were refused. */
   readonly listenerSecrets: ListenerUses;
   /** The Secrets the Ingresses named, and what became of them. */
@@ -170,6 +173,8 @@ export function buildMapModel(sources: MapModelSources, cache: MapModelCache = n
   const model: MapModel = {
     ...http,
     l4,
+    // The CA files of backends after TLS Terminate (BackendTLSPolicy) beside the HTTP backends'; one file per CA, whoever names it.
+    caCertificates: l4.caCertificates.length === 0 ? http.caCertificates : mergedFiles(http.caCertificates, l4.caCertificates),
     excluded: l4.excluded.length === 0 ? http.excluded : new ProblemList().sortedWith(http.excluded, l4.excluded),
     warnings: l4.warnings.length === 0 ? http.warnings : new ProblemList().sortedWith(http.warnings, l4.warnings),
   };
@@ -232,16 +237,22 @@ function buildHttpModel(sources: MapModelSources, cache: MapModelCache): HttpMod
   const changes = aggregate.settle();
 
   const listenerSecrets = aggregate.secretUses.listeners.uses(sources.gatewayCertificates ?? []);
-  const kept = { stores: sources.stores, ingresses: sources.ingresses, ingressVersion: tracking?.version, versions, routeKeys, gatewayProblems, listenerSecrets };
+  // Service ports' TLS (BackendTLSPolicies) resolves again the backends of the Services whose ports changed.
+  const tlsServices = portTlsChanges(last?.servicePortTls, sources.servicePortTls);
+  const servicePortTls = tlsServices.size === 0 && last ? last.servicePortTls : sources.servicePortTls;
+  const kept = { servicePortTls, stores: sources.stores, ingresses: sources.ingresses, ingressVersion: tracking?.version, versions, routeKeys, gatewayProblems, listenerSecrets };
   const now = sources.now ?? Date.now();
   const certificatesHold = last !== undefined && now <= last.certificates.expiresAt;
-  if (last && !changes.any && othersUnchanged && certificatesHold && gatewayProblems === last.gatewayProblems && listenerSecrets === last.listenerSecrets) {
+  if (last && !changes.any && othersUnchanged && certificatesHold && gatewayProblems === last.gatewayProblems && listenerSecrets === last.listenerSecrets && tlsServices.size === 0) {
     cache.last = { ...last, ...kept };
     return last.model;
   }
 
-  const secretsChanged = !othersUnchanged && (lastVersions === undefined || versions === undefined || !sameItems(lastVersions.secrets, versions.secrets));
-  resolution.update(aggregate, changes.backends, touched, secretsChanged, sources, cache);
+  // CA files come from Secrets and ConfigMaps (a BackendTLSPolicy's caCertificateRefs).
+  const secretsChanged =
+    !othersUnchanged && (lastVersions === undefined || versions === undefined || !sameItems(lastVersions.secrets, versions.secrets) || lastVersions.configMaps !== versions.configMaps);
+  const touchedOrTls = touched === undefined || tlsServices.size === 0 ? touched : new Set([...touched, ...tlsServices]);
+  resolution.update(aggregate, changes.backends, touchedOrTls, secretsChanged, sources, cache);
   // Certificates depend on the Secrets the Ingresses name, and on the Secrets.
   const certificates =
     last && othersUnchanged && certificatesHold && last.secrets === aggregate.secrets && last.listenerSecrets === listenerSecrets
@@ -331,4 +342,10 @@ function withClientCas(servers: readonly CaCertificate[], cas: ClientCas, last: 
 
 function sameModel(a: HttpModel, b: HttpModel): boolean {
   return (Object.keys(a) as (keyof HttpModel)[]).every((key) => a[key] === b[key]);
+}
+
+/** Two sorted lists of CA files as one, each file once. */
+function mergedFiles(a: readonly CaCertificate[], b: readonly CaCertificate[]): readonly CaCertificate[] {
+  const byFile = new Map<string, CaCertificate>([...a, ...b].map((ca) => [ca.file, ca]));
+  return Object.freeze([...byFile.values()].sort((x, y) => compareCodeUnits(x.file, y.file)));
 }

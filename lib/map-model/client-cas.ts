@@ -41,7 +41,7 @@ BAUwAwEB/zAKBggqhkjOPQQDAgNIADBFAiEA6AvWDQC5k1bRp1Vq9X1d5HS7NXtr
  * ca.crt where this one may hold NOBODY's.
  */
 export function clientCaFileOf(ref: CaRef): string {
-  return caCertificateFile(ref).replace(/__ca\.pem$/, ref.configMap ? '__configmap-client-ca.pem' : '__client-ca.pem');
+  return caCertificateFile({ namespace: ref.namespace, name: ref.name }).replace(/__ca\.pem$/, ref.configMap ? '__configmap-client-ca.pem' : '__client-ca.pem');
 }
 
 /** Where a CA's object is found: a Secret, or a ConfigMap. */

@@ -12,7 +12,11 @@ import { NO_PROBLEMS, ProblemList } from './problems.ts';
 import { resolveBackend, type ServerCache } from './servers.ts';
 import { sameVersions } from './store-versions.ts';
 import { suffixLookups } from './suffix-lookups.ts';
-import type { Backend, MapModelSources, L4Frontend, L4Line, L4Model, StoreVersions } from './types.ts';
+import type { Backend, CaCertificate, MapModelSources, L4Frontend, L4Line, L4Model, StoreVersions } from './types.ts';
+import type { CaRef } from '../routing/settings.ts';
+import { portTlsChanges, tlsOfBackend, withPortTls, type PortTls } from './service-port-tls.ts';
+import { caOf } from './backend-resolution.ts';
+import { sourceOf, withSource } from '../pipeline/value-source.ts';
 
 /**
  * The HAProxy side of layer-4 routing (lib/routing/l4-route.ts): a
@@ -33,6 +37,7 @@ export const NO_L4_MODEL: L4Model = Object.freeze({
   sniLookups: Object.freeze([]),
   backends: Object.freeze([]),
   certificates: Object.freeze([]),
+  caCertificates: Object.freeze([]),
   excluded: NO_PROBLEMS,
   warnings: NO_PROBLEMS,
 });
@@ -40,6 +45,8 @@ export const NO_L4_MODEL: L4Model = Object.freeze({
 /** What one build leaves for the next: the model, kept while the routing and the Service, EndpointSlice and Secret stores are the same. */
 export interface L4Last {
   readonly routing: L4Routing;
+  /** How Service ports are spoken to (BackendTLSPolicies), as of this build. */
+  readonly servicePortTls: MapModelSources['servicePortTls'];
   readonly versions: StoreVersions | undefined;
   /** When the first of its certificates expires: until then they hold as they are. */
   readonly expiresAt: number;
@@ -135,14 +142,17 @@ function frontendsOf(listeners: readonly L4Listener[], sources: MapModelSources,
  */
 export function buildL4Model(routing: L4Routing, sources: MapModelSources, cache: L4Cache, last: L4Last | undefined, now: number): L4Last {
   const versions = sources.versions;
-  if (last && last.routing === routing && versions !== undefined && last.versions !== undefined && sameVersions(last.versions, versions) && now <= last.expiresAt) return last;
-  if (routing.listeners.length === 0) return { routing, versions, expiresAt: Number.POSITIVE_INFINITY, model: NO_L4_MODEL };
+  const tlsSame = last !== undefined && portTlsChanges(last.servicePortTls, sources.servicePortTls).size === 0;
+  const servicePortTls = tlsSame ? last!.servicePortTls : sources.servicePortTls;
+  if (last && tlsSame && last.routing === routing && versions !== undefined && last.versions !== undefined && sameVersions(last.versions, versions) && now <= last.expiresAt) return last;
+  if (routing.listeners.length === 0) return { routing, servicePortTls, versions, expiresAt: Number.POSITIVE_INFINITY, model: NO_L4_MODEL };
   const excluded = new ProblemList();
   const warnings = new ProblemList();
   const { frontends, certificates, expiresAt } = frontendsOf(routing.listeners, sources, cache, now, excluded);
   const modes = new Map(frontends.map((frontend) => [frontend.port, frontend.mode]));
   const lines = new Map<string, { line: L4Line; route: L4Route }>();
-  const refs = new Map<string, BackendRef>();
+  /** Per backend, with the TLS its Service port is spoken to with after Terminate (BackendTLSPolicy). */
+  const refs = new Map<string, { readonly ref: BackendRef; readonly tls: PortTls }>();
   for (const route of routing.routes) {
     if (modes.get(route.port) !== route.mode) continue;
     const key = lineKey(route);
@@ -155,15 +165,29 @@ export function buildL4Model(routing: L4Routing, sources: MapModelSources, cache
     const usable = route.backends.filter((backend) => backend.refused === undefined);
     let backend = L4_REFUSED;
     if (usable.length > 0) {
-      const ref = backendRefOf(route, usable);
-      refs.set(ref.name, ref);
+      const plain = backendRefOf(route, usable);
+      // Passthrough carries the client's own TLS, and TCPRoutes are not the policy's (its Extended support names TLSRoutes with termination).
+      const tls = route.mode === 'tls-terminate' ? tlsOfBackend(plain, sources.servicePortTls) : undefined;
+      const ref = tls === undefined ? plain : { ...plain, name: `${plain.name}_tls` };
+      refs.set(ref.name, { ref, tls });
       backend = ref.name;
     }
     lines.set(key, { line: { key, backend }, route });
   }
   const backends: Backend[] = [];
-  for (const ref of refs.values()) {
-    const { backend, resolved } = resolveBackend(ref, NO_SETTINGS, sources, cache);
+  const cas = new Map<string, CaCertificate>();
+  for (const { ref, tls } of refs.values()) {
+    let { backend, resolved } = resolveBackend(ref, withPortTls(NO_SETTINGS, tls), sources, cache);
+    const verifyCa = backend.transport?.caFile === undefined ? undefined : (backend.settings.protocol!.verifyCa as CaRef);
+    const ca = tls !== undefined && 'refused' in tls ? { issue: tls.refused } : verifyCa && caOf(verifyCa, backend.transport!.caFile!, sources, cache);
+    if (ca !== undefined && 'file' in ca) cas.set(ca.file, ca);
+    else if (ca !== undefined) {
+      // Unverifiable servers are not served, as for HTTP backends (backend-resolution.ts).
+      const source = sourceOf(backend);
+      const emptied = { ...backend, servers: Object.freeze([]) };
+      backend = Object.freeze(source ? withSource(emptied, source) : emptied);
+      resolved = { servers: backend.servers, issue: ca.issue, problems: resolved.problems };
+    }
     backends.push(backend);
     warnings.addAll(resolved.problems);
     if (resolved.issue !== undefined) {
@@ -181,8 +205,9 @@ export function buildL4Model(routing: L4Routing, sources: MapModelSources, cache
     sniLookups: suffixLookups(wildcards, last?.model.sniLookups),
     backends,
     certificates,
+    caCertificates: cas.size === 0 ? NO_L4_MODEL.caCertificates : [...cas.values()].sort((a, b) => compareCodeUnits(a.file, b.file)),
     excluded: excluded.sorted(),
     warnings: warnings.sorted(),
   };
-  return { routing, versions, expiresAt, model };
+  return { routing, servicePortTls, versions, expiresAt, model };
 }

@@ -1,5 +1,5 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import type { BackendSettings, CaRef, RouteSettings } from '../routing/settings.ts';
+import type { BackendSettings, CaRef, RouteSettings, ServicePortTls } from '../routing/settings.ts';
 import type { HeaderSlot, PolicyLine, SettingRules } from './policy-slots.ts';
 import type { RoutePolicy } from './route-policies.ts';
 import type { ConditionShape, RouteConditions } from './route-conditions.ts';
@@ -58,6 +58,12 @@ export interface MapModelSources {
   readonly httpRoutes?: readonly TranslatedObject[];
   /** The Gateway API objects and listeners left out, with why: they join the model's excluded. */
   readonly gatewayProblems?: readonly Problem[];
+  /**
+   * How Service ports are spoken to whoever routes to them (Gateway API
+   * BackendTLSPolicies, lib/gateway/backend-tls-policy.ts), by
+   * servicePortKey; none when absent.
+   */
+  readonly servicePortTls?: ReadonlyMap<string, ServicePortTls>;
   /** The certificates HTTPS listeners ask for (lib/gateway/certificates.ts): crt-list lines beside the Ingresses' TLS entries. */
   readonly gatewayCertificates?: readonly ListenerCertificate[];
   /** The TLSRoutes' and TCPRoutes' listeners and routes (lib/gateway/l4-route.ts): the model's layer-4 part. */
@@ -305,7 +311,11 @@ export interface Transport {
   readonly verifyNone: boolean;
   /** With ssl: the CA file servers are verified against (a general file, see CaCertificate). */
   readonly caFile: string | undefined;
+  /** With ssl: servers verified against the system's CA bundle (`ca-file @system-ca`). */
+  readonly systemCa: boolean;
   readonly sni: string | undefined;
+  /** With a CA: the name the servers' certificates must carry (`verifyhost`); HAProxy checks the SNI's without it. */
+  readonly verifyHost: string | undefined;
 }
 
 export interface Server {
@@ -387,6 +397,8 @@ export interface L4Model {
   readonly backends: readonly Backend[];
   /** The certificate files terminating frontends serve, with their PEM, sorted by file. */
   readonly certificates: readonly { readonly file: string; readonly pem: string }[];
+  /** The CA files backends verify their servers against (a BackendTLSPolicy's, after Terminate), sorted by file. */
+  readonly caCertificates: readonly CaCertificate[];
   /** Listeners and certificates left out, with why (also in the model's `excluded`). */
   readonly excluded: readonly Problem[];
   /** Routes not served for a port or SNI name an older route holds, backends without servers (also in the model's `warnings`). */

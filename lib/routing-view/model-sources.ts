@@ -138,7 +138,7 @@ export class RouteSourcesCache {
   last: RoutesTranslated | undefined;
 }
 
-type GatewayRoutes = Pick<MapModelSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates' | 'l4'>;
+type GatewayRoutes = Pick<MapModelSources, 'httpRoutes' | 'gatewayProblems' | 'gatewayCertificates' | 'l4' | 'servicePortTls'>;
 
 /** The routes of a Gateway API model translated, and what the map model is given of them. */
 export interface RoutesTranslated extends GatewayTranslation {
@@ -192,7 +192,7 @@ export function translateRoutes(model: GatewayApiModel, cache?: RouteSourcesCach
     ...(fallback ? { fallback } : {}),
     ...(clientCa ? { clientCa } : {}),
   }));
-  return { model, outcomes, translated: translatedList, routed: { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates, l4: model.l4 } };
+  return { model, outcomes, translated: translatedList, routed: { httpRoutes, gatewayProblems: model.excluded, gatewayCertificates, l4: model.l4, servicePortTls: model.backendTls.byPort } };
 }
 
 function translation(outcome: RouteOutcome, kept: TranslationCache | undefined): TranslatedObject | undefined {

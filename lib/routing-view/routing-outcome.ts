@@ -28,6 +28,7 @@ const GATEWAY_KINDS: Readonly<Record<StatusWrite['resource'], string>> = {
   grpcroutes: KINDS.grpcRoute,
   tlsroutes: KINDS.tlsRoute,
   tcproutes: KINDS.tcpRoute,
+  backendtlspolicies: KINDS.backendTlsPolicy,
 };
 
 /**

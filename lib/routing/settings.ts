@@ -47,10 +47,16 @@ export interface BackendSettings {
     /** h1 by default; h2 over TLS (alpn h2), h2c in clear text (proto h2): gRPC is either. */
     readonly version: 'h1' | 'h2' | 'h2c';
     readonly tls: boolean;
-    /** Verify the servers' certificates against this CA (a Secret with `ca.crt`); TLS without it is `verify none`. */
-    readonly verifyCa?: SecretRef;
+    /**
+     * Verify the servers' certificates against this CA (a Secret's or a
+     * ConfigMap's `ca.crt`), or with `system` the system's CA bundle; TLS
+     * without it is `verify none`.
+     */
+    readonly verifyCa?: CaRef | 'system';
     /** SNI sent to the servers. */
     readonly sni?: string;
+    /** The name the servers' certificates must carry (verified with verifyCa); without it, the SNI's. */
+    readonly verifyHost?: string;
   };
   readonly balance?:
     | { readonly algorithm: 'roundrobin' | 'leastconn' | 'source' | 'uri' | 'first' }
@@ -253,4 +259,19 @@ export interface ClientCertificate {
    * validation: the route may be served on an HTTP listener too).
    */
   readonly overTlsOnly?: true;
+}
+
+/**
+ * How a Service port's servers are spoken to whoever routes to them (a
+ * Gateway API BackendTLSPolicy): TLS as `protocol` says (its `tls`,
+ * `verifyCa`, `sni` and `verifyHost`; the HTTP version stays the
+ * backend's own), or, with `refused`, no request reaches them and this says
+ * why (a policy that cannot be served as written is never served weaker).
+ * `by` names what asked, as messages name it.
+ */
+export type ServicePortTls = ({ readonly protocol: NonNullable<BackendSettings['protocol']> } | { readonly refused: string }) & { readonly by: string };
+
+/** How a Service port is named among ServicePortTls entries: `<namespace>/<service>/<port number>`. */
+export function servicePortKey(namespace: string, service: string, port: number): string {
+  return `${namespace}/${service}/${port}`;
 }

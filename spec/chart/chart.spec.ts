@@ -250,6 +250,8 @@ describe('Helm chart', function () {
         'gateway.networking.k8s.io/tlsroutes/status': ['patch'],
         'gateway.networking.k8s.io/tcproutes': ['get', 'list', 'watch'],
         'gateway.networking.k8s.io/tcproutes/status': ['patch'],
+        'gateway.networking.k8s.io/backendtlspolicies': ['get', 'list', 'watch'],
+        'gateway.networking.k8s.io/backendtlspolicies/status': ['patch'],
         'gateway.networking.k8s.io/referencegrants': ['get', 'list', 'watch'],
         'events.k8s.io/events': ['create', 'patch'],
         [`admissionregistration.k8s.io/validatingwebhookconfigurations#${releaseName}-haproxy-template-ic`]: ['get', 'list', 'update', 'watch'],

@@ -74,6 +74,7 @@ describe("the chart's controller configuration", function () {
       'grpcroutes',
       'tlsroutes',
       'tcproutes',
+      'backendtlspolicies',
       'referencegrants',
       'namespaces',
       'configmaps',

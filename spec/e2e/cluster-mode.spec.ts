@@ -147,7 +147,7 @@ describe('in a cluster: two controller replicas, a fake API server and two HAPro
 
   it('leaves the Gateway API kinds unwatched where their CRDs are not installed, saying so once, never restarting a watch for them', () => {
     for (const { output, mode } of replicas) {
-      for (const kind of ['gatewayclasses', 'gateways', 'listenersets', 'httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'referencegrants']) {
+      for (const kind of ['gatewayclasses', 'gateways', 'listenersets', 'httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'backendtlspolicies', 'referencegrants']) {
         expect(output.lines.filter((line) => line.includes(`watchedResources.${kind}: the API server does not serve`))).to.have.length(1);
         expect(mode.restarts.get(kind) ?? 0).to.equal(0);
       }

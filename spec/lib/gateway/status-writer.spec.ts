@@ -13,6 +13,17 @@ import { gateway, gatewayClass, httpListener, httpRoute, referenceGrant, service
 
 const V1 = 'gateway.networking.k8s.io/v1';
 
+/** BackendTLSPolicy as its CRD serves it (config/crd/standard/gateway.networking.k8s.io_backendtlspolicies.yaml): v1, namespaced, with a status subresource. */
+const BACKEND_TLS_POLICY_TYPE = {
+  group: 'gateway.networking.k8s.io',
+  version: 'v1',
+  kind: 'BackendTLSPolicy',
+  plural: 'backendtlspolicies',
+  namespaced: true,
+  statusSubresource: true,
+  shortNames: ['btlspolicy'],
+};
+
 interface Condition {
   readonly type: string;
   readonly status: string;
@@ -28,7 +39,7 @@ describe('Gateway API status through the API server', () => {
 
   beforeEach(async () => {
     now = Date.parse('2026-11-24T12:00:00Z');
-    fake = await startFakeApiServer({ customResources: GATEWAY_API_TYPES });
+    fake = await startFakeApiServer({ customResources: [...GATEWAY_API_TYPES, BACKEND_TLS_POLICY_TYPE] });
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(fake.kubeconfigPath);
     writer = new GatewayStatusWriter(kubeConfig);
@@ -52,6 +63,8 @@ describe('Gateway API status through the API server', () => {
       gateways: list('Gateway'),
       httpRoutes: list('HTTPRoute'),
       referenceGrants: list('ReferenceGrant', 'gateway.networking.k8s.io/v1beta1'),
+      backendTlsPolicies: list('BackendTLSPolicy'),
+      configMap: () => undefined,
       service: (namespace, name) => services.find((object) => object.metadata.namespace === namespace && object.metadata.name === name),
       secret: () => undefined,
       namespace: (name) => list('Namespace', 'v1').find((object) => object.metadata.name === name),
@@ -169,6 +182,27 @@ describe('Gateway API status through the API server', () => {
     expect(await sync()).to.equal(1);
     expect(routeConditions('partly')).to.deep.equal(['Accepted=True/Accepted', 'ResolvedRefs=True/ResolvedRefs']);
     expect(await sync()).to.equal(0);
+  });
+
+  it('writes a BackendTLSPolicy its Gateway ancestors, with the reason its CA reference fails, and removes them once no route uses its Service', async () => {
+    fake.create(httpRoute('web', { parentRefs: [{ name: 'gw' }], hostnames: ['web.example.com'], rules: [{ backendRefs: [{ name: 'web', port: 8080 }] }] }));
+    fake.create({
+      apiVersion: V1,
+      kind: 'BackendTLSPolicy',
+      metadata: { namespace: 'infra', name: 'web-tls' },
+      spec: { targetRefs: [{ group: '', kind: 'Service', name: 'web' }], validation: { caCertificateRefs: [{ group: '', kind: 'ConfigMap', name: 'missing' }], hostname: 'web.internal' } },
+    });
+    await sync();
+    const ancestors = () => (status(get('BackendTLSPolicy', 'web-tls', 'infra'))?.['ancestors'] ?? []) as { ancestorRef: unknown; controllerName: string; conditions: Condition[] }[];
+    expect(ancestors().map((entry) => entry.ancestorRef)).to.deep.equal([{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'infra', name: 'gw' }]);
+    expect(ancestors()[0]!.conditions.map((condition) => `${condition.type}=${condition.status}/${condition.reason}`)).to.deep.equal([
+      'Accepted=False/NoValidCACertificate',
+      'ResolvedRefs=False/InvalidCACertificateRef',
+    ]);
+    expect(await sync()).to.equal(0);
+    fake.delete({ apiVersion: V1, kind: 'HTTPRoute', namespace: 'infra', name: 'web' });
+    await sync();
+    expect(ancestors()).to.deep.equal([]);
   });
 
   it("removes its entry from a route that no longer names one of its Gateways, keeping others'", async () => {

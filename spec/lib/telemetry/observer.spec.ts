@@ -217,6 +217,7 @@ describe('observer', () => {
       'grpcroutes',
       'tlsroutes',
       'tcproutes',
+      'backendtlspolicies',
       'referencegrants',
       'namespaces',
       'configmaps',
