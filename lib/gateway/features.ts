@@ -82,17 +82,20 @@ export const CONFORMANCE_PROFILES: readonly ConformanceProfile[] = Object.freeze
  * What this controller supports, sorted as GatewayClass
  * `status.supportedFeatures` must be (ascending by name). Not claimed
  * although named upstream: what no translated scenario proves yet
- * (redirect codes 303/307/308, WebSocket and h2c HTTPRoute backends, named
- * rules, retries, port 8080, listener isolation, misdirected requests,
- * static or empty addresses, infrastructure propagation, backend client
- * certificates, BackendTLSPolicy, ListenerSet, TLSRoute mixed mode), and
- * UDPRoute, which HAProxy cannot serve.
+ * (WebSocket and h2c HTTPRoute backends, named rules, retries, port 8080,
+ * listener isolation, misdirected requests, static or empty addresses,
+ * infrastructure propagation, backend client certificates,
+ * BackendTLSPolicy, ListenerSet, TLSRoute mixed mode), and UDPRoute, which
+ * HAProxy cannot serve.
  */
 export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
   [
     'Gateway',
     'ReferenceGrant',
     'HTTPRoute',
+    'HTTPRoute303RedirectStatusCode',
+    'HTTPRoute307RedirectStatusCode',
+    'HTTPRoute308RedirectStatusCode',
     'HTTPRouteBackendRequestHeaderModification',
     'HTTPRouteBackendTimeout',
     'HTTPRouteCORS',

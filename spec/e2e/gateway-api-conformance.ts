@@ -82,6 +82,11 @@ export const SCENARIOS: readonly Scenario[] = Object.freeze([
       "answers a RequestRedirect with the scheme's well-known port when it sets a scheme and no port, the listener's when it sets neither, and leaves a scheme's default port out of Location",
     ],
   ),
+  ...of(
+    CORE,
+    [...HTTP, 'HTTPRoute303RedirectStatusCode', 'HTTPRoute307RedirectStatusCode', 'HTTPRoute308RedirectStatusCode'],
+    ['answers a RequestRedirect with the statusCode 303, 307 or 308 it sets, to a POST as to a GET, the path kept'],
+  ),
   ...of(CORE, HTTP, [
     'answers 500 for a rule whose backendRefs are omitted or empty, where a shorter match would otherwise answer, and serves a second one without a reload',
     "serves every name over an HTTPS listener without a hostname, with its certificate, and a hostname listener's routes for its name",

@@ -43,9 +43,9 @@ async function echoBackend(name: string): Promise<Server> {
 const portOf = (server: Server) => (server.address() as AddressInfo).port;
 
 /** One request through HAProxy: `host` is the Host header as sent (a port included) and, over TLS, the server name without it. */
-function ask(harness: LocalHarness, host: string, path: string, tls = false): Promise<Answer> {
+function ask(harness: LocalHarness, host: string, path: string, tls = false, method = 'GET'): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const common = { host: '127.0.0.1', path, headers: { host }, agent: false as const };
+    const common = { host: '127.0.0.1', path, method, headers: { host }, agent: false as const };
     const done = (res: IncomingMessage) => {
       let body = '';
       res.setEncoding('utf8');
@@ -173,6 +173,27 @@ describe('Gateway API HTTPRoute core conformance end to end', function () {
     expect(await location(harness, 'redirect.example.com:30443', '/scheme-nil-and-port-80', true)).to.equal('302 https://example.org:80/scheme-nil-and-port-80');
     expect(await location(harness, 'redirect.example.com:30443', '/scheme-http-and-port-nil', true)).to.equal('302 http://example.org/scheme-http-and-port-nil');
     expect(await location(harness, 'redirect.example.com:30443', '/scheme-http-and-port-80', true)).to.equal('302 http://example.org/scheme-http-and-port-80');
+  });
+
+  // After HTTPRoute303Redirect (a POST), HTTPRoute307Redirect and HTTPRoute308Redirect: the redirect never followed.
+  it('answers a RequestRedirect with the statusCode 303, 307 or 308 it sets, to a POST as to a GET, the path kept', async () => {
+    const mark = harness.mark();
+    const codes = { '/see-other': 303, '/temporary': 307, '/permanent': 308 };
+    const rules = Object.entries(codes).map(([path, code]) => redirectRule(path, `statusCode: ${code}`));
+    await harness.write('redirect-codes.yaml', httpRoute('redirect-codes', '[ codes.example.com ]', rules.join('')));
+    await harness.log.waitFor(mark, (o): o is Extract<Outcome, { type: 'deployed' }> => o.type === 'deployed', 'the redirects deployed');
+    await eventually(
+      () => ask(harness, 'codes.example.com', '/see-other'),
+      (answer) => answer.status === 303,
+      'the redirects to be served',
+      15_000,
+    );
+    for (const [path, code] of Object.entries(codes)) {
+      for (const method of ['GET', 'POST']) {
+        const answer = await ask(harness, 'codes.example.com', path, false, method);
+        expect([method, answer.status, new URL(String(answer.headers.location)).pathname]).to.deep.equal([method, code, path]);
+      }
+    }
   });
 
   // After HTTPRouteOmittedBackendRefs.
