@@ -18,8 +18,9 @@ import { OTHER_SHOP_CERT, OTHER_SHOP_KEY } from '../support/tls-refused-fixture.
  * (HTTPRouteRedirectScheme, HTTPRouteRedirectPortAndScheme), an HTTPS
  * listener without a hostname (HTTPRouteHTTPSListener), rules without
  * backendRefs (HTTPRouteOmittedBackendRefs), a v1 ReferenceGrant
- * (HTTPRouteReferenceGrant) and several RequestMirror filters in one rule
- * (HTTPRouteRequestMultipleMirrors).
+ * (HTTPRouteReferenceGrant), several RequestMirror filters in one rule
+ * (HTTPRouteRequestMultipleMirrors), redirect codes 303, 307 and 308
+ * (HTTPRoute303Redirect, ...) and named rules (HTTPRouteNamedRule).
  */
 
 interface Answer {
@@ -194,6 +195,23 @@ describe('Gateway API HTTPRoute core conformance end to end', function () {
         expect([method, answer.status, new URL(String(answer.headers.location)).pathname]).to.deep.equal([method, code, path]);
       }
     }
+  });
+
+  // After HTTPRouteNamedRule: a rule's name changes nothing it serves.
+  it('serves a named rule and an unnamed one of one route, each to its backend', async () => {
+    const mark = harness.mark();
+    const rules = `    - { name: named-rule, matches: [ { path: { type: PathPrefix, value: /named } } ], ${to('echo-a')} }\n    - { matches: [ { path: { type: PathPrefix, value: /unnamed } } ], ${to('echo-b')} }\n`;
+    await harness.write('named.yaml', httpRoute('named', '[ named.example.com ]', rules));
+    await harness.log.waitFor(mark, (o): o is Extract<Outcome, { type: 'deployed' }> => o.type === 'deployed', 'the named route deployed');
+    const named = await eventually(
+      () => ask(harness, 'named.example.com', '/named'),
+      (answer) => answer.status === 200,
+      'the named rule to be served',
+      15_000,
+    );
+    expect(named.body).to.equal('a');
+    const unnamed = await ask(harness, 'named.example.com', '/unnamed');
+    expect([unnamed.status, unnamed.body]).to.deep.equal([200, 'b']);
   });
 
   // After HTTPRouteOmittedBackendRefs.
