@@ -155,7 +155,9 @@ function now(): string {
 
 interface MochaTest {
   readonly title: string;
+  readonly fullTitle: string;
   readonly file: string;
+  readonly err: { readonly message?: string; readonly stack?: string };
 }
 
 interface MochaJson {
@@ -172,6 +174,8 @@ async function run(): Promise<number> {
     const mocha = join(root, 'node_modules/mocha/bin/mocha.js');
     const ran = spawnSync(process.execPath, [mocha, '--reporter', 'json', '--reporter-option', `output=${output}`, ...specs], { cwd: root, stdio: 'inherit' });
     const results = JSON.parse(await readFile(output, 'utf8')) as MochaJson;
+    // The JSON goes to a scratch file: say why each failed test failed, as the spec reporter would.
+    for (const test of results.failures) process.stderr.write(`failed: ${test.fullTitle}\n${test.err.stack ?? test.err.message ?? ''}\n\n`);
     const key = (spec: string, title: string) => `${spec}\u0000${title}`;
     const outcomes = new Map<string, Outcome>();
     for (const [tests, outcome] of [
