@@ -82,7 +82,7 @@ export const CONFORMANCE_PROFILES: readonly ConformanceProfile[] = Object.freeze
  * What this controller supports, sorted as GatewayClass
  * `status.supportedFeatures` must be (ascending by name). Not claimed
  * although named upstream: what no translated scenario proves yet
- * (WebSocket and h2c HTTPRoute backends, retries, port 8080,
+ * (h2c HTTPRoute backends, retries, port 8080,
  * listener isolation, misdirected requests, static or empty addresses,
  * infrastructure propagation, backend client certificates,
  * BackendTLSPolicy, ListenerSet, TLSRoute mixed mode), and UDPRoute, which
@@ -96,6 +96,7 @@ export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
     'HTTPRoute303RedirectStatusCode',
     'HTTPRoute307RedirectStatusCode',
     'HTTPRoute308RedirectStatusCode',
+    'HTTPRouteBackendProtocolWebSocket',
     'HTTPRouteBackendRequestHeaderModification',
     'HTTPRouteBackendTimeout',
     'HTTPRouteCORS',

@@ -87,6 +87,7 @@ export const SCENARIOS: readonly Scenario[] = Object.freeze([
     [...HTTP, 'HTTPRoute303RedirectStatusCode', 'HTTPRoute307RedirectStatusCode', 'HTTPRoute308RedirectStatusCode'],
     ['answers a RequestRedirect with the statusCode 303, 307 or 308 it sets, to a POST as to a GET, the path kept'],
   ),
+  ...of(CORE, [...HTTP, 'HTTPRouteBackendProtocolWebSocket'], ['passes a WebSocket upgrade to a Service port of appProtocol kubernetes.io/ws, then the bytes both ways']),
   ...of(CORE, [...HTTP, 'HTTPRouteNamedRouteRule'], ['serves a named rule and an unnamed one of one route, each to its backend']),
   ...of(CORE, HTTP, [
     'answers 500 for a rule whose backendRefs are omitted or empty, where a shorter match would otherwise answer, and serves a second one without a reload',
