@@ -81,11 +81,11 @@ export const CONFORMANCE_PROFILES: readonly ConformanceProfile[] = Object.freeze
 /**
  * What this controller supports, sorted as GatewayClass
  * `status.supportedFeatures` must be (ascending by name). Not claimed
- * although named upstream: what no translated scenario proves yet
- * (h2c HTTPRoute backends, retries, port 8080,
- * listener isolation, misdirected requests, static or empty addresses,
- * infrastructure propagation, backend client certificates,
- * BackendTLSPolicy, ListenerSet, TLSRoute mixed mode), and UDPRoute, which
+ * although named upstream: what no translated scenario proves yet (h2c
+ * HTTPRoute backends, which needs Service appProtocol read; retries; port
+ * 8080; listener isolation; misdirected requests; static or empty
+ * addresses; infrastructure propagation; backend client certificates;
+ * BackendTLSPolicy; ListenerSet; TLSRoute mixed mode), and UDPRoute, which
  * HAProxy cannot serve.
  */
 export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
