@@ -4,6 +4,7 @@ import type { LoadBalancerIngress } from '../kube/ingress-status.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { desired, generationOf, withTransitions, type DesiredCondition } from './conditions.ts';
 import type { GatewayClassRead } from './gateway-class.ts';
+import { SUPPORTED_FEATURES } from './features.ts';
 import type { GatewayOutcome, RouteOutcome } from './gateway-api.ts';
 import type { ListenerState } from './listeners.ts';
 import { gatewayAncestorRef, type BackendTlsPolicyOutcome } from './backend-tls-policy.ts';
@@ -20,9 +21,12 @@ function storedStatus(object: KubeObject): Readonly<Record<string, unknown>> {
   return isFields(object['status']) ? object['status'] : {};
 }
 
+/** GatewayClass `status.supportedFeatures`: the features the translated conformance scenarios prove (features.ts), sorted by name. */
+const SUPPORTED = Object.freeze(SUPPORTED_FEATURES.map((name) => Object.freeze({ name })));
+
 export function gatewayClassStatus(object: KubeObject, read: GatewayClassRead, now: string): Status {
   const accepted = read.refusal ? desired('Accepted', false, read.refusal.reason, read.refusal.message) : desired('Accepted', true, 'Accepted', 'served by haproxy-template-ic');
-  return { ...storedStatus(object), conditions: withTransitions([accepted], storedStatus(object)['conditions'], generationOf(object), now) };
+  return { ...storedStatus(object), conditions: withTransitions([accepted], storedStatus(object)['conditions'], generationOf(object), now), supportedFeatures: SUPPORTED };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { KINDS } from './api.ts';
 import type { KubeObject, Problem } from '../pipeline/model.ts';
 import type { RouteRecord } from '../routing/route.ts';
+import type { UnresolvedStatus } from '../routing/settings.ts';
 import { describeObject } from '../object-fields/names.ts';
 import { placeOf } from '../routing/order.ts';
 import { unserved } from '../routing/capabilities.ts';
@@ -14,9 +15,9 @@ import { HTTP_ROUTE_HOST_GROUP, leftOutMessage, type LeftOutMatch, type ObjectSe
  * (lib/routing/capabilities.ts) is left out with a warning naming its
  * match, which its status reads, never served as something else. A
  * backendRef that does not resolve keeps its share of the requests,
- * answered 500 (the route setting unresolvedShare), with a warning naming
- * it; backendRefs all of weight 0, and a rule without backendRefs or a
- * redirect, answer every request 500 the same way.
+ * answered 500 (503 for a GRPCRoute: the route setting unresolvedShare),
+ * with a warning naming it; backendRefs all of weight 0, and a rule without
+ * backendRefs or a redirect, answer every request the same way.
  *
  * Hosts: HTTPRoutes share hosts with one another (their Gateway's
  * listeners say who may attach, for which hostnames), so they form one
@@ -30,48 +31,55 @@ const NO_PROBLEMS: readonly Problem[] = Object.freeze([]);
 
 const NO_SETTINGS: ObjectSettings = Object.freeze({ backend: Object.freeze({}), route: Object.freeze({}) });
 
-/** Every request answered 500: what routes whose backendRefs all fail, or all have weight 0, share. */
-const EVERY_REQUEST = Object.freeze({ share: 1, of: 1 });
+/**
+ * The status a rule answers by itself with: HTTPRoute asks for 500; GRPCRoute
+ * for gRPC's UNAVAILABLE, which HTTP 503 is to a gRPC client
+ * (grpc/doc/http-grpc-status-mapping.md).
+ */
+function unresolvedStatus(kind: string): UnresolvedStatus {
+  return kind === KINDS.grpcRoute ? 503 : 500;
+}
 
 /**
  * A record whose backendRefs do not all resolve, as the specification
- * serves it: the refused ones' share of the requests answered 500 (a route
- * setting, so its policy says it), the rest split by weight between the
+ * serves it: the refused ones' share of the requests answered with `status`
+ * (a route setting, so its policy says it), the rest split by weight between the
  * resolved ones. A refused backendRef of weight 0 asks for nothing. When
  * every backendRef has weight 0, none may have a request ("If weight is
  * set to 0, no traffic should be forwarded for this entry"): every request
- * is answered 500, as for backendRefs that are all invalid. A rule without
+ * is answered so, as for backendRefs that are all invalid. A rule without
  * backendRefs (omitted or an empty list) and without a redirect, the one
- * filter that answers by itself, is answered 500 as well, never left out:
+ * filter that answers by itself, is answered so as well, never left out:
  * its requests would fall through to a shorter match.
  */
-function withUnresolvedShare(record: RouteRecord): RouteRecord {
-  if (record.backends.length === 0 && record.settings.redirect === undefined) return { ...record, settings: { ...record.settings, unresolvedShare: EVERY_REQUEST } };
+function withUnresolvedShare(record: RouteRecord, status: UnresolvedStatus): RouteRecord {
+  const everyRequest = { share: 1, of: 1, status };
+  if (record.backends.length === 0 && record.settings.redirect === undefined) return { ...record, settings: { ...record.settings, unresolvedShare: everyRequest } };
   const total = record.backends.reduce((sum, backend) => sum + backend.weight, 0);
-  if (record.backends.length > 0 && total === 0) return { ...record, backends: [], settings: { ...record.settings, unresolvedShare: EVERY_REQUEST } };
+  if (record.backends.length > 0 && total === 0) return { ...record, backends: [], settings: { ...record.settings, unresolvedShare: everyRequest } };
   const refused = record.backends.filter((backend) => backend.refused !== undefined);
   if (refused.length === 0) return record;
   const share = refused.reduce((sum, backend) => sum + backend.weight, 0);
   const backends = record.backends.filter((backend) => backend.refused === undefined);
   if (share === 0) return { ...record, backends };
-  const unresolvedShare = inLowestTerms(share, total);
+  const unresolvedShare = { ...inLowestTerms(share, total), status };
   return { ...record, backends: share === total ? [] : backends, settings: { ...record.settings, unresolvedShare } };
 }
 
-/** What is said of the backendRefs of a record that do not resolve (their share is answered 500), or that all have weight 0. */
-function unresolvedWarnings(record: RouteRecord, label: string): Problem[] {
+/** What is said of the backendRefs of a record that do not resolve (their share is answered with `status`), or that all have weight 0. */
+function unresolvedWarnings(record: RouteRecord, label: string, status: UnresolvedStatus): Problem[] {
   if (record.backends.length === 0 && record.settings.redirect === undefined) {
-    return [{ object: label, field: record.origin.field, message: `for host ${record.host.key}, every request is answered 500: it has no backendRefs and no RequestRedirect` }];
+    return [{ object: label, field: record.origin.field, message: `for host ${record.host.key}, every request is answered ${status}: it has no backendRefs and no RequestRedirect` }];
   }
   if (record.backends.length > 0 && record.backends.every((backend) => backend.weight === 0)) {
-    return [{ object: label, field: record.origin.field, message: `for host ${record.host.key}, every request is answered 500: its backendRefs all have weight 0` }];
+    return [{ object: label, field: record.origin.field, message: `for host ${record.host.key}, every request is answered ${status}: its backendRefs all have weight 0` }];
   }
   return record.backends
     .filter((backend) => backend.refused !== undefined && backend.weight > 0)
     .map((backend) => ({
       object: label,
       field: record.origin.field,
-      message: `for host ${record.host.key}, the share of its backendRef to ${backend.namespace}/${backend.service} is answered 500: ${backend.refused}`,
+      message: `for host ${record.host.key}, the share of its backendRef to ${backend.namespace}/${backend.service} is answered ${status}: ${backend.refused}`,
     }));
 }
 
@@ -116,6 +124,7 @@ export function translateHttpRoute(routed: RoutedObject): TranslatedObject {
   const routes: RouteRecord[] = [];
   const warnings: Problem[] = [];
   const leftOut: LeftOutMatch[] = [];
+  const status = unresolvedStatus(routed.kind);
   for (const asked of routed.records) {
     const field = asked.origin.field;
     const reason = unserved(asked);
@@ -125,8 +134,8 @@ export function translateHttpRoute(routed: RoutedObject): TranslatedObject {
       warnings.push({ object: label, field, message: leftOutMessage(match) });
       continue;
     }
-    warnings.push(...unresolvedWarnings(asked, label));
-    const record = servedOverOfRegex(withUnresolvedShare(asked));
+    warnings.push(...unresolvedWarnings(asked, label, status));
+    const record = servedOverOfRegex(withUnresolvedShare(asked, status));
     const host = record.host.key;
     // A Gateway API wildcard covers any number of labels; the map model looks up those below one in host-suffix.map.
     if (!hosts.has(host)) hosts.set(host, Object.freeze({ key: host, wildcard: record.host.wildcard, field }));

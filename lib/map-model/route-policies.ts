@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RedirectCode, RouteSettings } from '../routing/settings.ts';
+import type { RedirectCode, RouteSettings, UnresolvedStatus } from '../routing/settings.ts';
 import type { ValueSource } from '../pipeline/model.ts';
 import { Sourced } from '../pipeline/value-source.ts';
 import { externalAuthRule, gatewayAuthRule, type ExternalAuthRule, type GatewayAuthRule } from './auth-rules.ts';
@@ -83,6 +83,12 @@ export interface MirrorRule {
 /** HAProxy's longest timeout, in milliseconds (2^31 - 1: a longer one is a "timer overflow" in its configuration). */
 const LONGEST_TIMEOUT = 2_147_483_647;
 
+/** The text a rule answers by itself with, by its status (the reason phrases of RFC 9110). */
+const UNRESOLVED_ANSWERS: Readonly<Record<UnresolvedStatus, string>> = Object.freeze({
+  500: '500 Internal Server Error: no backend of the route can take this request.',
+  503: '503 Service Unavailable: no backend of the route can take this request.',
+});
+
 /** Percentages to a millionth: `rand(of) lt share`, the fraction reduced. */
 const MIRROR_SCALE = 1_000_000;
 
@@ -129,8 +135,8 @@ export class RoutePolicy extends Sourced {
    * wait for the server's answer is the closest it has.
    */
   readonly serverTimeout: { readonly milliseconds: number } | undefined;
-  /** Requests answered 500 (backendRefs that do not resolve): `share` of `of` at random when `partial`, else all. */
-  readonly unresolved: { readonly share: number; readonly of: number; readonly partial: boolean } | undefined;
+  /** Requests answered `status` with the text `answer` (backendRefs that do not resolve): `share` of `of` at random when `partial`, else all. */
+  readonly unresolved: { readonly share: number; readonly of: number; readonly status: UnresolvedStatus; readonly answer: string; readonly partial: boolean } | undefined;
   /** Requests copied to the backends of Service ports (Gateway API RequestMirror): each all, or `share` in `of` at random when `partial`. */
   readonly mirrors: readonly MirrorRule[];
   readonly rewrites: readonly PathRewrite[];
@@ -196,7 +202,7 @@ export class RoutePolicy extends Sourced {
     const backendRequest = settings.timeouts?.backendRequest ?? (settings.timeouts?.request || undefined);
     this.serverTimeout = backendRequest === undefined ? undefined : Object.freeze({ milliseconds: backendRequest === 0 ? LONGEST_TIMEOUT : backendRequest });
     const unresolved = settings.unresolvedShare;
-    this.unresolved = unresolved && { ...unresolved, partial: unresolved.share < unresolved.of };
+    this.unresolved = unresolved && { ...unresolved, answer: UNRESOLVED_ANSWERS[unresolved.status], partial: unresolved.share < unresolved.of };
     this.mirrors = Object.freeze((settings.mirrors ?? []).flatMap((mirror) => mirrorRule(mirror) ?? []));
     this.rewrites = pathRewrites(settings.rewrite, path);
     this.requestHeaders = headerActions(settings.requestHeaders);

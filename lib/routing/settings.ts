@@ -36,6 +36,9 @@ export interface CaRef extends SecretRef {
 
 export type RedirectCode = 301 | 302 | 303 | 307 | 308;
 
+/** What a Gateway API rule answers by itself with: 500 for an HTTPRoute, 503 (gRPC's UNAVAILABLE) for a GRPCRoute. */
+export type UnresolvedStatus = 500 | 503;
+
 export interface BackendSettings {
   readonly timeouts?: {
     readonly connect?: Milliseconds;
@@ -198,12 +201,12 @@ export interface RouteSettings {
    */
   readonly timeouts?: { readonly request?: Milliseconds; readonly backendRequest?: Milliseconds };
   /**
-   * `share` of every `of` requests answered 500 at random (Gateway API
+   * `share` of every `of` requests answered `status` at random (Gateway API
    * backendRefs that do not resolve keep their share of the requests, so
    * the other backends get no more than their weight); in lowest terms, so
    * equal shares are one setting. Every request when `share` is `of`.
    */
-  readonly unresolvedShare?: { readonly share: number; readonly of: number };
+  readonly unresolvedShare?: { readonly share: number; readonly of: number; readonly status: UnresolvedStatus };
   /**
    * The route is served over TLS alone (`tls` true) or over plain HTTP
    * alone (Gateway API: attached to listeners of one protocol): a request

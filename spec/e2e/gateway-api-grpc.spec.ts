@@ -15,8 +15,9 @@ import { CA_CERT, LEAF_CERT, LEAF_KEY } from '../support/tls-fixture.ts';
  * HTTPS listener (h2 by ALPN).
  */
 
-/** gRPC status codes (grpc/doc/statuscodes.md): HTTP 404 from a proxy is UNIMPLEMENTED (grpc/doc/http-grpc-status-mapping.md). */
+/** gRPC status codes (grpc/doc/statuscodes.md): HTTP 404 from a proxy is UNIMPLEMENTED, 503 UNAVAILABLE (grpc/doc/http-grpc-status-mapping.md). */
 const UNIMPLEMENTED = 12;
+const UNAVAILABLE = 14;
 
 /** A GRPCRoute on the Gateway's listener for one hostname; `rules` in YAML, indented by four spaces. */
 function grpcRoute(name: string, hostname: string, rules: string): string {
@@ -157,6 +158,23 @@ describe('Gateway API GRPCRoute end to end (real gRPC client and servers)', func
     expect(backendOf(answer)).to.equal('b');
     expect(backendOf(await added.call('Stock', 'Get'))).to.equal(`code ${UNIMPLEMENTED}`);
     expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it('answers UNAVAILABLE for a rule without backendRefs and for one whose backendRef does not resolve, as the GRPCRoute specification asks', async () => {
+    const mark = harness.mark();
+    const rules = `    - matches: [ { method: { service: shop.v1.Cart } } ]\n    - matches: [ { method: { service: shop.v1.Stock } } ]\n      ${to('missing')}\n`;
+    await harness.write('unavailable.yaml', grpcRoute('unavailable', 'unavailable.example.com', rules));
+    await harness.next(mark, 'deployed');
+    const unavailable = await client('unavailable.example.com');
+    const cart = await eventually(
+      () => unavailable.call('Cart', 'Add'),
+      (result) => !result.ok && result.code !== UNIMPLEMENTED,
+      'the rule without backendRefs to be served',
+      10_000,
+    );
+    expect(cart.ok ? 'answered' : cart.code).to.equal(UNAVAILABLE);
+    const stock = await unavailable.call('Stock', 'Get');
+    expect(stock.ok ? 'answered' : stock.code).to.equal(UNAVAILABLE);
   });
 
   it('serves gRPC over TLS on an HTTPS listener: HAProxy offers h2 by ALPN on its HTTPS bind', async () => {

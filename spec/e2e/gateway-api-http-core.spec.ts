@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { X509Certificate } from 'node:crypto';
+import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { eventually } from '../support/eventually.ts';
 import { LocalHarness } from '../support/local-harness.ts';
@@ -18,8 +19,10 @@ import { OTHER_SHOP_CERT, OTHER_SHOP_KEY } from '../support/tls-refused-fixture.
  * (HTTPRouteRedirectScheme, HTTPRouteRedirectPortAndScheme), an HTTPS
  * listener without a hostname (HTTPRouteHTTPSListener), rules without
  * backendRefs (HTTPRouteOmittedBackendRefs), a v1 ReferenceGrant
- * (HTTPRouteReferenceGrant) and several RequestMirror filters in one rule
- * (HTTPRouteRequestMultipleMirrors).
+ * (HTTPRouteReferenceGrant), several RequestMirror filters in one rule
+ * (HTTPRouteRequestMultipleMirrors), redirect codes 303, 307 and 308
+ * (HTTPRoute303Redirect, ...), named rules (HTTPRouteNamedRule) and a
+ * WebSocket backend (HTTPRouteBackendProtocolWebSocket).
  */
 
 interface Answer {
@@ -43,9 +46,9 @@ async function echoBackend(name: string): Promise<Server> {
 const portOf = (server: Server) => (server.address() as AddressInfo).port;
 
 /** One request through HAProxy: `host` is the Host header as sent (a port included) and, over TLS, the server name without it. */
-function ask(harness: LocalHarness, host: string, path: string, tls = false): Promise<Answer> {
+function ask(harness: LocalHarness, host: string, path: string, tls = false, method = 'GET'): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const common = { host: '127.0.0.1', path, headers: { host }, agent: false as const };
+    const common = { host: '127.0.0.1', path, method, headers: { host }, agent: false as const };
     const done = (res: IncomingMessage) => {
       let body = '';
       res.setEncoding('utf8');
@@ -84,6 +87,48 @@ const GATEWAY = gateway(
   '{ name: https, port: 443, protocol: HTTPS, tls: { mode: Terminate, certificateRefs: [ { name: listener-tls } ] } }',
   '{ name: https-with-hostname, port: 443, protocol: HTTPS, hostname: second.example.org, tls: { mode: Terminate, certificateRefs: [ { name: listener-tls } ] } }',
 );
+
+/** RFC 6455 section 4.2.2: the Sec-WebSocket-Accept a server answers a key with. */
+const acceptOf = (key: string) => createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+
+/** A WebSocket backend: it accepts the upgrade, then sends back every byte it gets. */
+async function webSocketEcho(): Promise<Server> {
+  const server = createServer((_req, res) => res.writeHead(426).end());
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex) => {
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptOf(String(req.headers['sec-websocket-key']))}\r\n\r\n`);
+    socket.pipe(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+/** A WebSocket upgrade through HAProxy, then `text` sent on the upgraded connection: the status, whether the accept key is right, and what came back. */
+function upgradeAndEcho(harness: LocalHarness, host: string, text: string): Promise<{ status: number; accepted: boolean; echo: string }> {
+  const key = randomBytes(16).toString('base64');
+  return new Promise((resolve, reject) => {
+    const headers = { host, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': key };
+    const req = request({ host: '127.0.0.1', port: harness.ports.http, path: '/chat', headers, agent: false });
+    req.on('response', (res) => {
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, accepted: false, echo: '' });
+    });
+    req.on('upgrade', (res, socket, head) => {
+      let echo = head.toString('utf8');
+      const done = () => {
+        socket.destroy();
+        resolve({ status: res.statusCode ?? 0, accepted: res.headers['sec-websocket-accept'] === acceptOf(key), echo });
+      };
+      socket.on('data', (chunk: Buffer) => {
+        echo += chunk.toString('utf8');
+        if (echo.length >= text.length) done();
+      });
+      socket.on('error', reject);
+      socket.write(text);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 /** The Location of a redirect, with its status. */
 async function location(harness: LocalHarness, host: string, path: string, tls = false): Promise<string> {
@@ -173,6 +218,67 @@ describe('Gateway API HTTPRoute core conformance end to end', function () {
     expect(await location(harness, 'redirect.example.com:30443', '/scheme-nil-and-port-80', true)).to.equal('302 https://example.org:80/scheme-nil-and-port-80');
     expect(await location(harness, 'redirect.example.com:30443', '/scheme-http-and-port-nil', true)).to.equal('302 http://example.org/scheme-http-and-port-nil');
     expect(await location(harness, 'redirect.example.com:30443', '/scheme-http-and-port-80', true)).to.equal('302 http://example.org/scheme-http-and-port-80');
+  });
+
+  // After HTTPRoute303Redirect (a POST), HTTPRoute307Redirect and HTTPRoute308Redirect: the redirect never followed.
+  it('answers a RequestRedirect with the statusCode 303, 307 or 308 it sets, to a POST as to a GET, the path kept', async () => {
+    const mark = harness.mark();
+    const codes = { '/see-other': 303, '/temporary': 307, '/permanent': 308 };
+    const rules = Object.entries(codes).map(([path, code]) => redirectRule(path, `statusCode: ${code}`));
+    await harness.write('redirect-codes.yaml', httpRoute('redirect-codes', '[ codes.example.com ]', rules.join('')));
+    await harness.log.waitFor(mark, (o): o is Extract<Outcome, { type: 'deployed' }> => o.type === 'deployed', 'the redirects deployed');
+    await eventually(
+      () => ask(harness, 'codes.example.com', '/see-other'),
+      (answer) => answer.status === 303,
+      'the redirects to be served',
+      15_000,
+    );
+    for (const [path, code] of Object.entries(codes)) {
+      for (const method of ['GET', 'POST']) {
+        const answer = await ask(harness, 'codes.example.com', path, false, method);
+        expect([method, answer.status, new URL(String(answer.headers.location)).pathname]).to.deep.equal([method, code, path]);
+      }
+    }
+  });
+
+  // After HTTPRouteNamedRule: a rule's name changes nothing it serves.
+  it('serves a named rule and an unnamed one of one route, each to its backend', async () => {
+    const mark = harness.mark();
+    const rules = `    - { name: named-rule, matches: [ { path: { type: PathPrefix, value: /named } } ], ${to('echo-a')} }\n    - { matches: [ { path: { type: PathPrefix, value: /unnamed } } ], ${to('echo-b')} }\n`;
+    await harness.write('named.yaml', httpRoute('named', '[ named.example.com ]', rules));
+    await harness.log.waitFor(mark, (o): o is Extract<Outcome, { type: 'deployed' }> => o.type === 'deployed', 'the named route deployed');
+    const named = await eventually(
+      () => ask(harness, 'named.example.com', '/named'),
+      (answer) => answer.status === 200,
+      'the named rule to be served',
+      15_000,
+    );
+    expect(named.body).to.equal('a');
+    const unnamed = await ask(harness, 'named.example.com', '/unnamed');
+    expect([unnamed.status, unnamed.body]).to.deep.equal([200, 'b']);
+  });
+
+  // After HTTPRouteBackendProtocolWebSocket: a Service port of appProtocol kubernetes.io/ws, spoken to in HTTP/1.1,
+  // whose upgrade HAProxy passes on and whose connection it then tunnels.
+  it('passes a WebSocket upgrade to a Service port of appProtocol kubernetes.io/ws, then the bytes both ways', async () => {
+    const echo = await webSocketEcho();
+    try {
+      const mark = harness.mark();
+      const wsService = `apiVersion: v1\nkind: Service\nmetadata: { name: ws-echo, namespace: default }\nspec:\n  ports:\n    - { name: ws, port: 8082, appProtocol: kubernetes.io/ws, targetPort: ${portOf(echo)} }\n`;
+      const route = httpRoute('ws', '[ ws.example.com ]', `    - backendRefs: [ { name: ws-echo, port: 8082 } ]\n`);
+      await harness.write('ws.yaml', docs(wsService, slice('ws-echo-1', 'ws-echo', 'ws', portOf(echo)), route));
+      await harness.log.waitFor(mark, (o): o is Extract<Outcome, { type: 'deployed' }> => o.type === 'deployed', 'the WebSocket route deployed');
+      const answer = await eventually(
+        () => upgradeAndEcho(harness, 'ws.example.com', 'ping through the tunnel'),
+        (result) => result.status === 101,
+        'the WebSocket route to be served',
+        15_000,
+      );
+      expect(answer).to.deep.equal({ status: 101, accepted: true, echo: 'ping through the tunnel' });
+    } finally {
+      echo.closeAllConnections();
+      await new Promise((resolve) => echo.close(resolve));
+    }
   });
 
   // After HTTPRouteOmittedBackendRefs.

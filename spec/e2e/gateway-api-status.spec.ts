@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { firstValueFrom, filter } from 'rxjs';
+import { SUPPORTED_FEATURES } from '../../lib/gateway/features.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { startClusterMode, type ClusterMode } from '../../streams/cluster-mode.ts';
 import { haproxyPodWithShippedConfig, replicaOptions } from '../support/cluster-fixtures.ts';
@@ -70,6 +71,8 @@ describe('Gateway API status in a cluster with its CRDs', function () {
 
   it('accepts its GatewayClass and programs the Gateway once deployed, with the published address', async () => {
     await until(() => conditions(fake.get({ apiVersion: V1, kind: 'GatewayClass', name: 'haproxy' })?.['status']), ['Accepted=True/Accepted'], 'GatewayClass status');
+    const classStatus = fake.get({ apiVersion: V1, kind: 'GatewayClass', name: 'haproxy' })?.['status'] as { supportedFeatures?: { name: string }[] };
+    expect(classStatus.supportedFeatures?.map((feature) => feature.name)).to.deep.equal(SUPPORTED_FEATURES);
     const gw = await eventually(
       async () => fake.get({ apiVersion: V1, kind: 'Gateway', namespace: 'infra', name: 'gw' })?.['status'] as { addresses?: unknown; conditions?: Condition[] } | undefined,
       (status) => conditions(status).includes('Programmed=True/Programmed'),

@@ -154,7 +154,7 @@ describe('GRPCRoute', () => {
       const translated = translateHttpRoute(outcome);
       expect(translated.label).to.equal('GRPCRoute infra/g');
       expect(translated.served!.settings.backend).to.deep.equal({ protocol: { version: 'h2c', tls: false } });
-      expect(translated.served!.routes[0]!.settings.unresolvedShare).to.deep.equal({ share: 1, of: 2 });
+      expect(translated.served!.routes[0]!.settings.unresolvedShare).to.deep.equal({ share: 1, of: 2, status: 503 });
       const writes = statusWrites({ model, controllerName: 'haproxy-template-ic.io/gateway-controller', addresses: [], deployment: 'deployed', now: 0 });
       const write = writes.find((candidate) => candidate.object === outcome.object)!;
       expect(write.resource).to.equal('grpcroutes');

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_CONTROLLER_NAME } from '../../../lib/gateway/api.ts';
+import { SUPPORTED_FEATURES } from '../../../lib/gateway/features.ts';
 import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
 import { GatewayStatusWriter, statusWrites } from '../../../lib/gateway/status-writer.ts';
 import type { Deployment } from '../../../lib/gateway/status.ts';
@@ -83,6 +84,13 @@ describe('Gateway API status through the API server', () => {
     await sync();
     const conditions = status(get('GatewayClass', 'haproxy'))['conditions'] as Condition[];
     expect(conditions.map((condition) => `${condition.type}=${condition.status}/${condition.reason}`)).to.deep.equal(['Accepted=True/Accepted']);
+    // The features the translated conformance scenarios prove, sorted by name as apis/v1 asks; never UDPRoute, which HAProxy cannot serve.
+    const features = (status(get('GatewayClass', 'haproxy'))['supportedFeatures'] as { name: string }[]).map((feature) => feature.name);
+    expect(features)
+      .to.deep.equal(SUPPORTED_FEATURES)
+      .and.to.deep.equal([...features].sort())
+      .and.to.include.members(['Gateway', 'HTTPRoute', 'GRPCRoute', 'TLSRoute', 'TCPRoute']);
+    expect(features).not.to.include('UDPRoute');
     expect(get('GatewayClass', 'theirs')['status']).to.equal(undefined);
     const gw = status(get('Gateway', 'gw', 'infra'));
     expect(gw['addresses']).to.deep.equal([{ type: 'IPAddress', value: '10.0.0.7' }]);

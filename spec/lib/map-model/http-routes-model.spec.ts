@@ -510,9 +510,27 @@ describe('HTTPRoutes in the Ingress view model', () => {
     const policyOf = (key: string) => model.policies.find((policy) => policy.key === model.prefixRoutes.find((line) => line.key === key)!.policy)!.unresolved;
     // Both routes answering every request share one policy: a second one changes map lines only.
     expect(model.prefixRoutes[0]!.policy).to.equal(model.prefixRoutes[1]!.policy);
-    expect(policyOf('shop.example.com/gone/')).to.deep.equal({ share: 1, of: 1, partial: false });
-    expect(policyOf('shop.example.com/part/')).to.deep.equal({ share: 1, of: 4, partial: true });
-    expect(policyOf('shop.example.com/one/')).to.deep.equal({ share: 1, of: 3, partial: true });
+    expect(policyOf('shop.example.com/gone/')).to.deep.equal({
+      share: 1,
+      of: 1,
+      status: 500,
+      answer: '500 Internal Server Error: no backend of the route can take this request.',
+      partial: false,
+    });
+    expect(policyOf('shop.example.com/part/')).to.deep.equal({
+      share: 1,
+      of: 4,
+      status: 500,
+      answer: '500 Internal Server Error: no backend of the route can take this request.',
+      partial: true,
+    });
+    expect(policyOf('shop.example.com/one/')).to.deep.equal({
+      share: 1,
+      of: 3,
+      status: 500,
+      answer: '500 Internal Server Error: no backend of the route can take this request.',
+      partial: true,
+    });
     expect(model.backends.find((backend) => backend.name === 'infra_shop_2_split')!.split!.map((share) => `${share.service} ${share.weight}`)).to.deep.equal(['web 2', 'api 4']);
     expect(model.warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
       'spec.rules[0].matches[0]: for host shop.example.com, the share of its backendRef to infra/ghost is answered 500: spec.rules[0].backendRefs[0]: Service infra/ghost does not exist',
@@ -553,7 +571,13 @@ describe('HTTPRoutes in the Ingress view model', () => {
       'shop.example.com/zero/ :policy',
     ]);
     const lineOf = (key: string) => model.prefixRoutes.find((line) => line.key === key)!;
-    expect(model.policies.find((policy) => policy.key === lineOf('shop.example.com/zero/').policy)!.unresolved).to.deep.equal({ share: 1, of: 1, partial: false });
+    expect(model.policies.find((policy) => policy.key === lineOf('shop.example.com/zero/').policy)!.unresolved).to.deep.equal({
+      share: 1,
+      of: 1,
+      status: 500,
+      answer: '500 Internal Server Error: no backend of the route can take this request.',
+      partial: false,
+    });
     expect(new Set(['zero', 'gone', 'lost'].map((first) => lineOf(`shop.example.com/${first}/`).policy)).size).to.equal(1);
     expect(model.warnings.map((problem) => `${problem.field}: ${problem.message}`)).to.deep.equal([
       'spec.rules[0].matches[0]: for host shop.example.com, every request is answered 500: its backendRefs all have weight 0',
