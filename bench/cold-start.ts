@@ -10,8 +10,8 @@
  * planning) and the deployment (the Data Plane API emulator's writes and the
  * reload of its real HAProxy, from the deployment's log line).
  *
- * Targets at 10k (reported, never enforced): first deploy under 10 s after
- * start, resident memory under 300 MiB.
+ * Targets at 10k (reported, never enforced; issue 29): first deploy under 5 s
+ * after start, resident memory under 250 MiB.
  *
  * Run with `npm run bench` (or `node bench/cold-start.ts`; BENCH_SIZES=1000 picks sizes,
  * BENCH_VERBOSE=1 shows the controller's log).
@@ -20,8 +20,8 @@ import { readFileSync } from 'node:fs';
 import { POD, startClusterWorld, startController } from './cluster-world.ts';
 
 const SIZES = process.env['BENCH_SIZES']?.split(',').map(Number) ?? [1_000, 10_000];
-const TARGET_MS = 10_000;
-const TARGET_MIB = 300;
+const TARGET_MS = 5_000;
+const TARGET_MIB = 250;
 const DEPLOYED = new RegExp(`deployed revision \\d+ to ${POD}`);
 const LISTED = /"msg":"resources listed/;
 
@@ -98,6 +98,6 @@ if (largest) {
   const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
   process.stdout.write(
     `target: first deploy under ${TARGET_MS / 1000} s at 10000 Ingresses (${(largest.firstDeployMs / 1000).toFixed(1)} s): ${met(largest.firstDeployMs < TARGET_MS)}\n` +
-      `target: resident memory under ${TARGET_MIB} MiB at 10000 Ingresses (${largest.peakMib.toFixed(0)} MiB peak): ${met(largest.peakMib < TARGET_MIB)}\n`,
+      `target: resident memory at first deploy under ${TARGET_MIB} MiB at 10000 Ingresses (${largest.rssMib.toFixed(0)} MiB; peak ${largest.peakMib.toFixed(0)} MiB): ${met(largest.rssMib < TARGET_MIB)}\n`,
   );
 }

@@ -6,8 +6,8 @@
  * configuration, next to a reference world of a fifth of that size in the
  * same run (10k Ingresses + 2k HTTPRoutes).
  *
- * Each world runs in a process of its own, so its resident memory is its
- * own: the start (the LIST bodies parsed, the stores built, the cold render
+ * Each world runs in a process of its own (with the V8 young generation
+ * `run` sets), so its resident memory is its own: the start (the LIST bodies parsed, the stores built, the cold render
  * and `haproxy -c` on its output, as a controller starts up to its first
  * deployment), the resident memory and the live heap then, and renders after
  * one HTTPRoute change (a weight) and after one Ingress change (a new path).
@@ -30,6 +30,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultConfigPath } from '../lib/cli/package-root.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
+import { semiSpaceMb } from '../lib/container/heap-plan.ts';
 import { checkConfig } from '../lib/haproxy/check.ts';
 import type { KubeObject } from '../lib/pipeline/model.ts';
 import { createRenderer } from '../lib/render/renderer.ts';
