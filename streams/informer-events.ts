@@ -22,9 +22,9 @@ export interface InformerEventsOptions {
  * field selectors may name any field, so they apply here: an object that
  * stops matching leaves the store as if deleted. Ignored fields are dropped
  * before the informer keeps the object (its transform), and again here for
- * an informer without one, so nothing downstream sees them. Unsubscribing stops every
- * informer; what a handler throws (an object no selector can read) is an
- * error of the stream, never thrown back into the informer.
+ * an informer without one, so nothing downstream sees them. Unsubscribing
+ * stops every informer; what a handler throws (an object no selector can
+ * read) is an error of the stream, never thrown back into the informer.
  */
 export function informerEvents(options: InformerEventsOptions): Observable<ResourceEvent> {
   return new Observable<ResourceEvent>((subscriber) => {

@@ -17,9 +17,9 @@ import { errorMessage } from '../lib/error-message.ts';
 /**
  * The composition root: parses the command line and runs one command. Each
  * command's modules are imported when it runs: `run` re-executes Node
- * before it loads the Kubernetes client and the pipeline (about half a
- * second of module loading, which a process that is about to be replaced
- * would load for nothing), and no command loads another's.
+ * before it loads the Kubernetes client and the pipeline (most of a second
+ * of module loading, which a process about to be replaced would load for
+ * nothing), and no command loads another's.
  */
 
 function required(command: string, values: Record<string, unknown>, names: readonly string[]): void {

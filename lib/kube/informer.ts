@@ -84,15 +84,15 @@ export const clientNodeWatchIdleMs = 30_000;
  */
 const WATCH_TIMEOUT_SECONDS = 25;
 
+/** The watch event types whose object the informer keeps (client-node 2.0.1 cache.js watchHandler); ERROR and BOOKMARK objects are read as they came. */
+const objectPhases = new Set(['ADDED', 'MODIFIED', 'DELETED']);
+
 /**
  * The Watch client-node uses, asking for bookmarks and a server-side
  * timeout, and telling the informer of every sign of life: each line it
  * reads and each watch the server ends cleanly. A watch cut by client-node's
  * idle abort or by an error is no sign of life.
  */
-/** The watch event types whose object the informer keeps (client-node 2.0.1 cache.js watchHandler); ERROR and BOOKMARK objects are read as they came. */
-const objectPhases = new Set(['ADDED', 'MODIFIED', 'DELETED']);
-
 class ObservedWatch extends Watch {
   readonly #seen: () => void;
   readonly #shape: (object: KubernetesObject) => KubernetesObject;

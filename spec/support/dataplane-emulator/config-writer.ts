@@ -297,6 +297,7 @@ const RANKS: ReadonlyMap<string, readonly string[]> = new Map([
 const RANK_WORDS: ReadonlyMap<string, readonly (readonly string[])[]> = new Map([...RANKS].map(([type, keywords]) => [type, keywords.map((keyword) => keyword.split(' '))]));
 
 interface Line {
+  /** Comment lines that came right before it. */
   readonly comments: readonly string[];
   readonly text: string;
   readonly rank: number;
