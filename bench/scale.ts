@@ -7,9 +7,9 @@
  * same run (10k Ingresses + 2k HTTPRoutes).
  *
  * Each world runs in a process of its own (with the V8 young generation
- * `run` sets), so its resident memory is its own: the start (the LIST bodies parsed, the stores built, the cold render
- * and `haproxy -c` on its output, as a controller starts up to its first
- * deployment), the resident memory and the live heap then, and renders after
+ * `run` sets), so its resident memory is its own: the start (the LIST
+ * bodies parsed, the stores built, the cold render and `haproxy -c` on its
+ * output, as a controller starts up to its first deployment), the resident memory and the live heap then, and renders after
  * one HTTPRoute change (a weight) and after one Ingress change (a new path).
  * Printed as ratios: the large world to the reference, and each render after
  * a change to `haproxy -c` on the same configuration (target: a tenth).
@@ -20,7 +20,8 @@
  * deploys, at 10k).
  *
  * Run with `node bench/scale.ts` (part of `npm run bench`).
- * BENCH_SCALE_WORLDS=10000+2000,50000+10000 picks the worlds (Ingresses + HTTPRoutes), the first the reference.
+ * BENCH_SCALE_WORLDS=10000+2000,50000+10000 picks the worlds (Ingresses +
+ * HTTPRoutes), the first the reference.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
