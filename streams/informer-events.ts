@@ -21,9 +21,10 @@ export interface InformerEventsOptions {
  * label selector and namespace go to the API server; the configuration's
  * field selectors may name any field, so they apply here: an object that
  * stops matching leaves the store as if deleted. Ignored fields are dropped
- * before anything downstream sees the object. Unsubscribing stops every
- * informer; what a handler throws (an object no selector can read) is an
- * error of the stream, never thrown back into the informer.
+ * before the informer keeps the object (its transform), and again here for
+ * an informer without one, so nothing downstream sees them. Unsubscribing
+ * stops every informer; what a handler throws (an object no selector can
+ * read) is an error of the stream, never thrown back into the informer.
  */
 export function informerEvents(options: InformerEventsOptions): Observable<ResourceEvent> {
   return new Observable<ResourceEvent>((subscriber) => {
@@ -35,6 +36,7 @@ export function informerEvents(options: InformerEventsOptions): Observable<Resou
           resource: resource.resource,
           namespace: resource.namespace,
           labelSelector: resource.labelSelector,
+          transform: (object) => withoutIgnoredFields(object, options.ignoreFields),
         },
         {
           event: contained(subscriber, (type, object) =>

@@ -6,10 +6,6 @@ import { parseCommandLine, portValue, usage, UsageError } from '../lib/cli/argum
 import { processOutput } from '../lib/cli/output.ts';
 import { terminationRequested } from '../lib/cli/termination.ts';
 import { defaultConfigPath, packageVersion } from '../lib/cli/package-root.ts';
-import { annotationsCommand } from '../lib/cli/annotations-command.ts';
-import { renderCommand } from '../lib/cli/render-command.ts';
-import { validateCommand } from '../lib/cli/validate-command.ts';
-import { KubeConfig } from '@kubernetes/client-node';
 import { runSettings } from '../lib/cli/run-settings.ts';
 import { commands } from '../lib/cli/commands.ts';
 import { heapPlan, nodeFlags } from '../lib/container/heap-plan.ts';
@@ -17,10 +13,14 @@ import { serviceAccountNamespace } from '../lib/kube/service-account.ts';
 import { logSettingsFromEnvironment, type Logger } from '../lib/telemetry/logger.ts';
 import { tracingRequested } from '../lib/telemetry/tracing-environment.ts';
 import { errorMessage } from '../lib/error-message.ts';
-import { startClusterMode } from './cluster-mode.ts';
-import { startLocalMode } from './local-mode.ts';
 
-/** The composition root: parses the command line and runs one command. */
+/**
+ * The composition root: parses the command line and runs one command. Each
+ * command's modules are imported when it runs: `run` re-executes Node
+ * before it loads the Kubernetes client and the pipeline (most of a second
+ * of module loading, which a process about to be replaced would load for
+ * nothing), and no command loads another's.
+ */
 
 function required(command: string, values: Record<string, unknown>, names: readonly string[]): void {
   for (const name of names) {
@@ -86,6 +86,7 @@ async function runLocal(values: Record<string, string | boolean | string[] | und
   // The SDK is loaded only when an OTLP endpoint asks for traces: without one, tracing costs nothing.
   const tracing = tracingRequested(process.env) ? (await import('../lib/telemetry/tracing-sdk.ts')).startTracing(packageVersion()) : undefined;
   for (const note of tracing?.settings.notes ?? []) processOutput.err(`haproxy-template-ic: ${note}\n`);
+  const { startLocalMode } = await import('./local-mode.ts');
   const mode = await startLocalMode({
     manifests: text('manifests')!,
     config: { path: text('config') ?? defaultConfigPath(), watch: text('config') !== undefined },
@@ -128,6 +129,7 @@ async function runInCluster(values: Record<string, string | boolean | string[] |
     // V8 sizes its heap once, at start: the same process image again (same pid under tini), with the flags.
     process.execve!(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], process.env);
   }
+  const { KubeConfig } = await import('@kubernetes/client-node');
   const kubeConfig = new KubeConfig();
   try {
     if (settings.kubeconfig !== undefined) kubeConfig.loadFromFile(settings.kubeconfig);
@@ -138,6 +140,7 @@ async function runInCluster(values: Record<string, string | boolean | string[] |
   const log = logSettingsFromEnvironment(process.env, process.stdout);
   const tracing = tracingRequested(process.env) ? (await import('../lib/telemetry/tracing-sdk.ts')).startTracing(packageVersion()) : undefined;
   for (const note of tracing?.settings.notes ?? []) processOutput.err(`haproxy-template-ic: ${note}\n`);
+  const { startClusterMode } = await import('./cluster-mode.ts');
   const mode = await startClusterMode({ ...settings, kubeConfig, output: processOutput, log, notes: [plan.message], ...(tracing ? { tracerProvider: tracing.provider } : {}) }).catch(
     async (error: unknown) => {
       await tracing?.shutdown();
@@ -172,11 +175,13 @@ async function main(argv: readonly string[]): Promise<number> {
     switch (invocation.command) {
       case 'render':
         required('render', values, ['manifests', 'out']);
-        return await renderCommand({ manifests: values['manifests']!, out: values['out']!, config: values['config'] }, processOutput);
+        return await (await import('../lib/cli/render-command.ts')).renderCommand({ manifests: values['manifests']!, out: values['out']!, config: values['config'] }, processOutput);
       case 'validate':
-        return await validateCommand({ config: values['config'] }, processOutput);
+        return await (await import('../lib/cli/validate-command.ts')).validateCommand({ config: values['config'] }, processOutput);
       case 'annotations':
-        return await annotationsCommand({ manifests: values['manifests'], kubeconfig: values['kubeconfig'], namespace: values['namespace'], config: values['config'] }, processOutput);
+        return await (
+          await import('../lib/cli/annotations-command.ts')
+        ).annotationsCommand({ manifests: values['manifests'], kubeconfig: values['kubeconfig'], namespace: values['namespace'], config: values['config'] }, processOutput);
       case 'local':
         required('local', values, ['manifests']);
         return await runLocal(invocation.values as Record<string, string | boolean | string[] | undefined>);

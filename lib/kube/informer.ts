@@ -19,6 +19,13 @@ export interface InformerSpec {
   readonly labelSelector?: string | undefined;
   /** Applied by the API server (only fields it can select on, such as metadata.name). */
   readonly fieldSelector?: string | undefined;
+  /**
+   * Applied to every object before the informer keeps it, as client-go's
+   * SetTransform: what it drops (managedFields, by the shipped configuration)
+   * is then held nowhere, where the informer's cache would otherwise keep the
+   * whole object beside the stores' copy without it.
+   */
+  readonly transform?: ((object: KubeObject) => KubeObject) | undefined;
 }
 
 export interface InformerHandlers {
@@ -77,6 +84,9 @@ export const clientNodeWatchIdleMs = 30_000;
  */
 const WATCH_TIMEOUT_SECONDS = 25;
 
+/** The watch event types whose object the informer keeps (client-node 2.0.1 cache.js watchHandler); ERROR and BOOKMARK objects are read as they came. */
+const objectPhases = new Set(['ADDED', 'MODIFIED', 'DELETED']);
+
 /**
  * The Watch client-node uses, asking for bookmarks and a server-side
  * timeout, and telling the informer of every sign of life: each line it
@@ -85,9 +95,12 @@ const WATCH_TIMEOUT_SECONDS = 25;
  */
 class ObservedWatch extends Watch {
   readonly #seen: () => void;
-  constructor(kubeConfig: KubeConfig, seen: () => void, idleMs: number) {
+  readonly #shape: (object: KubernetesObject) => KubernetesObject;
+  /** `shape` makes each object of an event what the informer keeps (the LIST's items get the same). */
+  constructor(kubeConfig: KubeConfig, seen: () => void, idleMs: number, shape: (object: KubernetesObject) => KubernetesObject) {
     super(kubeConfig);
     this.#seen = seen;
+    this.#shape = shape;
     // The field client-node's watch() reads; its typings call it private.
     (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = idleMs;
   }
@@ -101,7 +114,7 @@ class ObservedWatch extends Watch {
     const query = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: WATCH_TIMEOUT_SECONDS };
     const lines = (phase: string, object: unknown, raw: unknown) => {
       this.#seen();
-      callback(phase, object, raw);
+      callback(phase, objectPhases.has(phase) ? this.#shape(object as KubernetesObject) : object, raw);
     };
     const ended = (error: unknown) => {
       if (error === null || error === undefined) this.#seen();
@@ -203,9 +216,10 @@ export class ResilientInformer {
     return { ...page, items };
   };
 
-  #normalise(object: KubernetesObject): KubernetesObject {
-    return normaliseObject(object as KubeObject, this.#spec.apiVersion, this.#kind) as KubernetesObject;
-  }
+  #normalise = (object: KubernetesObject): KubernetesObject => {
+    const normalised = normaliseObject(object as KubeObject, this.#spec.apiVersion, this.#kind);
+    return (this.#spec.transform?.(normalised) ?? normalised) as KubernetesObject;
+  };
 
   #seen = (): void => {
     this.#lastSeen = this.#clock.now();
@@ -217,7 +231,7 @@ export class ResilientInformer {
     const clock = this.#clock;
     const informer = new ListWatch<KubernetesObject>(
       this.#path,
-      new ObservedWatch(this.#kubeConfig, this.#seen, clock.realMs(clientNodeWatchIdleMs)),
+      new ObservedWatch(this.#kubeConfig, this.#seen, clock.realMs(clientNodeWatchIdleMs), this.#normalise),
       this.#list,
       false,
       this.#spec.labelSelector,

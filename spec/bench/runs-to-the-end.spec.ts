@@ -15,6 +15,7 @@ import { packageRoot } from '../../lib/cli/package-root.ts';
 const tiny: Record<string, { readonly env: Record<string, string>; readonly end: RegExp }> = {
   'render.ts': { env: { BENCH_SIZES: '20' }, end: /^target: one changed object applied to the stores/m },
   'gateway-render.ts': { env: { BENCH_GATEWAY_SIZES: '30' }, end: /^target: full render cold/m },
+  'scale.ts': { env: { BENCH_SCALE_WORLDS: '20+5,100+20' }, end: /^target: a render after one change at 100 \+ 20/m },
   'request-cost.ts': {
     env: { BENCH_REQUEST_ROUTES: '40', BENCH_REQUEST_SECONDS: '0.1', BENCH_REQUEST_ROUNDS: '1', BENCH_REQUEST_CONNECTIONS: '2' },
     end: /^\| full world: external auth \|/m,
@@ -22,7 +23,7 @@ const tiny: Record<string, { readonly env: Record<string, string>; readonly end:
   'quarantine.ts': { env: { BENCH_QUARANTINE_SIZE: '20' }, end: /^ {2}change fixing it/m },
   'latency.ts': { env: { BENCH_SAMPLES: '1', BENCH_DEPLOYMENT_INTERVAL: '100ms' }, end: /^target \(every endpoint, path and certificate change reload-free\)/m },
   'fanout.ts': { env: { BENCH_FLEET_SIZES: '1,2', BENCH_SAMPLES: '1' }, end: /^target, controller-side: 2 instances/m },
-  'cold-start.ts': { env: { BENCH_SIZES: '20' }, end: /^\| +20 \| +\d+ \|/m },
+  'cold-start.ts': { env: { BENCH_SIZES: '20' }, end: /^\| +20 \| +\d+ \| +\d+ \| +-?\d+ \| +\d+ \|/m },
   'config-edit.ts': { env: { BENCH_CONFIG_EDIT_SIZES: '20', BENCH_CONFIG_EDITS: '1' }, end: /^target: a template edit handed to the Data Plane API in under 1 s/m },
   'webhook.ts': { env: { BENCH_SIZES: '20', BENCH_REVIEWS: '20' }, end: /^target: p99 below 100 ms at 20 Ingresses/m },
   'burst.ts': { env: { BENCH_BURST_EDITS: '20', BENCH_BURST_SECONDS: '2' }, end: /^target: at most 3 deployments per burst/m },

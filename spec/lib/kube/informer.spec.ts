@@ -28,13 +28,13 @@ describe('ResilientInformer', function () {
   let synced: number;
   let reported: Notifier;
 
-  const start = (labelSelector?: string) => {
+  const start = (labelSelector?: string, transform?: (object: KubeObject) => KubeObject) => {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(fake.kubeconfigPath);
     const options: InformerOptions = { restartBaseMs: 50, restartMaxMs: 200, watchdogMs: defaultInformerOptions.watchdogMs, random: () => 0.5, clock: fake.clock };
     informer = new ResilientInformer(
       kubeConfig,
-      { apiVersion: 'v1', kind: undefined, resource: 'services', namespace: 'default', labelSelector },
+      { apiVersion: 'v1', kind: undefined, resource: 'services', namespace: 'default', labelSelector, transform },
       {
         event: (type, object) => {
           events.push({ type, object });
@@ -91,6 +91,24 @@ describe('ResilientInformer', function () {
     expect(events.slice(-3).map((e) => `${e.type} ${e.object.metadata.name}`)).to.deep.equal(['added late', 'modified s-0', 'deleted s-1']);
     expect(events.at(-2)!.object.kind).to.equal('Service');
     expect(synced).to.equal(1);
+  });
+
+  it('keeps and delivers listed and watched objects as its transform makes them', async () => {
+    fake.create(service('listed', { team: 'web' }));
+    const seen: string[] = [];
+    start(undefined, (object) => {
+      seen.push(object.metadata.name);
+      const { labels: _dropped, ...metadata } = object.metadata;
+      return { ...object, metadata };
+    });
+    await until(isSynced, 'synced');
+    fake.create(service('watched', { team: 'web' }));
+    await until(() => events.length === 2, 'the watched object');
+    expect(events.map((e) => e.object.metadata)).to.satisfy((all: KubeObject['metadata'][]) => all.every((metadata) => !('labels' in metadata)));
+    // Normalised first (the LIST item got its kind), then transformed, before client-node's cache keeps it.
+    expect(events[0]!.object).to.deep.include({ apiVersion: 'v1', kind: 'Service' });
+    expect(seen.slice(0, 2)).to.deep.equal(['listed', 'listed']);
+    expect(seen).to.include('watched');
   });
 
   it('restarts after a failed LIST with backoff, and never later than a 429 asks', async () => {

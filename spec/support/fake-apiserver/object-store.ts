@@ -57,6 +57,8 @@ export class ObjectStore {
   readonly #historyLimit: number;
   #resourceVersion: number;
   readonly #objects = new Map<string, Map<string, KubeObject>>();
+  /** Each type's keys sorted, kept until a key comes or goes: a LIST in pages sorts once, not once per page. */
+  readonly #sortedKeys = new Map<string, readonly string[]>();
   readonly #histories = new Map<string, TypeHistory>();
   readonly #listeners = new Set<ChangeListener>();
   /** Where the history of a type not written since the last compact() starts. */
@@ -102,8 +104,19 @@ export class ObjectStore {
 
   /** Stored objects sorted by namespace and name, in one namespace when given (not copies). */
   list(type: ResourceType, namespace?: string): KubeObject[] {
-    const entries = [...this.#objectsOf(type).entries()].filter(([key]) => namespace === undefined || key.startsWith(`${namespace}/`)).sort(([a], [b]) => compareKeys(a, b));
-    return entries.map(([, object]) => inVersion(type, object));
+    const objects = this.#objectsOf(type);
+    const keys = this.#keysOf(type);
+    const prefix = `${namespace}/`;
+    return (namespace === undefined ? keys : keys.filter((key) => key.startsWith(prefix))).map((key) => inVersion(type, objects.get(key)!));
+  }
+
+  #keysOf(type: ResourceType): readonly string[] {
+    let keys = this.#sortedKeys.get(type.storageKey);
+    if (keys === undefined) {
+      keys = [...this.#objectsOf(type).keys()].sort(compareKeys);
+      this.#sortedKeys.set(type.storageKey, keys);
+    }
+    return keys;
   }
 
   /** The oldest version watches and snapshots of this type can start from. */
@@ -122,6 +135,7 @@ export class ObjectStore {
   snapshot(type: ResourceType, resourceVersion: number): KubeObject[] | undefined {
     const later = this.changesSince(type, resourceVersion);
     if (later === undefined) return undefined;
+    if (later.length === 0) return this.list(type);
     const objects = new Map(this.#objectsOf(type));
     for (const change of later.toReversed()) {
       const key = objectKey(change.object);
@@ -140,6 +154,7 @@ export class ObjectStore {
     const stored = clone(object);
     stored.metadata = { ...metadataOf(stored), resourceVersion: String(resourceVersion) };
     objects.set(key, stored);
+    if (previous === undefined) this.#sortedKeys.delete(type.storageKey);
     this.#record({ type, change: previous === undefined ? 'ADDED' : 'MODIFIED', resourceVersion, object: stored, previous });
     return inVersion(type, clone(stored));
   }
@@ -151,6 +166,7 @@ export class ObjectStore {
     const previous = objects.get(key);
     if (previous === undefined) return undefined;
     objects.delete(key);
+    this.#sortedKeys.delete(type.storageKey);
     const resourceVersion = ++this.#resourceVersion;
     const deleted = clone(previous);
     deleted.metadata = { ...metadataOf(deleted), resourceVersion: String(resourceVersion) };

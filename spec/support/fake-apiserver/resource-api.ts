@@ -136,6 +136,18 @@ function listItem(type: ResourceType, object: KubeObject): KubeObject {
   return rest;
 }
 
+/** Where the objects (sorted by key, as the store lists them) after `after` start: a page of a large LIST reads its own objects, not every one before them. */
+function firstAfter(objects: readonly KubeObject[], after: string): number {
+  let low = 0;
+  let high = objects.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (objectKey(objects[middle]!) > after) high = middle;
+    else low = middle + 1;
+  }
+  return low;
+}
+
 function list(registry: Registry, request: ResourceRequest): ResourceReply {
   const { type } = request.path;
   const { query } = request;
@@ -166,7 +178,7 @@ function list(registry: Registry, request: ResourceRequest): ResourceReply {
     }
     objects = store.list(type);
   }
-  const selected = objects.filter((object) => objectKey(object) > after && matches(object));
+  const selected = objects.slice(firstAfter(objects, after)).filter(matches);
   const limit = integerParam(query, 'limit') ?? 0;
   const page = limit > 0 ? selected.slice(0, limit) : selected;
   const remaining = selected.length - page.length;
