@@ -85,7 +85,8 @@ export const CONFORMANCE_PROFILES: readonly ConformanceProfile[] = Object.freeze
  * HTTPRoute backends, which needs Service appProtocol read; retries; port
  * 8080; listener isolation; misdirected requests; static or empty
  * addresses; infrastructure propagation; backend client certificates;
- * BackendTLSPolicy; ListenerSet; TLSRoute mixed mode), and UDPRoute, which
+ * BackendTLSPolicy's subjectAltNames beyond one Hostname; TLSRoute mixed
+ * mode), and UDPRoute, which
  * HAProxy cannot serve.
  */
 export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
@@ -120,5 +121,7 @@ export const SUPPORTED_FEATURES: readonly string[] = Object.freeze(
     'TLSRoute',
     'TLSRouteModeTerminate',
     'TCPRoute',
+    'ListenerSet',
+    'BackendTLSPolicy',
   ].sort(),
 );

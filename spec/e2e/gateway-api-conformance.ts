@@ -102,6 +102,25 @@ export const SCENARIOS: readonly Scenario[] = Object.freeze([
   ]),
   ...of(L4, [...TLS, 'TLSRouteModeTerminate'], ['ends TLS with the listener’s certificate, then sends the stream in clear text to the backend']),
   ...of(L4, TCP, ['splits TCP connections by weight, and takes a weight change without a reload', 'takes a new endpoint of a weighted Service without a reload']),
+  ...of(
+    'gateway-api-listener-sets.spec.ts',
+    [...HTTP, 'ListenerSet'],
+    [
+      "serves an HTTPRoute of another namespace on the ListenerSet listener its Gateway admits, for the listener's hostname alone",
+      'serves nothing of a ListenerSet whose namespace the Gateway does not admit (allowedListeners)',
+      "serves the certificate of the ListenerSet's HTTPS listener, from its own namespace, and the route over it (curl --resolve)",
+    ],
+  ),
+  ...of(
+    'gateway-api-backend-tls.spec.ts',
+    [...HTTP, 'BackendTLSPolicy'],
+    [
+      'speaks TLS to the Service port, with the policy hostname as SNI, verified against the CA of the ConfigMap',
+      'refuses a server whose certificate does not carry the policy hostname: 503, never served unverified',
+      'follows the ConfigMap: another CA in its ca.crt refuses the server (503), the signing CA back serves it again',
+      'speaks plain HTTP to the Service port again once its policy is removed',
+    ],
+  ),
   ...of('gateway-api-late-crds.spec.ts', ['Gateway'], ['deploys without the kinds, then watches them once their CRDs exist and accepts its GatewayClass']),
   ...of(ROUTING, HTTP, [
     'prefers an Exact match over a prefix, the longest prefix over shorter ones, matches prefixes element by element and regular expressions whole',
