@@ -33,7 +33,19 @@ import { routingViews } from '../lib/routing-view/routing-view.ts';
 import { writeRenderedFiles } from '../lib/render/write-files.ts';
 import { buildStores } from '../lib/store/build-stores.ts';
 import { gc, median, medianAfterChange, milliseconds } from './timing.ts';
-import { endpointSliceObject, gatewayClassObject, gatewayObject, hasConditions, httpRouteObject, ingressObject, NAMESPACES, serviceObject, SETTINGS_EVERY } from './world.ts';
+import {
+  endpointSliceObject,
+  gatewayClassObject,
+  gatewayObject,
+  grpcRouteObject,
+  hasConditions,
+  httpRouteObject,
+  ingressObject,
+  NAMESPACES,
+  serviceObject,
+  SETTINGS_EVERY,
+  tlsRouteObject,
+} from './world.ts';
 
 const SIZES = process.env['BENCH_GATEWAY_SIZES']?.split(',').map(Number) ?? [10_000];
 const RENDER_RUNS = 7;
@@ -41,6 +53,9 @@ const COLD_RUNS = 3;
 const CHECK_RUNS = 3;
 /** One HTTPRoute in this many has a header match, in the world of the conditions figure. */
 const CONDITIONS_EVERY = Number(process.env['BENCH_GATEWAY_CONDITIONS_EVERY'] ?? 10);
+
+/** In the mixed world, one GRPCRoute and one TLSRoute for every this many HTTPRoutes: 2k of each beside 10k (issue 28). */
+const MIXED_EVERY = 5;
 
 function world(size: number, conditionsEvery = 0): Map<string, KubeObject[]> {
   const range = Array.from({ length: size }, (_, i) => i);
@@ -172,6 +187,70 @@ async function measureConditions(config: ControllerConfig, size: number): Promis
   }
 }
 
+interface MixedRow {
+  readonly size: number;
+  readonly kinds: number;
+  readonly coldMs: number;
+  readonly grpcMs: number;
+  readonly tlsMs: number;
+  readonly routeMs: number;
+  readonly checkMs: number;
+}
+
+/** The world beside GRPCRoutes and TLSRoutes (one of each per MIXED_EVERY HTTPRoutes) on a Gateway with a TLS Passthrough listener too. */
+function mixedWorld(size: number): Map<string, KubeObject[]> {
+  const objects = world(size);
+  const kinds = Array.from({ length: Math.ceil(size / MIXED_EVERY) }, (_, j) => j * MIXED_EVERY);
+  objects.set('gateways', [gatewayObject(true)]);
+  objects.set(
+    'grpcroutes',
+    kinds.map((i) => grpcRouteObject(i)),
+  );
+  objects.set(
+    'tlsroutes',
+    kinds.map((i) => tlsRouteObject(i, size)),
+  );
+  return objects;
+}
+
+async function measureMixed(config: ControllerConfig, size: number): Promise<MixedRow> {
+  const stores = buildStores(config.watchedResources, mixedWorld(size), config.ignoreFields);
+  const dir = await mkdtemp(join(tmpdir(), `haproxy-gateway-mixed-bench-${size}-`));
+  try {
+    const colds: number[] = [];
+    for (let run = 0; run < COLD_RUNS; run++) {
+      gc();
+      const start = process.hrtime.bigint();
+      createRenderer(config, routingViews)({ stores, baseDir: dir });
+      colds.push(milliseconds(start));
+    }
+    const render = createRenderer(config, routingViews);
+    const once = () => render({ stores, baseDir: dir });
+    once();
+    once();
+    const target = (size >> 1) - ((size >> 1) % MIXED_EVERY);
+    const store = (name: string) => {
+      const found = stores.get(name);
+      if (!found) throw new Error(`the shipped configuration has no ${name} store`);
+      return found;
+    };
+    const grpcMs = medianAfterChange(RENDER_RUNS, (run) => store('grpcroutes').upsert(grpcRouteObject(target, 2 + (run % 2))), once);
+    const tlsMs = medianAfterChange(RENDER_RUNS, (run) => store('tlsroutes').upsert(tlsRouteObject(target, size, 2 + (run % 2))), once);
+    const routeMs = medianAfterChange(RENDER_RUNS, (run) => store('httproutes').upsert(httpRouteObject(target + 1, size, 2 + (run % 2))), once);
+    const output = once();
+    if (!output.files.maps['host.map']?.includes(`grpc-${target}.example.com`)) {
+      throw new Error(`${size} HTTPRoutes, mixed: GRPCRoute grpc-${target} is not served`);
+    }
+    if (!output.files.maps['l4.map']?.includes(`tls-${target}.example.com`)) throw new Error(`${size} HTTPRoutes, mixed: TLSRoute tls-${target} is not served`);
+    if (!isDeepStrictEqual(output.files, createRenderer(config, routingViews)({ stores, baseDir: dir }).files)) {
+      throw new Error(`${size} HTTPRoutes, mixed: after the changes, the render differs from a new renderer's`);
+    }
+    return { size, kinds: Math.ceil(size / MIXED_EVERY), coldMs: median(colds), grpcMs, tlsMs, routeMs, checkMs: await checkTime(dir, output, config, `${size}-HTTPRoute mixed`) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const loaded = loadControllerConfig(readFileSync(defaultConfigPath(), 'utf8'));
   if (!loaded.ok) throw new Error(`the shipped configuration does not load:\n${loaded.errors.join('\n')}`);
@@ -200,6 +279,22 @@ async function main(): Promise<void> {
     gc();
   }
   out('');
+  out(
+    '| HTTPRoutes + Ingresses | GRPCRoutes, TLSRoutes | cold render ms | after GRPCRoute change ms | after TLSRoute change ms | after HTTPRoute change ms | haproxy -c ms | GRPCRoute / haproxy -c | TLSRoute / haproxy -c | HTTPRoute / haproxy -c |',
+  );
+  out('|---|---|---|---|---|---|---|---|---|---|');
+  const mixed: MixedRow[] = [];
+  for (const size of SIZES) {
+    const row = await measureMixed(loaded.config, size);
+    mixed.push(row);
+    const ratio = (ms: number) => (ms / row.checkMs).toFixed(3);
+    out(
+      `| ${size} + ${size} | ${row.kinds}, ${row.kinds} | ${row.coldMs.toFixed(1)} | ${row.grpcMs.toFixed(1)} | ${row.tlsMs.toFixed(1)} | ${row.routeMs.toFixed(1)} | ${row.checkMs.toFixed(0)} | ` +
+        `${ratio(row.grpcMs)} | ${ratio(row.tlsMs)} | ${ratio(row.routeMs)} |`,
+    );
+    gc();
+  }
+  out('');
   for (const row of rows) out(`${row.size} HTTPRoutes + ${row.size} Ingresses: haproxy.cfg ${row.configKb.toFixed(0)} KiB, ${row.splitBackends} weighted split backends`);
   const largest = rows.at(-1)!;
   const tenth = largest.checkMs / 10;
@@ -213,6 +308,12 @@ async function main(): Promise<void> {
         `(${ms.toFixed(1)} ms vs ${tenth.toFixed(1)} ms, ${(ms / largest.checkMs).toFixed(3)} of haproxy -c): ${ms <= tenth ? 'met' : 'NOT MET'}`,
     );
   }
+  const widest = mixed.at(-1)!;
+  const worst = Math.max(widest.grpcMs, widest.tlsMs, widest.routeMs);
+  out(
+    `target: full render after one GRPCRoute, TLSRoute or HTTPRoute change at ${widest.size} HTTPRoutes + ${widest.kinds} GRPCRoutes + ${widest.kinds} TLSRoutes + ${widest.size} Ingresses <= 1/10 of haproxy -c ` +
+      `(slowest ${worst.toFixed(1)} ms vs ${(widest.checkMs / 10).toFixed(1)} ms, ${(worst / widest.checkMs).toFixed(3)} of haproxy -c): ${worst <= widest.checkMs / 10 ? 'met' : 'NOT MET'}`,
+  );
 }
 
 await main();

@@ -104,14 +104,73 @@ export function gatewayClassObject(): KubeObject {
   };
 }
 
-export function gatewayObject(): KubeObject {
+/** The TLS Passthrough listener of the mixed world's Gateway, which its TLSRoutes attach to. */
+export const TLS_LISTENER = Object.freeze({ name: 'tls', port: 8443, protocol: 'TLS', tls: { mode: 'Passthrough' }, allowedRoutes: { namespaces: { from: 'All' } } });
+
+/** The Gateway: an HTTP listener, and for the mixed world a TLS Passthrough one too. */
+export function gatewayObject(tls = false): KubeObject {
   return {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'Gateway',
     metadata: { name: 'web', namespace: GATEWAY_NAMESPACE, uid: 'uid-gateway', resourceVersion: '1', generation: 1 },
     spec: {
       gatewayClassName: 'haproxy',
-      listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+      listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }, ...(tls ? [TLS_LISTENER] : [])],
+    },
+  };
+}
+
+function routeMetadata(kind: string, i: number, version: number): KubeObject['metadata'] {
+  return {
+    name: `${kind}-${i}`,
+    namespace: `ns-${i % NAMESPACES}`,
+    uid: `uid-${kind}-${i}`,
+    resourceVersion: String(version),
+    generation: version,
+    creationTimestamp: new Date(Date.UTC(2024, 0, 1) + i * 1000).toISOString(),
+  };
+}
+
+/**
+ * GRPCRoute i: grpc-i.example.com, a service and method match, to svc-i (the
+ * Service of Ingress i); `version` changes the matched service's name, a
+ * match change that moves map lines alone.
+ */
+export function grpcRouteObject(i: number, version = 1): KubeObject {
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'GRPCRoute',
+    metadata: routeMetadata('grpc', i, version),
+    spec: {
+      parentRefs: [{ name: 'web', namespace: GATEWAY_NAMESPACE, sectionName: 'http' }],
+      hostnames: [`grpc-${i}.example.com`],
+      rules: [{ matches: [{ method: { service: `shop.v${version}.Cart`, method: 'Get' } }], backendRefs: [{ name: `svc-${i}`, port: 80 }] }],
+    },
+  };
+}
+
+/**
+ * TLSRoute i: tls-i.example.com on the TLS Passthrough listener, split by
+ * weight between svc-i and another Service of its namespace; `version`
+ * changes the weights, a server weight change.
+ */
+export function tlsRouteObject(i: number, size: number, version = 1): KubeObject {
+  const other = i + NAMESPACES < size ? i + NAMESPACES : i % NAMESPACES;
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'TLSRoute',
+    metadata: routeMetadata('tls', i, version),
+    spec: {
+      parentRefs: [{ name: 'web', namespace: GATEWAY_NAMESPACE, sectionName: 'tls' }],
+      hostnames: [`tls-${i}.example.com`],
+      rules: [
+        {
+          backendRefs: [
+            { name: `svc-${i}`, port: 80, weight: 90 },
+            { name: `svc-${other}`, port: 80, weight: version % 2 === 0 ? 20 : 10 },
+          ],
+        },
+      ],
     },
   };
 }
