@@ -143,7 +143,8 @@ function inChild(ingresses: number, routes: number): Promise<Figures> {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [fileURLToPath(import.meta.url)],
+      // The young generation `run` gives the controller (lib/container/heap-plan.ts), so each world's memory is the controller's.
+      [`--max-semi-space-size=${semiSpaceMb}`, fileURLToPath(import.meta.url)],
       { env: { ...process.env, BENCH_SCALE_CHILD: `${ingresses}+${routes}` }, maxBuffer: 1024 * 1024 },
       (error, stdout, stderr) => {
         if (error) reject(new Error(`the ${ingresses} + ${routes} world failed: ${stderr.slice(-4_000)}`));
