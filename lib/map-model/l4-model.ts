@@ -28,8 +28,12 @@ import { sourceOf, withSource } from '../pipeline/value-source.ts';
  * endpoints coming and going are server changes: Runtime API changes.
  */
 
-/** The value of a line whose route has no backend to send connections to: the frontend refuses them. */
-export const L4_REFUSED = '-';
+/**
+ * The value of a line whose route has no backend to send connections to:
+ * the frontend refuses them. Not a backend's name (those start with `l4_`),
+ * and a word a map value may be (one starting with '-' is refused there).
+ */
+export const L4_REFUSED = 'refused';
 
 export const NO_L4_MODEL: L4Model = Object.freeze({
   frontends: Object.freeze([]),

@@ -249,6 +249,51 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     ]);
   });
 
+  it('writes GRPCRoute and TLSRoute status the real CRDs accept: accepted by their listeners, the reference to another namespace unresolved', async () => {
+    const listeners = [
+      httpListener('grpc', { hostname: 'grpc.example.net', allowedRoutes: { namespaces: { from: 'All' } } }),
+      { name: 'tls', port: 8443, protocol: 'TLS', hostname: '*.example.net', tls: { mode: 'Passthrough' }, allowedRoutes: { namespaces: { from: 'All' } } },
+    ];
+    await apply('kinds-gateway.yaml', documents(JSON.stringify(gatewayClass()), JSON.stringify(gateway('kinds', listeners))));
+    const routeOf = (kind: string, name: string, spec: Record<string, unknown>) => ({ apiVersion: V1, kind, metadata: { name, namespace: 'infra' }, spec });
+    const backendRefs = [{ name: 'web', namespace: 'default', port: 80 }];
+    await apply(
+      'kinds-routes.yaml',
+      documents(
+        JSON.stringify(
+          routeOf('GRPCRoute', 'cart', {
+            parentRefs: [{ name: 'kinds', sectionName: 'grpc' }],
+            hostnames: ['grpc.example.net'],
+            rules: [{ matches: [{ method: { service: 'shop.Cart' } }], backendRefs }],
+          }),
+        ),
+        JSON.stringify(routeOf('TLSRoute', 'secure', { parentRefs: [{ name: 'kinds', sectionName: 'tls' }], hostnames: ['secure.example.net'], rules: [{ backendRefs }] })),
+      ),
+    );
+    for (const kind of ['GRPCRoute', 'TLSRoute']) {
+      const name = kind === 'GRPCRoute' ? 'cart' : 'secure';
+      const found = await eventually(
+        async () => {
+          const object = await cluster.plane.read(V1, kind, name, 'infra');
+          const generation = (object?.metadata as { generation?: number } | undefined)?.generation;
+          const parents = (object?.['status'] as { parents?: { controllerName?: string; conditions?: Condition[] }[] } | undefined)?.parents ?? [];
+          return { generation, parent: parents[0] };
+        },
+        ({ generation, parent }) => (parent?.conditions ?? []).some((c) => c.type === 'ResolvedRefs' && c.observedGeneration === generation),
+        `${kind} status`,
+        20_000,
+      );
+      expect(found.parent!.controllerName, kind).to.equal('haproxy-template-ic.io/gateway-controller');
+      expect(
+        found.parent!.conditions!.map((c) => [c.type, c.status, c.reason]),
+        kind,
+      ).to.deep.equal([
+        ['Accepted', 'True', 'Accepted'],
+        ['ResolvedRefs', 'False', 'RefNotPermitted'],
+      ]);
+    }
+  });
+
   it("refuses, by the CRD's own CEL rules, a Gateway the Gateway API forbids, before the controller ever sees it", async () => {
     const tlsOnHttp = httpListener('http', { tls: { mode: 'Terminate', certificateRefs: [{ name: 'cert' }] } });
     const refused = await cluster.apply('bad-gateway.yaml', JSON.stringify(gateway('bad', [tlsOnHttp])));

@@ -78,7 +78,7 @@ describe('the layer-4 map model', () => {
 
   it('refuses the connections of a route none of whose backendRefs resolves', () => {
     const model = build({ listeners: [listener(9000, 'tcp')], routes: [route('gone', 9000, 'tcp', undefined, [to('missing', 1, 'Service infra/missing does not exist')])] });
-    expect(model.l4.lines).to.deep.equal([{ key: '9000', backend: '-' }]);
+    expect(model.l4.lines).to.deep.equal([{ key: '9000', backend: 'refused' }]);
     expect(model.l4.backends).to.deep.equal([]);
   });
 
