@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { eventually } from '../support/eventually.ts';
 import { ShopBackend, ShopClient, type CallResult } from '../support/grpc-shop.ts';
 import { LocalHarness } from '../support/local-harness.ts';
@@ -157,6 +158,55 @@ describe('Gateway API GRPCRoute end to end (real gRPC client and servers)', func
     );
     expect(backendOf(answer)).to.equal('b');
     expect(backendOf(await added.call('Stock', 'Get'))).to.equal(`code ${UNIMPLEMENTED}`);
+    expect(await harness.reloads()).to.equal(reloads);
+  });
+
+  it('takes a changed match and changed weights of a GRPCRoute without a reload', async () => {
+    const moving = (grpcService: string, weights: readonly [number, number]) =>
+      grpcRoute(
+        'moving',
+        'moving.example.com',
+        `    - matches: [ { method: { service: ${grpcService} } } ]\n      backendRefs: [ { name: grpc-a, port: 80, weight: ${weights[0]} }, { name: grpc-b, port: 80, weight: ${weights[1]} } ]\n`,
+      );
+    // A change's deployment is the next one that changes something: one of nothing new may come first.
+    const changed = (from: number) =>
+      harness.log.waitFor(from, (o): o is Extract<Outcome, { type: 'deployed' }> => o.type === 'deployed' && o.result.mode !== 'unchanged', 'the deployment of the change');
+    let mark = harness.mark();
+    await harness.write('moving.yaml', moving('shop.v1.Stock', [1, 1]));
+    await changed(mark);
+    const route = await client('moving.example.com');
+    await eventually(
+      () => route.call('Stock', 'Get'),
+      (result) => result.ok,
+      'the GRPCRoute to be served',
+      10_000,
+    );
+    const reloads = await harness.reloads();
+
+    mark = harness.mark();
+    await harness.write('moving.yaml', moving('shop.v1.Cart', [1, 1]));
+    expect((await changed(mark)).result.mode).to.equal('runtime');
+    await eventually(
+      () => route.call('Stock', 'Get'),
+      (result) => backendOf(result) === `code ${UNIMPLEMENTED}`,
+      'the old match to be gone',
+      10_000,
+    );
+    expect((await route.call('Cart', 'Add')).ok).to.equal(true);
+
+    mark = harness.mark();
+    await harness.write('moving.yaml', moving('shop.v1.Cart', [0, 1]));
+    expect((await changed(mark)).result.mode).to.equal('runtime');
+    await eventually(
+      async () => {
+        const answers = [];
+        for (let i = 0; i < 20; i++) answers.push(backendOf(await route.call('Cart', 'Add')));
+        return answers;
+      },
+      (answers) => answers.every((backend) => backend === 'b'),
+      'every call to the backendRef of weight 1',
+      10_000,
+    );
     expect(await harness.reloads()).to.equal(reloads);
   });
 
