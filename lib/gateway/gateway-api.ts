@@ -7,7 +7,7 @@ import { attach, carriesEntryOf, gatewayOf, servedKey, type Acceptance, type Att
 export type { ParentOutcome } from './attachment.ts';
 export type { L4RouteOutcome } from './l4-route.ts';
 import type { Unresolved } from './backend-refs.ts';
-import { judgeL4Routes, withL4Counts, type L4RouteOutcome, type L4RouteRead } from './l4-route.ts';
+import { judgeL4Routes, withL4Counts, type L4Part, type L4RouteOutcome, type L4RouteRead } from './l4-route.ts';
 import type { GatewayClassRead } from './gateway-class.ts';
 import { keyOf, readGateways, type GatewayEntry, type GatewaySources, type GatewaysRead } from './gateways-read.ts';
 import { readGrpcRoute } from './grpc-route.ts';
@@ -137,6 +137,8 @@ export class GatewayApiMemo {
   readonly l4Reads = new WeakMap<KubeObject, L4RouteRead>();
   /** The last model with its layer-4 part, kept while the HTTP part and the TLSRoute and TCPRoute lists are the same. */
   lastL4: { readonly key: readonly unknown[]; readonly model: GatewayApiModel } | undefined;
+  /** The last judging of the TLSRoutes and TCPRoutes, kept while they and the stores it reads (the context) are: an HTTPRoute change keeps it. */
+  lastL4Judging: { readonly key: readonly unknown[]; readonly judged: L4Part } | undefined;
   /** The last BackendTLSPolicies read, kept while the policies and the stores they read (the context) are the same. */
   lastBackendTls: { readonly key: readonly unknown[]; readonly read: BackendTlsRead } | undefined;
 }
@@ -359,12 +361,17 @@ export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo
   const backendTls = readBackendTls(sources, memo);
   const key = [http, sources.tlsRoutes, sources.tcpRoutes, backendTls];
   if (memo?.lastL4 && sameItems(memo.lastL4.key, key)) return memo.lastL4.model;
-  const lists = [
-    [KINDS.tlsRoute, sources.tlsRoutes ?? NO_OBJECTS],
-    [KINDS.tcpRoute, sources.tcpRoutes ?? NO_OBJECTS],
-  ] as const;
-  const lookup = { service: sources.service, grants: gateways.grants };
-  const l4 = judgeL4Routes(lists, { controllerName: sources.controllerName, namespace: sources.namespace, served: gateways.served, lookup }, memo?.l4Reads);
+  const judgingKey = sources.context === undefined ? undefined : [...sources.context, sources.tlsRoutes, sources.tcpRoutes];
+  let l4 = judgingKey && memo?.lastL4Judging && sameItems(memo.lastL4Judging.key, judgingKey) ? memo.lastL4Judging.judged : undefined;
+  if (l4 === undefined) {
+    const lists = [
+      [KINDS.tlsRoute, sources.tlsRoutes ?? NO_OBJECTS],
+      [KINDS.tcpRoute, sources.tcpRoutes ?? NO_OBJECTS],
+    ] as const;
+    const lookup = { service: sources.service, grants: gateways.grants };
+    l4 = judgeL4Routes(lists, { controllerName: sources.controllerName, namespace: sources.namespace, served: gateways.served, lookup }, memo?.l4Reads);
+    if (memo && judgingKey) memo.lastL4Judging = { key: judgingKey, judged: l4 };
+  }
   const model: GatewayApiModel = {
     classes: http.classes,
     gateways: withL4Counts(http.gateways, l4.counts),
