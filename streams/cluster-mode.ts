@@ -185,7 +185,9 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
     const access = JSON.stringify([candidate.username, candidate.password]);
     if (keptFleet?.access === access) return keptFleet.fleet;
     void keptFleet?.fleet.stop();
-    keptFleet = { access, fleet: discoveredFleet({ username: candidate.username, password: candidate.password, tls: options.dataplaneTls }) };
+    const deployLog = observer.logger.child({ stage: 'deploy' });
+    const log = (message: string): void => deployLog.warn(message);
+    keptFleet = { access, fleet: discoveredFleet({ username: candidate.username, password: candidate.password, tls: options.dataplaneTls, log }) };
     return keptFleet.fleet;
   };
 

@@ -243,7 +243,10 @@ async function localModeFleet(
   dirs: LocalFleetOptions['dirs'],
   log: Logger,
 ): Promise<{ readonly fleet: PipelineFleet; readonly local: LocalFleet | undefined }> {
-  if (options.dataplane) return { fleet: dataplaneFleet(options.dataplane), local: undefined };
+  if (options.dataplane) {
+    const deployLog = log.child({ stage: 'deploy' });
+    return { fleet: dataplaneFleet({ ...options.dataplane, log: (message) => deployLog.warn(message) }), local: undefined };
+  }
   const haproxyLog = log.child({ stage: 'haproxy' });
   const local = await localFleet({
     workDir,

@@ -23,6 +23,8 @@ export interface DataplaneAccess {
   /** Per HTTP request. */
   readonly timeoutMs?: number;
   readonly tls?: DataplaneTlsOptions | undefined;
+  /** Where the deployments' notices go (a server left in maintenance, a forced reload). */
+  readonly log?: (message: string) => void;
 }
 
 export interface DataplaneFleetOptions extends DataplaneAccess {
@@ -45,7 +47,8 @@ function instance(url: string, access: DataplaneAccess, plan: Planner): Instance
     ...(access.timeoutMs !== undefined ? { timeoutMs: access.timeoutMs } : {}),
     ...(access.tls ? { tls: access.tls } : {}),
   });
-  return { url, client, converger: new Converger({ target: new DataplaneTarget({ client }), plan }) };
+  const log = access.log === undefined ? {} : { log: access.log };
+  return { url, client, converger: new Converger({ target: new DataplaneTarget({ client, ...log }), plan, ...log }) };
 }
 
 function statusesOf(instances: ReadonlyMap<string, Instance>): ReadonlyMap<string, EndpointStatus> {

@@ -17,7 +17,7 @@ import { errorMessage } from '../error-message.ts';
 import type { DataplaneClient } from '../dataplane/client.ts';
 import { DataplaneError, ignoring, VersionConflict } from '../dataplane/errors.ts';
 import type { RuntimeCertificate } from '../dataplane/types.ts';
-import type { Clock } from '../clock.ts';
+import { systemClock, type Clock } from '../clock.ts';
 import type { RuntimeOperation } from '../haproxy/plan-types.ts';
 import type { RenderedFiles } from '../pipeline/model.ts';
 import { mapRefusal, updateMapEntries } from './dataplane-maps.ts';
@@ -33,7 +33,16 @@ export interface DataplaneTargetOptions {
   readonly reloadPollMs?: number;
   /** What the reload timeout and polling are measured on; real time by default. */
   readonly clock?: Clock;
+  /** Where a server left in maintenance instead of deleted is told; nowhere by default. */
+  readonly log?: (message: string) => void;
 }
+
+/** HAProxy's refusal to delete a server that still has connections. */
+const STILL_CONNECTED = /still has connections/;
+
+/** How often a server HAProxy will not delete yet is asked again, and how long apart. */
+const DELETE_ATTEMPTS = 10;
+const DELETE_RETRY_MS = 50;
 
 /** A reload HAProxy refused: the endpoint keeps its previous configuration. */
 export class ReloadFailed extends Error {
@@ -137,7 +146,7 @@ export class DataplaneTarget implements DeployTarget<DataplaneState> {
         return 1;
       }
       case 'deleteServer':
-        await ignoring('not-found', () => client.deleteRuntimeServer(operation.backend, operation.server));
+        await this.#deleteServer(operation.backend, operation.server);
         return 1;
       case 'updateServer': {
         const { backend, server } = operation;
@@ -178,6 +187,30 @@ export class DataplaneTarget implements DeployTarget<DataplaneState> {
       }
     }
     return mapsDir;
+  }
+
+  /**
+   * HAProxy refuses `del server` while the server has a connection, an idle
+   * one included (src/server.c srv_check_for_deletion), and DPAPI answers 500
+   * having put it in maintenance first (handlers/runtime/servers/servers.go
+   * DeleteRuntimeServer). A server in maintenance loses its idle connections
+   * soon, so it is asked again a few times; past that it stays in
+   * maintenance, taking no traffic, until the next reload drops it.
+   */
+  async #deleteServer(backend: string, server: string): Promise<void> {
+    const clock = this.#options.clock ?? systemClock;
+    let refusal = '';
+    for (let attempt = 0; attempt < DELETE_ATTEMPTS; attempt++) {
+      try {
+        await ignoring('not-found', () => this.#client.deleteRuntimeServer(backend, server));
+        return;
+      } catch (error) {
+        if (!(error instanceof DataplaneError) || !STILL_CONNECTED.test(error.serverMessage ?? '')) throw error;
+        refusal = error.serverMessage ?? '';
+      }
+      await clock.sleep(DELETE_RETRY_MS);
+    }
+    this.#options.log?.(`${this.name}: runtime server ${backend}/${server} left in maintenance, not deleted: ${refusal}`);
   }
 
   async #waitForReload(id: string): Promise<void> {

@@ -18,6 +18,7 @@ import { runtimeCommand } from '../../lib/haproxy/runtime-socket.ts';
 import { stripHeader, withHeader } from '../support/dataplane-emulator/config-store.ts';
 import { writeBack } from '../support/dataplane-emulator/config-writer.ts';
 import type { DataplanePeer } from '../support/dataplane-peer.ts';
+import { eventually } from '../support/eventually.ts';
 import { SELF_SIGNED_CERT, SELF_SIGNED_KEY } from '../support/tls-fixture.ts';
 import {
   backend,
@@ -485,9 +486,21 @@ ${extra}`,
         expect(nameless.status).to.equal(400);
       });
 
-      it('deletes a server (in maintenance or not)', async () => {
-        const reply = await call(emulator, 'DELETE', `${SERVERS}/dyn/servers/d2`);
-        expect(reply.status).to.equal(204);
+      it('deletes a server (in maintenance or not), once HAProxy counts no connection to it', async () => {
+        // d2 served requests above: HAProxy refuses `del server` while it keeps a connection to it,
+        // an idle one included (src/server.c srv_check_for_deletion), and DPAPI answers 500 then.
+        const reply = await eventually(
+          async () => {
+            const answer = await call(emulator, 'DELETE', `${SERVERS}/dyn/servers/d2`);
+            if (answer.status !== 204) {
+              expect(answer.status, answer.text).to.equal(500);
+              expect(errorOf(answer).message).to.match(/Server still has connections attached to it, cannot remove it/);
+            }
+            return answer;
+          },
+          (answer) => answer.status === 204,
+          'HAProxy to delete d2',
+        );
         expect(reply.text).to.equal('');
         expect((await call(emulator, 'GET', `${SERVERS}/dyn/servers/d2`)).status).to.equal(404);
         expect((await client.runtimeServers('dyn')).map((server) => server.name)).to.deep.equal(['d1']);

@@ -11,6 +11,10 @@
  * master, requests at the emulator.
  */
 import { expect } from 'chai';
+import { DataplaneClient } from '../../../lib/dataplane/client.ts';
+import { responseError } from '../../../lib/dataplane/errors.ts';
+import { Converger } from '../../../lib/deploy/converge.ts';
+import { DataplaneTarget } from '../../../lib/deploy/dataplane-target.ts';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../support/dataplane-emulator/index.ts';
 import { servedSerial, serialOf } from '../../support/tls-handshake.ts';
 import { LEAF_CERT } from '../../support/tls-fixture.ts';
@@ -81,6 +85,54 @@ describe('Data Plane API target: what only the emulator shows', function () {
     expect(await httpGet('127.0.0.1', ports.http, 'shop.example.com')).to.not.match(/^200/);
     expect((await controller.deploy(files(shape), 'again', 'change')).mode).to.equal('reload');
     await served('shop.example.com', [backends[0]!]);
+  });
+
+  it('asks again while HAProxy will not delete a server that still has connections, and past the tries leaves it in maintenance, saying so', async () => {
+    await begin();
+    const { world, backends, shape, files, served } = current();
+    const logged: string[] = [];
+    const client = new DataplaneClient({ url: world.peer.url, username: world.peer.credentials.user, password: world.peer.credentials.password });
+    const controller = new Converger({ target: new DataplaneTarget({ client, reloadPollMs: 25, log: (line) => logged.push(line) }) });
+    const both = { ...shape, backends: { ...shape.backends, web: [backends[0]!, backends[2]!] } };
+    expect((await controller.deploy(files(both), 'both', 'change')).mode).to.equal('runtime');
+
+    // What DPAPI does while HAProxy still counts a connection (handlers/runtime/servers/servers.go
+    // DeleteRuntimeServer, src/server.c srv_check_for_deletion): maintenance first, then a 500.
+    let refusals = 2;
+    const asked: string[] = [];
+    const deleteServer = client.deleteRuntimeServer.bind(client);
+    client.deleteRuntimeServer = async (backend, name) => {
+      asked.push(`${backend}/${name}`);
+      if (refusals-- <= 0) return deleteServer(backend, name);
+      await client.updateRuntimeServer(backend, name, { admin_state: 'maint' });
+      throw responseError({
+        endpoint: client.endpoint,
+        method: 'DELETE',
+        path: `/services/haproxy/runtime/backends/${backend}/servers/${name}`,
+        target: `/services/haproxy/runtime/backends/${backend}/servers/${name}`,
+        status: 500,
+        statusText: 'Internal Server Error',
+        body: JSON.stringify({ code: 500, message: `${world.statsSocket} [3] Server still has connections attached to it, cannot remove it. [del server ${backend}/${name}]` }),
+        reloadId: undefined,
+        version: undefined,
+      });
+    };
+    expect((await controller.deploy(files(shape), 'one', 'change')).mode).to.equal('runtime');
+    expect(asked).to.deep.equal([`web/s${backends[2]}`, `web/s${backends[2]}`, `web/s${backends[2]}`]);
+    expect((await client.runtimeServers('web')).map((server) => server.name)).to.deep.equal([`s${backends[0]}`]);
+    expect(logged).to.deep.equal([]);
+
+    // Refused every time: the deployment stands, the server takes no traffic and the log says why.
+    expect((await controller.deploy(files(both), 'both-again', 'change')).mode).to.equal('runtime');
+    refusals = Infinity;
+    asked.length = 0;
+    expect((await controller.deploy(files(shape), 'one-again', 'change')).mode).to.equal('runtime');
+    expect(asked).to.have.length(10);
+    expect(logged).to.have.length(1);
+    expect(logged[0]).to.match(new RegExp(`runtime server web/s${backends[2]} left in maintenance, not deleted: .*still has connections`));
+    expect((await client.runtimeServer('web', `s${backends[2]}`)).admin_state).to.equal('maint');
+    await served('shop.example.com', [backends[0]!]);
+    client.close();
   });
 
   it('reports a failing endpoint with its error and recovers on the next deploy', async () => {
