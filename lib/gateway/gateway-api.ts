@@ -7,7 +7,7 @@ import { attach, carriesEntryOf, gatewayOf, servedKey, type Acceptance, type Att
 export type { ParentOutcome } from './attachment.ts';
 export type { L4RouteOutcome } from './l4-route.ts';
 import type { Unresolved } from './backend-refs.ts';
-import { judgeL4Routes, withL4Counts, type L4Part, type L4RouteOutcome, type L4RouteRead } from './l4-route.ts';
+import { judgeL4Routes, L4JudgingCache, withL4Counts, type L4Part, type L4RouteOutcome } from './l4-route.ts';
 import type { GatewayClassRead } from './gateway-class.ts';
 import { keyOf, readGateways, type GatewayEntry, type GatewaySources, type GatewaysRead } from './gateways-read.ts';
 import { readGrpcRoute } from './grpc-route.ts';
@@ -133,8 +133,8 @@ export class GatewayApiMemo {
         readonly model: HttpModel;
       }
     | undefined;
-  /** Each TLSRoute's and TCPRoute's read: a function of the object alone. */
-  readonly l4Reads = new WeakMap<KubeObject, L4RouteRead>();
+  /** Each TLSRoute's and TCPRoute's read and judging. */
+  readonly l4 = new L4JudgingCache();
   /** The last model with its layer-4 part, kept while the HTTP part and the TLSRoute and TCPRoute lists are the same. */
   lastL4: { readonly key: readonly unknown[]; readonly model: GatewayApiModel } | undefined;
   /** The last judging of the TLSRoutes and TCPRoutes, kept while they and the stores it reads (the context) are: an HTTPRoute change keeps it. */
@@ -369,7 +369,7 @@ export function readGatewayApi(sources: GatewayApiSources, memo?: GatewayApiMemo
       [KINDS.tcpRoute, sources.tcpRoutes ?? NO_OBJECTS],
     ] as const;
     const lookup = { service: sources.service, grants: gateways.grants };
-    l4 = judgeL4Routes(lists, { controllerName: sources.controllerName, namespace: sources.namespace, served: gateways.served, lookup }, memo?.l4Reads);
+    l4 = judgeL4Routes(lists, { controllerName: sources.controllerName, namespace: sources.namespace, served: gateways.served, lookup }, memo?.l4.forContext(sources.context));
     if (memo && judgingKey) memo.lastL4Judging = { key: judgingKey, judged: l4 };
   }
   const model: GatewayApiModel = {

@@ -1,3 +1,4 @@
+import { sameItems } from '../collections/sorted-list.ts';
 import { isFields } from '../object-fields/fields.ts';
 import { describeObject, isDnsLabel, quote } from '../object-fields/names.ts';
 import { placeOf } from '../routing/order.ts';
@@ -132,43 +133,37 @@ export interface L4RouteOutcome {
   readonly records: readonly L4Route[];
 }
 
-/**
- * The route's outcome against the served Gateways, its attachments counted
- * into `counts` (by Gateway, then listener name); undefined for a route
- * that is not this controller's.
- */
-export function judgeL4Route(
-  object: KubeObject,
-  kind: string,
-  read: L4RouteRead,
-  { controllerName, namespace, served, lookup }: L4Judging,
-  counts: Map<string, Map<string, number>>,
-): L4RouteOutcome | undefined {
+/** A route judged: its outcome, and the listeners it attached to (Gateway namespace/name, listener name), each once. */
+export interface L4Judged {
+  readonly outcome: L4RouteOutcome;
+  readonly attachedTo: readonly (readonly [gateway: string, listener: string])[];
+}
+
+/** The route's outcome against the served Gateways; undefined for a route that is not this controller's. */
+export function judgeL4Route(object: KubeObject, kind: string, read: L4RouteRead, { controllerName, namespace, served, lookup }: L4Judging): L4Judged | undefined {
   const ours = read.parents.flatMap((parent) => {
     const gateway = gatewayOf(parent, served);
     return gateway ? [{ parent, gateway }] : [];
   });
-  if (ours.length === 0) return carriesEntryOf(object, controllerName) ? { object, kind, parents: [], unresolved: [], records: [] } : undefined;
+  if (ours.length === 0) return carriesEntryOf(object, controllerName) ? { outcome: { object, kind, parents: [], unresolved: [], records: [] }, attachedTo: [] } : undefined;
   const route = read.route;
   const parents: ParentOutcome[] = [];
   const attached: AttachedListener[] = [];
+  const attachedTo: (readonly [string, string])[] = [];
   for (const { parent, gateway } of ours) {
     const acceptance: Acceptance = route
       ? attach(route, parent, gateway, namespace)
       : { accepted: false, reason: 'UnsupportedValue', message: read.problems.map((problem) => `${problem.field}: ${problem.message}`).join('; ') };
     parents.push({ parent, acceptance });
     if (!acceptance.accepted) continue;
-    const gatewayKey = servedKey(gateway);
-    const byListener = counts.get(gatewayKey) ?? new Map<string, number>();
-    counts.set(gatewayKey, byListener);
     for (const listener of acceptance.listeners) {
       if (attached.some((known) => known.state === listener.state)) continue;
       attached.push(listener);
-      byListener.set(listener.state.listener.name, (byListener.get(listener.state.listener.name) ?? 0) + 1);
+      attachedTo.push([servedKey(gateway), listener.state.listener.name]);
     }
   }
   const translated = route ? translateL4Route(route, attached, lookup) : { records: [], unresolved: [] };
-  return { object, kind, parents, unresolved: translated.unresolved, records: translated.records };
+  return { outcome: { object, kind, parents, unresolved: translated.unresolved, records: translated.records }, attachedTo };
 }
 
 /** The TLSRoutes and TCPRoutes judged: their outcomes, the layer-4 routing they give, and what was left out. */
@@ -180,22 +175,50 @@ export interface L4Part {
   readonly excluded: readonly Problem[];
 }
 
-/** Every route of `lists` (each a kind, KINDS.tlsRoute or KINDS.tcpRoute, and its objects) judged; each one's read kept in `reads` while its object is. */
-export function judgeL4Routes(lists: readonly (readonly [string, readonly KubeObject[]])[], judging: L4Judging, reads?: WeakMap<KubeObject, L4RouteRead>): L4Part {
+/** What one judging keeps for the next: each route's read (a function of its object alone), and, while the judging's inputs are the same, its judging (null: not this controller's). */
+export interface L4JudgingMemo {
+  readonly reads: WeakMap<KubeObject, L4RouteRead>;
+  readonly judged: WeakMap<KubeObject, L4Judged | null>;
+}
+
+/** The memo judgings share: the reads for as long as their objects live, the judged routes while the context (the stores judging reads, and their versions) is the same. */
+export class L4JudgingCache {
+  readonly #reads = new WeakMap<KubeObject, L4RouteRead>();
+  #judged: { readonly context: readonly unknown[]; readonly judged: WeakMap<KubeObject, L4Judged | null> } | undefined;
+
+  /** The memo for a judging in `context`; without one, nothing judged is kept. */
+  forContext(context: readonly unknown[] | undefined): L4JudgingMemo {
+    if (context === undefined) return { reads: this.#reads, judged: new WeakMap() };
+    if (this.#judged === undefined || !sameItems(this.#judged.context, context)) this.#judged = { context, judged: new WeakMap() };
+    return { reads: this.#reads, judged: this.#judged.judged };
+  }
+}
+
+/** Every route of `lists` (each a kind, KINDS.tlsRoute or KINDS.tcpRoute, and its objects) judged; a route `memo` holds is not judged again. */
+export function judgeL4Routes(lists: readonly (readonly [string, readonly KubeObject[]])[], judging: L4Judging, memo?: L4JudgingMemo): L4Part {
   const outcomes: L4RouteOutcome[] = [];
   const excluded: Problem[] = [];
   const counts = new Map<string, Map<string, number>>();
   for (const [kind, objects] of lists) {
     for (const object of objects) {
-      let read = reads?.get(object);
+      let read = memo?.reads.get(object);
       if (read === undefined) {
         read = readL4Route(object, kind);
-        reads?.set(object, read);
+        memo?.reads.set(object, read);
       }
-      const outcome = judgeL4Route(object, kind, read, judging, counts);
-      if (outcome === undefined) continue;
+      let judged = memo?.judged.get(object);
+      if (judged === undefined) {
+        judged = judgeL4Route(object, kind, read, judging) ?? null;
+        memo?.judged.set(object, judged);
+      }
+      if (judged === null) continue;
+      for (const [gateway, listener] of judged.attachedTo) {
+        const byListener = counts.get(gateway) ?? new Map<string, number>();
+        counts.set(gateway, byListener);
+        byListener.set(listener, (byListener.get(listener) ?? 0) + 1);
+      }
       excluded.push(...read.problems);
-      outcomes.push(outcome);
+      outcomes.push(judged.outcome);
     }
   }
   const routing = { listeners: l4Listeners(judging.served.values()), routes: inL4PrecedenceOrder(outcomes.flatMap((outcome) => outcome.records)) };

@@ -5,11 +5,11 @@ import type { BackendSettings } from '../routing/settings.ts';
 import { aheadBy } from '../routing/precedence.ts';
 import { compareCodeUnits } from '../compare.ts';
 import { describeObject } from '../object-fields/names.ts';
-import type { BackendRef } from './claim-types.ts';
+import { portText, type BackendRef } from './claim-types.ts';
 import { certificateFile } from './certificate-file.ts';
 import { cachedTlsCheck, type CheckedCertificate } from './certificates.ts';
 import { NO_PROBLEMS, ProblemList } from './problems.ts';
-import { resolveBackend, type ServerCache } from './servers.ts';
+import { resolveBackend, type ResolvedServers, type ServerCache } from './servers.ts';
 import { sameVersions } from './store-versions.ts';
 import { suffixLookups } from './suffix-lookups.ts';
 import type { Backend, CaCertificate, MapModelSources, L4Frontend, L4Line, L4Model, StoreVersions } from './types.ts';
@@ -55,6 +55,28 @@ export interface L4Last {
   /** When the first of its certificates expires: until then they hold as they are. */
   readonly expiresAt: number;
   readonly model: L4Model;
+  /** Per backend, what resolving it gave: kept by the next build for the same backend while the stores are the same. */
+  readonly resolutions: ReadonlyMap<string, Resolution>;
+}
+
+/** A backend resolved from its reference. */
+interface Resolution {
+  readonly ref: BackendRef;
+  readonly backend: Backend;
+  readonly resolved: ResolvedServers;
+}
+
+/** Whether two references name the same servers with the same shares. */
+function sameRef(a: BackendRef, b: BackendRef): boolean {
+  if (a.namespace !== b.namespace || a.service !== b.service || portText(a.port) !== portText(b.port)) return false;
+  if (a.split === undefined || b.split === undefined) return a.split === b.split;
+  return (
+    a.split.length === b.split.length &&
+    a.split.every((share, i) => {
+      const other = b.split![i]!;
+      return share.namespace === other.namespace && share.service === other.service && share.port === other.port && share.weight === other.weight;
+    })
+  );
 }
 
 /** What the layer-4 model reads from the HTTP model's cache: servers per Service port, checked Secrets. */
@@ -149,7 +171,11 @@ export function buildL4Model(routing: L4Routing, sources: MapModelSources, cache
   const tlsSame = last !== undefined && portTlsChanges(last.servicePortTls, sources.servicePortTls).size === 0;
   const servicePortTls = tlsSame ? last!.servicePortTls : sources.servicePortTls;
   if (last && tlsSame && last.routing === routing && versions !== undefined && last.versions !== undefined && sameVersions(last.versions, versions) && now <= last.expiresAt) return last;
-  if (routing.listeners.length === 0) return { routing, servicePortTls, versions, expiresAt: Number.POSITIVE_INFINITY, model: NO_L4_MODEL };
+  if (routing.listeners.length === 0) return { routing, servicePortTls, versions, expiresAt: Number.POSITIVE_INFINITY, model: NO_L4_MODEL, resolutions: new Map() };
+  // A route's change leaves the other routes' backends as they were: the same objects, which the renderer replays.
+  const storesSame = tlsSame && versions !== undefined && last?.versions !== undefined && sameVersions(last.versions, versions);
+  const kept = storesSame ? last!.resolutions : undefined;
+  const keptLines = storesSame ? new Map(last!.model.lines.map((line) => [line.key, line])) : undefined;
   const excluded = new ProblemList();
   const warnings = new ProblemList();
   const { frontends, certificates, expiresAt } = frontendsOf(routing.listeners, sources, cache, now, excluded);
@@ -176,22 +202,17 @@ export function buildL4Model(routing: L4Routing, sources: MapModelSources, cache
       refs.set(ref.name, { ref, tls });
       backend = ref.name;
     }
-    lines.set(key, { line: { key, backend }, route });
+    const before = keptLines?.get(key);
+    lines.set(key, { line: before?.backend === backend ? before : Object.freeze({ key, backend }), route });
   }
   const backends: Backend[] = [];
   const cas = new Map<string, CaCertificate>();
+  const resolutions = new Map<string, Resolution>();
   for (const { ref, tls } of refs.values()) {
-    let { backend, resolved } = resolveBackend(ref, withPortTls(NO_SETTINGS, tls), sources, cache);
-    const verifyCa = backend.transport?.caFile === undefined ? undefined : (backend.settings.protocol!.verifyCa as CaRef);
-    const ca = tls !== undefined && 'refused' in tls ? { issue: tls.refused } : verifyCa && caOf(verifyCa, backend.transport!.caFile!, sources, cache);
-    if (ca !== undefined && 'file' in ca) cas.set(ca.file, ca);
-    else if (ca !== undefined) {
-      // Unverifiable servers are not served, as for HTTP backends (backend-resolution.ts).
-      const source = sourceOf(backend);
-      const emptied = { ...backend, servers: Object.freeze([]) };
-      backend = Object.freeze(source ? withSource(emptied, source) : emptied);
-      resolved = { servers: backend.servers, issue: ca.issue, problems: resolved.problems };
-    }
+    const before = tls === undefined ? kept?.get(ref.name) : undefined;
+    const resolution = before !== undefined && sameRef(before.ref, ref) ? before : resolveL4Backend(ref, tls, sources, cache, cas);
+    resolutions.set(ref.name, resolution);
+    const { backend, resolved } = resolution;
     backends.push(backend);
     warnings.addAll(resolved.problems);
     if (resolved.issue !== undefined) {
@@ -213,5 +234,21 @@ export function buildL4Model(routing: L4Routing, sources: MapModelSources, cache
     excluded: excluded.sorted(),
     warnings: warnings.sorted(),
   };
-  return { routing, servicePortTls, versions, expiresAt, model };
+  return { routing, servicePortTls, versions, expiresAt, model, resolutions };
+}
+
+/** A backend of layer-4 routes resolved, with the CA its servers are verified with (BackendTLSPolicy) noted in `cas`. */
+function resolveL4Backend(ref: BackendRef, tls: PortTls, sources: MapModelSources, cache: L4Cache, cas: Map<string, CaCertificate>): Resolution {
+  let { backend, resolved } = resolveBackend(ref, withPortTls(NO_SETTINGS, tls), sources, cache);
+  const verifyCa = backend.transport?.caFile === undefined ? undefined : (backend.settings.protocol!.verifyCa as CaRef);
+  const ca = tls !== undefined && 'refused' in tls ? { issue: tls.refused } : verifyCa && caOf(verifyCa, backend.transport!.caFile!, sources, cache);
+  if (ca !== undefined && 'file' in ca) cas.set(ca.file, ca);
+  else if (ca !== undefined) {
+    // Unverifiable servers are not served, as for HTTP backends (backend-resolution.ts).
+    const source = sourceOf(backend);
+    const emptied = { ...backend, servers: Object.freeze([]) };
+    backend = Object.freeze(source ? withSource(emptied, source) : emptied);
+    resolved = { servers: backend.servers, issue: ca.issue, problems: resolved.problems };
+  }
+  return { ref, backend, resolved };
 }

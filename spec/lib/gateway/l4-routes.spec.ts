@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { readGatewayApi, type GatewayApiModel } from '../../../lib/gateway/gateway-api.ts';
+import { GatewayApiMemo, readGatewayApi, type GatewayApiModel } from '../../../lib/gateway/gateway-api.ts';
+import type { KubeObject } from '../../../lib/pipeline/model.ts';
 import { statusWrites } from '../../../lib/gateway/status-writer.ts';
 import { gateway, grpcRoute, httpListener, l4Route, referenceGrant, service, sources, tlsSecret } from './fixtures.ts';
 
@@ -178,6 +179,30 @@ describe('TLS and TCP listeners and routes', () => {
       );
       expect(acceptance(model, 'TLSRoute infra/app')[0]).to.deep.include({ accepted: false, reason: 'UnsupportedValue' });
       expect(model.excluded).to.deep.include({ object: 'TLSRoute infra/app', field: 'spec.rules', message: 'holds 2 rules: a TLSRoute has exactly one' });
+    });
+  });
+
+  describe('judged again only where something changed', () => {
+    it('keeps the outcome of every route but the changed one while the stores it reads are the same, and judges all again when they are not', () => {
+      const memo = new GatewayApiMemo();
+      const route = (name: string, hostname: string, serviceName = 'web') =>
+        l4Route('TLSRoute', name, { parentRefs: toGateway('tls'), hostnames: [hostname], rules: [{ backendRefs: [toService(serviceName)] }] });
+      const steady = route('steady', 'steady.example.com');
+      const read = (changing: KubeObject, context: readonly unknown[]): GatewayApiModel =>
+        readGatewayApi(
+          { ...sources({ gateways: [gateway('gw', [passthrough()])], tlsRoutes: [steady, changing], services: [service('infra', 'web'), service('infra', 'api')] }), context },
+          memo,
+        );
+      const first = read(route('moving', 'moving.example.com'), ['stores', 1]);
+      const second = read(route('moving', 'moving.example.com', 'api'), ['stores', 1]);
+      expect(second.l4Routes.get('TLSRoute infra/steady')).to.equal(first.l4Routes.get('TLSRoute infra/steady'));
+      expect(second.l4.routes.find((record) => record.sni === 'moving.example.com')!.backends[0]!.service).to.equal('api');
+      expect(second.gateways.get('infra/gw')!.attachedRoutes.get('tls')).to.equal(2);
+      // Another version of a store the judging reads (a Service, a Namespace, a grant): every route is judged again.
+      const third = read(route('moving', 'moving.example.com', 'api'), ['stores', 2]);
+      expect(third.l4Routes.get('TLSRoute infra/steady')).to.not.equal(first.l4Routes.get('TLSRoute infra/steady'));
+      expect(third.l4Routes.get('TLSRoute infra/steady')).to.deep.equal(first.l4Routes.get('TLSRoute infra/steady'));
+      expect(third.gateways.get('infra/gw')!.attachedRoutes.get('tls')).to.equal(2);
     });
   });
 

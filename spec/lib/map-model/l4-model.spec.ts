@@ -122,4 +122,36 @@ describe('the layer-4 map model', () => {
     const scaled = buildMapModel(world([echoSlice(['10.0.0.1', '10.0.0.2'])], 2), cache);
     expect(scaled.l4.backends[0]!.servers.map((server) => server.address)).to.deep.equal(['10.0.0.1', '10.0.0.2']);
   });
+
+  it('keeps the other routes’ backends and lines, the same objects, when one route changes and the stores are the same', () => {
+    const cache = new MapModelCache();
+    const slices = [echoSlice(['10.0.0.1']), canarySlice];
+    const world = (routes: readonly L4Route[], version: number) => ({
+      ...sources({ services: [echo, canary], slices }),
+      l4: { listeners: [listener(8443, 'tls-passthrough')], routes },
+      versions: { services: 1, endpointSlices: version, secrets: [], configMaps: 1 },
+    });
+    const split = route('split', 8443, 'tls-passthrough', 'split.example.com', [to('echo', 90), to('canary', 10)]);
+    const plain = route('plain', 8443, 'tls-passthrough', 'plain.example.com', [to('echo')]);
+    const first = buildMapModel(world([split, plain], 1), cache).l4;
+
+    // Another route's weights change: the split keeps its backend, the plain route its line.
+    const changed = route('plain', 8443, 'tls-passthrough', 'plain.example.com', [to('echo', 50), to('canary', 50)]);
+    const second = buildMapModel(world([route('split', 8443, 'tls-passthrough', 'split.example.com', [to('echo', 90), to('canary', 10)]), changed], 1), cache).l4;
+    expect(second.backends.find((backend) => backend.name === 'l4_infra_split_split')).to.equal(first.backends.find((backend) => backend.name === 'l4_infra_split_split'));
+    expect(second.lines.find((line) => line.key === '8443/split.example.com')).to.equal(first.lines.find((line) => line.key === '8443/split.example.com'));
+    expect(second.lines.find((line) => line.key === '8443/plain.example.com')).to.deep.equal({ key: '8443/plain.example.com', backend: 'l4_infra_plain_split' });
+
+    // The split's own weights change: its backend is made again, with the new weights.
+    const reweighted = route('split', 8443, 'tls-passthrough', 'split.example.com', [to('echo', 10), to('canary', 90)]);
+    const third = buildMapModel(world([reweighted, changed], 1), cache).l4;
+    expect(third.backends.find((backend) => backend.name === 'l4_infra_split_split')!.servers.map((server) => [server.address, server.weight])).to.deep.equal([
+      ['10.0.0.1', '28'],
+      ['10.0.0.9', '256'],
+    ]);
+
+    // An EndpointSlice store change resolves every backend again, even of routes that did not change.
+    const moved = buildMapModel({ ...world([reweighted, changed], 2), ...sources({ services: [echo, canary], slices: [echoSlice(['10.0.0.2']), canarySlice] }) }, cache).l4;
+    expect(moved.backends.find((backend) => backend.name === 'l4_infra_split_split')!.servers.map((server) => server.address)).to.deep.equal(['10.0.0.2', '10.0.0.9']);
+  });
 });
