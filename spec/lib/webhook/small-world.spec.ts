@@ -32,7 +32,7 @@ describe('webhook small worlds', () => {
     let withProblems = 0;
     for (const seed of [21, 22]) {
       const shape = { size: 24, namespaces: 3 };
-      const stores = buildStores(config.watchedResources, new Map(Object.entries(Object.fromEntries(initialWorld(shape)))), config.ignoreFields);
+      const stores = buildStores(config.watchedResources, initialWorld(shape), config.ignoreFields);
       const neighbourhood = new IngressNeighbourhood(config.ingress.className);
       let step = 0;
       let previous: World | undefined;
