@@ -11,7 +11,7 @@ import { ContributionChecker, type CheckedContribution } from './contribution-ch
 import { checkSmallConfiguration } from './haproxy-check.ts';
 import { judge, type Judgement } from './judge.ts';
 import { IngressNeighbourhood } from './neighbourhood.ts';
-import { renderWorld } from './small-world.ts';
+import { worldRenderer, type WorldRenderer } from './small-world.ts';
 
 /**
  * Answers AdmissionReviews: finds which watched resource a request is for,
@@ -68,6 +68,8 @@ const answerMarginMs = 250;
 interface ConfigState {
   readonly config: ControllerConfig;
   readonly neighbourhood: IngressNeighbourhood;
+  /** Renders the reviewed objects' worlds to judge them; kept across reviews (see worldRenderer). */
+  readonly render: WorldRenderer;
   readonly checker: ContributionChecker;
 }
 
@@ -137,7 +139,7 @@ export class AdmissionHandler {
     if (ingressStore) state.neighbourhood.follow(ingressStore);
     let judgement: Judgement;
     try {
-      judgement = judge(live.config, live.stores, resource, object, state.neighbourhood);
+      judgement = judge(live.config, live.stores, resource, object, state.neighbourhood, state.render);
     } catch (error) {
       return failed(`the configuration cannot render it: ${errorMessage(error)}`);
     }
@@ -169,9 +171,11 @@ export class AdmissionHandler {
   #stateFor(config: ControllerConfig): ConfigState {
     if (this.#state?.config === config) return this.#state;
     const options = this.#options;
+    // The checks render into temporary directories: a renderer of their own keeps the judging one's output, which reads the base directory, reusable.
+    const renderChecked = worldRenderer(config);
     const checker = new ContributionChecker({
       concurrency: options.checkConcurrency ?? Math.max(1, Math.min(4, Math.floor(availableParallelism() / 2))),
-      render: (world, baseDir) => renderWorld(config, world, baseDir),
+      render: renderChecked,
       check: (render) =>
         checkSmallConfiguration(render, {
           allowDirectives: config.allowDirectives,
@@ -180,7 +184,7 @@ export class AdmissionHandler {
           ...(options.tmpRoot === undefined ? {} : { tmpRoot: options.tmpRoot }),
         }),
     });
-    this.#state = { config, neighbourhood: new IngressNeighbourhood(config.ingress.className), checker };
+    this.#state = { config, neighbourhood: new IngressNeighbourhood(config.ingress.className), render: worldRenderer(config), checker };
     return this.#state;
   }
 }

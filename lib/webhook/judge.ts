@@ -5,7 +5,7 @@ import type { KubeObject, Problem, StoreReader } from '../pipeline/model.ts';
 import { ingressResources } from '../routing-view/model-sources.ts';
 import { objectLabel } from '../render/resource-views.ts';
 import type { IngressNeighbourhood } from './neighbourhood.ts';
-import { renderWorld, smallWorld, type World } from './small-world.ts';
+import { smallWorld, worldRenderer, type World, type WorldRenderer } from './small-world.ts';
 
 /**
  * The webhook's decision on a proposed object is the pipeline's own: the
@@ -35,12 +35,19 @@ export interface Judgement {
 
 const describe = (problem: Problem) => `${problem.field}: ${problem.message}`;
 
-export function judge(config: ControllerConfig, stores: ReadonlyMap<string, StoreReader>, resource: WatchedResource, object: KubeObject, neighbourhood: IngressNeighbourhood): Judgement {
+export function judge(
+  config: ControllerConfig,
+  stores: ReadonlyMap<string, StoreReader>,
+  resource: WatchedResource,
+  object: KubeObject,
+  neighbourhood: IngressNeighbourhood,
+  render: WorldRenderer = worldRenderer(config),
+): Judgement {
   const { namespace, name } = object.metadata;
   // The view model names objects with describeObject, the template writer with objectLabel.
   const labels = new Set([describeObject(resource.kind ?? String(object.kind), namespace, name), objectLabel(resource.kind ?? resource.resource, object)]);
   const world = smallWorld(config, stores, resource, object, neighbourhood);
-  const output = renderWorld(config, world);
+  const output = render(world);
   const own = (problems: readonly Problem[]) => problems.filter((problem) => labels.has(problem.object));
   const denials = own(output.excluded).map(describe);
   const warnings = [...own(output.warnings).map(describe), ...usedSecretProblems(config, resource, object, neighbourhood, output.excluded)];

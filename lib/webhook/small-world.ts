@@ -73,8 +73,23 @@ export function unionOf(worlds: readonly World[]): World | undefined {
   return new Map([...union].map(([name, objects]) => [name, [...objects.values()]]));
 }
 
-/** Renders a world with the configuration's templates, as the pipeline renders the cluster. */
+/** Renders worlds into a base directory (the configuration's own when none is given). */
+export type WorldRenderer = (world: World, baseDir?: string) => RenderOutput;
+
+/**
+ * Renders worlds with the configuration's templates, as the pipeline renders
+ * the cluster, through one renderer kept from world to world: its templates
+ * are compiled once and what it reuses between renders (held to a fresh
+ * renderer's output by spec/lib/render/incremental.spec.ts) serves every
+ * review after the first, instead of every review paying for a renderer of
+ * its own.
+ */
+export function worldRenderer(config: ControllerConfig): WorldRenderer {
+  const renderer = createRenderer(config, routingViews);
+  return (world, baseDir) => renderer({ stores: buildStores(config.watchedResources, world, []), ...(baseDir === undefined ? {} : { baseDir }) });
+}
+
+/** Renders one world with a renderer of its own. */
 export function renderWorld(config: ControllerConfig, world: World, baseDir?: string): RenderOutput {
-  const stores = buildStores(config.watchedResources, world, []);
-  return createRenderer(config, routingViews)({ stores, ...(baseDir === undefined ? {} : { baseDir }) });
+  return worldRenderer(config)(world, baseDir);
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import type { ControllerConfig } from '../../../lib/config/types.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { checkSmallConfiguration } from '../../../lib/webhook/haproxy-check.ts';
+import { checkSmallConfiguration, configurationToCheck } from '../../../lib/webhook/haproxy-check.ts';
 import { renderWorld } from '../../../lib/webhook/small-world.ts';
 
 /** The webhook's `haproxy -c`, with the real HAProxy: the guard first, an empty environment, nothing left behind. */
@@ -82,6 +82,16 @@ describe('checkSmallConfiguration', () => {
     } finally {
       delete process.env['WEBHOOK_SPEC_PORT'];
     }
+  });
+
+  it("spares HAProxy the system's CA store, after the last line, only where the configuration leaves the httpclient alone", () => {
+    const spared = 'global\n  httpclient.ssl.verify none\n';
+    expect(configurationToCheck('defaults\n  mode http\n')).to.equal(`defaults\n  mode http\n${spared}`);
+    expect(configurationToCheck('defaults\n  mode http')).to.equal(`defaults\n  mode http\n${spared}`);
+    const own = 'global\n  httpclient.ssl.verify required\ndefaults\n  mode http\n';
+    expect(configurationToCheck(own)).to.equal(own);
+    const resolvers = 'global\n\thttpclient.resolvers.disabled on\n';
+    expect(configurationToCheck(resolvers)).to.equal(resolvers);
   });
 
   it('fails loudly, judging nothing, without HAProxy', async () => {
