@@ -159,4 +159,80 @@ describe('incremental rendering', () => {
       .to.match(/^backend default_svc-0_80 \/tmp\/b$/m)
       .and.not.include('/tmp/a');
   });
+
+  it('renders the same files as a fresh renderer after every change to TLSRoutes, TCPRoutes and the stores they read', () => {
+    const gateway = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'Gateway',
+      metadata: { name: 'gw', namespace: 'default' },
+      spec: {
+        gatewayClassName: 'haproxy',
+        listeners: [
+          { name: 'passthrough', port: 8443, protocol: 'TLS', tls: { mode: 'Passthrough' } },
+          { name: 'tcp', port: 9000, protocol: 'TCP' },
+        ],
+      },
+    };
+    const gatewayClass = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name: 'haproxy' },
+      spec: { controllerName: 'haproxy-template-ic.io/gateway-controller' },
+    };
+    const l4Route = (kind: 'TLSRoute' | 'TCPRoute', i: number, version: number, shares: readonly (readonly [number, number])[], hostname?: string): KubeObject => ({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind,
+      metadata: { name: `${kind.toLowerCase()}-${i}`, namespace: 'default', resourceVersion: String(version), creationTimestamp: `2026-01-0${1 + (i % 3)}T00:00:00Z` },
+      spec: {
+        parentRefs: [{ name: 'gw', sectionName: kind === 'TLSRoute' ? 'passthrough' : 'tcp' }],
+        ...(hostname === undefined ? {} : { hostnames: [hostname] }),
+        rules: [{ backendRefs: shares.map(([service, weight]) => ({ name: `svc-${service}`, port: 80, weight })) }],
+      },
+    });
+    const stores = buildStores(
+      config.watchedResources,
+      new Map([
+        ['gatewayclasses', [gatewayClass]],
+        ['gateways', [gateway]],
+        ['tlsroutes', Array.from({ length: 6 }, (_, i) => l4Route('TLSRoute', i, 0, [[i % 4, 1]], `tls-${i}.example.com`))],
+        ['tcproutes', [l4Route('TCPRoute', 0, 0, [[0, 1]])]],
+        ['services', Array.from({ length: 4 }, (_, i) => service(i))],
+        ['endpointslices', Array.from({ length: 4 }, (_, i) => slice(i, [`10.0.${i}.1`]))],
+      ]),
+      config.ignoreFields,
+    );
+    const render = createRenderer(config, routingViews);
+    expect(render({ stores, baseDir: '/tmp/a' }).files.config).to.include('bind *:8443');
+    let state = 5;
+    const random = (n: number) => Math.floor(((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n);
+    for (let step = 1; step <= 60; step++) {
+      const i = random(6);
+      const shares = Array.from({ length: 1 + random(2) }, () => [random(5), random(3)] as const);
+      const kind = random(6);
+      // Weights alone, backends (svc-4 is missing: refused) and hostnames of the routes; their deletion; endpoints and ports of the Services.
+      if (kind === 0) stores.get('tlsroutes')!.upsert(l4Route('TLSRoute', i, step, shares, `tls-${random(3) === 0 ? i + 1 : i}.example.com`));
+      else if (kind === 1) stores.get('tlsroutes')!.delete(l4Route('TLSRoute', i, step, []));
+      else if (kind === 2) stores.get('tcproutes')!.upsert(l4Route('TCPRoute', i % 2, step, shares));
+      else if (kind === 3) stores.get('endpointslices')!.upsert(slice(i % 4, [`10.0.${i % 4}.${1 + random(3)}`]));
+      else if (kind === 4) stores.get('services')!.upsert(service(i % 4, random(2) === 0 ? 8080 : 9090));
+      else
+        stores.get('tlsroutes')!.upsert(
+          l4Route(
+            'TLSRoute',
+            i,
+            step,
+            [
+              [i % 4, 1 + random(3)],
+              [(i + 1) % 4, 1 + random(3)],
+            ],
+            `tls-${i}.example.com`,
+          ),
+        );
+      const reused = render({ stores, baseDir: '/tmp/a' });
+      const fresh = createRenderer(config, routingViews)({ stores, baseDir: '/tmp/a' });
+      expect(reused.files, `step ${step}`).to.deep.equal(fresh.files);
+      expect(reused.warnings, `step ${step}`).to.deep.equal(fresh.warnings);
+      expect(reused.excluded, `step ${step}`).to.deep.equal(fresh.excluded);
+    }
+  });
 });
