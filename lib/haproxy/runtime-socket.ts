@@ -45,7 +45,7 @@ export async function runtimeCommand(socketPath: string, command: string, option
   const request = formatRequest(command, options.payload);
   for (;;) {
     try {
-      return await exchange(socketPath, command, request, deadline - Date.now());
+      return await exchange(socketPath, command, request, deadline - Date.now(), timeoutMs);
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       if (typeof code !== 'string' || !RETRIED_CODES.has(code)) throw error;
@@ -68,7 +68,8 @@ function formatRequest(command: string, payload: string | undefined): string {
   return `${command} <<\n${body}\n\n`;
 }
 
-function exchange(socketPath: string, command: string, request: string, timeoutMs: number): Promise<string> {
+/** One connection's command and answer, given up after `remainingMs` (what is left of the call's `timeoutMs`, which the error names). */
+function exchange(socketPath: string, command: string, request: string, remainingMs: number, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = createConnection(socketPath);
     const chunks: Buffer[] = [];
@@ -83,9 +84,9 @@ function exchange(socketPath: string, command: string, request: string, timeoutM
     };
     const timer = setTimeout(
       () => {
-        finish(new Error(`HAProxy socket ${socketPath} did not answer "${command}" within ${Math.max(timeoutMs, 0)} ms`));
+        finish(new Error(`HAProxy socket ${socketPath} did not answer "${command}" within ${timeoutMs} ms`));
       },
-      Math.max(timeoutMs, 0),
+      Math.max(remainingMs, 0),
     );
     socket.on('connect', () => {
       // Half-closing tells HAProxy there is nothing more to read: the master CLI
