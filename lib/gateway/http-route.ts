@@ -152,7 +152,11 @@ const readRule = ruleReader({ readMatch, filterTypes: HTTP_ROUTE_FILTERS, timeou
 export type RuleReader = (reader: FieldReader, value: unknown, index: number, namespace: string) => RouteRule | undefined;
 
 /** Reads a route of `kind`: parents and hostnames as every HTTP kind has them, its rules by `readRule`. */
-export function readRouteObject(object: KubeObject, kind: string, readRuleOf: RuleReader): HttpRouteRead {
+/** What every route kind begins with, read: its own namespace, parentRefs and hostnames; `base` is the route once the rest of it is read without problems. */
+export function readRouteHead(
+  object: KubeObject,
+  kind: string,
+): { readonly reader: FieldReader; readonly ownNamespace: string; readonly spec: Readonly<Record<string, unknown>>; readonly parents: readonly ParentRef[]; readonly base: () => RouteBase } {
   const { namespace, name } = object.metadata;
   const reader = new FieldReader(describeObject(kind, namespace, name));
   const ownNamespace = isDnsLabel(namespace) ? namespace : '';
@@ -164,23 +168,18 @@ export function readRouteObject(object: KubeObject, kind: string, readRuleOf: Ru
     const checked = reader.take(checkHostname(hostname), `spec.hostnames[${index}]`);
     if (checked !== undefined) hostnames.add(checked);
   });
+  const base = (): RouteBase => ({ kind, object, label: reader.label, namespace: ownNamespace, name: String(name), age: placeOf(object).age, parents, hostnames: [...hostnames] });
+  return { reader, ownNamespace, spec, parents, base };
+}
+
+export function readRouteObject(object: KubeObject, kind: string, readRuleOf: RuleReader): HttpRouteRead {
+  const { reader, ownNamespace, spec, parents, base } = readRouteHead(object, kind);
   // An absent rules list is one rule matching every request, with no backend (the CRD's default).
   const listed = absent(spec['rules']) ? [{}] : reader.list(spec['rules'], 'spec.rules');
   const rules = listed.map((rule, index) => readRuleOf(reader, rule, index, ownNamespace));
   const label = reader.label;
   if (reader.problems.length > 0) return { label, parents, route: undefined, problems: reader.problems };
-  const route: HttpRoute = {
-    kind,
-    object,
-    label,
-    namespace: ownNamespace,
-    name: String(name),
-    age: placeOf(object).age,
-    parents,
-    hostnames: [...hostnames],
-    rules: rules as RouteRule[],
-  };
-  return { label, parents, route, problems: [] };
+  return { label, parents, route: { ...base(), rules: rules as RouteRule[] }, problems: [] };
 }
 
 export function readHttpRoute(object: KubeObject): HttpRouteRead {

@@ -1,7 +1,5 @@
 import { sameItems } from '../collections/sorted-list.ts';
 import { isFields } from '../object-fields/fields.ts';
-import { describeObject, isDnsLabel, quote } from '../object-fields/names.ts';
-import { placeOf } from '../routing/order.ts';
 import { CATCH_ALL_HOST } from '../routing/route.ts';
 import type { L4Certificate, L4Listener, L4Mode, L4Route, L4Routing } from '../routing/l4-route.ts';
 import { inL4PrecedenceOrder } from '../routing/precedence.ts';
@@ -9,9 +7,8 @@ import type { KubeObject, Problem } from '../pipeline/model.ts';
 import { KINDS } from './api.ts';
 import { attach, carriesEntryOf, gatewayOf, servedKey, type Acceptance, type AttachedListener, type ParentOutcome, type ServedGateway } from './attachment.ts';
 import { readBackendReference, resolveBackend, type BackendLookup, type BackendReference, type Unresolved } from './backend-refs.ts';
-import { absent, FieldReader } from './field-reader.ts';
-import { checkHostname } from './hostnames.ts';
-import { readParents, type ParentRef, type RouteBase } from './http-route.ts';
+import { absent } from './field-reader.ts';
+import { readRouteHead, type ParentRef, type RouteBase } from './http-route.ts';
 import { isL4Protocol, type ListenerState } from './listeners.ts';
 
 /**
@@ -38,18 +35,8 @@ export interface L4RouteRead {
 }
 
 export function readL4Route(object: KubeObject, kind: string): L4RouteRead {
-  const { namespace, name } = object.metadata;
-  const reader = new FieldReader(describeObject(kind, namespace, name));
-  const ownNamespace = isDnsLabel(namespace) ? namespace : '';
-  if (ownNamespace === '') reader.problem('metadata.namespace', `${quote(namespace)} is not a namespace name`);
-  const spec = isFields(object['spec']) ? object['spec'] : {};
-  const parents = readParents(reader, spec['parentRefs'], ownNamespace);
-  const hostnames = new Set<string>();
+  const { reader, ownNamespace, spec, parents, base } = readRouteHead(object, kind);
   if (!absent(spec['hostnames']) && kind !== KINDS.tlsRoute) reader.problem('spec.hostnames', `a ${kind} has no hostnames`);
-  reader.list(spec['hostnames'], 'spec.hostnames').forEach((hostname, index) => {
-    const checked = reader.take(checkHostname(hostname), `spec.hostnames[${index}]`);
-    if (checked !== undefined) hostnames.add(checked);
-  });
   // The CRDs allow exactly one rule.
   const rules = reader.list(spec['rules'], 'spec.rules');
   if (rules.length !== 1) reader.problem('spec.rules', `holds ${rules.length} rules: a ${kind} has exactly one`);
@@ -66,8 +53,7 @@ export function readL4Route(object: KubeObject, kind: string): L4RouteRead {
   });
   const label = reader.label;
   if (reader.problems.length > 0) return { label, parents, route: undefined, problems: reader.problems };
-  const route = { object, kind, label, namespace: ownNamespace, name: String(name), age: placeOf(object).age, parents, hostnames: [...hostnames], backends };
-  return { label, parents, route, problems: [] };
+  return { label, parents, route: { ...base(), backends }, problems: [] };
 }
 
 function modeOf(state: ListenerState): L4Mode {

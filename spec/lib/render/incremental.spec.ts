@@ -186,7 +186,7 @@ describe('incremental rendering', () => {
       spec: {
         parentRefs: [{ name: 'gw', sectionName: kind === 'TLSRoute' ? 'passthrough' : 'tcp' }],
         ...(hostname === undefined ? {} : { hostnames: [hostname] }),
-        rules: [{ backendRefs: shares.map(([service, weight]) => ({ name: `svc-${service}`, port: 80, weight })) }],
+        rules: [{ backendRefs: shares.map(([index, weight]) => ({ name: `svc-${index}`, port: 80, weight })) }],
       },
     });
     const stores = buildStores(
