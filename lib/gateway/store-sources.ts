@@ -2,6 +2,7 @@ import type { ControllerConfig, WatchedResource } from '../config/types.ts';
 import type { KubeObject, StoreReader } from '../pipeline/model.ts';
 import { GATEWAY_GROUP, KINDS } from './api.ts';
 import type { GatewayApiSources } from './gateway-api.ts';
+import { lookupInEach } from '../store/lookup-in-each.ts';
 
 const NO_OBJECTS: readonly KubeObject[] = Object.freeze([]);
 
@@ -61,13 +62,7 @@ export function storeSources(stores: ReadonlyMap<string, StoreReader>, resources
     backendTlsPolicies: backendTlsPolicies?.list() ?? NO_OBJECTS,
     referenceGrants: grants?.list() ?? [],
     service: (namespace, name) => services?.get(namespace, name),
-    secret: (namespace, name) => {
-      for (const reader of secrets) {
-        const found = reader?.get(namespace, name);
-        if (found) return found;
-      }
-      return undefined;
-    },
+    secret: lookupInEach(secrets),
     configMap: (namespace, name) => configMaps?.get(namespace, name),
     namespace: (name) => namespaces?.get(undefined, name),
     context: [controllerName, httpPort, httpsPort, ...others, ...others.map((reader) => reader?.version)],

@@ -9,6 +9,7 @@ import { certificateClaims } from '../gateway/certificates.ts';
 import { GatewayApiMemo, readGatewayApi, type GatewayApiModel, type RouteOutcome } from '../gateway/gateway-api.ts';
 import { storeSources, watchesGatewayApi } from '../gateway/store-sources.ts';
 import { RoutingOutcome, type GatewayTranslation } from './routing-outcome.ts';
+import { lookupInEach } from '../store/lookup-in-each.ts';
 
 const serviceNameLabel = 'kubernetes.io/service-name';
 
@@ -92,13 +93,7 @@ function sourcesWith(config: ControllerConfig, stores: ReadonlyMap<string, Store
       if (byIndex) return sliceStore.lookup(namespace, service);
       return sliceStore.list().filter((slice) => slice.metadata.namespace === namespace && slice.metadata.labels?.[serviceNameLabel] === service);
     },
-    secret: (namespace, name) => {
-      for (const reader of secretStores) {
-        const found = reader?.get(namespace, name);
-        if (found) return found;
-      }
-      return undefined;
-    },
+    secret: lookupInEach(secretStores),
     configMap: (namespace, name) => configMapStore?.get(namespace, name),
     versions: {
       services: store(services)?.version ?? -1,
