@@ -165,6 +165,7 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
           report: reported,
           exactConfigLines: parts.exactConfigLines ?? false,
           ...(parts.mayReload === undefined ? {} : { mayReload: parts.mayReload }),
+          ...(fleet.plan === undefined ? {} : { plan: fleet.plan }),
         }),
       );
     });

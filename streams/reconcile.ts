@@ -16,6 +16,7 @@ import {
 import { fleetPeers, samePeers } from '../lib/deploy/fleet-peers.ts';
 import type { PipelineSettings } from '../lib/config/pipeline-settings.ts';
 import { runtimeOnly } from '../lib/deploy/runtime-only.ts';
+import type { Planner } from '../lib/deploy/shared-planner.ts';
 import type { RuntimeOperation } from '../lib/haproxy/plan-types.ts';
 import { withChangesOf } from '../lib/pipeline/changes.ts';
 import type { Endpoint, FleetInput, Peer, ResourceEvent, Snapshot, Trigger, Validated, WatchedType } from '../lib/pipeline/model.ts';
@@ -64,6 +65,8 @@ export interface ReconcileOptions {
    * some); a HAProxy on this machine applies every runtime plan as planned.
    */
   readonly mayReload?: (operation: RuntimeOperation) => boolean;
+  /** The fleet's planner (fleet.ts `plan`): runtime-first's question then costs the deployment no plan of its own. */
+  readonly plan?: Planner;
 }
 
 const mapUpdates = (operation: RuntimeOperation): boolean => operation.type === 'updateMap';
@@ -123,7 +126,9 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
           retry: settings.retry,
           random: options.random,
           quarantine: { book, render: options.render },
-          ...(settings.runtimeFirst ? { runtimeFirst: (last, next) => runtimeOnly(last, next, { mayReload: options.mayReload ?? mapUpdates }) } : {}),
+          ...(settings.runtimeFirst
+            ? { runtimeFirst: (last, next) => runtimeOnly(last, next, { mayReload: options.mayReload ?? mapUpdates, ...(options.plan ? { plan: options.plan } : {}) }) }
+            : {}),
         }),
         tap((config) => {
           validated.delete(config.hash);

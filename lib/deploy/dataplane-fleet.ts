@@ -69,6 +69,7 @@ export function dataplaneFleet(options: DataplaneFleetOptions): Fleet & { readon
   }
   return {
     endpoints,
+    plan,
     prepare: (config: ControllerConfig) => config,
     deploy: (endpoint, files, hash, reason) => {
       const target = instances.get(endpoint.id);
@@ -108,6 +109,7 @@ export function discoveredFleet(access: DataplaneAccess): DiscoveredFleet {
   };
   return {
     endpoints: [],
+    plan,
     prepare: (config: ControllerConfig) => config,
     deploy: (endpoint, files, hash, reason) => instanceFor(endpoint).converger.deploy(files, hash, reason),
     describe: () => `deploying to the Data Plane APIs of discovered HAProxy pods (${instances.size} known)`,

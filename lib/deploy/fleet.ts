@@ -1,5 +1,6 @@
 import type { ControllerConfig } from '../config/types.ts';
 import type { DeployReason, DeployResult, Endpoint, RenderedFiles } from '../pipeline/model.ts';
+import type { Planner } from './shared-planner.ts';
 
 /** Where a controller deploys: its endpoints, and how it reaches each. */
 export interface Fleet {
@@ -10,4 +11,10 @@ export interface Fleet {
   /** One line for the user: where the fleet is. */
   describe(): string;
   stop(options?: { readonly keepHaproxy?: boolean }): Promise<void>;
+  /**
+   * The planner its deployments plan with (shared-planner.ts): runtime-first's
+   * question (runtime-only.ts) asked of it is the plan the deployment then
+   * reuses, where another planner would parse both configurations again.
+   */
+  readonly plan?: Planner;
 }

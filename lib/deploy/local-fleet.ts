@@ -7,6 +7,7 @@ import type { Endpoint, RenderedFiles } from '../pipeline/model.ts';
 import { Converger } from './converge.ts';
 import type { Fleet } from './fleet.ts';
 import { LocalTarget } from './local-target.ts';
+import { sharedPlanner } from './shared-planner.ts';
 
 export interface LocalFleetOptions {
   readonly workDir: string;
@@ -29,7 +30,8 @@ export interface LocalFleet extends Fleet {
 /** A HAProxy on this machine, driven through its sockets, as the only endpoint. */
 export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet> {
   const target = new LocalTarget({ workDir: options.workDir, dirs: options.dirs, log: options.log });
-  const converger = new Converger({ target, log: options.log });
+  const plan = sharedPlanner();
+  const converger = new Converger({ target, log: options.log, plan });
   const running = await target.master.probe();
   // The binary that serves is the one validating here: HTTP/3 exactly when it is built with QUIC.
   const http3 = await target.master.capabilities().then(
@@ -46,6 +48,7 @@ export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet
     target,
     attached: running !== undefined,
     endpoints: [endpoint],
+    plan,
     prepare: (config: ControllerConfig): ControllerConfig => ({
       ...config,
       dataplane: { ...config.dataplane, baseDir: options.workDir, configFile: join(options.workDir, 'haproxy.cfg') },

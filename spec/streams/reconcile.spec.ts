@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { BehaviorSubject, concat, mergeMap, NEVER, Observable, of, Subject, throwError, timer } from 'rxjs';
-import type { Endpoint } from '../../lib/pipeline/model.ts';
+import type { Planner } from '../../lib/deploy/shared-planner.ts';
+import type { Endpoint, RenderedFiles } from '../../lib/pipeline/model.ts';
 import type { TestScheduler } from 'rxjs/testing';
 import { endpoint, FakeWorld, healthy, type EndpointBehaviour } from '../support/fake-world.ts';
 import { testScheduler } from '../support/marbles.ts';
@@ -21,6 +22,8 @@ interface Scenario {
   readonly config?: string;
   /** The fleet's members apart from the endpoints (a follower's). */
   readonly members?: Subject<readonly Endpoint[]>;
+  /** The fleet's planner. */
+  readonly plan?: Planner;
 }
 
 /** Runs the controller in a fresh world until `until`, then stops it; a timer left running fails the run. */
@@ -28,6 +31,7 @@ function play(scenario: Scenario): { world: FakeWorld; scheduler: TestScheduler 
   const scheduler = testScheduler();
   const world = new FakeWorld(scheduler, scenario.endpoints);
   if (scenario.members) world.members = scenario.members;
+  if (scenario.plan) world.plan = scenario.plan;
   scheduler.run(() => {
     scheduler.maxFrames = scenario.until + 1;
     const at = (time: number, action: () => void) => void scheduler.schedule(action, time);
@@ -110,6 +114,30 @@ describe('the composed pipeline', () => {
     }
     // The last change of the churn is deployed once it stops.
     expect(world.deployCalls.at(-1)?.config).to.include(':10199');
+  });
+
+  it('asks runtime-first’s question of the fleet’s planner, about the files object the deployment is then given (so the deployment reuses that plan)', () => {
+    const planned: { deployed: RenderedFiles; desired: RenderedFiles }[] = [];
+    const { world } = play({
+      endpoints: ['a'],
+      until: 20_000,
+      config: 'runtime-first',
+      // Every change is one server more: runtime-only.
+      plan: (deployed, desired) => {
+        planned.push({ deployed, desired });
+        return { kind: 'runtime', operations: [{ type: 'deleteServer', backend: 'web', server: 's1' }] };
+      },
+      script: (w, at) => {
+        at(10_000, () => w.modify('ing-0', 9001));
+        at(15_000, () => w.modify('ing-0', 9002));
+      },
+    });
+    expect(world.of('runtimeFirst')).to.have.length(2);
+    const deployed = after(world.deployCalls, 10_000);
+    expect(planned.map(({ desired }) => desired)).to.deep.equal(deployed.map((call) => call.files));
+    for (const [index, { desired }] of planned.entries()) expect(desired).to.equal(deployed[index]!.files);
+    // Each question is asked against the configuration deployed before it.
+    expect(planned[1]!.deployed).to.equal(deployed[0]!.files);
   });
 
   it('never validates a config superseded while validation runs, and deploys the newest', () => {

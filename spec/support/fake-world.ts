@@ -4,6 +4,7 @@ import type { DeployRequest, DeployResult, Endpoint, KubeObject, RenderedFiles, 
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { controller, type ConfigLoad } from '../../streams/controller.ts';
 import { reconcile } from '../../streams/reconcile.ts';
+import type { Planner } from '../../lib/deploy/shared-planner.ts';
 
 /**
  * A virtual-time world for the composed pipeline: an informer-like source
@@ -36,6 +37,8 @@ export interface Call {
 export interface DeployCall extends Call {
   readonly endpoint: string;
   readonly reason: DeployRequest['reason'];
+  /** The files object the deployment was given (a fleet's shared planner knows a plan by it). */
+  readonly files: RenderedFiles;
 }
 
 /** How one endpoint answers its nth deploy call (n from 1). */
@@ -49,6 +52,8 @@ export class FakeWorld {
   readonly endpoints: BehaviorSubject<readonly Endpoint[]>;
   /** The fleet's members apart from the endpoints (a follower's: every pod, deploying to none); the endpoints when unset. */
   members: Subject<readonly Endpoint[]> | undefined;
+  /** The fleet's planner, which runtime-first's question is asked of; the default planner when unset. */
+  plan: Planner | undefined;
   /** Subscriptions currently open on the resource source and on deploy effects. */
   openSources = 0;
   openDeploys = 0;
@@ -154,6 +159,7 @@ export class FakeWorld {
         reason: request.reason,
         revision: request.config.revision,
         config: request.config.files.config,
+        files: request.config.files,
       });
       this.openDeploys++;
       const behaviour = this.#behaviours.get(id) ?? healthy;
@@ -177,6 +183,7 @@ export class FakeWorld {
               settings: pipelineSettings,
               endpoints: this.endpoints,
               ...(this.members === undefined ? {} : { members: this.members }),
+              ...(this.plan === undefined ? {} : { plan: this.plan }),
               render: this.render,
               validate: this.validate,
               deploy: this.deploy,
@@ -207,10 +214,11 @@ export function healthy(): Observable<DeployResult> {
   return timer(durations.deployMs).pipe(map((): DeployResult => ({ mode: 'runtime', operations: 1 })));
 }
 
-/** "default" is the shipped settings; "trailing" the seed's trailing debounce; "fast-drift" checks drift every 10 s; anything else is rejected. */
+/** "default" is the shipped settings; "trailing" the seed's trailing debounce; "runtime-first" deploys runtime-only changes while they are validated; "fast-drift" checks drift every 10 s; anything else is rejected. */
 function defaultLoad(raw: string): ConfigLoad<PipelineSettings> {
   if (raw === 'default') return { ok: true, config: defaultPipelineSettings };
   if (raw === 'trailing') return { ok: true, config: { ...defaultPipelineSettings, leadingEdge: false } };
+  if (raw === 'runtime-first') return { ok: true, config: { ...defaultPipelineSettings, runtimeFirst: true } };
   if (raw === 'fast-drift') return { ok: true, config: { ...defaultPipelineSettings, driftCheckIntervalMs: 10_000 } };
   return { ok: false, errors: [`config ${raw}: debounce: "soon" is not a duration`] };
 }
