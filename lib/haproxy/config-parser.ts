@@ -37,6 +37,12 @@ export interface Section {
   /** Directive lines without the server lines of backends and listens (those are in `servers`). */
   readonly lines: readonly ConfigLine[];
   readonly servers: readonly ParsedServer[];
+  /**
+   * The section's text, from its first line to the next section's: two
+   * sections of equal text say the same, so planning compares them no
+   * further (most sections of a configuration are the same after a change).
+   */
+  readonly source: string;
 }
 
 export interface ParsedConfig {
@@ -189,13 +195,73 @@ function parseServer(words: readonly string[], line: number): ParsedServer {
   return { name: words[1] ?? '', address, port, options, weight, disabled, line };
 }
 
-interface SectionBuilder {
+/**
+ * The first word of the line between `start` and `end` when reading its
+ * characters is enough to know it (letters, digits, `-`, `_` and `.`, then
+ * a separator, a comment or the end); '' for a line without words; undefined
+ * when the line must be tokenized to know it (a quote, an escape).
+ */
+function plainFirstWord(text: string, start: number, end: number): string | undefined {
+  let i = start;
+  // Space, \t, \v, \f: isSeparator's characters, by code, for the whole text is scanned.
+  const separator = (code: number) => code === 32 || code === 9 || code === 11 || code === 12;
+  while (i < end && separator(text.charCodeAt(i))) i++;
+  const from = i;
+  for (; i < end; i++) {
+    const code = text.charCodeAt(i);
+    const plain = (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= 48 && code <= 57) || code === 45 || code === 95 || code === 46;
+    if (!plain) break;
+  }
+  if (i === end) return text.slice(from, i);
+  const stop = text.charCodeAt(i);
+  // \r ends the line; # starts a comment.
+  if (stop === 13 || stop === 35 || separator(stop)) return text.slice(from, i);
+  return undefined;
+}
+
+/** A section as the parser finds it: its header read, its body lines tokenized when first asked for. */
+class LazySection implements Section {
   readonly keyword: string;
   readonly name: string | undefined;
   readonly words: readonly string[];
   readonly line: number;
-  readonly lines: ConfigLine[];
-  readonly servers: ParsedServer[];
+  readonly source: string;
+  /** The index in the source's lines of the first body line (1 after a header; 0 for the pseudo section). */
+  readonly #bodyFrom: number;
+  #body: { readonly lines: ConfigLine[]; readonly servers: ParsedServer[] } | undefined;
+
+  constructor(fields: Omit<Section, 'lines' | 'servers'>, bodyFrom: number) {
+    this.keyword = fields.keyword;
+    this.name = fields.name;
+    this.words = fields.words;
+    this.line = fields.line;
+    this.source = fields.source;
+    this.#bodyFrom = bodyFrom;
+  }
+
+  get lines(): readonly ConfigLine[] {
+    return this.#read().lines;
+  }
+
+  get servers(): readonly ParsedServer[] {
+    return this.#read().servers;
+  }
+
+  #read(): { readonly lines: ConfigLine[]; readonly servers: ParsedServer[] } {
+    if (this.#body) return this.#body;
+    const body = { lines: [] as ConfigLine[], servers: [] as ParsedServer[] };
+    const raws = this.source.split('\n');
+    for (let index = this.#bodyFrom; index < raws.length; index++) {
+      const { words } = tokenizeLine(raws[index]!);
+      const first = words[0];
+      if (first === undefined || first === '') continue;
+      const line = this.line + index;
+      if (first === 'server' && words.length >= 3 && SERVER_SECTIONS.has(this.keyword)) body.servers.push(parseServer(words, line));
+      else body.lines.push({ words, line });
+    }
+    this.#body = body;
+    return body;
+  }
 }
 
 /** The section name; `defaults from <other>` is an unnamed defaults section inheriting from <other>. */
@@ -211,30 +277,29 @@ function sectionName(words: readonly string[]): string | undefined {
  * section with keyword '' that exists only when there are such lines.
  * Conditional blocks (`.if`/`.endif`) are not evaluated: they stay ordinary
  * lines of the section they appear in. A `server` line with fewer than three
- * words is invalid for HAProxy and stays in `lines`.
+ * words is invalid for HAProxy and stays in `lines`. Only the section headers
+ * are read at once; a section's lines and servers when first asked for,
+ * since planning compares most sections by their text alone.
  */
 export function parseConfig(text: string): ParsedConfig {
-  const sections: SectionBuilder[] = [];
-  let current: SectionBuilder | undefined;
-  text.split('\n').forEach((raw, index) => {
-    const line = index + 1;
-    const { words } = tokenizeLine(raw);
-    const first = words[0];
-    if (first === undefined || first === '') return;
-    if (SECTION_KEYWORDS.has(first)) {
-      current = { keyword: first, name: sectionName(words), words, line, lines: [], servers: [] };
-      sections.push(current);
-      return;
+  const found: { fields: Omit<Section, 'lines' | 'servers' | 'source'>; start: number; bodyFrom: number }[] = [];
+  let line = 0;
+  for (let start = 0; start <= text.length;) {
+    const newline = text.indexOf('\n', start);
+    const end = newline === -1 ? text.length : newline;
+    line++;
+    const first = plainFirstWord(text, start, end) ?? tokenizeLine(text.slice(start, end)).words[0] ?? '';
+    if (first !== '') {
+      if (SECTION_KEYWORDS.has(first)) {
+        const { words } = tokenizeLine(text.slice(start, end));
+        found.push({ fields: { keyword: first, name: sectionName(words), words, line }, start, bodyFrom: 1 });
+      } else if (found.length === 0) {
+        found.push({ fields: { keyword: '', name: undefined, words: [], line }, start, bodyFrom: 0 });
+      }
     }
-    if (!current) {
-      current = { keyword: '', name: undefined, words: [], line, lines: [], servers: [] };
-      sections.push(current);
-    }
-    if (first === 'server' && words.length >= 3 && SERVER_SECTIONS.has(current.keyword)) {
-      current.servers.push(parseServer(words, line));
-    } else {
-      current.lines.push({ words, line });
-    }
-  });
+    if (newline === -1) break;
+    start = newline + 1;
+  }
+  const sections = found.map(({ fields, start, bodyFrom }, index) => new LazySection({ ...fields, source: text.slice(start, found[index + 1]?.start ?? text.length) }, bodyFrom));
   return { sections };
 }

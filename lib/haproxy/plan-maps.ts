@@ -16,6 +16,9 @@ import type { MapEntry, RuntimeOperation } from './plan-types.ts';
 const UNORDERED_MATCHES: ReadonlySet<string> = new Set(['str', 'beg', 'ip']);
 
 /** `map(`, `map_<match>(`, `map_<match>_<output>(` converters and the set-map/del-map actions, with their file argument. */
+/** Text a map use is written with: the word, or an escape that might make it. */
+const MAP_TEXT = /map|\\/;
+
 const MAP_USE = /(?:^|[^a-z0-9_-])(map(?:_([a-z0-9]+))?(?:_[a-z0-9]+)?|set-map|del-map)\(([^,)]*)/g;
 
 interface MapUse {
@@ -45,6 +48,8 @@ export function mapEntries(content: string): MapEntry[] {
 function mapUses(config: ParsedConfig): MapUse[] {
   const uses: MapUse[] = [];
   for (const section of config.sections) {
+    // Only a section whose text says "map" (or escapes a letter of it) can use one: the others are not read.
+    if (!MAP_TEXT.test(section.source)) continue;
     for (const line of section.lines) {
       for (const word of line.words) {
         for (const match of word.matchAll(MAP_USE)) {

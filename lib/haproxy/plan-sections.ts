@@ -182,6 +182,8 @@ function headerReason(before: NamedSection, after: NamedSection): string | undef
 }
 
 function sectionReason(before: NamedSection, after: NamedSection): string | undefined {
+  // The same text says the same header and lines; only what it inherits may differ.
+  if (before.section.source === after.section.source && before.inherits === after.inherits) return undefined;
   const header = headerReason(before, after);
   if (header !== undefined) return header;
   const label = sectionLabel(after.section);

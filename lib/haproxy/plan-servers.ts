@@ -107,6 +107,9 @@ export const ADD_SERVER_OPTIONS: ReadonlyMap<string, 0 | 1> = new Map<string, 0 
  */
 const FILE_OPTIONS: ReadonlySet<string> = new Set(['ca-file', 'crl-file', 'crt']);
 
+/** Text a word of FILE_OPTIONS is written with: the option itself, or an escape that might make one. */
+const FILE_OPTION_TEXT = /ca-file|crl-file|crt|\\/;
+
 /** Algorithms that hash a request property: static unless `hash-type consistent`. */
 const HASH_ALGORITHMS: ReadonlySet<string> = new Set(['hash', 'hdr', 'rdp-cookie', 'source', 'uri', 'url_param']);
 
@@ -178,6 +181,8 @@ export function loadedFiles(config: ParsedConfig): Set<string> {
     });
   };
   for (const section of config.sections) {
+    // Only a section whose text names an option (or escapes one) can load a file: the others are not read.
+    if (!FILE_OPTION_TEXT.test(section.source)) continue;
     for (const line of section.lines) collect(line.words);
     for (const server of section.servers) collect(server.options);
   }
@@ -197,7 +202,8 @@ function serversByName(context: ServerSection): Map<string, ParsedServer> | stri
   return byName;
 }
 
-export function planServers(deployed: ServerSection, desired: ServerSection, loaded: ReadonlySet<string>): Outcome {
+/** `loaded`: the files the deployed configuration loads (loadedFiles), asked for only when a server is added. */
+export function planServers(deployed: ServerSection, desired: ServerSection, loaded: () => ReadonlySet<string>): Outcome {
   const before = serversByName(deployed);
   if (typeof before === 'string') return { reload: before };
   const after = serversByName(desired);
@@ -210,7 +216,7 @@ export function planServers(deployed: ServerSection, desired: ServerSection, loa
     if (next === undefined) {
       operations.push({ type: 'deleteServer', backend, server: name });
     } else if (old === undefined) {
-      const reason = addServerReason(desired, next, loaded);
+      const reason = addServerReason(desired, next, loaded());
       if (reason !== undefined) return { reload: reason };
       operations.push({ type: 'addServer', backend, server: serverSpec(next) });
     } else {

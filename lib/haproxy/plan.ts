@@ -13,7 +13,7 @@
 import { compareCodeUnits, sameRecord } from '../compare.ts';
 import type { RenderedFiles } from '../pipeline/model.ts';
 import { parseConfig } from './config-parser.ts';
-import type { ParsedConfig } from './config-parser.ts';
+import type { ParsedConfig, Section } from './config-parser.ts';
 import { planCertificates } from './plan-certificates.ts';
 import { planMaps } from './plan-maps.ts';
 import { defaultsChain, nameSections, sectionsReason } from './plan-sections.ts';
@@ -65,16 +65,25 @@ function planConfig(deployedConfig: ParsedConfig, desiredConfig: ParsedConfig): 
   const desired = nameSections(desiredConfig);
   const reason = sectionsReason(deployed, desired);
   if (reason !== undefined) return { reload: reason };
-  const loaded = loadedFiles(deployedConfig);
+  let loaded: ReadonlySet<string> | undefined;
+  const loadedNow = () => (loaded ??= loadedFiles(deployedConfig));
   const backends: { readonly backend: string; readonly operations: readonly RuntimeOperation[] }[] = [];
   for (const after of desired.sections) {
     if (after.section.keyword !== 'backend' && after.section.keyword !== 'listen') continue;
     const before = deployed.byKey.get(after.key)!;
-    const outcome = planServers({ section: before.section, defaults: defaultsChain(deployed, before) }, { section: after.section, defaults: defaultsChain(desired, after) }, loaded);
+    const beforeDefaults = defaultsChain(deployed, before);
+    const afterDefaults = defaultsChain(desired, after);
+    // The same text inheriting defaults of the same text: the same servers.
+    if (before.section.source === after.section.source && sameSources(beforeDefaults, afterDefaults)) continue;
+    const outcome = planServers({ section: before.section, defaults: beforeDefaults }, { section: after.section, defaults: afterDefaults }, loadedNow);
     if ('reload' in outcome) return outcome;
     backends.push({ backend: after.section.name ?? '', operations: outcome.operations });
   }
   // planServers orders by server name; this orders by backend, whatever the order of the sections.
   backends.sort((a, b) => compareCodeUnits(a.backend, b.backend));
   return { operations: backends.flatMap((backend) => backend.operations) };
+}
+
+function sameSources(a: readonly Section[], b: readonly Section[]): boolean {
+  return a.length === b.length && a.every((section, index) => section.source === b[index]!.source);
 }

@@ -190,13 +190,15 @@ describe('parseConfig', () => {
 
   it('puts lines before the first section into a pseudo-section, only when there are some', () => {
     const { sections } = parseConfig('# header\n.notice hello\nglobal\n  maxconn 1');
-    expect(sections[0]).to.deep.equal({
+    const { keyword, name, words: header, line, lines, servers, source } = sections[0]!;
+    expect({ keyword, name, header, line, lines, servers, source }).to.deep.equal({
       keyword: '',
       name: undefined,
-      words: [],
+      header: [],
       line: 2,
       lines: [{ words: ['.notice', 'hello'], line: 2 }],
       servers: [],
+      source: '.notice hello\n',
     });
     expect(parseConfig('# header\nglobal').sections.map((s) => s.keyword)).to.deep.equal(['global']);
   });
@@ -232,5 +234,61 @@ describe('parseConfig', () => {
   it('skips lines whose first word is empty, as HAProxy does, and handles CRLF', () => {
     const { sections } = parseConfig('global\r\n  "" maxconn 1\r\n  maxconn 2\r\n');
     expect(sections[0]?.lines).to.deep.equal([{ words: ['maxconn', '2'], line: 3 }]);
+  });
+
+  it('gives each section its text as its source, from its first line to the next section’s, comments and blank lines included', () => {
+    const text = '# top\nglobal\n  maxconn 1\n\n# web\nbackend web\n  server s 127.0.0.1:80\n';
+    expect(parseConfig(text).sections.map((s) => s.source)).to.deep.equal(['global\n  maxconn 1\n\n# web\n', 'backend web\n  server s 127.0.0.1:80\n']);
+  });
+
+  it('finds a header written with quotes or escapes as HAProxy reads it', () => {
+    const { sections } = parseConfig('"backend" quoted\n  server s 127.0.0.1:80\nback\\x65nd escaped\n  server t 127.0.0.2:80\n"" backend not-a-header');
+    expect(sections.map((s) => [s.keyword, s.name, s.servers.map((server) => server.name)])).to.deep.equal([
+      ['backend', 'quoted', ['s']],
+      ['backend', 'escaped', ['t']],
+    ]);
+  });
+
+  it('reads every line as tokenizing each one would, whatever the mix of headers, servers, quotes, comments and line ends', () => {
+    const pieces = [
+      'backend b',
+      'listen l',
+      'peers p',
+      'defaults',
+      'frontend "f x"',
+      '  server s 10.0.0.1:80 weight 2',
+      '  server q',
+      '  mode http',
+      '  "" skipped',
+      '  # note',
+      '',
+      '  acl a path -m beg "/x y"',
+      "  'use_backend' b",
+      '\tbind :80 # c',
+    ];
+    let state = 3;
+    const random = (n: number) => Math.floor(((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * n);
+    for (let round = 0; round < 200; round++) {
+      const lines = Array.from({ length: 1 + random(14) }, () => pieces[random(pieces.length)]!);
+      const text = lines.join(random(4) === 0 ? '\r\n' : '\n');
+      // The oracle: every line tokenized in turn, sorted into sections as the parser's contract says.
+      const expected: { keyword: string; lines: { words: string[]; line: number }[]; servers: string[] }[] = [];
+      text.split('\n').forEach((raw, index) => {
+        const tokens = words(raw);
+        const first = tokens[0];
+        if (first === undefined || first === '') return;
+        if (['backend', 'listen', 'peers', 'defaults', 'frontend'].includes(first)) return void expected.push({ keyword: first, lines: [], servers: [] });
+        if (expected.length === 0) expected.push({ keyword: '', lines: [], servers: [] });
+        const current = expected.at(-1)!;
+        if (first === 'server' && tokens.length >= 3 && ['backend', 'listen'].includes(current.keyword)) current.servers.push(tokens[1]!);
+        else current.lines.push({ words: tokens, line: index + 1 });
+      });
+      const parsed = parseConfig(text).sections.map((s) => ({
+        keyword: s.keyword,
+        lines: s.lines.map(({ words: w, line }) => ({ words: [...w], line })),
+        servers: s.servers.map((server) => server.name),
+      }));
+      expect(parsed, JSON.stringify(text)).to.deep.equal(expected);
+    }
   });
 });

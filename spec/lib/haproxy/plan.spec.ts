@@ -341,6 +341,14 @@ describe('planDeployment', () => {
       expect(planDeployment(files(implied), files(implied.replace('backend web', 'backend web from tuned')))).to.deep.equal({ kind: 'empty' });
     });
 
+    it('names a change of the defaults a proxy of unchanged text inherits, by another defaults section before it', () => {
+      const before = lines('defaults a', '  mode http', 'backend web', '  server a 10.0.0.1:80');
+      const after = lines('defaults a', '  mode http', 'defaults b', '  mode http', 'backend web', '  server a 10.0.0.1:80');
+      expect(reason(files(before), files(after))).to.equal('defaults b added');
+      const renamed = lines('defaults b', '  mode http', 'backend web', '  server a 10.0.0.1:80');
+      expect(reason(files(before), files(renamed))).to.match(/^defaults (a removed|b added)$/);
+    });
+
     it('reloads for a line change even when servers changed too', () => {
       const desired = base.replace('10.0.0.1', '10.0.0.2').replace('maxconn 100', 'maxconn 200');
       expect(reason(files(base), files(desired))).to.match(/^global: line 2 changed/);
