@@ -1,38 +1,51 @@
 /**
- * Change to traffic served, with the leading edge, with the seed's trailing
- * debounce and with the leading edge and `runtimeFirst: true` (deployed while
- * `haproxy -c` runs, docs/adr/0022-runtime-first.md), in one run: three
- * local-mode controllers side by side, each with the shipped configuration
- * (changed as named), its own real HAProxy and BENCH_SERVED_INGRESSES (100) Ingresses, each with its
- * own Service and EndpointSlice, over real backends on loopback.
+ * Change to traffic served, for the four kinds of change issue 29 names, at
+ * each size of BENCH_SERVED_SIZES (100, 1000 and 10000 Ingresses): local-mode
+ * controllers side by side, each with the shipped configuration (changed as
+ * named), its own real HAProxy and that many Ingresses (each with its own
+ * Service and EndpointSlice) over real backends on loopback, plus one Ingress
+ * `alt` whose Service's endpoint is the second backend.
  *
- * A change is an endpoint added: a second EndpointSlice for one Service,
- * on a backend of its own. It is timed from the manifest write until a
- * request through HAProxy is answered by the new backend (polled every
- * 5 ms). Changes alternate between the two controllers, each made once its
- * controller is idle again (its last change deployed, then the minimum
- * deployment interval and the debounce passed), so both see the same
- * machine. p50 and p95 over BENCH_SERVED_CHANGES (20) changes each, and
- * leading / trailing and runtime-first / leading as ratios. BENCH_DEPLOYMENT_INTERVAL sets the minimum
- * deployment interval (a duration; the shipped 2s when absent).
+ * The changes, each timed from the manifest write until requests through
+ * HAProxy show it (polled every 5 ms):
+ * - endpoint added: a second EndpointSlice for Service i, on the second
+ *   backend, until that backend answers for host i;
+ * - endpoint removed: that EndpointSlice deleted, until it no longer does;
+ * - path added: Ingress i gets `/alt` to Service alt (an existing backend),
+ *   until the second backend answers host i's `/alt`;
+ * - new backend: a new Ingress, Service and EndpointSlice, until its host is
+ *   answered (a reload, whose own time the controller's log gives).
+ * Each change is made once its controller is idle (the last change deployed,
+ * then the minimum deployment interval and the debounce passed). Per size, the
+ * controllers are the shipped one (leading edge) and one with
+ * `runtimeFirst: true`; at the first size also one with the seed's trailing
+ * debounce, the reference the leading edge is a ratio to. p50 and p95 over
+ * BENCH_SERVED_CHANGES (20) changes of each kind; BENCH_DEPLOYMENT_INTERVAL
+ * sets the minimum deployment interval (the shipped 2s when absent).
  *
  * Run with `node bench/change-to-served.ts` (part of `npm run bench`).
  */
 import { LocalHarness } from '../spec/support/local-harness.ts';
 import { ingress, service, slice } from '../spec/support/manifest-builders.ts';
 import { loadControllerConfig } from '../lib/config/load.ts';
+import { DEFAULT_SETTLE_MS } from '../streams/local-mode.ts';
 
-const INGRESSES = Number(process.env['BENCH_SERVED_INGRESSES'] ?? 100);
+const SIZES = (process.env['BENCH_SERVED_SIZES'] ?? '100,1000,10000').split(',').map(Number);
 const CHANGES = Number(process.env['BENCH_SERVED_CHANGES'] ?? 20);
 const INTERVAL = process.env['BENCH_DEPLOYMENT_INTERVAL'];
-if (!Number.isInteger(INGRESSES) || INGRESSES < CHANGES || !Number.isInteger(CHANGES) || CHANGES < 1) {
-  throw new Error('BENCH_SERVED_CHANGES must be a positive integer and BENCH_SERVED_INGRESSES an integer at least as large');
+if (!Number.isInteger(CHANGES) || CHANGES < 1 || SIZES.some((size) => !Number.isInteger(size) || size < CHANGES)) {
+  throw new Error('BENCH_SERVED_CHANGES must be a positive integer and each of BENCH_SERVED_SIZES an integer at least as large');
 }
 
 interface Variant {
+  readonly name: string;
   readonly leadingEdge: boolean;
   readonly runtimeFirst: boolean;
 }
+
+const LEADING: Variant = { name: 'leading edge (shipped)', leadingEdge: true, runtimeFirst: false };
+const RUNTIME_FIRST: Variant = { name: 'leading edge, runtimeFirst: true', leadingEdge: true, runtimeFirst: true };
+const TRAILING: Variant = { name: 'trailing debounce (leadingEdge: false)', leadingEdge: false, runtimeFirst: false };
 
 /** The shipped configuration, with the interval asked for and the variant's settings. */
 function configure(shipped: string, { leadingEdge, runtimeFirst }: Variant): string {
@@ -60,77 +73,145 @@ function percentile(values: readonly number[], p: number): number {
 }
 
 const host = (i: number) => `app-${i}.example.com`;
-const world = (base: number): Record<string, string> =>
-  Object.fromEntries(
-    Array.from({ length: INGRESSES }, (_, i) => [
-      `app-${i}.yaml`,
-      [
-        ingress(`app-${i}`, host(i), [['/', 'Prefix', `app-${i}`, { number: 80 }]]),
-        service(`app-${i}`, [{ port: 80, targetPort: base }]),
-        slice(`app-${i}-0`, `app-${i}`, undefined, base),
-      ].join('---\n'),
-    ]),
-  );
+const appFile = (i: number, base: number, paths: readonly string[] = ['/']) =>
+  [
+    ingress(
+      `app-${i}`,
+      host(i),
+      paths.map((path) => [path, 'Prefix', path === '/alt' ? 'alt' : `app-${i}`, { number: 80 }] as const),
+    ),
+    service(`app-${i}`, [{ port: 80, targetPort: base }]),
+    slice(`app-${i}-0`, `app-${i}`, undefined, base),
+  ].join('---\n');
+
+const KINDS = ['endpoint added', 'endpoint removed', 'path added', 'new backend'] as const;
+type Kind = (typeof KINDS)[number];
+/** Served without a reload: the issue's runtime-only targets apply to these. */
+const RUNTIME_ONLY: ReadonlySet<Kind> = new Set(['endpoint added', 'endpoint removed', 'path added']);
 
 interface Controller {
-  readonly name: string;
+  readonly variant: Variant;
   readonly harness: LocalHarness;
   readonly idleMs: number;
-  readonly times: number[];
+  readonly times: Map<Kind, number[]>;
+  /** The reloads' own durations (the controller's log), for the new backends. */
+  readonly reloads: number[];
 }
 
-async function startController(name: string, variant: Variant, backends?: readonly number[]): Promise<Controller> {
+async function startController(size: number, variant: Variant, backends?: readonly number[]): Promise<Controller> {
   let config = '';
-  const harness = await LocalHarness.start({ manifests: {}, backends: 2, config: (shipped) => (config = configure(shipped, variant)) }, backends);
-  const [base] = harness.backends as [number, number];
+  // Manifest changes settle as long as they do in local mode as shipped.
+  const harness = await LocalHarness.start({ manifests: {}, backends: 2, settleMs: DEFAULT_SETTLE_MS, config: (shipped) => (config = configure(shipped, variant)) }, backends);
+  const [base, added] = harness.backends as [number, number];
   const mark = harness.mark();
-  for (const [file, text] of Object.entries(world(base))) await harness.write(file, text);
-  await harness.next(mark, 'deployed', 60_000);
-  await harness.until(host(INGRESSES - 1), '/', [base], 60_000);
+  await harness.write(
+    'alt.yaml',
+    [ingress('alt', 'alt.example.com', [['/', 'Prefix', 'alt', { number: 80 }]]), service('alt', [{ port: 80, targetPort: added }]), slice('alt-0', 'alt', undefined, added)].join('---\n'),
+  );
+  for (let i = 0; i < size; i++) await harness.write(`app-${i}.yaml`, appFile(i, base));
+  await harness.next(mark, 'deployed', 300_000);
+  await harness.until(host(size - 1), '/', [base], 300_000);
+  await harness.until('alt.example.com', '/', [added], 60_000);
   await harness.settled();
-  return { name, harness, idleMs: idleMs(config), times: [] };
+  return { variant, harness, idleMs: idleMs(config), times: new Map(KINDS.map((kind) => [kind, []])), reloads: [] };
 }
 
-/** Adds an endpoint to Service i on the second backend and times it until HAProxy routes to it, then waits for the controller to be idle. */
-async function change(controller: Controller, i: number): Promise<void> {
+/** Makes change `kind` number i, times it until HAProxy serves it, then waits for the controller to be idle. */
+async function change(controller: Controller, kind: Kind, i: number): Promise<void> {
   const { harness } = controller;
-  const added = harness.backends[1]!;
+  const [base, added] = harness.backends as [number, number];
   const mark = harness.mark();
   const start = performance.now();
-  await harness.write(`app-${i}-added.yaml`, slice(`app-${i}-1`, `app-${i}`, undefined, added));
-  while (!(await harness.answering(host(i), '/', 6)).includes(added)) await new Promise((resolve) => setTimeout(resolve, 5));
-  controller.times.push(performance.now() - start);
-  await harness.next(mark, 'deployed');
+  const poll = async (served: () => Promise<boolean>) => {
+    while (!(await served())) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+  if (kind === 'endpoint added') {
+    await harness.write(`app-${i}-added.yaml`, slice(`app-${i}-1`, `app-${i}`, undefined, added));
+    await poll(async () => (await harness.answering(host(i), '/', 6)).includes(added));
+  } else if (kind === 'endpoint removed') {
+    await harness.remove(`app-${i}-added.yaml`);
+    await poll(async () => !(await harness.answering(host(i), '/', 6)).includes(added));
+  } else if (kind === 'path added') {
+    await harness.write(`app-${i}.yaml`, appFile(i, base, ['/', '/alt']));
+    await poll(async () => (await harness.answering(host(i), '/alt', 2)).includes(added));
+  } else {
+    await harness.write(
+      `new-${i}.yaml`,
+      [
+        ingress(`new-${i}`, `new-${i}.example.com`, [['/', 'Prefix', `new-${i}`, { number: 80 }]]),
+        service(`new-${i}`, [{ port: 80, targetPort: added }]),
+        slice(`new-${i}-0`, `new-${i}`, undefined, added),
+      ].join('---\n'),
+    );
+    await poll(async () => (await harness.answering(`new-${i}.example.com`, '/', 2)).includes(added));
+  }
+  controller.times.get(kind)!.push(performance.now() - start);
+  const deployed = await harness.next(mark, 'deployed');
+  if (kind === 'new backend' && deployed.result.mode === 'reload') controller.reloads.push(deployed.durationMs);
   await harness.settled();
   await new Promise((resolve) => setTimeout(resolve, controller.idleMs));
 }
 
-const controllers: Controller[] = [];
+const out = (text: string) => process.stdout.write(`${text}\n`);
+const figures = new Map<number, Controller[]>();
+const running: Controller[] = [];
 try {
-  controllers.push(await startController('leading edge (default)', { leadingEdge: true, runtimeFirst: false }));
-  controllers.push(await startController('trailing debounce (leadingEdge: false)', { leadingEdge: false, runtimeFirst: false }, controllers[0]!.harness.backends));
-  controllers.push(await startController('leading edge, runtimeFirst: true', { leadingEdge: true, runtimeFirst: true }, controllers[0]!.harness.backends));
-  for (const controller of controllers) await new Promise((resolve) => setTimeout(resolve, controller.idleMs));
-  for (let i = 0; i < CHANGES; i++) {
-    for (const controller of controllers) await change(controller, i);
+  for (const [index, size] of SIZES.entries()) {
+    const variants = index === 0 ? [LEADING, RUNTIME_FIRST, TRAILING] : [LEADING, RUNTIME_FIRST];
+    const controllers: Controller[] = [];
+    for (const variant of variants) {
+      controllers.push(await startController(size, variant, controllers[0]?.harness.backends));
+      running.push(controllers.at(-1)!);
+    }
+    for (const controller of controllers) await new Promise((resolve) => setTimeout(resolve, controller.idleMs));
+    for (const kind of KINDS) {
+      for (let i = 0; i < CHANGES; i++) for (const controller of controllers) await change(controller, kind, i);
+    }
+    figures.set(size, controllers);
+    out(`Change to traffic served at ${size} Ingresses, ${CHANGES} changes of each kind, real HTTP through a real HAProxy (local mode):`);
+    out('');
+    out('| change | controller | p50 ms | p95 ms | min ms | max ms |');
+    out('|---|---|---|---|---|---|');
+    for (const kind of KINDS) {
+      for (const { variant, times } of controllers) {
+        const values = times.get(kind)!;
+        out(
+          `| ${kind} | ${variant.name} | ${percentile(values, 0.5).toFixed(0)} | ${percentile(values, 0.95).toFixed(0)} | ${Math.min(...values).toFixed(0)} | ${Math.max(...values).toFixed(0)} |`,
+        );
+      }
+    }
+    const reloads = controllers[0]!.reloads;
+    if (reloads.length > 0) out(`\nthe reloads of the new backends (leading edge): p50 ${percentile(reloads, 0.5).toFixed(0)} ms`);
+    out('');
+    // The later controllers borrowed the first one's backends: they stop first, leaving them to the first.
+    for (const controller of controllers.toReversed()) {
+      await controller.harness.stop({ keepBackends: controller !== controllers[0] });
+      running.splice(running.indexOf(controller), 1);
+    }
   }
-  const out = (text: string) => process.stdout.write(`${text}\n`);
-  out(`Change to traffic served: an endpoint added, ${INGRESSES} Ingresses, ${CHANGES} changes each, real HTTP through a real HAProxy (local mode):`);
-  out('');
-  out('| controller | p50 ms | p95 ms | min ms | max ms |');
-  out('|---|---|---|---|---|');
-  for (const { name, times } of controllers) {
-    out(`| ${name} | ${percentile(times, 0.5).toFixed(0)} | ${percentile(times, 0.95).toFixed(0)} | ${Math.min(...times).toFixed(0)} | ${Math.max(...times).toFixed(0)} |`);
-  }
-  const [leading, trailing, runtimeFirst] = controllers.map((c) => c.times) as [number[], number[], number[]];
   const ratio = (a: readonly number[], b: readonly number[]) => `p50 ${(percentile(a, 0.5) / percentile(b, 0.5)).toFixed(2)}, p95 ${(percentile(a, 0.95) / percentile(b, 0.95)).toFixed(2)}`;
-  out('');
-  out(`leading / trailing: ${ratio(leading, trailing)}`);
-  out(`runtime-first / leading: ${ratio(runtimeFirst, leading)}`);
-  out(
-    `target: an endpoint added served within 100 ms at ${INGRESSES} Ingresses (p50 with the leading edge: ${percentile(leading, 0.5).toFixed(0)} ms): ${percentile(leading, 0.5) <= 100 ? 'met' : 'NOT MET'}`,
-  );
+  const first = figures.get(SIZES[0]!)!;
+  const [leadingFirst, , trailingFirst] = first;
+  for (const kind of KINDS) out(`leading / trailing at ${SIZES[0]}, ${kind}: ${ratio(leadingFirst!.times.get(kind)!, trailingFirst!.times.get(kind)!)}`);
+  for (const [size, [leading, runtimeFirst]] of figures) {
+    for (const kind of KINDS) {
+      out(`runtime-first / leading at ${size}, ${kind}: ${ratio(runtimeFirst!.times.get(kind)!, leading!.times.get(kind)!)}`);
+      if (size !== SIZES[0]) out(`leading at ${size} / at ${SIZES[0]}, ${kind}: ${ratio(leading!.times.get(kind)!, leadingFirst!.times.get(kind)!)}`);
+    }
+  }
+  for (const [size, controllers] of figures) {
+    const limit = size <= 100 ? 100 : 150;
+    for (const { variant, times } of controllers.slice(0, 2)) {
+      const worst = Math.max(...[...RUNTIME_ONLY].map((kind) => percentile(times.get(kind)!, 0.5)));
+      out(`target: runtime-only changes served within ${limit} ms at ${size} Ingresses (${variant.name}, slowest p50 ${worst.toFixed(0)} ms): ${worst <= limit ? 'met' : 'NOT MET'}`);
+    }
+    const [leading] = controllers;
+    const newBackend = percentile(leading!.times.get('new backend')!, 0.5);
+    const reload = leading!.reloads.length > 0 ? percentile(leading!.reloads, 0.5) : 0;
+    out(
+      `target: a new backend (a reload) served within 1 s plus the reload at ${size} Ingresses (p50 ${newBackend.toFixed(0)} ms, reload ${reload.toFixed(0)} ms): ${newBackend - reload <= 1000 ? 'met' : 'NOT MET'}`,
+    );
+  }
 } finally {
-  // The later controllers borrowed the first one's backends: they stop first, leaving them to the first.
-  for (const controller of controllers.toReversed()) await controller.harness.stop({ keepBackends: controller !== controllers[0] });
+  for (const controller of running.toReversed()) await controller.harness.stop({ keepBackends: controller !== running[0] });
 }

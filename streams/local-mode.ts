@@ -23,6 +23,9 @@ import { buildPipeline, type ModeParts, type PipelineFleet, type PipelineState }
 import { HAPROXY_RUNNING, superviseLocalHaproxy } from './supervise-master.ts';
 import { watchPath } from './watch-path.ts';
 
+/** How long file changes settle before the manifest folder is read again, unless told otherwise. */
+export const DEFAULT_SETTLE_MS = 100;
+
 export interface LocalModeOptions {
   readonly manifests: string;
   /** The controller configuration file, watched; the shipped one when absent (then not watched). */
@@ -88,7 +91,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
     return loaded.ok ? { ok: true, config: fleet.prepare(loaded.config) } : { ok: false, errors: loaded.errors.map((e) => `${options.config.path}: ${e}`) };
   };
 
-  const settle = options.settleMs ?? 100;
+  const settle = options.settleMs ?? DEFAULT_SETTLE_MS;
   // A watch that fails is reported and set up again, never an error that stops the pipeline.
   // Each time a watch is (re)established it ticks once, so what changed while nothing watched is read too.
   const keepWatching = (watch: () => Observable<unknown>, what: string, report: (error: string) => void) =>

@@ -41,7 +41,9 @@ export function watchPath(path: string): Observable<WatchSignal> {
     const start = async (): Promise<void> => {
       const watched = await identity(path);
       if (closed) return;
-      const current = watch(path, { ignoreInitial: true, followSymlinks: true });
+      // atomic: false, since chokidar would otherwise hold every removal 100 ms (to tell an editor's
+      // save from a deletion: chokidar policy.js pendingUnlinks), and the folder is re-read after any event.
+      const current = watch(path, { ignoreInitial: true, followSymlinks: true, atomic: false });
       watcher = current;
       current.on('ready', () => subscriber.next('ready'));
       current.on('all', () => subscriber.next('change'));

@@ -29,8 +29,8 @@ const tiny: Record<string, { readonly env: Record<string, string>; readonly end:
   'burst.ts': { env: { BENCH_BURST_EDITS: '20', BENCH_BURST_SECONDS: '2' }, end: /^target: at most 3 deployments per burst/m },
   'haproxy-versions.ts': { env: { BENCH_HAPROXY_SIZES: '5', BENCH_HAPROXY_RELOADS: '1' }, end: /^HAProxy versions: haproxy -c and reload/m },
   'change-to-served.ts': {
-    env: { BENCH_SERVED_INGRESSES: '5', BENCH_SERVED_CHANGES: '2', BENCH_DEPLOYMENT_INTERVAL: '100ms' },
-    end: /^runtime-first \/ leading: p50 \d/m,
+    env: { BENCH_SERVED_SIZES: '3,4', BENCH_SERVED_CHANGES: '2', BENCH_DEPLOYMENT_INTERVAL: '100ms' },
+    end: /^target: a new backend \(a reload\) served within 1 s plus the reload at 4 Ingresses/m,
   },
 };
 

@@ -35,6 +35,8 @@ export interface HarnessOptions {
   readonly rereadMs?: number;
   /** Local mode's log level; info when absent. */
   readonly logLevel?: LogLevel;
+  /** How long manifest changes settle; 50 ms when absent, so specs wait less than local mode's own DEFAULT_SETTLE_MS. */
+  readonly settleMs?: number;
 }
 
 interface Ports {
@@ -111,7 +113,7 @@ export class LocalHarness {
       statusPort: ports.status,
       healthPort: ports.health,
       metricsPort: ports.metrics,
-      settleMs: 50,
+      settleMs: options.settleMs ?? 50,
       ...(options.rereadMs === undefined ? {} : { rereadMs: options.rereadMs }),
       log: { level: options.logLevel ?? 'info', format: 'json', write: output.write },
       output: { out: output.write, err: output.write },
