@@ -174,7 +174,7 @@ type Entry = Record<string, unknown>;
 function named(list: unknown, kind: string, name: string | undefined): Entry | undefined {
   if (name === undefined) return undefined;
   const found = (Array.isArray(list) ? (list as Entry[]) : []).find((entry) => entry?.['name'] === name);
-  if (found === undefined) throw new Error(`${kind} ${name} of the current context is not in the kubeconfig`);
+  if (found === undefined) throw new Error(`the kubeconfig has no ${kind} named ${name}`);
   return (found[kind] as Entry | undefined) ?? {};
 }
 

@@ -1,4 +1,4 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { STATUS_CODES, request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -86,10 +86,11 @@ function failure(request: KubeRequest, response: IncomingMessage, text: string):
   } catch {
     status = undefined;
   }
-  const message = typeof status?.message === 'string' ? status.message : text.slice(0, 200) || response.statusMessage;
+  const phrase = response.statusMessage || STATUS_CODES[response.statusCode ?? 0] || '';
+  const detail = typeof status?.message === 'string' ? status.message : text.slice(0, 200);
   const retryAfter = Number(response.headers['retry-after']);
   return new KubeRequestError(
-    `${request.method} ${request.path}: ${response.statusCode} ${message}`,
+    `${request.method} ${request.path}: ${response.statusCode} ${phrase}${detail !== '' && detail !== phrase ? `: ${detail}` : ''}`,
     response.statusCode ?? 0,
     typeof status?.reason === 'string' ? status.reason : undefined,
     Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
