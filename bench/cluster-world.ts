@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { defaultConfigPath, packageRoot } from '../lib/cli/package-root.ts';
@@ -87,16 +87,30 @@ export interface RunningController {
 }
 
 /**
+ * What the controller process runs: the TypeScript source, or with
+ * BENCH_COMPILED=1 the compiled build the image runs (`npm run build`
+ * first), which spares Node's TypeScript stripper (about 30 MiB resident
+ * with the module graph's stripped sources).
+ */
+function entryPoint(): string {
+  if (!process.env['BENCH_COMPILED']) return join(packageRoot(), 'streams', 'main.ts');
+  const compiled = join(packageRoot(), 'dist', 'streams', 'main.js');
+  if (!existsSync(compiled)) throw new Error(`BENCH_COMPILED: ${compiled} is missing; run npm run build first`);
+  return compiled;
+}
+
+/**
  * `haproxy-template-ic run` as its own process against the world, leading
  * alone; `line` gets every line of its standard output (JSON log lines).
- * BENCH_NODE_ARGS adds Node flags, BENCH_VERBOSE=1 shows its log.
+ * BENCH_NODE_ARGS adds Node flags, BENCH_VERBOSE=1 shows its log,
+ * BENCH_COMPILED=1 runs the compiled build.
  */
 export async function startController(world: ClusterWorld, options: { readonly metricsPort?: number; readonly line: (line: string) => void }): Promise<RunningController> {
   const child = spawn(
     process.execPath,
     [
       ...(process.env['BENCH_NODE_ARGS']?.split(' ').filter(Boolean) ?? []),
-      join(packageRoot(), 'streams', 'main.ts'),
+      entryPoint(),
       'run',
       '--kubeconfig',
       world.fake.kubeconfigPath,

@@ -14,7 +14,8 @@
  * after start, resident memory under 250 MiB.
  *
  * Run with `npm run bench` (or `node bench/cold-start.ts`; BENCH_SIZES=1000 picks sizes,
- * BENCH_VERBOSE=1 shows the controller's log).
+ * BENCH_VERBOSE=1 shows the controller's log, BENCH_COMPILED=1 runs the compiled build as
+ * the image does, after `npm run build`).
  */
 import { readFileSync } from 'node:fs';
 import { POD, startClusterWorld, startController } from './cluster-world.ts';

@@ -13,7 +13,7 @@ export interface Clock {
   after(ms: number, callback: () => void): () => void;
   /** Resolves once `ms` have passed; rejects with the signal's reason when it aborts first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  /** How long `ms` of this clock last in real time, for the timers a library keeps itself (client-node's watch idle abort). */
+  /** How long `ms` of this clock last in real time, for timers that run on real time whatever the clock (a socket's idle timeout: the informer's watch idle abort). */
   realMs(ms: number): number;
 }
 

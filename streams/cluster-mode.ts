@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConnection } from '../lib/kube/kube-connection.ts';
 import type { TracerProvider } from '@opentelemetry/api';
 import {
   BehaviorSubject,
@@ -61,7 +61,7 @@ export interface LeaseSettings {
 }
 
 export interface ClusterModeOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConnection: KubeConnection;
   /** Where the controller's ConfigMap, Secret, Lease and the HAProxy pods live. */
   readonly namespace: string;
   readonly configMap: string;
@@ -144,11 +144,11 @@ function sameEndpoints(a: readonly Endpoint[], b: readonly Endpoint[]): boolean 
  * only the leader deploys, and only it writes Events and Ingress status.
  */
 export async function startClusterMode(options: ClusterModeOptions): Promise<ClusterMode> {
-  const { kubeConfig, namespace, output } = options;
+  const { kubeConnection, namespace, output } = options;
   const restarts = new Map<string, number>();
   const informerOptions = options.informer ?? defaultInformerOptions;
   const start: StartInformer = (spec, handlers) => {
-    const informer = new ResilientInformer(kubeConfig, spec, handlers, informerOptions);
+    const informer = new ResilientInformer(kubeConnection, spec, handlers, informerOptions);
     informer.start();
     return informer;
   };
@@ -219,7 +219,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
       events: () =>
         optionalResourceEvents({
           resources: config.watchedResources,
-          served: (resource) => defer(() => servesResource(kubeConfig, resource.apiVersion, resource.resource)),
+          served: (resource) => defer(() => servesResource(kubeConnection, resource.apiVersion, resource.resource)),
           log: (level, line) => observer.logger.child({ stage: 'kubernetes' })[level](line),
           recheck: { everyMs: options.rediscoverEveryMs ?? 60_000 },
           // One informer per resource, each kept by what it watches, so the next configuration takes over those it has too.
@@ -265,7 +265,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
   for (const note of options.notes ?? []) log.info(note);
   const kubeLog = log.child({ stage: 'kubernetes' });
 
-  const lock = options.lease ? new LeaseLock(kubeConfig, { namespace, name: options.lease.name, identity: options.identity, leaseDurationMs: options.lease.durationMs }) : undefined;
+  const lock = options.lease ? new LeaseLock(kubeConnection, { namespace, name: options.lease.name, identity: options.identity, leaseDurationMs: options.lease.durationMs }) : undefined;
   const lease = options.lease;
   const leadership$ =
     lock && lease
@@ -284,7 +284,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
         )
       : EMPTY;
 
-  const recorder = new EventRecorder(kubeConfig, {
+  const recorder = new EventRecorder(kubeConnection, {
     controller: 'haproxy-template-ic',
     instance: options.identity,
     ...(options.eventSeries ? { series: options.eventSeries } : {}),
@@ -328,13 +328,13 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
         shareReplay({ bufferSize: 1, refCount: true }),
       )
     : of(undefined);
-  const statusWrites = publish ? ingressStatusWrites({ kubeConfig, pipeline, publishedService, publish, leading, log: kubeLog }) : EMPTY;
+  const statusWrites = publish ? ingressStatusWrites({ kubeConnection, pipeline, publishedService, publish, leading, log: kubeLog }) : EMPTY;
 
   const subscription = pipeline.start(observer, {
     leadership: leadership$,
     Events: eventWrites,
     'Ingress status': statusWrites,
-    'Gateway API status': gatewayStatusWrites({ kubeConfig, pipeline, publishedService, leading, log: kubeLog, now: () => (options.clock ?? systemClock).now() }),
+    'Gateway API status': gatewayStatusWrites({ kubeConnection, pipeline, publishedService, leading, log: kubeLog, now: () => (options.clock ?? systemClock).now() }),
   });
 
   // Every replica judges admissions, leader or not, over the configuration in force and the live stores.
@@ -344,7 +344,7 @@ export async function startClusterMode(options: ClusterModeOptions): Promise<Clu
       settings: options.webhook,
       namespace,
       bindAddress: options.bindAddress,
-      kubeConfig,
+      kubeConnection,
       start,
       restarting,
       state: () => {

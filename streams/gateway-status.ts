@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConnection } from '../lib/kube/kube-connection.ts';
 import { catchError, combineLatest, defer, distinctUntilChanged, EMPTY, filter, map, merge, of, scan, tap, withLatestFrom, type Observable, type OperatorFunction } from 'rxjs';
 import type { ControllerConfig } from '../lib/config/types.ts';
 import { errorMessage } from '../lib/error-message.ts';
@@ -72,7 +72,7 @@ function deployments(outcomes: Observable<Outcome>): Observable<Deployment> {
 }
 
 export interface GatewayStatusWritesOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConnection: KubeConnection;
   readonly pipeline: {
     readonly outcomes: Observable<Outcome>;
     readonly state: Observable<{ readonly routing: RoutingOutcome | undefined; readonly config: ControllerConfig | undefined }>;
@@ -85,8 +85,8 @@ export interface GatewayStatusWritesOptions {
 }
 
 /** The Gateway API status side stream of cluster mode: after every render and deployment, and when the published Service or leadership changes. */
-export function gatewayStatusWrites({ kubeConfig, pipeline, publishedService, leading, log, now }: GatewayStatusWritesOptions): Observable<number> {
-  const writer = new GatewayStatusWriter(kubeConfig);
+export function gatewayStatusWrites({ kubeConnection, pipeline, publishedService, leading, log, now }: GatewayStatusWritesOptions): Observable<number> {
+  const writer = new GatewayStatusWriter(kubeConnection);
   const rounds = merge(of(undefined), pipeline.outcomes.pipe(filter((outcome) => outcome.type === 'rendered' || outcome.type === 'deployed')));
   return combineLatest([publishedService, merge(of<Deployment>('pending'), deployments(pipeline.outcomes)), leading, rounds]).pipe(
     withLatestFrom(pipeline.state),

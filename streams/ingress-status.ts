@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConnection } from '../lib/kube/kube-connection.ts';
 import {
   asyncScheduler,
   catchError,
@@ -96,7 +96,7 @@ export function ingressStatus({ write, warn, scheduler = asyncScheduler }: Ingre
 }
 
 export interface IngressStatusWritesOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConnection: KubeConnection;
   readonly pipeline: {
     readonly outcomes: Observable<Outcome>;
     readonly state: Observable<{ readonly routing: RoutingOutcome | undefined }>;
@@ -109,8 +109,8 @@ export interface IngressStatusWritesOptions {
 }
 
 /** The Ingress status side stream of cluster mode: after each deployment and whenever the published Service or leadership changes. */
-export function ingressStatusWrites({ kubeConfig, pipeline, publishedService, publish, leading, log }: IngressStatusWritesOptions): Observable<number> {
-  const writer = new IngressStatusWriter(kubeConfig);
+export function ingressStatusWrites({ kubeConnection, pipeline, publishedService, publish, leading, log }: IngressStatusWritesOptions): Observable<number> {
+  const writer = new IngressStatusWriter(kubeConnection);
   const rounds = merge(of(undefined), pipeline.outcomes.pipe(filter((outcome) => outcome.type === 'deployed')));
   return combineLatest([publishedService, rounds, leading]).pipe(
     withLatestFrom(pipeline.state),

@@ -129,11 +129,10 @@ async function runInCluster(values: Record<string, string | boolean | string[] |
     // V8 sizes its heap once, at start: the same process image again (same pid under tini), with the flags.
     process.execve!(process.execPath, [process.execPath, ...flags, ...process.execArgv, ...process.argv.slice(1)], process.env);
   }
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kubeConfig = new KubeConfig();
+  const { defaultKubeConnection, kubeConnectionFromFile } = await import('../lib/kube/kube-connection.ts');
+  let kubeConnection;
   try {
-    if (settings.kubeconfig !== undefined) kubeConfig.loadFromFile(settings.kubeconfig);
-    else kubeConfig.loadFromDefault();
+    kubeConnection = settings.kubeconfig !== undefined ? kubeConnectionFromFile(settings.kubeconfig) : defaultKubeConnection();
   } catch (error) {
     throw new UsageError(`run: ${settings.kubeconfig !== undefined ? `--kubeconfig ${settings.kubeconfig}` : 'kubeconfig'}: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -141,7 +140,7 @@ async function runInCluster(values: Record<string, string | boolean | string[] |
   const tracing = tracingRequested(process.env) ? (await import('../lib/telemetry/tracing-sdk.ts')).startTracing(packageVersion()) : undefined;
   for (const note of tracing?.settings.notes ?? []) processOutput.err(`haproxy-template-ic: ${note}\n`);
   const { startClusterMode } = await import('./cluster-mode.ts');
-  const mode = await startClusterMode({ ...settings, kubeConfig, output: processOutput, log, notes: [plan.message], ...(tracing ? { tracerProvider: tracing.provider } : {}) }).catch(
+  const mode = await startClusterMode({ ...settings, kubeConnection, output: processOutput, log, notes: [plan.message], ...(tracing ? { tracerProvider: tracing.provider } : {}) }).catch(
     async (error: unknown) => {
       await tracing?.shutdown();
       throw error;

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConnection } from '../lib/kube/kube-connection.ts';
 import { catchError, combineLatest, concatMap, defer, distinctUntilChanged, EMPTY, map, merge, Observable, of, shareReplay, type SchedulerLike } from 'rxjs';
 import { errorMessage } from '../lib/error-message.ts';
 import { provideGeneratedCertificate } from '../lib/webhook/webhook-certificate.ts';
@@ -33,7 +33,7 @@ export interface WebhookOptions {
   /** The controller's namespace: where the certificate's Secret is. */
   readonly namespace: string;
   readonly bindAddress: string;
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConnection: KubeConnection;
   readonly start: StartInformer;
   readonly restarting: (resource: string) => (reason: string, delayMs: number) => void;
   /** The configuration in force and the live stores, once the pipeline has both. */
@@ -53,7 +53,7 @@ export interface Webhook {
 }
 
 function secretSource(options: WebhookOptions, source: { readonly name: string; readonly generate: boolean }, log: Logger): Observable<ServingCertificate> {
-  const { namespace, kubeConfig, settings } = options;
+  const { namespace, kubeConnection, settings } = options;
   const dnsNames = serviceDnsNames(settings.service.namespace, settings.service.name);
   return watchedObjects(
     options.start,
@@ -62,7 +62,9 @@ function secretSource(options: WebhookOptions, source: { readonly name: string; 
   ).pipe(
     secretCertificates({
       key: `${namespace}/${source.name}`,
-      ...(source.generate ? { generate: (secret: KubeObject | undefined) => defer(() => provideGeneratedCertificate(kubeConfig, { namespace, name: source.name }, secret, dnsNames)) } : {}),
+      ...(source.generate
+        ? { generate: (secret: KubeObject | undefined) => defer(() => provideGeneratedCertificate(kubeConnection, { namespace, name: source.name }, secret, dnsNames)) }
+        : {}),
       renewalCheckMs: options.renewalCheckMs ?? 3_600_000,
       log,
       ...(options.scheduler ? { scheduler: options.scheduler } : {}),
@@ -149,7 +151,7 @@ export function startWebhook(options: WebhookOptions): Webhook {
         ]).pipe(
           caBundles({
             configuration,
-            sync: (ca) => defer(() => syncCaBundle(options.kubeConfig, configuration, ca)),
+            sync: (ca) => defer(() => syncCaBundle(options.kubeConnection, configuration, ca)),
             log,
             ...(options.scheduler ? { scheduler: options.scheduler } : {}),
           }),

@@ -1,6 +1,6 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { formatMigrationReport, ingressSettings, isIngress, migrationReport, secretKey, type FetchedSecret } from '../annotations/migration-report.ts';
 import { errorMessage } from '../error-message.ts';
+import { kubeConnectionFromFile, type KubeConnection } from '../kube/kube-connection.ts';
 import { kubeRequest, KubeRequestError } from '../kube/kube-request.ts';
 import { readManifests } from '../kube/manifests.ts';
 import type { KubeObject } from '../pipeline/model.ts';
@@ -70,35 +70,33 @@ async function fromManifests(dir: string): Promise<Read> {
 }
 
 async function fromCluster(file: string, namespace: string | undefined): Promise<Read> {
-  const kubeConfig = new KubeConfig();
+  let kubeConnection: KubeConnection;
   try {
-    kubeConfig.loadFromFile(file);
+    kubeConnection = kubeConnectionFromFile(file);
   } catch (error) {
     return { errors: [`--kubeconfig ${file}: ${errorMessage(error)}`] };
   }
   try {
-    const ingresses = await listIngresses(kubeConfig, namespace);
+    const ingresses = await listIngresses(kubeConnection, namespace);
     const secrets = new Map<string, FetchedSecret>();
     for (const { object } of ingresses) {
       const secret = ingressSettings(object).route.basicAuth?.secret;
       if (secret === undefined || secrets.has(secretKey(secret))) continue;
-      secrets.set(secretKey(secret), await fetchSecret(kubeConfig, secret.namespace, secret.name));
+      secrets.set(secretKey(secret), await fetchSecret(kubeConnection, secret.namespace, secret.name));
     }
     return { ingresses, secrets };
   } catch (error) {
-    // fetch says only "fetch failed"; its cause says why (ECONNREFUSED, a name that does not resolve, the timeout).
-    const cause = error instanceof Error && error.cause !== undefined ? `: ${errorMessage(error.cause)}` : '';
-    return { errors: [`${kubeConfig.getCurrentCluster()?.server ?? 'the cluster'}: ${errorMessage(error)}${cause}`] };
+    return { errors: [`${kubeConnection.server}: ${errorMessage(error)}`] };
   }
 }
 
 /** Every Ingress, a page at a time as kubectl lists them. */
-async function listIngresses(kubeConfig: KubeConfig, namespace: string | undefined): Promise<ReadClaims[]> {
+async function listIngresses(kubeConnection: KubeConnection, namespace: string | undefined): Promise<ReadClaims[]> {
   const path = namespace === undefined ? '/apis/networking.k8s.io/v1/ingresses' : `/apis/networking.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/ingresses`;
   const ingresses: ReadClaims[] = [];
   let page: string | undefined;
   do {
-    const list = (await kubeRequest(kubeConfig, { method: 'GET', path, query: { limit: '500', continue: page }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })) as {
+    const list = (await kubeRequest(kubeConnection, { method: 'GET', path, query: { limit: '500', continue: page }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })) as {
       items?: KubeObject[];
       metadata?: { continue?: string };
     };
@@ -110,9 +108,9 @@ async function listIngresses(kubeConfig: KubeConfig, namespace: string | undefin
 }
 
 /** A Secret's data, or why it could not be read: a missing or forbidden Secret is the report's to show, not a failure of the command. */
-async function fetchSecret(kubeConfig: KubeConfig, namespace: string, name: string): Promise<FetchedSecret> {
+async function fetchSecret(kubeConnection: KubeConnection, namespace: string, name: string): Promise<FetchedSecret> {
   try {
-    const secret = (await kubeRequest(kubeConfig, {
+    const secret = (await kubeRequest(kubeConnection, {
       method: 'GET',
       path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`,
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),

@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConnection } from '../kube/kube-connection.ts';
 import type { LoadBalancerIngress } from '../kube/ingress-status.ts';
 import { kubeRequest } from '../kube/kube-request.ts';
 import { objectPath } from '../kube/resource-path.ts';
@@ -87,10 +87,10 @@ export function statusWrites({ model, controllerName, addresses, deployment, now
  * overwriting what it did not see.
  */
 export class GatewayStatusWriter {
-  readonly #kubeConfig: KubeConfig;
+  readonly #kubeConnection: KubeConnection;
 
-  constructor(kubeConfig: KubeConfig) {
-    this.#kubeConfig = kubeConfig;
+  constructor(kubeConnection: KubeConnection) {
+    this.#kubeConnection = kubeConnection;
   }
 
   /** Resolves to the number of objects written; one failed write does not stop the others, and all failures are reported together. */
@@ -104,7 +104,7 @@ export class GatewayStatusWriter {
         const apiVersion = typeof object.apiVersion === 'string' && object.apiVersion.startsWith(`${GATEWAY_GROUP}/`) ? object.apiVersion : API_VERSION;
         const path = objectPath(apiVersion, resource, object.metadata.namespace, object.metadata.name, 'status');
         try {
-          await kubeRequest(this.#kubeConfig, { method: 'PATCH', path, body: { metadata: { resourceVersion: object.metadata.resourceVersion }, status } });
+          await kubeRequest(this.#kubeConnection, { method: 'PATCH', path, body: { metadata: { resourceVersion: object.metadata.resourceVersion }, status } });
         } catch (error) {
           failed.push(`${resource} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata.name}: ${errorMessage(error)}`);
         }

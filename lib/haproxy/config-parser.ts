@@ -80,6 +80,24 @@ function isHexDigit(char: string | undefined): boolean {
   return char !== undefined && /^[0-9a-fA-F]$/.test(char);
 }
 
+/** What makes a line more than words between separators: quotes, escapes, comments, line ends. A `$` only counts inside double quotes. */
+const SPECIAL = /["'\\#\r\n]/;
+const NONE: readonly number[] = [];
+
+/** The runs between separators, each sliced once from the line (a rendered configuration has some hundred thousand lines). */
+function plainWords(line: string): string[] {
+  const words: string[] = [];
+  let start = -1;
+  for (let i = 0; i < line.length; i++) {
+    if (isSeparator(line.charAt(i))) {
+      if (start >= 0) words.push(line.slice(start, i));
+      start = -1;
+    } else if (start < 0) start = i;
+  }
+  if (start >= 0) words.push(line.slice(start));
+  return words;
+}
+
 /**
  * Splits one configuration line into words the way HAProxy 2.6's parse_line
  * does for configuration files, checked against haproxy 2.6.12 itself:
@@ -100,6 +118,8 @@ function isHexDigit(char: string | undefined): boolean {
  * line, `\x` stays as written) and leaves the error to `haproxy -c`.
  */
 export function tokenizeLine(line: string): TokenizedLine {
+  // Most rendered lines hold nothing the rules below treat specially: their words are the runs between separators.
+  if (!SPECIAL.test(line)) return { words: plainWords(line), comment: undefined, variables: NONE };
   const words: string[] = [];
   const variables: number[] = [];
   let comment: string | undefined;

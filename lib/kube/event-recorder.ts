@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { EventsV1Api, V1MicroTime, type KubeConfig } from '@kubernetes/client-node';
 import { systemClock, type Clock } from '../clock.ts';
 import { errorMessage } from '../error-message.ts';
 import { EventSeries, seriesKey, type EventSeriesOptions } from './event-series.ts';
+import type { KubeConnection } from './kube-connection.ts';
 import { KubeRequestError, kubeRequest } from './kube-request.ts';
-import { objectPath } from './resource-path.ts';
+import { microTime } from './micro-time.ts';
+import { collectionPath, objectPath } from './resource-path.ts';
 
 /** The object an event is about. */
 export interface EventSubject {
@@ -52,6 +53,8 @@ type Write = EventRecord & { readonly namespace: string; readonly now: number; r
  */
 const CLUSTER_SCOPED_EVENTS_NAMESPACE = 'default';
 
+const EVENTS = 'events.k8s.io/v1';
+
 /** The API caps an event's note at 1 kB. */
 const NOTE_LIMIT = 1024;
 
@@ -73,17 +76,15 @@ function truncated(note: string): string {
  * does.
  */
 export class EventRecorder {
-  readonly #kubeConfig: KubeConfig;
-  readonly #api: EventsV1Api;
+  readonly #kubeConnection: KubeConnection;
   readonly #options: EventRecorderOptions;
   readonly #series: EventSeries;
   readonly #clock: Clock;
   /** Trailing writes waiting for their throttle window to end, by series, with how to cancel them. */
   readonly #pending = new Map<string, () => void>();
 
-  constructor(kubeConfig: KubeConfig, options: EventRecorderOptions) {
-    this.#kubeConfig = kubeConfig;
-    this.#api = kubeConfig.makeApiClient(EventsV1Api);
+  constructor(kubeConnection: KubeConnection, options: EventRecorderOptions) {
+    this.#kubeConnection = kubeConnection;
     this.#options = options;
     this.#series = new EventSeries(options.series);
     this.#clock = options.clock ?? systemClock;
@@ -132,12 +133,12 @@ export class EventRecorder {
 
   /** Bumps the series of Event `name`, creating it again when the API server no longer has it. */
   async #update(write: Write, name: string, count: number, observedAt: number): Promise<'created' | 'updated'> {
-    const series = { count, lastObservedTime: new V1MicroTime(observedAt) };
+    const series = { count, lastObservedTime: microTime(observedAt) };
     try {
-      await kubeRequest(this.#kubeConfig, {
+      await kubeRequest(this.#kubeConnection, {
         method: 'PATCH',
-        path: objectPath('events.k8s.io/v1', 'events', write.namespace, name),
-        body: { series: { ...series, lastObservedTime: series.lastObservedTime.toISOString() } },
+        path: objectPath(EVENTS, 'events', write.namespace, name),
+        body: { series },
       });
       return 'updated';
     } catch (error) {
@@ -175,15 +176,18 @@ export class EventRecorder {
   }
 
   /** Creates the Event under a new name and returns that name. */
-  async #create(event: Write, series: { readonly count: number; readonly lastObservedTime: V1MicroTime } | undefined): Promise<string> {
+  async #create(event: Write, series: { readonly count: number; readonly lastObservedTime: string } | undefined): Promise<string> {
     const { regarding, namespace } = event;
     const name = `${regarding.name}.${randomBytes(8).toString('hex')}`;
-    await this.#api.createNamespacedEvent({
-      namespace,
+    await kubeRequest(this.#kubeConnection, {
+      method: 'POST',
+      path: collectionPath(EVENTS, 'events', namespace),
       body: {
+        apiVersion: EVENTS,
+        kind: 'Event',
         metadata: { name, namespace },
         // MicroTime: the API server takes exactly six fractional digits, which a Date would not give.
-        eventTime: new V1MicroTime(event.now),
+        eventTime: microTime(event.now),
         reportingController: this.#options.controller,
         reportingInstance: this.#options.instance,
         action: event.action,

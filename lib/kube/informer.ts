@@ -1,9 +1,9 @@
-import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { backoffDelay } from '../backoff.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { errorMessage } from '../error-message.ts';
 import type { ChangeType, KubeObject } from '../pipeline/model.ts';
-import { KubeRequestError, kubeRequest } from './kube-request.ts';
+import type { KubeConnection } from './kube-connection.ts';
+import { KubeRequestError, WatchIdleError, kubeRequest, kubeWatch, type WatchLine } from './kube-request.ts';
 import { normaliseObject } from './normalise.ts';
 import { collectionPath } from './resource-path.ts';
 
@@ -20,10 +20,9 @@ export interface InformerSpec {
   /** Applied by the API server (only fields it can select on, such as metadata.name). */
   readonly fieldSelector?: string | undefined;
   /**
-   * Applied to every object before the informer keeps it, as client-go's
+   * Applied to every object before the informer delivers it, as client-go's
    * SetTransform: what it drops (managedFields, by the shipped configuration)
-   * is then held nowhere, where the informer's cache would otherwise keep the
-   * whole object beside the stores' copy without it.
+   * is then held nowhere.
    */
   readonly transform?: ((object: KubeObject) => KubeObject) | undefined;
 }
@@ -48,10 +47,10 @@ export interface InformerOptions {
    */
   readonly watchdogMs: number;
   /**
-   * What the watchdog, the restart backoff and client-node's own waits (its
-   * watch idle abort, `clientNodeWatchIdleMs`, and its 1 to 30 s pause
-   * before reopening a watch that brought nothing) are measured on; real
-   * time by default. Specs give the clock of the API server they talk to.
+   * What the watchdog, the restart backoff, the watch idle abort
+   * (`watchIdleMs`) and the 1 to 30 s pause before reopening a watch that
+   * brought nothing are measured on; real time by default. Specs give the
+   * clock of the API server they talk to.
    */
   readonly clock?: Clock;
   readonly random?: () => number;
@@ -68,13 +67,17 @@ export const defaultInformerOptions: InformerOptions = {
   watchdogMs: 5 * 60_000,
 };
 
-/** How long client-node's Watch waits for data before it aborts a watch and reopens it (2.0.1, watch.js). */
-export const clientNodeWatchIdleMs = 30_000;
+/**
+ * How long a watch may bring nothing before the informer cuts it and opens
+ * another from the same resourceVersion (client-node's Watch, 2.0.1
+ * watch.js, which the informer used before: 30 s).
+ */
+export const watchIdleMs = 30_000;
 
 /**
  * How long the server is asked to keep each watch open (timeoutSeconds).
- * client-node aborts a watch that received nothing for 30 s, while a real
- * API server sends a watch its first bookmark only a minute after it opens
+ * A watch that received nothing for 30 s is cut, while a real API server
+ * sends a watch its first bookmark only a minute after it opens
  * (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/
  * cache_watcher.go, nextBookmarkTime): a quiet resource would be cut and
  * reopened forever without hearing a thing, and be taken for deaf. Asked to
@@ -84,70 +87,55 @@ export const clientNodeWatchIdleMs = 30_000;
  */
 const WATCH_TIMEOUT_SECONDS = 25;
 
-/** The watch event types whose object the informer keeps (client-node 2.0.1 cache.js watchHandler); ERROR and BOOKMARK objects are read as they came. */
+/**
+ * The pause before reopening a watch that ended with nothing in it, doubled
+ * each time up to the maximum, and none after an event or bookmark
+ * (client-node 2.0.1 cache.js, ListWatch.BASE_RECONNECT_DELAY_MS and
+ * MAX_RECONNECT_DELAY_MS): a server that ends every watch at once is not
+ * asked again in a tight loop.
+ */
+const REOPEN_BASE_MS = 1_000;
+const REOPEN_MAX_MS = 30_000;
+
+/** The watch event types that carry an object the informer delivers; ERROR carries a Status, BOOKMARK only a resourceVersion. */
 const objectPhases = new Set(['ADDED', 'MODIFIED', 'DELETED']);
 
-/**
- * The Watch client-node uses, asking for bookmarks and a server-side
- * timeout, and telling the informer of every sign of life: each line it
- * reads and each watch the server ends cleanly. A watch cut by client-node's
- * idle abort or by an error is no sign of life.
- */
-class ObservedWatch extends Watch {
-  readonly #seen: () => void;
-  readonly #shape: (object: KubernetesObject) => KubernetesObject;
-  /** `shape` makes each object of an event what the informer keeps (the LIST's items get the same). */
-  constructor(kubeConfig: KubeConfig, seen: () => void, idleMs: number, shape: (object: KubernetesObject) => KubernetesObject) {
-    super(kubeConfig);
-    this.#seen = seen;
-    this.#shape = shape;
-    // The field client-node's watch() reads; its typings call it private.
-    (this as unknown as { requestTimeoutMs: number }).requestTimeoutMs = idleMs;
-  }
-  override watch(
-    path: string,
-    queryParams: Record<string, string | number | boolean | undefined>,
-    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
-    done: (err: unknown) => void,
-  ): Promise<AbortController> {
-    // Bookmarks keep a quiet resource's version fresh, so a reconnect rarely needs a relist.
-    const query = { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: WATCH_TIMEOUT_SECONDS };
-    const lines = (phase: string, object: unknown, raw: unknown) => {
-      this.#seen();
-      callback(phase, objectPhases.has(phase) ? this.#shape(object as KubernetesObject) : object, raw);
-    };
-    const ended = (error: unknown) => {
-      if (error === null || error === undefined) this.#seen();
-      done(error);
-    };
-    return super.watch(path, query, lines, ended);
-  }
+function keyOf(object: KubeObject): string {
+  return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
 }
 
-function keyOf(object: KubernetesObject): string {
-  return `${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
+interface ListedPage {
+  readonly kind?: string;
+  readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string };
+  readonly items: KubeObject[];
 }
 
 /**
- * A client-node informer that does not stay down. client-node relists on
- * 410 and reopens cleanly closed watches, but any other error (a 5xx, a
- * reset, a failed LIST) stops it for good; here such a stop restarts it with
+ * LIST, then WATCH from the list's resourceVersion, for good: a watch the
+ * server ends is reopened where it stopped (after the reopen pause when it
+ * brought nothing); a watch whose version is too old (410, as an ERROR event
+ * or an answer) lists again; a watch idle for `watchIdleMs` is cut and
+ * reopened. Any other error (a 5xx, a reset, a failed LIST) restarts it with
  * backoff (no sooner than a 429's Retry-After), resuming from its last
  * resourceVersion. A watch that shows no sign of life for `watchdogMs` (no
  * event, no bookmark, no watch the server ended by itself: it hangs, or
- * every reopen fails) is replaced by a fresh LIST and WATCH, and what the
- * new LIST no longer holds is delivered as deleted, so nothing missed while
- * the watch was stuck stays missed.
+ * every reopen fails) is replaced by a fresh LIST and WATCH. After every
+ * LIST, what it no longer holds is delivered as deleted, so nothing missed
+ * while the watch was stuck stays missed.
  */
 export class ResilientInformer {
-  readonly #kubeConfig: KubeConfig;
+  readonly #connection: KubeConnection;
   readonly #spec: InformerSpec;
   readonly #handlers: InformerHandlers;
   readonly #options: InformerOptions;
   readonly #path: string;
   /** resourceVersion of every object delivered and not deleted, by namespace/name. */
   readonly #delivered = new Map<string, string>();
-  #current: ListWatch<KubernetesObject> | undefined;
+  /** Where the watch resumes; empty: list first. */
+  #resourceVersion = '';
+  /** Which list-and-watch loop is current: one replaced (by the watchdog, by stop) ends at its next step. */
+  #run = 0;
+  #abort: AbortController | undefined;
   #kind: string | undefined;
   #stopped = false;
   #synced = false;
@@ -159,8 +147,8 @@ export class ResilientInformer {
   /** Cancels the next look of the watchdog. */
   #cancelWatchdog: (() => void) | undefined;
 
-  constructor(kubeConfig: KubeConfig, spec: InformerSpec, handlers: InformerHandlers, options: InformerOptions = defaultInformerOptions) {
-    this.#kubeConfig = kubeConfig;
+  constructor(connection: KubeConnection, spec: InformerSpec, handlers: InformerHandlers, options: InformerOptions = defaultInformerOptions) {
+    this.#connection = connection;
     this.#spec = spec;
     this.#handlers = handlers;
     this.#options = options;
@@ -173,17 +161,81 @@ export class ResilientInformer {
   /** Starts listing and watching; `synced` tells when the first LIST is in. */
   start(): void {
     this.#stopped = false;
-    void this.#connect();
+    this.#connect();
     this.#lookLater();
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#run += 1;
     this.#cancelRestart?.();
     this.#cancelWatchdog?.();
-    const current = this.#current;
-    this.#current = undefined;
-    await current?.stop();
+    this.#abort?.abort();
+    this.#abort = undefined;
+  }
+
+  /** A fresh LIST and WATCH, replacing whatever ran before. */
+  #connect(): void {
+    this.#cancelRestart?.();
+    this.#abort?.abort();
+    const abort = new AbortController();
+    this.#abort = abort;
+    this.#resourceVersion = '';
+    const run = ++this.#run;
+    void this.#loop(run, abort.signal);
+  }
+
+  #current(run: number): boolean {
+    return run === this.#run && !this.#stopped;
+  }
+
+  /** Lists when there is no version to resume from, then watches, until an error it cannot handle itself. */
+  async #loop(run: number, signal: AbortSignal): Promise<void> {
+    let reopenMs = 0;
+    let watched = false;
+    try {
+      for (;;) {
+        if (this.#resourceVersion === '') {
+          const items = await this.#list(signal);
+          if (!this.#current(run)) return;
+          this.#listed(items);
+        }
+        if (watched && reopenMs > 0) await this.#clock.sleep(reopenMs, signal);
+        if (watched) reopenMs = Math.min(reopenMs > 0 ? reopenMs * 2 : REOPEN_BASE_MS, REOPEN_MAX_MS);
+        watched = true;
+        if (!this.#current(run)) return;
+        try {
+          await kubeWatch(
+            this.#connection,
+            this.#path,
+            {
+              resourceVersion: this.#resourceVersion,
+              labelSelector: this.#spec.labelSelector,
+              fieldSelector: this.#spec.fieldSelector,
+              // Bookmarks keep a quiet resource's version fresh, so a reconnect rarely needs a relist.
+              allowWatchBookmarks: 'true',
+              timeoutSeconds: String(WATCH_TIMEOUT_SECONDS),
+            },
+            this.#clock.realMs(watchIdleMs),
+            (line) => {
+              if (this.#current(run) && this.#watched(line)) reopenMs = 0;
+            },
+            signal,
+          );
+          // The server ended the watch by itself: a sign of life.
+          if (this.#current(run)) this.#seen();
+        } catch (error) {
+          if (!this.#current(run)) return;
+          if (error instanceof KubeRequestError && error.status === 410) this.#resourceVersion = '';
+          // The idle abort is throttle enough: reopen at once.
+          else if (error instanceof WatchIdleError) reopenMs = 0;
+          else throw error;
+        }
+        if (!this.#current(run)) return;
+      }
+    } catch (error) {
+      if (this.#current(run)) this.#failed(run, error);
+    }
   }
 
   /**
@@ -192,12 +244,12 @@ export class ResilientInformer {
    * would set the controller's peak memory. Pages of one LIST are a
    * consistent snapshot; the last page's resourceVersion is the one to watch from.
    */
-  #list = async (): Promise<KubernetesListObject<KubernetesObject>> => {
-    const items: KubernetesObject[] = [];
+  async #list(signal: AbortSignal): Promise<{ items: KubeObject[]; resourceVersion: string }> {
+    const items: KubeObject[] = [];
     let continueToken: string | undefined;
-    let page: KubernetesListObject<KubernetesObject> & { kind?: string };
+    let page: ListedPage;
     do {
-      page = (await kubeRequest(this.#kubeConfig, {
+      page = (await kubeRequest(this.#connection, {
         method: 'GET',
         path: this.#path,
         query: {
@@ -206,76 +258,68 @@ export class ResilientInformer {
           limit: String(this.#options.pageSize ?? LIST_PAGE_SIZE),
           continue: continueToken,
         },
-      })) as KubernetesListObject<KubernetesObject> & { kind?: string };
+        signal,
+      })) as ListedPage;
       this.#kind ??= typeof page.kind === 'string' ? page.kind.replace(/List$/, '') : undefined;
-      for (const item of page.items) items.push(this.#normalise(item));
+      for (const item of page.items ?? []) items.push(this.#normalise(item));
       this.#seen();
-      // Raw JSON: the wire name, not client-node's `_continue`.
-      continueToken = (page.metadata as { continue?: string } | undefined)?.continue || undefined;
+      continueToken = page.metadata?.continue || undefined;
     } while (continueToken !== undefined);
-    return { ...page, items };
-  };
-
-  #normalise = (object: KubernetesObject): KubernetesObject => {
-    const normalised = normaliseObject(object as KubeObject, this.#spec.apiVersion, this.#kind);
-    return (this.#spec.transform?.(normalised) ?? normalised) as KubernetesObject;
-  };
-
-  #seen = (): void => {
-    this.#lastSeen = this.#clock.now();
-  };
-
-  /** A fresh LIST and WATCH, replacing whatever ran before. */
-  async #connect(): Promise<void> {
-    const previous = this.#current;
-    const clock = this.#clock;
-    const informer = new ListWatch<KubernetesObject>(
-      this.#path,
-      new ObservedWatch(this.#kubeConfig, this.#seen, clock.realMs(clientNodeWatchIdleMs), this.#normalise),
-      this.#list,
-      false,
-      this.#spec.labelSelector,
-      this.#spec.fieldSelector,
-      { delayFn: (ms: number) => clock.sleep(ms) },
-    );
-    this.#current = informer;
-    const own = (deliver: (object: KubernetesObject) => void) => (object: KubernetesObject) => {
-      if (this.#current === informer && !this.#stopped) deliver(object);
-    };
-    informer.on(
-      'add',
-      own((object) => this.#deliver('added', object)),
-    );
-    informer.on(
-      'update',
-      own((object) => this.#deliver('modified', object)),
-    );
-    informer.on(
-      'delete',
-      own((object) => this.#deliver('deleted', object)),
-    );
-    informer.on('error', (error: unknown) => {
-      if (this.#current === informer && !this.#stopped) this.#failed(informer, error);
-    });
-    await previous?.stop();
-    await informer.start();
-    this.#started(informer);
+    return { items, resourceVersion: page.metadata?.resourceVersion ?? '' };
   }
 
-  /** After start() resolved: it also resolves after a failed LIST (reported through 'error'), so only a listed cache counts. */
-  #started(informer: ListWatch<KubernetesObject>): void {
-    if (this.#current !== informer || this.#stopped || informer.latestResourceVersion() === '') return;
+  /** A LIST is in: what it no longer holds was deleted meanwhile, the rest added or modified; the watch resumes from its version. */
+  #listed(list: { items: KubeObject[]; resourceVersion: string }): void {
+    const listed = new Set(list.items.map(keyOf));
+    for (const key of [...this.#delivered.keys()]) {
+      if (listed.has(key)) continue;
+      const slash = key.indexOf('/');
+      const namespace = key.slice(0, slash);
+      this.#deliver('deleted', {
+        apiVersion: this.#spec.apiVersion,
+        kind: this.#kind,
+        metadata: { name: key.slice(slash + 1), ...(namespace === '' ? {} : { namespace }) },
+      } as KubeObject);
+    }
+    for (const item of list.items) this.#deliver('added', item);
+    this.#resourceVersion = list.resourceVersion;
     this.#failures = 0;
-    this.#sweep(informer);
     if (!this.#synced) {
       this.#synced = true;
       this.#handlers.synced();
     }
   }
 
-  #deliver(type: ChangeType, raw: KubernetesObject): void {
-    const object = this.#normalise(raw) as KubeObject;
-    const key = keyOf(object as KubernetesObject);
+  /** One line of the watch; true when it moved the resourceVersion on (an event or a bookmark). */
+  #watched(line: WatchLine): boolean {
+    this.#seen();
+    const object = line.object as KubeObject | undefined;
+    if (line.type === 'ERROR') {
+      // Too old a version: the server ends this watch next, and the informer lists again.
+      if ((object as { code?: unknown } | undefined)?.code === 410) this.#resourceVersion = '';
+      return false;
+    }
+    if (objectPhases.has(line.type) && object !== undefined) {
+      const normalised = this.#normalise(object);
+      this.#deliver(line.type === 'DELETED' ? 'deleted' : 'modified', normalised);
+    }
+    this.#failures = 0;
+    this.#resourceVersion = object?.metadata?.resourceVersion ?? '';
+    return true;
+  }
+
+  #normalise = (object: KubeObject): KubeObject => {
+    const normalised = normaliseObject(object, this.#spec.apiVersion, this.#kind);
+    return this.#spec.transform?.(normalised) ?? normalised;
+  };
+
+  #seen = (): void => {
+    this.#lastSeen = this.#clock.now();
+  };
+
+  /** Delivers a change once: a version already delivered is not again, and `added` or `modified` follows what was delivered before. */
+  #deliver(type: ChangeType, object: KubeObject): void {
+    const key = keyOf(object);
     const version = object.metadata.resourceVersion ?? '';
     if (type === 'deleted') {
       if (!this.#delivered.delete(key)) return;
@@ -288,22 +332,7 @@ export class ResilientInformer {
     this.#handlers.event(type, object);
   }
 
-  /** After a fresh LIST: what was delivered before and is no longer there was deleted meanwhile. */
-  #sweep(informer: ListWatch<KubernetesObject>): void {
-    const listed = new Set(informer.list().map(keyOf));
-    for (const key of [...this.#delivered.keys()]) {
-      if (listed.has(key)) continue;
-      const slash = key.indexOf('/');
-      const namespace = key.slice(0, slash);
-      this.#deliver('deleted', {
-        apiVersion: this.#spec.apiVersion,
-        kind: this.#kind,
-        metadata: { name: key.slice(slash + 1), ...(namespace === '' ? {} : { namespace }) },
-      } as KubernetesObject);
-    }
-  }
-
-  #failed(informer: ListWatch<KubernetesObject>, error: unknown): void {
+  #failed(run: number, error: unknown): void {
     this.#failures += 1;
     const backoff = backoffDelay(this.#failures, { baseDelayMs: this.#options.restartBaseMs, maxDelayMs: this.#options.restartMaxMs }, this.#options.random ?? Math.random);
     // An API server shedding load (429, 503) says when to come back; coming back sooner only adds to its load.
@@ -311,14 +340,10 @@ export class ResilientInformer {
     const delayMs = Math.max(backoff, retryAfterMs);
     this.#handlers.restarting(`${this.#path}: ${errorMessage(error)}`, delayMs);
     this.#cancelRestart?.();
-    this.#cancelRestart = this.#clock.after(delayMs, () => void this.#resume(informer));
-  }
-
-  /** The informer keeps its cache and resourceVersion: it resumes the watch, or relists if it had none. */
-  async #resume(informer: ListWatch<KubernetesObject>): Promise<void> {
-    if (this.#current !== informer || this.#stopped) return;
-    await informer.start();
-    this.#started(informer);
+    this.#cancelRestart = this.#clock.after(delayMs, () => {
+      // The restart keeps the resourceVersion: it resumes the watch, or lists if it had none.
+      if (this.#current(run) && this.#abort !== undefined) void this.#loop(run, this.#abort.signal);
+    });
   }
 
   /** The watchdog looks four times per `watchdogMs`. */
@@ -333,6 +358,6 @@ export class ResilientInformer {
     if (this.#stopped || this.#clock.now() - this.#lastSeen < this.#options.watchdogMs) return;
     this.#seen();
     this.#handlers.restarting(`${this.#path}: nothing received for ${this.#options.watchdogMs} ms (no event, no bookmark, no watch ended by the server); listing again`, 0);
-    void this.#connect();
+    this.#connect();
   }
 }

@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConnection } from './kube-connection.ts';
 import type { IngressStatusWrite } from './ingress-status.ts';
 import { kubeRequest } from './kube-request.ts';
 import { objectPath } from './resource-path.ts';
@@ -9,14 +9,14 @@ import { objectPath } from './resource-path.ts';
  * (an empty one takes back the addresses published before).
  */
 export class IngressStatusWriter {
-  readonly #kubeConfig: KubeConfig;
+  readonly #kubeConnection: KubeConnection;
 
-  constructor(kubeConfig: KubeConfig) {
-    this.#kubeConfig = kubeConfig;
+  constructor(kubeConnection: KubeConnection) {
+    this.#kubeConnection = kubeConnection;
   }
 
   async write({ resource, ingress, addresses }: IngressStatusWrite): Promise<void> {
-    await kubeRequest(this.#kubeConfig, {
+    await kubeRequest(this.#kubeConnection, {
       method: 'PATCH',
       path: objectPath(resource.apiVersion, resource.resource, ingress.metadata.namespace, ingress.metadata.name, 'status'),
       body: { status: { loadBalancer: { ingress: addresses } } },

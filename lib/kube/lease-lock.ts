@@ -1,4 +1,8 @@
-import { ApiException, CoordinationV1Api, V1MicroTime, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import type { V1Lease } from '@kubernetes/client-node';
+import type { KubeConnection } from './kube-connection.ts';
+import { KubeRequestError, kubeRequest } from './kube-request.ts';
+import { microTime } from './micro-time.ts';
+import { collectionPath, objectPath } from './resource-path.ts';
 import { LeaseObservation, type LeaseRecord } from './lease-record.ts';
 
 export interface LeaseLockOptions {
@@ -10,7 +14,9 @@ export interface LeaseLockOptions {
   readonly now?: () => number;
 }
 
-function recordOf(lease: V1Lease): LeaseRecord {
+const LEASES = 'coordination.k8s.io/v1';
+
+function recordOf(lease: Lease): LeaseRecord {
   const spec = lease.spec ?? {};
   return {
     holder: spec.holderIdentity ?? '',
@@ -21,20 +27,26 @@ function recordOf(lease: V1Lease): LeaseRecord {
   };
 }
 
-function specOf(record: LeaseRecord): V1Lease['spec'] {
+/** A Lease as the API sends and takes it: raw JSON, times as strings. */
+interface Lease {
+  readonly metadata?: V1Lease['metadata'];
+  readonly spec?: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
+}
+
+function specOf(record: LeaseRecord): Lease['spec'] {
   return {
     holderIdentity: record.holder,
     // The API takes whole seconds.
     leaseDurationSeconds: Math.max(1, Math.round(record.leaseDurationSeconds)),
     // MicroTime: the API server takes exactly six fractional digits, which a Date would not give.
-    acquireTime: record.acquireTime && new V1MicroTime(record.acquireTime.getTime()),
-    renewTime: record.renewTime && new V1MicroTime(record.renewTime.getTime()),
+    acquireTime: record.acquireTime && microTime(record.acquireTime.getTime()),
+    renewTime: record.renewTime && microTime(record.renewTime.getTime()),
     leaseTransitions: record.transitions,
   };
 }
 
 function conflict(error: unknown): boolean {
-  return error instanceof ApiException && (error.code === 409 || error.code === 404);
+  return error instanceof KubeRequestError && (error.status === 409 || error.status === 404);
 }
 
 /**
@@ -44,13 +56,13 @@ function conflict(error: unknown): boolean {
  * 409 and stays a follower).
  */
 export class LeaseLock {
-  readonly #api: CoordinationV1Api;
+  readonly #kubeConnection: KubeConnection;
   readonly #options: LeaseLockOptions;
   readonly #observation = new LeaseObservation();
-  #held: V1Lease | undefined;
+  #held: Lease | undefined;
 
-  constructor(kubeConfig: KubeConfig, options: LeaseLockOptions) {
-    this.#api = kubeConfig.makeApiClient(CoordinationV1Api);
+  constructor(kubeConnection: KubeConnection, options: LeaseLockOptions) {
+    this.#kubeConnection = kubeConnection;
     this.#options = options;
   }
 
@@ -58,11 +70,11 @@ export class LeaseLock {
   async tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name, identity, leaseDurationMs } = this.#options;
     const now = (this.#options.now ?? Date.now)();
-    let current: V1Lease | undefined;
+    let current: Lease | undefined;
     try {
-      current = await this.#api.readNamespacedLease({ name, namespace });
+      current = (await kubeRequest(this.#kubeConnection, { method: 'GET', path: objectPath(LEASES, 'leases', namespace, name) })) as Lease;
     } catch (error) {
-      if (!(error instanceof ApiException && error.code === 404)) throw error;
+      if (!(error instanceof KubeRequestError && error.status === 404)) throw error;
     }
     const decision = this.#observation.decide(current === undefined ? undefined : recordOf(current), identity, leaseDurationMs, now);
     if (decision.action === 'wait') {
@@ -70,10 +82,15 @@ export class LeaseLock {
       return false;
     }
     try {
-      this.#held =
+      this.#held = (
         current === undefined
-          ? await this.#api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: specOf(decision.record) } })
-          : await this.#api.replaceNamespacedLease({ name, namespace, body: { ...current, spec: specOf(decision.record) } });
+          ? await kubeRequest(this.#kubeConnection, {
+              method: 'POST',
+              path: collectionPath(LEASES, 'leases', namespace),
+              body: { apiVersion: LEASES, kind: 'Lease', metadata: { name, namespace }, spec: specOf(decision.record) },
+            })
+          : await this.#replace({ ...current, spec: specOf(decision.record) })
+      ) as Lease;
       return true;
     } catch (error) {
       this.#held = undefined;
@@ -87,13 +104,18 @@ export class LeaseLock {
     const held = this.#held;
     this.#held = undefined;
     if (held === undefined) return;
-    const { namespace, name } = this.#options;
     const record = LeaseObservation.released(recordOf(held), (this.#options.now ?? Date.now)());
     try {
-      await this.#api.replaceNamespacedLease({ name, namespace, body: { ...held, spec: specOf(record) } });
+      await this.#replace({ ...held, spec: specOf(record) });
     } catch (error) {
       // Someone else wrote it since our last renewal: it is not ours to release.
       if (!conflict(error)) throw error;
     }
+  }
+
+  /** A write that carries the resourceVersion read: a 409 if someone wrote since. */
+  #replace(lease: Lease): Promise<unknown> {
+    const { namespace, name } = this.#options;
+    return kubeRequest(this.#kubeConnection, { method: 'PUT', path: objectPath(LEASES, 'leases', namespace, name), body: { apiVersion: LEASES, kind: 'Lease', ...lease } });
   }
 }

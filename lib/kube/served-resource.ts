@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConnection } from './kube-connection.ts';
 import { kubeRequest, KubeRequestError } from './kube-request.ts';
 
 /**
@@ -8,10 +8,10 @@ import { kubeRequest, KubeRequestError } from './kube-request.ts';
  * the CRD is not installed. Other failures are thrown, so the caller can
  * tell "not served" from "could not ask".
  */
-export async function servesResource(kubeConfig: KubeConfig, apiVersion: string, resource: string): Promise<boolean> {
+export async function servesResource(kubeConnection: KubeConnection, apiVersion: string, resource: string): Promise<boolean> {
   const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
   try {
-    const list = (await kubeRequest(kubeConfig, { method: 'GET', path })) as { resources?: readonly { name?: unknown }[] } | undefined;
+    const list = (await kubeRequest(kubeConnection, { method: 'GET', path })) as { resources?: readonly { name?: unknown }[] } | undefined;
     return (list?.resources ?? []).some((entry) => entry.name === resource);
   } catch (error) {
     if (error instanceof KubeRequestError && error.status === 404) return false;

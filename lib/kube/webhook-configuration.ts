@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConnection } from './kube-connection.ts';
 import { KubeRequestError, kubeRequest } from './kube-request.ts';
 import { objectPath } from './resource-path.ts';
 
@@ -21,13 +21,13 @@ interface Configuration {
   readonly webhooks?: readonly { readonly clientConfig?: { readonly caBundle?: string } }[];
 }
 
-export async function syncCaBundle(kubeConfig: KubeConfig, name: string, caPem: string): Promise<CaBundleSync> {
+export async function syncCaBundle(kubeConnection: KubeConnection, name: string, caPem: string): Promise<CaBundleSync> {
   const caBundle = Buffer.from(caPem, 'utf8').toString('base64');
   const path = objectPath(apiVersion, resource, undefined, name);
   for (let attempt = 1; ; attempt++) {
     let current: Configuration;
     try {
-      current = (await kubeRequest(kubeConfig, { method: 'GET', path })) as Configuration;
+      current = (await kubeRequest(kubeConnection, { method: 'GET', path })) as Configuration;
     } catch (error) {
       if (error instanceof KubeRequestError && error.status === 404) return 'missing';
       throw error;
@@ -36,7 +36,7 @@ export async function syncCaBundle(kubeConfig: KubeConfig, name: string, caPem: 
     if (webhooks.every((webhook) => webhook.clientConfig?.caBundle === caBundle)) return 'unchanged';
     const body = { ...current, webhooks: webhooks.map((webhook) => ({ ...webhook, clientConfig: { ...webhook.clientConfig, caBundle } })) };
     try {
-      await kubeRequest(kubeConfig, { method: 'PUT', path, body });
+      await kubeRequest(kubeConnection, { method: 'PUT', path, body });
       return 'patched';
     } catch (error) {
       if (!(error instanceof KubeRequestError && error.status === 409) || attempt >= attempts) throw error;

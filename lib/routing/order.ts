@@ -7,7 +7,7 @@ export function placeOf(ingress: KubeObject): Standing {
 }
 
 function ageOf(ingress: KubeObject): number {
-  // Raw API JSON holds an RFC 3339 string; @kubernetes/client-node objects hold a Date.
+  // Raw API JSON holds an RFC 3339 string; a manifest file's unquoted timestamp reads (js-yaml) as a Date.
   const stamp = ingress.metadata['creationTimestamp'];
   const parsed = stamp instanceof Date ? stamp.getTime() : typeof stamp === 'string' ? Date.parse(stamp) : Number.NaN;
   return Number.isNaN(parsed) ? Number.POSITIVE_INFINITY : parsed;

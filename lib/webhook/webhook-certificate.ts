@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConnection } from '../kube/kube-connection.ts';
 import type { KubeObject } from '../pipeline/model.ts';
 import { generateCertificate, needsRenewal, unusableReason, type ServingCertificate } from './serving-certificate.ts';
 import { KubeRequestError, kubeRequest } from '../kube/kube-request.ts';
@@ -62,7 +62,7 @@ export type CertificateWrite = 'created' | 'renewed' | 'none';
  * certificate is then the one everybody reads.
  */
 export async function provideGeneratedCertificate(
-  kubeConfig: KubeConfig,
+  kubeConnection: KubeConnection,
   secret: { readonly namespace: string; readonly name: string },
   stored: KubeObject | undefined,
   dnsNames: readonly string[],
@@ -73,8 +73,8 @@ export async function provideGeneratedCertificate(
   if (stored !== undefined && !due) return 'none';
   const body = secretBody(secret.namespace, secret.name, dnsNames, stored);
   try {
-    if (stored === undefined) await kubeRequest(kubeConfig, { method: 'POST', path: collectionPath('v1', 'secrets', secret.namespace), body });
-    else await kubeRequest(kubeConfig, { method: 'PUT', path: objectPath('v1', 'secrets', secret.namespace, secret.name), body });
+    if (stored === undefined) await kubeRequest(kubeConnection, { method: 'POST', path: collectionPath('v1', 'secrets', secret.namespace), body });
+    else await kubeRequest(kubeConnection, { method: 'PUT', path: objectPath('v1', 'secrets', secret.namespace, secret.name), body });
   } catch (error) {
     if (error instanceof KubeRequestError && (error.status === 409 || (stored === undefined && error.reason === 'AlreadyExists'))) return 'none';
     throw error;

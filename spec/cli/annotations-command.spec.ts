@@ -204,7 +204,7 @@ describe('annotations command', () => {
       await writeKubeconfig(kubeconfig, { server: `http://127.0.0.1:${port}`, token: 't', namespace: 'default' });
       const unreachable = captured();
       expect(await annotationsCommand({ kubeconfig }, unreachable)).to.equal(1);
-      expect(unreachable.stderr.join('')).to.match(new RegExp(`^error: http://127\\.0\\.0\\.1:${port}: fetch failed: .*ECONNREFUSED`));
+      expect(unreachable.stderr.join('')).to.match(new RegExp(`^error: http://127\\.0\\.0\\.1:${port}: connect ECONNREFUSED`));
       const missing = captured();
       expect(await annotationsCommand({ kubeconfig: join(dir, 'none') }, missing)).to.equal(1);
       expect(missing.stderr.join('')).to.match(/^error: --kubeconfig .*none: /);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
+import { kubeConnectionFromFile } from '../../lib/kube/kube-connection.ts';
 import { readFile } from 'node:fs/promises';
 import { firstValueFrom, filter, map, race, timeout } from 'rxjs';
 import { EventRecorder } from '../../lib/kube/event-recorder.ts';
@@ -88,9 +88,8 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     };
     // Each replica reaches the API server through a link of its own, which a spec can cut.
     const link = await cluster.plane.link(cluster.serviceAccount);
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(link.kubeconfig);
-    const options = await chartReplicaOptions(cluster, name, { kubeConfig, webhook: undefined, output: { out: print, err: print } });
+    const kubeConnection = kubeConnectionFromFile(link.kubeconfig);
+    const options = await chartReplicaOptions(cluster, name, { kubeConnection, webhook: undefined, output: { out: print, err: print } });
     leaseDurationMs = options.lease!.durationMs;
     const mode = await startClusterMode(options);
     const replica = { mode, log: new OutcomeLog(mode.outcomes), output, name, link };
@@ -173,9 +172,8 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
   });
 
   it("files Events about a cluster-scoped object in default, as the chart's ServiceAccount", async () => {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(cluster.plane.kubeconfigFor(cluster.serviceAccount));
-    const recorder = new EventRecorder(kubeConfig, { controller: 'haproxy-template-ic', instance: 'controller-spec' });
+    const kubeConnection = kubeConnectionFromFile(cluster.plane.kubeconfigFor(cluster.serviceAccount));
+    const recorder = new EventRecorder(kubeConnection, { controller: 'haproxy-template-ic', instance: 'controller-spec' });
     const record = {
       regarding: { apiVersion: 'networking.k8s.io/v1', kind: 'IngressClass', namespace: undefined, name: 'haproxy' },
       type: 'Warning' as const,

@@ -5,7 +5,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { KubeConfig } from '@kubernetes/client-node';
+import { kubeConnectionFromFile } from '../../lib/kube/kube-connection.ts';
 import { defaultInformerOptions, ResilientInformer } from '../../lib/kube/informer.ts';
 import { generatedAnnotation } from '../../lib/webhook/webhook-certificate.ts';
 import { startObserver, type Observer } from '../../lib/telemetry/observer.ts';
@@ -67,15 +67,14 @@ describe('webhook certificates', function () {
   });
 
   function start(certificate: WebhookSettings['certificate'], configuration?: string, renewalCheckMs?: number): Webhook {
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(fake.kubeconfigPath);
+    const kubeConnection = kubeConnectionFromFile(fake.kubeconfigPath);
     webhook = startWebhook({
       settings: { port: 0, certificate, service: { namespace: NAMESPACE, name: 'hook' }, configuration },
       namespace: NAMESPACE,
       bindAddress: '127.0.0.1',
-      kubeConfig,
+      kubeConnection,
       start: (spec, handlers) => {
-        const informer = new ResilientInformer(kubeConfig, spec, handlers, defaultInformerOptions);
+        const informer = new ResilientInformer(kubeConnection, spec, handlers, defaultInformerOptions);
         informer.start();
         return informer;
       },

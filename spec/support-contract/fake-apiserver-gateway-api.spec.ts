@@ -11,6 +11,7 @@
 import { expect } from 'chai';
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { eventually } from '../support/eventually.ts';
+import { kubeConnectionFromFile, type KubeConnection } from '../../lib/kube/kube-connection.ts';
 import { kubeRequest, KubeRequestError } from '../../lib/kube/kube-request.ts';
 import { startFakeApiServer, type FakeApiServer } from '../support/fake-apiserver/index.ts';
 import { GATEWAY_API_TYPES } from '../support/fake-apiserver/gateway-api-types.ts';
@@ -18,20 +19,22 @@ import { GATEWAY_API_TYPES } from '../support/fake-apiserver/gateway-api-types.t
 describe('fake API server: Gateway API kinds', () => {
   let fake: FakeApiServer;
   let kubeConfig: KubeConfig;
+  let connection: KubeConnection;
 
   beforeEach(async () => {
     fake = await startFakeApiServer({ customResources: GATEWAY_API_TYPES });
     kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(fake.kubeconfigPath);
+    connection = kubeConnectionFromFile(fake.kubeconfigPath);
   });
 
   afterEach(() => fake.close());
 
   it('lists the group and its resources, with status subresources, in discovery', async () => {
-    const groups = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis' })) as { groups: { name: string; versions: { groupVersion: string }[] }[] };
+    const groups = (await kubeRequest(connection, { method: 'GET', path: '/apis' })) as { groups: { name: string; versions: { groupVersion: string }[] }[] };
     const group = groups.groups.find((entry) => entry.name === 'gateway.networking.k8s.io');
     expect(group!.versions.map((version) => version.groupVersion)).to.deep.equal(['gateway.networking.k8s.io/v1', 'gateway.networking.k8s.io/v1beta1']);
-    const v1 = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1' })) as { resources: { name: string; namespaced: boolean }[] };
+    const v1 = (await kubeRequest(connection, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1' })) as { resources: { name: string; namespaced: boolean }[] };
     const served = ['gatewayclasses:false', 'gatewayclasses/status:false', 'gateways:true', 'gateways/status:true', 'httproutes:true', 'httproutes/status:true', 'referencegrants:true'];
     // GRPCRoute's and ListenerSet's CRDs serve v1 alone.
     expect(v1.resources.map((resource) => `${resource.name}:${resource.namespaced}`)).to.deep.equal([
@@ -43,7 +46,7 @@ describe('fake API server: Gateway API kinds', () => {
       'grpcroutes/status:true',
       ...served.slice(6),
     ]);
-    const v1beta1 = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1beta1' })) as { resources: { name: string; namespaced: boolean }[] };
+    const v1beta1 = (await kubeRequest(connection, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1beta1' })) as { resources: { name: string; namespaced: boolean }[] };
     expect(v1beta1.resources.map((resource) => `${resource.name}:${resource.namespaced}`)).to.deep.equal(served);
   });
 
@@ -57,13 +60,13 @@ describe('fake API server: Gateway API kinds', () => {
     );
     try {
       const grant = { apiVersion: 'gateway.networking.k8s.io/v1beta1', kind: 'ReferenceGrant', metadata: { name: 'g' }, spec: { from: [], to: [] } };
-      await kubeRequest(kubeConfig, { method: 'POST', path: '/apis/gateway.networking.k8s.io/v1beta1/namespaces/default/referencegrants', body: grant });
-      const read = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1/namespaces/default/referencegrants/g' })) as { apiVersion: string };
+      await kubeRequest(connection, { method: 'POST', path: '/apis/gateway.networking.k8s.io/v1beta1/namespaces/default/referencegrants', body: grant });
+      const read = (await kubeRequest(connection, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1/namespaces/default/referencegrants/g' })) as { apiVersion: string };
       expect(read.apiVersion).to.equal('gateway.networking.k8s.io/v1');
-      const listed = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1/referencegrants' })) as { items: { apiVersion: string }[] };
+      const listed = (await kubeRequest(connection, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1/referencegrants' })) as { items: { apiVersion: string }[] };
       expect(listed.items.map((item) => item.apiVersion)).to.deep.equal(['gateway.networking.k8s.io/v1']);
       // Created at one version, it exists at the other: a second create there conflicts.
-      const again = await kubeRequest(kubeConfig, {
+      const again = await kubeRequest(connection, {
         method: 'POST',
         path: '/apis/gateway.networking.k8s.io/v1/namespaces/default/referencegrants',
         body: { ...grant, apiVersion: 'gateway.networking.k8s.io/v1' },
@@ -86,9 +89,7 @@ describe('fake API server: Gateway API kinds', () => {
   it('answers 404 for the group when the CRDs are not installed', async () => {
     const bare = await startFakeApiServer();
     try {
-      const config = new KubeConfig();
-      config.loadFromFile(bare.kubeconfigPath);
-      const error = await kubeRequest(config, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1' }).catch((caught: unknown) => caught);
+      const error = await kubeRequest(kubeConnectionFromFile(bare.kubeconfigPath), { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1' }).catch((caught: unknown) => caught);
       expect(error).to.be.instanceOf(KubeRequestError).with.property('status', 404);
     } finally {
       await bare.close();
@@ -97,13 +98,13 @@ describe('fake API server: Gateway API kinds', () => {
 
   it('serves GatewayClasses cluster-scoped and keeps status out of main-resource writes', async () => {
     fake.create({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: 'haproxy' }, spec: { controllerName: 'x.io/y' }, status: { conditions: [] } });
-    const stored = (await kubeRequest(kubeConfig, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1/gatewayclasses/haproxy' })) as {
+    const stored = (await kubeRequest(connection, { method: 'GET', path: '/apis/gateway.networking.k8s.io/v1/gatewayclasses/haproxy' })) as {
       status?: unknown;
       metadata: { generation: number };
     };
     expect(stored.status).to.equal(undefined);
     expect(stored.metadata.generation).to.equal(1);
-    await kubeRequest(kubeConfig, { method: 'PATCH', path: '/apis/gateway.networking.k8s.io/v1/gatewayclasses/haproxy/status', body: { status: { conditions: [{ type: 'Accepted' }] } } });
+    await kubeRequest(connection, { method: 'PATCH', path: '/apis/gateway.networking.k8s.io/v1/gatewayclasses/haproxy/status', body: { status: { conditions: [{ type: 'Accepted' }] } } });
     const written = fake.get({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', name: 'haproxy' })!;
     expect(written['status']).to.deep.equal({ conditions: [{ type: 'Accepted' }] });
     // A status write moves neither spec nor generation.
@@ -114,7 +115,7 @@ describe('fake API server: Gateway API kinds', () => {
     const created = fake.create({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { namespace: 'default', name: 'r' }, spec: {} });
     const stale = String(created.metadata!['resourceVersion']);
     fake.patch({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', namespace: 'default', name: 'r' }, { spec: { hostnames: ['a.example.com'] } });
-    const error = await kubeRequest(kubeConfig, {
+    const error = await kubeRequest(connection, {
       method: 'PATCH',
       path: '/apis/gateway.networking.k8s.io/v1/namespaces/default/httproutes/r/status',
       body: { metadata: { resourceVersion: stale }, status: { parents: [] } },

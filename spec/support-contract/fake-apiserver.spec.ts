@@ -32,7 +32,7 @@ import {
 import type { KubernetesObject, V1ConfigMap, V1Ingress } from '@kubernetes/client-node';
 import { startFakeApiServer, StatusError } from '../support/fake-apiserver/index.ts';
 import type { FakeApiServer, FakeApiServerOptions, KubeObject } from '../support/fake-apiserver/index.ts';
-import { clientNodeWatchIdleMs } from '../../lib/kube/informer.ts';
+import { watchIdleMs } from '../../lib/kube/informer.ts';
 import { eventually } from '../support/eventually.ts';
 import { ManualClock } from '../support/clocks.ts';
 import { kubeTool } from '../support/kube-tools.ts';
@@ -129,7 +129,7 @@ interface RawEvent {
 /** client-node's Watch with its idle abort (30 s) run `timeScale` times faster, like a fake started with that scale. */
 function scaledWatch(fake: FakeApiServer, timeScale: number): Watch {
   const watch = new Watch(kubeConfigFor(fake));
-  idleField(watch).requestTimeoutMs = clientNodeWatchIdleMs / timeScale;
+  idleField(watch).requestTimeoutMs = watchIdleMs / timeScale;
   return watch;
 }
 

@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import { kubeConnectionFromFile } from '../../lib/kube/kube-connection.ts';
 import { readFile } from 'node:fs/promises';
 import { defaultConfigPath } from '../../lib/cli/package-root.ts';
 import { defaultInformerOptions } from '../../lib/kube/informer.ts';
@@ -64,11 +64,10 @@ export function replicaOptions(
   settings: { readonly leaseMs: number },
   overrides: Partial<ClusterModeOptions> = {},
 ): ClusterModeOptions {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(fake.kubeconfigPath);
+  const kubeConnection = kubeConnectionFromFile(fake.kubeconfigPath);
   const show = (suffix: string) => (text: string) => void (process.env['DEBUG_E2E'] && process.stdout.write(`${identity}${suffix} ${text}`));
   return {
-    kubeConfig,
+    kubeConnection,
     namespace,
     configMap: 'haproxy-config',
     credentialsSecret: 'dataplane-credentials',

@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import { kubeConnectionFromFile } from '../../lib/kube/kube-connection.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,12 +102,11 @@ export async function startChartCluster(
  */
 export async function chartReplicaOptions(cluster: ChartCluster, identity: string, overrides: Partial<ClusterModeOptions> = {}): Promise<ClusterModeOptions> {
   const settings = runSettings(cluster.flags, { ...cluster.env, POD_NAMESPACE: cluster.namespace, POD_NAME: identity }, undefined);
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromFile(cluster.plane.kubeconfigFor(cluster.serviceAccount));
+  const kubeConnection = kubeConnectionFromFile(cluster.plane.kubeconfigFor(cluster.serviceAccount));
   const show = (text: string) => void (process.env['DEBUG_E2E'] && process.stdout.write(`${identity} ${text}`));
   return {
     ...settings,
-    kubeConfig,
+    kubeConnection,
     bindAddress: '127.0.0.1',
     healthPort: 0,
     metricsPort: 0,

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
+import { kubeConnectionFromFile } from '../../../lib/kube/kube-connection.ts';
 import { DEFAULT_CONTROLLER_NAME } from '../../../lib/gateway/api.ts';
 import { SUPPORTED_FEATURES } from '../../../lib/gateway/features.ts';
 import { readGatewayApi } from '../../../lib/gateway/gateway-api.ts';
@@ -41,9 +41,8 @@ describe('Gateway API status through the API server', () => {
   beforeEach(async () => {
     now = Date.parse('2026-11-24T12:00:00Z');
     fake = await startFakeApiServer({ customResources: [...GATEWAY_API_TYPES, BACKEND_TLS_POLICY_TYPE] });
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(fake.kubeconfigPath);
-    writer = new GatewayStatusWriter(kubeConfig);
+    const kubeConnection = kubeConnectionFromFile(fake.kubeconfigPath);
+    writer = new GatewayStatusWriter(kubeConnection);
     for (const namespace of ['infra', 'apps']) fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     fake.create(gatewayClass());
     fake.create(gatewayClass('theirs', 'example.com/other'));

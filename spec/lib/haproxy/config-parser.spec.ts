@@ -19,6 +19,13 @@ describe('tokenizeLine', () => {
     expect(words(' \t ')).to.deep.equal([]);
   });
 
+  it('reads a plain line (no quote, escape or comment) as the full rules read it', () => {
+    // A trailing comment sends the line through the full rules; the words must not change.
+    for (const line of ['server s1 10.0.0.1:80 check weight 10', '\t  bind :443 ssl crt /etc/haproxy/certs/  ', 'x', '', ' \v\f ', 'use_backend b if { path_beg /$x }']) {
+      expect(tokenizeLine(line), JSON.stringify(line)).to.deep.equal({ ...tokenizeLine(`${line} #c`), comment: undefined });
+    }
+  });
+
   it('starts a comment at an unquoted, unescaped #', () => {
     expect(tokenizeLine('timeout client 30s # half a minute')).to.deep.equal({
       words: ['timeout', 'client', '30s'],

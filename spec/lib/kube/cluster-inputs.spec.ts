@@ -18,8 +18,8 @@ describe('resource paths', () => {
 });
 
 describe('normaliseObject', () => {
-  it('gives LIST items (no kind, Dates) the shape WATCH objects have', () => {
-    const listed = { metadata: { name: 'a', creationTimestamp: new Date('2024-01-01T00:00:00Z') } } as unknown as KubeObject;
+  it('gives LIST items (no kind) the shape WATCH objects have', () => {
+    const listed = { metadata: { name: 'a', creationTimestamp: '2024-01-01T00:00:00Z' } } as unknown as KubeObject;
     expect(normaliseObject(listed, 'v1', 'Service')).to.deep.equal({
       apiVersion: 'v1',
       kind: 'Service',
@@ -175,7 +175,7 @@ describe('publishedAddresses', () => {
 });
 
 describe('normaliseObject without anything to change', () => {
-  it('returns the very object, so the informer cache and the store share it', () => {
+  it('returns the very object, or a new top level sharing everything below it', () => {
     const watched = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', labels: { x: 'y' } }, spec: { ports: [{ port: 80 }] } };
     expect(normaliseObject(watched, 'v1', 'Service')).to.equal(watched);
     const listed = { metadata: { name: 'a' }, spec: { ports: [{ port: 80 }] } };

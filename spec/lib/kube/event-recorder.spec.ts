@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
+import { kubeConnectionFromFile } from '../../../lib/kube/kube-connection.ts';
 import { EventRecorder, type EventRecord, type EventRecorderOptions, type TrailingWrite } from '../../../lib/kube/event-recorder.ts';
 import { outcomeEvents } from '../../../lib/kube/outcome-events.ts';
 import type { Outcome } from '../../../lib/pipeline/outcome.ts';
@@ -33,13 +33,12 @@ describe('EventRecorder', () => {
   const recorder = async (options: Partial<EventRecorderOptions> = {}, eventTtlSeconds?: number) => {
     fake = await startFakeApiServer({ clock, ...(eventTtlSeconds === undefined ? {} : { eventTtlSeconds }) });
     fake.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'haproxy' } });
-    const kubeConfig = new KubeConfig();
-    kubeConfig.loadFromFile(fake.kubeconfigPath);
+    const kubeConnection = kubeConnectionFromFile(fake.kubeconfigPath);
     const trail = (write: TrailingWrite) => {
       trailing.push(write);
       wrote.changed();
     };
-    return new EventRecorder(kubeConfig, { controller: 'haproxy-template-ic', instance: 'controller-0', clock, trailing: trail, ...options });
+    return new EventRecorder(kubeConnection, { controller: 'haproxy-template-ic', instance: 'controller-0', clock, trailing: trail, ...options });
   };
   const stored = () => fake.list('events.k8s.io/v1', 'Event') as unknown as StoredEvent[];
   /** Moves the clock to `at` ms after the start. */
