@@ -3,6 +3,7 @@ import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { extname, join, relative } from 'node:path';
 import { loadAll } from 'js-yaml';
 import type { KubeObject } from '../pipeline/model.ts';
+import { mapConcurrently } from '../collections/map-concurrently.ts';
 import { storedSecret } from './stored-secret.ts';
 
 export interface Manifest {
@@ -28,7 +29,7 @@ const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? 
  * it: a link back up the tree (a loop) or a second link to the same place
  * adds nothing. Entries that vanish while listed are simply gone.
  */
-async function filesUnder(dir: string, seen: Set<string>): Promise<string[]> {
+async function filesUnder(dir: string, realDir: string, seen: Set<string>): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const files: string[] = [];
   for (const entry of entries.sort(byName)) {
@@ -42,11 +43,12 @@ async function filesUnder(dir: string, seen: Set<string>): Promise<string[]> {
       file = target?.isFile() ?? false;
     }
     if (!directory && !(file && MANIFEST_EXTENSIONS.has(extname(entry.name).toLowerCase()))) continue;
-    const real = await realpath(path).catch(() => undefined);
+    // Only a link can lead somewhere else: an entry's real path is its folder's, and its name, otherwise.
+    const real = entry.isSymbolicLink() ? await realpath(path).catch(() => undefined) : join(realDir, entry.name);
     if (real === undefined || seen.has(real)) continue;
     seen.add(real);
     if (file) files.push(path);
-    else files.push(...(await filesUnder(path, seen).catch(gone([]))));
+    else files.push(...(await filesUnder(path, real, seen).catch(gone([]))));
   }
   return files;
 }
@@ -119,35 +121,85 @@ export interface FolderRead {
   readonly fingerprint: string;
 }
 
+/** Files statted and read at once: enough to overlap their waits, few enough to leave Node's thread pool to others. */
+const READ_CONCURRENCY = 32;
+
 /**
- * A folder of manifests read again and again: every read lists and reads
- * every file, but parses only those whose content changed since the read
- * before, so reading an unchanged folder costs its bytes and a hash.
+ * How long before a read a file must have last changed for its stat alone to
+ * vouch for its content: a timestamp's granularity (a jiffy on Linux, two
+ * seconds on FAT) could hide a second write of the same size otherwise, as
+ * git's "racy" index entries could.
+ */
+const RACY_MS = 2_000;
+
+/** What a file's stat says of its content: the same stamp, the same content (within RACY_MS, see read). */
+interface Stamp {
+  readonly ino: bigint;
+  readonly size: bigint;
+  readonly mtimeNs: bigint;
+  readonly ctimeNs: bigint;
+}
+
+const sameStamp = (a: Stamp, b: Stamp) => a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+
+/** The clock the racy window is measured on (the file system's), and how a file's text is read. */
+export interface FolderIo {
+  readonly now: () => number;
+  readonly readText: (path: string) => Promise<string>;
+}
+
+interface Parsed {
+  readonly hash: string;
+  readonly set: ManifestSet;
+  readonly stamp: Stamp;
+}
+
+/**
+ * A folder of manifests read again and again: every read lists the folder
+ * and stats every file, reads a file only when its stat changed (or it
+ * changed too recently for the stat to tell), and parses it only when its
+ * content did, so reading an unchanged folder costs a stat per file.
  */
 export class ManifestFolder {
   readonly #dir: string;
-  #parsed = new Map<string, { readonly hash: string; readonly set: ManifestSet }>();
+  readonly #io: FolderIo;
+  #parsed = new Map<string, Parsed>();
+  /** When the last read began (io.now()). */
+  #lastReadAt = Number.NEGATIVE_INFINITY;
 
-  constructor(dir: string) {
+  constructor(dir: string, io: Partial<FolderIo> = {}) {
     this.#dir = dir;
+    this.#io = { now: io.now ?? Date.now, readText: io.readText ?? ((path) => readFile(path, 'utf8')) };
   }
 
   async read(): Promise<FolderRead> {
-    const files = new Map<string, ManifestSet>();
-    const parsed = new Map<string, { readonly hash: string; readonly set: ManifestSet }>();
-    const fingerprint = createHash('sha256');
-    for (const path of await filesUnder(this.#dir, new Set([await realpath(this.#dir)]))) {
+    const startedAt = this.#io.now();
+    const trustedBefore = this.#lastReadAt - RACY_MS;
+    const realDir = await realpath(this.#dir);
+    const paths = await filesUnder(this.#dir, realDir, new Set([realDir]));
+    const entries = await mapConcurrently(paths, READ_CONCURRENCY, async (path) => {
       const name = relative(this.#dir, path) || path;
-      const text = await readFile(path, 'utf8').catch(gone(undefined));
-      if (text === undefined) continue;
-      const hash = createHash('sha256').update(text).digest('hex');
+      const stamp: Stamp | undefined = await stat(path, { bigint: true }).catch(gone(undefined));
+      if (stamp === undefined) return undefined;
       const known = this.#parsed.get(name);
-      const entry = known?.hash === hash ? known : { hash, set: parseManifests(text, name) };
+      if (known && sameStamp(known.stamp, stamp) && Number(stamp.ctimeNs / 1_000_000n) < trustedBefore) return { name, entry: known };
+      const text = await this.#io.readText(path).catch(gone(undefined));
+      if (text === undefined) return undefined;
+      const hash = createHash('sha256').update(text).digest('hex');
+      return { name, entry: known?.hash === hash ? { ...known, stamp } : { hash, set: parseManifests(text, name), stamp } };
+    });
+    const files = new Map<string, ManifestSet>();
+    const parsed = new Map<string, Parsed>();
+    const fingerprint = createHash('sha256');
+    for (const found of entries) {
+      if (found === undefined) continue;
+      const { name, entry } = found;
       parsed.set(name, entry);
       files.set(name, entry.set);
-      fingerprint.update(`${Buffer.byteLength(name)}:${name}${hash}`);
+      fingerprint.update(`${Buffer.byteLength(name)}:${name}${entry.hash}`);
     }
     this.#parsed = parsed;
+    this.#lastReadAt = startedAt;
     return { files, fingerprint: fingerprint.digest('hex') };
   }
 }

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { ManifestFolder, parseManifests, readManifests } from '../../../lib/kube/manifests.ts';
 
 describe('manifests', () => {
@@ -106,5 +106,32 @@ describe('manifests', () => {
       () => expect.fail('a missing folder reads'),
       (error: NodeJS.ErrnoException) => expect(error.code).to.equal('ENOENT'),
     );
+  });
+
+  it('reads a file again only when its stat changed, or when it changed too recently for its stat to vouch for it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'manifests-'));
+    const service = (name: string) => `apiVersion: v1\nkind: Service\nmetadata: {name: ${name}}\n`;
+    await writeFile(join(dir, 'a.yaml'), service('a'));
+    await writeFile(join(dir, 'b.yaml'), service('b'));
+    const read: string[] = [];
+    let now = Date.now();
+    const folder = new ManifestFolder(dir, { now: () => now, readText: (path) => (read.push(basename(path)), readFile(path, 'utf8')) });
+    await folder.read();
+    expect(read).to.deep.equal(['a.yaml', 'b.yaml']);
+    // Read at once again: both changed within the racy window of that read, so their stats cannot vouch yet.
+    await folder.read();
+    expect(read).to.have.length(4);
+    // Long after they changed: a stat each, no read.
+    now += 5_000;
+    await folder.read();
+    const again = await folder.read();
+    expect(read).to.have.length(6);
+    expect(again.files.get('a.yaml')!.manifests[0]!.object.metadata.name).to.equal('a');
+    // A write changes the stat (ctime at least): read again, whatever its size.
+    await writeFile(join(dir, 'b.yaml'), service('c'));
+    const edited = await folder.read();
+    expect(read.slice(6)).to.deep.equal(['b.yaml']);
+    expect(edited.files.get('b.yaml')!.manifests[0]!.object.metadata.name).to.equal('c');
+    await rm(dir, { recursive: true });
   });
 });
