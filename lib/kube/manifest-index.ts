@@ -62,6 +62,15 @@ export class ManifestIndex {
   readonly #firstSeen: FirstSeen | undefined;
   #lastGood = new Map<string, ManifestSet['manifests']>();
   #objects = new Map<string, Map<string, KubeObject>>();
+  /**
+   * Per watched resource and object, the manifest object it was made from and
+   * its creationTimestamp: an unchanged file hands over the same manifest
+   * objects (manifests.ts parses only what changed), whose objects then are
+   * the ones made before, neither made nor compared again.
+   */
+  #madeFrom = new Map<string, Map<string, { readonly manifest: KubeObject; readonly created: unknown }>>();
+  /** Each manifest object with its namespace defaulted, made once while the object lives. */
+  readonly #namespaced = new WeakMap<KubeObject, KubeObject>();
 
   constructor(resources: readonly WatchedResource[], ignoreFields: readonly CompiledPath[], firstSeen?: FirstSeen) {
     this.#resources = resources.map((resource) => ({ resource, selects: selectionFor(resource) }));
@@ -89,33 +98,57 @@ export class ManifestIndex {
 
     const events: ResourceEvent[] = [];
     const next = new Map<string, Map<string, KubeObject>>();
+    const nextMadeFrom = new Map<string, Map<string, { readonly manifest: KubeObject; readonly created: unknown }>>();
     const read = new Set<KubeObject>();
+    // Each manifest object once, in file order, with its namespace defaulted (kept while the object is), and by kind:
+    // a resource naming its kind looks at that kind's objects alone.
+    const all: { readonly object: KubeObject; readonly source: string; readonly candidate: KubeObject }[] = [];
+    const byKind = new Map<unknown, (typeof all)[number][]>();
+    for (const manifests of lastGood.values()) {
+      for (const { object, source } of manifests) {
+        let candidate = this.#namespaced.get(object);
+        if (candidate === undefined) {
+          candidate = withNamespace(object);
+          this.#namespaced.set(object, candidate);
+        }
+        const entry = { object, source, candidate };
+        all.push(entry);
+        const ofKind = byKind.get(candidate.kind);
+        if (ofKind) ofKind.push(entry);
+        else byKind.set(candidate.kind, [entry]);
+      }
+    }
     for (const { resource, selects } of this.#resources) {
       const objects = new Map<string, KubeObject>();
-      const sources = new Map<string, string>();
-      for (const manifests of lastGood.values()) {
-        for (const { object, source } of manifests) {
-          const candidate = withNamespace(object);
-          if (!selects(candidate)) continue;
-          read.add(object);
-          const id = identity(candidate);
-          const earlier = sources.get(id);
-          if (earlier) errors.push(`${source}: ${candidate.kind} ${id} is also defined in ${earlier}; this one wins`);
-          sources.set(id, source);
-          const stamped = this.#firstSeen ? this.#firstSeen.stamp(`${resource.name} ${id}`, candidate, now) : candidate;
-          objects.set(id, withoutIgnoredFields(stamped, this.#ignoreFields));
-        }
-      }
+      const madeFrom = new Map<string, { readonly manifest: KubeObject; readonly created: unknown }>();
+      const lastMadeFrom = this.#madeFrom.get(resource.name);
       const before = this.#objects.get(resource.name) ?? new Map<string, KubeObject>();
+      const sources = new Map<string, string>();
+      for (const { object, source, candidate } of resource.kind === undefined ? all : (byKind.get(resource.kind) ?? [])) {
+        if (!selects(candidate)) continue;
+        read.add(object);
+        const id = identity(candidate);
+        const earlier = sources.get(id);
+        if (earlier) errors.push(`${source}: ${candidate.kind} ${id} is also defined in ${earlier}; this one wins`);
+        sources.set(id, source);
+        const stamped = this.#firstSeen ? this.#firstSeen.stamp(`${resource.name} ${id}`, candidate, now) : candidate;
+        const created = stamped.metadata.creationTimestamp;
+        const last = lastMadeFrom?.get(id);
+        const kept = last?.manifest === object && last.created === created ? before.get(id) : undefined;
+        objects.set(id, kept ?? withoutIgnoredFields(stamped, this.#ignoreFields));
+        madeFrom.set(id, { manifest: object, created });
+      }
       for (const [id, object] of objects) {
         const previous = before.get(id);
         if (!previous) events.push({ type: 'added', kind: resource.name, object });
-        else if (!isDeepStrictEqual(previous, object)) events.push({ type: 'modified', kind: resource.name, object });
+        else if (previous !== object && !isDeepStrictEqual(previous, object)) events.push({ type: 'modified', kind: resource.name, object });
       }
       for (const [id, object] of before) if (!objects.has(id)) events.push({ type: 'deleted', kind: resource.name, object });
       next.set(resource.name, objects);
+      nextMadeFrom.set(resource.name, madeFrom);
     }
     this.#objects = next;
+    this.#madeFrom = nextMadeFrom;
     const firstSeenChanged = this.#firstSeen?.endRead() ?? false;
     for (const manifests of lastGood.values()) {
       for (const { object, source } of manifests) {
