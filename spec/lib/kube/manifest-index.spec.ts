@@ -30,6 +30,22 @@ describe('manifest index', () => {
     expect(index.update(files({ 'a.yaml': `${service('web', 8080)}`, 'ns.yaml': 'apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n' })).events).to.deep.equal([]);
   });
 
+  it('hands on the objects an unchanged file made before, the same ones, and makes those of a changed file again', () => {
+    const index = new ManifestIndex(watchedResources, ignoreFields, new FirstSeen({}));
+    const kept = parseManifests(service('web'), 'web.yaml');
+    const first = index.update(new Map([['web.yaml', kept], ...files({ 'api.yaml': service('api') })]), 1_000);
+    const made = first.events.find((event) => event.type === 'added' && event.object.metadata.name === 'web');
+    // The same parse of web.yaml (the folder read parses only what changed) and a changed api.yaml.
+    const second = index.update(new Map([['web.yaml', kept], ...files({ 'api.yaml': service('api', 8080) })]), 2_000);
+    expect(summary(second.events)).to.deep.equal(['modified services default/api']);
+    // web.yaml changed: its object is made again, stamped with the time it was first seen.
+    const third = index.update(new Map([...files({ 'web.yaml': service('web', 9090) }), ...files({ 'api.yaml': service('api', 8080) })]), 3_000);
+    const remade = third.events.find((event) => event.type === 'modified');
+    expect(summary(third.events)).to.deep.equal(['modified services default/web']);
+    expect(remade && 'object' in remade ? remade.object.metadata['creationTimestamp'] : undefined).to.equal(made && 'object' in made ? made.object.metadata['creationTimestamp'] : 'none');
+    expect(made && 'object' in made ? made.object.metadata['creationTimestamp'] : undefined).to.equal(new Date(1_000).toISOString());
+  });
+
   it('reads the Gateway API kinds the shipped configuration watches, GatewayClasses without a namespace', async () => {
     const shipped = loadControllerConfig(await readFile(defaultConfigPath(), 'utf8'));
     if (!shipped.ok) throw new Error(shipped.errors.join('\n'));
