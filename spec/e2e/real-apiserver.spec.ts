@@ -303,7 +303,7 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     const a = await leader();
     const configMap = { kind: 'ConfigMap', namespace: cluster.namespace, name: String(cluster.env['CONFIGMAP_NAME']) };
     const edit = (text: string) => kubectl('patch', 'configmap', configMap.name, '-n', configMap.namespace, '--type=merge', '-p', JSON.stringify({ data: { 'config.yaml': text } }));
-    let from = a.log.mark();
+    const from = a.log.mark();
     await edit(config.replace('debounce: 100ms', 'debounce: soon'));
     const rejected = await a.log.waitFor(from, (o): o is Extract<Outcome, { type: 'configRejected' }> => o.type === 'configRejected', 'rejection');
     expect(rejected.errors.join('\n')).to.match(/ConfigMap haproxy-config: debounce: /);
@@ -315,23 +315,35 @@ describe('cluster mode against a real kube-apiserver: the chart RBAC, two replic
     );
     expect(event!.regarding).to.deep.include(configMap);
     await routed('web.example.com');
-    from = a.log.mark();
     await edit(config.replace('timeout client 30s', 'timeout client 31s'));
-    await a.log.deployedOn(from, endpoints);
-    for (const emulator of emulators) expect(await readFile(emulator.configFile, 'utf8')).to.contain('timeout client 31s');
+    // Waited for on the pods' files: a deployment logged after the edit may still be of the configuration before it.
+    for (const emulator of emulators) {
+      await eventually(
+        () => readFile(emulator.configFile, 'utf8'),
+        (text) => text.includes('timeout client 31s'),
+        `${emulator.configFile} to hold the edit`,
+        30_000,
+      );
+    }
     await routed('web.example.com');
   });
 
   it('takes a template from a Secret of its namespace (as Flux syncs it) and says so with an Event on that Secret', async () => {
-    const a = await leader();
+    await leader();
     const page = 'HTTP/1.1 404 Not Found\nContent-Type: text/plain\nConnection: close\n\nsynced from git\n';
     await apply('flux-pages.yaml', JSON.stringify({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: cluster.namespace, name: 'flux-pages' }, stringData: { '404.http': page } }));
     const referencing = config.replace(/    404\.http: \|\n(?:      .*\n|\n)*?(?=    503\.http)/, '    404.http:\n      fromSecret: { name: flux-pages, key: 404.http }\n');
     expect(referencing).to.contain('fromSecret');
-    const from = a.log.mark();
     await kubectl('patch', 'configmap', String(cluster.env['CONFIGMAP_NAME']), '-n', cluster.namespace, '--type=merge', '-p', JSON.stringify({ data: { 'config.yaml': referencing } }));
-    await a.log.deployedOn(from, endpoints);
-    for (const address of POD_ADDRESSES) expect(await httpGet(address, httpPort, 'nowhere.example.com')).to.equal('404 synced from git');
+    // Waited for on the pods' answers: a deployment logged after the edit may still be of a render before the Secret's page was read.
+    for (const address of POD_ADDRESSES) {
+      await eventually(
+        () => httpGet(address, httpPort, 'nowhere.example.com'),
+        (answer) => answer === '404 synced from git',
+        `${address} to answer with the Secret's page`,
+        30_000,
+      );
+    }
     const [accepted] = await eventually(
       async () => (await events(cluster.namespace)).filter((e) => e.reason === 'ConfigAccepted' && e.regarding.name === 'flux-pages'),
       (found) => found.length > 0,
