@@ -1,4 +1,4 @@
-import { asyncScheduler, catchError, defer, EMPTY, exhaustMap, ignoreElements, interval, type Observable, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, catchError, defer, EMPTY, exhaustMap, fromEventPattern, ignoreElements, interval, merge, type Observable, type SchedulerLike } from 'rxjs';
 import { errorMessage } from '../lib/error-message.ts';
 import { MasterSupervisor, type SupervisedMaster } from '../lib/haproxy/master-supervisor.ts';
 import type { Observer } from '../lib/telemetry/observer.ts';
@@ -7,19 +7,21 @@ export interface SuperviseMasterOptions {
   /** One look at the master (MasterSupervisor.check): restarts HAProxy when it died. */
   readonly check: () => Observable<void>;
   readonly intervalMs: number;
+  /** A look at once on each value (the master exited), beside the looks every interval. */
+  readonly wake?: Observable<unknown>;
   /** Told of a look that failed, which never stops the supervision. */
   readonly onError: (error: unknown) => void;
   readonly scheduler?: SchedulerLike;
 }
 
 /**
- * Looks at the HAProxy master every `intervalMs`, one look at a time: a look
- * that restarts HAProxy can take longer than the interval, and the looks due
- * meanwhile are skipped rather than queued, so a slow start is never followed
- * by a burst of looks.
+ * Looks at the HAProxy master every `intervalMs` and whenever `wake` says,
+ * one look at a time: a look that restarts HAProxy can take longer than the
+ * interval, and the looks due meanwhile are skipped rather than queued, so a
+ * slow start is never followed by a burst of looks.
  */
 export function superviseMaster(options: SuperviseMasterOptions): Observable<never> {
-  return interval(options.intervalMs, options.scheduler ?? asyncScheduler).pipe(
+  return merge(interval(options.intervalMs, options.scheduler ?? asyncScheduler), options.wake ?? EMPTY).pipe(
     exhaustMap(() =>
       defer(options.check).pipe(
         catchError((error: unknown) => {
@@ -37,8 +39,10 @@ export const HAPROXY_RUNNING = 'HAProxy running';
 
 /**
  * Watches the HAProxy on this machine: when its master dies, it is started
- * again within a second (looks every 250 ms), logged and counted, and
- * readiness fails until it runs again. Runs while subscribed.
+ * again within a second, logged and counted, and readiness fails until it
+ * runs again. A master the controller started is its child, whose exit is
+ * looked at at once; one it attached to is seen dead by the look every
+ * 250 ms. Runs while subscribed.
  */
 export function superviseLocalHaproxy(
   master: SupervisedMaster,
@@ -72,6 +76,14 @@ export function superviseLocalHaproxy(
     return superviseMaster({
       check: () => defer(() => supervisor.check()),
       intervalMs: timing.intervalMs,
+      ...(master.onExit
+        ? {
+            wake: fromEventPattern<void>(
+              (listener) => master.onExit!(listener),
+              (_listener, unsubscribe: () => void) => unsubscribe(),
+            ),
+          }
+        : {}),
       onError: (error) => log.error(`watching HAProxy failed: ${errorMessage(error)}`),
     });
   });

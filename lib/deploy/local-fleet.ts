@@ -77,6 +77,7 @@ export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet
         if (pid === undefined) throw new Error(`HAProxy started but ${join(options.workDir, 'haproxy.pid')} names no master`);
         return pid;
       },
+      onExit: (listener) => target.master.onExit(listener),
     },
     describe: () => `HAProxy serves http://${options.bindAddress}:${options.httpPort}/ (status and stats on :${options.statusPort}), work dir ${options.workDir}`,
     stop: async ({ keepHaproxy = false } = {}) => {

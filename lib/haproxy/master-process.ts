@@ -52,6 +52,7 @@ export class MasterProcess {
    * waits for that, so no zombie outlives stop().
    */
   #child: ChildProcess | undefined;
+  readonly #exitListeners = new Set<() => void>();
   #capabilities: Promise<HaproxyCapabilities> | undefined;
 
   constructor(options: MasterProcessOptions) {
@@ -169,6 +170,9 @@ export class MasterProcess {
       // file once the worker is ready, and the pid file is how the master is found again later.
       if (info !== undefined && info.workers[0] !== undefined && (await this.pidFromFile()) === info.masterPid) {
         this.#child = child;
+        child.once('exit', () => {
+          for (const listener of this.#exitListeners) listener();
+        });
         return info;
       }
       if (this.clock.now() > deadline) {
@@ -200,6 +204,17 @@ export class MasterProcess {
       await once(child, 'exit', { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
     }
     return masterPid;
+  }
+
+  /**
+   * Calls `listener` whenever a master this instance started exits (Node
+   * reaps it and says so at once); a master it found running is not its
+   * child, and only a look at its pid tells of its death. Returns the
+   * unsubscribe.
+   */
+  onExit(listener: () => void): () => void {
+    this.#exitListeners.add(listener);
+    return () => this.#exitListeners.delete(listener);
   }
 
   /** Throws, saying why, while a master (alive, however slow to answer) runs on this work directory. */

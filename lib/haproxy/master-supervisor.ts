@@ -12,6 +12,11 @@ export interface SupervisedMaster {
   isAlive(pid: number): boolean;
   /** Starts HAProxy again on the configuration it last served; resolves with the new master's pid. */
   start(): Promise<number>;
+  /**
+   * Calls `listener` when a master this process started exits, sooner than
+   * the next look would see it; returns the unsubscribe. Absent: looks alone.
+   */
+  readonly onExit?: (listener: () => void) => () => void;
 }
 
 export type SupervisionEvent =

@@ -26,6 +26,21 @@ describe('superviseMaster stage', () => {
     expect(lookedAt).to.deep.equal([1, 2, 3, 6, 7, 8]);
   });
 
+  it('looks at once when woken (a master exited), beside the looks every interval', () => {
+    const lookedAt: number[] = [];
+    const scheduler = testScheduler();
+    scheduler.run(({ cold, hot, expectObservable }) => {
+      // Looks due at 5 and 10, woken at 2 and 7: four looks, each the moment it is due.
+      const wake = hot<void>('--a----a---');
+      const check = () => {
+        lookedAt.push(scheduler.now());
+        return cold<void>('|');
+      };
+      expectObservable(superviseMaster({ check, intervalMs: 5, wake, onError: () => expect.fail('no error') }), '^ 10ms !').toBe('');
+    });
+    expect(lookedAt).to.deep.equal([2, 5, 7, 10]);
+  });
+
   it('reports a failed look and keeps looking', () => {
     const errors: unknown[] = [];
     testScheduler().run(({ cold, expectObservable }) => {
@@ -85,5 +100,38 @@ describe('superviseLocalHaproxy', () => {
     expect(messages[2]).to.match(/^started HAProxy again: master 8 in \d+ ms$/);
     const metrics = parseExposition(await (await fetch(`http://127.0.0.1:${observer.metricsPort}/metrics`)).text(), { openMetrics: false });
     expect(sampleValue(metrics, 'haproxy_template_ic_haproxy_restarts_total')).to.equal(1);
+  });
+
+  it('starts HAProxy again on the exit of a master it started, without waiting for the next look', async () => {
+    const lines: string[] = [];
+    observer = await startSpecObserver(lines);
+    const listeners = new Set<() => void>();
+    let alive = true;
+    const master = {
+      pid: async () => 7,
+      isAlive: () => alive,
+      start: async () => {
+        alive = true;
+        return 8;
+      },
+      onExit: (listener: () => void) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    };
+    // A look an hour away: only the exit can bring the start in time.
+    const supervision = superviseLocalHaproxy(master, observer, true, { intervalMs: 3_600_000 }).subscribe();
+    try {
+      alive = false;
+      for (const listener of listeners) listener();
+      await eventually(
+        () => Promise.resolve(lines.join('')),
+        (text) => text.includes('started HAProxy again: master 8'),
+        'the start after the exit',
+      );
+    } finally {
+      supervision.unsubscribe();
+    }
+    expect(listeners.size, 'unsubscribed with the supervision').to.equal(0);
   });
 });

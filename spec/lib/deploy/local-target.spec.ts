@@ -201,6 +201,22 @@ describe('local target: a HAProxy of its own', function () {
     expect(await httpGet('127.0.0.1', ports.http, 'a.test')).to.equal(`200 backend ${backends[1]} GET /`);
   });
 
+  it('tells of the death of a master it started the moment Node reaps it', async () => {
+    await deploy(files(shape));
+    const info = await target.processInfo();
+    let exits = 0;
+    const exited = new Promise<void>((resolve) =>
+      target.master.onExit(() => {
+        exits++;
+        resolve();
+      }),
+    );
+    process.kill(info.masterPid, 'SIGKILL');
+    // An event, no look: it comes, or the spec times out.
+    await exited;
+    expect(exits).to.equal(1);
+  });
+
   it('queues overlapping deploys: the second one plans against what the first one left', async () => {
     await deploy(files(shape));
     const moved = files({ ...shape, backends: { web: backends } });
