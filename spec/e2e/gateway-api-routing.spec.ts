@@ -87,24 +87,44 @@ async function seen(harness: LocalHarness, host: string, path: string, headers: 
   return JSON.parse(answer.body) as Seen;
 }
 
+type Rendered = Extract<Outcome, { type: 'rendered' }>;
+type Deployed = Extract<Outcome, { type: 'deployed' }>;
+
+/**
+ * Waits for the deployment of a configuration rendered since `mark` that
+ * `accept` takes, and returns it with its render. Not the next deployment:
+ * a manifest written in place is empty for a moment, and a read in between
+ * (the folder settles 50 ms, a loaded machine can take longer between the
+ * truncation and the write) deploys it without its objects first.
+ */
+async function deploymentWhere(harness: LocalHarness, mark: number, accept: (rendered: Rendered) => boolean, what: string): Promise<{ rendered: Rendered; deployed: Deployed }> {
+  const found = await eventually(
+    async () => {
+      const since = harness.log.since(mark);
+      for (const rendered of since.filter((o): o is Rendered => o.type === 'rendered' && accept(o))) {
+        const deployed = since.find((o): o is Deployed => o.type === 'deployed' && o.hash === rendered.hash);
+        if (deployed !== undefined) return { rendered, deployed };
+      }
+      return undefined;
+    },
+    (pair) => pair !== undefined,
+    what,
+    15_000,
+  );
+  return found!;
+}
+
+/** True when a map of `rendered` has a line for `key` (a host, or a host and path). */
+const mapsList = (rendered: Rendered, maps: readonly string[], key: string): boolean => maps.some((map) => rendered.files.maps[map]?.split('\n').some((line) => line.startsWith(`${key} `)));
+
 /**
  * Waits for the deployment of a configuration rendered since `mark` that
  * lists `host` in host.map or host-suffix.map, and returns its render:
  * a case that waits for its own deployment leaves none behind to be taken
  * for the next case's.
  */
-async function deployedWith(harness: LocalHarness, mark: number, host: string): Promise<Extract<Outcome, { type: 'rendered' }>> {
-  const listed = (o: Outcome): o is Extract<Outcome, { type: 'rendered' }> =>
-    o.type === 'rendered' && [o.files.maps['host.map'], o.files.maps['host-suffix.map']].some((map) => map?.split('\n').some((line) => line.startsWith(`${host} `)));
-  return eventually(
-    async () => {
-      const since = harness.log.since(mark);
-      return since.filter(listed).find((rendered) => since.some((o) => o.type === 'deployed' && o.hash === rendered.hash));
-    },
-    (rendered) => rendered !== undefined,
-    `the deployment serving ${host}`,
-    15_000,
-  ) as Promise<Extract<Outcome, { type: 'rendered' }>>;
+async function deployedWith(harness: LocalHarness, mark: number, host: string): Promise<Rendered> {
+  return (await deploymentWhere(harness, mark, (rendered) => mapsList(rendered, ['host.map', 'host-suffix.map'], host), `the deployment serving ${host}`)).rendered;
 }
 
 const GATEWAY = gateway(
@@ -789,14 +809,15 @@ spec:
 
   it('serves a new HTTPRoute to a served Service, then a changed path, without a reload', async () => {
     const reloads = await harness.reloads();
+    const prefixed = (path: string) => (rendered: Rendered) => mapsList(rendered, ['path-prefix.map'], `new.example.com${path}/`);
     let mark = harness.mark();
     await harness.write('new.yaml', httpRoute('new', 'new.example.com', `    - { matches: [ { path: { type: PathPrefix, value: /one } } ], ${to('echo-b')} }\n`));
-    let deployed = await harness.next(mark, 'deployed');
+    let { deployed } = await deploymentWhere(harness, mark, prefixed('/one'), 'the deployment serving /one');
     expect(deployed.result.mode).to.equal('runtime');
     expect((await seen(harness, 'new.example.com', '/one/x')).backend).to.equal('b');
     mark = harness.mark();
     await harness.write('new.yaml', httpRoute('new', 'new.example.com', `    - { matches: [ { path: { type: PathPrefix, value: /two } } ], ${to('echo-b')} }\n`));
-    deployed = await harness.next(mark, 'deployed');
+    ({ deployed } = await deploymentWhere(harness, mark, prefixed('/two'), 'the deployment serving /two'));
     expect(deployed.result.mode).to.equal('runtime');
     expect((await seen(harness, 'new.example.com', '/two')).backend).to.equal('b');
     expect((await ask(harness, 'new.example.com', '/one/x')).status).to.equal(404);
