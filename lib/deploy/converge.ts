@@ -85,29 +85,46 @@ export class Converger<S extends DeployedState> {
    * the previous call left.
    */
   deploy(desired: RenderedFiles, hash: string, reason: DeployReason): Promise<DeployResult> {
+    return this.#serialize(() => this.#tracked(desired, hash, reason));
+  }
+
+  /**
+   * Moves the target to the render last deployed as it is when this call's
+   * turn in the queue comes, not when the call is made: a HAProxy found dead
+   * while a deploy was under way is started on what that deploy brought.
+   * Undefined when nothing was deployed yet.
+   */
+  redeploy(reason: DeployReason): Promise<DeployResult | undefined> {
     return this.#serialize(async () => {
-      const started = performance.now();
-      try {
-        const result = await this.#deploy(desired, reason);
-        this.#status = {
-          deployedHash: hash,
-          version: this.#state?.version,
-          lastMode: result.mode,
-          lastDurationMs: performance.now() - started,
-          lastError: undefined,
-          consecutiveFailures: 0,
-        };
-        return result;
-      } catch (error) {
-        this.#status = {
-          ...this.#status,
-          lastDurationMs: performance.now() - started,
-          lastError: errorMessage(error),
-          consecutiveFailures: this.#status.consecutiveFailures + 1,
-        };
-        throw error;
-      }
+      // Both are set by the same successful deploy.
+      const files = this.#lastDeployed;
+      const hash = this.#status.deployedHash;
+      return files === undefined || hash === undefined ? undefined : this.#tracked(files, hash, reason);
     });
+  }
+
+  async #tracked(desired: RenderedFiles, hash: string, reason: DeployReason): Promise<DeployResult> {
+    const started = performance.now();
+    try {
+      const result = await this.#deploy(desired, reason);
+      this.#status = {
+        deployedHash: hash,
+        version: this.#state?.version,
+        lastMode: result.mode,
+        lastDurationMs: performance.now() - started,
+        lastError: undefined,
+        consecutiveFailures: 0,
+      };
+      return result;
+    } catch (error) {
+      this.#status = {
+        ...this.#status,
+        lastDurationMs: performance.now() - started,
+        lastError: errorMessage(error),
+        consecutiveFailures: this.#status.consecutiveFailures + 1,
+      };
+      throw error;
+    }
   }
 
   /** Runs `work` between deploys (stopping HAProxy, say); what runs is read again afterwards. */

@@ -3,7 +3,7 @@ import type { ControllerConfig } from '../config/types.ts';
 import { errorMessage } from '../error-message.ts';
 import type { SupervisedMaster } from '../haproxy/master-supervisor.ts';
 import { isAlive } from '../haproxy/processes.ts';
-import type { Endpoint, RenderedFiles } from '../pipeline/model.ts';
+import type { Endpoint } from '../pipeline/model.ts';
 import { Converger } from './converge.ts';
 import type { Fleet } from './fleet.ts';
 import { LocalTarget } from './local-target.ts';
@@ -41,8 +41,8 @@ export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet
       return false;
     },
   );
-  /** The configuration last deployed: what HAProxy serves, and starts with again after it died. */
-  let served: { readonly files: RenderedFiles; readonly hash: string } | undefined;
+  /** Something was deployed: from then on HAProxy is supervised, and started again on what was deployed last. */
+  let deployed = false;
   const endpoint: Endpoint = { id: 'local', url: `file://${options.workDir}` };
   return {
     target,
@@ -64,15 +64,16 @@ export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet
     }),
     deploy: async (_endpoint, files, hash, reason) => {
       const result = await converger.deploy(files, hash, reason);
-      served = { files, hash };
+      deployed = true;
       return result;
     },
     master: {
-      pid: () => (served === undefined ? Promise.resolve(undefined) : target.master.pidFromFile()),
+      pid: () => (deployed ? target.master.pidFromFile() : Promise.resolve(undefined)),
       isAlive,
       start: async () => {
-        // Converging on what it served finds no master and starts one (the master's own guard refuses a second).
-        await converger.deploy(served!.files, served!.hash, 'drift');
+        // Converging on what was deployed last finds no master and starts one (the master's own guard refuses a
+        // second). Last as of this deploy's turn: a deploy under way when the master died has brought newer files.
+        await converger.redeploy('drift');
         const pid = await target.master.pidFromFile();
         if (pid === undefined) throw new Error(`HAProxy started but ${join(options.workDir, 'haproxy.pid')} names no master`);
         return pid;

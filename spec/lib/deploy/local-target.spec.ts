@@ -201,6 +201,24 @@ describe('local target: a HAProxy of its own', function () {
     expect(await httpGet('127.0.0.1', ports.http, 'a.test')).to.equal(`200 backend ${backends[1]} GET /`);
   });
 
+  it('converges again on what was deployed last when its turn comes, not when it was asked for, and starts a dead HAProxy on it', async () => {
+    expect(await converger.redeploy('drift'), 'nothing deployed yet').to.equal(undefined);
+    await deploy(files(shape));
+    // Asked for while a deploy is queued (as a start is when the master dies during one): it follows that deploy.
+    const [, again] = await Promise.all([converger.deploy(files({ ...shape, backends: { web: [backends[1]!] } }), 'moved', 'change'), converger.redeploy('drift')]);
+    expect(again).to.deep.equal({ mode: 'unchanged', operations: 0 });
+    expect(converger.status.deployedHash).to.equal('moved');
+    const info = await target.processInfo();
+    for (const pid of [info.masterPid, ...info.workers.map((worker) => worker.pid)]) process.kill(pid, 'SIGKILL');
+    await eventually(
+      () => target.read(),
+      (state) => state === undefined,
+      'the killed master to be gone',
+    );
+    expect(await converger.redeploy('drift')).to.include({ mode: 'reload', reloadReason: 'HAProxy started' });
+    expect(await httpGet('127.0.0.1', ports.http, 'a.test')).to.equal(`200 backend ${backends[1]} GET /`);
+  });
+
   it('tells of the death of a master it started the moment Node reaps it', async () => {
     await deploy(files(shape));
     const info = await target.processInfo();
