@@ -159,9 +159,7 @@ interface Parsed {
  * A folder of manifests read again and again: every read lists the folder
  * and stats every file, reads a file only when its stat changed (or it
  * changed too recently for the stat to tell), and parses it only when its
- * content did, so reading an unchanged folder costs a stat per file. A file
- * just emptied is taken as being written: what it held stays until it has
- * been empty for RACY_MS (the periodic re-read then takes it empty).
+ * content did, so reading an unchanged folder costs a stat per file.
  */
 export class ManifestFolder {
   readonly #dir: string;
@@ -190,9 +188,6 @@ export class ManifestFolder {
       if (known && sameStamp(known.stamp, stamp) && Number(stamp.ctimeNs / 1_000_000n) < trustedBefore) return { name, entry: known };
       const text = await this.#io.readText(path).catch(gone(undefined));
       if (text === undefined) return undefined;
-      // A file written in place is empty between its truncation and its write: one that held manifests and
-      // is empty since less than RACY_MS keeps them (and its old stamp, so the next read looks again).
-      if (text === '' && known !== undefined && known.set.manifests.length > 0 && Number(stamp.ctimeNs / 1_000_000n) >= startedAt - RACY_MS) return { name, entry: known };
       const hash = createHash('sha256').update(text).digest('hex');
       return { name, entry: known?.hash === hash ? { ...known, stamp } : { hash, set: parseManifests(text, name), stamp } };
     });

@@ -134,23 +134,4 @@ describe('manifests', () => {
     expect(edited.files.get('b.yaml')!.manifests[0]!.object.metadata.name).to.equal('c');
     await rm(dir, { recursive: true });
   });
-
-  it('takes a file emptied a moment ago for one being written in place, keeping what it held, and an empty file as empty once it has stayed so', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'manifests-'));
-    const service = 'apiVersion: v1\nkind: Service\nmetadata: {name: web}\n';
-    await writeFile(join(dir, 'web.yaml'), service);
-    let now = Date.now();
-    const folder = new ManifestFolder(dir, { now: () => now });
-    expect((await folder.read()).files.get('web.yaml')!.manifests).to.have.length(1);
-    // Truncated, as a write in place begins: the Service is still there.
-    await writeFile(join(dir, 'web.yaml'), '');
-    expect((await folder.read()).files.get('web.yaml')!.manifests).to.have.length(1);
-    // Still empty well after: the file holds nothing now.
-    now += 5_000;
-    expect((await folder.read()).files.get('web.yaml')!.manifests).to.deep.equal([]);
-    // A file that never held anything is empty at once.
-    await writeFile(join(dir, 'new.yaml'), '');
-    expect((await folder.read()).files.get('new.yaml')!.manifests).to.deep.equal([]);
-    await rm(dir, { recursive: true });
-  });
 });
