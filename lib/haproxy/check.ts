@@ -52,6 +52,26 @@ async function locate(binary: string): Promise<string | undefined> {
   return undefined;
 }
 
+/** An `httpclient.*` keyword at the start of a line: the configuration sets up HAProxy's httpclient itself. */
+const HTTPCLIENT_KEYWORD = /^[ \t]*httpclient\./m;
+
+/**
+ * A configuration as `haproxy -c` is given it (by the validator and the
+ * webhook): with a global section after its last line (so HAProxy's line
+ * numbers still point into the rendered file) that spares each run loading
+ * the system's CA store for HAProxy's httpclient, half of a run's time for
+ * a small configuration. Unless the configuration sets up the httpclient itself,
+ * that store never decides a verdict: HAProxy disables the httpclient's
+ * TLS, silently, when it cannot load it, and fails only when an
+ * `httpclient.ssl.*` keyword was given (haproxy/haproxy
+ * src/http_client.c, httpclient_create_proxy: `hard_error_ssl`). A
+ * configuration with an `httpclient.*` keyword is checked as written.
+ */
+export function configurationToCheck(config: string): string {
+  if (HTTPCLIENT_KEYWORD.test(config)) return config;
+  return `${config}${config === '' || config.endsWith('\n') ? '' : '\n'}global\n  httpclient.ssl.verify none\n`;
+}
+
 /** The directives the guard refuses, written the way HAProxy writes its alerts so one reader serves both. */
 export function guardAlerts(configFile: string, refused: readonly GuardFinding[]): string {
   return refused

@@ -5,7 +5,7 @@ import type { DataplaneSettings } from '../config/types.ts';
 import { errorMessage } from '../error-message.ts';
 import type { RenderedFiles, RenderOrigins, ValidationVerdict } from '../pipeline/model.ts';
 import { writeRenderedFiles } from '../render/write-files.ts';
-import { checkConfig, haproxyBinary } from './check.ts';
+import { checkConfig, configurationToCheck, haproxyBinary } from './check.ts';
 import { parseConfig, tokenizeLine } from './config-parser.ts';
 import { baseDirectory } from './directive-guard.ts';
 import type { GuardedDirective } from '../config/guarded-directives.ts';
@@ -123,7 +123,7 @@ export class Validator {
     const dir = await mkdtemp(join(this.#options.tmpRoot ?? tmpdir(), 'haproxy-template-ic-validate-'));
     try {
       const { text, originalLine } = rebase(input.files.config, dir);
-      const configFile = await writeRenderedFiles(dir, { ...input.files, config: text }, this.#options.dirs);
+      const configFile = await writeRenderedFiles(dir, { ...input.files, config: configurationToCheck(text) }, this.#options.dirs);
       const localPeer = firstPeer(input.files.config);
       const result = await checkConfig(configFile, this.#options.binary ?? haproxyBinary(), {
         allowDirectives: this.#options.allowDirectives,

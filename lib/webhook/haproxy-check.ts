@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DataplaneSettings } from '../config/types.ts';
-import { checkConfig, haproxyBinary } from '../haproxy/check.ts';
+import { checkConfig, configurationToCheck, haproxyBinary } from '../haproxy/check.ts';
 import type { GuardedDirective } from '../config/guarded-directives.ts';
 import { readRefusal } from '../haproxy/refusal.ts';
 import type { RenderOutput } from '../pipeline/model.ts';
@@ -27,26 +27,6 @@ export interface SmallConfigurationOptions {
   readonly binary?: string;
   /** Where the private directories are made; the system temp dir by default. */
   readonly tmpRoot?: string;
-}
-
-/** An `httpclient.*` keyword at the start of a line: the configuration sets up HAProxy's httpclient itself. */
-const HTTPCLIENT_KEYWORD = /^[ \t]*httpclient\./m;
-
-/**
- * The configuration as the webhook gives it to `haproxy -c`: with a global
- * section after its last line (so HAProxy's line numbers still point into
- * the rendered file) that spares each run loading the system's CA store
- * for HAProxy's httpclient, half of a run's time for a small
- * configuration. Unless the configuration sets up the httpclient itself,
- * that store never decides a verdict: HAProxy disables the httpclient's
- * TLS, silently, when it cannot load it, and fails only when an
- * `httpclient.ssl.*` keyword was given (haproxy/haproxy
- * src/http_client.c, httpclient_create_proxy: `hard_error_ssl`). A
- * configuration with an `httpclient.*` keyword is checked as written.
- */
-export function configurationToCheck(config: string): string {
-  if (HTTPCLIENT_KEYWORD.test(config)) return config;
-  return `${config}${config === '' || config.endsWith('\n') ? '' : '\n'}global\n  httpclient.ssl.verify none\n`;
 }
 
 /** Renders with `render` into a private directory and judges the result; throws only when no judgement could be made. */

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { loadControllerConfig } from '../../../lib/config/load.ts';
 import type { ControllerConfig } from '../../../lib/config/types.ts';
 import type { KubeObject } from '../../../lib/pipeline/model.ts';
-import { checkSmallConfiguration, configurationToCheck } from '../../../lib/webhook/haproxy-check.ts';
+import { configurationToCheck } from '../../../lib/haproxy/check.ts';
+import { checkSmallConfiguration } from '../../../lib/webhook/haproxy-check.ts';
 import { renderWorld } from '../../../lib/webhook/small-world.ts';
 
 /** The webhook's `haproxy -c`, with the real HAProxy: the guard first, an empty environment, nothing left behind. */
