@@ -6,15 +6,16 @@
  * Service and EndpointSlice) over real backends on loopback, plus one Ingress
  * `alt` whose Service's endpoint is the second backend.
  *
- * The changes, each timed from the manifest write until requests through
- * HAProxy show it (polled every 5 ms):
- * - endpoint added: a second EndpointSlice for Service i, on the second
- *   backend, until that backend answers for host i;
- * - endpoint removed: that EndpointSlice deleted, until it no longer does;
+ * The changes, each a manifest file written beside its place and renamed
+ * over it (as GitOps tools and editors' atomic saves write), timed from the
+ * rename until requests through HAProxy show it (polled every 5 ms):
+ * - endpoint added: Ingress i's file gets a second EndpointSlice for Service
+ *   i, on the second backend, until that backend answers for host i;
+ * - endpoint removed: the file without it again, until it no longer does;
  * - path added: Ingress i gets `/alt` to Service alt (an existing backend),
  *   until the second backend answers host i's `/alt`;
- * - new backend: a new Ingress, Service and EndpointSlice, until its host is
- *   answered (a reload, whose own time the controller's log gives).
+ * - new backend: a new file with an Ingress, Service and EndpointSlice, until
+ *   its host is answered (a reload, whose own time the controller's log gives).
  * Each change is made once its controller is idle (the last change deployed,
  * then the minimum deployment interval and the debounce passed). Per size, the
  * controllers are the shipped one (leading edge) and one with
@@ -73,7 +74,8 @@ function percentile(values: readonly number[], p: number): number {
 }
 
 const host = (i: number) => `app-${i}.example.com`;
-const appFile = (i: number, base: number, paths: readonly string[] = ['/']) =>
+/** Ingress i's file: its Service's endpoint on `base`, and a second on `added` when given. */
+const appFile = (i: number, base: number, paths: readonly string[] = ['/'], added?: number) =>
   [
     ingress(
       `app-${i}`,
@@ -82,6 +84,7 @@ const appFile = (i: number, base: number, paths: readonly string[] = ['/']) =>
     ),
     service(`app-${i}`, [{ port: 80, targetPort: base }]),
     slice(`app-${i}-0`, `app-${i}`, undefined, base),
+    ...(added === undefined ? [] : [slice(`app-${i}-1`, `app-${i}`, undefined, added)]),
   ].join('---\n');
 
 const KINDS = ['endpoint added', 'endpoint removed', 'path added', 'new backend'] as const;
@@ -121,30 +124,30 @@ async function change(controller: Controller, kind: Kind, i: number): Promise<vo
   const { harness } = controller;
   const [base, added] = harness.backends as [number, number];
   const mark = harness.mark();
-  const start = performance.now();
   const poll = async (served: () => Promise<boolean>) => {
     while (!(await served())) await new Promise((resolve) => setTimeout(resolve, 5));
   };
-  if (kind === 'endpoint added') {
-    await harness.write(`app-${i}-added.yaml`, slice(`app-${i}-1`, `app-${i}`, undefined, added));
-    await poll(async () => (await harness.answering(host(i), '/', 6)).includes(added));
-  } else if (kind === 'endpoint removed') {
-    await harness.remove(`app-${i}-added.yaml`);
-    await poll(async () => !(await harness.answering(host(i), '/', 6)).includes(added));
-  } else if (kind === 'path added') {
-    await harness.write(`app-${i}.yaml`, appFile(i, base, ['/', '/alt']));
-    await poll(async () => (await harness.answering(host(i), '/alt', 2)).includes(added));
-  } else {
+  const file = kind === 'new backend' ? `new-${i}.yaml` : `app-${i}.yaml`;
+  if (kind === 'endpoint added') await harness.write(`${file}.new`, appFile(i, base, ['/'], added));
+  else if (kind === 'endpoint removed') await harness.write(`${file}.new`, appFile(i, base));
+  else if (kind === 'path added') await harness.write(`${file}.new`, appFile(i, base, ['/', '/alt']));
+  else {
     await harness.write(
-      `new-${i}.yaml`,
+      `${file}.new`,
       [
         ingress(`new-${i}`, `new-${i}.example.com`, [['/', 'Prefix', `new-${i}`, { number: 80 }]]),
         service(`new-${i}`, [{ port: 80, targetPort: added }]),
         slice(`new-${i}-0`, `new-${i}`, undefined, added),
       ].join('---\n'),
     );
-    await poll(async () => (await harness.answering(`new-${i}.example.com`, '/', 2)).includes(added));
   }
+  // Timed from the rename: what was written beside (a name no manifest has) is no change yet.
+  const start = performance.now();
+  await harness.rename(`${file}.new`, file);
+  if (kind === 'endpoint added') await poll(async () => (await harness.answering(host(i), '/', 6)).includes(added));
+  else if (kind === 'endpoint removed') await poll(async () => !(await harness.answering(host(i), '/', 6)).includes(added));
+  else if (kind === 'path added') await poll(async () => (await harness.answering(host(i), '/alt', 2)).includes(added));
+  else await poll(async () => (await harness.answering(`new-${i}.example.com`, '/', 2)).includes(added));
   controller.times.get(kind)!.push(performance.now() - start);
   const deployed = await harness.next(mark, 'deployed');
   if (kind === 'new backend' && deployed.result.mode === 'reload') controller.reloads.push(deployed.durationMs);

@@ -12,8 +12,8 @@ import { serialLatest } from './operators/serial-latest.ts';
 export interface ManifestEventsOptions<T> {
   readonly resources: readonly WatchedResource[];
   readonly ignoreFields: readonly CompiledPath[];
-  /** Reads every manifest file, each parsed on its own, with the folder's fingerprint. */
-  readonly read: () => Observable<FolderRead>;
+  /** Reads the manifest files the tick asks for, each parsed on its own, with the folder's fingerprint. */
+  readonly read: (tick: T) => Observable<FolderRead>;
   readonly report: Report;
   /** Told of every read with the tick that asked for it. */
   readonly onRead?: (tick: T, result: ReadResult) => void;
@@ -50,7 +50,7 @@ export function manifestEvents<T>(options: ManifestEventsOptions<T>): OperatorFu
       return ticks.pipe(
         serialLatest(
           (tick) =>
-            options.read().pipe(
+            options.read(tick).pipe(
               take(1),
               tap((read) => {
                 failure = undefined;

@@ -3,8 +3,17 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Observable } from 'rxjs';
 
-/** 'ready' once a watch is set up (what changed before it must be read), then 'change' for each change seen. */
-export type WatchSignal = 'ready' | 'change';
+/**
+ * 'ready' once a watch is set up (what changed before it must be read), then
+ * for each change seen the file written or gone, or 'change' when it was not
+ * a file's (a folder added or removed, the watched folder replaced).
+ */
+export type WatchSignal = 'ready' | 'change' | FileChange;
+
+export interface FileChange {
+  readonly path: string;
+  readonly gone: boolean;
+}
 
 /** A folder's identity, 'file' for anything else, undefined for nothing: the same path may name another folder after a rename. */
 const identity = (path: string): Promise<string | undefined> =>
@@ -46,7 +55,7 @@ export function watchPath(path: string): Observable<WatchSignal> {
       const current = watch(path, { ignoreInitial: true, followSymlinks: true, atomic: false });
       watcher = current;
       current.on('ready', () => subscriber.next('ready'));
-      current.on('all', () => subscriber.next('change'));
+      current.on('all', (event, changed) => subscriber.next(event === 'add' || event === 'change' || event === 'unlink' ? { path: changed, gone: event === 'unlink' } : 'change'));
       current.on('error', (error: unknown) => subscriber.error(error));
       const restartIfReplaced = async (): Promise<void> => {
         const now = await identity(path);

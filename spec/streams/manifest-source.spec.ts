@@ -104,4 +104,34 @@ describe('manifestSource stage', () => {
     expect(log).to.deep.equal(['0 started', '0 watching', '1 same', '3 watchFailed', '8 watching', '9 same', '10 stopped']);
     expect(reports).to.deep.equal([{ type: 'resourceError', error: 'watching m failed: ENOSPC: System limit for number of file watchers reached; trying again in 0.005 s' }]);
   });
+  it('reads a file the watch names at once, quickly, and every file named since once changes settle; a file gone only then', () => {
+    const reads: string[] = [];
+    const scheduler = testScheduler();
+    scheduler.run(({ cold, expectObservable }) => {
+      // Ready at 0: the whole folder at 3 (settle 3). x written at 8 and y at 10: each read quickly at once (x's
+      // change is served at 8), both again at 13 (settled); x gone at 16: read at 19 alone, settled.
+      const changes: Record<string, WatchSignal> = { r: 'ready', x: { path: 'm/x.yaml', gone: false }, y: { path: 'm/y.yaml', gone: false }, g: { path: 'm/x.yaml', gone: true } };
+      const watch = cold<WatchSignal>('r-------x-y-----g', changes);
+      const events = manifestSource({
+        folder: 'm',
+        resources,
+        ignoreFields,
+        watch: () => watch,
+        read: (named) =>
+          defer(() => {
+            reads.push(`${scheduler.now()} ${named ? `${named.quick ? 'quick' : 'settled'} ${named.paths.join(' ')}` : 'whole'}`);
+            return of(folder(web(scheduler.now() < 8 ? 80 : 81)));
+          }),
+        settleMs: 3,
+        rereadMs: 100,
+        retryMs: 5,
+        graceMs: 3,
+        report: () => undefined,
+        watchdog: () => undefined,
+        scheduler,
+      }).pipe(map(label));
+      expectObservable(events, '^ 21ms !').toBe('---(as)-m', values);
+    });
+    expect(reads).to.deep.equal(['3 whole', '8 quick m/x.yaml', '10 quick m/y.yaml', '13 settled m/x.yaml m/y.yaml', '19 settled m/x.yaml']);
+  });
 });

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
@@ -143,6 +143,11 @@ export class LocalHarness {
 
   async write(file: string, text: string): Promise<void> {
     await writeFile(join(this.manifestDir, file), text);
+  }
+
+  /** Renames a file of the manifest folder: written beside under a name no manifest has, then renamed, it changes at once, as GitOps tools and editors' atomic saves write. */
+  async rename(from: string, to: string): Promise<void> {
+    await rename(join(this.manifestDir, from), join(this.manifestDir, to));
   }
 
   async remove(file: string): Promise<void> {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { mkdtemp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
-import { ManifestFolder, parseManifests, readManifests } from '../../../lib/kube/manifests.ts';
+import { basename, join, relative } from 'node:path';
+import { ManifestFolder, parseManifests, readManifests, type FolderRead } from '../../../lib/kube/manifests.ts';
 
 describe('manifests', () => {
   it('reads every document of every file, lists included, in file name order', async () => {
@@ -132,6 +132,86 @@ describe('manifests', () => {
     const edited = await folder.read();
     expect(read.slice(6)).to.deep.equal(['b.yaml']);
     expect(edited.files.get('b.yaml')!.manifests[0]!.object.metadata.name).to.equal('c');
+    await rm(dir, { recursive: true });
+  });
+  it('reads only the files a watch named: a file gone is dropped, a new one takes its place in folder order', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'manifests-'));
+    const service = (name: string) => `apiVersion: v1\nkind: Service\nmetadata: {name: ${name}}\n`;
+    await mkdir(join(dir, 'a'));
+    await writeFile(join(dir, 'a.yaml'), service('top'));
+    await writeFile(join(dir, 'b.yaml'), service('b'));
+    const read: string[] = [];
+    const folder = new ManifestFolder(dir, { readText: (path) => (read.push(relative(dir, path)), readFile(path, 'utf8')) });
+    await folder.read();
+    read.length = 0;
+    await writeFile(join(dir, 'a', 'x.yaml'), service('nested'));
+    await writeFile(join(dir, 'b.yaml'), service('b2'));
+    await rm(join(dir, 'a.yaml'));
+    const named = await folder.read({ paths: [join(dir, 'a', 'x.yaml'), join(dir, 'b.yaml'), join(dir, 'a.yaml')], quick: false });
+    expect(read).to.deep.equal(['a/x.yaml', 'b.yaml']);
+    // The order a whole read gives: folder a's files before a.yaml's place, as filesUnder walks them.
+    expect([...named.files.keys()]).to.deep.equal(['a/x.yaml', 'b.yaml']);
+    expect(named.files.get('b.yaml')!.manifests[0]!.object.metadata.name).to.equal('b2');
+    const whole = await new ManifestFolder(dir).read();
+    expect(named.fingerprint).to.equal(whole.fingerprint);
+    await rm(dir, { recursive: true });
+  });
+
+  it('reads the whole folder when a named path is a folder or a link, or no whole read came first', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'manifests-'));
+    const service = (name: string) => `apiVersion: v1\nkind: Service\nmetadata: {name: ${name}}\n`;
+    await writeFile(join(dir, 'a.yaml'), service('a'));
+    const read: string[] = [];
+    const folder = new ManifestFolder(dir, { readText: (path) => (read.push(relative(dir, path)), readFile(path, 'utf8')) });
+    await folder.read({ paths: [join(dir, 'a.yaml')], quick: true });
+    expect(read).to.deep.equal(['a.yaml']);
+    await mkdir(join(dir, 'more'));
+    await writeFile(join(dir, 'more', 'm.yaml'), service('m'));
+    const afterFolder = await folder.read({ paths: [join(dir, 'more')], quick: false });
+    expect([...afterFolder.files.keys()]).to.deep.equal(['a.yaml', 'more/m.yaml']);
+    await symlink(join(dir, 'more', 'm.yaml'), join(dir, 'link.yaml'));
+    // Read whole: the file is named by the first way to it.
+    const afterLink = await folder.read({ paths: [join(dir, 'link.yaml')], quick: false });
+    expect([...afterLink.files.keys()]).to.deep.equal(['a.yaml', 'link.yaml']);
+    // A folder with a link names files as a whole read does: a quick read of it takes nothing.
+    await writeFile(join(dir, 'c.yaml'), service('c'));
+    const quick = await folder.read({ paths: [join(dir, 'c.yaml')], quick: true });
+    expect([...quick.files.keys()]).to.deep.equal(['a.yaml', 'link.yaml']);
+    await rm(dir, { recursive: true });
+  });
+
+  it('takes in a quick read only files that look whole, leaving the rest as they were for the settled read', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'manifests-'));
+    const service = (name: string) => `apiVersion: v1\nkind: Service\nmetadata: {name: ${name}}\n`;
+    const path = (name: string) => join(dir, name);
+    await writeFile(path('two.yaml'), `${service('one')}---\n${service('two')}`);
+    await writeFile(path('gone.yaml'), service('gone'));
+    const folder = new ManifestFolder(dir);
+    const first = await folder.read();
+    const names = (read: FolderRead, file: string) => read.files.get(file)?.manifests.map((m) => m.object.metadata.name);
+    // Emptied for a write in place, moved away by an editor's save, cut mid-line, not parsing: each stays as it was.
+    await writeFile(path('two.yaml'), '');
+    await rm(path('gone.yaml'));
+    await writeFile(path('cut.yaml'), 'apiVersion: v1\nkind: Service\nmetadata: {name: cu');
+    await writeFile(path('broken.yaml'), 'apiVersion: v1\nkind: [\n');
+    const quick = await folder.read({ paths: ['two.yaml', 'gone.yaml', 'cut.yaml', 'broken.yaml'].map(path), quick: true });
+    expect([...quick.files.keys()]).to.deep.equal(['gone.yaml', 'two.yaml']);
+    expect(names(quick, 'two.yaml')).to.deep.equal(['one', 'two']);
+    expect(quick.fingerprint).to.equal(first.fingerprint);
+    // Whole: a new file, an edit that drops an object (a file replaced is whole), a JSON document (whole when it
+    // parses, final newline or not).
+    await writeFile(path('new.yaml'), service('new'));
+    await writeFile(path('two.yaml'), service('one'));
+    await writeFile(path('doc.json'), '{"apiVersion":"v1","kind":"Service","metadata":{"name":"json"}}');
+    const taken = await folder.read({ paths: ['new.yaml', 'two.yaml', 'doc.json'].map(path), quick: true });
+    expect([...taken.files.keys()]).to.deep.equal(['doc.json', 'gone.yaml', 'new.yaml', 'two.yaml']);
+    expect(names(taken, 'two.yaml')).to.deep.equal(['one']);
+    // The settled read takes what is there, whatever it looks like.
+    await writeFile(path('two.yaml'), '');
+    const settled = await folder.read({ paths: ['two.yaml', 'gone.yaml', 'cut.yaml', 'broken.yaml'].map(path), quick: false });
+    expect([...settled.files.keys()]).to.deep.equal(['broken.yaml', 'cut.yaml', 'doc.json', 'new.yaml', 'two.yaml']);
+    expect(names(settled, 'two.yaml')).to.deep.equal([]);
+    expect(settled.files.get('broken.yaml')!.errors).to.have.length(1);
     await rm(dir, { recursive: true });
   });
 });
