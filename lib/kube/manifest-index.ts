@@ -20,7 +20,8 @@ const clusterScoped = new Set([
   'GatewayClass',
 ]);
 
-function withNamespace(object: KubeObject): KubeObject {
+/** The object with its namespace defaulted ("default" unless its kind has none). */
+export function withNamespace(object: KubeObject): KubeObject {
   if (object.metadata.namespace !== undefined || clusterScoped.has(String(object.kind))) return object;
   return { ...object, metadata: { ...object.metadata, namespace: 'default' } };
 }
@@ -35,7 +36,7 @@ const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.s
  * version too, but a manifest holds one version and no conversion, so
  * the object is not read, and the user is told why.
  */
-function otherVersionOf(object: KubeObject, resources: readonly WatchedResource[]): WatchedResource | undefined {
+export function otherVersionOf(object: KubeObject, resources: readonly WatchedResource[]): WatchedResource | undefined {
   if (typeof object.apiVersion !== 'string' || typeof object.kind !== 'string') return undefined;
   const group = groupOf(object.apiVersion);
   const kind = object.kind;
