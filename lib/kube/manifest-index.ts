@@ -104,7 +104,7 @@ interface Change {
 
 const isBefore = (a: Entry, b: Entry) => a.file.at < b.file.at || (a.file.at === b.file.at && a.doc < b.doc);
 const wasBefore = (a: Entry, b: Entry) => a.file.wasAt < b.file.wasAt || (a.file.wasAt === b.file.wasAt && a.doc < b.doc);
-const firstKey = (slot: Slot) => `${slot.watched.resource.name} ${slot.id}`;
+const firstSeenKey = (slot: Slot) => `${slot.watched.resource.name} ${slot.id}`;
 
 /**
  * The objects a folder of manifests holds, per watched resource, as a
@@ -165,14 +165,19 @@ export class ManifestIndex {
     for (const entry of gone) {
       const { slot } = entry;
       slot.entries.splice(slot.entries.indexOf(entry), 1);
-      if (entry.stamped && --slot.stamped === 0) this.#firstSeen?.forget(firstKey(slot));
+      if (entry.stamped && --slot.stamped === 0) this.#firstSeen?.forget(firstSeenKey(slot));
       touched.add(slot);
       const earliest = earliestGone.get(slot);
       if (earliest === undefined || wasBefore(entry, earliest)) earliestGone.set(slot, entry);
     }
-    if (!continues) this.#firstSeen?.keepOnly(new Set(this.#watched.flatMap((watched) => [...watched.slots.values()].filter((slot) => slot.stamped > 0).map(firstKey))));
-    const events: ResourceEvent[] = [];
-    for (const watched of this.#watched) events.push(...this.#settle(watched, touched, earliestGone));
+    if (!continues) this.#firstSeen?.keepOnly(new Set(this.#watched.flatMap((watched) => [...watched.slots.values()].filter((slot) => slot.stamped > 0).map(firstSeenKey))));
+    const touchedOf = new Map<Watched, Slot[]>();
+    for (const slot of touched) {
+      const slots = touchedOf.get(slot.watched);
+      if (slots) slots.push(slot);
+      else touchedOf.set(slot.watched, [slot]);
+    }
+    const events = this.#watched.flatMap((watched) => settle(watched, touchedOf.get(watched) ?? [], earliestGone));
     const errors = [
       ...[...this.#broken].sort((a, b) => a.at - b.at).flatMap((state) => state.parseErrors),
       ...this.#watched.flatMap(duplicateErrors),
@@ -249,7 +254,7 @@ export class ManifestIndex {
             watched.slots.set(id, slot);
           }
           const stamped = this.#firstSeen !== undefined && candidate.metadata['creationTimestamp'] === undefined;
-          const served = withoutIgnoredFields(this.#firstSeen ? this.#firstSeen.stamp(firstKey(slot), candidate, now) : candidate, this.#ignoreFields);
+          const served = withoutIgnoredFields(this.#firstSeen ? this.#firstSeen.stamp(firstSeenKey(slot), candidate, now) : candidate, this.#ignoreFields);
           const entry: Entry = { file: state, doc, source, kind: candidate.kind, slot, served, stamped };
           slot.entries.push(entry);
           if (stamped) slot.stamped += 1;
@@ -268,42 +273,41 @@ export class ManifestIndex {
     else this.#misversioned.delete(state);
     return entries;
   }
+}
 
-  /**
-   * Settles the touched slots of a watched resource: the last definition
-   * wins; an event for each name whose object really changed, in the order
-   * of their first definitions, then those that went, in the order they
-   * were defined in the last read.
-   */
-  #settle(watched: Watched, touched: ReadonlySet<Slot>, earliestGone: ReadonlyMap<Slot, Entry>): ResourceEvent[] {
-    const kind = watched.resource.name;
-    const changes: { readonly first: Entry; readonly event: ResourceEvent }[] = [];
-    const deletions: { readonly first: Entry; readonly event: ResourceEvent }[] = [];
-    for (const slot of touched) {
-      if (slot.watched !== watched) continue;
-      if (slot.entries.length === 0) {
-        watched.slots.delete(slot.id);
-        watched.duplicated.delete(slot);
-        const first = earliestGone.get(slot);
-        if (slot.served && first) deletions.push({ first, event: { type: 'deleted', kind, object: slot.served } });
-        continue;
-      }
-      if (slot.entries.length > 1) watched.duplicated.add(slot);
-      else watched.duplicated.delete(slot);
-      let [first, last] = [slot.entries[0] as Entry, slot.entries[0] as Entry];
-      for (const entry of slot.entries) {
-        if (isBefore(entry, first)) first = entry;
-        if (isBefore(last, entry)) last = entry;
-      }
-      const before = slot.served;
-      slot.served = last.served;
-      if (before === undefined) changes.push({ first, event: { type: 'added', kind, object: last.served } });
-      else if (before !== last.served && !isDeepStrictEqual(before, last.served)) changes.push({ first, event: { type: 'modified', kind, object: last.served } });
+/**
+ * Settles the touched slots of a watched resource: the last definition
+ * wins; an event for each name whose object really changed, in the order
+ * of their first definitions, then those that went, in the order they
+ * were defined in the last read.
+ */
+function settle(watched: Watched, touched: readonly Slot[], earliestGone: ReadonlyMap<Slot, Entry>): ResourceEvent[] {
+  const kind = watched.resource.name;
+  const changes: { readonly first: Entry; readonly event: ResourceEvent }[] = [];
+  const deletions: { readonly first: Entry; readonly event: ResourceEvent }[] = [];
+  for (const slot of touched) {
+    if (slot.entries.length === 0) {
+      watched.slots.delete(slot.id);
+      watched.duplicated.delete(slot);
+      const first = earliestGone.get(slot);
+      if (slot.served && first) deletions.push({ first, event: { type: 'deleted', kind, object: slot.served } });
+      continue;
     }
-    changes.sort((a, b) => (isBefore(a.first, b.first) ? -1 : 1));
-    deletions.sort((a, b) => (wasBefore(a.first, b.first) ? -1 : 1));
-    return [...changes, ...deletions].map(({ event }) => event);
+    if (slot.entries.length > 1) watched.duplicated.add(slot);
+    else watched.duplicated.delete(slot);
+    let [first, last] = [slot.entries[0] as Entry, slot.entries[0] as Entry];
+    for (const entry of slot.entries) {
+      if (isBefore(entry, first)) first = entry;
+      if (isBefore(last, entry)) last = entry;
+    }
+    const before = slot.served;
+    slot.served = last.served;
+    if (before === undefined) changes.push({ first, event: { type: 'added', kind, object: last.served } });
+    else if (before !== last.served && !isDeepStrictEqual(before, last.served)) changes.push({ first, event: { type: 'modified', kind, object: last.served } });
   }
+  changes.sort((a, b) => (isBefore(a.first, b.first) ? -1 : 1));
+  deletions.sort((a, b) => (wasBefore(a.first, b.first) ? -1 : 1));
+  return [...changes, ...deletions].map(({ event }) => event);
 }
 
 /** Each definition of a name after the first, naming the one before it, in the order they come. */
