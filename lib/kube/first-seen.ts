@@ -10,11 +10,13 @@ import type { KubeObject } from '../pipeline/model.ts';
  * as a deleted one is; written back and read again, it is new.
  *
  * Kept as a record (key to RFC 3339 time) the caller stores, so a restart
- * keeps the order.
+ * keeps the order. The record follows one reader at a time (a manifest
+ * index), which tells it what goes; a reader that takes over from another,
+ * or from a stored record, tells it everything it holds once (`keepOnly`).
  */
 export class FirstSeen {
   #at: Map<string, string>;
-  #present = new Set<string>();
+  #reader: object | undefined;
   #changed = false;
 
   constructor(record: Readonly<Record<string, string>> = {}) {
@@ -33,10 +35,20 @@ export class FirstSeen {
     }
   }
 
+  /**
+   * Makes `reader` the one the record follows, and says whether it already
+   * was: then the record holds what that reader left it, and only what goes
+   * from now on needs forgetting; else the reader tells it all it holds.
+   */
+  follow(reader: object): boolean {
+    const already = this.#reader === reader;
+    this.#reader = reader;
+    return already;
+  }
+
   /** The object as served: with the time it was first seen (`now` on first sight) when it has no creationTimestamp. */
   stamp(key: string, object: KubeObject, now: number): KubeObject {
     if (object.metadata['creationTimestamp'] !== undefined) return object;
-    this.#present.add(key);
     let at = this.#at.get(key);
     if (at === undefined) {
       at = new Date(now).toISOString();
@@ -46,17 +58,18 @@ export class FirstSeen {
     return { ...object, metadata: { ...object.metadata, creationTimestamp: at } };
   }
 
-  /**
-   * Ends a read: forgets what was not stamped since the last one, and says
-   * whether the record changed (then `record()` is worth storing).
-   */
+  /** Forgets an object that went: seen again, it is new. */
+  forget(key: string): void {
+    if (this.#at.delete(key)) this.#changed = true;
+  }
+
+  /** Forgets every object but these (all a reader that takes over holds without a creationTimestamp of its own). */
+  keepOnly(keys: ReadonlySet<string>): void {
+    for (const key of this.#at.keys()) if (!keys.has(key)) this.forget(key);
+  }
+
+  /** Ends a read: says whether the record changed since the last one (then `record()` is worth storing). */
   endRead(): boolean {
-    for (const key of this.#at.keys()) {
-      if (this.#present.has(key)) continue;
-      this.#at.delete(key);
-      this.#changed = true;
-    }
-    this.#present = new Set();
     const changed = this.#changed;
     this.#changed = false;
     return changed;

@@ -20,7 +20,8 @@ const clusterScoped = new Set([
   'GatewayClass',
 ]);
 
-function withNamespace(object: KubeObject): KubeObject {
+/** The object with its namespace defaulted ("default" unless its kind has none). */
+export function withNamespace(object: KubeObject): KubeObject {
   if (object.metadata.namespace !== undefined || clusterScoped.has(String(object.kind))) return object;
   return { ...object, metadata: { ...object.metadata, namespace: 'default' } };
 }
@@ -35,7 +36,7 @@ const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.s
  * version too, but a manifest holds one version and no conversion, so
  * the object is not read, and the user is told why.
  */
-function otherVersionOf(object: KubeObject, resources: readonly WatchedResource[]): WatchedResource | undefined {
+export function otherVersionOf(object: KubeObject, resources: readonly WatchedResource[]): WatchedResource | undefined {
   if (typeof object.apiVersion !== 'string' || typeof object.kind !== 'string') return undefined;
   const group = groupOf(object.apiVersion);
   const kind = object.kind;
@@ -48,6 +49,63 @@ function otherVersionOf(object: KubeObject, resources: readonly WatchedResource[
   );
 }
 
+/** What the index keeps of one file between reads. */
+interface FileState {
+  /** The parse it was handed last: handed the same one again, the file did not change. */
+  set: ManifestSet;
+  /** What it contributes: its last parse without errors, kept while an edit breaks it. */
+  held: ManifestSet['manifests'] | undefined;
+  /** One per object it contributes and watched resource that selects it. */
+  entries: readonly Entry[];
+  parseErrors: readonly string[];
+  versionErrors: readonly string[];
+  /** Its place in this read's folder order (later files win), and in the last read's (the order objects went in). */
+  at: number;
+  wasAt: number;
+}
+
+/** One object of a file as a watched resource serves it. */
+interface Entry {
+  readonly file: FileState;
+  /** Its place in the file: later documents win. */
+  readonly doc: number;
+  readonly source: string;
+  readonly kind: unknown;
+  readonly slot: Slot;
+  /** Namespace defaulted, stamped with the time first seen, ignored fields dropped: made once while the file's parse lives. */
+  readonly served: KubeObject;
+  /** Whether it took the time first seen, having no creationTimestamp of its own. */
+  readonly stamped: boolean;
+}
+
+/** One namespace/name of a watched resource: every file object that defines it, and the object last served for it. */
+interface Slot {
+  readonly watched: Watched;
+  readonly id: string;
+  readonly entries: Entry[];
+  /** How many of its entries took the time first seen: at none, that time is forgotten. */
+  stamped: number;
+  served: KubeObject | undefined;
+}
+
+interface Watched {
+  readonly resource: WatchedResource;
+  readonly selects: (object: KubeObject) => boolean;
+  readonly slots: Map<string, Slot>;
+  /** Slots defined more than once, each reported on every read. */
+  readonly duplicated: Set<Slot>;
+}
+
+/** A file whose contribution changes, with what it contributes now. */
+interface Change {
+  readonly state: FileState;
+  readonly held: ManifestSet['manifests'] | undefined;
+}
+
+const isBefore = (a: Entry, b: Entry) => a.file.at < b.file.at || (a.file.at === b.file.at && a.doc < b.doc);
+const wasBefore = (a: Entry, b: Entry) => a.file.wasAt < b.file.wasAt || (a.file.wasAt === b.file.wasAt && a.doc < b.doc);
+const firstSeenKey = (slot: Slot) => `${slot.watched.resource.name} ${slot.id}`;
+
 /**
  * The objects a folder of manifests holds, per watched resource, as a
  * stream of informer-like events. Each update is a whole re-read; a file
@@ -55,25 +113,33 @@ function otherVersionOf(object: KubeObject, resources: readonly WatchedResource[
  * so a bad edit never takes objects (and traffic) away. With `firstSeen`, an
  * object without a creationTimestamp gets the time it was first seen as one
  * (lib/kube/first-seen.ts).
+ *
+ * An update costs what changed: a file handed the same parse as last time
+ * (manifests.ts parses only what changed) keeps its objects as they were
+ * made, and only the names its changed files define are settled again.
  */
 export class ManifestIndex {
-  readonly #resources: readonly { readonly resource: WatchedResource; readonly selects: (o: KubeObject) => boolean }[];
+  readonly #resources: readonly WatchedResource[];
+  readonly #watched: readonly Watched[];
+  /** Per kind, the watched resources naming it; those naming a plural instead look at every object. */
+  readonly #byKind = new Map<unknown, Watched[]>();
+  readonly #anyKind: readonly Watched[];
   readonly #ignoreFields: readonly CompiledPath[];
   readonly #firstSeen: FirstSeen | undefined;
-  #lastGood = new Map<string, ManifestSet['manifests']>();
-  #objects = new Map<string, Map<string, KubeObject>>();
-  /**
-   * Per watched resource and object, the manifest object it was made from and
-   * its creationTimestamp: an unchanged file hands over the same manifest
-   * objects (manifests.ts parses only what changed), whose objects then are
-   * the ones made before, neither made nor compared again.
-   */
-  #madeFrom = new Map<string, Map<string, { readonly manifest: KubeObject; readonly created: unknown }>>();
-  /** Each manifest object with its namespace defaulted, made once while the object lives. */
-  readonly #namespaced = new WeakMap<KubeObject, KubeObject>();
+  readonly #files = new Map<string, FileState>();
+  readonly #broken = new Set<FileState>();
+  readonly #misversioned = new Set<FileState>();
 
   constructor(resources: readonly WatchedResource[], ignoreFields: readonly CompiledPath[], firstSeen?: FirstSeen) {
-    this.#resources = resources.map((resource) => ({ resource, selects: selectionFor(resource) }));
+    this.#resources = resources;
+    this.#watched = resources.map((resource) => ({ resource, selects: selectionFor(resource), slots: new Map(), duplicated: new Set() }));
+    for (const watched of this.#watched) {
+      if (watched.resource.kind === undefined) continue;
+      const ofKind = this.#byKind.get(watched.resource.kind);
+      if (ofKind) ofKind.push(watched);
+      else this.#byKind.set(watched.resource.kind, [watched]);
+    }
+    this.#anyKind = this.#watched.filter((watched) => watched.resource.kind === undefined);
     this.#ignoreFields = ignoreFields;
     this.#firstSeen = firstSeen;
   }
@@ -83,87 +149,176 @@ export class ManifestIndex {
    * the last one, the problems found, and whether the first-seen record changed.
    */
   update(files: ReadonlyMap<string, ManifestSet>, now = 0): { events: ResourceEvent[]; errors: string[]; firstSeenChanged: boolean } {
-    const errors: string[] = [];
-    const lastGood = new Map<string, ManifestSet['manifests']>();
-    for (const [file, set] of files) {
-      if (set.errors.length === 0) {
-        lastGood.set(file, set.manifests);
-        continue;
-      }
-      const kept = this.#lastGood.get(file);
-      errors.push(...set.errors.map((error) => `${error}${kept ? ' (the objects it held before keep serving)' : ''}`));
-      if (kept) lastGood.set(file, kept);
+    // Another reader (an index of another configuration, or none yet) left the record: everything is told to it again.
+    const continues = this.#firstSeen?.follow(this) ?? true;
+    const { changed, reordered } = this.#changedFiles(files, !continues);
+    // Files that swapped places may change which of two definitions wins.
+    const touched = new Set<Slot>(reordered ? this.#watched.flatMap((watched) => [...watched.duplicated]) : []);
+    const gone: Entry[] = [];
+    for (const { state, held } of changed) {
+      for (const entry of state.entries) gone.push(entry);
+      state.held = held;
+      state.entries = held ? this.#entriesOf(state, held, now, touched) : [];
     }
-    this.#lastGood = lastGood;
-
-    const events: ResourceEvent[] = [];
-    const next = new Map<string, Map<string, KubeObject>>();
-    const nextMadeFrom = new Map<string, Map<string, { readonly manifest: KubeObject; readonly created: unknown }>>();
-    const read = new Set<KubeObject>();
-    // Each manifest object once, in file order, with its namespace defaulted (kept while the object is), and by kind:
-    // a resource naming its kind looks at that kind's objects alone.
-    const all: { readonly object: KubeObject; readonly source: string; readonly candidate: KubeObject }[] = [];
-    const byKind = new Map<unknown, (typeof all)[number][]>();
-    for (const manifests of lastGood.values()) {
-      for (const { object, source } of manifests) {
-        let candidate = this.#namespaced.get(object);
-        if (candidate === undefined) {
-          candidate = withNamespace(object);
-          this.#namespaced.set(object, candidate);
-        }
-        const entry = { object, source, candidate };
-        all.push(entry);
-        const ofKind = byKind.get(candidate.kind);
-        if (ofKind) ofKind.push(entry);
-        else byKind.set(candidate.kind, [entry]);
-      }
+    // What a changed file held goes after what it holds now came, so an object it still defines keeps its time first seen.
+    const earliestGone = new Map<Slot, Entry>();
+    for (const entry of gone) {
+      const { slot } = entry;
+      slot.entries.splice(slot.entries.indexOf(entry), 1);
+      if (entry.stamped && --slot.stamped === 0) this.#firstSeen?.forget(firstSeenKey(slot));
+      touched.add(slot);
+      const earliest = earliestGone.get(slot);
+      if (earliest === undefined || wasBefore(entry, earliest)) earliestGone.set(slot, entry);
     }
-    for (const { resource, selects } of this.#resources) {
-      const objects = new Map<string, KubeObject>();
-      const madeFrom = new Map<string, { readonly manifest: KubeObject; readonly created: unknown }>();
-      const lastMadeFrom = this.#madeFrom.get(resource.name);
-      const before = this.#objects.get(resource.name) ?? new Map<string, KubeObject>();
-      const sources = new Map<string, string>();
-      for (const { object, source, candidate } of resource.kind === undefined ? all : (byKind.get(resource.kind) ?? [])) {
-        if (!selects(candidate)) continue;
-        read.add(object);
-        const id = identity(candidate);
-        const earlier = sources.get(id);
-        if (earlier) errors.push(`${source}: ${candidate.kind} ${id} is also defined in ${earlier}; this one wins`);
-        sources.set(id, source);
-        const stamped = this.#firstSeen ? this.#firstSeen.stamp(`${resource.name} ${id}`, candidate, now) : candidate;
-        const created = stamped.metadata.creationTimestamp;
-        const last = lastMadeFrom?.get(id);
-        const kept = last?.manifest === object && last.created === created ? before.get(id) : undefined;
-        objects.set(id, kept ?? withoutIgnoredFields(stamped, this.#ignoreFields));
-        madeFrom.set(id, { manifest: object, created });
-      }
-      for (const [id, object] of objects) {
-        const previous = before.get(id);
-        if (!previous) events.push({ type: 'added', kind: resource.name, object });
-        else if (previous !== object && !isDeepStrictEqual(previous, object)) events.push({ type: 'modified', kind: resource.name, object });
-      }
-      for (const [id, object] of before) if (!objects.has(id)) events.push({ type: 'deleted', kind: resource.name, object });
-      next.set(resource.name, objects);
-      nextMadeFrom.set(resource.name, madeFrom);
+    if (!continues) this.#firstSeen?.keepOnly(new Set(this.#watched.flatMap((watched) => [...watched.slots.values()].filter((slot) => slot.stamped > 0).map(firstSeenKey))));
+    const touchedOf = new Map<Watched, Slot[]>();
+    for (const slot of touched) {
+      const slots = touchedOf.get(slot.watched);
+      if (slots) slots.push(slot);
+      else touchedOf.set(slot.watched, [slot]);
     }
-    this.#objects = next;
-    this.#madeFrom = nextMadeFrom;
-    const firstSeenChanged = this.#firstSeen?.endRead() ?? false;
-    for (const manifests of lastGood.values()) {
-      for (const { object, source } of manifests) {
-        const watched = read.has(object)
-          ? undefined
-          : otherVersionOf(
-              object,
-              this.#resources.map((entry) => entry.resource),
-            );
-        if (watched)
-          errors.push(
-            `${source}: ${object.kind} ${identity(withNamespace(object))} is ${object.apiVersion}, but watchedResources.${watched.name} reads ${watched.apiVersion}: not read (write it as ${watched.apiVersion})`,
-          );
-      }
-    }
-    return { events, errors, firstSeenChanged };
+    const events = this.#watched.flatMap((watched) => settle(watched, touchedOf.get(watched) ?? [], earliestGone));
+    const errors = [
+      ...[...this.#broken].sort((a, b) => a.at - b.at).flatMap((state) => state.parseErrors),
+      ...this.#watched.flatMap(duplicateErrors),
+      ...[...this.#misversioned].sort((a, b) => a.at - b.at).flatMap((state) => state.versionErrors),
+    ];
+    return { events, errors, firstSeenChanged: this.#firstSeen?.endRead() ?? false };
   }
+
+  /**
+   * Places every file in this read's order and takes its parse; returns the
+   * files whose contribution changes (all of them when `all`), with what they
+   * contribute now: a removed file nothing.
+   */
+  #changedFiles(files: ReadonlyMap<string, ManifestSet>, all: boolean): { changed: Change[]; reordered: boolean } {
+    const changed: Change[] = [];
+    const known = this.#files.size;
+    let retained = 0;
+    let lastWasAt = -1;
+    let reordered = false;
+    let at = 0;
+    for (const [file, set] of files) {
+      let state = this.#files.get(file);
+      if (state === undefined) {
+        state = { set, held: undefined, entries: [], parseErrors: [], versionErrors: [], at, wasAt: at };
+        this.#files.set(file, state);
+      } else {
+        retained += 1;
+        reordered ||= state.at < lastWasAt;
+        lastWasAt = state.at;
+        state.wasAt = state.at;
+        state.at = at;
+        if (state.set === set) {
+          if (all && state.held) changed.push({ state, held: state.held });
+          at += 1;
+          continue;
+        }
+      }
+      at += 1;
+      state.set = set;
+      const held = set.errors.length === 0 ? set.manifests : state.held;
+      state.parseErrors = set.errors.map((error) => `${error}${held ? ' (the objects it held before keep serving)' : ''}`);
+      if (state.parseErrors.length > 0) this.#broken.add(state);
+      else this.#broken.delete(state);
+      if (all || held !== state.held) changed.push({ state, held });
+    }
+    if (retained < known) {
+      for (const [file, state] of this.#files) {
+        if (files.has(file)) continue;
+        state.wasAt = state.at;
+        changed.push({ state, held: undefined });
+        this.#files.delete(file);
+        this.#broken.delete(state);
+        this.#misversioned.delete(state);
+      }
+    }
+    return { changed, reordered };
+  }
+
+  /** The entries a file's objects make, each stamped and added to its slot; notes the objects of another version of a watched kind. */
+  #entriesOf(state: FileState, held: ManifestSet['manifests'], now: number, touched: Set<Slot>): Entry[] {
+    const entries: Entry[] = [];
+    const versionErrors: string[] = [];
+    for (const [doc, { object, source }] of held.entries()) {
+      const candidate = withNamespace(object);
+      const id = identity(candidate);
+      let read = false;
+      for (const group of [this.#byKind.get(candidate.kind) ?? [], this.#anyKind]) {
+        for (const watched of group) {
+          if (!watched.selects(candidate)) continue;
+          read = true;
+          let slot = watched.slots.get(id);
+          if (slot === undefined) {
+            slot = { watched, id, entries: [], stamped: 0, served: undefined };
+            watched.slots.set(id, slot);
+          }
+          const stamped = this.#firstSeen !== undefined && candidate.metadata['creationTimestamp'] === undefined;
+          const served = withoutIgnoredFields(this.#firstSeen ? this.#firstSeen.stamp(firstSeenKey(slot), candidate, now) : candidate, this.#ignoreFields);
+          const entry: Entry = { file: state, doc, source, kind: candidate.kind, slot, served, stamped };
+          slot.entries.push(entry);
+          if (stamped) slot.stamped += 1;
+          touched.add(slot);
+          entries.push(entry);
+        }
+      }
+      const other = read ? undefined : otherVersionOf(object, this.#resources);
+      if (other)
+        versionErrors.push(
+          `${source}: ${object.kind} ${id} is ${object.apiVersion}, but watchedResources.${other.name} reads ${other.apiVersion}: not read (write it as ${other.apiVersion})`,
+        );
+    }
+    state.versionErrors = versionErrors;
+    if (versionErrors.length > 0) this.#misversioned.add(state);
+    else this.#misversioned.delete(state);
+    return entries;
+  }
+}
+
+/**
+ * Settles the touched slots of a watched resource: the last definition
+ * wins; an event for each name whose object really changed, in the order
+ * of their first definitions, then those that went, in the order they
+ * were defined in the last read.
+ */
+function settle(watched: Watched, touched: readonly Slot[], earliestGone: ReadonlyMap<Slot, Entry>): ResourceEvent[] {
+  const kind = watched.resource.name;
+  const changes: { readonly first: Entry; readonly event: ResourceEvent }[] = [];
+  const deletions: { readonly first: Entry; readonly event: ResourceEvent }[] = [];
+  for (const slot of touched) {
+    if (slot.entries.length === 0) {
+      watched.slots.delete(slot.id);
+      watched.duplicated.delete(slot);
+      const first = earliestGone.get(slot);
+      if (slot.served && first) deletions.push({ first, event: { type: 'deleted', kind, object: slot.served } });
+      continue;
+    }
+    if (slot.entries.length > 1) watched.duplicated.add(slot);
+    else watched.duplicated.delete(slot);
+    let [first, last] = [slot.entries[0] as Entry, slot.entries[0] as Entry];
+    for (const entry of slot.entries) {
+      if (isBefore(entry, first)) first = entry;
+      if (isBefore(last, entry)) last = entry;
+    }
+    const before = slot.served;
+    slot.served = last.served;
+    if (before === undefined) changes.push({ first, event: { type: 'added', kind, object: last.served } });
+    else if (before !== last.served && !isDeepStrictEqual(before, last.served)) changes.push({ first, event: { type: 'modified', kind, object: last.served } });
+  }
+  changes.sort((a, b) => (isBefore(a.first, b.first) ? -1 : 1));
+  deletions.sort((a, b) => (wasBefore(a.first, b.first) ? -1 : 1));
+  return [...changes, ...deletions].map(({ event }) => event);
+}
+
+/** Each definition of a name after the first, naming the one before it, in the order they come. */
+function duplicateErrors(watched: Watched): string[] {
+  const errors: { readonly entry: Entry; readonly error: string }[] = [];
+  for (const slot of watched.duplicated) {
+    const entries = [...slot.entries].sort((a, b) => (isBefore(a, b) ? -1 : 1));
+    for (let i = 1; i < entries.length; i += 1) {
+      const [earlier, entry] = [entries[i - 1] as Entry, entries[i] as Entry];
+      errors.push({ entry, error: `${entry.source}: ${String(entry.kind)} ${slot.id} is also defined in ${earlier.source}; this one wins` });
+    }
+  }
+  return errors.sort((a, b) => (isBefore(a.entry, b.entry) ? -1 : 1)).map(({ error }) => error);
 }

@@ -27,10 +27,26 @@ describe('first seen', () => {
     seen.stamp('ingresses shop/web', object('web'), 1_000);
     seen.stamp('ingresses shop/api', object('api'), 1_000);
     seen.endRead();
-    seen.stamp('ingresses shop/web', object('web'), 2_000);
+    seen.forget('ingresses shop/api');
     expect(seen.endRead(), 'api went').to.equal(true);
+    seen.forget('ingresses shop/api');
+    expect(seen.endRead(), 'forgotten already').to.equal(false);
     expect(seen.record()).to.deep.equal({ 'ingresses shop/web': '1970-01-01T00:00:01.000Z' });
     expect(stampOf(seen.stamp('ingresses shop/api', object('api'), 3_000))).to.equal('1970-01-01T00:00:03.000Z');
+  });
+
+  it('keeps only what a reader that takes over holds, and tells a reader whether the record still follows it', () => {
+    const seen = new FirstSeen({ 'ingresses shop/web': '2026-01-01T00:00:00.000Z', 'ingresses shop/old': '2025-01-01T00:00:00.000Z' });
+    const [reader, other] = [{}, {}];
+    expect(seen.follow(reader), 'a stored record follows no reader').to.equal(false);
+    expect(seen.follow(reader)).to.equal(true);
+    seen.keepOnly(new Set(['ingresses shop/web', 'ingresses shop/new']));
+    expect(seen.endRead(), 'old went').to.equal(true);
+    expect(seen.record()).to.deep.equal({ 'ingresses shop/web': '2026-01-01T00:00:00.000Z' });
+    seen.keepOnly(new Set(['ingresses shop/web']));
+    expect(seen.endRead(), 'nothing went').to.equal(false);
+    expect(seen.follow(other), 'another reader took over').to.equal(false);
+    expect(seen.follow(reader), 'and the first one reads again').to.equal(false);
   });
 
   it('starts from a stored record, so a restart keeps the order; a record that is not one counts as empty', () => {
