@@ -141,7 +141,7 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
         resources: config.watchedResources,
         ignoreFields: config.ignoreFields,
         watch: () => watchPath(manifestDir),
-        read: () => defer(() => folder.read()),
+        read: (named) => defer(() => folder.read(named)),
         settleMs: settle,
         rereadMs,
         retryMs: 1_000,
