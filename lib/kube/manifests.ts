@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { lstatSync, statSync } from 'node:fs';
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, extname, isAbsolute, join, relative, sep } from 'node:path';
@@ -119,7 +119,7 @@ export function parseManifests(text: string, file: string): ManifestSet {
 export interface FolderRead {
   /** Per file (relative to the folder), what it holds. */
   readonly files: ReadonlyMap<string, ManifestSet>;
-  /** A hash over every file's name and content: equal fingerprints, equal folders. */
+  /** Equal for two reads of one ManifestFolder that found the same files with the same content, and only then. */
   readonly fingerprint: string;
 }
 
@@ -202,6 +202,9 @@ export class ManifestFolder {
   #lastReadAt = Number.NEGATIVE_INFINITY;
   /** What the last read gave, given again by a read that changes nothing. */
   #last: FolderRead | undefined;
+  /** Counts the reads that found the files or their content changed: with the id, the fingerprint. */
+  readonly #id = randomUUID();
+  #version = 0;
   /** The folder's real path, and whether the last whole read followed a link (then only whole reads name files as it does). */
   #real: { readonly dir: string; readonly linked: boolean } | undefined;
 
@@ -306,14 +309,13 @@ export class ManifestFolder {
 
   #result(parsed: Map<string, Parsed>): FolderRead {
     if (this.#last !== undefined && parsed === this.#parsed) return this.#last;
+    const before = this.#parsed;
+    const same = this.#last !== undefined && before.size === parsed.size && [...parsed].every(([name, entry]) => before.get(name)?.hash === entry.hash);
+    if (!same) this.#version += 1;
     this.#parsed = parsed;
     const files = new Map<string, ManifestSet>();
-    let names = '';
-    for (const [name, entry] of parsed) {
-      files.set(name, entry.set);
-      names += `${Buffer.byteLength(name)}:${name}${entry.hash}`;
-    }
-    this.#last = { files, fingerprint: createHash('sha256').update(names).digest('hex') };
+    for (const [name, entry] of parsed) files.set(name, entry.set);
+    this.#last = { files, fingerprint: `${this.#id}:${this.#version}` };
     return this.#last;
   }
 }

@@ -152,8 +152,9 @@ describe('manifests', () => {
     // The order a whole read gives: folder a's files before a.yaml's place, as filesUnder walks them.
     expect([...named.files.keys()]).to.deep.equal(['a/x.yaml', 'b.yaml']);
     expect(named.files.get('b.yaml')!.manifests[0]!.object.metadata.name).to.equal('b2');
-    const whole = await new ManifestFolder(dir).read();
-    expect(named.fingerprint).to.equal(whole.fingerprint);
+    const whole = await folder.read();
+    expect([...whole.files.keys()]).to.deep.equal([...named.files.keys()]);
+    expect(whole.fingerprint).to.equal(named.fingerprint);
     await rm(dir, { recursive: true });
   });
 
