@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { TracerProvider } from '@opentelemetry/api';
 import { catchError, concat, concatWith, debounceTime, defer, EMPTY, filter, merge, NEVER, of, retry, tap, timer, type Observable } from 'rxjs';
@@ -11,7 +11,8 @@ import { dataplaneFleet, type DataplaneFleetOptions } from '../lib/deploy/datapl
 import type { Fleet } from '../lib/deploy/fleet.ts';
 import { localFleet, type LocalFleet, type LocalFleetOptions } from '../lib/deploy/local-fleet.ts';
 import type { LocalTarget } from '../lib/deploy/local-target.ts';
-import { FirstSeen } from '../lib/kube/first-seen.ts';
+import type { FirstSeen } from '../lib/kube/first-seen.ts';
+import { FirstSeenStore } from '../lib/kube/first-seen-store.ts';
 import { ManifestWatchdog } from '../lib/kube/manifest-watchdog.ts';
 import { ManifestFolder } from '../lib/kube/manifests.ts';
 import type { Outcome } from '../lib/pipeline/outcome.ts';
@@ -125,13 +126,9 @@ export async function startLocalMode(options: LocalModeOptions): Promise<LocalMo
   // Reads happen every rereadMs at the least: a running source far past that is stuck on its folder.
   const watchdog = new ManifestWatchdog({ folder: manifestDir, staleAfterMs: Math.max(60_000, 3 * rereadMs) });
   // Kept in the work dir, so a controller started again orders hosts' claimants as this one did.
-  const firstSeenFile = join(workDir, 'first-seen.json');
-  const firstSeen = FirstSeen.parse(await readFile(firstSeenFile, 'utf8').catch(() => undefined));
-  const rememberFirstSeen = (record: Readonly<Record<string, string>>) =>
-    defer(async () => {
-      await writeFile(`${firstSeenFile}.new`, `${JSON.stringify(record, undefined, 1)}\n`);
-      await rename(`${firstSeenFile}.new`, firstSeenFile);
-    });
+  const firstSeenStore = new FirstSeenStore(join(workDir, 'first-seen.json'));
+  const firstSeen = await firstSeenStore.load();
+  const rememberFirstSeen = (state: FirstSeen) => defer(() => firstSeenStore.store(state));
   const parts = (config: ControllerConfig): ModeParts => ({
     config,
     fleet,

@@ -27,7 +27,7 @@ export interface FirstSeenOptions {
   /** Kept across configurations: the record outlives each index. */
   readonly state: FirstSeen;
   /** Stores the record (local mode: in the work dir), before what it stamped is emitted. */
-  readonly remember: (record: Readonly<Record<string, string>>) => Observable<unknown>;
+  readonly remember: (state: FirstSeen) => Observable<unknown>;
   readonly now: () => number;
 }
 
@@ -81,7 +81,7 @@ export function manifestEvents<T>(options: ManifestEventsOptions<T>): OperatorFu
 
 /** The first-seen record stored; a failure is reported and the objects served all the same (the order holds until a restart). */
 function remembered(firstSeen: FirstSeenOptions, report: Report): Observable<never> {
-  return defer(() => firstSeen.remember(firstSeen.state.record())).pipe(
+  return defer(() => firstSeen.remember(firstSeen.state)).pipe(
     ignoreElements(),
     catchError((error: unknown) => {
       report({ type: 'resourceError', error: `the order in which objects were first seen could not be stored: ${errorMessage(error)}` });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { FirstSeenStore } from '../../lib/kube/first-seen-store.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { LocalHarness } from '../support/local-harness.ts';
 import { documents as docs, ingress, service, slice, tlsSecret, type IngressOptions } from '../support/manifest-builders.ts';
@@ -76,7 +76,7 @@ describe('local mode: the Ingress seen first keeps its host', function () {
       expect(await refusalsFrom(harness, 0)).to.deep.equal([refusal]);
       expect(await harness.handshake('shop.example.test')).to.equal(fingerprint(LEAF_CERT));
       await harness.until('shop.example.test', '/', [web]);
-      const record = JSON.parse(await readFile(join(first.workDir, 'first-seen.json'), 'utf8')) as Record<string, string>;
+      const record = (await new FirstSeenStore(join(first.workDir, 'first-seen.json')).load()).record();
       expect(Date.parse(record['ingresses shop/web']!)).to.be.below(Date.parse(record['ingresses aaa/newcomer']!));
     } finally {
       await first.stopBackends();

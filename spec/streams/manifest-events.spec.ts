@@ -104,7 +104,7 @@ describe('manifestEvents stage', () => {
       const reads = [folder(web(80)), folder(`${web(80)}---\n${api}`), folder(`${web(81)}---\n${api}`)];
       const source = () => cold('(r|)').pipe(map(() => reads.shift()!));
       const stores = [cold('--(x|)'), cold<unknown>('#', undefined, new Error('EACCES: first-seen.json'))];
-      const remember = (record: Readonly<Record<string, string>>) => (stored.push(record), stores.shift()!);
+      const remember = (state: FirstSeen) => (stored.push(state.record()), stores.shift()!);
       const expected = '    --(as) 4ms b 9ms m 9ms |';
       const stage = manifestEvents({
         resources,

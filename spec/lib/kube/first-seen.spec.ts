@@ -59,4 +59,24 @@ describe('first seen', () => {
       expect(FirstSeen.parse(text).record(), String(text)).to.deep.equal({});
     }
   });
+  it('journals what changed since the journal was last taken, which replayed over the record before it gives the record now, and over a later one changes nothing', () => {
+    const seen = new FirstSeen({ 'ingresses shop/old': '2025-01-01T00:00:00.000Z' });
+    const before = JSON.stringify(seen.record());
+    seen.stamp('ingresses shop/web', object('web'), 1_000);
+    seen.stamp('ingresses shop/api', object('api'), 2_000);
+    seen.forget('ingresses shop/old');
+    seen.forget('ingresses shop/api');
+    seen.stamp('ingresses shop/api', object('api'), 3_000);
+    seen.stamp('ingresses shop/web', object('web'), 4_000);
+    const journal = seen.journal();
+    expect(journal.split('\n')).to.have.length(6);
+    expect(seen.journal(), 'taken').to.equal('');
+    const now = seen.record();
+    expect(now).to.deep.equal({ 'ingresses shop/api': '1970-01-01T00:00:03.000Z', 'ingresses shop/web': '1970-01-01T00:00:01.000Z' });
+    expect(FirstSeen.parse(before, journal).record()).to.deep.equal(now);
+    expect(FirstSeen.parse(JSON.stringify(now), journal).record()).to.deep.equal(now);
+    // A line cut short (a crash while appending) or not a journal line is passed over.
+    expect(FirstSeen.parse(before, `${journal}["ingresses shop/cut", "1970-01`).record()).to.deep.equal(now);
+    expect(FirstSeen.parse(before, `${journal}[1]\n["k", 5]\n["k", "yesterday"]\n{}\n`).record()).to.deep.equal(now);
+  });
 });
