@@ -111,9 +111,9 @@ export const controllerConfigSchema = section(
     },
     runtimeFirst: {
       kind: 'boolean',
-      default: false,
+      default: true,
       description:
-        'A configuration that differs from the last valid one only in what the runtime applies (servers of existing backends, map entries, certificate contents, as the deployment planner decides) is deployed as soon as its `haproxy -c` starts, not when it ends; refused (or never judged), the last valid configuration is deployed again, which undoes it at runtime, and the failure is reported as for any invalid configuration. Behind the Data Plane API, map updates still wait for their verdict. The refused change serves for up to one validation: see [ADR 0022](../adr/0022-runtime-first.md).',
+        'A configuration that differs from the last valid one only in what the runtime applies (servers of existing backends, map entries, certificate contents, as the deployment planner decides) is deployed as soon as its `haproxy -c` starts, not when it ends; refused (or never judged), the last valid configuration is deployed again, which undoes it at runtime, and the failure is reported as for any invalid configuration. Behind the Data Plane API, map updates still wait for their verdict. The refused change serves for up to one validation: see [ADR 0022](../adr/0022-runtime-first.md) and [ADR 0026](../adr/0026-runtime-first-by-default.md). `false`: every configuration waits for its verdict.',
     },
     watchedResources: {
       kind: 'named',
