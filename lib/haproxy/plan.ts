@@ -16,21 +16,36 @@ import { parseConfig } from './config-parser.ts';
 import type { ParsedConfig, Section } from './config-parser.ts';
 import { planCertificates } from './plan-certificates.ts';
 import { planMaps } from './plan-maps.ts';
-import { defaultsChain, nameSections, sectionsReason } from './plan-sections.ts';
+import { defaultsChain, nameSections, sectionsReason, type NamedSections } from './plan-sections.ts';
 import { loadedFiles, planServers, type Outcome } from './plan-servers.ts';
 import type { Plan, RuntimeOperation } from './plan-types.ts';
 
 const EMPTY: Plan = { kind: 'empty' };
+
+/**
+ * How a plan reads a configuration: parsed, its sections named. A planner
+ * that plans again and again (sharedPlanner) keeps what it read, so the
+ * configuration deployed last, the desired one of the plan before, is not
+ * read again.
+ */
+export interface ConfigReader {
+  readonly parse: (text: string) => ParsedConfig;
+  readonly named: (config: ParsedConfig) => NamedSections;
+}
+
+const READ_AFRESH: ConfigReader = { parse: parseConfig, named: nameSections };
 
 /** Every file of both renders the same. */
 export function sameFiles(a: RenderedFiles, b: RenderedFiles): boolean {
   return a === b || (a.config === b.config && sameRecord(a.maps, b.maps) && sameRecord(a.certificates, b.certificates) && sameRecord(a.files, b.files));
 }
 
-export function planDeployment(deployed: RenderedFiles, desired: RenderedFiles): Plan {
+export function planDeployment(deployed: RenderedFiles, desired: RenderedFiles, reader: ConfigReader = READ_AFRESH): Plan {
   if (sameFiles(deployed, desired)) return EMPTY;
-  const desiredConfig = parseConfig(desired.config);
-  const config = planConfig(parseConfig(deployed.config), desiredConfig);
+  // Deployed first: a reader that keeps what it read last keeps the desired configuration, the next plan's deployed one.
+  const deployedConfig = reader.parse(deployed.config);
+  const desiredConfig = reader.parse(desired.config);
+  const config = planConfig(deployedConfig, desiredConfig, reader);
   if ('reload' in config) return { kind: 'reload', reason: config.reload };
   const reason =
     addedOrRemovedReason('map file', deployed.maps, desired.maps) ??
@@ -60,9 +75,9 @@ function changedGeneralFileReason(deployed: Readonly<Record<string, string>>, de
   return changed === undefined ? undefined : `general file ${changed} changed (general files are read only at start)`;
 }
 
-function planConfig(deployedConfig: ParsedConfig, desiredConfig: ParsedConfig): Outcome {
-  const deployed = nameSections(deployedConfig);
-  const desired = nameSections(desiredConfig);
+function planConfig(deployedConfig: ParsedConfig, desiredConfig: ParsedConfig, reader: ConfigReader): Outcome {
+  const deployed = reader.named(deployedConfig);
+  const desired = reader.named(desiredConfig);
   const reason = sectionsReason(deployed, desired);
   if (reason !== undefined) return { reload: reason };
   let loaded: ReadonlySet<string> | undefined;

@@ -75,4 +75,25 @@ describe('sharedPlanner', () => {
     plan(files(['127.0.0.2']), desired);
     expect(inner.calls()).to.equal(10);
   });
+  it("reads a configuration once across plans: the next change's plan starts from this one's desired configuration, parsed and named already", () => {
+    const seen: { deployed: unknown; desired: unknown; named: unknown; namedDeployed?: unknown }[] = [];
+    const plan = sharedPlanner((deployed, desired, reader) => {
+      const deployedConfig = reader!.parse(deployed.config);
+      const desiredConfig = reader!.parse(desired.config);
+      seen.push({ deployed: deployedConfig, desired: desiredConfig, named: reader!.named(desiredConfig), namedDeployed: reader!.named(deployedConfig) });
+      return planDeployment(deployed, desired, reader);
+    });
+    const [a, b, c] = [files(['127.0.0.1']), files(['127.0.0.1', '127.0.0.2']), files(['127.0.0.2'])];
+    plan(a, b);
+    plan(b, c);
+    expect(seen[1]!.deployed).to.equal(seen[0]!.desired);
+    expect(plan(c, a).kind).to.equal('runtime');
+    expect(seen[2]!.deployed).to.equal(seen[1]!.desired);
+    expect(seen[1]!.namedDeployed, 'its sections named once').to.equal(seen[0]!.named);
+    const again = sharedPlanner(
+      (deployed, desired, reader) => (seen.push({ deployed: reader!.parse(deployed.config), desired: undefined, named: undefined }), planDeployment(deployed, desired, reader)),
+    );
+    again(b, c);
+    expect(seen[3]!.deployed, 'another planner reads afresh').to.not.equal(seen[0]!.desired);
+  });
 });
