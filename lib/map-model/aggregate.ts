@@ -4,6 +4,7 @@ import { HostOwnership, type HostSharing } from './host-ownership.ts';
 import type { BackendRef, ObjectClaims, RouteClaim } from './claim-types.ts';
 import { compareCodeUnits } from '../compare.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from '../collections/one-or-more.ts';
+import { membersOf, withMember, withoutMember, type OneOrSet } from '../collections/one-or-set.ts';
 import { DefaultBackends } from './default-backends.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import { claimOrder, RouteClaims } from './route-claims.ts';
@@ -43,8 +44,9 @@ export type ServiceLookup = (namespace: string, name: string) => KubeObject | un
 interface NamedPortUsers {
   readonly namespace: string;
   readonly service: string;
-  readonly claims: Set<RouteClaim>;
-  readonly defaults: Set<ObjectClaims>;
+  // Most Services have one user, and most none by a default backend: no Set for them (one-or-set.ts).
+  claims: OneOrSet<RouteClaim> | undefined;
+  defaults: OneOrSet<ObjectClaims> | undefined;
 }
 
 export class RouteAggregate {
@@ -143,7 +145,7 @@ export class RouteAggregate {
       const users = this.#namedPorts.get(key);
       if (!users) continue;
       const service = lookup(users.namespace, users.service);
-      for (const claim of users.claims) {
+      for (const claim of membersOf(users.claims)) {
         const resolved = resolvedBackend(claim.asked, service);
         if (resolved.name === claim.backend.name) continue;
         const routed = this.#claims.isWinner(claim);
@@ -153,7 +155,7 @@ export class RouteAggregate {
         this.#claims.touch(claim);
         this.#any = true;
       }
-      for (const read of users.defaults) {
+      for (const read of membersOf(users.defaults)) {
         const fallback = read.served!.defaultBackend!;
         const resolved = resolvedBackend(fallback.asked, service);
         if (resolved.name === fallback.backend.name) continue;
@@ -169,16 +171,16 @@ export class RouteAggregate {
   #namedPortUsers(ref: BackendRef): NamedPortUsers {
     const key = serviceKey(ref.namespace, ref.service);
     let users = this.#namedPorts.get(key);
-    if (!users) this.#namedPorts.set(key, (users = { namespace: ref.namespace, service: ref.service, claims: new Set(), defaults: new Set() }));
+    if (!users) this.#namedPorts.set(key, (users = { namespace: ref.namespace, service: ref.service, claims: undefined, defaults: undefined }));
     return users;
   }
 
   #forgetNamedPortUser(ref: BackendRef, user: RouteClaim | ObjectClaims): void {
     const key = serviceKey(ref.namespace, ref.service);
     const users = this.#namedPorts.get(key)!;
-    if ('map' in user) users.claims.delete(user);
-    else users.defaults.delete(user);
-    if (users.claims.size === 0 && users.defaults.size === 0) this.#namedPorts.delete(key);
+    if ('map' in user) users.claims = withoutMember(users.claims!, user);
+    else users.defaults = withoutMember(users.defaults!, user);
+    if (users.claims === undefined && users.defaults === undefined) this.#namedPorts.delete(key);
   }
 
   #add(ingress: KubeObject, read: ObjectClaims, lookup: ServiceLookup): void {
@@ -197,14 +199,16 @@ export class RouteAggregate {
       const claim = served.routes[i]!;
       if ('name' in claim.asked.port) {
         setBackend(claim, resolvedBackend(claim.asked, lookup(claim.asked.namespace, claim.asked.service)));
-        this.#namedPortUsers(claim.asked).claims.add(claim);
+        const users = this.#namedPortUsers(claim.asked);
+        users.claims = withMember(users.claims, claim);
       }
     }
     if (served.defaultBackend) {
       const fallback = served.defaultBackend;
       if ('name' in fallback.asked.port) {
         fallback.backend = resolvedBackend(fallback.asked, lookup(fallback.asked.namespace, fallback.asked.service));
-        this.#namedPortUsers(fallback.asked).defaults.add(read);
+        const users = this.#namedPortUsers(fallback.asked);
+        users.defaults = withMember(users.defaults, read);
       }
       this.#defaults.add(read);
     }
