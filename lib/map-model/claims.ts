@@ -11,6 +11,7 @@ import { routeConditions } from './route-conditions.ts';
 import { escapeRegex, rewritesOwnPath, routePolicy, type RoutePolicy } from './route-policies.ts';
 import type { HostEntry } from './types.ts';
 import type { BackendRef, ClaimsOutcome, RouteClaim } from './claim-types.ts';
+import { trimmed } from '../collections/trimmed.ts';
 
 /**
  * A translated object (lib/routing/translated.ts) as map lines: each route
@@ -172,7 +173,7 @@ export function claimsOf(translated: TranslatedObject): ClaimsOutcome {
         ...(served.hostGroup === undefined ? {} : { hostGroup: served.hostGroup }),
         hosts,
         hostKeys: hostKeysOf(hosts, served.tls),
-        routes,
+        routes: trimmed(routes),
         defaultBackend: defaultBackend && { asked: defaultBackend, backend: defaultBackend, field: served.defaultBackend!.field },
         tls: served.tls,
         settings: withBackendSource(served.settings, kind, object),

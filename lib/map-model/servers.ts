@@ -10,6 +10,7 @@ import type { Backend, BackendShare, MapModelSources, Server } from './types.ts'
 import type { BackendSettings } from '../routing/settings.ts';
 import { transportOf } from './transport.ts';
 import type { CheckedCa } from './certificates.ts';
+import { trimmed } from '../collections/trimmed.ts';
 
 /**
  * The servers of a backend: the ready endpoints of its Service's
@@ -100,7 +101,7 @@ function sortedServers(servers: Server[]): readonly Server[] {
     for (const server of servers) if (kept === 0 || servers[kept - 1]!.name !== server.name) servers[kept++] = server;
     servers.length = kept;
   }
-  return Object.freeze(servers);
+  return Object.freeze(trimmed(servers));
 }
 
 /** The servers of one Service port as the Service's EndpointSlices give them. */

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, StoreReader, WatchedType } from '../pipeline/model.ts';
 import { membersOf, withMember, withoutMember, type OneOrSet } from '../collections/one-or-set.ts';
+import { trimmed } from '../collections/trimmed.ts';
 
 /**
  * One stored object's place, kept for as long as an object with its
@@ -173,7 +174,8 @@ export class IndexedStore implements StoreReader {
       if (part === undefined) break;
       parts.push(part);
     }
-    return parts;
+    // Kept for as long as the object is stored.
+    return trimmed(parts);
   }
 
   /** Files the slot under every prefix of its parts from `from` parts on; above that it is filed already. */
