@@ -150,6 +150,7 @@ export class Validator {
       const localPeer = firstPeer(input.files.config);
       const result = await checkConfig(configFile, this.#options.binary ?? haproxyBinary(), {
         allowDirectives: this.#options.allowDirectives,
+        text,
         ...(localPeer === undefined ? {} : { localPeer }),
       });
       if (result.valid) return { status: 'valid' };
