@@ -1,10 +1,10 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import { resolvedBackend, serviceKey, setBackend } from './backend-names.ts';
+import { resolvedBackend, setBackend } from './backend-names.ts';
 import { HostOwnership, type HostSharing } from './host-ownership.ts';
 import type { BackendRef, ObjectClaims, RouteClaim } from './claim-types.ts';
 import { compareCodeUnits } from '../compare.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from '../collections/one-or-more.ts';
-import { membersOf, withMember, withoutMember, type OneOrSet } from '../collections/one-or-set.ts';
+import { NamedPortUsers } from './named-port-users.ts';
 import { DefaultBackends } from './default-backends.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import { claimOrder, RouteClaims } from './route-claims.ts';
@@ -39,15 +39,6 @@ export type ReadClaims = (ingress: KubeObject) => ObjectClaims | undefined;
 
 /** The Service stored under a namespace and name: what a port named by an Ingress resolves against. */
 export type ServiceLookup = (namespace: string, name: string) => KubeObject | undefined;
-
-/** The claims and default backends naming a port of one Service by name: what a change of that Service may move to another backend. */
-interface NamedPortUsers {
-  readonly namespace: string;
-  readonly service: string;
-  // Most Services have one user, and most none by a default backend: no Set for them (one-or-set.ts).
-  claims: OneOrSet<RouteClaim> | undefined;
-  defaults: OneOrSet<ObjectClaims> | undefined;
-}
 
 export class RouteAggregate {
   // The lists the model hands out are frozen, so a renderer may reuse what it made of them (see SafeWriter).
@@ -84,7 +75,7 @@ export class RouteAggregate {
   readonly #defaults = new DefaultBackends();
   readonly secretUses: SecretUses;
   /** Per Service ("namespace/name"), those naming one of its ports by name. */
-  readonly #namedPorts = new Map<string, NamedPortUsers>();
+  readonly #namedPorts = new NamedPortUsers();
 
   // What changed since the last settle().
   /** Backends that gained or lost users outside a settle (a Service renamed their ports' backend). */
@@ -141,11 +132,11 @@ export class RouteAggregate {
    */
   renamePorts(touched: ReadonlySet<string> | undefined, lookup: ServiceLookup): void {
     if (this.#namedPorts.size === 0) return;
-    for (const key of touched ?? [...this.#namedPorts.keys()]) {
-      const users = this.#namedPorts.get(key);
+    for (const key of touched ?? this.#namedPorts.services()) {
+      const users = this.#namedPorts.of(key);
       if (!users) continue;
       const service = lookup(users.namespace, users.service);
-      for (const claim of membersOf(users.claims)) {
+      for (const claim of users.claims) {
         const resolved = resolvedBackend(claim.asked, service);
         if (resolved.name === claim.backend.name) continue;
         const routed = this.#claims.isWinner(claim);
@@ -155,7 +146,7 @@ export class RouteAggregate {
         this.#claims.touch(claim);
         this.#any = true;
       }
-      for (const read of membersOf(users.defaults)) {
+      for (const read of users.defaults) {
         const fallback = read.served!.defaultBackend!;
         const resolved = resolvedBackend(fallback.asked, service);
         if (resolved.name === fallback.backend.name) continue;
@@ -165,22 +156,6 @@ export class RouteAggregate {
         this.#any = true;
       }
     }
-  }
-
-  /** The users of the ports of `ref`'s Service named by name, made when first needed. */
-  #namedPortUsers(ref: BackendRef): NamedPortUsers {
-    const key = serviceKey(ref.namespace, ref.service);
-    let users = this.#namedPorts.get(key);
-    if (!users) this.#namedPorts.set(key, (users = { namespace: ref.namespace, service: ref.service, claims: undefined, defaults: undefined }));
-    return users;
-  }
-
-  #forgetNamedPortUser(ref: BackendRef, user: RouteClaim | ObjectClaims): void {
-    const key = serviceKey(ref.namespace, ref.service);
-    const users = this.#namedPorts.get(key)!;
-    if ('map' in user) users.claims = withoutMember(users.claims!, user);
-    else users.defaults = withoutMember(users.defaults!, user);
-    if (users.claims === undefined && users.defaults === undefined) this.#namedPorts.delete(key);
   }
 
   #add(ingress: KubeObject, read: ObjectClaims, lookup: ServiceLookup): void {
@@ -199,16 +174,14 @@ export class RouteAggregate {
       const claim = served.routes[i]!;
       if ('name' in claim.asked.port) {
         setBackend(claim, resolvedBackend(claim.asked, lookup(claim.asked.namespace, claim.asked.service)));
-        const users = this.#namedPortUsers(claim.asked);
-        users.claims = withMember(users.claims, claim);
+        this.#namedPorts.add(claim.asked, claim);
       }
     }
     if (served.defaultBackend) {
       const fallback = served.defaultBackend;
       if ('name' in fallback.asked.port) {
         fallback.backend = resolvedBackend(fallback.asked, lookup(fallback.asked.namespace, fallback.asked.service));
-        const users = this.#namedPortUsers(fallback.asked);
-        users.defaults = withMember(users.defaults, read);
+        this.#namedPorts.add(fallback.asked, read);
       }
       this.#defaults.add(read);
     }
@@ -226,10 +199,10 @@ export class RouteAggregate {
     if (this.#refused.delete(read)) this.#problemsTouched = true;
     for (let i = 0; i < served.routes.length; i++) {
       const claim = served.routes[i]!;
-      if ('name' in claim.asked.port) this.#forgetNamedPortUser(claim.asked, claim);
+      if ('name' in claim.asked.port) this.#namedPorts.remove(claim.asked, claim);
     }
     if (served.defaultBackend) {
-      if ('name' in served.defaultBackend.asked.port) this.#forgetNamedPortUser(served.defaultBackend.asked, read);
+      if ('name' in served.defaultBackend.asked.port) this.#namedPorts.remove(served.defaultBackend.asked, read);
       this.#defaults.remove(read);
     }
     this.secretUses.remove(read);

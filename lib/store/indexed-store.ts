@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, StoreReader, WatchedType } from '../pipeline/model.ts';
 import { membersOf, withMember, withoutMember, type OneOrSet } from '../collections/one-or-set.ts';
-import { trimmed } from '../collections/trimmed.ts';
+import { fitted } from '../collections/fitted.ts';
 
 /**
  * One stored object's place, kept for as long as an object with its
@@ -175,7 +175,7 @@ export class IndexedStore implements StoreReader {
       parts.push(part);
     }
     // Kept for as long as the object is stored.
-    return trimmed(parts);
+    return fitted(parts);
   }
 
   /** Files the slot under every prefix of its parts from `from` parts on; above that it is filed already. */

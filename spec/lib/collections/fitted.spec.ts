@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { trimmed } from '../../../lib/collections/trimmed.ts';
+import { fitted } from '../../../lib/collections/fitted.ts';
 
-describe('trimmed', () => {
+describe('fitted', () => {
   it('gives a new array of the same items, so the pushed one (and its spare room) can go', () => {
     const pushed: string[] = [];
     pushed.push('a', 'b');
-    const kept = trimmed(pushed);
+    const kept = fitted(pushed);
     expect(kept).to.deep.equal(['a', 'b']);
     expect(kept).to.not.equal(pushed);
   });

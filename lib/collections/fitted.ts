@@ -6,6 +6,6 @@
  * per object, as pushed, was 1.7 MiB of resident memory. The pushed array
  * itself dies young, before the collector copies it out of the young generation.
  */
-export function trimmed<T>(items: T[]): T[] {
+export function fitted<T>(items: T[]): T[] {
   return items.slice();
 }
