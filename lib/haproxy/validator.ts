@@ -62,8 +62,10 @@ function firstPeer(config: string): string | undefined {
 function rebase(config: string, dir: string): { text: string; originalLine: (line: number) => number | undefined } {
   const directive = `  default-path origin ${dir}`;
   const base = baseDirectory(config);
-  // The base never holds a newline: replacing in the whole text is replacing in each line.
-  const text = base === undefined ? config : config.replace(new RegExp(`(?<![\\w.~/-])${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?=/)`, 'g'), dir);
+  // The base never holds a newline: replacing in the whole text is replacing in each line. By a function, for V8
+  // gives that result as one flat string, where a replacement string gives a rope the scan below would copy again.
+  const under = base === undefined ? undefined : new RegExp(`(?<![\\w.~/-])${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?=/)`, 'g');
+  const text = under === undefined ? config : config.replace(under, () => dir);
   let section: string | undefined;
   let globalAt = -1;
   let globalEnd = 0;
