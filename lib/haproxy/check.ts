@@ -22,6 +22,8 @@ export interface CheckOptions {
   readonly allowDirectives?: readonly GuardedDirective[];
   /** The local peer name to check as (`-L`): a peers section none of whose peers is HAProxy itself is dropped unchecked. */
   readonly localPeer?: string;
+  /** The file's text, when the caller has just written it: the guard reads it instead of the file (a second copy of a large configuration). */
+  readonly text?: string;
 }
 
 /** The haproxy binary: HAPROXY_BIN when set, else `haproxy` from PATH. */
@@ -110,7 +112,7 @@ function shortage(output: string): string | undefined {
  * missing binary is an error, never a pass.
  */
 export async function checkConfig(configFile: string, binary = haproxyBinary(), options: CheckOptions = {}): Promise<CheckResult> {
-  const refused = refusedDirectives(await readFile(configFile, 'utf8'), options.allowDirectives);
+  const refused = refusedDirectives(options.text ?? (await readFile(configFile, 'utf8')), options.allowDirectives);
   if (refused.length > 0) return { valid: false, output: guardAlerts(configFile, refused) };
   const path = await locate(binary);
   if (path === undefined) {

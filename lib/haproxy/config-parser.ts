@@ -239,6 +239,28 @@ function plainFirstWord(text: string, start: number, end: number): string | unde
   return undefined;
 }
 
+/**
+ * Visits each line of a configuration text with its first word (undefined
+ * for a line without words), where it starts and ends in the text and its
+ * 1-based number, until `visit` returns false. Only a line that must be
+ * tokenized to know its first word is cut out of the text: reading a large
+ * configuration line by line this way leaves no array of its lines, nor a
+ * copy of each, alive while it is read (split('\n') keeps them all until the
+ * end, long enough for V8 to move them to its old space).
+ */
+export function scanLines(text: string, visit: (first: string | undefined, start: number, end: number, line: number) => boolean | void): void {
+  let line = 0;
+  for (let start = 0; start <= text.length;) {
+    const newline = text.indexOf('\n', start);
+    const end = newline === -1 ? text.length : newline;
+    line++;
+    const plain = plainFirstWord(text, start, end);
+    const first = plain === '' ? undefined : (plain ?? tokenizeLine(text.slice(start, end)).words[0]);
+    if (visit(first, start, end, line) === false || newline === -1) return;
+    start = newline + 1;
+  }
+}
+
 /** A section as the parser finds it: its header read, its body lines tokenized when first asked for. */
 class LazySection implements Section {
   readonly keyword: string;
@@ -303,23 +325,15 @@ function sectionName(words: readonly string[]): string | undefined {
  */
 export function parseConfig(text: string): ParsedConfig {
   const found: { fields: Omit<Section, 'lines' | 'servers' | 'source'>; start: number; bodyFrom: number }[] = [];
-  let line = 0;
-  for (let start = 0; start <= text.length;) {
-    const newline = text.indexOf('\n', start);
-    const end = newline === -1 ? text.length : newline;
-    line++;
-    const first = plainFirstWord(text, start, end) ?? tokenizeLine(text.slice(start, end)).words[0] ?? '';
-    if (first !== '') {
-      if (SECTION_KEYWORDS.has(first)) {
-        const { words } = tokenizeLine(text.slice(start, end));
-        found.push({ fields: { keyword: first, name: sectionName(words), words, line }, start, bodyFrom: 1 });
-      } else if (found.length === 0) {
-        found.push({ fields: { keyword: '', name: undefined, words: [], line }, start, bodyFrom: 0 });
-      }
+  scanLines(text, (first, start, end, line) => {
+    if (first === undefined || first === '') return;
+    if (SECTION_KEYWORDS.has(first)) {
+      const { words } = tokenizeLine(text.slice(start, end));
+      found.push({ fields: { keyword: first, name: sectionName(words), words, line }, start, bodyFrom: 1 });
+    } else if (found.length === 0) {
+      found.push({ fields: { keyword: '', name: undefined, words: [], line }, start, bodyFrom: 0 });
     }
-    if (newline === -1) break;
-    start = newline + 1;
-  }
+  });
   const sections = found.map(({ fields, start, bodyFrom }, index) => new LazySection({ ...fields, source: text.slice(start, found[index + 1]?.start ?? text.length) }, bodyFrom));
   return { sections };
 }

@@ -1,4 +1,4 @@
-import { SECTION_KEYWORDS, tokenizeLine } from './config-parser.ts';
+import { scanLines, SECTION_KEYWORDS, tokenizeLine } from './config-parser.ts';
 import { guardedDirectives, type GuardedDirective } from '../config/guarded-directives.ts';
 import { CONTROLLER_LUA } from '../lua/controller-scripts.ts';
 
@@ -79,16 +79,20 @@ const specialFiles = new Set(['@system-ca']);
  */
 export function baseDirectory(config: string): string | undefined {
   let section: string | undefined;
-  for (const line of config.split('\n')) {
-    const [first, second, third] = tokenizeLine(line).words;
-    if (first === undefined) continue;
+  let found: string | undefined;
+  scanLines(config, (first, start, end) => {
+    if (first === undefined) return true;
     if (SECTION_KEYWORDS.has(first)) section = first;
-    else if (section === 'global' && first === 'default-path' && second === 'origin' && third !== undefined) {
+    else if (section === 'global' && first === 'default-path') {
+      const [, second, third] = tokenizeLine(config.slice(start, end)).words;
+      if (second !== 'origin' || third === undefined) return true;
       const base = third.replace(/\/+$/, '');
-      return base.startsWith('/') && !base.split('/').includes('..') ? base : undefined;
+      found = base.startsWith('/') && !base.split('/').includes('..') ? base : undefined;
+      return false;
     }
-  }
-  return undefined;
+    return true;
+  });
+  return found;
 }
 
 /** A relative path without `..`, or an absolute one under the base directory; never one with a variable. */
@@ -164,9 +168,14 @@ function guarded(words: readonly string[], variables: readonly number[], base: s
 export function findGuardedDirectives(config: string): GuardFinding[] {
   const findings: GuardFinding[] = [];
   const base = baseDirectory(config);
-  config.split('\n').forEach((text, index) => {
+  // Line by line, not split('\n'): each line's text and words are garbage once read (see scanLines).
+  for (let start = 0, line = 1; start <= config.length; line++) {
+    const newline = config.indexOf('\n', start);
+    const text = config.slice(start, newline === -1 ? config.length : newline);
     const { words, variables } = tokenizeLine(text);
-    for (const found of guarded(words, variables, base)) findings.push({ line: index + 1, ...found, text: text.trim() });
-  });
+    for (const found of guarded(words, variables, base)) findings.push({ line, ...found, text: text.trim() });
+    if (newline === -1) break;
+    start = newline + 1;
+  }
   return findings;
 }

@@ -6,7 +6,7 @@ import { errorMessage } from '../error-message.ts';
 import type { RenderedFiles, RenderOrigins, ValidationVerdict } from '../pipeline/model.ts';
 import { writeRenderedFiles } from '../render/write-files.ts';
 import { checkConfig, configurationToCheck, haproxyBinary } from './check.ts';
-import { parseConfig, tokenizeLine } from './config-parser.ts';
+import { scanLines, SECTION_KEYWORDS, tokenizeLine } from './config-parser.ts';
 import { baseDirectory } from './directive-guard.ts';
 import type { GuardedDirective } from '../config/guarded-directives.ts';
 import { readRefusal } from './refusal.ts';
@@ -34,8 +34,20 @@ export interface ValidationInput {
  * member of the fleet will (src/cfgparse.c, "Removing incomplete section").
  */
 function firstPeer(config: string): string | undefined {
-  const peers = parseConfig(config).sections.find((section) => section.keyword === 'peers');
-  return peers?.lines.find((line) => line.words[0] === 'peer')?.words[1];
+  let inPeers = false;
+  let peer: string | undefined;
+  scanLines(config, (first, start, end) => {
+    if (first === undefined || first === '') return true;
+    if (SECTION_KEYWORDS.has(first)) {
+      if (inPeers) return false;
+      inPeers = first === 'peers';
+    } else if (inPeers && first === 'peer') {
+      peer = tokenizeLine(config.slice(start, end)).words[1];
+      return false;
+    }
+    return true;
+  });
+  return peer;
 }
 
 /**
@@ -50,32 +62,45 @@ function firstPeer(config: string): string | undefined {
 function rebase(config: string, dir: string): { text: string; originalLine: (line: number) => number | undefined } {
   const directive = `  default-path origin ${dir}`;
   const base = baseDirectory(config);
+  // The base never holds a newline: replacing in the whole text is replacing in each line. By a function, for V8
+  // gives that result as one flat string, where a replacement string gives a rope the scan below would copy again.
   const under = base === undefined ? undefined : new RegExp(`(?<![\\w.~/-])${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?=/)`, 'g');
-  const lines = config.split('\n').map((line) => (under === undefined ? line : line.replace(under, dir)));
+  const text = under === undefined ? config : config.replace(under, () => dir);
   let section: string | undefined;
   let globalAt = -1;
-  let replaced = false;
-  for (let i = 0; i < lines.length; i++) {
-    const [first] = tokenizeLine(lines[i]!).words;
-    if (first === undefined) continue;
-    if (!/^\s/.test(lines[i]!)) section = first;
-    if (first === 'global' && globalAt < 0) globalAt = i;
-    if (section === 'global' && first === 'default-path') {
-      lines[i] = directive;
-      replaced = true;
+  let globalEnd = 0;
+  // Where each default-path of the global section starts and ends in `text`.
+  const replaced: number[] = [];
+  scanLines(text, (first, start, end, line) => {
+    if (first === undefined) return;
+    if (!LEADING_SPACE.test(text.charAt(start))) section = first;
+    if (first === 'global' && globalAt < 0) {
+      globalAt = line - 1;
+      globalEnd = end;
     }
+    if (section === 'global' && first === 'default-path') replaced.push(start, end);
+  });
+  if (replaced.length > 0) {
+    const parts: string[] = [];
+    let from = 0;
+    for (let i = 0; i < replaced.length; i += 2) {
+      parts.push(text.slice(from, replaced[i]), directive);
+      from = replaced[i + 1]!;
+    }
+    parts.push(text.slice(from));
+    return { text: parts.join(''), originalLine: (line) => line };
   }
-  if (replaced) return { text: lines.join('\n'), originalLine: (line) => line };
   const added = globalAt + 1;
-  if (globalAt < 0) lines.unshift('global', directive);
-  else lines.splice(added, 0, directive);
   const inserted = globalAt < 0 ? 2 : 1;
   const firstShifted = globalAt < 0 ? 1 : added + 1;
   return {
-    text: lines.join('\n'),
+    text: globalAt < 0 ? `global\n${directive}\n${text}` : `${text.slice(0, globalEnd)}\n${directive}${text.slice(globalEnd)}`,
     originalLine: (line) => (line < firstShifted ? line : line - inserted < firstShifted ? undefined : line - inserted),
   };
 }
+
+/** A line that starts with white space continues the section before it (the rebase's reading). */
+const LEADING_SPACE = /^\s/;
 
 /**
  * Validates rendered configurations: the real `haproxy -c` behind the
@@ -122,11 +147,13 @@ export class Validator {
   async #check(input: ValidationInput): Promise<ValidationVerdict> {
     const dir = await mkdtemp(join(this.#options.tmpRoot ?? tmpdir(), 'haproxy-template-ic-validate-'));
     try {
-      const { text, originalLine } = rebase(input.files.config, dir);
-      const configFile = await writeRenderedFiles(dir, { ...input.files, config: configurationToCheck(text) }, this.#options.dirs);
+      const { text: rebased, originalLine } = rebase(input.files.config, dir);
+      const text = configurationToCheck(rebased);
+      const configFile = await writeRenderedFiles(dir, { ...input.files, config: text }, this.#options.dirs);
       const localPeer = firstPeer(input.files.config);
       const result = await checkConfig(configFile, this.#options.binary ?? haproxyBinary(), {
         allowDirectives: this.#options.allowDirectives,
+        text,
         ...(localPeer === undefined ? {} : { localPeer }),
       });
       if (result.valid) return { status: 'valid' };

@@ -8,6 +8,7 @@ import type { ServedRoutes, TlsClaim, TranslatedHost, TranslatedObject } from '.
 import { readAnnotationSettings } from '../annotations/read-settings.ts';
 import { ingressClassOf } from '../kube-syntax/ingress-class.ts';
 import { excludesObject, type ReadSettings } from '../annotations/outcomes.ts';
+import { hostField, pathField, ruleField } from './field-paths.ts';
 
 /**
  * The Ingress translator: one Ingress as the routes it asks for (the
@@ -89,7 +90,7 @@ class IngressReader {
     const hosts: TranslatedHost[] = [];
     const routes: RouteRecord[] = [];
     const rules = this.#list(spec['rules'], 'spec.rules');
-    for (let index = 0; index < rules.length; index++) this.#rule(rules[index], `spec.rules[${index}]`, hosts, routes);
+    for (let index = 0; index < rules.length; index++) this.#rule(rules[index], index, hosts, routes);
     const tls: TlsClaim[] = [];
     const entries = this.#list(spec['tls'], 'spec.tls', this.tlsProblems);
     for (let index = 0; index < entries.length; index++) this.#tls(entries[index], `spec.tls[${index}]`, tls, hosts);
@@ -120,13 +121,14 @@ class IngressReader {
     return [];
   }
 
-  #rule(rule: unknown, field: string, hosts: TranslatedHost[], routes: RouteRecord[]): void {
+  #rule(rule: unknown, ruleIndex: number, hosts: TranslatedHost[], routes: RouteRecord[]): void {
+    const field = ruleField(ruleIndex);
     if (!isFields(rule)) return this.#problem(field, 'is not an object');
     let host = CATCH_ALL;
     if (rule['host'] !== undefined && rule['host'] !== null && rule['host'] !== '') {
       const checked = checkHost(rule['host']);
       if (!checked.ok) return this.#problem(`${field}.host`, `invalid host: ${checked.reason}`);
-      host = Object.freeze({ key: checked.value.host, wildcard: checked.value.wildcard ? 'one-label' : 'none', field: `${field}.host` });
+      host = Object.freeze({ key: checked.value.host, wildcard: checked.value.wildcard ? 'one-label' : 'none', field: hostField(ruleIndex) });
     }
     hosts.push(host);
     this.#host = host;
@@ -136,7 +138,7 @@ class IngressReader {
     const paths = http['paths'];
     if (paths === undefined || paths === null) return;
     if (!Array.isArray(paths)) return this.#problem(`${field}.http.paths`, 'is not a list');
-    for (let index = 0; index < paths.length; index++) this.#path(paths[index], `${field}.http.paths[${index}]`, routes);
+    for (let index = 0; index < paths.length; index++) this.#path(paths[index], pathField(ruleIndex, index), routes);
   }
 
   /**

@@ -2,6 +2,7 @@ import { backoffDelay } from '../backoff.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { errorMessage } from '../error-message.ts';
 import type { ChangeType, KubeObject } from '../pipeline/model.ts';
+import { objectKey } from '../pipeline/object-key.ts';
 import type { KubeConnection } from './kube-connection.ts';
 import { KubeRequestError, WatchIdleError, kubeRequest, kubeWatch, type WatchLine } from './kube-request.ts';
 import { normaliseObject } from './normalise.ts';
@@ -101,7 +102,7 @@ const REOPEN_MAX_MS = 30_000;
 const objectPhases = new Set(['ADDED', 'MODIFIED', 'DELETED']);
 
 function keyOf(object: KubeObject): string {
-  return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
+  return objectKey(object.metadata.namespace, object.metadata.name ?? '');
 }
 
 interface ListedPage {
@@ -270,16 +271,19 @@ export class ResilientInformer {
 
   /** A LIST is in: what it no longer holds was deleted meanwhile, the rest added or modified; the watch resumes from its version. */
   #listed(list: { items: KubeObject[]; resourceVersion: string }): void {
-    const listed = new Set(list.items.map(keyOf));
-    for (const key of [...this.#delivered.keys()]) {
-      if (listed.has(key)) continue;
-      const slash = key.indexOf('/');
-      const namespace = key.slice(0, slash);
-      this.#deliver('deleted', {
-        apiVersion: this.#spec.apiVersion,
-        kind: this.#kind,
-        metadata: { name: key.slice(slash + 1), ...(namespace === '' ? {} : { namespace }) },
-      } as KubeObject);
+    // After a first LIST nothing was delivered before: no set of every key to build and drop.
+    if (this.#delivered.size > 0) {
+      const listed = new Set(list.items.map(keyOf));
+      for (const key of [...this.#delivered.keys()]) {
+        if (listed.has(key)) continue;
+        const slash = key.indexOf('/');
+        const namespace = key.slice(0, slash);
+        this.#deliver('deleted', {
+          apiVersion: this.#spec.apiVersion,
+          kind: this.#kind,
+          metadata: { name: key.slice(slash + 1), ...(namespace === '' ? {} : { namespace }) },
+        } as KubeObject);
+      }
     }
     for (const item of list.items) this.#deliver('added', item);
     this.#resourceVersion = list.resourceVersion;

@@ -1,9 +1,10 @@
 import type { KubeObject, Problem } from '../pipeline/model.ts';
-import { resolvedBackend, serviceKey, setBackend } from './backend-names.ts';
+import { resolvedBackend, setBackend } from './backend-names.ts';
 import { HostOwnership, type HostSharing } from './host-ownership.ts';
 import type { BackendRef, ObjectClaims, RouteClaim } from './claim-types.ts';
 import { compareCodeUnits } from '../compare.ts';
 import { firstItem, withItem, withoutItem, type OneOrMore } from '../collections/one-or-more.ts';
+import { NamedPortUsers } from './named-port-users.ts';
 import { DefaultBackends } from './default-backends.ts';
 import { NO_PROBLEMS, ProblemList, Referrers } from './problems.ts';
 import { claimOrder, RouteClaims } from './route-claims.ts';
@@ -38,14 +39,6 @@ export type ReadClaims = (ingress: KubeObject) => ObjectClaims | undefined;
 
 /** The Service stored under a namespace and name: what a port named by an Ingress resolves against. */
 export type ServiceLookup = (namespace: string, name: string) => KubeObject | undefined;
-
-/** The claims and default backends naming a port of one Service by name: what a change of that Service may move to another backend. */
-interface NamedPortUsers {
-  readonly namespace: string;
-  readonly service: string;
-  readonly claims: Set<RouteClaim>;
-  readonly defaults: Set<ObjectClaims>;
-}
 
 export class RouteAggregate {
   // The lists the model hands out are frozen, so a renderer may reuse what it made of them (see SafeWriter).
@@ -82,7 +75,7 @@ export class RouteAggregate {
   readonly #defaults = new DefaultBackends();
   readonly secretUses: SecretUses;
   /** Per Service ("namespace/name"), those naming one of its ports by name. */
-  readonly #namedPorts = new Map<string, NamedPortUsers>();
+  readonly #namedPorts = new NamedPortUsers();
 
   // What changed since the last settle().
   /** Backends that gained or lost users outside a settle (a Service renamed their ports' backend). */
@@ -139,8 +132,8 @@ export class RouteAggregate {
    */
   renamePorts(touched: ReadonlySet<string> | undefined, lookup: ServiceLookup): void {
     if (this.#namedPorts.size === 0) return;
-    for (const key of touched ?? [...this.#namedPorts.keys()]) {
-      const users = this.#namedPorts.get(key);
+    for (const key of touched ?? this.#namedPorts.services()) {
+      const users = this.#namedPorts.of(key);
       if (!users) continue;
       const service = lookup(users.namespace, users.service);
       for (const claim of users.claims) {
@@ -165,22 +158,6 @@ export class RouteAggregate {
     }
   }
 
-  /** The users of the ports of `ref`'s Service named by name, made when first needed. */
-  #namedPortUsers(ref: BackendRef): NamedPortUsers {
-    const key = serviceKey(ref.namespace, ref.service);
-    let users = this.#namedPorts.get(key);
-    if (!users) this.#namedPorts.set(key, (users = { namespace: ref.namespace, service: ref.service, claims: new Set(), defaults: new Set() }));
-    return users;
-  }
-
-  #forgetNamedPortUser(ref: BackendRef, user: RouteClaim | ObjectClaims): void {
-    const key = serviceKey(ref.namespace, ref.service);
-    const users = this.#namedPorts.get(key)!;
-    if ('map' in user) users.claims.delete(user);
-    else users.defaults.delete(user);
-    if (users.claims.size === 0 && users.defaults.size === 0) this.#namedPorts.delete(key);
-  }
-
   #add(ingress: KubeObject, read: ObjectClaims, lookup: ServiceLookup): void {
     this.#any = true;
     this.#reads.set(ingress, read);
@@ -197,14 +174,14 @@ export class RouteAggregate {
       const claim = served.routes[i]!;
       if ('name' in claim.asked.port) {
         setBackend(claim, resolvedBackend(claim.asked, lookup(claim.asked.namespace, claim.asked.service)));
-        this.#namedPortUsers(claim.asked).claims.add(claim);
+        this.#namedPorts.add(claim.asked, claim);
       }
     }
     if (served.defaultBackend) {
       const fallback = served.defaultBackend;
       if ('name' in fallback.asked.port) {
         fallback.backend = resolvedBackend(fallback.asked, lookup(fallback.asked.namespace, fallback.asked.service));
-        this.#namedPortUsers(fallback.asked).defaults.add(read);
+        this.#namedPorts.add(fallback.asked, read);
       }
       this.#defaults.add(read);
     }
@@ -222,10 +199,10 @@ export class RouteAggregate {
     if (this.#refused.delete(read)) this.#problemsTouched = true;
     for (let i = 0; i < served.routes.length; i++) {
       const claim = served.routes[i]!;
-      if ('name' in claim.asked.port) this.#forgetNamedPortUser(claim.asked, claim);
+      if ('name' in claim.asked.port) this.#namedPorts.remove(claim.asked, claim);
     }
     if (served.defaultBackend) {
-      if ('name' in served.defaultBackend.asked.port) this.#forgetNamedPortUser(served.defaultBackend.asked, read);
+      if ('name' in served.defaultBackend.asked.port) this.#namedPorts.remove(served.defaultBackend.asked, read);
       this.#defaults.remove(read);
     }
     this.secretUses.remove(read);

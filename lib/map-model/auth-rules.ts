@@ -1,4 +1,5 @@
 import type { RouteSettings } from '../routing/settings.ts';
+import { backendName } from './service-backend-name.ts';
 
 /**
  * The arguments of the controller's external-auth actions
@@ -45,7 +46,7 @@ export function gatewayAuthRule(auth: RouteSettings['gatewayExternalAuth']): Gat
   if (!auth) return undefined;
   const { namespace, service, port } = auth;
   return Object.freeze({
-    backend: `${namespace}_${service}_${port}`,
+    backend: backendName(namespace, service, port),
     namespace,
     service,
     port,

@@ -4,6 +4,8 @@ import type { BackendRef, RouteClaim } from './claim-types.ts';
 import { RouteItem } from './model-source.ts';
 import { sourceOf } from '../pipeline/value-source.ts';
 import { isPortNumber } from '../object-fields/names.ts';
+import { objectKey } from '../pipeline/object-key.ts';
+import { backendName } from './service-backend-name.ts';
 
 /**
  * One backend per Service port, however Ingresses name the port: an Ingress
@@ -28,7 +30,7 @@ import { isPortNumber } from '../object-fields/names.ts';
 export const NO_BACKEND: BackendRef = Object.freeze({ name: '', namespace: '', service: '', port: Object.freeze({ number: 0 }) });
 
 export function serviceKey(namespace: string, service: string): string {
-  return `${namespace}/${service}`;
+  return objectKey(namespace, service);
 }
 
 /** The backend `asked` resolves to with the Service as it is (undefined: missing): `asked` itself unless it names a port the Service has. */
@@ -41,7 +43,7 @@ export function resolvedBackend(asked: BackendRef, service: KubeObject | undefin
     if (!isFields(port) || port['name'] !== wanted) continue;
     const number = port['port'];
     if (!isPortNumber(number)) return asked;
-    return { name: `${asked.namespace}_${asked.service}_${number}`, namespace: asked.namespace, service: asked.service, port: { number } };
+    return { name: backendName(asked.namespace, asked.service, number), namespace: asked.namespace, service: asked.service, port: { number } };
   }
   return asked;
 }

@@ -4,6 +4,7 @@ import type { ServedRoutes, TranslatedObject } from '../routing/translated.ts';
 import { withBackendFilters } from '../routing/backend-filters.ts';
 import { backendChoice, type BackendUse } from './backend-choice.ts';
 import { NO_BACKEND } from './backend-names.ts';
+import { backendName } from './service-backend-name.ts';
 import { withBackendSource } from './backend-settings.ts';
 import { HostItem, ModelSource, RouteItem } from './model-source.ts';
 import { NO_PROBLEMS } from './problems.ts';
@@ -11,6 +12,7 @@ import { routeConditions } from './route-conditions.ts';
 import { escapeRegex, rewritesOwnPath, routePolicy, type RoutePolicy } from './route-policies.ts';
 import type { HostEntry } from './types.ts';
 import type { BackendRef, ClaimsOutcome, RouteClaim } from './claim-types.ts';
+import { fitted } from '../collections/fitted.ts';
 
 /**
  * A translated object (lib/routing/translated.ts) as map lines: each route
@@ -24,7 +26,7 @@ import type { BackendRef, ClaimsOutcome, RouteClaim } from './claim-types.ts';
 const CATCH_ALL_ENTRY: HostEntry = Object.freeze({ host: CATCH_ALL_HOST, wildcard: false });
 
 function serviceBackend({ namespace, service, port }: WeightedBackend): BackendRef {
-  return { name: `${namespace}_${service}_${port}`, namespace, service, port: typeof port === 'string' ? { name: port } : { number: port } };
+  return { name: backendName(namespace, service, port), namespace, service, port: typeof port === 'string' ? { name: port } : { number: port } };
 }
 
 /**
@@ -172,7 +174,7 @@ export function claimsOf(translated: TranslatedObject): ClaimsOutcome {
         ...(served.hostGroup === undefined ? {} : { hostGroup: served.hostGroup }),
         hosts,
         hostKeys: hostKeysOf(hosts, served.tls),
-        routes,
+        routes: fitted(routes),
         defaultBackend: defaultBackend && { asked: defaultBackend, backend: defaultBackend, field: served.defaultBackend!.field },
         tls: served.tls,
         settings: withBackendSource(served.settings, kind, object),

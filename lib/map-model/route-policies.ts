@@ -5,6 +5,7 @@ import { Sourced } from '../pipeline/value-source.ts';
 import { externalAuthRule, gatewayAuthRule, type ExternalAuthRule, type GatewayAuthRule } from './auth-rules.ts';
 import { inLowestTerms } from '../routing/shares.ts';
 import { headerChanges, policyValue, settingLines, SETTING_SLOTS, type HeaderActions, type HeaderSlot, type PolicyLine, type SettingValues } from './policy-slots.ts';
+import { backendName } from './service-backend-name.ts';
 
 /**
  * Route policies: the rule sets the shipped frontend renders once per
@@ -98,7 +99,7 @@ function mirrorRule(mirror: NonNullable<RouteSettings['mirrors']>[number]): Mirr
   const scaled = Math.min(Math.round(((mirror.percent ?? 100) * MIRROR_SCALE) / 100), MIRROR_SCALE);
   if (scaled <= 0) return undefined;
   const { share, of } = inLowestTerms(scaled, MIRROR_SCALE);
-  return Object.freeze({ backend: `${namespace}_${service}_${port}`, namespace, service, port, share, of, partial: share < of });
+  return Object.freeze({ backend: backendName(namespace, service, port), namespace, service, port, share, of, partial: share < of });
 }
 
 export class RoutePolicy extends Sourced {

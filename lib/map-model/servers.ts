@@ -5,11 +5,13 @@ import { checkIpAddress, describeObject, endpointAddressProblem, ipAddress, isPo
 import { compareCodeUnits } from '../compare.ts';
 import { sourceOf, withSource } from '../pipeline/value-source.ts';
 import { EndpointAddressSource, ModelSource, ServerItem } from './model-source.ts';
+import { backendName } from './service-backend-name.ts';
 import { NO_PROBLEMS } from './problems.ts';
 import type { Backend, BackendShare, MapModelSources, Server } from './types.ts';
 import type { BackendSettings } from '../routing/settings.ts';
 import { transportOf } from './transport.ts';
 import type { CheckedCa } from './certificates.ts';
+import { fitted } from '../collections/fitted.ts';
 
 /**
  * The servers of a backend: the ready endpoints of its Service's
@@ -100,7 +102,7 @@ function sortedServers(servers: Server[]): readonly Server[] {
     for (const server of servers) if (kept === 0 || servers[kept - 1]!.name !== server.name) servers[kept++] = server;
     servers.length = kept;
   }
-  return Object.freeze(servers);
+  return Object.freeze(fitted(servers));
 }
 
 /** The servers of one Service port as the Service's EndpointSlices give them. */
@@ -196,7 +198,7 @@ function resolveSplit(
   cache: ServerCache,
 ): { readonly backend: Backend; readonly resolved: ResolvedServers } {
   const parts = shares.map((share) => {
-    const part: BackendRef = { name: `${share.namespace}_${share.service}_${share.port}`, namespace: share.namespace, service: share.service, port: { number: share.port } };
+    const part: BackendRef = { name: backendName(share.namespace, share.service, share.port), namespace: share.namespace, service: share.service, port: { number: share.port } };
     const service = sources.service(share.namespace, share.service);
     const resolved: ResolvedServers = service
       ? servicePortEntry(part, service, sources, cache).resolved

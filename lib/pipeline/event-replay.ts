@@ -1,4 +1,5 @@
 import type { KubeObject, ResourceEvent } from './model.ts';
+import { objectKey } from './object-key.ts';
 
 /**
  * What a stream of resource events has said so far, as the events that say
@@ -18,7 +19,7 @@ export class EventReplay {
     }
     let objects = this.#objects.get(event.kind);
     if (!objects) this.#objects.set(event.kind, (objects = new Map()));
-    const key = `${event.object.metadata.namespace ?? ''}/${event.object.metadata.name}`;
+    const key = objectKey(event.object.metadata.namespace, event.object.metadata.name);
     if (event.type === 'deleted') objects.delete(key);
     else objects.set(key, event.object);
   }

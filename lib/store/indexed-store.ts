@@ -1,5 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { KubeObject, StoreReader, WatchedType } from '../pipeline/model.ts';
+import { membersOf, withMember, withoutMember, type OneOrSet } from '../collections/one-or-set.ts';
+import { fitted } from '../collections/fitted.ts';
 
 /**
  * One stored object's place, kept for as long as an object with its
@@ -14,8 +16,8 @@ interface Slot {
 
 /** The objects whose index keys start with one sequence of parts, and the nodes one part longer. */
 interface IndexNode {
-  /** In the order they were filed. */
-  readonly slots: Set<Slot>;
+  /** In the order they were filed; a node goes once it has none. */
+  slots: OneOrSet<Slot>;
   children: Map<string, IndexNode> | undefined;
   /** lookup()'s answer for this node, kept until the node changes. */
   listed: readonly KubeObject[] | undefined;
@@ -99,7 +101,7 @@ export class IndexedStore implements StoreReader {
     for (let level = 1; level < keys.length && node; level++) node = node.children?.get(keys[level]!);
     if (!node) return [];
     // Renders look the same keys up again and again; the list is rebuilt only after its node changed.
-    node.listed ??= Object.freeze(Array.from(node.slots, (slot) => slot.object));
+    node.listed ??= Object.freeze(Array.from(membersOf(node.slots), (slot) => slot.object));
     return node.listed;
   }
 
@@ -172,7 +174,8 @@ export class IndexedStore implements StoreReader {
       if (part === undefined) break;
       parts.push(part);
     }
-    return parts;
+    // Kept for as long as the object is stored.
+    return fitted(parts);
   }
 
   /** Files the slot under every prefix of its parts from `from` parts on; above that it is filed already. */
@@ -182,11 +185,10 @@ export class IndexedStore implements StoreReader {
     for (let depth = 0; depth < parts.length; depth++) {
       let node = level.get(parts[depth]!);
       if (!node) {
-        node = { slots: new Set(), children: undefined, listed: undefined };
+        node = { slots: slot, children: undefined, listed: undefined };
         level.set(parts[depth]!, node);
         this.#indexEntryCount++;
-      }
-      if (depth >= from) node.slots.add(slot);
+      } else if (depth >= from) node.slots = withMember(node.slots, slot);
       // Its object changed either way.
       node.listed = undefined;
       if (depth + 1 < parts.length) level = node.children ??= new Map();
@@ -205,10 +207,11 @@ export class IndexedStore implements StoreReader {
     }
     for (let depth = path.length - 1; depth >= from; depth--) {
       const { level: parent, node } = path[depth]!;
-      node.slots.delete(slot);
+      const left = withoutMember(node.slots, slot);
       node.listed = undefined;
       // A slot filed under a node is filed under its parent too: an empty node has no children left.
-      if (node.slots.size === 0) {
+      if (left !== undefined) node.slots = left;
+      else {
         parent.delete(parts[depth]!);
         this.#indexEntryCount--;
       }
