@@ -112,7 +112,8 @@ function filesRead(words: readonly string[]): { readonly path: string; readonly 
   words.forEach((word, i) => {
     const next = words[i + 1];
     if (fileArguments.has(word) && next !== undefined) files.push({ path: next, index: i + 1 });
-    for (const match of word.matchAll(fileFunction)) files.push({ path: match[1]!, index: i });
+    // Each function names its file in parentheses: a word without one names none (most words, the cheap test first).
+    if (word.includes('(')) for (const match of word.matchAll(fileFunction)) files.push({ path: match[1]!, index: i });
   });
   return files;
 }
