@@ -3,6 +3,7 @@ import type { InformerSpec } from '../lib/kube/informer.ts';
 import type { KubeObject } from '../lib/pipeline/model.ts';
 import type { StartInformer } from './informer-events.ts';
 import { contained } from './operators/contained.ts';
+import { objectKey } from '../lib/pipeline/object-key.ts';
 
 /**
  * A small watched set (the controller's ConfigMap, its credentials Secret,
@@ -17,7 +18,7 @@ export function watchedObjects(start: StartInformer, spec: InformerSpec, restart
     let synced = false;
     const informer = start(spec, {
       event: contained(subscriber, (type, object) => {
-        const key = `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+        const key = objectKey(object.metadata.namespace, object.metadata.name);
         if (type === 'deleted') objects.delete(key);
         else objects.set(key, object);
         if (synced) subscriber.next(new Map(objects));

@@ -10,6 +10,7 @@ import { listenerSetParent, readGateway, readListenerSet, type Gateway, type Gat
 import { readGatewayClasses, type GatewayClassRead } from './gateway-class.ts';
 import { resolveListeners, type EarlierListener, type Frontend, type ListenerLookup } from './listeners.ts';
 import { readReferenceGrants } from './reference-grants.ts';
+import { objectKey } from '../pipeline/object-key.ts';
 
 /**
  * The Gateway side of the Gateway API model (gateway-api.ts): this
@@ -37,7 +38,7 @@ export interface GatewaySources {
 }
 
 /** namespace/name: how the model keys Gateways, and routes of the first kind (gateway-api.ts routeKey). */
-export const keyOf = (object: { readonly metadata: { readonly namespace?: string; readonly name: string } }) => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+export const keyOf = (object: { readonly metadata: { readonly namespace?: string; readonly name: string } }) => objectKey(object.metadata.namespace, object.metadata.name);
 
 /** Why a ListenerSet adds no listener to its Gateway (apis/v1/listenerset_types.go ListenerSetConditionReason). */
 export interface ListenerSetRefusal {

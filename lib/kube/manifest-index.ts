@@ -5,6 +5,7 @@ import type { FirstSeen } from './first-seen.ts';
 import type { ManifestSet } from './manifests.ts';
 import { pluralOf } from '../kube-syntax/plural.ts';
 import { selectionFor, withoutIgnoredFields } from './select.ts';
+import { objectKey } from '../pipeline/object-key.ts';
 
 /** Kinds without a namespace; every other object from a manifest defaults to "default", as kubectl does. */
 const clusterScoped = new Set([
@@ -26,7 +27,7 @@ export function withNamespace(object: KubeObject): KubeObject {
   return { ...object, metadata: { ...object.metadata, namespace: 'default' } };
 }
 
-const identity = (object: KubeObject) => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+const identity = (object: KubeObject) => objectKey(object.metadata.namespace, object.metadata.name);
 
 const groupOf = (apiVersion: string) => (apiVersion.includes('/') ? apiVersion.slice(0, apiVersion.indexOf('/')) : '');
 

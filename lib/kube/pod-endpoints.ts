@@ -1,4 +1,5 @@
 import type { Endpoint, KubeObject } from '../pipeline/model.ts';
+import { objectKey } from '../pipeline/object-key.ts';
 
 export interface PodEndpointOptions {
   readonly scheme: 'http' | 'https';
@@ -29,5 +30,5 @@ export function podEndpoint(object: KubeObject, options: PodEndpointOptions): En
   if (!ready) return undefined;
   const host = ip.includes(':') ? `[${ip}]` : ip;
   // A pod's hostname is its name, and HAProxy's local peer name is its hostname (src/haproxy.c sets localpeer from gethostname()).
-  return { id: `${pod.metadata.namespace ?? ''}/${pod.metadata.name}`, url: `${options.scheme}://${host}:${options.port}`, peer: { name: pod.metadata.name, address: ip } };
+  return { id: objectKey(pod.metadata.namespace, pod.metadata.name), url: `${options.scheme}://${host}:${options.port}`, peer: { name: pod.metadata.name, address: ip } };
 }

@@ -5,12 +5,13 @@ import { createRenderer, type RenderOutput } from '../render/renderer.ts';
 import { routingViews } from '../routing-view/routing-view.ts';
 import { buildStores } from '../store/build-stores.ts';
 import type { IngressNeighbourhood } from './neighbourhood.ts';
+import { objectKey } from '../pipeline/object-key.ts';
 
 /** Objects by watched resource name, as a render's stores hold them. */
 export type World = ReadonlyMap<string, readonly KubeObject[]>;
 
 function key(object: KubeObject): string {
-  return `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+  return objectKey(object.metadata.namespace, object.metadata.name);
 }
 
 /**
