@@ -13,6 +13,7 @@ import { join, relative, sep } from 'node:path';
 import type { Clock } from '../clock.ts';
 import { MasterProcess } from '../haproxy/master-process.ts';
 import { reloadMaster } from '../haproxy/master-reload.ts';
+import { sameFiles } from '../haproxy/plan.ts';
 import type { RuntimeOperation } from '../haproxy/plan-types.ts';
 import { RuntimeApplier } from '../haproxy/runtime-applier.ts';
 import type { ShowProc } from '../haproxy/show-proc.ts';
@@ -160,8 +161,9 @@ export class LocalTarget implements DeployTarget<LocalState> {
     };
   }
 
-  /** Writes `target` and removes the files only `previous` had. */
+  /** Writes `target` and removes the files only `previous` had; nothing when they are the same (a revert to files that never changed). */
   async #syncFiles(target: RenderedFiles, previous: RenderedFiles): Promise<void> {
+    if (sameFiles(target, previous)) return;
     await writeRenderedFiles(this.#workDir, target, this.#dirs);
     const keep = renderedFilePaths(this.#workDir, target, this.#dirs);
     for (const path of renderedFilePaths(this.#workDir, previous, this.#dirs).keys()) {
