@@ -80,6 +80,17 @@ describe('local target: a HAProxy of its own', function () {
 
   const files = (next: Shape, extra = ''): RenderedFiles => contractFiles(world, ports, next, extra);
   const deploy = (rendered: RenderedFiles) => converger.deploy(rendered, `h${++hash}`, 'change');
+  /** Kills the master and its workers, as a crash would, and waits until they are gone; what ran. */
+  const kill = async () => {
+    const info = await target.processInfo();
+    for (const pid of [info.masterPid, ...info.workers.map((worker) => worker.pid)]) process.kill(pid, 'SIGKILL');
+    await eventually(
+      () => target.read(),
+      (state) => state === undefined,
+      'the killed master to be gone',
+    );
+    return info;
+  };
 
   before(async () => {
     ({ ports: backends, stop: stopBackends } = await startBackends([0, 0]));
@@ -187,13 +198,7 @@ describe('local target: a HAProxy of its own', function () {
 
   it('starts HAProxy again when it died since the last deploy', async () => {
     await deploy(files(shape));
-    const info = await target.processInfo();
-    for (const pid of [info.masterPid, ...info.workers.map((worker) => worker.pid)]) process.kill(pid, 'SIGKILL');
-    await eventually(
-      () => target.read(),
-      (state) => state === undefined,
-      'the killed master to be gone',
-    );
+    const info = await kill();
     const result = await deploy(files({ ...shape, backends: { web: [backends[1]!] } }));
     expect(result).to.include({ mode: 'reload', reloadReason: 'HAProxy started' });
     expect(messages).to.include('HAProxy does not answer: starting it again');
@@ -208,13 +213,7 @@ describe('local target: a HAProxy of its own', function () {
     const [, again] = await Promise.all([converger.deploy(files({ ...shape, backends: { web: [backends[1]!] } }), 'moved', 'change'), converger.redeploy('drift')]);
     expect(again).to.deep.equal({ mode: 'unchanged', operations: 0 });
     expect(converger.status.deployedHash).to.equal('moved');
-    const info = await target.processInfo();
-    for (const pid of [info.masterPid, ...info.workers.map((worker) => worker.pid)]) process.kill(pid, 'SIGKILL');
-    await eventually(
-      () => target.read(),
-      (state) => state === undefined,
-      'the killed master to be gone',
-    );
+    await kill();
     expect(await converger.redeploy('drift')).to.include({ mode: 'reload', reloadReason: 'HAProxy started' });
     expect(await httpGet('127.0.0.1', ports.http, 'a.test')).to.equal(`200 backend ${backends[1]} GET /`);
   });
@@ -278,13 +277,7 @@ describe('local target: a HAProxy of its own', function () {
       expect(await onDisk()).to.equal(added.config);
       const moved = files({ ...shape, backends: { web: backends, api: [backends[1]!] } });
       expect(await unconfirmed(moved)).to.include({ mode: 'runtime' });
-      const info = await target.processInfo();
-      for (const pid of [info.masterPid, ...info.workers.map((worker) => worker.pid)]) process.kill(pid, 'SIGKILL');
-      await eventually(
-        () => target.read(),
-        (state) => state === undefined,
-        'the killed master to be gone',
-      );
+      await kill();
       expect(await converger.redeploy('drift')).to.include({ mode: 'reload', reloadReason: 'HAProxy started' });
       expect(await onDisk()).to.equal(moved.config);
       await servedBy(backends);
