@@ -131,6 +131,8 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
             : {}),
         }),
         tap((config) => {
+          // A confirmation carries no changes: a refused reload renders again with those of the configuration it confirms.
+          if (config.runtimeFirst === 'confirmed' && validated.has(config.hash)) return;
           validated.delete(config.hash);
           validated.set(config.hash, config);
           for (const hash of validated.keys()) if (validated.size > recentConfigs) validated.delete(hash);

@@ -8,15 +8,15 @@
  *    operation the target cannot apply at runtime turns the plan into a
  *    reload with the target's reason.
  * 3. Apply at runtime and make the files say the same, or write the files
- *    and reload. A configuration not yet confirmed valid (runtime-first)
- *    is applied at runtime only: its files are written when it comes again
- *    confirmed and nothing is left to apply (mode `persisted`), or by the
- *    next reload, which always loads what it wrote. A drift check that finds
- *    the files as they were left, on the same HAProxy, takes them for
- *    lagging, not for drift. A runtime operation that fails is followed by a reload (the
+ *    and reload. A runtime operation that fails is followed by a reload (the
  *    runtime state is unknown then, so a reload is forced until one
  *    succeeds); a reload that fails is an error, the previous configuration
- *    still serving.
+ *    still serving. A configuration not yet confirmed valid (runtime-first)
+ *    is applied at runtime only, where the target can: its files are
+ *    written when it comes again confirmed and nothing is left to apply
+ *    (mode `persisted`), or by the next reload, which always loads what it
+ *    wrote. A drift check that finds the files as they were left, on the
+ *    same HAProxy, takes them for lagging, not for drift.
  * 4. Another writer in between (StateMoved) is a reason to read and plan
  *    again, a bounded number of times.
  */
