@@ -235,7 +235,7 @@ async function measure(instances: Instances): Promise<StepFigures[]> {
   const subscription = commands
     .pipe(
       deploy({
-        deploy: (request) => defer(() => fleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
+        deploy: (request) => defer(() => fleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason, true)),
         timeoutMs: config.pipeline.deployTimeoutMs,
         maxParallel,
         // A failure is a broken benchmark: reported at once, never retried.

@@ -26,7 +26,7 @@ import {
 import { backoffDelay } from '../lib/backoff.ts';
 import { errorMessage } from '../lib/error-message.ts';
 import type { RetrySettings } from '../lib/config/pipeline-settings.ts';
-import { withChangesOf } from '../lib/pipeline/changes.ts';
+import { supersededConfig } from '../lib/pipeline/changes.ts';
 import type { DeployReason, DeployRequest, DeployResult, FleetCommand } from '../lib/pipeline/model.ts';
 import type { DeployOutcome } from '../lib/pipeline/outcome.ts';
 import type { DeployEffect } from './effects.ts';
@@ -134,11 +134,12 @@ export function deploy(options: DeployOptions): OperatorFunction<FleetCommand, D
 /**
  * A request superseded while it waited for its endpoint: the replacing one
  * also delivers its changes (and counts as a change deployment if either was
- * one), so latency is measured from the older change.
+ * one), so latency is measured from the older change. A runtime-first
+ * confirmation replacing its own configuration deploys it whole.
  */
 function supersededRequest(dropped: DeployRequest, next: DeployRequest): DeployRequest {
   const reason: DeployReason = dropped.reason === 'change' ? 'change' : next.reason;
-  return { ...next, reason, config: withChangesOf(dropped.config, next.config) };
+  return { ...next, reason, config: supersededConfig(dropped.config, next.config) };
 }
 
 function deployedOutcome(request: DeployRequest, result: DeployResult, attempts: number, startedAt: number, now: number): DeployOutcome {

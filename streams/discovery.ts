@@ -29,8 +29,10 @@ export function discovery({ report }: DiscoveryOptions): OperatorFunction<FleetI
         forwardingTo(subscriber, (input) => {
           if (input.type === 'config') {
             config = input.config;
-            report({ type: 'deploying', revision: config.revision, hash: config.hash, reason: 'change', endpoints: [...endpoints.keys()] });
-            for (const endpoint of endpoints.values()) subscriber.next(deploy(endpoint, config, 'change'));
+            // A runtime-first configuration confirmed brings no change: it is deployed again to write its files.
+            const reason = config.runtimeFirst === 'confirmed' ? 'confirmed' : 'change';
+            report({ type: 'deploying', revision: config.revision, hash: config.hash, reason, endpoints: [...endpoints.keys()] });
+            for (const endpoint of endpoints.values()) subscriber.next(deploy(endpoint, config, reason));
             return;
           }
           const previous = endpoints;

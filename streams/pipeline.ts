@@ -161,7 +161,7 @@ export function buildPipeline<Raw, Loaded>(options: PipelineOptions<Raw, Loaded>
               return of(output);
             }),
           validate: (rendered) => defer(() => validator.validate(rendered)),
-          deploy: (request) => defer(() => fleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason)),
+          deploy: (request) => defer(() => fleet.deploy(request.endpoint, request.config.files, request.config.hash, request.reason, request.config.runtimeFirst !== 'pending')),
           report: reported,
           exactConfigLines: parts.exactConfigLines ?? false,
           ...(parts.mayReload === undefined ? {} : { mayReload: parts.mayReload }),

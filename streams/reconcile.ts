@@ -18,7 +18,7 @@ import type { PipelineSettings } from '../lib/config/pipeline-settings.ts';
 import { runtimeOnly } from '../lib/deploy/runtime-only.ts';
 import type { Planner } from '../lib/deploy/shared-planner.ts';
 import type { RuntimeOperation } from '../lib/haproxy/plan-types.ts';
-import { withChangesOf } from '../lib/pipeline/changes.ts';
+import { supersededConfig } from '../lib/pipeline/changes.ts';
 import type { Endpoint, FleetInput, Peer, ResourceEvent, Snapshot, Trigger, Validated, WatchedType } from '../lib/pipeline/model.ts';
 import type { DeployOutcome, Report } from '../lib/pipeline/outcome.ts';
 import { Quarantine } from '../lib/pipeline/quarantine.ts';
@@ -131,11 +131,14 @@ export function reconcile(options: ReconcileOptions): OperatorFunction<ResourceE
             : {}),
         }),
         tap((config) => {
+          // A confirmation carries no changes: a refused reload renders again with those of the configuration it confirms.
+          if (config.runtimeFirst === 'confirmed' && validated.has(config.hash)) return;
           validated.delete(config.hash);
           validated.set(config.hash, config);
           for (const hash of validated.keys()) if (validated.size > recentConfigs) validated.delete(hash);
         }),
-        schedule({ minIntervalMs: settings.minDeploymentIntervalMs, fold: withChangesOf, scheduler }),
+        // A confirmation only writes files: it may wait for the interval, but it never makes the next change wait.
+        schedule({ minIntervalMs: settings.minDeploymentIntervalMs, fold: supersededConfig, exempt: (config) => config.runtimeFirst === 'confirmed', scheduler }),
       );
       return merge(configs.pipe(map((config): FleetInput => ({ type: 'config', config }))), endpoints.pipe(map((found): FleetInput => ({ type: 'endpoints', endpoints: found })))).pipe(
         discovery({ report }),

@@ -46,10 +46,11 @@ export interface ValidateOptions {
   /**
    * Whether a configuration differs from the last valid one only in what the
    * runtime applies (lib/deploy/runtime-only.ts). Such a configuration is
-   * passed on at once and validated meanwhile; refused, or never judged, the
-   * last valid configuration is passed on again, which undoes it (see
-   * docs/adr/0022-runtime-first.md). Without it, every configuration waits
-   * for its verdict.
+   * passed on at once (`pending`: its files wait) and validated meanwhile;
+   * valid, it is passed on again (`confirmed`: its files are written);
+   * refused, or never judged, the last valid configuration is passed on
+   * again, which undoes it (see docs/adr/0022-runtime-first.md). Without it,
+   * every configuration waits for its verdict.
    */
   readonly runtimeFirst?: (validated: RenderedFiles, rendered: RenderedFiles) => boolean;
 }
@@ -135,8 +136,8 @@ export function validate(options: ValidateOptions): OperatorFunction<Rendered, V
             lastValid = config;
             settled = true;
           }),
-          // Already passed on before its verdict.
-          filter((config) => !(early && config.hash === rendered.hash)),
+          // Already passed on before its verdict: passed on again, with no changes of its own, so its files are written.
+          map((config): Validated => (early && config.hash === rendered.hash ? { ...config, runtimeFirst: 'confirmed', changes: { count: 0, firstAt: scheduler.now(), refs: [] } } : config)),
           // Only rendering again without the objects at fault can fail here; the running configuration keeps serving.
           catchError((error: unknown) => {
             judgedAtAll = true;
@@ -165,7 +166,7 @@ export function validate(options: ValidateOptions): OperatorFunction<Rendered, V
         return concat(
           defer(() => {
             options.report({ type: 'runtimeFirst', revision: rendered.revision, hash: rendered.hash });
-            return of<Validated>(rendered);
+            return of<Validated>({ ...rendered, runtimeFirst: 'pending' });
           }),
           judging,
           revert,

@@ -71,10 +71,10 @@ export function dataplaneFleet(options: DataplaneFleetOptions): Fleet & { readon
     endpoints,
     plan,
     prepare: (config: ControllerConfig) => config,
-    deploy: (endpoint, files, hash, reason) => {
+    deploy: (endpoint, files, hash, reason, confirmed) => {
       const target = instances.get(endpoint.id);
       if (!target) return Promise.reject(new Error(`unknown Data Plane API endpoint ${endpoint.id}`));
-      return target.converger.deploy(files, hash, reason);
+      return target.converger.deploy(files, hash, reason, confirmed);
     },
     describe: () => `deploying to ${endpoints.length} Data Plane API endpoint(s): ${endpoints.map((e) => e.id).join(', ')}`,
     statuses: () => statusesOf(instances),
@@ -111,7 +111,7 @@ export function discoveredFleet(access: DataplaneAccess): DiscoveredFleet {
     endpoints: [],
     plan,
     prepare: (config: ControllerConfig) => config,
-    deploy: (endpoint, files, hash, reason) => instanceFor(endpoint).converger.deploy(files, hash, reason),
+    deploy: (endpoint, files, hash, reason, confirmed) => instanceFor(endpoint).converger.deploy(files, hash, reason, confirmed),
     describe: () => `deploying to the Data Plane APIs of discovered HAProxy pods (${instances.size} known)`,
     retain: (endpoints) => {
       const current = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint.url]));

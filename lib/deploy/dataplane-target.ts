@@ -83,7 +83,11 @@ export class DataplaneTarget implements DeployTarget<DataplaneState> {
     return operation.type === 'updateMap' ? mapRefusal(operation, state.mapsDir) : undefined;
   }
 
-  async runtime(state: DataplaneState, desired: RenderedFiles, operations: readonly RuntimeOperation[]): Promise<{ state: DataplaneState; operations: number }> {
+  /**
+   * Persists whatever `persist` says: server updates ride as runtime actions on the write that stores
+   * the configuration, so applying them and writing the files are one step here (target.ts).
+   */
+  async runtime(state: DataplaneState, desired: RenderedFiles, operations: readonly RuntimeOperation[], _persist: boolean): Promise<{ state: DataplaneState; operations: number }> {
     const actions: string[] = [];
     const certificates = new CertificateNames(this.#client);
     let count = 0;
@@ -93,6 +97,11 @@ export class DataplaneTarget implements DeployTarget<DataplaneState> {
     const mapsDir = await this.#uploadFiles(state.files, desired);
     const written = await versioned(() => this.#client.postRawConfiguration(desired.config, { version: state.version, skipReload: true, runtimeActions: actions }));
     return { state: this.#written({ ...state, mapsDir: state.mapsDir ?? mapsDir }, desired, written), operations: count + actions.length };
+  }
+
+  /** Never called with files that lag: runtime() always persists. */
+  persist(state: DataplaneState): Promise<DataplaneState> {
+    return Promise.resolve(state);
   }
 
   async reload(state: DataplaneState | undefined, desired: RenderedFiles, _reason: string): Promise<{ state: DataplaneState; reloadId?: string }> {

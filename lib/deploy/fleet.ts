@@ -7,7 +7,8 @@ export interface Fleet {
   readonly endpoints: readonly Endpoint[];
   /** What the fleet needs of the configuration, laid over it (a local HAProxy's ports and directories). */
   prepare(config: ControllerConfig): ControllerConfig;
-  deploy(endpoint: Endpoint, files: RenderedFiles, hash: string, reason: DeployReason): Promise<DeployResult>;
+  /** `confirmed` false: passed on before its verdict (runtime-first); its files wait where the target can apply it without them. */
+  deploy(endpoint: Endpoint, files: RenderedFiles, hash: string, reason: DeployReason, confirmed: boolean): Promise<DeployResult>;
   /** One line for the user: where the fleet is. */
   describe(): string;
   stop(options?: { readonly keepHaproxy?: boolean }): Promise<void>;

@@ -62,8 +62,8 @@ export async function localFleet(options: LocalFleetOptions): Promise<LocalFleet
         http3,
       },
     }),
-    deploy: async (_endpoint, files, hash, reason) => {
-      const result = await converger.deploy(files, hash, reason);
+    deploy: async (_endpoint, files, hash, reason, confirmed) => {
+      const result = await converger.deploy(files, hash, reason, confirmed);
       deployed = true;
       return result;
     },

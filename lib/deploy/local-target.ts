@@ -13,6 +13,7 @@ import { join, relative, sep } from 'node:path';
 import type { Clock } from '../clock.ts';
 import { MasterProcess } from '../haproxy/master-process.ts';
 import { reloadMaster } from '../haproxy/master-reload.ts';
+import { sameFiles } from '../haproxy/plan.ts';
 import type { RuntimeOperation } from '../haproxy/plan-types.ts';
 import { RuntimeApplier } from '../haproxy/runtime-applier.ts';
 import type { ShowProc } from '../haproxy/show-proc.ts';
@@ -83,27 +84,36 @@ export class LocalTarget implements DeployTarget<LocalState> {
     return undefined;
   }
 
-  async runtime(state: LocalState, desired: RenderedFiles, operations: readonly RuntimeOperation[]): Promise<{ state: LocalState; operations: number }> {
+  async runtime(state: LocalState, desired: RenderedFiles, operations: readonly RuntimeOperation[], persist: boolean): Promise<{ state: LocalState; operations: number }> {
     for (const operation of operations) await this.#runtime.apply(operation);
+    const onDisk = state.persisted ?? state.files;
+    if (!persist) return { state: { files: desired, masterPid: state.masterPid, persisted: onDisk }, operations: operations.length };
     // Files on disk must say what the runtime now does, or the next reload would undo it.
-    await this.#syncFiles(desired, state.files);
+    await this.#syncFiles(desired, onDisk);
     return { state: { files: desired, masterPid: state.masterPid }, operations: operations.length };
+  }
+
+  async persist(state: LocalState): Promise<LocalState> {
+    if (state.persisted !== undefined) await this.#syncFiles(state.files, state.persisted);
+    return { files: state.files, masterPid: state.masterPid };
   }
 
   async reload(state: LocalState | undefined, desired: RenderedFiles, reason: string): Promise<{ state: LocalState; reloadId: string }> {
     if (state === undefined) return this.#start(desired);
-    await this.#syncFiles(desired, state.files);
+    const onDisk = state.persisted ?? state.files;
+    await this.#syncFiles(desired, onDisk);
     this.#log(`reloading HAProxy: ${reason}`);
     let outcome: Awaited<ReturnType<typeof reloadMaster>>;
     try {
       outcome = await reloadMaster(this.master);
     } catch (error) {
-      // Not asked, or no word in time: the files go back to what the last worker known to load serves.
-      await this.#syncFiles(state.files, desired);
+      // Not asked, or no word in time: the files go back to what they said before, which the last worker known to load serves
+      // (or will serve once its runtime-first configuration is confirmed).
+      await this.#syncFiles(onDisk, desired);
       throw error;
     }
     if (!outcome.loaded) {
-      await this.#syncFiles(state.files, desired);
+      await this.#syncFiles(onDisk, desired);
       this.#log(`reload rejected, previous files restored, the previous worker keeps serving: ${outcome.message}`);
       throw new Error(`HAProxy rejected the reload (${reason}): ${outcome.message}`);
     }
@@ -151,8 +161,9 @@ export class LocalTarget implements DeployTarget<LocalState> {
     };
   }
 
-  /** Writes `target` and removes the files only `previous` had. */
+  /** Writes `target` and removes the files only `previous` had; nothing when they are the same (a revert to files that never changed). */
   async #syncFiles(target: RenderedFiles, previous: RenderedFiles): Promise<void> {
+    if (sameFiles(target, previous)) return;
     await writeRenderedFiles(this.#workDir, target, this.#dirs);
     const keep = renderedFilePaths(this.#workDir, target, this.#dirs);
     for (const path of renderedFilePaths(this.#workDir, previous, this.#dirs).keys()) {

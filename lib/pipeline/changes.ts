@@ -1,4 +1,4 @@
-import type { Changes } from './model.ts';
+import type { Changes, Validated } from './model.ts';
 
 /** Change references kept per reconciliation (trace links); the count stays exact. */
 export const defaultMaxChangeRefs = 128;
@@ -23,4 +23,17 @@ export function mergeChanges(earlier: Changes, later: Changes, maxRefs = default
 /** A value superseded while it waited, folded into the one that replaced it: the newer value with both's changes. */
 export function withChangesOf<T extends { readonly changes: Changes }>(dropped: T, next: T): T {
   return { ...next, changes: mergeChanges(dropped.changes, next.changes) };
+}
+
+/**
+ * A configuration superseded while it waited, folded into the one that
+ * replaced it. A runtime-first confirmation replacing one that never left
+ * is that configuration deployed as any validated one (files and all),
+ * delivering the changes it replaced.
+ */
+export function supersededConfig(dropped: Validated, next: Validated): Validated {
+  const folded = withChangesOf(dropped, next);
+  if (next.runtimeFirst !== 'confirmed') return folded;
+  const { runtimeFirst: _confirmed, ...validated } = folded;
+  return validated;
 }

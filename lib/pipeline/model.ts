@@ -138,8 +138,16 @@ export interface Rendered extends RenderOutput {
   readonly changes: Changes;
 }
 
-/** A rendered configuration that passed validation; the only thing ever deployed. */
-export type Validated = Rendered;
+/**
+ * A rendered configuration that passed validation; the only thing ever
+ * deployed. Runtime-first (docs/adr/0022-runtime-first.md) passes one on
+ * before its verdict (`pending`: the runtime may apply it, its files wait),
+ * and the same one again once valid (`confirmed`, with no changes of its
+ * own: what is left is writing its files).
+ */
+export interface Validated extends Rendered {
+  readonly runtimeFirst?: 'pending' | 'confirmed';
+}
 
 /** A place in a rendered file: its target name (`haproxy.cfg`, `general/crt-list.txt`) and 1-based line. */
 export interface AlertLocation {
@@ -190,7 +198,8 @@ export interface Peer {
   readonly address: string;
 }
 
-export type DeployReason = 'change' | 'discovered' | 'drift';
+/** `confirmed`: a runtime-first configuration deployed again once valid, to write its files. */
+export type DeployReason = 'change' | 'discovered' | 'drift' | 'confirmed';
 
 export interface DeployRequest {
   readonly endpoint: Endpoint;
@@ -198,7 +207,8 @@ export interface DeployRequest {
   readonly reason: DeployReason;
 }
 
-export type DeployMode = 'runtime' | 'reload' | 'unchanged';
+/** `persisted`: what runs was already the configuration; its files, which lagged, were written. */
+export type DeployMode = 'runtime' | 'reload' | 'unchanged' | 'persisted';
 
 /** What one endpoint's convergence reports after applying a configuration. */
 export interface DeployResult {

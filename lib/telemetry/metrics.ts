@@ -117,7 +117,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const quarantined = new Gauge({ name: `${p}quarantined_objects`, help: 'Objects in quarantine now (left out until they change)', registers });
   const deploys = new Counter({
     name: `${p}deploys_total`,
-    help: 'Deployment attempts by endpoint, mode (runtime, reload, unchanged; none for a failed attempt), reason (change, discovered, drift) and result',
+    help: 'Deployment attempts by endpoint, mode (runtime, reload, unchanged, persisted; none for a failed attempt), reason (change, discovered, drift, confirmed) and result',
     labelNames: ['endpoint', 'mode', 'reason', 'result'] as const,
     registers,
   });

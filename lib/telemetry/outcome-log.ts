@@ -157,11 +157,13 @@ export function outcomeLog(outcome: Outcome): LogEntry[] {
           ? `reload (${result.reloadReason ?? 'no reason given'})`
           : result.mode === 'runtime'
             ? `runtime, no reload (${result.operations} operation${result.operations === 1 ? '' : 's'})`
-            : 'unchanged';
+            : result.mode === 'persisted'
+              ? 'files written (the runtime applied it before its verdict)'
+              : 'unchanged';
       const latency = outcome.latencyMs === undefined ? '' : `, ${outcome.latencyMs} ms after the change`;
       return [
         {
-          level: result.mode === 'unchanged' && outcome.reason === 'drift' ? 'debug' : 'info',
+          level: result.mode === 'unchanged' && (outcome.reason === 'drift' || outcome.reason === 'confirmed') ? 'debug' : 'info',
           stage: 'deploy',
           endpoint: outcome.endpoint,
           msg: `deployed revision ${outcome.revision} to ${outcome.endpoint}: ${how} in ${outcome.durationMs} ms${latency}`,

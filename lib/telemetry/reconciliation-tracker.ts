@@ -107,9 +107,10 @@ export class ReconciliationTracker {
         break;
       }
       case 'deploying':
-        if (outcome.reason === 'discovered') {
+        // A new endpoint's deployment and a confirmation's (no change of its own) belong to no reconciliation.
+        if (outcome.reason !== 'change') {
           for (const endpoint of outcome.endpoints) {
-            this.#standalone.set(endpoint, endpointDeploy(endpoint, outcome.revision, outcome.hash, 'discovered', now));
+            this.#standalone.set(endpoint, endpointDeploy(endpoint, outcome.revision, outcome.hash, outcome.reason, now));
           }
         } else {
           this.#supersedeBefore(outcome.revision, 'schedule', now, events);

@@ -243,10 +243,11 @@ export class ReconciliationTracing {
     return root.spanContext();
   }
 
-  /** A drift repair or a new endpoint's first deployment: a trace of its own, when it did or met something. */
+  /** A drift repair, a new endpoint's first deployment or a confirmation's files written: a trace of its own, when it did or met something. */
   #standalone(deploy: EndpointDeploy): SpanContext | undefined {
     if (deploy.failures.length === 0 && (deploy.result === undefined || deploy.result.mode === 'unchanged')) return undefined;
-    const root = this.#child(deploy.reason === 'drift' ? 'repair drift' : 'deploy to new endpoint', undefined, {
+    const name = deploy.reason === 'drift' ? 'repair drift' : deploy.reason === 'confirmed' ? 'persist confirmed configuration' : 'deploy to new endpoint';
+    const root = this.#child(name, undefined, {
       start: deploy.start,
       attributes: { 'reconcile.revision': deploy.revision, 'haproxy.endpoint': deploy.endpoint },
     });

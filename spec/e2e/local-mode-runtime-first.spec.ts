@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { haproxyBinary } from '../../lib/haproxy/check.ts';
@@ -17,7 +17,9 @@ import type { Deployed } from '../support/traffic.ts';
  * (a certificate that does not parse fails `set ssl cert` as it fails the
  * check), which the converger already turns into a reload the master
  * refuses; the wrapper reaches the revert path with every runtime operation
- * applied.
+ * applied. The files in HAProxy's work directory say the last valid
+ * configuration until the verdict: a valid one writes them, a refused one
+ * never does.
  */
 describe('local mode, runtimeFirst: runtime-only changes served while haproxy -c runs', function () {
   this.timeout(60_000);
@@ -56,6 +58,20 @@ describe('local mode, runtimeFirst: runtime-only changes served while haproxy -c
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** The files a deploy writes in HAProxy's work directory, by path: haproxy.cfg and the maps, certificates and general files below it. */
+  async function onDisk(workDir: string): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    for (const entry of await readdir(workDir, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || (entry.parentPath === workDir && entry.name !== 'haproxy.cfg')) continue;
+      const path = join(entry.parentPath, entry.name);
+      found.set(path, await readFile(path, 'utf8'));
+    }
+    return found;
+  }
+
+  /** Whether any file on disk names the server at `port`. */
+  const names = (files: Map<string, string>, port: number) => [...files.values()].some((text) => text.includes(`:${port}`));
+
   /** The shop, / to web with one endpoint, with runtimeFirst on. */
   async function shop(): Promise<LocalHarness> {
     const started = await LocalHarness.start({ manifests: {}, backends: 2, config: (shipped) => `${shipped}\nruntimeFirst: true\n` });
@@ -69,10 +85,12 @@ describe('local mode, runtimeFirst: runtime-only changes served while haproxy -c
     return started;
   }
 
-  it('serves an endpoint added before its validation ends, with no reload', async () => {
+  it('serves an endpoint added before its validation ends, with no reload, and writes its files once it is valid', async () => {
     harness = await shop();
     const [web, second] = harness.backends as [number, number];
     const reloads = await harness.reloads();
+    const valid = await onDisk(harness.workDir);
+    expect(names(valid, web)).to.equal(true);
     await writeFile(join(dir, 'hold'), '');
     const mark = harness.mark();
     await harness.write('web-2.yaml', slice('web-2', 'web', undefined, second));
@@ -81,15 +99,24 @@ describe('local mode, runtimeFirst: runtime-only changes served while haproxy -c
     await harness.until('shop.example.com', '/', [web, second]);
     await harness.log.waitFor(mark, (o): o is Deployed => o.type === 'deployed' && o.hash === early.hash, 'deployment before the verdict');
     expect(harness.log.since(mark).filter((o) => o.type === 'validated' || o.type === 'validationFailed')).to.deep.equal([]);
+    // Deployed, and its files not written: the work directory still holds the last valid configuration.
+    expect(await onDisk(harness.workDir)).to.deep.equal(valid);
     await rm(join(dir, 'hold'));
     expect((await harness.next(mark, 'validated')).hash).to.equal(early.hash);
-    // Deployed once, before its verdict: nothing is deployed again for it.
+    // Deployed again once valid, as a confirmation: nothing left to apply, its files written.
+    const confirmed = await harness.log.waitFor(mark, (o): o is Deployed => o.type === 'deployed' && o.reason === 'confirmed', 'the confirmation written');
     expect(
       harness.log
         .since(mark)
         .filter((o) => o.type === 'deployed')
-        .map((o) => o.hash),
-    ).to.deep.equal([early.hash]);
+        .map((o) => [o.hash, o.reason, o.result.mode]),
+    ).to.deep.equal([
+      [early.hash, 'change', 'runtime'],
+      [early.hash, 'confirmed', 'persisted'],
+    ]);
+    expect(confirmed.latencyMs).to.equal(undefined);
+    const written = await onDisk(harness.workDir);
+    expect(names(written, second)).to.equal(true);
     expect(harness.log.since(mark).some((o) => o.type === 'runtimeReverted')).to.equal(false);
     await harness.until('shop.example.com', '/', [web, second]);
     expect(await harness.reloads()).to.equal(reloads);
@@ -99,12 +126,14 @@ describe('local mode, runtimeFirst: runtime-only changes served while haproxy -c
     harness = await shop();
     const [web, second] = harness.backends as [number, number];
     const reloads = await harness.reloads();
+    const valid = await onDisk(harness.workDir);
     await writeFile(join(dir, 'hold'), '');
     await writeFile(join(dir, 'refuse'), '');
     const mark = harness.mark();
     await harness.write('web-2.yaml', slice('web-2', 'web', undefined, second));
     const early = await harness.next(mark, 'runtimeFirst');
     await harness.until('shop.example.com', '/', [web, second]);
+    expect(await onDisk(harness.workDir)).to.deep.equal(valid);
     await rm(join(dir, 'hold'));
     const failed = await harness.next(mark, 'validationFailed');
     expect(failed.hash).to.equal(early.hash);
@@ -112,6 +141,11 @@ describe('local mode, runtimeFirst: runtime-only changes served while haproxy -c
     const reverted = await harness.next(mark, 'runtimeReverted');
     expect(reverted.hash).to.equal(early.hash);
     await harness.until('shop.example.com', '/', [web]);
+    const revert = await harness.log.waitFor(mark, (o): o is Deployed => o.type === 'deployed' && o.hash === reverted.to, 'the revert deployed');
+    expect(revert.result.mode).to.equal('runtime');
+    // The files never held the refused configuration; the revert, planned back at runtime, had nothing to write.
+    expect(await onDisk(harness.workDir)).to.deep.equal(valid);
+    expect(harness.log.since(mark).some((o) => o.type === 'deployed' && o.reason === 'confirmed')).to.equal(false);
     expect(await harness.reloads()).to.equal(reloads);
   });
 });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Observable } from 'rxjs';
 import type { TestScheduler } from 'rxjs/testing';
 import type { RetrySettings } from '../../lib/config/pipeline-settings.ts';
-import type { DeployReason, DeployResult, FleetCommand, Validated } from '../../lib/pipeline/model.ts';
+import type { DeployReason, DeployRequest, DeployResult, FleetCommand, Validated } from '../../lib/pipeline/model.ts';
 import type { DeployOutcome } from '../../lib/pipeline/outcome.ts';
 import { deploy } from '../../streams/deploy.ts';
 import type { DeployEffect } from '../../streams/effects.ts';
@@ -171,6 +171,39 @@ describe('deploy', () => {
         c: deployed('A', 3, { durationMs: 5, latencyMs: 9 }),
       });
     });
+  });
+
+  it('deploys a runtime-first configuration whole when its confirmation replaced it while it waited', () => {
+    const scheduler = testScheduler();
+    const requests: DeployRequest[] = [];
+    scheduler.run(({ cold, hot, expectObservable }) => {
+      // 2 leaves before its verdict (pending) and waits behind 1; its confirmation (no change of its own) replaces
+      // it there: one deployment of 2 follows, a change with 2's change, its files written as any validated one's.
+      const as = (command: FleetCommand, runtimeFirst: 'pending' | 'confirmed', reason: DeployReason): FleetCommand =>
+        command.type === 'deploy'
+          ? {
+              ...command,
+              request: {
+                ...command.request,
+                reason,
+                config: { ...command.request.config, runtimeFirst, ...(runtimeFirst === 'confirmed' ? { changes: { count: 0, firstAt: 2, refs: [] } } : {}) },
+              },
+            }
+          : command;
+      const source = hot('  abc---------|', { a: deployTo('A', 1), b: as(deployTo('A', 2), 'pending', 'change'), c: as(deployTo('A', 2), 'confirmed', 'confirmed') });
+      const ok = cold('     -----(r|)', r);
+      const { effect } = scripted({ A: [ok, ok] });
+      const expected = '    -----a----b-|';
+      const recording: DeployEffect = (request) => (requests.push(request), effect(request));
+      expectObservable(source.pipe(stage(scheduler, recording))).toBe(expected, {
+        a: deployed('A', 1, { durationMs: 5, latencyMs: 5 }),
+        b: deployed('A', 2, { durationMs: 5, latencyMs: 10 }),
+      });
+    });
+    expect(requests.map((request) => [request.config.revision, request.reason, request.config.runtimeFirst])).to.deep.equal([
+      [1, 'change', undefined],
+      [2, 'change', undefined],
+    ]);
   });
 
   it('retries a failing endpoint without delaying another, and converges on the latest config', () => {

@@ -168,6 +168,25 @@ describe('discovery', () => {
     ]);
   });
 
+  it('deploys a runtime-first configuration confirmed valid again as a confirmation, not a change, and reports it so', () => {
+    const reports: Outcome[] = [];
+    testScheduler().run(({ hot, expectObservable }) => {
+      // p leaves before its verdict (pending) as a change; P is the same configuration confirmed: its deployment
+      // only writes files, so it is reported and sent as 'confirmed'; a new endpoint c gets it as discovered.
+      const c = endpoint('c');
+      const pending: Validated = { ...c2, runtimeFirst: 'pending' };
+      const confirmed: Validated = { ...c2, runtimeFirst: 'confirmed' };
+      const source = hot('  e-p----P---f-|', { e: endpointsInput(a), p: configInput(pending), P: configInput(confirmed), f: endpointsInput(a, c) });
+      const expected = '    --p----P---f-|';
+      expectObservable(source.pipe(discovery({ report: (o) => reports.push(o) }))).toBe(expected, {
+        p: deploy(a, pending, 'change'),
+        P: deploy(a, confirmed, 'confirmed'),
+        f: deploy(c, confirmed, 'discovered'),
+      });
+    });
+    expect(reports.map((o) => (o.type === 'deploying' ? o.reason : o.type))).to.deep.equal(['change', 'confirmed', 'discovered']);
+  });
+
   it('keeps its state per subscription', () => {
     testScheduler().run(({ cold, expectObservable }) => {
       // The second subscriber, starting at frame 6, discovers a afresh; shared state would make it see nothing new.

@@ -50,4 +50,35 @@ describe('schedule stage', () => {
       expectObservable(source.pipe(schedule({ minIntervalMs }))).toBe(expected);
     });
   });
+
+  it('sends a config exempt from the interval at once outside a window, and opens none', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // C (a runtime-first confirmation: it only writes files) comes after a's window: out at once, and b
+      // two frames later is not held by it.
+      const source = hot('  a------C-b------|');
+      const expected = '    a------C-b------|';
+      expectObservable(source.pipe(schedule({ minIntervalMs, exempt: (v) => v === 'C' }))).toBe(expected);
+    });
+  });
+
+  it('holds a config exempt from the interval until the open window ends, and opens no new one', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // C falls in a's window: it waits until 5, as any config would; b at 6 goes out at once, where after a
+      // trailing c it would wait until 10.
+      const source = hot('  a-C---b---|');
+      const expected = '    a----Cb---|';
+      expectObservable(source.pipe(schedule({ minIntervalMs, exempt: (v) => v === 'C' }))).toBe(expected);
+    });
+  });
+
+  it('opens a window for an exempt config folded over one that is not', () => {
+    testScheduler().run(({ hot, expectObservable }) => {
+      // b (pending) and C (its confirmation) fall in a's window: folded, they go out at 5 as b would have, and
+      // open a window as b would have: d at 8 waits until 10.
+      const source = hot('  a-b-C---d-----|');
+      const expected = '    a----F----d---|';
+      const fold = (dropped: string, next: string) => `${dropped}+${next}`;
+      expectObservable(source.pipe(schedule({ minIntervalMs, fold, exempt: (v) => v === 'C' }))).toBe(expected, { a: 'a', F: 'b+C', d: 'd' });
+    });
+  });
 });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { withChangesOf } from '../../lib/pipeline/changes.ts';
 import type { Rendered, RenderedFiles, ValidationVerdict } from '../../lib/pipeline/model.ts';
 import type { Outcome } from '../../lib/pipeline/outcome.ts';
 import { validate } from '../../streams/validate.ts';
@@ -12,16 +13,21 @@ const invalid: ValidationVerdict = { status: 'invalid', message: "[ALERT] unable
 const runtimeOnly = (_validated: RenderedFiles, next: RenderedFiles): boolean => next.config.startsWith('rt');
 
 describe('validate stage, runtime-first (runtime-only changes deployed while haproxy -c runs)', () => {
-  it('passes a runtime-only change on at once and nothing more when its validation passes', () => {
+  it('passes a runtime-only change on at once, pending, and again, confirmed, when its validation passes', () => {
     const reports: Outcome[] = [];
     testScheduler().run(({ cold, hot, expectObservable }) => {
       // a is the first configuration: nothing validated to compare with, so it waits for its verdict (frame 3).
-      // b differs from a only at runtime: out at frame 6, when it arrives, not at frame 9 when its verdict comes.
-      const [a, b] = [rendered(1, 'a'), rendered(2, 'rt b')];
+      // b differs from a only at runtime: out at frame 6, when it arrives, pending (its files wait), not at
+      // frame 9 when its verdict comes; then it leaves again, confirmed and with no changes of its own (B).
+      const [a, b] = [rendered(1, 'a'), rendered(2, 'rt b', [change('b', 6)])];
       const source = hot('  a-----b-----|', { a, b });
       const check = cold('  ---(v|)', { v: valid });
-      const expected = '    ---a--b-----|';
-      expectObservable(source.pipe(validate({ validate: () => check, report: (o) => reports.push(o), runtimeFirst: runtimeOnly }))).toBe(expected, { a, b });
+      const expected = '    ---a--b--B--|';
+      expectObservable(source.pipe(validate({ validate: () => check, report: (o) => reports.push(o), runtimeFirst: runtimeOnly }))).toBe(expected, {
+        a,
+        b: { ...b, runtimeFirst: 'pending' },
+        B: { ...b, runtimeFirst: 'confirmed', changes: { count: 0, firstAt: 9, refs: [] } },
+      });
     });
     expect(reports.map((o) => o.type)).to.deep.equal(['validated', 'runtimeFirst', 'validated']);
   });
@@ -37,7 +43,7 @@ describe('validate stage, runtime-first (runtime-only changes deployed while hap
       const expected = '    ---a--b--A--|';
       expectObservable(source.pipe(validate({ validate: check, report: (o) => reports.push(o), runtimeFirst: runtimeOnly }))).toBe(expected, {
         a,
-        b,
+        b: { ...b, runtimeFirst: 'pending' },
         A: { ...a, changes: b.changes },
       });
     });
@@ -59,17 +65,21 @@ describe('validate stage, runtime-first (runtime-only changes deployed while hap
   it('keeps latest-wins: a newer change while one is validated waits, only the newest, compared with the last valid', () => {
     const validatedRevisions: number[] = [];
     testScheduler().run(({ cold, hot, expectObservable }) => {
-      // b goes out at 6 and is validated until 9; c and d arrive meanwhile, c is superseded. b passes,
-      // so d is compared with b, goes out when b's validation ends (9) and is validated then (until 12).
+      // A check takes 4 frames here. b goes out at 6 and is validated until 10; c and d arrive meanwhile, c is
+      // superseded. b passes and leaves again, confirmed (B); d is compared with b, goes out right after (10)
+      // and is validated until 14 (D).
       const [a, b, c, d] = [rendered(1, 'a'), rendered(2, 'rt b'), rendered(3, 'rt c'), rendered(4, 'rt d')];
       const source = hot('  a-----bcd------|', { a, b, c, d });
-      const check = cold('  ---(v|)', { v: valid });
+      const check = cold('  ----(v|)', { v: valid });
       const effect = (r: Rendered) => (validatedRevisions.push(r.revision), check);
-      const expected = '    ---a--b--d-----|';
+      const expected = '    ----a-b---(Bd)D|';
+      const none = (at: number) => ({ count: 0, firstAt: at, refs: [] });
       expectObservable(source.pipe(validate({ validate: effect, report: () => undefined, runtimeFirst: runtimeOnly }))).toBe(expected, {
         a,
-        b,
-        d,
+        b: { ...b, runtimeFirst: 'pending' },
+        B: { ...b, runtimeFirst: 'confirmed', changes: none(10) },
+        d: { ...d, runtimeFirst: 'pending', changes: withChangesOf(c, d).changes },
+        D: { ...d, runtimeFirst: 'confirmed', changes: none(14) },
       });
     });
     expect(validatedRevisions).to.deep.equal([1, 2, 4]);
@@ -87,7 +97,7 @@ describe('validate stage, runtime-first (runtime-only changes deployed while hap
       const effect = (r: Rendered) => (r.revision === 2 ? unavailable : check);
       const expected = '    ---a--b-A--c---|';
       const stage = validate({ validate: effect, report: () => undefined, runtimeFirst: runtimeOnly, retry: { baseDelayMs: 200, maxDelayMs: 1_000 }, random: () => 0 });
-      expectObservable(source.pipe(stage)).toBe(expected, { a, b, A: { ...a, changes: b.changes }, c });
+      expectObservable(source.pipe(stage)).toBe(expected, { a, b: { ...b, runtimeFirst: 'pending' }, A: { ...a, changes: b.changes }, c });
     });
   });
 });

@@ -66,7 +66,7 @@ export function validationSkipped(revision: number, valid: boolean): Of<'validat
   return { type: 'validationSkipped', revision, hash: hashOf(revision), valid };
 }
 
-export function deploying(revision: number, endpoints: readonly string[], reason: 'change' | 'discovered' = 'change'): Of<'deploying'> {
+export function deploying(revision: number, endpoints: readonly string[], reason: 'change' | 'discovered' | 'confirmed' = 'change'): Of<'deploying'> {
   return { type: 'deploying', revision, hash: hashOf(revision), reason, endpoints };
 }
 

@@ -64,6 +64,19 @@ describe('Data Plane API target: what only the emulator shows', function () {
     await served('shop.example.com', [backends[0]!, backends[2]!]);
   });
 
+  it('stores a configuration not yet confirmed with its runtime operations, which ride on that write: its confirmation finds nothing left', async () => {
+    await begin();
+    const { world, controller, backends, shape, files, served } = current();
+    const posts = () => world.peer.requests.matching('POST', '/v3/services/haproxy/configuration/raw').length;
+    const before = posts();
+    const moved = files({ ...shape, backends: { ...shape.backends, web: [backends[0]!, backends[2]!] } });
+    expect((await controller.deploy(moved, 'pending', 'change', false)).mode).to.equal('runtime');
+    await served('shop.example.com', [backends[0]!, backends[2]!]);
+    expect(posts()).to.equal(before + 1);
+    expect(await controller.deploy(moved, 'pending', 'confirmed')).to.deep.equal({ mode: 'unchanged', operations: 0 });
+    expect(posts()).to.equal(before + 1);
+  });
+
   it('3.4: removes a wildcard host, whose keys no runtime path can carry, with the map replaced and one reload, saying why', async () => {
     await begin({ release: '3.4' });
     await removesWildcardHost(current());

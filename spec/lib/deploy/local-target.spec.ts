@@ -80,6 +80,17 @@ describe('local target: a HAProxy of its own', function () {
 
   const files = (next: Shape, extra = ''): RenderedFiles => contractFiles(world, ports, next, extra);
   const deploy = (rendered: RenderedFiles) => converger.deploy(rendered, `h${++hash}`, 'change');
+  /** Kills the master and its workers, as a crash would, and waits until they are gone; what ran. */
+  const kill = async () => {
+    const info = await target.processInfo();
+    for (const pid of [info.masterPid, ...info.workers.map((worker) => worker.pid)]) process.kill(pid, 'SIGKILL');
+    await eventually(
+      () => target.read(),
+      (state) => state === undefined,
+      'the killed master to be gone',
+    );
+    return info;
+  };
 
   before(async () => {
     ({ ports: backends, stop: stopBackends } = await startBackends([0, 0]));
@@ -187,13 +198,7 @@ describe('local target: a HAProxy of its own', function () {
 
   it('starts HAProxy again when it died since the last deploy', async () => {
     await deploy(files(shape));
-    const info = await target.processInfo();
-    for (const pid of [info.masterPid, ...info.workers.map((worker) => worker.pid)]) process.kill(pid, 'SIGKILL');
-    await eventually(
-      () => target.read(),
-      (state) => state === undefined,
-      'the killed master to be gone',
-    );
+    const info = await kill();
     const result = await deploy(files({ ...shape, backends: { web: [backends[1]!] } }));
     expect(result).to.include({ mode: 'reload', reloadReason: 'HAProxy started' });
     expect(messages).to.include('HAProxy does not answer: starting it again');
@@ -208,15 +213,75 @@ describe('local target: a HAProxy of its own', function () {
     const [, again] = await Promise.all([converger.deploy(files({ ...shape, backends: { web: [backends[1]!] } }), 'moved', 'change'), converger.redeploy('drift')]);
     expect(again).to.deep.equal({ mode: 'unchanged', operations: 0 });
     expect(converger.status.deployedHash).to.equal('moved');
-    const info = await target.processInfo();
-    for (const pid of [info.masterPid, ...info.workers.map((worker) => worker.pid)]) process.kill(pid, 'SIGKILL');
-    await eventually(
-      () => target.read(),
-      (state) => state === undefined,
-      'the killed master to be gone',
-    );
+    await kill();
     expect(await converger.redeploy('drift')).to.include({ mode: 'reload', reloadReason: 'HAProxy started' });
     expect(await httpGet('127.0.0.1', ports.http, 'a.test')).to.equal(`200 backend ${backends[1]} GET /`);
+  });
+
+  describe('a configuration deployed before its verdict (runtime-first)', () => {
+    const onDisk = () => readFile(join(world.workDir, 'haproxy.cfg'), 'utf8');
+    const unconfirmed = (rendered: RenderedFiles, reason: 'change' | 'drift' = 'change') => converger.deploy(rendered, `h${++hash}`, reason, false);
+    const servedBy = async (ports_: readonly number[]) => {
+      const seen = new Set<string>();
+      for (let request = 0; request < 8; request++) seen.add(await httpGet('127.0.0.1', ports.http, 'a.test'));
+      expect([...seen].sort()).to.deep.equal(ports_.map((port) => `200 backend ${port} GET /`).sort());
+    };
+
+    it('is applied at runtime only, a drift check takes its files for lagging, and its confirmation writes them', async () => {
+      const valid = files(shape);
+      await deploy(valid);
+      const moved = files({ ...shape, backends: { web: backends } });
+      await world.markWrites();
+      expect(await unconfirmed(moved)).to.deep.equal({ mode: 'runtime', operations: 1 });
+      await servedBy(backends);
+      expect(await onDisk()).to.equal(valid.config);
+      // The files say what was valid; the same HAProxy runs what was applied: no drift, nothing applied again.
+      expect(await unconfirmed(moved, 'drift')).to.deep.equal({ mode: 'unchanged', operations: 0 });
+      expect(await world.writesSinceMark()).to.equal(0);
+      expect(await converger.deploy(moved, `h${hash}`, 'confirmed')).to.deep.equal({ mode: 'persisted', operations: 0 });
+      expect(await onDisk()).to.equal(moved.config);
+      expect(await converger.deploy(moved, `h${hash}`, 'drift')).to.deep.equal({ mode: 'unchanged', operations: 0 });
+      expect((await target.processInfo()).reloads).to.equal(0);
+    });
+
+    it('is undone at runtime by the last valid configuration, which writes nothing: the files never held it', async () => {
+      const valid = files(shape);
+      await deploy(valid);
+      await world.markWrites();
+      expect(await unconfirmed(files({ ...shape, backends: { web: backends } }))).to.include({ mode: 'runtime' });
+      expect(await deploy(valid)).to.deep.equal({ mode: 'runtime', operations: 1 });
+      await servedBy([backends[0]!]);
+      expect(await world.writesSinceMark()).to.equal(0);
+      expect((await target.processInfo()).reloads).to.equal(0);
+    });
+
+    it('keeps its files lagging through a refused reload: the files go back to the valid ones, and the revert still undoes it at runtime', async () => {
+      const valid = files(shape);
+      await deploy(valid);
+      await unconfirmed(files({ ...shape, backends: { web: backends } }));
+      const broken = files({ ...shape, backends: { web: backends }, hosts: ['a.test', 'b.test'] }, 'backend broken\n  balance no-such-algorithm');
+      const refused = await unconfirmed(broken).then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      expect(refused?.message).to.match(/HAProxy rejected the reload/);
+      expect(await onDisk()).to.equal(valid.config);
+      expect(await deploy(valid)).to.deep.equal({ mode: 'runtime', operations: 1 });
+      await servedBy([backends[0]!]);
+    });
+
+    it('is written by a reload, which loads what it wrote, and by the start of a master that died', async () => {
+      await deploy(files(shape));
+      const added = files({ ...shape, backends: { web: [backends[0]!], api: [backends[1]!] } });
+      expect(await unconfirmed(added)).to.include({ mode: 'reload' });
+      expect(await onDisk()).to.equal(added.config);
+      const moved = files({ ...shape, backends: { web: backends, api: [backends[1]!] } });
+      expect(await unconfirmed(moved)).to.include({ mode: 'runtime' });
+      await kill();
+      expect(await converger.redeploy('drift')).to.include({ mode: 'reload', reloadReason: 'HAProxy started' });
+      expect(await onDisk()).to.equal(moved.config);
+      await servedBy(backends);
+    });
   });
 
   it('tells of the death of a master it started the moment Node reaps it', async () => {

@@ -38,6 +38,11 @@ describe('outcome log', () => {
     expect(outcomeLog(deployed(3, 'local', reload))[0]?.fields).to.include({ reloadId: '7' });
     // A drift check that found nothing is routine.
     expect(messages(deployed(3, 'local', unchanged, { reason: 'drift', durationMs: 4 }))).to.deep.equal([['debug', 'deployed revision 3 to local: unchanged in 4 ms']]);
+    // A runtime-first confirmation: its files written, or found written already (routine).
+    expect(messages(deployed(3, 'local', { mode: 'persisted', operations: 0 }, { reason: 'confirmed', durationMs: 3 }))).to.deep.equal([
+      ['info', 'deployed revision 3 to local: files written (the runtime applied it before its verdict) in 3 ms'],
+    ]);
+    expect(messages(deployed(3, 'b', unchanged, { reason: 'confirmed', durationMs: 2 }))).to.deep.equal([['debug', 'deployed revision 3 to b: unchanged in 2 ms']]);
     expect(messages(deployFailed(3, 'b', 2, false, 'HTTP 500'))).to.deep.equal([['warn', 'deploy to b failed (attempt 2, retrying): HTTP 500']]);
     expect(messages(deployFailed(3, 'b', 5, true, 'HTTP 500'))).to.deep.equal([['error', 'deploy to b failed (attempt 5, giving up on this revision): HTTP 500']]);
   });

@@ -65,6 +65,23 @@ describe('reconciliation tracker', () => {
     expect(tracker.stalled(100_000, 1_000)).to.equal(undefined);
   });
 
+  it('reports the confirmation of a configuration deployed before its verdict on its own, the reconciliation already closed', () => {
+    const persisted = { mode: 'persisted' as const, operations: 0 };
+    const { names, events } = follow([
+      [100, rendered(2)],
+      [101, { type: 'runtimeFirst', revision: 2, hash: 'hash-2' }],
+      [102, deploying(2, ['a'])],
+      [120, deployed(2, 'a', runtime)],
+      [150, validated(2, 49)],
+      // Confirmed: deployed again to write its files, which is no change of its own; it starts when handed over.
+      [151, deploying(2, ['a'], 'confirmed')],
+      [160, deployed(2, 'a', persisted, { reason: 'confirmed', durationMs: 5 })],
+    ]);
+    expect(names).to.deep.equal(['rendered 2', 'validated 2', 'scheduled 2', 'endpointDone 2 a deployed', 'closed 2', 'standaloneDone 2 a deployed']);
+    const standalone = events.flatMap((e) => (e.type === 'standaloneDone' ? [e.deploy] : []));
+    expect(standalone.map((d) => [d.endpoint, d.reason, d.start, d.end, d.result])).to.deep.equal([['a', 'confirmed', 151, 160, persisted]]);
+  });
+
   it('ends a reconciliation at the stage that ended it: render failure, invalid, unchanged, no endpoints', () => {
     const { closed } = follow([
       [100, renderFailed(1, 'template haproxy.cfg line 3: unclosed section')],

@@ -144,6 +144,14 @@ describe('reconciliation tracing', () => {
     expect(ms(named('repair drift')[0])).to.deep.equal([119_960, 120_000]);
   });
 
+  it('traces the files of a runtime-first configuration written once confirmed, and not a confirmation that found them written', () => {
+    const { spans } = traced([
+      [60_000, deployed(2, 'a', unchanged, { reason: 'confirmed', durationMs: 5 })],
+      [61_000, deployed(2, 'a', { mode: 'persisted', operations: 0 }, { reason: 'confirmed', durationMs: 4 })],
+    ]);
+    expect(spans.map((span) => span.name).sort()).to.deep.equal(['deploy a', 'persist confirmed configuration']);
+  });
+
   it('keeps credentials and key material out of span attributes and events', () => {
     const redactor = new Redactor();
     redactor.add('s3cr3t-password');
