@@ -136,9 +136,18 @@ export class LocalHarness {
     return this.log.settledOn(['local']);
   }
 
-  /** The first outcome at or after `mark` of the given type, waiting for it up to `timeoutMs`. */
+  /**
+   * The first outcome at or after `mark` of the given type, waiting for it up to `timeoutMs`. A deployment
+   * that writes the files of a runtime-first configuration once it is confirmed (reason `confirmed`) serves
+   * nothing new, and may come after a mark taken once the configuration served: it is not one.
+   */
   next<T extends Outcome['type']>(mark: number, type: T, timeoutMs = 15_000): Promise<Extract<Outcome, { type: T }>> {
-    return this.log.waitFor(mark, (outcome): outcome is Extract<Outcome, { type: T }> => outcome.type === type, `${type} outcome`, timeoutMs);
+    return this.log.waitFor(
+      mark,
+      (outcome): outcome is Extract<Outcome, { type: T }> => outcome.type === type && !(outcome.type === 'deployed' && outcome.reason === 'confirmed'),
+      `${type} outcome`,
+      timeoutMs,
+    );
   }
 
   async write(file: string, text: string): Promise<void> {

@@ -84,9 +84,12 @@ export class OutcomeLog {
       const newest = outcomes.findLastIndex((outcome) => outcome.type === 'validated');
       const validated = outcomes[newest];
       if (validated?.type !== 'validated') return undefined;
-      // Deployed before its verdict (runtimeFirst): its deployment follows its runtimeFirst outcome instead.
-      const early = outcomes.findLastIndex((outcome, i) => i < newest && outcome.type === 'runtimeFirst' && outcome.hash === validated.hash);
-      const done = endpoints.every((endpoint) => outcomes.slice(early >= 0 ? early : newest).some((o) => o.type === 'deployed' && o.endpoint === endpoint && o.hash === validated.hash));
+      // Deployed before its verdict (runtimeFirst): passed on again after it, to write its files (or, caught up while the
+      // first still waited, deployed whole then): settled once what was passed on after the verdict is deployed.
+      const early = outcomes.some((outcome, i) => i < newest && outcome.type === 'runtimeFirst' && outcome.hash === validated.hash);
+      const from = early ? outcomes.findIndex((outcome, i) => i > newest && outcome.type === 'deploying' && outcome.hash === validated.hash) : newest;
+      if (from < 0) return undefined;
+      const done = endpoints.every((endpoint) => outcomes.slice(from).some((o) => o.type === 'deployed' && o.endpoint === endpoint && o.hash === validated.hash));
       return done ? (true as const) : undefined;
     };
     return this.#until(0, evaluate, 'not settled', timeoutMs);

@@ -259,7 +259,8 @@ describe('local target: a HAProxy of its own', function () {
       const valid = files(shape);
       await deploy(valid);
       await unconfirmed(files({ ...shape, backends: { web: backends } }));
-      const broken = files({ ...shape, backends: { web: backends }, hosts: ['a.test', 'b.test'] }, 'backend broken\n  balance no-such-algorithm');
+      // Refused when it loads: its port is a backend's.
+      const broken = files({ ...shape, backends: { web: backends } }, `\nlisten clash\n  bind 127.0.0.1:${backends[0]!}\n`);
       const refused = await unconfirmed(broken).then(
         () => undefined,
         (error: unknown) => error as Error,
