@@ -84,8 +84,8 @@ export class DataplaneTarget implements DeployTarget<DataplaneState> {
   }
 
   /**
-   * Persists whatever `persist` says: server updates ride as runtime actions on the write that stores
-   * the configuration, so applying them and writing the files are one step here (target.ts).
+   * Persists with the operations, asked to or not: server updates ride as runtime actions on the write
+   * that stores the configuration, so applying them and writing the files are one step here (target.ts).
    */
   async runtime(state: DataplaneState, desired: RenderedFiles, operations: readonly RuntimeOperation[], _persist: boolean): Promise<{ state: DataplaneState; operations: number }> {
     const actions: string[] = [];
